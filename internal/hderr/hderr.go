@@ -1,0 +1,36 @@
+// Package hderr separates user mistakes (bad input: exit 2) from runtime
+// failures (exit 1). Library code returns errors; only cmd/ decides exit codes.
+package hderr
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// UserError is bad input: a spec problem, an unknown node, a taken name.
+// Each line is one problem, already naming the field or argument.
+type UserError struct {
+	Problems []string
+}
+
+func (e *UserError) Error() string { return strings.Join(e.Problems, "\n") }
+
+// User builds a UserError with one formatted problem.
+func User(format string, args ...any) error {
+	return &UserError{Problems: []string{fmt.Sprintf(format, args...)}}
+}
+
+// Users builds a UserError from several problems; nil when there are none.
+func Users(problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	return &UserError{Problems: problems}
+}
+
+// IsUser reports whether err (or anything it wraps) is bad input.
+func IsUser(err error) bool {
+	var u *UserError
+	return errors.As(err, &u)
+}

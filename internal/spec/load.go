@@ -1,0 +1,194 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+)
+
+// Parse decodes YAML strictly: unknown fields and wrong types are reported
+// with their field paths, every problem at once. It does not apply defaults
+// or validate semantics (see Load).
+func Parse(data []byte) (*Spec, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, hderr.User("spec: empty document (expected a mapping with at least 'clusters')")
+		}
+		return nil, hderr.User("spec: malformed YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, hderr.User("spec: more than one YAML document (expected exactly one)")
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	var problems []string
+	budget := maxNodes
+	check(doc, reflect.TypeOf(Spec{}), "", &problems, &budget)
+	if budget < 0 {
+		return nil, hderr.User("spec: document too large or too deeply aliased (more than %d nodes)", maxNodes)
+	}
+	if len(problems) > 0 {
+		return nil, hderr.Users(problems)
+	}
+	var s Spec
+	if err := doc.Decode(&s); err != nil { // cannot fail after check; keep the guard
+		return nil, hderr.User("spec: %v", err)
+	}
+	return &s, nil
+}
+
+// Load parses, applies defaults and validates a spec.
+func Load(data []byte) (*Spec, error) {
+	s, err := Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	Defaults(s)
+	if err := Validate(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// maxNodes bounds the walk so aliases cannot expand a small document
+// into an exponential one.
+const maxNodes = 100000
+
+// check walks a YAML node against the Go type it will decode into.
+func check(n *yaml.Node, t reflect.Type, path string, problems *[]string, budget *int) {
+	if *budget--; *budget < 0 {
+		return
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	at := func(msg string, args ...any) {
+		p := path
+		if p == "" {
+			p = "spec"
+		}
+		*problems = append(*problems, fmt.Sprintf("%s: %s (line %d)", p, fmt.Sprintf(msg, args...), n.Line))
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return // null leaves the zero value; validation decides whether that is allowed
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			at("expected a mapping, got %s", describe(n))
+			return
+		}
+		fields := structFields(t)
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			name := k.Value
+			f, ok := fields[name]
+			if !ok {
+				*problems = append(*problems, fmt.Sprintf("%s: unknown field (expected one of: %s) (line %d)",
+					join(path, name), strings.Join(sortedKeys(fields), ", "), k.Line))
+				continue
+			}
+			if seen[name] {
+				*problems = append(*problems, fmt.Sprintf("%s: given twice (line %d)", join(path, name), k.Line))
+			}
+			seen[name] = true
+			check(v, f, join(path, name), problems, budget)
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			at("expected a list, got %s", describe(n))
+			return
+		}
+		for i, item := range n.Content {
+			check(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), problems, budget)
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			at("expected a mapping, got %s", describe(n))
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			check(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), problems, budget)
+		}
+	default:
+		if n.Kind != yaml.ScalarNode {
+			at("expected %s, got %s", kindName(t), describe(n))
+			return
+		}
+		v := reflect.New(t)
+		if err := n.Decode(v.Interface()); err != nil {
+			at("expected %s, got %q", kindName(t), n.Value)
+		}
+	}
+}
+
+func structFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if name == "" || name == "-" {
+			continue
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func sortedKeys(m map[string]reflect.Type) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	default:
+		return fmt.Sprintf("%q", n.Value)
+	}
+}
+
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	}
+	return t.String()
+}

@@ -1,0 +1,100 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPresetsAreValid(t *testing.T) {
+	for _, name := range PresetNames() {
+		if _, err := Preset(name); err != nil {
+			t.Errorf("preset %s: %v", name, err)
+		}
+	}
+	if _, err := Preset("nope"); err == nil || !strings.Contains(err.Error(), "unknown preset") {
+		t.Errorf("unknown preset: got %v", err)
+	}
+}
+
+func TestLoadReportsEveryProblem(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string
+		want []string // each must appear in the error
+	}{
+		{"malformed", "clusters: [", []string{"malformed YAML"}},
+		{"empty", "", []string{"empty document"}},
+		{"unknown field", "clusters:\n  - name: db\n    nodez: 3\n", []string{"clusters[0].nodez: unknown field"}},
+		{"wrong type", "clusters:\n  - name: db\n    nodes: three\n", []string{`clusters[0].nodes: expected an integer, got "three"`}},
+		{"list expected", "clusters: db\n", []string{"clusters: expected a list"}},
+		{"zero nodes", "clusters:\n  - name: db\n    nodes: 0\n", []string{"clusters[0].nodes: must be ≥ 1, got 0"}},
+		{"negative nodes", "clusters:\n  - name: db\n    nodes: -2\n", []string{"clusters[0].nodes: must be ≥ 1, got -2"}},
+		{"duplicate cluster", "clusters:\n  - name: db\n  - name: db\n", []string{`clusters[1].name: duplicate name "db"`}},
+		{"host clash", "clusters:\n  - name: db\n    nodes: 1\nload_balancers:\n  - name: db1\n    cluster: db\n",
+			[]string{`load_balancers[0].name: duplicate name "db1"`}},
+		{"network outside", "network: 10.0.0.0/24\nclusters:\n  - name: db\n", []string{"network: 10.0.0.0/24 is outside the lab range"}},
+		{"address outside", "network: 198.18.7.0/24\nclusters:\n  - name: db\n    nodes: 1\n    addresses: [198.18.8.1]\n",
+			[]string{"clusters[0].addresses[0]: 198.18.8.1 is outside the lab network 198.18.7.0/24"}},
+		{"bad refs", "clusters:\n  - name: db\nload_balancers:\n  - name: lb\n    cluster: nope\nreplication:\n  - from: db\n    to: dr\n",
+			[]string{`load_balancers[0].cluster: unknown cluster "nope"`, `replication[0].to: unknown cluster "dr"`}},
+		{"bad kind and profile", "clusters:\n  - name: db\n    kind: ndb\n    profile: fast\n",
+			[]string{`clusters[0].kind: expected one of galera, primary, standalone, got "ndb"`, `clusters[0].profile: expected one of default, durable, relaxed`}},
+		{"managed key", "clusters:\n  - name: db\n    config:\n      datadir: /x\n", []string{"clusters[0].config.datadir: is managed by hadrill"}},
+		{"no clusters", "name: x\n", []string{"clusters: at least one cluster is required"}},
+		{"bad name", "clusters:\n  - name: DB_1\n", []string{`clusters[0].name: "DB_1" is not a valid name`}},
+		{"several at once", "clusters:\n  - name: db\n    nodes: 0\n    bogus: 1\n  - name: x\n    kind: what\n",
+			[]string{"clusters[0].bogus: unknown field"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load([]byte(c.yaml))
+			if err == nil {
+				t.Fatalf("no error")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\n does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestSeveralProblemsAtOnce(t *testing.T) {
+	_, err := Load([]byte("clusters:\n  - name: db\n    nodes: 0\n    profile: zzz\n  - name: db\n"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if n := len(strings.Split(err.Error(), "\n")); n < 3 {
+		t.Errorf("want ≥3 problems, got %d: %v", n, err)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	s, err := Load([]byte("clusters:\n  - name: db\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Clusters[0]
+	if c.Kind != KindGalera || c.NodeCount() != 3 || c.Region != DefaultRegion || c.Profile != "default" {
+		t.Errorf("defaults not applied: %+v", c)
+	}
+	if s.Client == nil || s.Client.Name != "client" {
+		t.Errorf("client default missing: %+v", s.Client)
+	}
+}
+
+func FuzzLoad(f *testing.F) {
+	for _, name := range PresetNames() {
+		src, _ := PresetSource(name)
+		f.Add(src)
+	}
+	f.Add([]byte("clusters:\n  - name: db\n    nodes: -1\n    config: {a: [1]}\n"))
+	f.Add([]byte("a: &x [*x]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Load(data)
+		if err == nil && s == nil {
+			t.Fatal("nil spec without error")
+		}
+	})
+}

@@ -1,0 +1,83 @@
+// Package spec is the topology a user writes: regions, clusters, replication
+// channels, load balancers and a client host. Load parses YAML strictly and
+// reports every problem at once with its field path; Defaults fills the rest.
+package spec
+
+// Spec is a lab topology as written by the user (after defaults).
+type Spec struct {
+	Name          string            `yaml:"name,omitempty"`
+	Description   string            `yaml:"description,omitempty"`
+	Network       string            `yaml:"network,omitempty"` // CIDR inside 198.18.0.0/15
+	Regions       []Region          `yaml:"regions,omitempty"`
+	Links         []Link            `yaml:"links,omitempty"`
+	Clusters      []Cluster         `yaml:"clusters"`
+	Replication   []Channel         `yaml:"replication,omitempty"`
+	LoadBalancers []LoadBalancer    `yaml:"load_balancers,omitempty"`
+	Client        *Client           `yaml:"client,omitempty"`
+	Labels        map[string]string `yaml:"labels,omitempty"`
+}
+
+// Region groups hosts that share a site; links between regions carry WAN impairments.
+type Region struct {
+	Name string `yaml:"name"`
+}
+
+// Link describes the WAN between two regions (emulated by `hadrill netem`).
+type Link struct {
+	Between   []string `yaml:"between"`             // exactly two region names
+	RTT       string   `yaml:"rtt,omitempty"`       // e.g. 100ms
+	Jitter    string   `yaml:"jitter,omitempty"`    // e.g. 1ms
+	Loss      float64  `yaml:"loss,omitempty"`      // percent, 0..100
+	Bandwidth string   `yaml:"bandwidth,omitempty"` // e.g. 100mbit
+}
+
+// Cluster kinds.
+const (
+	KindGalera     = "galera"
+	KindPrimary    = "primary"
+	KindStandalone = "standalone"
+)
+
+// Cluster is a group of database nodes of one kind.
+type Cluster struct {
+	Name      string            `yaml:"name"`
+	Kind      string            `yaml:"kind"`
+	Nodes     *int              `yaml:"nodes,omitempty"`
+	Region    string            `yaml:"region,omitempty"`
+	Profile   string            `yaml:"profile,omitempty"`
+	Memory    string            `yaml:"memory,omitempty"`    // per node memory share, e.g. 2G
+	Addresses []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
+	Config    map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
+}
+
+// Channel is a replication stream between clusters.
+type Channel struct {
+	From       string `yaml:"from"`
+	To         string `yaml:"to"`
+	Mode       string `yaml:"mode,omitempty"` // async | semi-sync
+	AckTimeout string `yaml:"ack_timeout,omitempty"`
+}
+
+// LoadBalancer fronts one cluster.
+type LoadBalancer struct {
+	Name    string `yaml:"name"`
+	Cluster string `yaml:"cluster"`
+	Mode    string `yaml:"mode,omitempty"` // single-writer | balanced
+	Region  string `yaml:"region,omitempty"`
+	Address string `yaml:"address,omitempty"`
+}
+
+// Client is the host load generators run on.
+type Client struct {
+	Name    string `yaml:"name,omitempty"`
+	Region  string `yaml:"region,omitempty"`
+	Address string `yaml:"address,omitempty"`
+}
+
+// NodeCount returns the cluster's node count (after defaults it is set).
+func (c Cluster) NodeCount() int {
+	if c.Nodes == nil {
+		return 0
+	}
+	return *c.Nodes
+}

@@ -1,0 +1,214 @@
+package spec
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+)
+
+// LabRange is the address range every lab network must lie in (RFC 2544).
+var LabRange = netip.MustParsePrefix("198.18.0.0/15")
+
+// Profiles are the named tuning profiles a cluster may use.
+var Profiles = []string{"default", "durable", "relaxed"}
+
+var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
+
+// ManagedKeys are my.cnf settings hadrill owns; overriding them would break the lab.
+var ManagedKeys = []string{"datadir", "socket", "port", "bind-address", "bind_address", "pid-file", "pid_file",
+	"log-error", "log_error", "server-id", "server_id", "user", "wsrep_cluster_address", "wsrep_node_address",
+	"wsrep_node_name", "wsrep_cluster_name", "wsrep_provider", "wsrep_on", "wsrep_node_incoming_address"}
+
+// Validate checks a defaulted spec and returns every problem at once.
+func Validate(s *Spec) error {
+	v := &validator{}
+	v.validate(s)
+	return hderr.Users(v.problems)
+}
+
+type validator struct{ problems []string }
+
+func (v *validator) add(path, format string, args ...any) {
+	v.problems = append(v.problems, path+": "+fmt.Sprintf(format, args...))
+}
+
+func (v *validator) name(path, name string, seen map[string]string) {
+	switch {
+	case name == "":
+		v.add(path, "required")
+	case !nameRE.MatchString(name):
+		v.add(path, "%q is not a valid name (expected a lowercase letter, then up to 15 lowercase letters or digits)", name)
+	case seen[name] != "":
+		v.add(path, "duplicate name %q (already used by %s)", name, seen[name])
+	}
+	if name != "" && seen[name] == "" {
+		seen[name] = path
+	}
+}
+
+func (v *validator) validate(s *Spec) {
+	regions := map[string]string{}
+	for i, r := range s.Regions {
+		v.name(fmt.Sprintf("regions[%d].name", i), r.Name, regions)
+	}
+	network := v.network(s.Network)
+	hosts := map[string]string{} // every host name: nodes, LBs, client
+	clusters := map[string]string{}
+	if len(s.Clusters) == 0 {
+		v.add("clusters", "at least one cluster is required")
+	}
+	for i, c := range s.Clusters {
+		v.cluster(fmt.Sprintf("clusters[%d]", i), c, regions, clusters, hosts, network)
+	}
+	v.links(s.Links, regions)
+	for i, ch := range s.Replication {
+		p := fmt.Sprintf("replication[%d]", i)
+		v.ref(p+".from", ch.From, "cluster", clusters)
+		v.ref(p+".to", ch.To, "cluster", clusters)
+		if ch.From != "" && ch.From == ch.To {
+			v.add(p+".to", "a channel cannot replicate cluster %q into itself", ch.To)
+		}
+		v.oneOf(p+".mode", ch.Mode, "async", "semi-sync")
+		if ch.AckTimeout != "" {
+			v.duration(p+".ack_timeout", ch.AckTimeout, time.Millisecond, time.Hour)
+		}
+	}
+	for i, lb := range s.LoadBalancers {
+		p := fmt.Sprintf("load_balancers[%d]", i)
+		v.name(p+".name", lb.Name, hosts)
+		v.ref(p+".cluster", lb.Cluster, "cluster", clusters)
+		v.oneOf(p+".mode", lb.Mode, "single-writer", "balanced")
+		v.ref(p+".region", lb.Region, "region", regions)
+		v.address(p+".address", lb.Address, network)
+	}
+	if c := s.Client; c != nil {
+		v.name("client.name", c.Name, hosts)
+		v.ref("client.region", c.Region, "region", regions)
+		v.address("client.address", c.Address, network)
+	}
+}
+
+func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[string]string, network netip.Prefix) {
+	v.name(p+".name", c.Name, clusters)
+	v.oneOf(p+".kind", c.Kind, KindGalera, KindPrimary, KindStandalone)
+	n := c.NodeCount()
+	switch {
+	case n < 1:
+		v.add(p+".nodes", "must be ≥ 1, got %d", n)
+	case n > 9:
+		v.add(p+".nodes", "must be ≤ 9 in a lab, got %d", n)
+	case c.Kind == KindStandalone && n != 1:
+		v.add(p+".nodes", "a standalone cluster has exactly 1 node, got %d", n)
+	}
+	for j := 1; j <= n && n <= 9 && c.Name != ""; j++ {
+		v.name(p+".name", fmt.Sprintf("%s%d", c.Name, j), hosts)
+	}
+	v.ref(p+".region", c.Region, "region", regions)
+	v.oneOf(p+".profile", c.Profile, Profiles...)
+	if c.Memory != "" {
+		if b, err := ParseSize(c.Memory); err != nil || b < 256<<20 {
+			v.add(p+".memory", "expected a size of at least 256M like 512M or 2G, got %q", c.Memory)
+		}
+	}
+	if len(c.Addresses) > 0 && len(c.Addresses) != n {
+		v.add(p+".addresses", "has %d entries for %d nodes", len(c.Addresses), n)
+	}
+	for j, a := range c.Addresses {
+		v.address(fmt.Sprintf("%s.addresses[%d]", p, j), a, network)
+	}
+	for k, val := range c.Config {
+		kp := p + ".config." + k
+		switch {
+		case k == "" || strings.ContainsAny(k, " \t\r\n=[]#"):
+			v.add(kp, "not a valid my.cnf option name")
+		case contains(ManagedKeys, k):
+			v.add(kp, "is managed by hadrill and cannot be overridden")
+		case strings.ContainsAny(val, "\r\n"):
+			v.add(kp, "value must be on one line")
+		}
+	}
+}
+
+func (v *validator) links(links []Link, regions map[string]string) {
+	for i, l := range links {
+		p := fmt.Sprintf("links[%d]", i)
+		if len(l.Between) != 2 {
+			v.add(p+".between", "expected exactly two region names, got %d", len(l.Between))
+		} else if l.Between[0] == l.Between[1] {
+			v.add(p+".between", "a link joins two different regions")
+		}
+		for j, r := range l.Between {
+			v.ref(fmt.Sprintf("%s.between[%d]", p, j), r, "region", regions)
+		}
+		if l.RTT != "" {
+			v.duration(p+".rtt", l.RTT, 0, 10*time.Second)
+		}
+		if l.Jitter != "" {
+			v.duration(p+".jitter", l.Jitter, 0, 10*time.Second)
+		}
+		if l.Loss < 0 || l.Loss > 100 {
+			v.add(p+".loss", "expected a percentage from 0 to 100, got %g", l.Loss)
+		}
+		if l.Bandwidth != "" {
+			if _, err := ParseRate(l.Bandwidth); err != nil {
+				v.add(p+".bandwidth", "expected a rate like 100mbit or 1gbit, got %q", l.Bandwidth)
+			}
+		}
+	}
+}
+
+func (v *validator) network(cidr string) netip.Prefix {
+	if cidr == "" {
+		return LabRange
+	}
+	p, err := netip.ParsePrefix(cidr)
+	switch {
+	case err != nil:
+		v.add("network", "expected a CIDR like 198.18.4.0/24, got %q", cidr)
+	case !LabRange.Contains(p.Addr()) || p.Bits() < LabRange.Bits():
+		v.add("network", "%s is outside the lab range %s", cidr, LabRange)
+	case p.Bits() > 26:
+		v.add("network", "%s is too small (expected /26 or larger)", cidr)
+	default:
+		return p.Masked()
+	}
+	return LabRange
+}
+
+func (v *validator) address(path, a string, network netip.Prefix) {
+	if a == "" {
+		return
+	}
+	ip, err := netip.ParseAddr(a)
+	switch {
+	case err != nil || !ip.Is4():
+		v.add(path, "expected an IPv4 address, got %q", a)
+	case !network.Contains(ip):
+		v.add(path, "%s is outside the lab network %s", a, network)
+	}
+}
+
+func (v *validator) ref(path, name, what string, known map[string]string) {
+	if name == "" {
+		v.add(path, "required (name of a %s)", what)
+	} else if known[name] == "" {
+		v.add(path, "unknown %s %q (known: %s)", what, name, strings.Join(keys(known), ", "))
+	}
+}
+
+func (v *validator) oneOf(path, got string, allowed ...string) {
+	if !contains(allowed, got) {
+		v.add(path, "expected one of %s, got %q", strings.Join(allowed, ", "), got)
+	}
+}
+
+func (v *validator) duration(path, s string, min, max time.Duration) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < min || d > max {
+		v.add(path, "expected a duration from %v to %v like 100ms, got %q", min, max, s)
+	}
+}
