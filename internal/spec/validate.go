@@ -171,8 +171,8 @@ func (v *validator) network(cidr string) netip.Prefix {
 		v.add("network", "expected a CIDR like 198.18.4.0/24, got %q", cidr)
 	case !LabRange.Contains(p.Addr()) || p.Bits() < LabRange.Bits():
 		v.add("network", "%s is outside the lab range %s", cidr, LabRange)
-	case p.Bits() > 26:
-		v.add("network", "%s is too small (expected /26 or larger)", cidr)
+	case p.Bits() > 24:
+		v.add("network", "%s is too small (expected /24 or larger)", cidr)
 	default:
 		return p.Masked()
 	}

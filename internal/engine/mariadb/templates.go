@@ -1,0 +1,98 @@
+// Package mariadb knows MariaDB and Galera: it renders my.cnf and Galera state
+// files from embedded templates (pure), initialises datadirs, talks to servers.
+package mariadb
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"text/template"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// TemplateNames lists every embedded template, e.g. "my.cnf.tmpl", "profiles/durable.cnf".
+func TemplateNames() []string {
+	var names []string
+	_ = fs.WalkDir(templateFS, "templates", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, strings.TrimPrefix(p, "templates/"))
+		}
+		return nil
+	})
+	sort.Strings(names)
+	return names
+}
+
+// TemplateSource returns the text of one embedded template.
+func TemplateSource(name string) (string, error) {
+	b, err := templateFS.ReadFile("templates/" + name)
+	if err != nil {
+		return "", fmt.Errorf("unknown template %q (known: %s)", name, strings.Join(TemplateNames(), ", "))
+	}
+	return string(b), nil
+}
+
+func render(name string, data any) (string, error) {
+	src, err := TemplateSource(name)
+	if err != nil {
+		return "", err
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(src)
+	if err != nil {
+		return "", fmt.Errorf("template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		return "", fmt.Errorf("template %s: %w", name, err)
+	}
+	return buf.String(), nil
+}
+
+// ServerConfig is everything my.cnf.tmpl needs for one node.
+type ServerConfig struct {
+	Lab, Name, Cluster, ClusterName, Kind, Profile string
+	User                                          string // OS user to run as; empty when not root
+	DataDir, Socket, PidFile, LogFile             string
+	Address                                       string
+	Port, GaleraPort, ISTPort, SSTPort, ServerID  int
+	BufferPool, RedoLog, GCache                   string
+	GaleraLib                                     string
+	Peers                                         string // host:port,host:port
+	Overrides                                     []string
+}
+
+// RenderServer renders a node's my.cnf.
+func RenderServer(c ServerConfig) (string, error) {
+	profile, err := TemplateSource("profiles/" + c.Profile + ".cnf")
+	if err != nil {
+		return "", fmt.Errorf("profile: %w", err)
+	}
+	return render("my.cnf.tmpl", struct {
+		ServerConfig
+		ProfileText string
+	}{c, strings.TrimRight(profile, "\n")})
+}
+
+// RenderClient renders a client defaults file.
+func RenderClient(lab, user, password, host string, port int) (string, error) {
+	return render("client.cnf.tmpl", map[string]any{"Lab": lab, "User": user, "Password": password, "Host": host, "Port": port})
+}
+
+// RenderGrastate renders grastate.dat for a seeded node.
+func RenderGrastate(stateUUID string, seqno int64) (string, error) {
+	return render("grastate.dat.tmpl", map[string]any{"StateUUID": stateUUID, "Seqno": seqno})
+}
+
+// RenderGvwstate renders gvwstate.dat: the last primary view Galera's
+// pc.recovery restores, naming every member so all can start at once.
+func RenderGvwstate(my string, members []string) (string, error) {
+	if len(members) == 0 {
+		return "", fmt.Errorf("gvwstate: no members")
+	}
+	return render("gvwstate.dat.tmpl", map[string]any{"MyUUID": my, "ViewUUID": members[0], "Members": members})
+}

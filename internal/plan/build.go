@@ -1,0 +1,161 @@
+package plan
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"regexp"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// Well-known ports, the same on every host (each host has its own address).
+const (
+	MySQLPort  = 3306
+	GaleraPort = 4567
+	ISTPort    = 4568
+	SSTPort    = 4444
+)
+
+const maxSocketPath = 107 // sun_path is 108 bytes including the NUL
+
+var labNameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
+
+// CheckLabName validates a lab name given with --name (or taken from a spec).
+func CheckLabName(name string) error {
+	if !labNameRE.MatchString(name) {
+		return hderr.User("--name: %q is not a valid lab name (expected a lowercase letter, then up to 15 lowercase letters or digits)", name)
+	}
+	return nil
+}
+
+// Build resolves a validated, defaulted spec into a plan. It does no I/O.
+func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
+	if err := CheckLabName(lab); err != nil {
+		return nil, err
+	}
+	b := &builder{s: s, f: f, p: &Plan{Lab: lab, Dir: filepath.Join(home, "labs", lab), Spec: s}}
+	b.network()
+	b.hosts()
+	if err := hderr.Users(b.problems); err != nil {
+		return nil, err
+	}
+	if err := b.nodes(); err != nil {
+		return nil, err
+	}
+	return b.p, nil
+}
+
+type builder struct {
+	s        *spec.Spec
+	f        Facts
+	p        *Plan
+	base     netip.Addr // first address of the lab's /24
+	used     map[string]string
+	problems []string
+}
+
+func (b *builder) network() {
+	h := hash32(b.p.Lab)
+	if b.f.Root {
+		b.p.Mode = ModeNetns
+		b.p.Netns = "hd-" + b.p.Lab
+		b.p.Bridge = "hdbr0"
+		if b.s.Network != "" {
+			b.base = netip.MustParsePrefix(b.s.Network).Masked().Addr()
+		} else { // one of the 512 /24s of 198.18.0.0/15, chosen by the lab name
+			idx := h % 512
+			b.base = netip.AddrFrom4([4]byte{198, byte(18 + idx/256), byte(idx % 256), 0})
+		}
+		b.p.Network = netip.PrefixFrom(b.base, 24).String()
+		return
+	}
+	b.p.Mode = ModeRootless
+	b.base = netip.AddrFrom4([4]byte{127, byte(100 + h%100), byte(h >> 8), 0})
+	b.p.Network = netip.PrefixFrom(b.base, 24).String()
+}
+
+// address picks a host address: the spec's, or base + offset. In rootless
+// mode a fixed spec address keeps its last octet under the lab's 127.x.y.
+func (b *builder) address(path, fixed string, offset int) string {
+	a := b.base.As4()
+	a[3] = byte(offset)
+	if fixed != "" {
+		ip := netip.MustParseAddr(fixed)
+		if b.p.Mode == ModeNetns {
+			a = ip.As4()
+		} else {
+			a[3] = ip.As4()[3]
+		}
+	}
+	s := netip.AddrFrom4(a).String()
+	if other, dup := b.used[s]; dup {
+		b.problems = append(b.problems, fmt.Sprintf("%s: address %s is already used by %s", path, s, other))
+	}
+	b.used[s] = path
+	return s
+}
+
+func (b *builder) host(name, role, region, path, fixed string, offset int) Host {
+	h := Host{Name: name, Role: role, Region: region, Address: b.address(path, fixed, offset)}
+	if b.p.Mode == ModeNetns {
+		h.Netns = fmt.Sprintf("hd-%s-%s", b.p.Lab, name)
+		h.Veth = fmt.Sprintf("hdv%d", len(b.p.Hosts))
+	}
+	b.p.Hosts = append(b.p.Hosts, h)
+	return h
+}
+
+func (b *builder) hosts() {
+	b.used = map[string]string{}
+	if len(b.s.Clusters) > 9 {
+		b.problems = append(b.problems, fmt.Sprintf("clusters: at most 9 clusters in a lab, got %d", len(b.s.Clusters)))
+		return
+	}
+	for ci, c := range b.s.Clusters {
+		for j := 1; j <= c.NodeCount(); j++ {
+			fixed := ""
+			if len(c.Addresses) >= j {
+				fixed = c.Addresses[j-1]
+			}
+			b.host(fmt.Sprintf("%s%d", c.Name, j), "db", c.Region, fmt.Sprintf("clusters[%d].addresses[%d]", ci, j-1), fixed, 10*(ci+1)+j)
+		}
+	}
+	for i, lb := range b.s.LoadBalancers {
+		h := b.host(lb.Name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d].address", i), lb.Address, 101+i)
+		b.p.LoadBalancers = append(b.p.LoadBalancers, LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode,
+			Host: h.Name, Netns: h.Netns, Address: h.Address, Port: MySQLPort})
+	}
+	h := b.host(b.s.Client.Name, "client", b.s.Client.Region, "client.address", b.s.Client.Address, 201)
+	sec := filepath.Join(b.p.Dir, "secrets")
+	b.p.Secrets = Secrets{Dir: sec, App: filepath.Join(sec, "app.password"), Check: filepath.Join(sec, "check.password"),
+		Repl: filepath.Join(sec, "repl.password"), Client: filepath.Join(sec, "client.cnf")}
+	b.p.Client = Client{Host: h.Name, Netns: h.Netns, Address: h.Address, DefaultsFile: b.p.Secrets.Client}
+}
+
+func (b *builder) hostByName(name string) Host {
+	for _, h := range b.p.Hosts {
+		if h.Name == name {
+			return h
+		}
+	}
+	return Host{}
+}
+
+// hash32 is a stable small hash of a string.
+func hash32(s string) uint32 {
+	sum := sha1.Sum([]byte(s))
+	return binary.BigEndian.Uint32(sum[:4])
+}
+
+// stableUUID derives a well-formed, deterministic UUID from a key.
+func stableUUID(key string) string {
+	s := sha1.Sum([]byte("hadrill:" + key))
+	s[6] = s[6]&0x0f | 0x50 // version 5 (name-based, SHA-1)
+	s[8] = s[8]&0x3f | 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16])
+}
+

@@ -1,0 +1,122 @@
+package plan
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// Lab-sized defaults, documented in docs/ARCHITECTURE.md.
+const (
+	redoLog   = "64M"
+	gcache    = "64M"
+	minPool   = 128 << 20
+	maxPool   = 8 << 30
+	poolChunk = 128 << 20
+)
+
+func (b *builder) nodes() error {
+	dbNodes := 0
+	for _, c := range b.s.Clusters {
+		dbNodes += c.NodeCount()
+	}
+	for ci, c := range b.s.Clusters {
+		pc := Cluster{Name: c.Name, Kind: c.Kind}
+		if c.Kind == spec.KindGalera {
+			pc.StateUUID = stableUUID(b.p.Lab + "/" + c.Name)
+		}
+		var peers []string
+		for j := 1; j <= c.NodeCount(); j++ {
+			h := b.hostByName(fmt.Sprintf("%s%d", c.Name, j))
+			peers = append(peers, fmt.Sprintf("%s:%d", h.Address, GaleraPort))
+		}
+		for j := 1; j <= c.NodeCount(); j++ {
+			n, err := b.node(ci, j, c, peers, dbNodes)
+			if err != nil {
+				return err
+			}
+			pc.Nodes = append(pc.Nodes, n.Name)
+			b.p.Nodes = append(b.p.Nodes, n)
+		}
+		b.p.Clusters = append(b.p.Clusters, pc)
+	}
+	return nil
+}
+
+func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (Node, error) {
+	name := fmt.Sprintf("%s%d", c.Name, j)
+	h := b.hostByName(name)
+	dir := filepath.Join(b.p.Dir, "nodes", name)
+	n := Node{Name: name, Cluster: c.Name, Kind: c.Kind, Role: role(c.Kind, j), Region: c.Region, Host: name,
+		Netns: h.Netns, Address: h.Address, Port: MySQLPort, ServerID: 100*(ci+1) + j, Profile: c.Profile,
+		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
+		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
+		ConfigFile: filepath.Join(dir, "my.cnf")}
+	if len(n.Socket) > maxSocketPath {
+		return n, hderr.User("--home: the socket path %s is %d bytes, longer than the %d a unix socket allows; use a shorter --home",
+			n.Socket, len(n.Socket), maxSocketPath)
+	}
+	if c.Kind == spec.KindGalera {
+		n.GaleraPort = GaleraPort
+		n.UUID = stableUUID(b.p.Lab + "/" + name)
+	}
+	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
+		Kind: c.Kind, Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile,
+		LogFile: n.LogFile, Address: n.Address, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
+		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes), RedoLog: redoLog,
+		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), Overrides: overrides(c.Config)}
+	if b.f.User == "root" {
+		cfg.User = "root"
+	}
+	text, err := mariadb.RenderServer(cfg)
+	if err != nil {
+		return n, err
+	}
+	n.Config = text
+	return n, nil
+}
+
+func role(kind string, j int) string {
+	switch {
+	case kind == spec.KindGalera:
+		return "galera"
+	case kind == spec.KindStandalone:
+		return "standalone"
+	case j == 1:
+		return "primary"
+	}
+	return "replica"
+}
+
+// bufferPool is half of the node's memory share (the spec's memory, or the
+// machine's memory divided among the lab's database nodes), in 128M steps.
+func bufferPool(c spec.Cluster, machine int64, dbNodes int) string {
+	share := machine / int64(max(dbNodes, 1))
+	if c.Memory != "" {
+		share, _ = spec.ParseSize(c.Memory)
+	}
+	pool := min(max(share/2/poolChunk*poolChunk, minPool), maxPool)
+	return fmt.Sprintf("%dM", pool>>20)
+}
+
+func overrides(cfg map[string]string) []string {
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if cfg[k] == "" {
+			out = append(out, k)
+		} else {
+			out = append(out, fmt.Sprintf("%-30s = %s", k, cfg[k]))
+		}
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package plan
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var rootFacts = Facts{Root: true, User: "root", MemBytes: 24 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from the golden file; run go test ./internal/plan -update and review the diff", path)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name  string
+		facts Facts
+	}{
+		{"galera3-netns", rootFacts},
+		{"galera3-rootless", Facts{User: "alice", MemBytes: 8 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := spec.Preset("galera3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Build(s, "galera3", "/home/u/.hadrill", c.facts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.MarshalIndent(p, "", "  ")
+			golden(t, c.name, append(b, '\n'))
+			golden(t, c.name+"-db1.my.cnf", []byte(p.Nodes[0].Config))
+		})
+	}
+}
+
+func TestPlanIsDeterministic(t *testing.T) {
+	s, _ := spec.Preset("galera3")
+	a, _ := Build(s, "x1", "/h", rootFacts)
+	b, _ := Build(s, "x1", "/h", rootFacts)
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Fatal("two builds of the same input differ")
+	}
+}
+
+func TestPlanBadInput(t *testing.T) {
+	load := func(y string) *spec.Spec {
+		s, err := spec.Load([]byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cases := []struct {
+		name, lab, home, yaml, want string
+	}{
+		{"bad lab name", "Bad-Name", "/h", "clusters: [{name: db}]", `--name: "Bad-Name" is not a valid lab name`},
+		{"address clash", "lab", "/h", "clusters: [{name: db, nodes: 2, addresses: [198.18.0.5, 198.18.0.5]}]",
+			"clusters[0].addresses[1]: address 198.18.0.5 is already used by clusters[0].addresses[0]"},
+		{"socket too long", "lab", "/" + strings.Repeat("x", 100), "clusters: [{name: db}]", "--home: the socket path"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Build(load(c.yaml), c.lab, c.home, rootFacts)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestBufferPool(t *testing.T) {
+	cases := []struct {
+		memory  string
+		machine int64
+		nodes   int
+		want    string
+	}{
+		{"", 24 << 30, 3, "4096M"},
+		{"", 2 << 30, 3, "256M"},
+		{"", 512 << 20, 3, "128M"},
+		{"2G", 24 << 30, 3, "1024M"},
+		{"", 96 << 30, 1, "8192M"},
+	}
+	for _, c := range cases {
+		if got := bufferPool(spec.Cluster{Memory: c.memory}, c.machine, c.nodes); got != c.want {
+			t.Errorf("bufferPool(%q, %d, %d) = %s, want %s", c.memory, c.machine, c.nodes, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+// Package plan resolves a Spec into the fully specified lab: every host,
+// address, port, namespace, path and rendered config. Build is pure.
+package plan
+
+import "github.com/hadrill/hadrill/internal/spec"
+
+// Modes of the local provider.
+const (
+	ModeNetns    = "netns"    // one network namespace per host on a lab bridge (root)
+	ModeRootless = "rootless" // distinct 127.x addresses on lo, no namespaces
+)
+
+// Facts are the few things about the machine a plan depends on.
+type Facts struct {
+	Root      bool   // running as root: namespaces available
+	User      string // OS user name (mariadbd runs as this user)
+	MemBytes  int64  // machine memory, for buffer pool sizing
+	GaleraLib string // path of libgalera_smm.so
+}
+
+// Plan is a lab, fully resolved.
+type Plan struct {
+	Lab           string     `json:"lab"`
+	Dir           string     `json:"dir"`
+	Mode          string     `json:"mode"`
+	Network       string     `json:"network"`
+	Netns         string     `json:"netns,omitempty"` // the lab's switch namespace (holds the bridge)
+	Bridge        string     `json:"bridge,omitempty"`
+	Hosts         []Host     `json:"hosts"`
+	Clusters      []Cluster  `json:"clusters"`
+	Nodes         []Node     `json:"nodes"`
+	LoadBalancers []LB       `json:"load_balancers"`
+	Client        Client     `json:"client"`
+	Secrets       Secrets    `json:"secrets"`
+	Spec          *spec.Spec `json:"spec"`
+}
+
+// Host is one machine of the lab: a network namespace, or an address on lo.
+type Host struct {
+	Name    string `json:"name"`
+	Role    string `json:"role"` // db | lb | client
+	Region  string `json:"region"`
+	Netns   string `json:"netns,omitempty"`
+	Address string `json:"address"`
+	Veth    string `json:"veth,omitempty"` // the bridge-side end of the host's link
+}
+
+// Cluster is a resolved cluster.
+type Cluster struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	StateUUID string   `json:"state_uuid,omitempty"` // Galera group state UUID the nodes are seeded with
+	Nodes     []string `json:"nodes"`
+}
+
+// Node is one database server.
+type Node struct {
+	Name       string `json:"name"`
+	Cluster    string `json:"cluster"`
+	Kind       string `json:"kind"`
+	Role       string `json:"role"`
+	Region     string `json:"region"`
+	Host       string `json:"host"`
+	Netns      string `json:"netns,omitempty"`
+	Address    string `json:"address"`
+	Port       int    `json:"port"`
+	GaleraPort int    `json:"galera_port,omitempty"`
+	ServerID   int    `json:"server_id"`
+	UUID       string `json:"uuid,omitempty"` // Galera node UUID used for the seeded primary view
+	Profile    string `json:"profile"`
+	Dir        string `json:"dir"`
+	DataDir    string `json:"datadir"`
+	Socket     string `json:"socket"`
+	PidFile    string `json:"pid_file"`
+	LogFile    string `json:"log_file"`
+	ConfigFile string `json:"config_file"`
+	Config     string `json:"config"`
+}
+
+// LB is a load balancer host (started by the load-balancer layer).
+type LB struct {
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Mode    string `json:"mode"`
+	Host    string `json:"host"`
+	Netns   string `json:"netns,omitempty"`
+	Address string `json:"address"`
+	Port    int    `json:"port"`
+}
+
+// Client is the host load generators run on.
+type Client struct {
+	Host         string `json:"host"`
+	Netns        string `json:"netns,omitempty"`
+	Address      string `json:"address"`
+	DefaultsFile string `json:"defaults_file"`
+}
+
+// Secrets are the files holding generated credentials (0600, in a 0700 dir).
+type Secrets struct {
+	Dir    string `json:"dir"`
+	App    string `json:"app"`    // application user's password
+	Check  string `json:"check"`  // health-check user's password
+	Repl   string `json:"repl"`   // replication user's password
+	Client string `json:"client"` // client defaults file for the application user
+}
+
+// Users created in every lab.
+const (
+	AppUser   = "app"
+	CheckUser = "hdcheck"
+	ReplUser  = "repl"
+)
+
+// Node returns the node with that name.
+func (p *Plan) Node(name string) (*Node, bool) {
+	for i := range p.Nodes {
+		if p.Nodes[i].Name == name {
+			return &p.Nodes[i], true
+		}
+	}
+	return nil, false
+}
+
+// NodeNames lists the nodes in plan order.
+func (p *Plan) NodeNames() []string {
+	var out []string
+	for _, n := range p.Nodes {
+		out = append(out, n.Name)
+	}
+	return out
+}
