@@ -158,4 +158,3 @@ func stableUUID(key string) string {
 	s[8] = s[8]&0x3f | 0x80 // RFC 4122 variant
 	return fmt.Sprintf("%x-%x-%x-%x-%x", s[0:4], s[4:6], s[6:8], s[8:10], s[10:16])
 }
-

@@ -56,14 +56,14 @@ func render(name string, data any) (string, error) {
 // ServerConfig is everything my.cnf.tmpl needs for one node.
 type ServerConfig struct {
 	Lab, Name, Cluster, ClusterName, Kind, Profile string
-	User                                          string // OS user to run as; empty when not root
-	DataDir, Socket, PidFile, LogFile             string
-	Address                                       string
-	Port, GaleraPort, ISTPort, SSTPort, ServerID  int
-	BufferPool, RedoLog, GCache                   string
-	GaleraLib                                     string
-	Peers                                         string // host:port,host:port
-	Overrides                                     []string
+	User                                           string // OS user to run as; empty when not root
+	DataDir, Socket, PidFile, LogFile              string
+	Address                                        string
+	Port, GaleraPort, ISTPort, SSTPort, ServerID   int
+	BufferPool, RedoLog, GCache                    string
+	GaleraLib                                      string
+	Peers                                          string // host:port,host:port
+	Overrides                                      []string
 }
 
 // RenderServer renders a node's my.cnf.

@@ -1,0 +1,93 @@
+package mariadb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Admin opens a connection to a node as user over its unix socket
+// (unix_socket authentication: the OS account is the credential).
+func Admin(socket, user string) *sql.DB {
+	c := mysql.NewConfig()
+	c.User, c.Net, c.Addr = user, "unix", socket
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = 2*time.Second, 30*time.Second, 30*time.Second
+	return open(c)
+}
+
+// DialFunc dials a TCP address from some host of the lab.
+type DialFunc func(ctx context.Context, addr string) (net.Conn, error)
+
+var (
+	dialMu sync.Mutex
+	dials  = map[string]bool{}
+)
+
+// TCP opens a connection over TCP, dialed from a lab host (name identifies
+// the dialer, e.g. "hd:lab:client"), with a user and password.
+func TCP(name string, dial DialFunc, addr, user, password, dbname string) *sql.DB {
+	dialMu.Lock()
+	if !dials[name] {
+		mysql.RegisterDialContext(name, func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, a) })
+		dials[name] = true
+	}
+	dialMu.Unlock()
+	c := mysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName = user, password, name, addr, dbname
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = 2*time.Second, 30*time.Second, 30*time.Second
+	return open(c)
+}
+
+func open(c *mysql.Config) *sql.DB {
+	conn, err := mysql.NewConnector(c)
+	if err != nil { // only for malformed configs, which we never build
+		panic(err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(2)
+	db.SetConnMaxIdleTime(10 * time.Second)
+	return db
+}
+
+// Status reads SHOW GLOBAL STATUS LIKE pattern into a map.
+func Status(ctx context.Context, db *sql.DB, pattern string) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE ?", pattern)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		out[strings.ToLower(k)] = v
+	}
+	return out, rows.Err()
+}
+
+// Exec runs statements in order, stopping at the first error.
+func Exec(ctx context.Context, db *sql.DB, stmts ...string) error {
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", firstWords(s), err)
+		}
+	}
+	return nil
+}
+
+// firstWords names a statement in errors without echoing secrets in it.
+func firstWords(s string) string {
+	f := strings.Fields(s)
+	if len(f) > 3 {
+		f = f[:3]
+	}
+	return strings.Join(f, " ")
+}

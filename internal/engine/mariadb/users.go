@@ -1,0 +1,45 @@
+package mariadb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"fmt"
+)
+
+// Users are the accounts every lab has, with their passwords.
+type Users struct {
+	App, AppPassword     string
+	Check, CheckPassword string
+	Repl, ReplPassword   string
+}
+
+// CreateUsers creates the application user (all privileges on the app and
+// sbtest schemas), the health-check user (no privileges: it only reads
+// status and variables) and the replication user. Passwords travel only
+// inside the statements, never in argv or logs.
+func CreateUsers(ctx context.Context, db *sql.DB, u Users) error {
+	return Exec(ctx, db,
+		"CREATE DATABASE IF NOT EXISTS app",
+		"CREATE DATABASE IF NOT EXISTS sbtest",
+		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY '%s'", u.App, u.AppPassword),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON app.* TO '%s'@'%%'", u.App),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON sbtest.* TO '%s'@'%%'", u.App),
+		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'localhost' IDENTIFIED BY '%s'", u.Check, u.CheckPassword),
+		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY '%s'", u.Repl, u.ReplPassword),
+		fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%'", u.Repl),
+	)
+}
+
+// Password generates a random password of letters and digits (safe to quote).
+func Password() string {
+	const alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789"
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}

@@ -1,0 +1,61 @@
+package galera
+
+import (
+	"strings"
+	"testing"
+)
+
+const u = "7f3c1a52-0000-4000-8000-000000000001"
+
+func st(node string, seqno int64, safe, view bool) SavedState {
+	return SavedState{Node: node, Present: true, UUID: u, Seqno: seqno, SafeToBootstrap: safe, HasView: view}
+}
+
+func TestChooseStart(t *testing.T) {
+	cases := []struct {
+		name      string
+		nodes     []SavedState
+		mode      string
+		reseed    bool
+		bootstrap string
+		err       string
+	}{
+		{"all crashed with views", []SavedState{st("a", -1, false, true), st("b", -1, false, true), st("c", -1, false, true)}, StartTogether, false, "", ""},
+		{"clean stop, same seqno", []SavedState{st("a", 7, false, false), st("b", 7, false, false), st("c", 7, true, false)}, StartTogether, true, "", ""},
+		{"highest seqno wins, not the first node", []SavedState{st("a", 5, false, false), st("b", 9, false, false), st("c", 7, true, false)}, StartBootstrap, false, "b", ""},
+		{"tie broken by safe_to_bootstrap", []SavedState{st("a", 9, false, false), st("b", 5, false, true), st("c", 9, true, false)}, StartBootstrap, false, "c", ""},
+		{"unknown seqno refuses", []SavedState{st("a", 9, false, false), st("b", -1, false, false)}, "", false, "", "seqno unknown on b"},
+		{"missing state refuses", []SavedState{st("a", 9, false, false), {Node: "b"}}, "", false, "", "no saved Galera state on b"},
+		{"split histories refuse", []SavedState{st("a", 9, false, false), {Node: "b", Present: true, UUID: "other", Seqno: 3}}, "", false, "", "different cluster histories"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ChooseStart(c.nodes)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("got %v, want error %q", err, c.err)
+				}
+				return
+			}
+			if err != nil || got.Mode != c.mode || got.Reseed != c.reseed || got.Bootstrap != c.bootstrap {
+				t.Fatalf("got %+v, %v", got, err)
+			}
+			if got.Reason == "" {
+				t.Error("no reason given")
+			}
+		})
+	}
+}
+
+func TestParseGrastate(t *testing.T) {
+	s, err := ParseGrastate("# GALERA saved state\nversion: 2.1\nuuid:    " + u + "\nseqno:   -1\nsafe_to_bootstrap: 1\n")
+	if err != nil || s.UUID != u || s.Seqno != -1 || !s.SafeToBootstrap {
+		t.Fatalf("%+v %v", s, err)
+	}
+	if _, err := ParseGrastate("seqno: x\nuuid: a\n"); err == nil {
+		t.Fatal("bad seqno accepted")
+	}
+	if _, err := ParseGrastate("version: 2.1\n"); err == nil {
+		t.Fatal("missing uuid accepted")
+	}
+}

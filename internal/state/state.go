@@ -1,0 +1,154 @@
+// Package state keeps the lab inventory on disk: <home>/labs/<name>/lab.json,
+// written atomically before anything is created so that `down` can always
+// find what an interrupted `up` may have left.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// Lab statuses.
+const (
+	Creating = "creating" // up in progress (or interrupted)
+	Running  = "running"
+	Stopped  = "stopped"
+	Failed   = "failed"
+)
+
+// Lab is what lab.json holds.
+type Lab struct {
+	Version int        `json:"version"`
+	Status  string     `json:"status"`
+	Created time.Time  `json:"created"`
+	Updated time.Time  `json:"updated"`
+	Plan    *plan.Plan `json:"plan"`
+}
+
+// Home resolves the hadrill home: flag, then $HADRILL_HOME, then ~/.hadrill.
+func Home(flag string) (string, error) {
+	if flag != "" {
+		return filepath.Abs(flag)
+	}
+	if env := os.Getenv("HADRILL_HOME"); env != "" {
+		return filepath.Abs(env)
+	}
+	h, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a home directory (set --home or HADRILL_HOME): %w", err)
+	}
+	return filepath.Join(h, ".hadrill"), nil
+}
+
+// LabDir is where a lab lives.
+func LabDir(home, name string) string { return filepath.Join(home, "labs", name) }
+
+func file(home, name string) string { return filepath.Join(LabDir(home, name), "lab.json") }
+
+// Save writes lab.json atomically.
+func Save(home string, l *Lab) error {
+	l.Version = 1
+	l.Updated = time.Now().UTC()
+	if l.Created.IsZero() {
+		l.Created = l.Updated
+	}
+	dir := LabDir(home, l.Plan.Lab)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := file(home, l.Plan.Lab) + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file(home, l.Plan.Lab))
+}
+
+// Load reads a lab; a missing lab is a user error naming the known ones.
+func Load(home, name string) (*Lab, error) {
+	b, err := os.ReadFile(file(home, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, hderr.User("--name: no lab %q in %s (labs: %s)", name, home, listOrNone(home))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l Lab
+	if err := json.Unmarshal(b, &l); err != nil || l.Plan == nil {
+		return nil, fmt.Errorf("lab %q: %s is damaged: %v", name, file(home, name), err)
+	}
+	return &l, nil
+}
+
+// List returns the names of all labs in home, sorted.
+func List(home string) []string {
+	entries, _ := os.ReadDir(filepath.Join(home, "labs"))
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func listOrNone(home string) string {
+	l := List(home)
+	if len(l) == 0 {
+		return "none"
+	}
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+// Resolve picks the lab a command acts on: the given name, or the only lab.
+func Resolve(home, name string) (string, error) {
+	if name != "" {
+		return name, nil
+	}
+	labs := List(home)
+	switch len(labs) {
+	case 1:
+		return labs[0], nil
+	case 0:
+		return "", hderr.User("no lab in %s: start one with `hadrill up`", home)
+	}
+	return "", hderr.User("--name: %d labs exist (%s); say which one", len(labs), listOrNone(home))
+}
+
+// Lock takes an exclusive lock on a lab name (released by Unlock or when the
+// process dies). The lock file sits beside the lab dir so it outlives it.
+func Lock(home, name string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Join(home, "labs"), 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(home, "labs", "."+name+".lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, hderr.User("--name: lab %q is busy: another hadrill command is working on it", name)
+	}
+	return func() {
+		if _, err := os.Stat(LabDir(home, name)); errors.Is(err, os.ErrNotExist) {
+			_ = os.Remove(path) // the lab is gone: leave nothing of it behind
+		}
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}

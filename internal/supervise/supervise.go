@@ -1,0 +1,168 @@
+// Package supervise is the one place long-running processes are started:
+// detached (own session and process group), output to a log file, a pidfile,
+// readiness with a deadline, stop with TERM then KILL, pause and resume.
+package supervise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Spec describes a daemon to start.
+type Spec struct {
+	Name    string   // for messages, e.g. "db1 mariadbd"
+	Argv    []string // the full command, already wrapped for its host
+	LogFile string   // stdout and stderr are appended here
+	PidFile string   // hadrill writes the child's pid here
+}
+
+// Proc is a started daemon.
+type Proc struct {
+	Name string
+	Pid  int
+	done chan struct{}
+	err  error
+}
+
+// Start launches the daemon detached from hadrill: a new session (so Ctrl-C
+// in the terminal does not reach it), stdin from /dev/null.
+func Start(s Spec) (*Proc, error) {
+	if len(s.Argv) == 0 {
+		return nil, fmt.Errorf("%s: empty command", s.Name)
+	}
+	logf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("%s: log file: %w", s.Name, err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start %s: %w", s.Name, s.Argv[0], err)
+	}
+	p := &Proc{Name: s.Name, Pid: cmd.Process.Pid, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	if s.PidFile != "" {
+		if err := os.WriteFile(s.PidFile, []byte(strconv.Itoa(p.Pid)+"\n"), 0o644); err != nil {
+			_ = Kill(p.Pid)
+			return nil, fmt.Errorf("%s: pidfile: %w", s.Name, err)
+		}
+	}
+	return p, nil
+}
+
+// Exited is closed when the process has exited (only while hadrill is its parent).
+func (p *Proc) Exited() <-chan struct{} { return p.done }
+
+// ExitErr is the exit status once Exited is closed.
+func (p *Proc) ExitErr() error { return p.err }
+
+// WaitReady polls probe until it succeeds, the process exits, or the deadline passes.
+func (p *Proc) WaitReady(ctx context.Context, deadline time.Duration, every time.Duration, probe func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var last error
+	for {
+		if last = probe(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited during start-up (%v)", p.Name, p.err)
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("%s not ready after %v: %v", p.Name, deadline, last)
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// ReadPid reads a pidfile; 0 when it is missing or empty.
+func ReadPid(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// Alive reports whether pid runs and is not a zombie.
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// Owned reports whether pid is alive and its command line mentions marker
+// (a path inside the lab), so a recycled pid is never signalled.
+func Owned(pid int, marker string) bool {
+	if !Alive(pid) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker)
+}
+
+// Stop sends TERM, waits up to grace, then KILL; it returns once pid is gone.
+func Stop(pid int, grace time.Duration) error {
+	if !Alive(pid) {
+		return nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGCONT) // a paused process cannot act on TERM
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	if waitGone(pid, grace) {
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // helpers it left behind (SST scripts, rsync)
+		return nil
+	}
+	return Kill(pid)
+}
+
+// Kill sends KILL to pid and to its process group (every daemon hadrill
+// starts leads its own group), then waits for pid to be gone.
+func Kill(pid int) error {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	if !waitGone(pid, 10*time.Second) {
+		return fmt.Errorf("pid %d survived SIGKILL", pid)
+	}
+	return nil
+}
+
+// Pause stops pid with SIGSTOP; Resume continues it.
+func Pause(pid int) error  { return syscall.Kill(pid, syscall.SIGSTOP) }
+func Resume(pid int) error { return syscall.Kill(pid, syscall.SIGCONT) }
+
+func waitGone(pid int, d time.Duration) bool {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) {
+		if !Alive(pid) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return !Alive(pid)
+}

@@ -1,0 +1,64 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStartReadyStop(t *testing.T) {
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	p, err := Start(Spec{Name: "sleeper", Argv: []string{"sh", "-c", "touch " + ready + "; exec sleep 60"},
+		LogFile: filepath.Join(dir, "log"), PidFile: filepath.Join(dir, "pid")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Kill(p.Pid) })
+	err = p.WaitReady(context.Background(), 5*time.Second, 10*time.Millisecond, func(context.Context) error {
+		_, err := os.Stat(ready)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ReadPid(filepath.Join(dir, "pid")) != p.Pid || !Owned(p.Pid, "sleep") || Owned(p.Pid, "mariadbd") {
+		t.Fatal("pidfile or ownership wrong")
+	}
+	if err := Stop(p.Pid, 2*time.Second); err != nil || Alive(p.Pid) {
+		t.Fatalf("stop: %v alive=%v", err, Alive(p.Pid))
+	}
+}
+
+func TestEarlyExitIsReported(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Start(Spec{Name: "bad", Argv: []string{"sh", "-c", "echo boom; exit 3"}, LogFile: filepath.Join(dir, "log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.WaitReady(context.Background(), 5*time.Second, 10*time.Millisecond, func(context.Context) error {
+		return errors.New("not yet")
+	})
+	if err == nil || !strings.Contains(err.Error(), "exited during start-up") {
+		t.Fatalf("got %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "log")); !strings.Contains(string(b), "boom") {
+		t.Fatal("output not captured")
+	}
+}
+
+func TestStopEscalatesToKill(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Start(Spec{Name: "stubborn", Argv: []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}, LogFile: filepath.Join(dir, "log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := Stop(p.Pid, 300*time.Millisecond); err != nil || Alive(p.Pid) {
+		t.Fatalf("stop: %v", err)
+	}
+}
