@@ -13,7 +13,7 @@ import (
 
 // Lab-sized defaults, documented in docs/ARCHITECTURE.md.
 const (
-	redoLog   = "64M"
+	RedoLog   = "64M" // innodb_log_file_size (the datadir is initialised with it)
 	gcache    = "64M"
 	minPool   = 128 << 20
 	maxPool   = 8 << 30
@@ -68,7 +68,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: c.Kind, Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile,
 		LogFile: n.LogFile, Address: n.Address, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
-		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes), RedoLog: redoLog,
+		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), Overrides: overrides(c.Config)}
 	if b.f.User == "root" {
 		cfg.User = "root"

@@ -73,8 +73,12 @@ func (p *Proc) WaitReady(ctx context.Context, deadline time.Duration, every time
 	defer tick.Stop()
 	var last error
 	for {
-		if last = probe(ctx); last == nil {
+		err := probe(ctx)
+		if err == nil {
 			return nil
+		}
+		if last == nil || ctx.Err() == nil { // keep the probe's own reason, not the deadline that cut it short
+			last = err
 		}
 		select {
 		case <-p.done:

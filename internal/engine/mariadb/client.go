@@ -55,9 +55,11 @@ func open(c *mysql.Config) *sql.DB {
 	return db
 }
 
-// Status reads SHOW GLOBAL STATUS LIKE pattern into a map.
+// Status reads the global status variables matching a LIKE pattern into a
+// map with lowercase names. (SHOW STATUS cannot take a placeholder.)
 func Status(ctx context.Context, db *sql.DB, pattern string) (map[string]string, error) {
-	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS LIKE ?", pattern)
+	rows, err := db.QueryContext(ctx,
+		"SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME LIKE ?", pattern)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/state"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	home   string
+	output string
+	name   string
+}
+
+var g globals
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hadrill",
+		Short: "Deploy, load, break and report on MySQL/MariaDB high-availability labs",
+		Long: `hadrill builds a real MariaDB Galera (or replication) topology on this machine,
+one network namespace per host, and measures it.
+
+  hadrill up                 deploy the default lab (preset galera3)
+  hadrill status             what runs, and in which state
+  hadrill sql db1            a SQL shell on a node
+  hadrill down               remove the lab and everything it created`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       version,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if g.output != "text" && g.output != "json" {
+				return hderr.User("--output: expected text or json, got %q", g.output)
+			}
+			return nil
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.home, "home", "", "hadrill home (default $HADRILL_HOME or ~/.hadrill)")
+	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
+	pf.StringVar(&g.name, "name", "", "lab name (default: the only lab, or the spec's name for up)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return hderr.User("%v", err) })
+	root.AddCommand(upCmd(), downCmd(), statusCmd(), validateCmd(), presetsCmd(), templatesCmd(),
+		sqlCmd(), logsCmd(), nodeCmd("start"), nodeCmd("stop"), nodeCmd("restart"))
+	for _, c := range root.Commands() {
+		c.SetFlagErrorFunc(root.FlagErrorFunc())
+	}
+	return root
+}
+
+func home() (string, error) { return state.Home(g.home) }
+
+// labName resolves --name or the only lab.
+func labName() (string, error) {
+	h, err := home()
+	if err != nil {
+		return "", err
+	}
+	return state.Resolve(h, g.name)
+}
+
+// emit prints v as JSON with --output json, or text otherwise.
+func emit(v any, text func()) error {
+	if g.output == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	text()
+	return nil
+}
+
+// args checks positional arguments with a message naming what was expected.
+func args(min, max int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if len(a) < min || (max >= 0 && len(a) > max) {
+			return hderr.User("%s: expected %s, got %d argument(s): %s", cmd.Name(), what, len(a), strings.Join(a, " "))
+		}
+		return nil
+	}
+}
+
+func warnf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }

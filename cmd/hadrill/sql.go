@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/netns"
+)
+
+func sqlCmd() *cobra.Command {
+	var execute string
+	var app bool
+	c := &cobra.Command{
+		Use:   "sql NODE|LB [-e SQL] [--app]",
+		Short: "Open a SQL shell on a node (as the server's admin) or through a load balancer (as the application user)",
+		Long: `On a node, hadrill connects over the node's unix socket as its administrator.
+With --app, or for a load balancer, it connects over TCP from the lab's client
+host as the application user, as an application would.`,
+		Args: args(1, 1, "one node or load balancer name"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			argv, err := sqlArgv(l, a[0], app)
+			if err != nil {
+				return err
+			}
+			if execute != "" {
+				argv = append(argv, "-e", execute)
+			}
+			x := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
+			x.Stdin, x.Stdout, x.Stderr = os.Stdin, os.Stdout, os.Stderr
+			if err := x.Run(); err != nil {
+				return fmt.Errorf("sql %s: %w", a[0], err)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&execute, "execute", "e", "", "run this SQL and exit")
+	c.Flags().BoolVar(&app, "app", false, "connect as the application user over TCP from the client host")
+	return c
+}
+
+func sqlArgv(l *lab.Lab, target string, app bool) ([]string, error) {
+	p := l.Plan
+	client := func(addr string, port int) []string {
+		return netns.Wrap(p.Client.Netns, []string{"mariadb", "--defaults-file=" + p.Secrets.Client,
+			"--host=" + addr, "--port=" + strconv.Itoa(port)})
+	}
+	if n, ok := p.Node(target); ok {
+		if app {
+			return client(n.Address, n.Port), nil
+		}
+		return []string{"mariadb", "--socket=" + n.Socket, "--user=" + l.Facts.User}, nil
+	}
+	for _, lb := range p.LoadBalancers {
+		if lb.Name == target {
+			return nil, fmt.Errorf("load balancer %s is planned but not started by this version of hadrill", lb.Name)
+		}
+	}
+	var names []string
+	names = append(names, p.NodeNames()...)
+	for _, lb := range p.LoadBalancers {
+		names = append(names, lb.Name)
+	}
+	return nil, hderr.User("NODE: unknown node or load balancer %q in lab %s (known: %v)", target, p.Lab, names)
+}
+
+func logsCmd() *cobra.Command {
+	var lines int
+	var follow bool
+	c := &cobra.Command{
+		Use:   "logs NODE [-n LINES] [-f]",
+		Short: "Print a node's server error log",
+		Args:  args(1, 1, "one node name"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if lines < 1 {
+				return hderr.User("--lines: expected a positive number, got %d", lines)
+			}
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			if err := l.CheckNodes(a); err != nil {
+				return err
+			}
+			n, _ := l.Plan.Node(a[0])
+			argv := []string{"-n", strconv.Itoa(lines)}
+			if follow {
+				argv = append(argv, "-F")
+			}
+			x := exec.CommandContext(cmd.Context(), "tail", append(argv, n.LogFile)...)
+			x.Stdout, x.Stderr = os.Stdout, os.Stderr
+			if err := x.Run(); err != nil && cmd.Context().Err() == nil {
+				return fmt.Errorf("logs %s: %w", a[0], err)
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVarP(&lines, "lines", "n", 50, "how many lines")
+	c.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing as the log grows")
+	return c
+}

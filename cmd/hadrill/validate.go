@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+func validateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE",
+		Short: "Check a topology spec and print every problem, each with its field path",
+		Args:  args(1, 1, "one spec file"),
+		RunE: func(_ *cobra.Command, a []string) error {
+			data, err := os.ReadFile(a[0])
+			if err != nil {
+				return hderr.User("FILE: cannot read %s: %v", a[0], err)
+			}
+			s, err := spec.Load(data)
+			if err != nil {
+				return prefix(a[0], err)
+			}
+			nodes := 0
+			for _, c := range s.Clusters {
+				nodes += c.NodeCount()
+			}
+			return emit(map[string]any{"file": a[0], "valid": true, "spec": s}, func() {
+				fmt.Printf("%s: valid (%d cluster(s), %d node(s), %d load balancer(s))\n", a[0], len(s.Clusters), nodes, len(s.LoadBalancers))
+			})
+		},
+	}
+}
+
+func presetsCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "presets [show NAME]",
+		Short: "List the embedded topologies, or show one",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			type row struct{ Name, Description string }
+			var rows []row
+			for _, n := range spec.PresetNames() {
+				s, _ := spec.Preset(n)
+				rows = append(rows, row{n, s.Description})
+			}
+			return emit(rows, func() {
+				for _, r := range rows {
+					fmt.Printf("%-12s %s\n", r.Name, r.Description)
+				}
+			})
+		},
+	}
+	c.AddCommand(&cobra.Command{
+		Use: "show NAME", Short: "Print a preset's YAML", Args: args(1, 1, "a preset name"),
+		RunE: func(_ *cobra.Command, a []string) error {
+			src, err := spec.PresetSource(a[0])
+			if err != nil {
+				return err
+			}
+			fmt.Print(string(src))
+			return nil
+		},
+	})
+	return c
+}
+
+func templatesCmd() *cobra.Command {
+	c := &cobra.Command{Use: "templates", Short: "List or show the embedded config templates and tuning profiles"}
+	c.AddCommand(&cobra.Command{
+		Use: "list", Short: "List templates", Args: args(0, 0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			names := mariadb.TemplateNames()
+			return emit(names, func() {
+				for _, n := range names {
+					fmt.Println(n)
+				}
+			})
+		},
+	}, &cobra.Command{
+		Use: "show NAME", Short: "Print a template", Args: args(1, 1, "a template name (see `hadrill templates list`)"),
+		RunE: func(_ *cobra.Command, a []string) error {
+			src, err := mariadb.TemplateSource(a[0])
+			if err != nil {
+				return hderr.User("NAME: %v", err)
+			}
+			fmt.Print(src)
+			return nil
+		},
+	})
+	return c
+}

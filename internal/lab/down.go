@@ -1,0 +1,88 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/state"
+	"github.com/hadrill/hadrill/internal/supervise"
+)
+
+// Down removes a lab: its processes, hosts and (unless keepData) its files.
+// It is idempotent and works on a lab whose `up` was interrupted or killed.
+func Down(ctx context.Context, home, name string, keepData bool, log io.Writer) error {
+	if err := plan.CheckLabName(name); err != nil {
+		return err
+	}
+	unlock, err := state.Lock(home, name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := state.Load(home, name)
+	switch {
+	case err == nil:
+	case hderr.IsUser(err): // no lab.json
+		if _, serr := os.Stat(state.LabDir(home, name)); serr != nil {
+			fmt.Fprintf(orDiscard(log), "lab %s: nothing to remove\n", name)
+			return strayNamespaces(ctx, home, name)
+		}
+		st = &state.Lab{Plan: skeleton(home, name)} // killed before its first save completed
+	default: // damaged lab.json: remove what the name alone tells
+		st = &state.Lab{Plan: skeleton(home, name)}
+	}
+	return newLab(home, st, log).destroy(ctx, keepData)
+}
+
+// skeleton is what can be known of a lab from its name alone.
+func skeleton(home, name string) *plan.Plan {
+	p := &plan.Plan{Lab: name, Dir: state.LabDir(home, name), Mode: plan.ModeRootless}
+	if MachineFacts().Root {
+		p.Mode, p.Netns = plan.ModeNetns, "hd-"+name
+	}
+	return p
+}
+
+func strayNamespaces(ctx context.Context, home, name string) error {
+	if !MachineFacts().Root {
+		return nil
+	}
+	return newLab(home, &state.Lab{Plan: skeleton(home, name)}, nil).Prov.Teardown(ctx)
+}
+
+// destroy stops the servers (cleanly when the data is kept), removes the
+// hosts, and removes or keeps the files.
+func (l *Lab) destroy(ctx context.Context, keepData bool) error {
+	var errs []error
+	nodes := l.nodes(nil)
+	if keepData {
+		errs = append(errs, l.stopServers(nodes, stopGrace))
+	} else {
+		for _, n := range nodes {
+			if pid := l.Pid(n); pid != 0 {
+				errs = append(errs, supervise.Kill(pid))
+			}
+		}
+	}
+	errs = append(errs, l.Prov.Teardown(ctx))
+	if keepData {
+		errs = append(errs, l.save(state.Stopped))
+		l.logf("lab %s stopped; data kept in %s", l.Plan.Lab, l.Plan.Dir)
+	} else {
+		errs = append(errs, os.RemoveAll(l.Plan.Dir))
+		l.logf("lab %s removed", l.Plan.Lab)
+	}
+	return errors.Join(errs...)
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}

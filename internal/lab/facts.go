@@ -1,0 +1,72 @@
+// Package lab executes plans: it creates, starts, stops, inspects and removes
+// labs through the provider, the engine and the supervisor.
+package lab
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// GaleraLibs are where Debian and others install the Galera 4 provider.
+var GaleraLibs = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/libgalera_smm.so", "/usr/lib64/galera-4/libgalera_smm.so"}
+
+// MachineFacts reads what a plan needs to know about this machine.
+// HADRILL_ROOTLESS=1 forces the rootless provider even as root.
+func MachineFacts() plan.Facts {
+	f := plan.Facts{Root: os.Geteuid() == 0 && os.Getenv("HADRILL_ROOTLESS") != "1", MemBytes: memTotal()}
+	if u, err := user.Current(); err == nil {
+		f.User = u.Username
+	}
+	f.GaleraLib = GaleraLibs[0]
+	for _, p := range GaleraLibs {
+		if _, err := os.Stat(p); err == nil {
+			f.GaleraLib = p
+			break
+		}
+	}
+	return f
+}
+
+func memTotal() int64 {
+	fh, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 4 << 30
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	return 4 << 30
+}
+
+// Preflight checks the programs a plan needs and names every missing one.
+func Preflight(p *plan.Plan, f plan.Facts) error {
+	need := []string{"mariadbd", "mariadb-install-db", "mariadb", "rsync", "cp"}
+	if p.Mode == plan.ModeNetns {
+		need = append(need, "ip")
+	}
+	var missing []string
+	for _, b := range need {
+		if _, err := exec.LookPath(b); err != nil {
+			missing = append(missing, b)
+		}
+	}
+	if _, err := os.Stat(f.GaleraLib); err != nil {
+		missing = append(missing, "libgalera_smm.so (package galera-4)")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing on this machine: %s (install them with `make deps`)", strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/galera"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
+)
+
+// CheckNodes names every unknown node at once.
+func (l *Lab) CheckNodes(names []string) error {
+	var problems []string
+	for _, n := range names {
+		if _, ok := l.Plan.Node(n); !ok {
+			problems = append(problems, fmt.Sprintf("NODE: unknown node %q in lab %s (nodes: %v)", n, l.Plan.Lab, l.Plan.NodeNames()))
+		}
+	}
+	return hderr.Users(problems)
+}
+
+// Stop stops nodes cleanly (all when names is empty).
+func (l *Lab) Stop(ctx context.Context, names []string) error {
+	if err := l.CheckNodes(names); err != nil {
+		return err
+	}
+	if err := l.stopServers(l.nodes(names), stopGrace); err != nil {
+		return err
+	}
+	return l.saveDerived(ctx)
+}
+
+// Start starts stopped nodes. A node of a Galera cluster that still has a
+// running member joins it; it never bootstraps a second cluster.
+func (l *Lab) Start(ctx context.Context, names []string) error {
+	if err := l.CheckNodes(names); err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return l.startAll(ctx)
+	}
+	for _, n := range l.nodes(names) {
+		if l.alive(n) {
+			continue
+		}
+		if n.Kind == spec.KindGalera && len(l.running(n.Cluster)) == 0 {
+			return hderr.User("NODE: no other node of cluster %s is running, so %s would have to bootstrap a new cluster; start the whole cluster with `hadrill start --all`", n.Cluster, n.Name)
+		}
+		if err := l.Prov.Setup(ctx); err != nil {
+			return err
+		}
+		l.logf("starting %s", n.Name)
+		if err := l.startAndWait(ctx, []*plan.Node{n}, nil); err != nil {
+			return err
+		}
+	}
+	return l.saveDerived(ctx)
+}
+
+// Restart restarts nodes one at a time (a rolling restart).
+func (l *Lab) Restart(ctx context.Context, names []string) error {
+	if err := l.CheckNodes(names); err != nil {
+		return err
+	}
+	for _, n := range l.nodes(names) {
+		l.logf("restarting %s", n.Name)
+		if err := l.stopServer(n, stopGrace); err != nil {
+			return err
+		}
+		if n.Kind == spec.KindGalera && len(l.running(n.Cluster)) == 0 {
+			if err := l.startAll(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := l.startAndWait(ctx, []*plan.Node{n}, nil); err != nil {
+			return err
+		}
+	}
+	return l.saveDerived(ctx)
+}
+
+// startAll starts every stopped node, cluster by cluster.
+func (l *Lab) startAll(ctx context.Context) error {
+	if err := l.Prov.Setup(ctx); err != nil {
+		return err
+	}
+	for _, c := range l.Plan.Clusters {
+		if err := l.startCluster(ctx, c); err != nil {
+			return fmt.Errorf("cluster %s: %w", c.Name, err)
+		}
+	}
+	return l.saveDerived(ctx)
+}
+
+func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
+	var down []*plan.Node
+	for _, name := range c.Nodes {
+		if n, _ := l.Plan.Node(name); !l.alive(n) {
+			down = append(down, n)
+		}
+	}
+	if len(down) == 0 {
+		return nil
+	}
+	if c.Kind != spec.KindGalera || len(down) < len(c.Nodes) {
+		return l.startAndWait(ctx, down, nil) // plain servers, or joiners of a running cluster
+	}
+	var saved []galera.SavedState
+	for _, n := range down {
+		saved = append(saved, savedState(n))
+	}
+	choice, err := galera.ChooseStart(saved)
+	if err != nil {
+		return err
+	}
+	l.logf("cluster %s: %s", c.Name, choice.Reason)
+	if choice.Mode == galera.StartTogether {
+		if choice.Reseed {
+			for _, n := range down {
+				if err := mariadb.SeedGalera(n.DataDir, saved[0].UUID, saved[0].Seqno, n.UUID, memberUUIDs(l.Plan, c)); err != nil {
+					return err
+				}
+			}
+		}
+		return l.startAndWait(ctx, down, nil)
+	}
+	first, _ := l.Plan.Node(choice.Bootstrap)
+	if err := l.startAndWait(ctx, []*plan.Node{first}, map[string][]string{first.Name: {"--wsrep-new-cluster"}}); err != nil {
+		return err
+	}
+	var rest []*plan.Node
+	for _, n := range down {
+		if n != first {
+			rest = append(rest, n)
+		}
+	}
+	return l.startAndWait(ctx, rest, nil)
+}
+
+func memberUUIDs(p *plan.Plan, c plan.Cluster) []string {
+	var out []string
+	for _, name := range c.Nodes {
+		n, _ := p.Node(name)
+		out = append(out, n.UUID)
+	}
+	return out
+}
+
+func savedState(n *plan.Node) galera.SavedState {
+	s := galera.SavedState{Node: n.Name}
+	b, err := os.ReadFile(filepath.Join(n.DataDir, "grastate.dat"))
+	if err != nil {
+		return s
+	}
+	if parsed, err := galera.ParseGrastate(string(b)); err == nil {
+		s = parsed
+		s.Node = n.Name
+	}
+	_, err = os.Stat(filepath.Join(n.DataDir, "gvwstate.dat"))
+	s.HasView = err == nil
+	return s
+}
+
+// running lists the running nodes of a cluster.
+func (l *Lab) running(cluster string) []*plan.Node {
+	var out []*plan.Node
+	for _, n := range l.nodes(nil) {
+		if n.Cluster == cluster && l.alive(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// saveDerived records running/stopped from what actually runs.
+func (l *Lab) saveDerived(context.Context) error {
+	for _, n := range l.nodes(nil) {
+		if l.alive(n) {
+			return l.save(state.Running)
+		}
+	}
+	return l.save(state.Stopped)
+}

@@ -1,0 +1,75 @@
+package lab
+
+import (
+	"context"
+	"sync"
+)
+
+// Status is what `hadrill status --output json` prints. Fields may be
+// added, never renamed (other tools rely on them).
+type Status struct {
+	Name          string     `json:"name"`
+	Status        string     `json:"status"`
+	Mode          string     `json:"mode"`
+	Network       string     `json:"network"`
+	Dir           string     `json:"dir"`
+	Nodes         []NodeInfo `json:"nodes"`
+	LoadBalancers []LBInfo   `json:"load_balancers"`
+	Client        ClientInfo `json:"client"`
+}
+
+// NodeInfo is one database node.
+type NodeInfo struct {
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Kind    string `json:"kind"`
+	Role    string `json:"role"`
+	Region  string `json:"region"`
+	Netns   string `json:"netns"`
+	Address string `json:"address"`
+	Port    int    `json:"port"`
+	State   string `json:"state"`
+	Pid     int    `json:"pid"`
+	Profile string `json:"profile"`
+}
+
+// LBInfo is one load balancer.
+type LBInfo struct {
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Mode    string `json:"mode"`
+	Netns   string `json:"netns"`
+	Address string `json:"address"`
+	Port    int    `json:"port"`
+	State   string `json:"state"`
+}
+
+// ClientInfo is the host load generators run on.
+type ClientInfo struct {
+	Name         string `json:"name"`
+	Netns        string `json:"netns"`
+	Address      string `json:"address"`
+	DefaultsFile string `json:"defaults_file"`
+}
+
+// Status probes every node (in parallel) and reports the lab.
+func (l *Lab) Status(ctx context.Context) Status {
+	p := l.Plan
+	s := Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir,
+		Nodes: make([]NodeInfo, len(p.Nodes)), LoadBalancers: []LBInfo{},
+		Client: ClientInfo{Name: p.Client.Host, Netns: p.Client.Netns, Address: p.Client.Address, DefaultsFile: p.Client.DefaultsFile}}
+	var wg sync.WaitGroup
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
+			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.Profile}
+		wg.Add(1)
+		go func(i int) { defer wg.Done(); s.Nodes[i].State = l.NodeState(ctx, n) }(i)
+	}
+	wg.Wait()
+	for _, lb := range p.LoadBalancers {
+		s.LoadBalancers = append(s.LoadBalancers, LBInfo{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode,
+			Netns: lb.Netns, Address: lb.Address, Port: lb.Port, State: "planned"})
+	}
+	return s
+}

@@ -1,0 +1,253 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
+)
+
+// UpOptions say what to bring up.
+type UpOptions struct {
+	Name      string
+	Spec      *spec.Spec
+	SpecGiven bool // the user named a preset or file (else: default, or the stored spec)
+	Log       io.Writer
+}
+
+// Up creates a lab, or starts an existing stopped one, and returns when
+// every node serves. On any failure (or ctx cancelled) it removes what it
+// created, so nothing is left half-made.
+func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
+	if err := plan.CheckLabName(o.Name); err != nil {
+		return nil, err
+	}
+	unlock, err := state.Lock(home, o.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if existing, err := state.Load(home, o.Name); err == nil {
+		return startExisting(ctx, home, existing, o)
+	}
+	if err := supported(o.Spec); err != nil {
+		return nil, err
+	}
+	facts := MachineFacts()
+	p, err := plan.Build(o.Spec, o.Name, home, facts)
+	if err != nil {
+		return nil, err
+	}
+	if err := Preflight(p, facts); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(p.Dir); err == nil {
+		return nil, hderr.User("--name: %s exists but holds no lab.json; remove it or run `hadrill down --name %s`", p.Dir, o.Name)
+	}
+	l := newLab(home, &state.Lab{Plan: p}, o.Log)
+	if err := l.save(state.Creating); err != nil { // first: down can always find what follows
+		return nil, err
+	}
+	if err := l.create(ctx); err != nil {
+		l.logf("up failed; removing lab %s", p.Lab)
+		if derr := l.destroy(context.Background(), false); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		return nil, err
+	}
+	return l, l.save(state.Running)
+}
+
+// supported rejects what this version cannot deploy yet, before anything is created.
+func supported(s *spec.Spec) error {
+	var problems []string
+	for i, c := range s.Clusters {
+		if c.Kind == spec.KindPrimary {
+			problems = append(problems, fmt.Sprintf("clusters[%d].kind: %q clusters (primary + replicas) are not deployable yet; use galera or standalone", i, c.Kind))
+		}
+	}
+	if len(s.Replication) > 0 {
+		problems = append(problems, "replication: replication channels are not deployable yet")
+	}
+	return hderr.Users(problems)
+}
+
+func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions) (*Lab, error) {
+	if o.SpecGiven && !reflect.DeepEqual(st.Plan.Spec, o.Spec) {
+		return nil, hderr.User("--name: lab %q already exists with another topology; choose another --name or remove it with `hadrill down --name %s`", o.Name, o.Name)
+	}
+	l := newLab(home, st, o.Log)
+	if st.Status == state.Creating {
+		return nil, hderr.User("--name: lab %q was interrupted while being created; remove it with `hadrill down --name %s`", o.Name, o.Name)
+	}
+	if err := l.Prov.Setup(ctx); err != nil {
+		return nil, err
+	}
+	if err := l.startAll(ctx); err != nil {
+		return nil, err
+	}
+	return l, l.save(state.Running)
+}
+
+func (l *Lab) create(ctx context.Context) error {
+	t0 := time.Now()
+	p := l.Plan
+	if err := l.writeSecrets(); err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return l.Prov.Setup(gctx) })
+	g.Go(func() error { return l.initDatadirs(gctx) })
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	l.logf("hosts and datadirs ready (%.1fs); starting %d servers", time.Since(t0).Seconds(), len(p.Nodes))
+	if err := l.startAndWait(ctx, l.nodes(nil), nil); err != nil {
+		return err
+	}
+	l.logf("all servers ready (%.1fs); creating users", time.Since(t0).Seconds())
+	if err := l.createUsers(ctx); err != nil {
+		return err
+	}
+	if err := l.checkAppLogins(ctx); err != nil {
+		return err
+	}
+	l.logf("lab %s up in %.1fs", p.Lab, time.Since(t0).Seconds())
+	return ctx.Err()
+}
+
+func (l *Lab) writeSecrets() error {
+	s := l.Plan.Secrets
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	for _, f := range []string{s.App, s.Check, s.Repl} {
+		if err := writeSecret(f, mariadb.Password()); err != nil {
+			return err
+		}
+	}
+	app, _ := readSecret(s.App)
+	first := l.Plan.Nodes[0]
+	text, err := mariadb.RenderClient(l.Plan.Lab, plan.AppUser, app, first.Address, first.Port)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.Client, []byte(text), 0o600)
+}
+
+// initDatadirs initialises one datadir and copies it to every node: the
+// nodes of a Galera cluster then hold identical state, as after an SST.
+func (l *Lab) initDatadirs(ctx context.Context) error {
+	tmpl := filepath.Join(l.Plan.Dir, "datadir.template")
+	if err := mariadb.InstallDB(ctx, tmpl, l.Facts.User, plan.RedoLog); err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmpl)
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range l.Plan.Nodes {
+		n := &l.Plan.Nodes[i]
+		g.Go(func() error {
+			if err := mariadb.CopyDatadir(gctx, tmpl, n.DataDir); err != nil {
+				return err
+			}
+			return l.seed(n)
+		})
+	}
+	return g.Wait()
+}
+
+// seed gives a Galera node the cluster's state and its last primary view.
+func (l *Lab) seed(n *plan.Node) error {
+	if n.Kind != spec.KindGalera {
+		return nil
+	}
+	var members []string
+	for _, c := range l.Plan.Clusters {
+		if c.Name != n.Cluster {
+			continue
+		}
+		for _, m := range c.Nodes {
+			mn, _ := l.Plan.Node(m)
+			members = append(members, mn.UUID)
+		}
+		return mariadb.SeedGalera(n.DataDir, c.StateUUID, 0, n.UUID, members)
+	}
+	return fmt.Errorf("%s: cluster %s not in plan", n.Name, n.Cluster)
+}
+
+// createUsers runs once per cluster on its first node (Galera replicates
+// it to the others); standalone servers get their own.
+func (l *Lab) createUsers(ctx context.Context) error {
+	s := l.Plan.Secrets
+	var u mariadb.Users
+	var err error
+	u.App, u.Check, u.Repl = plan.AppUser, plan.CheckUser, plan.ReplUser
+	if u.AppPassword, err = readSecret(s.App); err != nil {
+		return err
+	}
+	if u.CheckPassword, err = readSecret(s.Check); err != nil {
+		return err
+	}
+	if u.ReplPassword, err = readSecret(s.Repl); err != nil {
+		return err
+	}
+	for _, c := range l.Plan.Clusters {
+		names := c.Nodes
+		if c.Kind == spec.KindGalera {
+			names = names[:1]
+		}
+		for _, name := range names {
+			n, _ := l.Plan.Node(name)
+			db := l.admin(n)
+			err := mariadb.CreateUsers(ctx, db, u)
+			db.Close()
+			if err != nil {
+				return fmt.Errorf("%s: create users: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkAppLogins proves every node accepts the application user over TCP
+// from the client host: "up" means an application can connect.
+func (l *Lab) checkAppLogins(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range l.Plan.Nodes {
+		n := &l.Plan.Nodes[i]
+		g.Go(func() error {
+			db, err := l.AppDB(fmt.Sprintf("%s:%d", n.Address, n.Port))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				qctx, cancel := context.WithTimeout(gctx, 2*time.Second)
+				err = db.PingContext(qctx)
+				cancel()
+				if err == nil || time.Now().After(deadline) || gctx.Err() != nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: the application user cannot connect from %s: %w", n.Name, l.Plan.Client.Host, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
