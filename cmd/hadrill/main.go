@@ -34,7 +34,9 @@ func exitCode(err error) int {
 		return 1
 	}
 	for _, line := range strings.Split(err.Error(), "\n") {
-		fmt.Fprintln(os.Stderr, "hadrill: "+line)
+		if strings.TrimSpace(line) != "" {
+			fmt.Fprintln(os.Stderr, "hadrill: "+line)
+		}
 	}
 	if hderr.IsUser(err) || strings.HasPrefix(err.Error(), "unknown command") {
 		return 2

@@ -29,6 +29,13 @@ func ChooseStart(nodes []SavedState) (StartChoice, error) {
 	if len(nodes) == 0 {
 		return StartChoice{}, fmt.Errorf("no nodes")
 	}
+	if len(nodes) == 1 { // no peer to re-form a view with; it holds the only copy
+		if !nodes[0].Present {
+			return StartChoice{}, fmt.Errorf("no saved Galera state on %s: the datadir was removed or never initialised", nodes[0].Node)
+		}
+		return StartChoice{Mode: StartBootstrap, Bootstrap: nodes[0].Node,
+			Reason: fmt.Sprintf("%s is the cluster's only node: it bootstraps", nodes[0].Node)}, nil
+	}
 	var missing, unknown []string
 	uuids := map[string]bool{}
 	allViews, sameSeqno := true, true

@@ -24,6 +24,7 @@ func TestChooseStart(t *testing.T) {
 		{"clean stop, same seqno", []SavedState{st("a", 7, false, false), st("b", 7, false, false), st("c", 7, true, false)}, StartTogether, true, "", ""},
 		{"highest seqno wins, not the first node", []SavedState{st("a", 5, false, false), st("b", 9, false, false), st("c", 7, true, false)}, StartBootstrap, false, "b", ""},
 		{"tie broken by safe_to_bootstrap", []SavedState{st("a", 9, false, false), st("b", 5, false, true), st("c", 9, true, false)}, StartBootstrap, false, "c", ""},
+		{"single node bootstraps even after a crash", []SavedState{st("a", -1, false, true)}, StartBootstrap, false, "a", ""},
 		{"unknown seqno refuses", []SavedState{st("a", 9, false, false), st("b", -1, false, false)}, "", false, "", "seqno unknown on b"},
 		{"missing state refuses", []SavedState{st("a", 9, false, false), {Node: "b"}}, "", false, "", "no saved Galera state on b"},
 		{"split histories refuse", []SavedState{st("a", 9, false, false), {Node: "b", Present: true, UUID: "other", Seqno: 3}}, "", false, "", "different cluster histories"},

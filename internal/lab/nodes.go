@@ -132,6 +132,9 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
 		return l.startAndWait(ctx, down, nil)
 	}
 	first, _ := l.Plan.Node(choice.Bootstrap)
+	if err := mariadb.MarkSafeToBootstrap(first.DataDir); err != nil {
+		return err
+	}
 	if err := l.startAndWait(ctx, []*plan.Node{first}, map[string][]string{first.Name: {"--wsrep-new-cluster"}}); err != nil {
 		return err
 	}

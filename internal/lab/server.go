@@ -58,7 +58,7 @@ func (l *Lab) waitReady(ctx context.Context, n *plan.Node, p *supervise.Proc) er
 	})
 	if err != nil {
 		if t := mariadb.LogTail(n.LogFile, 4); t != "" {
-			err = fmt.Errorf("%w\n%s's error log (%s) ends with:\n%s", err, n.Name, n.LogFile, t)
+			err = fmt.Errorf("%w\n%s's error log (%s) says:\n%s", err, n.Name, n.LogFile, t)
 		}
 	}
 	return err

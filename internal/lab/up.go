@@ -114,7 +114,7 @@ func (l *Lab) create(ctx context.Context) error {
 		return err
 	}
 	l.logf("hosts and datadirs ready (%.1fs); starting %d servers", time.Since(t0).Seconds(), len(p.Nodes))
-	if err := l.startAndWait(ctx, l.nodes(nil), nil); err != nil {
+	if err := l.startAndWait(ctx, l.nodes(nil), l.bootstrapLoners()); err != nil {
 		return err
 	}
 	l.logf("all servers ready (%.1fs); creating users", time.Since(t0).Seconds())
@@ -166,6 +166,18 @@ func (l *Lab) initDatadirs(ctx context.Context) error {
 		})
 	}
 	return g.Wait()
+}
+
+// bootstrapLoners: the node of a one-node Galera cluster has no peer to
+// re-form a seeded view with, so it bootstraps.
+func (l *Lab) bootstrapLoners() map[string][]string {
+	extra := map[string][]string{}
+	for _, c := range l.Plan.Clusters {
+		if c.Kind == spec.KindGalera && len(c.Nodes) == 1 {
+			extra[c.Nodes[0]] = []string{"--wsrep-new-cluster"}
+		}
+	}
+	return extra
 }
 
 // seed gives a Galera node the cluster's state and its last primary view.

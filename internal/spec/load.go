@@ -18,17 +18,56 @@ import (
 // with their field paths, every problem at once. It does not apply defaults
 // or validate semantics (see Load).
 func Parse(data []byte) (*Spec, error) {
+	s, problems, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, hderr.Users(problems)
+	}
+	return s, nil
+}
+
+// Load parses, applies defaults and validates a spec, reporting structural
+// and semantic problems together (a field with a structural problem is not
+// judged again).
+func Load(data []byte) (*Spec, error) {
+	s, problems, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	Defaults(s)
+	bad := map[string]bool{}
+	for _, p := range problems {
+		bad[strings.SplitN(p, ": ", 2)[0]] = true
+	}
+	if verr := Validate(s); verr != nil {
+		for _, p := range verr.(*hderr.UserError).Problems {
+			if !bad[strings.SplitN(p, ": ", 2)[0]] {
+				problems = append(problems, p)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, hderr.Users(problems)
+	}
+	return s, nil
+}
+
+// parse returns the spec decoded as far as possible and the structural
+// problems; err only when there is no document to speak of.
+func parse(data []byte) (*Spec, []string, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, hderr.User("spec: empty document (expected a mapping with at least 'clusters')")
+			return nil, nil, hderr.User("spec: empty document (expected a mapping with at least 'clusters')")
 		}
-		return nil, hderr.User("spec: malformed YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, nil, hderr.User("spec: malformed YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, hderr.User("spec: more than one YAML document (expected exactly one)")
+		return nil, nil, hderr.User("spec: more than one YAML document (expected exactly one)")
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -38,29 +77,14 @@ func Parse(data []byte) (*Spec, error) {
 	budget := maxNodes
 	check(doc, reflect.TypeOf(Spec{}), "", &problems, &budget)
 	if budget < 0 {
-		return nil, hderr.User("spec: document too large or too deeply aliased (more than %d nodes)", maxNodes)
+		return nil, nil, hderr.User("spec: document too large or too deeply aliased (more than %d nodes)", maxNodes)
 	}
-	if len(problems) > 0 {
-		return nil, hderr.Users(problems)
+	if doc.Kind != yaml.MappingNode {
+		return nil, nil, hderr.Users(problems)
 	}
 	var s Spec
-	if err := doc.Decode(&s); err != nil { // cannot fail after check; keep the guard
-		return nil, hderr.User("spec: %v", err)
-	}
-	return &s, nil
-}
-
-// Load parses, applies defaults and validates a spec.
-func Load(data []byte) (*Spec, error) {
-	s, err := Parse(data)
-	if err != nil {
-		return nil, err
-	}
-	Defaults(s)
-	if err := Validate(s); err != nil {
-		return nil, err
-	}
-	return s, nil
+	_ = doc.Decode(&s) // type errors are in problems already; the rest decodes
+	return &s, problems, nil
 }
 
 // maxNodes bounds the walk so aliases cannot expand a small document

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -45,8 +46,9 @@ func CopyDatadir(ctx context.Context, src, dst string) error {
 // primary view: started together, they re-form the primary component from
 // pc.recovery without a bootstrap and without any state transfer, exactly as
 // a cluster does after all nodes crashed at the same position.
+// A lone member (one-node cluster) gets no view: it bootstraps instead.
 func SeedGalera(datadir, stateUUID string, seqno int64, myUUID string, members []string) error {
-	gra, err := RenderGrastate(stateUUID, seqno)
+	gra, err := RenderGrastate(stateUUID, seqno, len(members) == 1)
 	if err != nil {
 		return err
 	}
@@ -57,11 +59,27 @@ func SeedGalera(datadir, stateUUID string, seqno int64, myUUID string, members [
 	if err := os.WriteFile(filepath.Join(datadir, "grastate.dat"), []byte(gra), 0o660); err != nil {
 		return err
 	}
+	if len(members) == 1 {
+		return nil
+	}
 	return os.WriteFile(filepath.Join(datadir, "gvwstate.dat"), []byte(gvw), 0o660)
 }
 
-// LogTail returns the last n lines of a file that look like errors, or the
-// last n lines when none do: what a user needs when a server would not start.
+// MarkSafeToBootstrap sets safe_to_bootstrap: 1 in grastate.dat, once the
+// caller has decided this node is the one to bootstrap from.
+func MarkSafeToBootstrap(datadir string) error {
+	path := filepath.Join(datadir, "grastate.dat")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := regexp.MustCompile(`(?m)^safe_to_bootstrap:.*$`).ReplaceAllString(string(b), "safe_to_bootstrap: 1")
+	return os.WriteFile(path, []byte(text), 0o660)
+}
+
+// LogTail returns the first n error lines of a log (the first errors name
+// the cause; later ones are its consequences), or its last n lines when it
+// has none: what a user needs when a server would not start.
 func LogTail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -73,8 +91,11 @@ func LogTail(path string, n int) string {
 			errs = append(errs, strings.TrimSpace(l))
 		}
 	}
+	if len(errs) > n {
+		errs = errs[:n]
+	}
 	if len(errs) > 0 {
-		return strings.Join(last(errs, n), "\n")
+		return strings.Join(errs, "\n")
 	}
 	return tail(string(b), n)
 }

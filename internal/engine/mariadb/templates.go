@@ -84,8 +84,8 @@ func RenderClient(lab, user, password, host string, port int) (string, error) {
 }
 
 // RenderGrastate renders grastate.dat for a seeded node.
-func RenderGrastate(stateUUID string, seqno int64) (string, error) {
-	return render("grastate.dat.tmpl", map[string]any{"StateUUID": stateUUID, "Seqno": seqno})
+func RenderGrastate(stateUUID string, seqno int64, safe bool) (string, error) {
+	return render("grastate.dat.tmpl", map[string]any{"StateUUID": stateUUID, "Seqno": seqno, "Safe": safe})
 }
 
 // RenderGvwstate renders gvwstate.dat: the last primary view Galera's

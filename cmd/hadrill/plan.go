@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+func planCmd() *cobra.Command {
+	var preset, file string
+	c := &cobra.Command{
+		Use:   "plan [--preset P | -f FILE] [--name LAB]",
+		Short: "Print what `up` would create (hosts, addresses, paths, rendered my.cnf) without creating anything",
+		Args:  args(0, 0, "no arguments (use --preset or -f)"),
+		RunE: func(*cobra.Command, []string) error {
+			s, name, _, err := loadSpec(preset, file)
+			if err != nil {
+				return err
+			}
+			h, err := home()
+			if err != nil {
+				return err
+			}
+			p, err := plan.Build(s, name, h, lab.MachineFacts())
+			if err != nil {
+				return err
+			}
+			return emit(p, func() {
+				fmt.Printf("lab %s: %s mode, network %s, files in %s\n", p.Lab, p.Mode, p.Network, p.Dir)
+				for _, host := range p.Hosts {
+					fmt.Printf("  %-8s %-7s %-8s %-15s %s\n", host.Name, host.Role, host.Region, host.Address, host.Netns)
+				}
+				for _, n := range p.Nodes {
+					fmt.Printf("\n# %s\n%s", n.ConfigFile, n.Config)
+				}
+			})
+		},
+	}
+	c.Flags().StringVar(&preset, "preset", "", "embedded topology")
+	c.Flags().StringVarP(&file, "file", "f", "", "topology spec file (YAML)")
+	return c
+}

@@ -1,0 +1,120 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestLifecycle: up, status contract, writes, node stop/start (rejoin, no
+// second cluster), rolling restart, full clean stop/start, kill -9 of every
+// node and start --all, bad node names, a taken lab name, down.
+func TestLifecycle(t *testing.T) {
+	e := newEnv(t)
+	e.ok("up", "--name", "itlife")
+	st := e.status("itlife")
+	if len(st.Nodes) != 3 || len(st.LoadBalancers) != 1 || st.Client.Netns != "hd-itlife-client" {
+		t.Fatalf("status: %+v", st)
+	}
+	for _, n := range st.Nodes {
+		if n.State != "Synced" || n.Pid == 0 || n.Kind != "galera" || n.Role != "galera" || n.Region != "main" ||
+			n.Netns != "hd-itlife-"+n.Name || !strings.HasPrefix(n.Address, "198.1") || n.Port != 3306 {
+			t.Errorf("node %+v", n)
+		}
+	}
+	if fi, err := os.Stat(st.Client.DefaultsFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("client defaults file %s: %v %v", st.Client.DefaultsFile, fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(st.Client.DefaultsFile); !strings.Contains(string(b), "user     = app") {
+		t.Errorf("defaults file has no application user:\n%s", b)
+	}
+
+	// The application user writes over TCP from the client host; every node sees it.
+	e.ok("sql", "db3", "--name", "itlife", "--app", "-e", "CREATE TABLE app.t (id INT PRIMARY KEY); INSERT INTO app.t VALUES (1)")
+	for _, n := range []string{"db1", "db2", "db3"} {
+		if got := e.sql("itlife", n, "SELECT COUNT(*) FROM app.t"); got != "COUNT(*)\n1" {
+			t.Errorf("%s sees %q", n, got)
+		}
+	}
+
+	// Bad node names and a taken lab name are bad input, and change nothing.
+	if r := e.run("stop", "--name", "itlife", "db9", "nope"); r.code != 2 || !strings.Contains(r.stderr, `"db9"`) || !strings.Contains(r.stderr, `"nope"`) {
+		t.Errorf("unknown nodes: exit %d %s", r.code, r.stderr)
+	}
+	spec := filepath.Join(e.home, "other.yaml")
+	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 1\n"), 0o644)
+	if r := e.run("up", "--name", "itlife", "-f", spec); r.code != 2 || !strings.Contains(r.stderr, "already exists") {
+		t.Errorf("taken name: exit %d %s", r.code, r.stderr)
+	}
+	if s := e.states("itlife"); s != "db1=Synced db2=Synced db3=Synced" {
+		t.Fatalf("bad input changed the lab: %s", s)
+	}
+
+	// One node leaves and rejoins the running cluster (IST), with what it missed.
+	e.ok("stop", "--name", "itlife", "db2")
+	e.sql("itlife", "db1", "INSERT INTO app.t VALUES (2)")
+	e.ok("start", "--name", "itlife", "db2")
+	if got := e.sql("itlife", "db2", "SELECT COUNT(*) FROM app.t"); got != "COUNT(*)\n2" {
+		t.Errorf("db2 after rejoin: %q", got)
+	}
+	if got := e.sql("itlife", "db2", "SHOW STATUS LIKE 'wsrep_cluster_size'"); !strings.HasSuffix(got, "3") {
+		t.Errorf("db2 rejoined a cluster of %q, not the running one", got)
+	}
+
+	// Rolling restart keeps the cluster whole.
+	e.ok("restart", "--name", "itlife", "db1", "db3")
+	if s := e.states("itlife"); s != "db1=Synced db2=Synced db3=Synced" {
+		t.Errorf("after rolling restart: %s", s)
+	}
+
+	// A lone node of a fully stopped cluster refuses to bootstrap a second cluster.
+	e.ok("stop", "--name", "itlife", "--all")
+	if r := e.run("start", "--name", "itlife", "db3"); r.code != 2 || !strings.Contains(r.stderr, "start --all") {
+		t.Errorf("lone start: exit %d %s", r.code, r.stderr)
+	}
+	e.ok("start", "--name", "itlife", "--all")
+
+	// kill -9 of every node; start --all re-forms one cluster with all data.
+	for _, n := range e.status("itlife").Nodes {
+		syscall.Kill(n.Pid, syscall.SIGKILL)
+	}
+	e.ok("start", "--name", "itlife", "--all")
+	if s := e.states("itlife"); s != "db1=Synced db2=Synced db3=Synced" {
+		t.Errorf("after full crash: %s", s)
+	}
+	if got := e.sql("itlife", "db3", "SELECT COUNT(*) FROM app.t"); got != "COUNT(*)\n2" {
+		t.Errorf("rows after full crash: %q", got)
+	}
+	if got := e.sql("itlife", "db1", "SHOW STATUS LIKE 'wsrep_cluster_size'"); !strings.HasSuffix(got, strconv.Itoa(3)) {
+		t.Errorf("cluster size %q", got)
+	}
+
+	e.ok("down", "--name", "itlife")
+	e.assertNoLeftovers()
+}
+
+// TestSeveralLabsAtOnce: two labs run side by side without clashing.
+func TestSeveralLabsAtOnce(t *testing.T) {
+	e := newEnv(t)
+	spec := filepath.Join(e.home, "one.yaml")
+	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 1\n"), 0o644)
+	e.ok("up", "--name", "ita", "-f", spec)
+	e.ok("up", "--name", "itb", "-f", spec)
+	for _, lab := range []string{"ita", "itb"} {
+		if s := e.states(lab); s != "db1=Synced" {
+			t.Errorf("%s: %s", lab, s)
+		}
+	}
+	// A one-node cluster restarts by bootstrapping its only node.
+	e.ok("restart", "--name", "ita", "db1")
+	if s := e.states("ita"); s != "db1=Synced" {
+		t.Errorf("ita after restart: %s", s)
+	}
+	if r := e.run("status"); r.code != 2 || !strings.Contains(r.stderr, "2 labs exist") {
+		t.Errorf("ambiguous lab: exit %d %s", r.code, r.stderr)
+	}
+	e.ok("down", "--all")
+}
