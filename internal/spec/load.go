@@ -80,7 +80,7 @@ func parse(data []byte) (*Spec, []string, error) {
 		return nil, nil, hderr.User("spec: document too large or too deeply aliased (more than %d nodes)", maxNodes)
 	}
 	if doc.Kind != yaml.MappingNode {
-		return nil, nil, hderr.Users(problems)
+		return nil, nil, hderr.User("spec: expected a mapping with at least 'clusters', got %s", describe(doc))
 	}
 	var s Spec
 	_ = doc.Decode(&s) // type errors are in problems already; the rest decodes
