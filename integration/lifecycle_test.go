@@ -32,6 +32,13 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("defaults file has no application user:\n%s", b)
 	}
 
+	// The cluster formed fast but runs on Galera's stock membership timing.
+	for _, n := range []string{"db1", "db2", "db3"} {
+		if opts := e.sql("itlife", n, "SELECT @@wsrep_provider_options"); !strings.Contains(opts, "evs.join_retrans_period = PT1S") {
+			t.Errorf("%s runs with non-stock join timing: %s", n, opts)
+		}
+	}
+
 	// The application user writes over TCP from the client host; every node sees it.
 	e.ok("sql", "db3", "--name", "itlife", "--app", "-e", "CREATE TABLE app.t (id INT PRIMARY KEY); INSERT INTO app.t VALUES (1)")
 	for _, n := range []string{"db1", "db2", "db3"} {

@@ -129,7 +129,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
 				}
 			}
 		}
-		return l.startAndWait(ctx, down, nil)
+		return l.startForming(ctx, down, nil)
 	}
 	first, _ := l.Plan.Node(choice.Bootstrap)
 	if err := mariadb.MarkSafeToBootstrap(first.DataDir); err != nil {

@@ -114,7 +114,7 @@ func (l *Lab) create(ctx context.Context) error {
 		return err
 	}
 	l.logf("hosts and datadirs ready (%.1fs); starting %d servers", time.Since(t0).Seconds(), len(p.Nodes))
-	if err := l.startAndWait(ctx, l.nodes(nil), l.bootstrapLoners()); err != nil {
+	if err := l.startForming(ctx, l.nodes(nil), l.bootstrapLoners()); err != nil {
 		return err
 	}
 	l.logf("all servers ready (%.1fs); creating users", time.Since(t0).Seconds())

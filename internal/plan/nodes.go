@@ -64,12 +64,14 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	if c.Kind == spec.KindGalera {
 		n.GaleraPort = GaleraPort
 		n.UUID = stableUUID(b.p.Lab + "/" + name)
+		n.ProviderOptions = mariadb.ProviderOptions(n.Address, GaleraPort, ISTPort, gcache)
 	}
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: c.Kind, Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile,
 		LogFile: n.LogFile, Address: n.Address, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
 		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes), RedoLog: RedoLog,
-		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), Overrides: overrides(c.Config)}
+		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
+		Overrides: overrides(c.Config)}
 	if b.f.User == "root" {
 		cfg.User = "root"
 	}

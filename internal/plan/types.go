@@ -67,14 +67,16 @@ type Node struct {
 	GaleraPort int    `json:"galera_port,omitempty"`
 	ServerID   int    `json:"server_id"`
 	UUID       string `json:"uuid,omitempty"` // Galera node UUID used for the seeded primary view
-	Profile    string `json:"profile"`
-	Dir        string `json:"dir"`
-	DataDir    string `json:"datadir"`
-	Socket     string `json:"socket"`
-	PidFile    string `json:"pid_file"`
-	LogFile    string `json:"log_file"`
-	ConfigFile string `json:"config_file"`
-	Config     string `json:"config"`
+	// ProviderOptions is the node's wsrep_provider_options as in its my.cnf.
+	ProviderOptions string `json:"provider_options,omitempty"`
+	Profile         string `json:"profile"`
+	Dir             string `json:"dir"`
+	DataDir         string `json:"datadir"`
+	Socket          string `json:"socket"`
+	PidFile         string `json:"pid_file"`
+	LogFile         string `json:"log_file"`
+	ConfigFile      string `json:"config_file"`
+	Config          string `json:"config"`
 }
 
 // LB is a load balancer host (started by the load-balancer layer).

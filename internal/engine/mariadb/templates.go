@@ -63,7 +63,16 @@ type ServerConfig struct {
 	BufferPool, RedoLog, GCache                    string
 	GaleraLib                                      string
 	Peers                                          string // host:port,host:port
+	ProviderOptions                                string // wsrep_provider_options (see ProviderOptions)
 	Overrides                                      []string
+}
+
+// ProviderOptions is a Galera node's wsrep_provider_options: it listens
+// only on its own address, keeps a lab-sized gcache, and saves its primary
+// view (pc.recovery) so a fully crashed cluster can re-form by itself.
+func ProviderOptions(address string, galeraPort, istPort int, gcache string) string {
+	return fmt.Sprintf("gmcast.listen_addr=tcp://%s:%d;ist.recv_addr=%s:%d;gcache.size=%s;pc.recovery=true",
+		address, galeraPort, address, istPort, gcache)
 }
 
 // RenderServer renders a node's my.cnf.

@@ -1,0 +1,102 @@
+// Command bench runs hadrill's performance scenarios and prints medians and
+// in-run ratios (machines are noisy: compare ratios, not absolutes).
+//
+//	go run ./bench -bin bin/hadrill [-runs 5] [-scenario deploy]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/hadrill", "hadrill binary")
+	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
+	scenario := flag.String("scenario", "deploy", "scenario: deploy")
+	flag.Parse()
+	if *runs < 1 {
+		fail("-runs: expected a positive number, got %d", *runs)
+	}
+	switch *scenario {
+	case "deploy":
+		deploy(*bin, *runs)
+	default:
+		fail("-scenario: unknown scenario %q (known: deploy)", *scenario)
+	}
+}
+
+// deploy: galera3 `up` until ready vs the plain hand recipe, interleaved.
+func deploy(bin string, runs int) {
+	work, err := os.MkdirTemp("/tmp", "hdbench-")
+	check(err)
+	check(os.Chmod(work, 0o755)) // the recipe's servers run as the mysql user
+	defer os.RemoveAll(work)
+	home := filepath.Join(work, "home")
+	here, _ := os.Getwd()
+	recipe := filepath.Join(here, "bench", "recipe_deploy.sh")
+	var hd, plain []float64
+	for i := 1; i <= runs; i++ {
+		t0 := time.Now()
+		run(bin, "--home", home, "up", "--name", "bdeploy", "-o", "json")
+		hd = append(hd, time.Since(t0).Seconds())
+		run(bin, "--home", home, "down", "--name", "bdeploy")
+		out := run("bash", recipe, filepath.Join(work, "recipe"))
+		s, err := strconv.ParseFloat(strings.TrimSpace(out), 64)
+		check(err)
+		plain = append(plain, s)
+		fmt.Fprintf(os.Stderr, "run %d/%d: hadrill %.2fs, plain recipe %.2fs\n", i, runs, hd[i-1], s)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "scenario\tvariant\truns\tmedian s\tmin s\tmax s\tratio\t")
+	fmt.Fprintf(w, "deploy\thadrill up galera3 (until all Synced + app login)\t%d\t%.2f\t%.2f\t%.2f\t1.00\t\n", runs, median(hd), minf(hd), maxf(hd))
+	fmt.Fprintf(w, "deploy\tplain recipe (bootstrap + rsync SST joins)\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t\n", runs, median(plain), minf(plain), maxf(plain), median(plain)/median(hd))
+	w.Flush()
+	fmt.Printf("\ntarget: hadrill median ≤ 5.00 s: %v; ≥ 3× faster than the recipe: %v (%.1f×)\n",
+		median(hd) <= 5, median(plain)/median(hd) >= 3, median(plain)/median(hd))
+}
+
+func run(name string, args ...string) string {
+	c := exec.Command(name, args...)
+	c.Stderr = os.Stderr
+	out, err := c.Output()
+	if err != nil {
+		fail("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func minf(v []float64) float64 { s := append([]float64(nil), v...); sort.Float64s(s); return s[0] }
+func maxf(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)-1]
+}
+
+func check(err error) {
+	if err != nil {
+		fail("%v", err)
+	}
+}
+
+func fail(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...)
+	os.Exit(1)
+}
