@@ -38,11 +38,37 @@ func newEnv(t *testing.T) *env {
 	}
 	e := &env{t: t, home: home}
 	t.Cleanup(func() {
+		if t.Failed() {
+			e.dumpLogs()
+		}
 		e.run("down", "--all") // whatever the test did or failed to do
 		e.assertNoLeftovers()
 		os.RemoveAll(home)
 	})
 	return e
+}
+
+// dumpLogs keeps what a failed test needs: every node's server log, copied
+// to $HADRILL_TEST_LOGS (or logged in part when that is not set).
+func (e *env) dumpLogs() {
+	logs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*", "nodes", "*", "error.log"))
+	dest := os.Getenv("HADRILL_TEST_LOGS")
+	for _, l := range logs {
+		rel, _ := filepath.Rel(filepath.Join(e.home, "labs"), l)
+		if dest != "" {
+			target := filepath.Join(dest, e.t.Name(), rel)
+			os.MkdirAll(filepath.Dir(target), 0o755)
+			b, _ := os.ReadFile(l)
+			os.WriteFile(target, b, 0o644)
+			continue
+		}
+		b, _ := os.ReadFile(l)
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 25 {
+			lines = lines[len(lines)-25:]
+		}
+		e.t.Logf("--- %s (last %d lines)\n%s", rel, len(lines), strings.Join(lines, "\n"))
+	}
 }
 
 type result struct {

@@ -27,6 +27,10 @@ func ownedBy(pid int, n *plan.Node) bool { return supervise.Owned(pid, n.ConfigF
 // startServer launches one mariadbd on its host. extra are additional
 // server options (e.g. --wsrep-new-cluster for a bootstrap).
 func (l *Lab) startServer(n *plan.Node, extra ...string) (*supervise.Proc, error) {
+	// A previous server killed a moment ago may still hold the node's ports.
+	if old := readPid(n.PidFile); supervise.Present(old) && !supervise.WaitGone(old, 30*time.Second) {
+		return nil, fmt.Errorf("%s: the previous server (pid %d) has not exited", n.Name, old)
+	}
 	if err := os.WriteFile(n.ConfigFile, []byte(n.Config), 0o644); err != nil {
 		return nil, err
 	}

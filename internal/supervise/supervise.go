@@ -103,18 +103,53 @@ func ReadPid(path string) int {
 	return pid
 }
 
-// Alive reports whether pid runs and is not a zombie.
+// Alive reports whether pid runs: not a zombie, and not on its way out
+// (a process killed a moment ago is still in /proc while it exits).
 func Alive(pid int) bool {
+	present, exiting := procState(pid)
+	return present && !exiting
+}
+
+// Present reports whether pid still exists and is not yet a zombie, even
+// while exiting: it may still hold its ports and files.
+func Present(pid int) bool {
+	present, _ := procState(pid)
+	return present
+}
+
+const pfExiting = 0x4 // PF_EXITING in /proc/PID/stat flags
+
+func procState(pid int) (present, exiting bool) {
 	if pid <= 0 {
-		return false
+		return false, false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return false, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+	if i < 0 || i+2 >= len(s) {
+		return false, false
+	}
+	f := strings.Fields(s[i+2:]) // state ppid pgrp session tty tpgid flags ...
+	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
+		return false, false
+	}
+	flags, _ := strconv.ParseUint(f[6], 10, 64)
+	return true, flags&pfExiting != 0
+}
+
+// WaitGone waits until pid no longer exists (or is a zombie); false on timeout.
+func WaitGone(pid int, d time.Duration) bool {
+	end := time.Now().Add(d)
+	for Present(pid) {
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 // Owned reports whether pid is alive and its command line mentions marker
@@ -129,7 +164,7 @@ func Owned(pid int, marker string) bool {
 
 // Stop sends TERM, waits up to grace, then KILL; it returns once pid is gone.
 func Stop(pid int, grace time.Duration) error {
-	if !Alive(pid) {
+	if !Present(pid) {
 		return nil
 	}
 	_ = syscall.Kill(pid, syscall.SIGCONT) // a paused process cannot act on TERM
@@ -160,13 +195,4 @@ func Kill(pid int) error {
 func Pause(pid int) error  { return syscall.Kill(pid, syscall.SIGSTOP) }
 func Resume(pid int) error { return syscall.Kill(pid, syscall.SIGCONT) }
 
-func waitGone(pid int, d time.Duration) bool {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
-		if !Alive(pid) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return !Alive(pid)
-}
+func waitGone(pid int, d time.Duration) bool { return WaitGone(pid, d) }
