@@ -84,7 +84,9 @@ func TestLifecycle(t *testing.T) {
 	}
 	e.ok("start", "--name", "itlife", "--all")
 
-	// kill -9 of every node; start --all re-forms one cluster with all data.
+	// kill -9 of every node; start --all re-forms one cluster with all data
+	// and with its Galera history (state UUID and seqno) intact.
+	before := e.sql("itlife", "db1", "SHOW STATUS WHERE Variable_name IN ('wsrep_cluster_state_uuid', 'wsrep_last_committed')")
 	for _, n := range e.status("itlife").Nodes {
 		syscall.Kill(n.Pid, syscall.SIGKILL)
 	}
@@ -95,8 +97,35 @@ func TestLifecycle(t *testing.T) {
 	if got := e.sql("itlife", "db3", "SELECT COUNT(*) FROM app.t"); got != "COUNT(*)\n2" {
 		t.Errorf("rows after full crash: %q", got)
 	}
+	after := e.sql("itlife", "db3", "SHOW STATUS WHERE Variable_name IN ('wsrep_cluster_state_uuid', 'wsrep_last_committed')")
+	if uuid(before) != uuid(after) || seqno(after) < seqno(before) {
+		t.Errorf("Galera history lost in the full crash:\nbefore %q\nafter  %q", before, after)
+	}
 	if got := e.sql("itlife", "db1", "SHOW STATUS LIKE 'wsrep_cluster_size'"); !strings.HasSuffix(got, strconv.Itoa(3)) {
 		t.Errorf("cluster size %q", got)
+	}
+
+	// Logs, and unknown names for every command that takes one.
+	if r := e.ok("logs", "--name", "itlife", "db2", "-n", "5"); strings.Count(r.stdout, "\n") != 5 {
+		t.Errorf("logs -n 5 printed:\n%s", r.stdout)
+	}
+	for _, args := range [][]string{{"logs", "db7"}, {"sql", "db7", "-e", "SELECT 1"}, {"restart", "db7"}} {
+		if r := e.run(append(args, "--name", "itlife")...); r.code != 2 || !strings.Contains(r.stderr, `"db7"`) {
+			t.Errorf("%v: exit %d %s", args, r.code, r.stderr)
+		}
+	}
+
+	// down --keep-data stops the lab and removes its hosts; up starts it again with its data.
+	e.ok("down", "--name", "itlife", "--keep-data")
+	if ns, _ := filepath.Glob("/run/netns/hd-itlife*"); len(ns) > 0 {
+		t.Errorf("down --keep-data left namespaces %v", ns)
+	}
+	e.ok("up", "--name", "itlife")
+	if s := e.states("itlife"); s != "db1=Synced db2=Synced db3=Synced" {
+		t.Errorf("after up of a stopped lab: %s", s)
+	}
+	if got := e.sql("itlife", "db2", "SELECT COUNT(*) FROM app.t"); got != "COUNT(*)\n2" {
+		t.Errorf("rows after restart of a stopped lab: %q", got)
 	}
 
 	e.ok("down", "--name", "itlife")
@@ -124,4 +153,40 @@ func TestSeveralLabsAtOnce(t *testing.T) {
 		t.Errorf("ambiguous lab: exit %d %s", r.code, r.stderr)
 	}
 	e.ok("down", "--all")
+}
+
+// TestSameNameInTwoHomes: namespaces are machine-wide; a second home cannot
+// take (or tear down) a lab name the first home uses.
+func TestSameNameInTwoHomes(t *testing.T) {
+	a, b := newEnv(t), newEnv(t)
+	spec := filepath.Join(a.home, "one.yaml")
+	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 1\n"), 0o644)
+	a.ok("up", "--name", "itsame", "-f", spec)
+	if r := b.run("up", "--name", "itsame", "-f", spec); r.code != 2 || !strings.Contains(r.stderr, "in use on this machine") {
+		t.Errorf("second home took the name: exit %d %s", r.code, r.stderr)
+	}
+	b.ok("down", "--name", "itsame") // nothing of b's: must not touch a's lab
+	if s := a.states("itsame"); s != "db1=Synced" {
+		t.Errorf("first home's lab after the second home's attempts: %s", s)
+	}
+	a.ok("down", "--name", "itsame")
+	if _, err := os.Stat("/run/hadrill/labs/itsame"); err == nil {
+		t.Error("ownership record left behind")
+	}
+}
+
+func statusValue(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == name {
+			return f[1]
+		}
+	}
+	return ""
+}
+
+func uuid(out string) string { return statusValue(out, "wsrep_cluster_state_uuid") }
+
+func seqno(out string) int {
+	n, _ := strconv.Atoi(statusValue(out, "wsrep_last_committed"))
+	return n
 }

@@ -18,6 +18,7 @@ type SavedState struct {
 	Seqno           int64 // -1: unknown (crash; needs recovery from the storage engine)
 	SafeToBootstrap bool
 	HasView         bool
+	Recovered       bool // UUID and Seqno come from the storage engine (--wsrep-recover)
 }
 
 // ParseGrastate parses the text of grastate.dat.

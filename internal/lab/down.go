@@ -9,6 +9,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
@@ -48,11 +49,17 @@ func skeleton(home, name string) *plan.Plan {
 	return p
 }
 
+// strayNamespaces removes namespaces of a lab that has no files (left by an
+// interrupted run), unless they belong to a lab of another home.
 func strayNamespaces(ctx context.Context, home, name string) error {
 	if !MachineFacts().Root {
 		return nil
 	}
-	return newLab(home, &state.Lab{Plan: skeleton(home, name)}, nil).Prov.Teardown(ctx)
+	err := newLab(home, &state.Lab{Plan: skeleton(home, name)}, nil).Prov.Teardown(ctx)
+	if errors.Is(err, provider.ErrForeign) {
+		return nil // someone else's lab of the same name: not ours to remove
+	}
+	return err
 }
 
 // destroy stops the servers (cleanly when the data is kept), removes the

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -26,19 +27,30 @@ func (l *Lab) formationArgs(nodes []*plan.Node, extra map[string][]string) map[s
 		extra = map[string][]string{}
 	}
 	for _, n := range nodes {
-		if n.Kind != spec.KindGalera || len(extra[n.Name]) > 0 || l.userProviderOptions(n.Cluster) {
+		if n.Kind != spec.KindGalera || has(extra[n.Name], bootstrapFlag) || l.userProviderOptions(n.Cluster) {
 			continue
 		}
-		extra[n.Name] = []string{"--wsrep-provider-options=" + n.ProviderOptions + ";" + formingJoin}
+		extra[n.Name] = append(extra[n.Name], "--wsrep-provider-options="+n.ProviderOptions+";"+formingJoin)
 	}
 	return extra
+}
+
+const bootstrapFlag = "--wsrep-new-cluster"
+
+func has(args []string, prefix string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // endFormation sets the join period back to Galera's default on nodes
 // started with formationArgs.
 func (l *Lab) endFormation(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	for _, n := range nodes {
-		if len(extra[n.Name]) == 0 || extra[n.Name][0] == "--wsrep-new-cluster" {
+		if !has(extra[n.Name], "--wsrep-provider-options=") {
 			continue
 		}
 		db := l.admin(n)

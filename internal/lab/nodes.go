@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera"
@@ -56,7 +57,8 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 			return err
 		}
 		l.logf("starting %s", n.Name)
-		if err := l.startAndWait(ctx, []*plan.Node{n}, nil); err != nil {
+		st := l.knownState(ctx, n)
+		if err := l.startAndWait(ctx, []*plan.Node{n}, map[string][]string{n.Name: startArgs(st)}); err != nil {
 			return err
 		}
 	}
@@ -112,15 +114,16 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
 	if c.Kind != spec.KindGalera || len(down) < len(c.Nodes) {
 		return l.startAndWait(ctx, down, nil) // plain servers, or joiners of a running cluster
 	}
-	var saved []galera.SavedState
-	for _, n := range down {
-		saved = append(saved, savedState(n))
-	}
+	saved := l.knownStates(ctx, down)
 	choice, err := galera.ChooseStart(saved)
 	if err != nil {
 		return err
 	}
 	l.logf("cluster %s: %s", c.Name, choice.Reason)
+	extra := map[string][]string{}
+	for i, n := range down {
+		extra[n.Name] = startArgs(saved[i])
+	}
 	if choice.Mode == galera.StartTogether {
 		if choice.Reseed {
 			for _, n := range down {
@@ -129,13 +132,14 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
 				}
 			}
 		}
-		return l.startForming(ctx, down, nil)
+		return l.startForming(ctx, down, extra)
 	}
 	first, _ := l.Plan.Node(choice.Bootstrap)
 	if err := mariadb.MarkSafeToBootstrap(first.DataDir); err != nil {
 		return err
 	}
-	if err := l.startAndWait(ctx, []*plan.Node{first}, map[string][]string{first.Name: {"--wsrep-new-cluster"}}); err != nil {
+	boot := map[string][]string{first.Name: append([]string{bootstrapFlag}, extra[first.Name]...)}
+	if err := l.startAndWait(ctx, []*plan.Node{first}, boot); err != nil {
 		return err
 	}
 	var rest []*plan.Node
@@ -144,7 +148,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
 			rest = append(rest, n)
 		}
 	}
-	return l.startAndWait(ctx, rest, nil)
+	return l.startAndWait(ctx, rest, extra)
 }
 
 func memberUUIDs(p *plan.Plan, c plan.Cluster) []string {
@@ -154,6 +158,56 @@ func memberUUIDs(p *plan.Plan, c plan.Cluster) []string {
 		out = append(out, n.UUID)
 	}
 	return out
+}
+
+// knownStates reads the saved states of nodes, recovering in parallel the
+// positions their grastate.dat no longer holds.
+func (l *Lab) knownStates(ctx context.Context, nodes []*plan.Node) []galera.SavedState {
+	out := make([]galera.SavedState, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); out[i] = l.knownState(ctx, n) }()
+	}
+	wg.Wait()
+	return out
+}
+
+// knownState is a node's saved state; after a crash (seqno -1) the position
+// is recovered from InnoDB, as production start scripts do.
+func (l *Lab) knownState(ctx context.Context, n *plan.Node) galera.SavedState {
+	s := savedState(n)
+	if !s.Present || s.Seqno >= 0 || n.Kind != spec.KindGalera {
+		return s
+	}
+	if err := os.WriteFile(n.ConfigFile, []byte(n.Config), 0o644); err != nil {
+		return s
+	}
+	argv := l.Prov.Wrap(n.Host, []string{"mariadbd", "--defaults-file=" + n.ConfigFile})
+	uuid, seqno, err := mariadb.RecoverPosition(ctx, argv, filepath.Join(n.Dir, "recover.log"))
+	if err != nil || seqno < 0 || uuid != s.UUID {
+		l.logf("%s: position not recovered (%v)", n.Name, orNone(err, uuid, s.UUID))
+		return s
+	}
+	s.Seqno, s.Recovered = seqno, true
+	l.logf("%s: recovered position %s:%d", n.Name, uuid, seqno)
+	return s
+}
+
+func orNone(err error, got, want string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "recovered state " + got + ", saved state " + want
+}
+
+// startArgs hands a recovered position to the server, which otherwise would
+// start from grastate.dat's unknown one and lose the cluster's history.
+func startArgs(s galera.SavedState) []string {
+	if !s.Recovered {
+		return nil
+	}
+	return []string{fmt.Sprintf("--wsrep-start-position=%s:%d", s.UUID, s.Seqno)}
 }
 
 func savedState(n *plan.Node) galera.SavedState {

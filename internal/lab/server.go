@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
@@ -69,6 +71,8 @@ func (l *Lab) waitReady(ctx context.Context, n *plan.Node, p *supervise.Proc) er
 }
 
 // startAndWait starts several servers at once and waits for all of them.
+// The first failure cancels the other waits: a cluster member that died
+// dooms its peers' start, and its own error is the one that names the cause.
 func (l *Lab) startAndWait(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	procs := make([]*supervise.Proc, len(nodes))
 	for i, n := range nodes {
@@ -78,19 +82,11 @@ func (l *Lab) startAndWait(ctx context.Context, nodes []*plan.Node, extra map[st
 		}
 		procs[i] = p
 	}
-	errs := make([]error, len(nodes))
-	var wg sync.WaitGroup
+	g, gctx := errgroup.WithContext(ctx)
 	for i := range nodes {
-		wg.Add(1)
-		go func(i int) { defer wg.Done(); errs[i] = l.waitReady(ctx, nodes[i], procs[i]) }(i)
+		g.Go(func() error { return l.waitReady(gctx, nodes[i], procs[i]) })
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return g.Wait()
 }
 
 // stopServer stops one node: TERM (a clean Galera leave) then KILL after grace.

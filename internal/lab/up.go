@@ -57,6 +57,9 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 		return nil, hderr.User("--name: %s exists but holds no lab.json; remove it or run `hadrill down --name %s`", p.Dir, o.Name)
 	}
 	l := newLab(home, &state.Lab{Plan: p}, o.Log)
+	if err := l.Prov.Claim(); err != nil {
+		return nil, err
+	}
 	if err := l.save(state.Creating); err != nil { // first: down can always find what follows
 		return nil, err
 	}
@@ -174,7 +177,7 @@ func (l *Lab) bootstrapLoners() map[string][]string {
 	extra := map[string][]string{}
 	for _, c := range l.Plan.Clusters {
 		if c.Kind == spec.KindGalera && len(c.Nodes) == 1 {
-			extra[c.Nodes[0]] = []string{"--wsrep-new-cluster"}
+			extra[c.Nodes[0]] = []string{bootstrapFlag}
 		}
 	}
 	return extra

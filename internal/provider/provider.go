@@ -4,11 +4,19 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"net"
 )
 
+// ErrForeign: the machine-wide names a lab would use belong to a lab of
+// another home; teardown leaves them alone.
+var ErrForeign = errors.New("owned by another lab")
+
 // Provider creates and removes a lab's hosts and runs things on them.
 type Provider interface {
+	// Claim reserves the plan's machine-wide names for this lab, or says
+	// (as bad input) who holds them. It is idempotent.
+	Claim() error
 	// Setup creates every host and network of the plan; it is idempotent.
 	Setup(ctx context.Context) error
 	// Teardown removes everything Setup created and ends any process left on

@@ -28,6 +28,7 @@ func New(p *plan.Plan) provider.Provider {
 // Rootless hosts are addresses on lo: nothing to create, no isolation.
 type Rootless struct{ p *plan.Plan }
 
+func (r *Rootless) Claim() error                          { return nil }
 func (r *Rootless) Setup(context.Context) error           { return nil }
 func (r *Rootless) Teardown(context.Context) error        { return nil }
 func (r *Rootless) Wrap(_ string, argv []string) []string { return argv }
@@ -63,6 +64,9 @@ func (n *Netns) Dial(ctx context.Context, host, network, addr string) (net.Conn,
 // Setup creates the lab namespace with its bridge, then each host namespace
 // with a veth to the bridge. Nothing touches the root namespace.
 func (n *Netns) Setup(ctx context.Context) error {
+	if err := n.Claim(); err != nil {
+		return err
+	}
 	lab, br := n.p.Netns, n.p.Bridge
 	if !netns.Exists(lab) {
 		if err := ipAll(ctx, [][]string{{"netns", "add", lab}, {"-n", lab, "link", "add", br, "type", "bridge"},
@@ -89,6 +93,9 @@ func (n *Netns) Setup(ctx context.Context) error {
 // Teardown kills whatever still runs in the lab's namespaces (only processes
 // started there by hadrill can be there) and deletes the namespaces.
 func (n *Netns) Teardown(ctx context.Context) error {
+	if err := n.mine(); err != nil {
+		return err
+	}
 	var errs []string
 	for _, ns := range n.namespaces() {
 		for _, pid := range nsPids(ctx, ns) {
@@ -101,7 +108,7 @@ func (n *Netns) Teardown(ctx context.Context) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("teardown: %s", strings.Join(errs, "; "))
 	}
-	return nil
+	return n.release()
 }
 
 // namespaces lists every namespace of this lab: the planned ones and any
