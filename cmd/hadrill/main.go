@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-sql-driver/mysql"
 	"os"
 	"os/signal"
 	"strings"
@@ -18,6 +19,7 @@ import (
 var version = "dev"
 
 func main() {
+	_ = mysql.SetLogger(&mysql.NopLogger{}) // the driver's own logging would bypass our messages
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRoot().ExecuteContext(ctx)
 	stop()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -43,11 +44,34 @@ func printStatus(st lab.Status) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NODE\tCLUSTER\tROLE\tREGION\tADDRESS\tSTATE\tPID\tPROFILE")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s:%d\t%s\t%d\t%s\n", n.Name, n.Cluster, n.Role, n.Region, n.Address, n.Port, n.State, n.Pid, n.Profile)
+		state := n.State
+		if n.Drained {
+			state += " (drained)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s:%d\t%s\t%d\t%s\n", n.Name, n.Cluster, n.Role, n.Region, n.Address, n.Port, state, n.Pid, n.Profile)
 	}
 	for _, lb := range st.LoadBalancers {
-		fmt.Fprintf(w, "%s\t%s\tlb/%s\t\t%s:%d\t%s\t\t\n", lb.Name, lb.Cluster, lb.Mode, lb.Address, lb.Port, lb.State)
+		fmt.Fprintf(w, "%s\t%s\tlb/%s\t\t%s:%d\t%s\t\t%s\n", lb.Name, lb.Cluster, lb.Mode, lb.Address, lb.Port, lb.State, backends(lb))
 	}
 	fmt.Fprintf(w, "%s\t\tclient\t\t%s\t\t\t\n", st.Client.Name, st.Client.Address)
 	w.Flush()
+}
+
+// backends summarises what HAProxy sees: "writes: db1 UP*, db2 UP, db3 DOWN"
+// where * marks the servers taking new connections.
+func backends(lb lab.LBInfo) string {
+	var parts []string
+	proxy := ""
+	for _, b := range lb.Backends {
+		if b.Proxy != proxy {
+			proxy = b.Proxy
+			parts = append(parts, proxy+":")
+		}
+		mark := ""
+		if b.Serving {
+			mark = "*"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%s", b.Name, b.Status, mark))
+	}
+	return strings.Join(parts, " ")
 }

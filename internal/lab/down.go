@@ -76,7 +76,7 @@ func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 			}
 		}
 	}
-	errs = append(errs, l.Prov.Teardown(ctx))
+	errs = append(errs, l.stopDaemons(), l.Prov.Teardown(ctx))
 	if keepData {
 		errs = append(errs, l.save(state.Stopped))
 		l.logf("lab %s stopped; data kept in %s", l.Plan.Lab, l.Plan.Dir)

@@ -56,6 +56,9 @@ func Preflight(p *plan.Plan, f plan.Facts) error {
 	if p.Mode == plan.ModeNetns {
 		need = append(need, "ip")
 	}
+	if len(p.LoadBalancers) > 0 {
+		need = append(need, "haproxy")
+	}
 	var missing []string
 	for _, b := range need {
 		if _, err := exec.LookPath(b); err != nil {

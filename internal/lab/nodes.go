@@ -62,6 +62,9 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 			return err
 		}
 	}
+	if err := l.ensureDaemons(ctx); err != nil {
+		return err
+	}
 	return l.saveDerived(ctx)
 }
 
@@ -98,6 +101,9 @@ func (l *Lab) startAll(ctx context.Context) error {
 			return fmt.Errorf("cluster %s: %w", c.Name, err)
 		}
 	}
+	if err := l.ensureDaemons(ctx); err != nil {
+		return err
+	}
 	return l.saveDerived(ctx)
 }
 
@@ -111,10 +117,17 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
 	if len(down) == 0 {
 		return nil
 	}
-	if c.Kind != spec.KindGalera || len(down) < len(c.Nodes) {
-		return l.startAndWait(ctx, down, nil) // plain servers, or joiners of a running cluster
+	if c.Kind != spec.KindGalera {
+		return l.startAndWait(ctx, down, nil)
 	}
 	saved := l.knownStates(ctx, down)
+	if len(down) < len(c.Nodes) { // joiners of a running cluster, from their own positions (IST)
+		extra := map[string][]string{}
+		for i, n := range down {
+			extra[n.Name] = startArgs(saved[i])
+		}
+		return l.startAndWait(ctx, down, extra)
+	}
 	choice, err := galera.ChooseStart(saved)
 	if err != nil {
 		return err

@@ -2,6 +2,8 @@ package lab
 
 import (
 	"context"
+	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/supervise"
 	"sync"
 )
 
@@ -31,6 +33,7 @@ type NodeInfo struct {
 	State   string `json:"state"`
 	Pid     int    `json:"pid"`
 	Profile string `json:"profile"`
+	Drained bool   `json:"drained"`
 }
 
 // LBInfo is one load balancer.
@@ -41,7 +44,9 @@ type LBInfo struct {
 	Netns   string `json:"netns"`
 	Address string `json:"address"`
 	Port    int    `json:"port"`
-	State   string `json:"state"`
+	State   string `json:"state"` // running | down
+	// Backends are the servers as HAProxy sees them (proxy "writes", and "reads" when balanced).
+	Backends []haproxy.ServerState `json:"backends"`
 }
 
 // ClientInfo is the host load generators run on.
@@ -62,14 +67,21 @@ func (l *Lab) Status(ctx context.Context) Status {
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
-			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.Profile}
+			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.Profile, Drained: Drained(n)}
 		wg.Add(1)
 		go func(i int) { defer wg.Done(); s.Nodes[i].State = l.NodeState(ctx, n) }(i)
 	}
 	wg.Wait()
 	for _, lb := range p.LoadBalancers {
-		s.LoadBalancers = append(s.LoadBalancers, LBInfo{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode,
-			Netns: lb.Netns, Address: lb.Address, Port: lb.Port, State: "planned"})
+		info := LBInfo{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Netns: lb.Netns, Address: lb.Address,
+			Port: lb.Port, State: "down", Backends: []haproxy.ServerState{}}
+		if pid := supervise.ReadPid(lb.PidFile); supervise.Owned(pid, lb.Dir) {
+			info.State = "running"
+			if b, err := haproxy.Stat(ctx, lb.AdminSocket); err == nil {
+				info.Backends = b
+			}
+		}
+		s.LoadBalancers = append(s.LoadBalancers, info)
 	}
 	return s
 }

@@ -127,6 +127,12 @@ func (l *Lab) create(ctx context.Context) error {
 	if err := l.checkAppLogins(ctx); err != nil {
 		return err
 	}
+	if len(p.LoadBalancers) > 0 {
+		l.logf("servers accept the application user (%.1fs); starting health agents and load balancers", time.Since(t0).Seconds())
+	}
+	if err := l.ensureDaemons(ctx); err != nil {
+		return err
+	}
 	l.logf("lab %s up in %.1fs", p.Lab, time.Since(t0).Seconds())
 	return ctx.Err()
 }
@@ -142,8 +148,11 @@ func (l *Lab) writeSecrets() error {
 		}
 	}
 	app, _ := readSecret(s.App)
-	first := l.Plan.Nodes[0]
-	text, err := mariadb.RenderClient(l.Plan.Lab, plan.AppUser, app, first.Address, first.Port)
+	host, port := l.Plan.Nodes[0].Address, l.Plan.Nodes[0].Port
+	if len(l.Plan.LoadBalancers) > 0 { // applications connect through the load balancer
+		host, port = l.Plan.LoadBalancers[0].Address, l.Plan.LoadBalancers[0].Port
+	}
+	text, err := mariadb.RenderClient(l.Plan.Lab, plan.AppUser, app, host, port)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,8 @@ import (
 // Well-known ports, the same on every host (each host has its own address).
 const (
 	MySQLPort  = 3306
+	ReadPort   = 3307 // a balanced load balancer's read port
+	AgentPort  = 9200 // the health agent (clustercheck's port)
 	GaleraPort = 4567
 	ISTPort    = 4568
 	SSTPort    = 4444
@@ -126,8 +128,14 @@ func (b *builder) hosts() {
 	}
 	for i, lb := range b.s.LoadBalancers {
 		h := b.host(lb.Name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d].address", i), lb.Address, 101+i)
-		b.p.LoadBalancers = append(b.p.LoadBalancers, LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode,
-			Host: h.Name, Netns: h.Netns, Address: h.Address, Port: MySQLPort})
+		dir := filepath.Join(b.p.Dir, "lb", lb.Name)
+		l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Host: h.Name, Netns: h.Netns, Address: h.Address,
+			Port: MySQLPort, Dir: dir, ConfigFile: filepath.Join(dir, "haproxy.cfg"), PidFile: filepath.Join(dir, "haproxy.pid"),
+			LogFile: filepath.Join(dir, "haproxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
+		if lb.Mode == "balanced" {
+			l.ReadPort = ReadPort
+		}
+		b.p.LoadBalancers = append(b.p.LoadBalancers, l)
 	}
 	h := b.host(b.s.Client.Name, "client", b.s.Client.Region, "client.address", b.s.Client.Address, 201)
 	sec := filepath.Join(b.p.Dir, "secrets")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -45,6 +46,29 @@ func (b *builder) nodes() error {
 		}
 		b.p.Clusters = append(b.p.Clusters, pc)
 	}
+	return b.loadBalancers()
+}
+
+// loadBalancers renders each load balancer's haproxy.cfg over its cluster's nodes.
+func (b *builder) loadBalancers() error {
+	for i := range b.p.LoadBalancers {
+		lb := &b.p.LoadBalancers[i]
+		if len(lb.AdminSocket) > maxSocketPath {
+			return hderr.User("--home: the socket path %s is longer than a unix socket allows; use a shorter --home", lb.AdminSocket)
+		}
+		c := haproxy.Config{Lab: b.p.Lab, Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Address: lb.Address,
+			Port: lb.Port, ReadPort: lb.ReadPort, CheckPort: AgentPort, AdminSocket: lb.AdminSocket, Timing: haproxy.DefaultTiming}
+		for _, n := range b.p.Nodes {
+			if n.Cluster == lb.Cluster {
+				c.Backends = append(c.Backends, haproxy.Backend{Name: n.Name, Address: n.Address, Port: n.Port})
+			}
+		}
+		text, err := haproxy.Render(c)
+		if err != nil {
+			return err
+		}
+		lb.Config = text
+	}
 	return nil
 }
 
@@ -56,7 +80,8 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		Netns: h.Netns, Address: h.Address, Port: MySQLPort, ServerID: 100*(ci+1) + j, Profile: c.Profile,
 		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
 		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
-		ConfigFile: filepath.Join(dir, "my.cnf")}
+		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, AgentPidFile: filepath.Join(dir, "agent.pid"),
+		AgentLogFile: filepath.Join(dir, "agent.log"), DrainFile: filepath.Join(dir, "drain")}
 	if len(n.Socket) > maxSocketPath {
 		return n, hderr.User("--home: the socket path %s is %d bytes, longer than the %d a unix socket allows; use a shorter --home",
 			n.Socket, len(n.Socket), maxSocketPath)

@@ -53,8 +53,21 @@ func TestGolden(t *testing.T) {
 			b, _ := json.MarshalIndent(p, "", "  ")
 			golden(t, c.name, append(b, '\n'))
 			golden(t, c.name+"-db1.my.cnf", []byte(p.Nodes[0].Config))
+			golden(t, c.name+"-lb.haproxy.cfg", []byte(p.LoadBalancers[0].Config))
 		})
 	}
+}
+
+func TestBalancedLoadBalancer(t *testing.T) {
+	s, err := spec.Load([]byte("clusters: [{name: db}]\nload_balancers: [{name: lb, cluster: db, mode: balanced}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "bal", "/home/u/.hadrill", rootFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "balanced-lb.haproxy.cfg", []byte(p.LoadBalancers[0].Config))
 }
 
 func TestPlanIsDeterministic(t *testing.T) {

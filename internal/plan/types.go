@@ -77,17 +77,29 @@ type Node struct {
 	LogFile         string `json:"log_file"`
 	ConfigFile      string `json:"config_file"`
 	Config          string `json:"config"`
+	// The node's health agent (hadrill agent) and its drain switch.
+	AgentPort    int    `json:"agent_port"`
+	AgentPidFile string `json:"agent_pid_file"`
+	AgentLogFile string `json:"agent_log_file"`
+	DrainFile    string `json:"drain_file"`
 }
 
-// LB is a load balancer host (started by the load-balancer layer).
+// LB is a load balancer: HAProxy on its own host in front of one cluster.
 type LB struct {
-	Name    string `json:"name"`
-	Cluster string `json:"cluster"`
-	Mode    string `json:"mode"`
-	Host    string `json:"host"`
-	Netns   string `json:"netns,omitempty"`
-	Address string `json:"address"`
-	Port    int    `json:"port"`
+	Name        string `json:"name"`
+	Cluster     string `json:"cluster"`
+	Mode        string `json:"mode"`
+	Host        string `json:"host"`
+	Netns       string `json:"netns,omitempty"`
+	Address     string `json:"address"`
+	Port        int    `json:"port"`                // writes (and everything in single-writer mode)
+	ReadPort    int    `json:"read_port,omitempty"` // reads, balanced mode only
+	Dir         string `json:"dir"`
+	ConfigFile  string `json:"config_file"`
+	PidFile     string `json:"pid_file"`
+	LogFile     string `json:"log_file"`
+	AdminSocket string `json:"admin_socket"`
+	Config      string `json:"config"`
 }
 
 // Client is the host load generators run on.

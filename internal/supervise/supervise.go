@@ -137,7 +137,27 @@ func procState(pid int) (present, exiting bool) {
 		return false, false
 	}
 	flags, _ := strconv.ParseUint(f[6], 10, 64)
-	return true, flags&pfExiting != 0
+	return true, flags&pfExiting != 0 || killPending(pid)
+}
+
+// killPending reports a SIGKILL queued for pid but not yet acted upon: the
+// moment between kill -9 and the process starting to exit.
+func killPending(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	const sigkill = 1 << (9 - 1)
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "SigPnd" && k != "ShdPnd") {
+			continue
+		}
+		if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&sigkill != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // WaitGone waits until pid no longer exists (or is a zombie); false on timeout.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -60,5 +61,23 @@ func TestStopEscalatesToKill(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if err := Stop(p.Pid, 300*time.Millisecond); err != nil || Alive(p.Pid) {
 		t.Fatalf("stop: %v", err)
+	}
+}
+
+func TestKilledProcessIsNotAliveAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	p, err := Start(Spec{Name: "sleeper", Argv: []string{"sleep", "60"}, LogFile: filepath.Join(dir, "log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Kill(p.Pid) })
+	// Right after kill() the target may not have run yet: the signal is only
+	// pending, and the process must already count as gone.
+	if !Alive(p.Pid) {
+		t.Fatal("not alive before the kill")
+	}
+	_ = syscall.Kill(p.Pid, syscall.SIGKILL)
+	if Alive(p.Pid) {
+		t.Fatal("alive right after SIGKILL")
 	}
 }

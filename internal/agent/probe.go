@@ -1,0 +1,159 @@
+// Package agent is the per-node health agent: an HTTP endpoint a load
+// balancer asks whether the node may take traffic (Percona clustercheck's
+// contract), plus liveness and Prometheus metrics.
+package agent
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/hadrill/hadrill/internal/galera"
+)
+
+// Options configure an agent.
+type Options struct {
+	Node                string
+	Listen              string
+	Socket              string // the server's unix socket
+	User                string // health-check user (no privileges needed)
+	PasswordFile        string // 0600 file holding its password
+	DrainFile           string // exists => drained
+	PidFile             string // the server's pidfile, for liveness
+	Timeout             time.Duration
+	Cache               time.Duration
+	AvailableWhenDonor  bool
+	ReadOnlyUnavailable bool
+}
+
+// Result is one probe's outcome.
+type Result struct {
+	galera.Verdict
+	Node     string          `json:"node"`
+	Snapshot galera.Snapshot `json:"-"`
+	Reached  bool            `json:"-"` // the server answered
+	At       time.Time       `json:"checked_at"`
+	Took     time.Duration   `json:"-"`
+	ProbeMS  float64         `json:"probe_ms"`
+}
+
+// Prober reads the node and judges it, caching the result for o.Cache and
+// letting concurrent callers share one probe.
+type Prober struct {
+	o    Options
+	mu   sync.Mutex
+	last *Result
+	db   *sql.DB
+	dbpw string
+}
+
+// NewProber returns a prober; it never fails: problems show as 503 reasons.
+func NewProber(o Options) *Prober { return &Prober{o: o} }
+
+// Check returns the cached verdict, or probes the node.
+func (p *Prober) Check(ctx context.Context) Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.last != nil && time.Since(p.last.At) < p.o.Cache {
+		return *p.last
+	}
+	r := p.probe(ctx)
+	p.last = &r
+	return r
+}
+
+func (p *Prober) probe(ctx context.Context) Result {
+	start := time.Now()
+	r := Result{Node: p.o.Node, At: start}
+	snap, err := p.read(ctx)
+	r.Took = time.Since(start)
+	r.ProbeMS = float64(r.Took.Microseconds()) / 1000
+	_, statErr := os.Stat(p.o.DrainFile)
+	drained := p.o.DrainFile != "" && statErr == nil
+	if err != nil {
+		r.Verdict = galera.Unreachable(err)
+		if drained {
+			r.Verdict = galera.Judge(galera.Snapshot{}, galera.HealthOptions{Drained: true})
+		}
+		return r
+	}
+	r.Reached, r.Snapshot = true, snap
+	r.Verdict = galera.Judge(snap, galera.HealthOptions{AvailableWhenDonor: p.o.AvailableWhenDonor,
+		ReadOnlyUnavailable: p.o.ReadOnlyUnavailable, Drained: drained})
+	return r
+}
+
+// read takes one snapshot within the timeout.
+func (p *Prober) read(ctx context.Context) (galera.Snapshot, error) {
+	db, err := p.conn()
+	if err != nil {
+		return galera.Snapshot{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.o.Timeout)
+	defer cancel()
+	snap := galera.Snapshot{Status: map[string]string{}, Variables: map[string]string{}}
+	if err := query(ctx, db, "SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME LIKE 'WSREP%'", snap.Status); err != nil {
+		return snap, timeoutReason(ctx, err, p.o.Timeout)
+	}
+	q := "SELECT LOWER(VARIABLE_NAME), VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME IN ('" +
+		strings.ToUpper(strings.Join(galera.SnapshotVariables, "','")) + "')"
+	if err := query(ctx, db, q, snap.Variables); err != nil {
+		return snap, timeoutReason(ctx, err, p.o.Timeout)
+	}
+	return snap, nil
+}
+
+func timeoutReason(ctx context.Context, err error, d time.Duration) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("no answer within %v (server hung or overloaded)", d)
+	}
+	return err
+}
+
+func query(ctx context.Context, db *sql.DB, q string, into map[string]string) error {
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return err
+		}
+		into[k] = v
+	}
+	return rows.Err()
+}
+
+// conn (re)opens the connection pool when the password file changes.
+func (p *Prober) conn() (*sql.DB, error) {
+	b, err := os.ReadFile(p.o.PasswordFile)
+	if err != nil {
+		return nil, fmt.Errorf("credentials file unreadable: %v", err)
+	}
+	pw := strings.TrimSpace(string(b))
+	if p.db != nil && pw == p.dbpw {
+		return p.db, nil
+	}
+	if p.db != nil {
+		p.db.Close()
+	}
+	c := mysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr = p.o.User, pw, "unix", p.o.Socket
+	c.Timeout, c.ReadTimeout, c.WriteTimeout = p.o.Timeout, p.o.Timeout, p.o.Timeout
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return nil, err
+	}
+	p.db, p.dbpw = sql.OpenDB(conn), pw
+	p.db.SetMaxOpenConns(1)
+	p.db.SetMaxIdleConns(1)
+	return p.db, nil
+}

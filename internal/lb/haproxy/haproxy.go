@@ -1,0 +1,58 @@
+// Package haproxy renders a load balancer's haproxy.cfg (pure) and reads
+// its servers' states from the runtime API.
+package haproxy
+
+import (
+	"bytes"
+	"embed"
+	"text/template"
+)
+
+//go:embed templates/haproxy.cfg.tmpl
+var templateFS embed.FS
+
+// TemplateSource is the embedded haproxy.cfg template.
+func TemplateSource() string {
+	b, _ := templateFS.ReadFile("templates/haproxy.cfg.tmpl")
+	return string(b)
+}
+
+// Backend is one database server behind the balancer.
+type Backend struct {
+	Name, Address string
+	Port          int
+}
+
+// Config is everything haproxy.cfg.tmpl needs.
+type Config struct {
+	Lab, Name, Cluster, Mode string
+	Address                  string
+	Port, ReadPort           int
+	CheckPort                int
+	AdminSocket              string
+	Backends                 []Backend
+	Timing
+}
+
+// Timing of health checks (HAProxy time format, e.g. 200ms).
+type Timing struct {
+	Inter, FastInter, DownInter, CheckTimeout string
+	Rise, Fall                                int
+}
+
+// DefaultTiming detects a dead or unhealthy node within about 0.5 s from
+// checks alone (and at once from a failed connection).
+var DefaultTiming = Timing{Inter: "200ms", FastInter: "100ms", DownInter: "500ms", CheckTimeout: "400ms", Rise: 2, Fall: 2}
+
+// Render renders haproxy.cfg.
+func Render(c Config) (string, error) {
+	t, err := template.New("haproxy.cfg").Option("missingkey=error").Parse(TemplateSource())
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, c); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
