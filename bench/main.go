@@ -7,6 +7,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/go-sql-driver/mysql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,17 +21,25 @@ import (
 func main() {
 	bin := flag.String("bin", "bin/hadrill", "hadrill binary")
 	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
-	scenario := flag.String("scenario", "deploy", "scenario: deploy")
+	scenario := flag.String("scenario", "all", "scenario: deploy, failover or all")
 	flag.Parse()
+	_ = mysql.SetLogger(&mysql.NopLogger{})
 	if *runs < 1 {
 		fail("-runs: expected a positive number, got %d", *runs)
 	}
 	switch *scenario {
 	case "deploy":
 		deploy(*bin, *runs)
+	case "failover":
+		failover(*bin, *runs)
+	case "all":
+		deploy(*bin, *runs)
+		fmt.Println()
+		failover(*bin, *runs)
 	default:
-		fail("-scenario: unknown scenario %q (known: deploy)", *scenario)
+		fail("-scenario: unknown scenario %q (known: deploy, failover, all)", *scenario)
 	}
+	runCleanups()
 }
 
 // deploy: galera3 `up` until ready vs the plain hand recipe, interleaved.
@@ -38,8 +47,8 @@ func deploy(bin string, runs int) {
 	work, err := os.MkdirTemp("/tmp", "hdbench-")
 	check(err)
 	check(os.Chmod(work, 0o755)) // the recipe's servers run as the mysql user
-	defer os.RemoveAll(work)
 	home := filepath.Join(work, "home")
+	atExit(func() { tryRun(bin, "--home", home, "down", "--all"); os.RemoveAll(work) })
 	here, _ := os.Getwd()
 	recipe := filepath.Join(here, "bench", "recipe_deploy.sh")
 	var hd, plain []float64
@@ -73,6 +82,15 @@ func run(name string, args ...string) string {
 	return string(out)
 }
 
+// tryRun runs a clean-up command; its failure is reported, not fatal.
+func tryRun(name string, args ...string) {
+	c := exec.Command(name, args...)
+	c.Stderr = os.Stderr
+	if err := c.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: clean-up %s %s: %v\n", name, strings.Join(args, " "), err)
+	}
+}
+
 func median(v []float64) float64 {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
@@ -96,7 +114,21 @@ func check(err error) {
 	}
 }
 
+// cleanups run (last first) when a scenario ends or fails: a failed bench
+// leaves no lab behind.
+var cleanups []func()
+
+func atExit(f func()) { cleanups = append(cleanups, f) }
+
+func runCleanups() {
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	cleanups = nil
+}
+
 func fail(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...)
+	runCleanups()
 	os.Exit(1)
 }

@@ -22,6 +22,7 @@ type env struct {
 	t    *testing.T
 	home string
 	vars []string
+	labs map[string]bool // lab names this env used (its leftovers are checked)
 }
 
 func newEnv(t *testing.T) *env {
@@ -36,7 +37,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, home: home}
+	e := &env{t: t, home: home, labs: map[string]bool{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			e.dumpLogs()
@@ -77,6 +78,11 @@ type result struct {
 }
 
 func (e *env) cmd(args ...string) *exec.Cmd {
+	for i, a := range args {
+		if a == "--name" && i+1 < len(args) {
+			e.labs[args[i+1]] = true
+		}
+	}
 	c := exec.Command(bin, append([]string{"--home", e.home}, args...)...)
 	c.Env = append(os.Environ(), e.vars...)
 	return c
@@ -149,8 +155,10 @@ func (e *env) assertNoLeftovers() {
 	e.t.Helper()
 	entries, _ := os.ReadDir("/run/netns")
 	for _, d := range entries {
-		if strings.HasPrefix(d.Name(), "hd-it") {
-			e.t.Errorf("leftover network namespace %s", d.Name())
+		for lab := range e.labs {
+			if d.Name() == "hd-"+lab || strings.HasPrefix(d.Name(), "hd-"+lab+"-") {
+				e.t.Errorf("leftover network namespace %s", d.Name())
+			}
 		}
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")

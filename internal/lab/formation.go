@@ -13,12 +13,23 @@ import (
 // While a cluster forms, its nodes retransmit EVS join messages every
 // 0.1 s instead of Galera's 1 s: the membership converges in about a
 // second instead of three. The option is passed on the command line only
-// and set back to Galera's default once every node is Synced, so the
-// running cluster, and every failover measured on it, is stock Galera.
+// and set back to what my.cnf says once every node is Synced, so the
+// running cluster, and every failover measured on it, runs as configured.
 const (
 	formingJoin = "evs.join_retrans_period=PT0.1S"
 	stockJoin   = "evs.join_retrans_period=PT1S"
 )
+
+// configuredJoin is the join retransmit option the node's my.cnf sets, or
+// Galera's default.
+func configuredJoin(n *plan.Node) string {
+	for _, o := range strings.Split(n.ProviderOptions, ";") {
+		if strings.HasPrefix(o, "evs.join_retrans_period=") {
+			return o
+		}
+	}
+	return stockJoin
+}
 
 // formationArgs adds the fast-join option to the Galera members among
 // nodes, unless the user set wsrep_provider_options themselves.
@@ -54,7 +65,7 @@ func (l *Lab) endFormation(ctx context.Context, nodes []*plan.Node, extra map[st
 			continue
 		}
 		db := l.admin(n)
-		err := mariadb.Exec(ctx, db, fmt.Sprintf("SET GLOBAL wsrep_provider_options = '%s'", stockJoin))
+		err := mariadb.Exec(ctx, db, fmt.Sprintf("SET GLOBAL wsrep_provider_options = '%s'", configuredJoin(n)))
 		db.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)

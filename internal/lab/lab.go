@@ -65,24 +65,26 @@ func (l *Lab) AppDB(addr string) (*sql.DB, error) {
 }
 
 // NodeState reads a node's state: Galera's wsrep_local_state_comment for
-// cluster members, "running" otherwise; "down" when the server is not there.
+// cluster members, "running" otherwise; "down" when the server is not
+// there, "unresponsive" when it runs but does not answer within a second
+// (paused, hung, or still starting).
 func (l *Lab) NodeState(ctx context.Context, n *plan.Node) string {
 	if !l.alive(n) {
 		return "down"
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	db := l.admin(n)
 	defer db.Close()
 	if n.Kind != "galera" {
 		if err := db.PingContext(ctx); err != nil {
-			return "starting"
+			return "unresponsive"
 		}
 		return "running"
 	}
 	st, err := mariadb.Status(ctx, db, "wsrep_local_state_comment")
 	if err != nil {
-		return "starting"
+		return "unresponsive"
 	}
 	return st["wsrep_local_state_comment"]
 }

@@ -89,7 +89,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	if c.Kind == spec.KindGalera {
 		n.GaleraPort = GaleraPort
 		n.UUID = stableUUID(b.p.Lab + "/" + name)
-		n.ProviderOptions = mariadb.ProviderOptions(n.Address, GaleraPort, ISTPort, gcache)
+		n.ProviderOptions = mariadb.ProviderOptions(n.Address, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast)
 	}
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: c.Kind, Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile,

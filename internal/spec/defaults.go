@@ -28,6 +28,9 @@ func Defaults(s *Spec) {
 		if c.Profile == "" {
 			c.Profile = "default"
 		}
+		if c.FailureDetection == "" && c.Kind == KindGalera {
+			c.FailureDetection = DetectionStock
+		}
 	}
 	for i := range s.Replication {
 		if s.Replication[i].Mode == "" {

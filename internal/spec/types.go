@@ -40,14 +40,18 @@ const (
 
 // Cluster is a group of database nodes of one kind.
 type Cluster struct {
-	Name      string            `yaml:"name"`
-	Kind      string            `yaml:"kind"`
-	Nodes     *int              `yaml:"nodes,omitempty"`
-	Region    string            `yaml:"region,omitempty"`
-	Profile   string            `yaml:"profile,omitempty"`
-	Memory    string            `yaml:"memory,omitempty"`    // per node memory share, e.g. 2G
-	Addresses []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
-	Config    map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
+	Name    string `yaml:"name"`
+	Kind    string `yaml:"kind"`
+	Nodes   *int   `yaml:"nodes,omitempty"`
+	Region  string `yaml:"region,omitempty"`
+	Profile string `yaml:"profile,omitempty"`
+	Memory  string `yaml:"memory,omitempty"` // per node memory share, e.g. 2G
+	// FailureDetection is how fast Galera members evict a silent peer:
+	// stock (Galera's defaults: suspected after 5 s) or fast (a LAN setting:
+	// suspected after 0.5 s, so writes resume within about a second).
+	FailureDetection string            `yaml:"failure_detection,omitempty"`
+	Addresses        []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
+	Config           map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
 }
 
 // Channel is a replication stream between clusters.

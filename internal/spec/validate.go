@@ -13,6 +13,12 @@ import (
 // LabRange is the address range every lab network must lie in (RFC 2544).
 var LabRange = netip.MustParsePrefix("198.18.0.0/15")
 
+// Failure detection settings of a Galera cluster.
+const (
+	DetectionStock = "stock"
+	DetectionFast  = "fast"
+)
+
 // Profiles are the named tuning profiles a cluster may use.
 var Profiles = []string{"default", "durable", "relaxed"}
 
@@ -109,6 +115,11 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	}
 	v.ref(p+".region", c.Region, "region", regions)
 	v.oneOf(p+".profile", c.Profile, Profiles...)
+	if c.Kind == KindGalera {
+		v.oneOf(p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast)
+	} else if c.FailureDetection != "" {
+		v.add(p+".failure_detection", "applies to galera clusters only")
+	}
 	if c.Memory != "" {
 		if b, err := ParseSize(c.Memory); err != nil || b < 256<<20 {
 			v.add(p+".memory", "expected a size of at least 256M like 512M or 2G, got %q", c.Memory)
