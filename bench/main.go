@@ -21,7 +21,7 @@ import (
 func main() {
 	bin := flag.String("bin", "bin/hadrill", "hadrill binary")
 	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
-	scenario := flag.String("scenario", "all", "scenario: deploy, failover or all")
+	scenario := flag.String("scenario", "all", "scenario: deploy, failover, agent or all")
 	flag.Parse()
 	_ = mysql.SetLogger(&mysql.NopLogger{})
 	if *runs < 1 {
@@ -32,12 +32,16 @@ func main() {
 		deploy(*bin, *runs)
 	case "failover":
 		failover(*bin, *runs)
+	case "agent":
+		agentLatency(*bin, *runs)
 	case "all":
 		deploy(*bin, *runs)
 		fmt.Println()
 		failover(*bin, *runs)
+		fmt.Println()
+		agentLatency(*bin, *runs)
 	default:
-		fail("-scenario: unknown scenario %q (known: deploy, failover, all)", *scenario)
+		fail("-scenario: unknown scenario %q (known: deploy, failover, agent, all)", *scenario)
 	}
 	runCleanups()
 }

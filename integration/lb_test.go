@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -184,5 +186,49 @@ func agentHTTP(t *testing.T, e *env) {
 		if !strings.Contains(string(body), m) {
 			t.Errorf("metrics lack %s", m)
 		}
+	}
+}
+
+// TestBalancedLoadBalancer: writes on 3306 and reads on 3307 spread over
+// every healthy node; drain of an unknown node is bad input.
+func TestBalancedLoadBalancer(t *testing.T) {
+	e := newEnv(t)
+	spec := filepath.Join(e.home, "bal.yaml")
+	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 3\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n    mode: balanced\n"), 0o644)
+	e.ok("up", "--name", "itbal", "-f", spec)
+	st := e.lbStatus("itbal")
+	serving := map[string]int{}
+	for _, b := range st.LoadBalancers[0].Backends {
+		if b.Serving {
+			serving[b.Proxy]++
+		}
+	}
+	if serving["writes"] != 3 || serving["reads"] != 3 {
+		t.Fatalf("balanced LB serves %v, want 3 writers and 3 readers", serving)
+	}
+	var status struct {
+		Client struct {
+			Netns        string `json:"netns"`
+			DefaultsFile string `json:"defaults_file"`
+		} `json:"client"`
+		LoadBalancers []struct{ Address string } `json:"load_balancers"`
+	}
+	json.Unmarshal([]byte(e.ok("status", "--name", "itbal", "-o", "json").stdout), &status)
+	for _, port := range []string{"3306", "3307"} {
+		seen := map[string]bool{}
+		for i := 0; i < 6; i++ {
+			out, err := exec.Command("ip", "netns", "exec", status.Client.Netns, "mariadb", "--defaults-file="+status.Client.DefaultsFile,
+				"--host="+status.LoadBalancers[0].Address, "--port="+port, "-N", "-e", "SELECT @@wsrep_node_name").CombinedOutput()
+			if err != nil {
+				t.Fatalf("port %s: %v %s", port, err, out)
+			}
+			seen[strings.TrimSpace(string(out))] = true
+		}
+		if len(seen) < 2 {
+			t.Errorf("port %s: 6 connections all landed on %v", port, seen)
+		}
+	}
+	if r := e.run("drain", "--name", "itbal", "db9"); r.code != 2 || !strings.Contains(r.stderr, `unknown node "db9"`) {
+		t.Errorf("drain of an unknown node: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -68,11 +68,15 @@ func (p *Prober) Check(ctx context.Context) Result {
 	return r
 }
 
+// A result is dated when it became known, so callers that queued behind a
+// slow probe (a hung server) reuse its answer instead of waiting out
+// another timeout.
 func (p *Prober) probe(ctx context.Context) Result {
 	start := time.Now()
-	r := Result{Node: p.o.Node, At: start}
+	r := Result{Node: p.o.Node}
 	snap, err := p.read(ctx)
-	r.Took = time.Since(start)
+	r.At = time.Now()
+	r.Took = r.At.Sub(start)
 	r.ProbeMS = float64(r.Took.Microseconds()) / 1000
 	_, statErr := os.Stat(p.o.DrainFile)
 	drained := p.o.DrainFile != "" && statErr == nil
