@@ -9,13 +9,7 @@ import (
 
 func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 	e := newEnv(t)
-	write := func(name, text string) string {
-		p := filepath.Join(e.home, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := e.writeSpec
 	cases := []struct {
 		name string
 		args []string

@@ -55,8 +55,7 @@ func TestKilledUpThenDown(t *testing.T) {
 // says why (the server's own error line) and leaves nothing.
 func TestRejectedOverrideFailsCleanly(t *testing.T) {
 	e := newEnv(t)
-	spec := filepath.Join(e.home, "bad.yaml")
-	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 3\n    config:\n      innodb_no_such_option: 1\n"), 0o644)
+	spec := e.writeSpec("bad.yaml", "clusters:\n  - name: db\n    nodes: 3\n    config:\n      innodb_no_such_option: 1\n")
 	r := e.run("up", "--name", "itbad", "-f", spec)
 	if r.code != 1 || !strings.Contains(r.stderr, "innodb_no_such_option") || !strings.Contains(r.stderr, "exited during start-up") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)

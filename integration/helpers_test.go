@@ -72,6 +72,16 @@ func (e *env) dumpLogs() {
 	}
 }
 
+// writeSpec writes a topology spec into the env's home and returns its path.
+func (e *env) writeSpec(name, text string) string {
+	e.t.Helper()
+	p := filepath.Join(e.home, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
 type result struct {
 	stdout, stderr string
 	code           int

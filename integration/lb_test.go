@@ -7,9 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -193,8 +191,7 @@ func agentHTTP(t *testing.T, e *env) {
 // every healthy node; drain of an unknown node is bad input.
 func TestBalancedLoadBalancer(t *testing.T) {
 	e := newEnv(t)
-	spec := filepath.Join(e.home, "bal.yaml")
-	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 3\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n    mode: balanced\n"), 0o644)
+	spec := e.writeSpec("bal.yaml", "clusters:\n  - name: db\n    nodes: 3\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n    mode: balanced\n")
 	e.ok("up", "--name", "itbal", "-f", spec)
 	st := e.lbStatus("itbal")
 	serving := map[string]int{}

@@ -57,8 +57,7 @@ func TestLifecycle(t *testing.T) {
 	if r := e.run("stop", "--name", "itlife", "db9", "nope"); r.code != 2 || !strings.Contains(r.stderr, `"db9"`) || !strings.Contains(r.stderr, `"nope"`) {
 		t.Errorf("unknown nodes: exit %d %s", r.code, r.stderr)
 	}
-	spec := filepath.Join(e.home, "other.yaml")
-	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 1\n"), 0o644)
+	spec := e.writeSpec("other.yaml", "clusters:\n  - name: db\n    nodes: 1\n")
 	if r := e.run("up", "--name", "itlife", "-f", spec); r.code != 2 || !strings.Contains(r.stderr, "already exists") {
 		t.Errorf("taken name: exit %d %s", r.code, r.stderr)
 	}
@@ -141,8 +140,7 @@ func TestLifecycle(t *testing.T) {
 // TestSeveralLabsAtOnce: two labs run side by side without clashing.
 func TestSeveralLabsAtOnce(t *testing.T) {
 	e := newEnv(t)
-	spec := filepath.Join(e.home, "one.yaml")
-	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 1\n"), 0o644)
+	spec := e.writeSpec("one.yaml", "clusters:\n  - name: db\n    nodes: 1\n")
 	e.ok("up", "--name", "ita", "-f", spec)
 	e.ok("up", "--name", "itb", "-f", spec)
 	for _, lab := range []string{"ita", "itb"} {
@@ -165,8 +163,7 @@ func TestSeveralLabsAtOnce(t *testing.T) {
 // take (or tear down) a lab name the first home uses.
 func TestSameNameInTwoHomes(t *testing.T) {
 	a, b := newEnv(t), newEnv(t)
-	spec := filepath.Join(a.home, "one.yaml")
-	os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 1\n"), 0o644)
+	spec := a.writeSpec("one.yaml", "clusters:\n  - name: db\n    nodes: 1\n")
 	a.ok("up", "--name", "itsame", "-f", spec)
 	if r := b.run("up", "--name", "itsame", "-f", spec); r.code != 2 || !strings.Contains(r.stderr, "in use on this machine") {
 		t.Errorf("second home took the name: exit %d %s", r.code, r.stderr)
