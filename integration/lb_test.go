@@ -229,3 +229,12 @@ func TestBalancedLoadBalancer(t *testing.T) {
 		t.Errorf("drain of an unknown node: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// lbAddress is the first load balancer's address.
+func (e *env) lbAddress(lab string) string {
+	var s struct {
+		LoadBalancers []struct{ Address string } `json:"load_balancers"`
+	}
+	json.Unmarshal([]byte(e.ok("status", "--name", lab, "-o", "json").stdout), &s)
+	return s.LoadBalancers[0].Address
+}

@@ -164,3 +164,14 @@ func (l *Lab) LB(name string) (*plan.LB, error) {
 	}
 	return nil, hderr.User("LB: unknown load balancer %q", name)
 }
+
+// Balanced reports whether target names a balanced load balancer (writes
+// then reach several nodes at once).
+func (l *Lab) Balanced(target string) bool {
+	for i, lb := range l.Plan.LoadBalancers {
+		if lb.Name == target || (target == "lb" && i == 0) {
+			return lb.Mode == "balanced"
+		}
+	}
+	return false
+}

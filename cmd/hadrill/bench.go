@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+)
+
+func benchCmd() *cobra.Command {
+	c := &cobra.Command{Use: "bench", Short: "Run load against a lab and record the results in the run store"}
+	c.AddCommand(sysbenchCmd())
+	return c
+}
+
+func sysbenchCmd() *cobra.Command {
+	var p sysbench.Params
+	var threads, target, credentials string
+	c := &cobra.Command{
+		Use:   "sysbench [--workload W] [--threads 1,4,16] [--time S] [--runs R] [--target lb|NODE|mysql://HOST:PORT]",
+		Short: "Sweep a sysbench OLTP workload over thread counts from the lab's client host",
+		Long: `Prepares the dataset (or reuses one of the same shape), runs every thread count --runs
+times from the lab's client host and keeps the median run. Latency percentiles come from
+sysbench's histogram. Certification conflicts (1213, 1020, 1205) are retried and reported
+as err/s when several nodes take writes. Results go to the run store (hadrill runs list).`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var problems []string
+			ts, err := sysbench.ParseThreads(threads)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			p.Threads = ts
+			problems = append(problems, p.Check()...)
+			if err := hderr.Users(problems); err != nil {
+				return err
+			}
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			e, err := workload.Resolve(cmd.Context(), l, target, credentials)
+			if err != nil {
+				return err
+			}
+			p.MultiWrite = l.Balanced(target) // several nodes take writes: certification conflicts are expected
+			out, err := workload.Run(cmd.Context(), l, workload.Sweep{Params: p, Target: e, Command: os.Args, Log: progressLog()})
+			if err != nil {
+				return err
+			}
+			if err := emit(out, func() { printSweep(out) }); err != nil {
+				return err
+			}
+			if out.Interrupted {
+				return fmt.Errorf("sweep interrupted: the partial results are kept in run %s", out.RunID)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&p.Workload, "workload", "oltp_read_write", "sysbench OLTP script: "+strings.Join(sysbench.Workloads, ", "))
+	f.IntVar(&p.Tables, "tables", 4, "tables")
+	f.IntVar(&p.TableSize, "table-size", 10000, "rows per table")
+	f.StringVar(&threads, "threads", "1,4,16", "thread counts, comma-separated")
+	f.IntVar(&p.Time, "time", 20, "seconds per run")
+	f.IntVar(&p.Runs, "runs", 1, "runs per thread count (the median is kept)")
+	f.StringVar(&p.RandType, "rand-type", "uniform", "row distribution: uniform, gaussian, special (sysbench's default), pareto")
+	f.IntVar(&p.Interval, "report-interval", 1, "seconds between time-series samples")
+	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name, or mysql://HOST:PORT")
+	f.StringVar(&credentials, "credentials", "", "my.cnf-style file with user= and password= (external targets)")
+	return c
+}
+
+// progressLog is stderr, or nothing with --output json.
+func progressLog() *os.File {
+	if g.output == "json" {
+		f, _ := os.Open(os.DevNull)
+		return f
+	}
+	return os.Stderr
+}
+
+func printSweep(o *workload.Outcome) {
+	fmt.Printf("run %s (target %s)%s\n", o.RunID, o.Target, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "threads\ttps\tqps\tp50 ms\tp95 ms\tp99 ms\terr/s\truns\t")
+	for _, pt := range o.Results {
+		partial := ""
+		if pt.Partial {
+			partial = " (partial)"
+		}
+		fmt.Fprintf(w, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%.2f\t%d%s\t\n", pt.Threads, pt.TPS, pt.QPS, ms(pt.P50), ms(pt.P95), ms(pt.P99), pt.ErrPerSec, len(pt.Runs), partial)
+	}
+	w.Flush()
+}
+
+// ms prints a latency, or "-" where a cut-short run could not tell it.
+func ms(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}

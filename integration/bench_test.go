@@ -1,0 +1,58 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestSysbenchSweep: a short sweep through the load balancer records a run
+// with the contract fields; bad parameters are named; runs compare works.
+func TestSysbenchSweep(t *testing.T) {
+	e := newEnv(t)
+	e.ok("up", "--name", "itsb")
+	r := e.ok("bench", "sysbench", "--name", "itsb", "--threads", "1,2", "--time", "2", "--tables", "1", "--table-size", "200", "-o", "json")
+	var out struct {
+		RunID   string `json:"run_id"`
+		Results []struct {
+			Threads       int
+			TPS, P95, P99 float64
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if out.RunID == "" || len(out.Results) != 2 || out.Results[1].Threads != 2 {
+		t.Fatalf("sweep output: %+v", out)
+	}
+	for _, p := range out.Results {
+		if p.TPS <= 0 || p.P95 <= 0 || p.P99 < p.P95 {
+			t.Errorf("threads %d: tps %.1f p95 %.2f p99 %.2f", p.Threads, p.TPS, p.P95, p.P99)
+		}
+	}
+	if r := e.ok("runs", "compare", out.RunID); !strings.Contains(r.stdout, out.RunID) {
+		t.Errorf("compare: %s", r.stdout)
+	}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--threads", "1,x", "--time", "0", "--workload", "nope"}, []string{"--threads:", "--time:", `--workload: unknown workload "nope"`}},
+		{[]string{"--target", "db9"}, []string{`--target: unknown target "db9"`}},
+		{[]string{"--target", "mysql://" + e.lbAddress("itsb") + ":3999", "--credentials", e.writeSpec("creds.cnf", "user=app\npassword=x\n")}, []string{"--target: cannot connect"}},
+	}
+	for _, c := range cases {
+		r := e.run(append([]string{"bench", "sysbench", "--name", "itsb"}, c.args...)...)
+		if r.code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", c.args, r.code, r.stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: stderr does not name %q:\n%s", c.args, w, r.stderr)
+			}
+		}
+	}
+	if r := e.run("runs", "compare", "nope"); r.code != 2 || !strings.Contains(r.stderr, `no run "nope"`) {
+		t.Errorf("unknown run: exit %d %s", r.code, r.stderr)
+	}
+}

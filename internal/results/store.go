@@ -1,0 +1,115 @@
+// Package results is the run store: <home>/runs/<id>/run.json with what was
+// measured and everything needed to judge it (topology, configs, versions,
+// host facts, command line), plus CSV time series beside it.
+package results
+
+import (
+	"crypto/rand"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+)
+
+// Run is one benchmark or drill.
+type Run struct {
+	ID          string            `json:"run_id"`
+	Kind        string            `json:"kind"` // sysbench, ...
+	Lab         string            `json:"lab"`
+	Started     time.Time         `json:"started"`
+	Finished    time.Time         `json:"finished"`
+	Command     []string          `json:"command"`
+	Interrupted bool              `json:"interrupted"` // stopped early (Ctrl-C): results are partial
+	Params      any               `json:"params"`
+	Topology    any               `json:"topology,omitempty"`
+	Configs     map[string]string `json:"configs,omitempty"` // rendered configs by file name
+	Versions    map[string]string `json:"versions,omitempty"`
+	Host        map[string]string `json:"host,omitempty"`
+	Results     json.RawMessage   `json:"results"`
+}
+
+// Dir is where runs live.
+func Dir(home string) string { return filepath.Join(home, "runs") }
+
+// NewID is sortable by time and unique: 20261122-043512-a1b2.
+func NewID(now time.Time) string {
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+// RunDir is a run's directory.
+func RunDir(home, id string) string { return filepath.Join(Dir(home), id) }
+
+// Save writes run.json atomically.
+func Save(home string, r *Run) error {
+	dir := RunDir(home, r.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, "run.json.tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, "run.json"))
+}
+
+// Load reads a run; an unknown id is bad input naming the known ones.
+func Load(home, id string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(RunDir(home, id), "run.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		ids := List(home)
+		if len(ids) > 5 {
+			ids = ids[len(ids)-5:]
+		}
+		return nil, hderr.User("RUN_ID: no run %q in %s (latest: %v; see `hadrill runs list`)", id, Dir(home), ids)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("run %s: damaged run.json: %w", id, err)
+	}
+	return &r, nil
+}
+
+// List returns run ids, oldest first.
+func List(home string) []string {
+	entries, _ := os.ReadDir(Dir(home))
+	var ids []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(Dir(home), e.Name(), "run.json")); err == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// WriteCSV writes a time series (header + rows) into the run's directory.
+func WriteCSV(home, id, name string, header []string, rows [][]string) error {
+	f, err := os.Create(filepath.Join(RunDir(home, id), name))
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write(header)
+	_ = w.WriteAll(rows)
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

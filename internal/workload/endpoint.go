@@ -1,0 +1,148 @@
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// Endpoint is where load goes, with the credentials to use.
+type Endpoint struct {
+	Name, Host     string
+	Port           int
+	User, Password string
+}
+
+// Open connects to the endpoint from the lab's client host.
+func (e Endpoint) Open(l *lab.Lab) (*sql.DB, error) {
+	dial := func(ctx context.Context, a string) (net.Conn, error) {
+		return l.Prov.Dial(ctx, l.Plan.Client.Host, "tcp", a)
+	}
+	return mariadb.TCP("hd:"+l.Plan.Lab+":client:"+e.User, dial, fmt.Sprintf("%s:%d", e.Host, e.Port), e.User, e.Password, ""), nil
+}
+
+// Resolve turns --target (lb, a load balancer or node name, or
+// mysql://HOST:PORT with a credentials file) into an endpoint, and checks
+// it answers.
+func Resolve(ctx context.Context, l *lab.Lab, target, credentials string) (Endpoint, error) {
+	e, err := resolve(l, target, credentials)
+	if err != nil {
+		return e, err
+	}
+	db, _ := e.Open(l)
+	defer db.Close()
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		return e, hderr.User("--target: cannot connect to %s (%s:%d) from the client host: %v", e.Name, e.Host, e.Port, err)
+	}
+	return e, nil
+}
+
+func resolve(l *lab.Lab, target, credentials string) (Endpoint, error) {
+	app, err := os.ReadFile(l.Plan.Secrets.App)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	e := Endpoint{Name: target, User: plan.AppUser, Password: strings.TrimSpace(string(app))}
+	if strings.HasPrefix(target, "mysql://") {
+		u, err := url.Parse(target)
+		port, perr := strconv.Atoi(u.Port())
+		if err != nil || u.Hostname() == "" || perr != nil {
+			return e, hderr.User("--target: expected mysql://HOST:PORT, got %q", target)
+		}
+		if credentials == "" {
+			return e, hderr.User("--credentials: required with an external --target (a my.cnf-style file with user= and password=)")
+		}
+		user, pw, err := readCredentials(credentials)
+		if err != nil {
+			return e, hderr.User("--credentials: %v", err)
+		}
+		e.Host, e.Port, e.User, e.Password = u.Hostname(), port, user, pw
+		return e, nil
+	}
+	if target == "lb" && len(l.Plan.LoadBalancers) > 0 {
+		target = l.Plan.LoadBalancers[0].Name
+	}
+	for _, lb := range l.Plan.LoadBalancers {
+		if lb.Name == target {
+			e.Host, e.Port = lb.Address, lb.Port
+			return e, nil
+		}
+	}
+	if n, ok := l.Plan.Node(target); ok {
+		e.Host, e.Port = n.Address, n.Port
+		return e, nil
+	}
+	return e, hderr.User("--target: unknown target %q (expected lb, a load balancer, a node of %v, or mysql://HOST:PORT)", target, l.Plan.NodeNames())
+}
+
+// readCredentials reads user= and password= from a my.cnf-style file.
+func readCredentials(path string) (user, password string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "user":
+			user = strings.TrimSpace(v)
+		case "password":
+			password = strings.TrimSpace(v)
+		}
+	}
+	if user == "" {
+		return "", "", fmt.Errorf("%s has no user= line", path)
+	}
+	return user, password, nil
+}
+
+func configs(l *lab.Lab) map[string]string {
+	out := map[string]string{}
+	for _, n := range l.Plan.Nodes {
+		out[n.Name+"/my.cnf"] = n.Config
+	}
+	for _, lb := range l.Plan.LoadBalancers {
+		out[lb.Name+"/haproxy.cfg"] = lb.Config
+	}
+	return out
+}
+
+func versions() map[string]string {
+	out := map[string]string{}
+	for name, argv := range map[string][]string{"mariadbd": {"mariadbd", "--version"}, "sysbench": {"sysbench", "--version"},
+		"haproxy": {"haproxy", "-v"}} {
+		if b, err := exec.Command(argv[0], argv[1:]...).Output(); err == nil {
+			out[name] = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+		}
+	}
+	return out
+}
+
+func hostFacts() map[string]string {
+	out := map[string]string{"cpus": strconv.Itoa(runtime.NumCPU())}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		out["kernel"] = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		out["memory"] = strings.TrimSpace(strings.TrimPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:"))
+	}
+	return out
+}

@@ -1,0 +1,184 @@
+// Package workload runs load against a lab: sysbench sweeps (and, later,
+// slap and native probes), recording every run in the run store.
+package workload
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+)
+
+// Sweep is a sysbench sweep to run.
+type Sweep struct {
+	Params  sysbench.Params
+	Target  Endpoint
+	Command []string
+	Log     io.Writer // progress
+}
+
+// Outcome is what `hadrill bench sysbench --output json` prints.
+type Outcome struct {
+	RunID       string           `json:"run_id"`
+	Interrupted bool             `json:"interrupted"`
+	Target      string           `json:"target"`
+	Results     []sysbench.Point `json:"results"`
+}
+
+// Run prepares (or reuses) the dataset, runs every thread count Runs times
+// from the lab's client host and stores the run. Interrupted (ctx done),
+// it keeps and stores what it measured.
+func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
+	id := results.NewID(time.Now())
+	dir := results.RunDir(l.Home, id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(dir, "sysbench.cnf")
+	if err := os.WriteFile(cfg, []byte(sysbench.ConfigFile(s.Target.User, s.Target.Password)), 0o600); err != nil {
+		return nil, err
+	}
+	defer os.Remove(cfg) // credentials do not stay in the run store
+	t := sysbench.Target{Host: s.Target.Host, Port: s.Target.Port, Config: cfg}
+	run := &results.Run{ID: id, Kind: "sysbench", Lab: l.Plan.Lab, Started: time.Now().UTC(), Command: s.Command,
+		Params: s.Params, Topology: l.Plan.Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
+	if err := prepare(ctx, l, s, t); err != nil {
+		return nil, err
+	}
+	out := &Outcome{RunID: id, Target: s.Target.Name}
+	var series [][]string
+	steps, step, t0 := len(s.Params.Threads)*s.Params.Runs, 0, time.Now()
+	for _, threads := range s.Params.Threads {
+		var runs []sysbench.Result
+		for r := 1; r <= s.Params.Runs && ctx.Err() == nil; r++ {
+			step++
+			progress(s.Log, step, steps, t0, fmt.Sprintf("%s, %d threads, run %d/%d", s.Params.Workload, threads, r, s.Params.Runs))
+			res, err := runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
+			if err != nil && ctx.Err() == nil {
+				return nil, err
+			}
+			if err == nil || len(res.Intervals) > 0 {
+				runs = append(runs, res)
+				series = append(series, rows(threads, r, res)...)
+			}
+		}
+		if len(runs) > 0 {
+			out.Results = append(out.Results, sysbench.Summarize(threads, runs))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	out.Interrupted = ctx.Err() != nil
+	run.Interrupted, run.Finished = out.Interrupted, time.Now().UTC()
+	b, _ := json.Marshal(out.Results)
+	run.Results = b
+	if err := results.Save(l.Home, run); err != nil {
+		return nil, err
+	}
+	header := []string{"threads", "run", "t_s", "tps", "qps", "lat_p95_ms", "err_per_s", "reconn_per_s"}
+	return out, results.WriteCSV(l.Home, id, "timeseries.csv", header, series)
+}
+
+// prepare loads the dataset unless one with the same shape is there; the
+// shape is recorded in sbtest.hd_prepared.
+func prepare(ctx context.Context, l *lab.Lab, s Sweep, t sysbench.Target) error {
+	db, err := s.Target.Open(l)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var tables, size int
+	err = db.QueryRowContext(ctx, "SELECT tables, table_size FROM sbtest.hd_prepared").Scan(&tables, &size)
+	if err == nil && tables == s.Params.Tables && size == s.Params.TableSize {
+		fmt.Fprintf(s.Log, "reusing the prepared dataset (%d tables × %d rows)\n", tables, size)
+		return nil
+	}
+	threads := min(s.Params.Tables, 8) // sysbench prepares one table per thread
+	fmt.Fprintf(s.Log, "preparing %d tables × %d rows (%d in parallel)\n", s.Params.Tables, s.Params.TableSize, threads)
+	_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS sbtest.hd_prepared")
+	if err == nil { // a dataset of another shape: remove it first
+		old := sysbench.Params{Workload: "oltp_common", Tables: tables, TableSize: size}
+		if err := onClient(ctx, l, sysbench.Argv(old, t, 1, "cleanup")); err != nil {
+			return err
+		}
+	}
+	p := s.Params
+	p.Workload = "oltp_common" // the tables every OLTP script shares
+	if err := onClient(ctx, l, sysbench.Argv(p, t, threads, "prepare")); err != nil {
+		return err
+	}
+	_, err = db.ExecContext(ctx, "CREATE TABLE sbtest.hd_prepared (tables INT, table_size INT) SELECT ? AS tables, ? AS table_size",
+		s.Params.Tables, s.Params.TableSize)
+	return err
+}
+
+// onClient runs a command on the lab's client host.
+func onClient(ctx context.Context, l *lab.Lab, argv []string) error {
+	argv = l.Prov.Wrap(l.Plan.Client.Host, argv)
+	if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v: %s", argv[0], err, tail(out))
+	}
+	return nil
+}
+
+// runOnce runs sysbench on the client host and parses what it printed,
+// also when it was cut short.
+func runOnce(ctx context.Context, l *lab.Lab, argv []string, save string) (sysbench.Result, error) {
+	argv = l.Prov.Wrap(l.Plan.Client.Host, argv)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	runErr := cmd.Run()
+	if save != "" {
+		_ = os.WriteFile(save, out.Bytes(), 0o644)
+	}
+	res, perr := sysbench.Parse(out.String())
+	if runErr != nil && ctx.Err() == nil {
+		return res, fmt.Errorf("sysbench: %v: %s", runErr, tail(out.Bytes()))
+	}
+	if perr != nil && ctx.Err() == nil {
+		return res, perr
+	}
+	if ctx.Err() != nil {
+		res.Partial = true
+	}
+	return res, nil
+}
+
+func rows(threads, run int, r sysbench.Result) [][]string {
+	var out [][]string
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	for _, iv := range r.Intervals {
+		out = append(out, []string{strconv.Itoa(threads), strconv.Itoa(run), f(iv.T), f(iv.TPS), f(iv.QPS), f(iv.Latency), f(iv.ErrPerSec), f(iv.ReconnPerS)})
+	}
+	return out
+}
+
+func progress(w io.Writer, step, steps int, t0 time.Time, what string) {
+	elapsed := time.Since(t0)
+	est := ""
+	if step > 1 {
+		left := elapsed / time.Duration(step-1) * time.Duration(steps-step+1)
+		est = fmt.Sprintf(", ~%s left", left.Round(time.Second))
+	}
+	fmt.Fprintf(w, "[%d/%d] %s (elapsed %s%s)\n", step, steps, what, elapsed.Round(time.Second), est)
+}
+
+func tail(b []byte) string {
+	if len(b) > 600 {
+		b = b[len(b)-600:]
+	}
+	return string(bytes.TrimSpace(b))
+}
