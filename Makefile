@@ -43,11 +43,19 @@ integration: build
 bench: deps build
 	$(GO) run ./bench -bin $(CURDIR)/$(BIN)
 
+# The main job: deploy galera3 behind its load balancer, measure a short sysbench sweep through it,
+# write report.html. The lab keeps running for exploration.
+DEMO_THREADS ?= 1,4,16
+DEMO_TIME    ?= 20
 demo: deps build
-	./$(BIN) up
+	./$(BIN) up --name demo
+	./$(BIN) bench sysbench --name demo --threads $(DEMO_THREADS) --time $(DEMO_TIME) --tables 4 --table-size 10000 -o json > .demo-run.json
+	./$(BIN) report $$(sed -n 's/.*"run_id": "\(.*\)".*/\1/p' .demo-run.json) -o report.html
+	@rm -f .demo-run.json
 	@echo
-	@echo "The lab runs. Try:  ./$(BIN) status   ./$(BIN) sql db1   ./$(BIN) stop db2; ./$(BIN) start db2"
-	@echo "Tear it down with:  ./$(BIN) down"
+	@echo "report: $(CURDIR)/report.html (open it in a browser)"
+	@echo "the lab 'demo' keeps running. Try:  ./$(BIN) status   ./$(BIN) sql lb   ./$(BIN) stop db1; ./$(BIN) status"
+	@echo "tear it down with:                  ./$(BIN) down --name demo"
 
 clean:
 	rm -rf bin

@@ -36,6 +36,9 @@ one network namespace per host, and measures it.
 		SilenceUsage:  true,
 		Version:       version,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Name() == "report" && g.output != "text" && g.output != "json" {
+				reportFile, g.output = g.output, "text" // `hadrill report ID -o FILE.html`
+			}
 			if g.output != "text" && g.output != "json" {
 				return hderr.User("--output: expected text or json, got %q", g.output)
 			}
@@ -48,7 +51,7 @@ one network namespace per host, and measures it.
 	pf.StringVar(&g.name, "name", "", "lab name (default: the only lab, or the spec's name for up)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return hderr.User("%v", err) })
 	root.AddCommand(upCmd(), downCmd(), statusCmd(), validateCmd(), presetsCmd(), templatesCmd(),
-		sqlCmd(), logsCmd(), planCmd(), agentCmd(), drainCmd(true), drainCmd(false), benchCmd(), runsCmd(), nodeCmd("start"), nodeCmd("stop"), nodeCmd("restart"))
+		sqlCmd(), logsCmd(), planCmd(), agentCmd(), drainCmd(true), drainCmd(false), benchCmd(), runsCmd(), reportCmd(), nodeCmd("start"), nodeCmd("stop"), nodeCmd("restart"))
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(root.FlagErrorFunc())
 	}

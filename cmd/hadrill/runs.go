@@ -67,7 +67,7 @@ func runsCmd() *cobra.Command {
 				cols = append(cols, column{ID: id, Points: pts})
 			}
 			if len(problems) > 0 {
-				return joinUser(problems)
+				return hderr.Join(problems)
 			}
 			return emit(cols, func() {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -122,13 +122,4 @@ func allThreads(cols []column) []int {
 		}
 	}
 	return out
-}
-
-// joinUser reports every unknown run id at once, as bad input.
-func joinUser(errs []error) error {
-	var problems []string
-	for _, e := range errs {
-		problems = append(problems, e.Error())
-	}
-	return hderr.Users(problems)
 }

@@ -34,3 +34,26 @@ func IsUser(err error) bool {
 	var u *UserError
 	return errors.As(err, &u)
 }
+
+// Join gathers the problems of several errors into one user error (every
+// problem of every error, in order). Any error that is not bad input makes
+// the result a runtime error carrying all the messages.
+func Join(errs []error) error {
+	var problems []string
+	user := true
+	for _, e := range errs {
+		var u *UserError
+		if errors.As(e, &u) {
+			problems = append(problems, u.Problems...)
+		} else if e != nil {
+			problems, user = append(problems, e.Error()), false
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	if !user {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return &UserError{Problems: problems}
+}

@@ -1,0 +1,142 @@
+// Package report turns stored runs into one self-contained HTML file:
+// SVG charts (gonum/plot) and tables inline, nothing fetched from elsewhere.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Series is one line of a chart.
+type Series struct {
+	Name   string
+	Points [][2]float64
+}
+
+// Chart is a line chart; Markers are vertical lines at x (faults).
+type Chart struct {
+	ID, Title, X, Y string
+	LogX            bool
+	Series          []Series
+	Markers         []Marker
+}
+
+// Marker labels a moment on the x axis.
+type Marker struct {
+	X     float64
+	Label string
+}
+
+var palette = []color.Color{
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, color.RGBA{0xd6, 0x27, 0x28, 0xff}, color.RGBA{0x2c, 0xa0, 0x2c, 0xff},
+	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
+}
+
+func (c Chart) plot() (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.X, c.Y
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	if c.LogX { // thread counts: log scale, labelled at the counts measured
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = xTicks(c.Series)
+	}
+	for i, s := range c.Series {
+		if len(s.Points) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(s.Points))
+		for j, pt := range s.Points {
+			xy[j].X, xy[j].Y = pt[0], pt[1]
+		}
+		line, points, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: %w", c.Title, err)
+		}
+		col := palette[i%len(palette)]
+		line.Color, points.Color = col, col
+		line.Width = vg.Points(1.5)
+		points.Shape = draw.CircleGlyph{}
+		points.Radius = vg.Points(2)
+		p.Add(line, points)
+		p.Legend.Add(s.Name, line, points)
+	}
+	for _, m := range c.Markers {
+		v, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: p.Y.Min}, {X: m.X, Y: p.Y.Max}})
+		if err != nil {
+			return nil, err
+		}
+		v.Color, v.Dashes = color.RGBA{0xaa, 0, 0, 0xff}, []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(v)
+	}
+	p.Y.Min = 0
+	p.Y.Max = maxY(c.Series) * (1.15 + 0.07*float64(len(c.Series))) // room for the legend above the lines
+	return p, nil
+}
+
+func xTicks(series []Series) plot.ConstantTicks {
+	seen := map[float64]bool{}
+	var ticks plot.ConstantTicks
+	for _, s := range series {
+		for _, pt := range s.Points {
+			if !seen[pt[0]] {
+				seen[pt[0]] = true
+				ticks = append(ticks, plot.Tick{Value: pt[0], Label: strconv.FormatFloat(pt[0], 'f', -1, 64)})
+			}
+		}
+	}
+	sort.Slice(ticks, func(i, j int) bool { return ticks[i].Value < ticks[j].Value })
+	return ticks
+}
+
+func maxY(series []Series) float64 {
+	m := 1.0
+	for _, s := range series {
+		for _, pt := range s.Points {
+			m = max(m, pt[1])
+		}
+	}
+	return m
+}
+
+const width, height = 16 * vg.Centimeter, 9 * vg.Centimeter
+
+// SVG renders the chart as SVG.
+func (c Chart) SVG() ([]byte, error) {
+	p, err := c.plot()
+	if err != nil {
+		return nil, err
+	}
+	canvas := vgsvg.New(width, height)
+	p.Draw(draw.New(canvas))
+	var b bytes.Buffer
+	if _, err := canvas.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// PNG renders the chart as PNG.
+func (c Chart) PNG() ([]byte, error) {
+	p, err := c.plot()
+	if err != nil {
+		return nil, err
+	}
+	canvas := vgimg.PngCanvas{Canvas: vgimg.New(width, height)}
+	p.Draw(draw.New(canvas))
+	var b bytes.Buffer
+	if _, err := canvas.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,213 @@
+package report
+
+import (
+	"encoding/base64"
+
+	"bytes"
+	"embed"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"github.com/go-fonts/liberation/liberationserifregular"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+)
+
+//go:embed report.html.tmpl
+var tmplFS embed.FS
+
+// Run is a stored run with what the report shows of it.
+type Run struct {
+	*results.Run
+	Points []sysbench.Point
+	Series map[int][][2]float64 // threads -> (t, tps) of the first run at that thread count
+	Params string
+}
+
+// Report is the whole document.
+type Report struct {
+	Generated string
+	Runs      []Run
+	Charts    []Chart
+	Threads   []int
+}
+
+// Load reads runs from the store; unknown ids are reported together.
+func Load(home string, ids []string) (*Report, error) {
+	rep := &Report{Generated: time.Now().UTC().Format("2006-01-02 15:04 UTC")}
+	var missing []error
+	for _, id := range ids {
+		r, err := results.Load(home, id)
+		if err != nil {
+			missing = append(missing, err)
+			continue
+		}
+		run := Run{Run: r, Series: map[int][][2]float64{}}
+		_ = json.Unmarshal(r.Results, &run.Points)
+		params, _ := json.Marshal(r.Params)
+		run.Params = string(params)
+		run.Series = readSeries(filepath.Join(results.RunDir(home, id), "timeseries.csv"))
+		rep.Runs = append(rep.Runs, run)
+	}
+	if len(missing) > 0 {
+		return nil, hderr.Join(missing)
+	}
+	rep.Threads = threads(rep.Runs)
+	rep.Charts = charts(rep.Runs)
+	return rep, nil
+}
+
+// Label names a run in legends: its id and workload.
+func (r Run) Label() string {
+	var p struct {
+		Workload string `json:"workload"`
+	}
+	_ = json.Unmarshal([]byte(r.Params), &p)
+	if p.Workload == "" {
+		return r.ID
+	}
+	return r.ID + " " + p.Workload
+}
+
+func charts(runs []Run) []Chart {
+	tps := Chart{ID: "tps", Title: "Throughput vs threads", X: "threads", Y: "transactions/s", LogX: true}
+	p95 := Chart{ID: "p95", Title: "p95 latency vs threads", X: "threads", Y: "ms", LogX: true}
+	p99 := Chart{ID: "p99", Title: "p99 latency vs threads", X: "threads", Y: "ms", LogX: true}
+	var out []Chart
+	for _, r := range runs {
+		var a, b, c [][2]float64
+		for _, p := range r.Points {
+			a = append(a, [2]float64{float64(p.Threads), p.TPS})
+			b = append(b, [2]float64{float64(p.Threads), p.P95})
+			c = append(c, [2]float64{float64(p.Threads), p.P99})
+		}
+		tps.Series = append(tps.Series, Series{Name: r.Label(), Points: a})
+		p95.Series = append(p95.Series, Series{Name: r.Label(), Points: b})
+		p99.Series = append(p99.Series, Series{Name: r.Label(), Points: c})
+	}
+	out = append(out, tps, p95, p99)
+	for _, r := range runs {
+		ts := Chart{ID: "ts-" + r.ID, Title: "Throughput per second, run " + r.ID, X: "seconds", Y: "transactions/s"}
+		keys := make([]int, 0, len(r.Series))
+		for k := range r.Series {
+			keys = append(keys, k)
+		}
+		sort.Ints(keys)
+		for _, k := range keys {
+			ts.Series = append(ts.Series, Series{Name: fmt.Sprintf("%d threads", k), Points: r.Series[k]})
+		}
+		if len(ts.Series) > 0 {
+			out = append(out, ts)
+		}
+	}
+	return out
+}
+
+// HTML renders the report as one self-contained page.
+func (rep *Report) HTML() ([]byte, error) {
+	type figure struct {
+		ID, Title string
+		SVG       template.HTML
+	}
+	var figs []figure
+	for _, c := range rep.Charts {
+		svg, err := c.SVG()
+		if err != nil {
+			return nil, err
+		}
+		figs = append(figs, figure{ID: c.ID, Title: c.Title, SVG: template.HTML(svg)}) // rendered here, not user input
+	}
+	t, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
+		"at":  pointAt,
+		"f1":  func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+		"dur": func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
+	}).ParseFS(tmplFS, "report.html.tmpl")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	err = t.Execute(&b, struct {
+		*Report
+		Figures []figure
+		Font    template.CSS
+	}{rep, figs, fontFace()})
+	return b.Bytes(), err
+}
+
+// fontFace carries, once, the font the charts were laid out with: without
+// it a browser substitutes a wider one and the charts' text overflows.
+func fontFace() template.CSS {
+	return template.CSS(`@font-face { font-family: "Liberation Serif"; src: url(data:font/ttf;base64,` +
+		base64.StdEncoding.EncodeToString(liberationserifregular.TTF) + `) format("truetype"); }`)
+}
+
+// WritePNGs writes every chart as PNG into dir.
+func (rep *Report) WritePNGs(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, c := range rep.Charts {
+		b, err := c.PNG()
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.ID+".png"), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func pointAt(pts []sysbench.Point, threads int) *sysbench.Point {
+	for i := range pts {
+		if pts[i].Threads == threads {
+			return &pts[i]
+		}
+	}
+	return nil
+}
+
+func threads(runs []Run) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, r := range runs {
+		for _, p := range r.Points {
+			if !seen[p.Threads] {
+				seen[p.Threads] = true
+				out = append(out, p.Threads)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// readSeries reads timeseries.csv: the first run at each thread count.
+func readSeries(path string) map[int][][2]float64 {
+	out := map[int][][2]float64{}
+	f, err := os.Open(path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	rows, _ := csv.NewReader(f).ReadAll()
+	for i, row := range rows {
+		if i == 0 || len(row) < 4 || row[1] != "1" {
+			continue
+		}
+		th, _ := strconv.Atoi(row[0])
+		t, _ := strconv.ParseFloat(row[2], 64)
+		tps, _ := strconv.ParseFloat(row[3], 64)
+		out[th] = append(out[th], [2]float64{t, tps})
+	}
+	return out
+}

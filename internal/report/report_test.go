@@ -1,0 +1,63 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+)
+
+func store(t *testing.T, home, id string, pts []sysbench.Point, interrupted bool) {
+	t.Helper()
+	b, _ := json.Marshal(pts)
+	r := &results.Run{ID: id, Kind: "sysbench", Lab: "lab", Started: time.Unix(0, 0), Finished: time.Unix(60, 0),
+		Params: map[string]any{"workload": "oltp_read_write"}, Results: b, Interrupted: interrupted}
+	if err := results.Save(home, r); err != nil {
+		t.Fatal(err)
+	}
+	rows := [][]string{{"1", "1", "1.00", "100.0", "2000", "5.0", "0", "0"}, {"1", "1", "2.00", "110.0", "2200", "5.5", "0", "0"}}
+	if err := results.WriteCSV(home, id, "timeseries.csv", []string{"threads", "run", "t_s", "tps", "qps", "lat", "err", "reconn"}, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReportIsSelfContained(t *testing.T) {
+	home := t.TempDir()
+	store(t, home, "a", []sysbench.Point{{Threads: 1, TPS: 100, P95: 5, P99: 7}, {Threads: 4, TPS: 300, P95: 9, P99: 12}}, false)
+	store(t, home, "b", []sysbench.Point{{Threads: 1, TPS: 90, P95: 6, P99: 8, Partial: true}}, true)
+	rep, err := Load(home, []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := rep.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	if n := strings.Count(html, "<svg"); n != len(rep.Charts) || n != 5 {
+		t.Errorf("%d inline SVG charts for %d charts (want 5: tps, p95, p99 and two time series)", n, len(rep.Charts))
+	}
+	if ext := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:|//)|<script|@import|url\((?:[^d]|d[^a])`).FindString(html); ext != "" {
+		t.Errorf("report refers to something outside itself: %q", ext)
+	}
+	for _, want := range []string{"Interrupted: the results are partial", "(partial)", ">a<", ">b<"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	dir := t.TempDir()
+	if err := rep.WritePNGs(dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != len(rep.Charts) {
+		t.Errorf("%d PNGs for %d charts", len(entries), len(rep.Charts))
+	}
+	if _, err := Load(home, []string{"a", "nope", "gone"}); err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), `"gone"`) {
+		t.Errorf("unknown runs: %v", err)
+	}
+}
