@@ -21,7 +21,7 @@ import (
 func main() {
 	bin := flag.String("bin", "bin/hadrill", "hadrill binary")
 	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
-	scenario := flag.String("scenario", "all", "scenario: deploy, failover, agent or all")
+	scenario := flag.String("scenario", "all", "scenario: deploy, failover, agent, overhead or all")
 	flag.Parse()
 	_ = mysql.SetLogger(&mysql.NopLogger{})
 	if *runs < 1 {
@@ -34,14 +34,18 @@ func main() {
 		failover(*bin, *runs)
 	case "agent":
 		agentLatency(*bin, *runs)
+	case "overhead":
+		overhead(*bin, *runs)
 	case "all":
 		deploy(*bin, *runs)
 		fmt.Println()
 		failover(*bin, *runs)
 		fmt.Println()
 		agentLatency(*bin, *runs)
+		fmt.Println()
+		overhead(*bin, *runs)
 	default:
-		fail("-scenario: unknown scenario %q (known: deploy, failover, agent, all)", *scenario)
+		fail("-scenario: unknown scenario %q (known: deploy, failover, agent, overhead, all)", *scenario)
 	}
 	runCleanups()
 }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+)
+
+// overhead: TPS through `hadrill bench sysbench` vs the same sysbench
+// command run by hand from the client host, interleaved.
+func overhead(bin string, runs int) {
+	work, err := os.MkdirTemp("/tmp", "hdbench-")
+	check(err)
+	home := filepath.Join(work, "home")
+	atExit(func() { tryRun(bin, "--home", home, "down", "--all"); os.RemoveAll(work) })
+	defer runCleanups()
+	run(bin, "--home", home, "up", "--name", "bover", "-o", "json")
+	common := []string{"--tables", "4", "--table-size", "10000", "--threads", "4", "--time", "10", "--rand-type", "uniform"}
+	hd := func() float64 {
+		var out struct {
+			Results []struct{ TPS float64 } `json:"results"`
+		}
+		check(json.Unmarshal([]byte(run(bin, append([]string{"--home", home, "bench", "sysbench", "--name", "bover", "-o", "json"}, common...)...)), &out))
+		return out.Results[0].TPS
+	}
+	hd() // prepares the dataset both variants use
+	l, err := lab.Open(home, "bover", nil)
+	check(err)
+	lb := l.Plan.LoadBalancers[0]
+	pw, err := os.ReadFile(l.Plan.Secrets.App)
+	check(err)
+	cfg := filepath.Join(work, "raw.cnf")
+	check(os.WriteFile(cfg, []byte(sysbench.ConfigFile("app", string(pw[:len(pw)-1]))), 0o600))
+	p := sysbench.Params{Workload: "oltp_read_write", Tables: 4, TableSize: 10000, Time: 10, RandType: "uniform", Interval: 1}
+	raw := func() float64 {
+		argv := l.Prov.Wrap(l.Plan.Client.Host, sysbench.Argv(p, sysbench.Target{Host: lb.Address, Port: lb.Port, Config: cfg}, 4, "run"))
+		r, err := sysbench.Parse(run(argv[0], argv[1:]...))
+		check(err)
+		return r.TPS
+	}
+	var hds, raws, ratios []float64
+	for i := 1; i <= runs; i++ {
+		var h, r float64
+		if i%2 == 1 { // alternate which goes first: drift (caches warming, background work) hits both alike
+			h, r = hd(), raw()
+		} else {
+			r, h = raw(), hd()
+		}
+		hds, raws, ratios = append(hds, h), append(raws, r), append(ratios, h/r)
+		fmt.Fprintf(os.Stderr, "overhead %d/%d: hadrill %.1f tps, raw sysbench %.1f tps (%.3f)\n", i, runs, h, r, h/r)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "scenario\tvariant\truns\tmedian tps\tmin\tmax\tratio\t")
+	fmt.Fprintf(w, "overhead\thadrill bench sysbench\t%d\t%.1f\t%.1f\t%.1f\t%s\t\n", runs, median(hds), minf(hds), maxf(hds), strconv.FormatFloat(median(ratios), 'f', 3, 64))
+	fmt.Fprintf(w, "overhead\traw sysbench (same argv)\t%d\t%.1f\t%.1f\t%.1f\t1.000\t\n", runs, median(raws), minf(raws), maxf(raws))
+	w.Flush()
+	fmt.Printf("\ntarget: hadrill ≥ 0.97 × raw sysbench (median of paired ratios): %v\n", median(ratios) >= 0.97)
+}
