@@ -50,6 +50,7 @@ DEMO_TIME    ?= 20
 demo: deps build
 	./$(BIN) up --name demo
 	./$(BIN) bench sysbench --name demo --threads $(DEMO_THREADS) --time $(DEMO_TIME) --tables 4 --table-size 10000 -o json > .demo-run.json
+	./$(BIN) bench commit-latency --name demo --count 1000 --target all,lb -o json >> .demo-run.json
 	./$(BIN) report $$(sed -n 's/.*"run_id": "\(.*\)".*/\1/p' .demo-run.json) -o report.html
 	@rm -f .demo-run.json
 	@echo

@@ -52,6 +52,32 @@ func TestSysbenchSweep(t *testing.T) {
 			}
 		}
 	}
+	// Commit latency on every node and through the load balancer.
+	r = e.ok("bench", "commit-latency", "--name", "itsb", "--count", "50", "--target", "all,lb", "-o", "json")
+	var cl struct {
+		RunID   string `json:"run_id"`
+		Results []struct {
+			Target   string
+			Count    int
+			P50, P99 float64
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &cl); err != nil || len(cl.Results) != 4 || cl.Results[3].Target != "lb" {
+		t.Fatalf("commit-latency: %v %+v", err, cl)
+	}
+	for _, c := range cl.Results {
+		if c.Count != 50 || c.P50 <= 0 || c.P99 < c.P50 {
+			t.Errorf("commit latency on %s: %+v", c.Target, c)
+		}
+	}
+	if r := e.run("bench", "commit-latency", "--name", "itsb", "--count", "0", "--target", "db9"); r.code != 2 ||
+		!strings.Contains(r.stderr, "--count:") || !strings.Contains(r.stderr, `unknown target "db9"`) {
+		t.Errorf("commit-latency bad input: exit %d %s", r.code, r.stderr)
+	}
+	html := e.writeSpec("report.html", "")
+	if r := e.ok("report", out.RunID, cl.RunID, "-o", html); !strings.Contains(r.stdout, "report of 2 run(s)") {
+		t.Errorf("report: %s", r.stdout)
+	}
 	if r := e.run("runs", "compare", "nope"); r.code != 2 || !strings.Contains(r.stderr, `no run "nope"`) {
 		t.Errorf("unknown run: exit %d %s", r.code, r.stderr)
 	}

@@ -15,7 +15,7 @@ import (
 
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Run load against a lab and record the results in the run store"}
-	c.AddCommand(sysbenchCmd())
+	c.AddCommand(sysbenchCmd(), commitLatencyCmd())
 	return c
 }
 
@@ -106,4 +106,71 @@ func ms(v float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+func commitLatencyCmd() *cobra.Command {
+	var count int
+	var targets []string
+	c := &cobra.Command{
+		Use:   "commit-latency [--count N] [--target all|lb|NODE...]",
+		Short: "Time single-row autocommit INSERTs on one connection per target (the cost of a commit)",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var problems []error
+			if count < 1 || count > 1_000_000 {
+				problems = append(problems, hderr.User("--count: expected 1 to 1000000, got %d", count))
+			}
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			var eps []workload.Endpoint
+			for _, t := range expandAll(targets, l.Plan.NodeNames()) {
+				e, err := workload.Resolve(cmd.Context(), l, t, "")
+				if err != nil {
+					problems = append(problems, err)
+					continue
+				}
+				eps = append(eps, e)
+			}
+			if err := hderr.Join(problems); err != nil {
+				return err
+			}
+			out, err := workload.CommitLatency(cmd.Context(), l, eps, count, os.Args, progressLog())
+			if err != nil {
+				return err
+			}
+			if err := emit(out, func() {
+				fmt.Printf("run %s\n", out.RunID)
+				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+				fmt.Fprintln(w, "target\tcommits\tp50 ms\tp95 ms\tp99 ms\tavg ms\tmax ms\terrors\t")
+				for _, r := range out.Results {
+					fmt.Fprintf(w, "%s\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%d\t\n", r.Target, r.Count, r.P50, r.P95, r.P99, r.Avg, r.Max, r.Errors)
+				}
+				w.Flush()
+			}); err != nil {
+				return err
+			}
+			if out.Interrupted {
+				return fmt.Errorf("interrupted: the partial results are kept in run %s", out.RunID)
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&count, "count", 1000, "INSERTs per target")
+	c.Flags().StringSliceVar(&targets, "target", []string{"all"}, "all (every node), lb, or node and load balancer names")
+	return c
+}
+
+// expandAll replaces "all" with every node.
+func expandAll(targets, nodes []string) []string {
+	var out []string
+	for _, t := range targets {
+		if t == "all" {
+			out = append(out, nodes...)
+		} else {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
@@ -27,9 +28,10 @@ var tmplFS embed.FS
 // Run is a stored run with what the report shows of it.
 type Run struct {
 	*results.Run
-	Points []sysbench.Point
-	Series map[int][][2]float64 // threads -> (t, tps) of the first run at that thread count
-	Params string
+	Points  []sysbench.Point
+	Commits []workload.Latency   // commit-latency runs
+	Series  map[int][][2]float64 // threads -> (t, tps) of the first run at that thread count
+	Params  string
 }
 
 // Report is the whole document.
@@ -51,7 +53,12 @@ func Load(home string, ids []string) (*Report, error) {
 			continue
 		}
 		run := Run{Run: r, Series: map[int][][2]float64{}}
-		_ = json.Unmarshal(r.Results, &run.Points)
+		switch r.Kind {
+		case "commit-latency":
+			_ = json.Unmarshal(r.Results, &run.Commits)
+		default:
+			_ = json.Unmarshal(r.Results, &run.Points)
+		}
 		params, _ := json.Marshal(r.Params)
 		run.Params = string(params)
 		run.Series = readSeries(filepath.Join(results.RunDir(home, id), "timeseries.csv"))
@@ -83,6 +90,9 @@ func charts(runs []Run) []Chart {
 	p99 := Chart{ID: "p99", Title: "p99 latency vs threads", X: "threads", Y: "ms", LogX: true}
 	var out []Chart
 	for _, r := range runs {
+		if len(r.Points) == 0 {
+			continue
+		}
 		var a, b, c [][2]float64
 		for _, p := range r.Points {
 			a = append(a, [2]float64{float64(p.Threads), p.TPS})
@@ -93,7 +103,9 @@ func charts(runs []Run) []Chart {
 		p95.Series = append(p95.Series, Series{Name: r.Label(), Points: b})
 		p99.Series = append(p99.Series, Series{Name: r.Label(), Points: c})
 	}
-	out = append(out, tps, p95, p99)
+	if len(tps.Series) > 0 {
+		out = append(out, tps, p95, p99)
+	}
 	for _, r := range runs {
 		ts := Chart{ID: "ts-" + r.ID, Title: "Throughput per second, run " + r.ID, X: "seconds", Y: "transactions/s"}
 		keys := make([]int, 0, len(r.Series))

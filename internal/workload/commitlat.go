@@ -1,0 +1,107 @@
+package workload
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/results"
+)
+
+// Latency is the commit latency measured on one target.
+type Latency struct {
+	Target string  `json:"target"`
+	Count  int     `json:"count"`
+	Errors int     `json:"errors"`
+	P50    float64 `json:"p50"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	Avg    float64 `json:"avg_ms"`
+	Max    float64 `json:"max_ms"`
+}
+
+// CommitOutcome is what `hadrill bench commit-latency --output json` prints.
+type CommitOutcome struct {
+	RunID       string    `json:"run_id"`
+	Interrupted bool      `json:"interrupted"`
+	Results     []Latency `json:"results"`
+}
+
+// CommitLatency times count single-row autocommit INSERTs on one
+// connection to each target in turn (from the client host): the cost of a
+// commit, replication included, as an application sees it.
+func CommitLatency(ctx context.Context, l *lab.Lab, targets []Endpoint, count int, command []string, log io.Writer) (*CommitOutcome, error) {
+	run := &results.Run{ID: results.NewID(time.Now()), Kind: "commit-latency", Lab: l.Plan.Lab, Started: time.Now().UTC(),
+		Command: command, Params: map[string]any{"count": count}, Topology: l.Plan.Spec, Configs: configs(l),
+		Versions: versions(), Host: hostFacts()}
+	out := &CommitOutcome{RunID: run.ID}
+	for i, e := range targets {
+		fmt.Fprintf(log, "[%d/%d] %d autocommit INSERTs on %s\n", i+1, len(targets), count, e.Name)
+		lat, err := commitsOn(ctx, l, e, count)
+		if err != nil && ctx.Err() == nil {
+			return nil, err
+		}
+		if lat.Count > 0 {
+			out.Results = append(out.Results, lat)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	out.Interrupted = ctx.Err() != nil
+	run.Interrupted, run.Finished = out.Interrupted, time.Now().UTC()
+	run.Results, _ = json.Marshal(out.Results)
+	return out, results.Save(l.Home, run)
+}
+
+func commitsOn(ctx context.Context, l *lab.Lab, e Endpoint, count int) (Latency, error) {
+	res := Latency{Target: e.Name}
+	db, err := e.Open(l)
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", e.Name, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS app.hd_commit (id BIGINT AUTO_INCREMENT PRIMARY KEY, target VARCHAR(64), at TIMESTAMP(6))"); err != nil {
+		return res, fmt.Errorf("%s: %w", e.Name, err)
+	}
+	var ms []float64
+	for i := 0; i < count && ctx.Err() == nil; i++ {
+		t0 := time.Now()
+		_, err := conn.ExecContext(ctx, "INSERT INTO app.hd_commit (target, at) VALUES (?, NOW(6))", e.Name)
+		d := time.Since(t0)
+		if err != nil {
+			res.Errors++
+			continue
+		}
+		ms = append(ms, float64(d.Microseconds())/1000)
+	}
+	res.Count = len(ms)
+	if len(ms) == 0 {
+		return res, nil
+	}
+	sort.Float64s(ms)
+	var sum float64
+	for _, v := range ms {
+		sum += v
+	}
+	res.P50, res.P95, res.P99 = rank(ms, 50), rank(ms, 95), rank(ms, 99)
+	res.Avg, res.Max = sum/float64(len(ms)), ms[len(ms)-1]
+	return res, nil
+}
+
+// rank is the p-th percentile of sorted values (nearest rank).
+func rank(sorted []float64, p float64) float64 {
+	i := int(float64(len(sorted))*p/100+0.999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
