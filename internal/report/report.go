@@ -32,6 +32,8 @@ type Run struct {
 	Commits []workload.Latency   // commit-latency runs
 	Series  map[int][][2]float64 // threads -> (t, tps) of the first run at that thread count
 	Params  string
+	// FlowControl and RecvQueue: node -> (t, value) from the status samples.
+	FlowControl, RecvQueue map[string][][2]float64
 }
 
 // Report is the whole document.
@@ -62,6 +64,7 @@ func Load(home string, ids []string) (*Report, error) {
 		params, _ := json.Marshal(r.Params)
 		run.Params = string(params)
 		run.Series = readSeries(filepath.Join(results.RunDir(home, id), "timeseries.csv"))
+		run.FlowControl, run.RecvQueue = readStatus(filepath.Join(results.RunDir(home, id), "status.csv"))
 		rep.Runs = append(rep.Runs, run)
 	}
 	if len(missing) > 0 {
@@ -118,6 +121,15 @@ func charts(runs []Run) []Chart {
 		}
 		if len(ts.Series) > 0 {
 			out = append(out, ts)
+		}
+		fc := Chart{ID: "fc-" + r.ID, Title: "Flow control: time paused per second, run " + r.ID, X: "seconds", Y: "ms paused per s"}
+		rq := Chart{ID: "rq-" + r.ID, Title: "Receive queue, run " + r.ID, X: "seconds", Y: "write-sets waiting"}
+		for _, node := range sortedKeys(r.FlowControl) {
+			fc.Series = append(fc.Series, Series{Name: node, Points: r.FlowControl[node]})
+			rq.Series = append(rq.Series, Series{Name: node, Points: r.RecvQueue[node]})
+		}
+		if len(fc.Series) > 0 {
+			out = append(out, fc, rq)
 		}
 	}
 	return out
@@ -222,4 +234,42 @@ func readSeries(path string) map[int][][2]float64 {
 		out[th] = append(out[th], [2]float64{t, tps})
 	}
 	return out
+}
+
+// readStatus turns status.csv into per-node series: the flow-control pause
+// per second (from the cumulative counter) and the receive queue.
+func readStatus(path string) (fc, rq map[string][][2]float64) {
+	fc, rq = map[string][][2]float64{}, map[string][][2]float64{}
+	f, err := os.Open(path)
+	if err != nil {
+		return fc, rq
+	}
+	defer f.Close()
+	rows, _ := csv.NewReader(f).ReadAll()
+	type last struct{ t, ns float64 }
+	prev := map[string]last{}
+	for i, row := range rows {
+		if i == 0 || len(row) < 5 || row[3] == "" {
+			continue
+		}
+		t, _ := strconv.ParseFloat(row[0], 64)
+		ns, _ := strconv.ParseFloat(row[3], 64)
+		q, _ := strconv.ParseFloat(row[4], 64)
+		node := row[1]
+		if p, ok := prev[node]; ok && t > p.t && ns >= p.ns {
+			fc[node] = append(fc[node], [2]float64{t, (ns - p.ns) / 1e6 / (t - p.t)})
+		}
+		prev[node] = last{t, ns}
+		rq[node] = append(rq[node], [2]float64{t, q})
+	}
+	return fc, rq
+}
+
+func sortedKeys(m map[string][][2]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

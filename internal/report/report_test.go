@@ -30,6 +30,10 @@ func TestReportIsSelfContained(t *testing.T) {
 	home := t.TempDir()
 	store(t, home, "a", []sysbench.Point{{Threads: 1, TPS: 100, P95: 5, P99: 7}, {Threads: 4, TPS: 300, P95: 9, P99: 12}}, false)
 	store(t, home, "b", []sysbench.Point{{Threads: 1, TPS: 90, P95: 6, P99: 8, Partial: true}}, true)
+	status := [][]string{{"0.0", "db1", "Synced", "0", "0", "0", "0", "10"}, {"1.0", "db1", "Synced", "250000000", "4", "0", "0", "300"}}
+	if err := results.WriteCSV(home, "a", "status.csv", []string{"t_s", "node", "state", "fc", "rq", "sq", "cf", "lc"}, status); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := Load(home, []string{"a", "b"})
 	if err != nil {
 		t.Fatal(err)
@@ -39,8 +43,11 @@ func TestReportIsSelfContained(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := string(b)
-	if n := strings.Count(html, "<svg"); n != len(rep.Charts) || n != 5 {
-		t.Errorf("%d inline SVG charts for %d charts (want 5: tps, p95, p99 and two time series)", n, len(rep.Charts))
+	if n := strings.Count(html, "<svg"); n != len(rep.Charts) || n != 7 {
+		t.Errorf("%d inline SVG charts for %d charts (want 7: tps, p95, p99, two time series, flow control, receive queue)", n, len(rep.Charts))
+	}
+	if fc := rep.Runs[0].FlowControl["db1"]; len(fc) != 1 || fc[0][1] != 250 {
+		t.Errorf("flow control paused 250 ms in 1 s, got %v", fc)
 	}
 	if ext := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:|//)|<script|@import|url\((?:[^d]|d[^a])`).FindString(html); ext != "" {
 		t.Errorf("report refers to something outside itself: %q", ext)

@@ -56,6 +56,7 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{RunID: id, Target: s.Target.Name}
+	sampler := StartSampler(ctx, l)
 	var series [][]string
 	steps, step, t0 := len(s.Params.Threads)*s.Params.Runs, 0, time.Now()
 	for _, threads := range s.Params.Threads {
@@ -80,6 +81,7 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 		}
 	}
 	out.Interrupted = ctx.Err() != nil
+	samples := sampler.Stop()
 	run.Interrupted, run.Finished = out.Interrupted, time.Now().UTC()
 	b, _ := json.Marshal(out.Results)
 	run.Results = b
@@ -87,6 +89,9 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 		return nil, err
 	}
 	header := []string{"threads", "run", "t_s", "tps", "qps", "lat_p95_ms", "err_per_s", "reconn_per_s"}
+	if err := results.WriteCSV(l.Home, id, "status.csv", SampleColumns, samples); err != nil {
+		return nil, err
+	}
 	return out, results.WriteCSV(l.Home, id, "timeseries.csv", header, series)
 }
 
