@@ -74,6 +74,19 @@ func TestSysbenchSweep(t *testing.T) {
 		!strings.Contains(r.stderr, "--count:") || !strings.Contains(r.stderr, `unknown target "db9"`) {
 		t.Errorf("commit-latency bad input: exit %d %s", r.code, r.stderr)
 	}
+	// Replication visibility and seed 003's bulk test, node to node.
+	r = e.ok("bench", "visibility", "--name", "itsb", "--count", "20", "-o", "json")
+	if !strings.Contains(r.stdout, `"wsrep_sync_wait": 1`) || !strings.Contains(r.stdout, `"count": 20`) {
+		t.Errorf("visibility: %s", r.stdout)
+	}
+	r = e.ok("bench", "bulk-replication", "--name", "itsb", "--rows", "100", "--from", "db2", "--to", "db3", "-o", "json")
+	if !strings.Contains(r.stdout, `"rows": 100`) || !strings.Contains(r.stdout, `"to": "db3"`) {
+		t.Errorf("bulk-replication: %s", r.stdout)
+	}
+	if r := e.run("bench", "bulk-replication", "--name", "itsb", "--rows", "0,x", "--from", "db2", "--to", "db2"); r.code != 2 ||
+		!strings.Contains(r.stderr, "--rows:") || !strings.Contains(r.stderr, "--to: must differ") {
+		t.Errorf("bulk-replication bad input: exit %d %s", r.code, r.stderr)
+	}
 	html := e.writeSpec("report.html", "")
 	if r := e.ok("report", out.RunID, cl.RunID, "-o", html); !strings.Contains(r.stdout, "report of 2 run(s)") {
 		t.Errorf("report: %s", r.stdout)

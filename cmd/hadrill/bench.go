@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+
 	"fmt"
+	"github.com/hadrill/hadrill/internal/lab"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -15,7 +18,7 @@ import (
 
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Run load against a lab and record the results in the run store"}
-	c.AddCommand(sysbenchCmd(), commitLatencyCmd())
+	c.AddCommand(sysbenchCmd(), commitLatencyCmd(), visibilityCmd(), bulkCmd())
 	return c
 }
 
@@ -173,4 +176,98 @@ func expandAll(targets, nodes []string) []string {
 		}
 	}
 	return out
+}
+
+// probePair resolves --from and --to (default: the first two nodes).
+func probePair(cmd *cobra.Command, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
+	l, err := openLab()
+	if err != nil {
+		return nil, workload.Endpoint{}, workload.Endpoint{}, err
+	}
+	names := l.Plan.NodeNames()
+	if from == "" {
+		from = names[0]
+	}
+	if to == "" && len(names) > 1 {
+		to = names[1]
+	}
+	if from == to {
+		problems = append(problems, hderr.User("--to: must differ from --from (%s)", from))
+	}
+	a, err := workload.Resolve(cmd.Context(), l, from, "")
+	problems = append(problems, err)
+	b, err := workload.Resolve(cmd.Context(), l, to, "")
+	problems = append(problems, err)
+	return l, a, b, hderr.Join(problems)
+}
+
+func printProbe(out *workload.ProbeOutcome) error {
+	if err := emit(out, func() {
+		b, _ := json.MarshalIndent(out.Results, "", "  ")
+		fmt.Printf("run %s\n%s\n", out.RunID, b)
+	}); err != nil {
+		return err
+	}
+	if out.Interrupted {
+		return fmt.Errorf("interrupted: the partial results are kept in run %s", out.RunID)
+	}
+	return nil
+}
+
+func visibilityCmd() *cobra.Command {
+	var from, to string
+	var count int
+	c := &cobra.Command{
+		Use:   "visibility [--from NODE] [--to NODE] [--count N]",
+		Short: "How long after a commit is acknowledged on one node the row is readable on another (with and without wsrep_sync_wait)",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var problems []error
+			if count < 1 || count > 100000 {
+				problems = append(problems, hderr.User("--count: expected 1 to 100000, got %d", count))
+			}
+			l, a, b, err := probePair(cmd, from, to, problems)
+			if err != nil {
+				return err
+			}
+			out, err := workload.VisibilityLag(cmd.Context(), l, a, b, count, os.Args, progressLog())
+			if err != nil {
+				return err
+			}
+			return printProbe(out)
+		},
+	}
+	c.Flags().StringVar(&from, "from", "", "node written to (default: the first node)")
+	c.Flags().StringVar(&to, "to", "", "node read from (default: the second node)")
+	c.Flags().IntVar(&count, "count", 200, "writes")
+	return c
+}
+
+func bulkCmd() *cobra.Command {
+	var from, to, rows string
+	c := &cobra.Command{
+		Use:   "bulk-replication [--rows 1000,10000] [--from NODE] [--to NODE]",
+		Short: "Write N rows (one commit each) on one master and time until all are visible on another",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var problems []error
+			counts, err := sysbench.ParseCounts("--rows", "row counts", rows, 10_000_000)
+			if err != nil {
+				problems = append(problems, hderr.User("%v", err))
+			}
+			l, a, b, err := probePair(cmd, from, to, problems)
+			if err != nil {
+				return err
+			}
+			out, err := workload.BulkReplication(cmd.Context(), l, a, b, counts, os.Args, progressLog())
+			if err != nil {
+				return err
+			}
+			return printProbe(out)
+		},
+	}
+	c.Flags().StringVar(&from, "from", "", "master written to (default: the first node)")
+	c.Flags().StringVar(&to, "to", "", "master read from (default: the second node)")
+	c.Flags().StringVar(&rows, "rows", "1000,10000", "row counts, comma-separated")
+	return c
 }

@@ -32,6 +32,8 @@ type Run struct {
 	Commits []workload.Latency   // commit-latency runs
 	Series  map[int][][2]float64 // threads -> (t, tps) of the first run at that thread count
 	Params  string
+	// Table holds the results of the other probes (visibility, bulk replication).
+	Table *Table
 	// FlowControl and RecvQueue: node -> (t, value) from the status samples.
 	FlowControl, RecvQueue map[string][][2]float64
 }
@@ -58,6 +60,8 @@ func Load(home string, ids []string) (*Report, error) {
 		switch r.Kind {
 		case "commit-latency":
 			_ = json.Unmarshal(r.Results, &run.Commits)
+		case "visibility", "bulk-replication":
+			run.Table = table(r.Results)
 		default:
 			_ = json.Unmarshal(r.Results, &run.Points)
 		}
@@ -272,4 +276,51 @@ func sortedKeys(m map[string][][2]float64) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// Table is a run's results as rows of text.
+type Table struct {
+	Columns []string
+	Rows    [][]string
+}
+
+// table renders a list of flat result objects, the endpoints first.
+func table(raw json.RawMessage) *Table {
+	var objs []map[string]any
+	if json.Unmarshal(raw, &objs) != nil || len(objs) == 0 {
+		return nil
+	}
+	t := &Table{}
+	for k := range objs[0] {
+		t.Columns = append(t.Columns, k)
+	}
+	first := map[string]int{"from": 0, "to": 1, "target": 2}
+	sort.Slice(t.Columns, func(i, j int) bool {
+		a, aok := first[t.Columns[i]]
+		b, bok := first[t.Columns[j]]
+		switch {
+		case aok && bok:
+			return a < b
+		case aok != bok:
+			return aok
+		}
+		return t.Columns[i] < t.Columns[j]
+	})
+	for _, o := range objs {
+		var row []string
+		for _, c := range t.Columns {
+			switch v := o[c].(type) {
+			case float64:
+				prec := 3
+				if v == float64(int64(v)) {
+					prec = 0
+				}
+				row = append(row, strconv.FormatFloat(v, 'f', prec, 64))
+			default:
+				row = append(row, fmt.Sprint(v))
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }

@@ -88,19 +88,22 @@ func (p Params) Check() []string {
 }
 
 // ParseThreads reads a list like "1,2,4,8" and names what is wrong with it.
-func ParseThreads(s string) ([]int, error) {
+func ParseThreads(s string) ([]int, error) { return ParseCounts("--threads", "thread counts", s, 4096) }
+
+// ParseCounts reads a comma-separated list of counts from 1 to max.
+func ParseCounts(flag, what, s string, max int) ([]int, error) {
 	var out []int
 	var bad []string
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 4096 {
+		if err != nil || n < 1 || n > max {
 			bad = append(bad, strconv.Quote(strings.TrimSpace(f)))
 			continue
 		}
 		out = append(out, n)
 	}
 	if len(bad) > 0 || len(out) == 0 {
-		return nil, fmt.Errorf("--threads: expected thread counts from 1 to 4096 separated by commas, got %s", strings.Join(bad, ", "))
+		return nil, fmt.Errorf("%s: expected %s from 1 to %d separated by commas, got %s", flag, what, max, strings.Join(bad, ", "))
 	}
 	return out, nil
 }
