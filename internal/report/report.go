@@ -42,6 +42,7 @@ type Run struct {
 type Report struct {
 	Generated string
 	Runs      []Run
+	Sweeps    []Run // the runs with per-thread results (side-by-side table)
 	Charts    []Chart
 	Threads   []int
 }
@@ -73,6 +74,11 @@ func Load(home string, ids []string) (*Report, error) {
 	}
 	if len(missing) > 0 {
 		return nil, hderr.Join(missing)
+	}
+	for _, r := range rep.Runs {
+		if len(r.Points) > 0 {
+			rep.Sweeps = append(rep.Sweeps, r)
+		}
 	}
 	rep.Threads = threads(rep.Runs)
 	rep.Charts = charts(rep.Runs)
