@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"syscall"
 	"text/tabwriter"
@@ -20,12 +19,8 @@ import (
 // client host (a new connection per probe, as HAProxy checks), then the
 // answer time while the server is paused (SIGSTOP).
 func agentLatency(bin string, _ int) {
-	work, err := os.MkdirTemp("/tmp", "hdbench-")
-	check(err)
-	home := filepath.Join(work, "home")
-	atExit(func() { tryRun(bin, "--home", home, "down", "--all"); os.RemoveAll(work) })
+	_, home := scratchLab(bin, "bagent")
 	defer runCleanups()
-	run(bin, "--home", home, "up", "--name", "bagent", "-o", "json")
 	l, err := lab.Open(home, "bagent", nil)
 	check(err)
 	n := l.Plan.Nodes[1]

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -45,16 +44,15 @@ type failoverResult struct {
 }
 
 func failoverVariant(bin string, runs int, detection string) failoverResult {
-	work, err := os.MkdirTemp("/tmp", "hdbench-")
+	spec, err := os.CreateTemp("/tmp", "hdbench-spec-*.yaml")
 	check(err)
-	home := filepath.Join(work, "home")
+	_, _ = spec.WriteString("clusters:\n  - name: db\n    nodes: 3\n    failure_detection: " + detection +
+		"\nload_balancers:\n  - name: lb\n    cluster: db\n")
+	spec.Close()
+	atExit(func() { os.Remove(spec.Name()) })
 	name := "bf" + detection
-	atExit(func() { tryRun(bin, "--home", home, "down", "--all"); os.RemoveAll(work) })
+	_, home := scratchLab(bin, name, "-f", spec.Name())
 	defer runCleanups()
-	spec := filepath.Join(work, "galera3-"+detection+".yaml")
-	check(os.WriteFile(spec, []byte("clusters:\n  - name: db\n    nodes: 3\n    failure_detection: "+detection+
-		"\nload_balancers:\n  - name: lb\n    cluster: db\n"), 0o644))
-	run(bin, "--home", home, "up", "--name", name, "-f", spec, "-o", "json")
 	l, err := lab.Open(home, name, nil)
 	check(err)
 	lb := l.Plan.LoadBalancers[0]

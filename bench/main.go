@@ -140,3 +140,14 @@ func fail(format string, a ...any) {
 	runCleanups()
 	os.Exit(1)
 }
+
+// scratchLab creates a home in a temporary directory, brings a lab up in
+// it (extra: further `up` arguments) and registers its removal.
+func scratchLab(bin, name string, extra ...string) (work, home string) {
+	work, err := os.MkdirTemp("/tmp", "hdbench-")
+	check(err)
+	home = filepath.Join(work, "home")
+	atExit(func() { tryRun(bin, "--home", home, "down", "--all"); os.RemoveAll(work) })
+	run(bin, append([]string{"--home", home, "up", "--name", name, "-o", "json"}, extra...)...)
+	return work, home
+}

@@ -15,12 +15,8 @@ import (
 // overhead: TPS through `hadrill bench sysbench` vs the same sysbench
 // command run by hand from the client host, interleaved.
 func overhead(bin string, runs int) {
-	work, err := os.MkdirTemp("/tmp", "hdbench-")
-	check(err)
-	home := filepath.Join(work, "home")
-	atExit(func() { tryRun(bin, "--home", home, "down", "--all"); os.RemoveAll(work) })
+	work, home := scratchLab(bin, "bover")
 	defer runCleanups()
-	run(bin, "--home", home, "up", "--name", "bover", "-o", "json")
 	common := []string{"--tables", "4", "--table-size", "10000", "--threads", "4", "--time", "10", "--rand-type", "uniform"}
 	hd := func() float64 {
 		var out struct {

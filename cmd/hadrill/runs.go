@@ -76,7 +76,11 @@ func runsCmd() *cobra.Command {
 					fmt.Fprintf(w, "%s tps\tp95\tp99\t", c.ID)
 				}
 				fmt.Fprintln(w)
-				for _, threads := range allThreads(cols) {
+				var lists [][]sysbench.Point
+				for _, c := range cols {
+					lists = append(lists, c.Points)
+				}
+				for _, threads := range sysbench.ThreadCounts(lists...) {
 					fmt.Fprintf(w, "%d\t", threads)
 					for _, c := range cols {
 						if pt, ok := pointAt(c.Points, threads); ok {
@@ -107,19 +111,4 @@ func pointAt(pts []sysbench.Point, threads int) (sysbench.Point, bool) {
 type column struct {
 	ID     string           `json:"run_id"`
 	Points []sysbench.Point `json:"results"`
-}
-
-// allThreads is every thread count any column has, in first-seen order.
-func allThreads(cols []column) []int {
-	seen := map[int]bool{}
-	var out []int
-	for _, c := range cols {
-		for _, p := range c.Points {
-			if !seen[p.Threads] {
-				seen[p.Threads] = true
-				out = append(out, p.Threads)
-			}
-		}
-	}
-	return out
 }

@@ -80,7 +80,11 @@ func Load(home string, ids []string) (*Report, error) {
 			rep.Sweeps = append(rep.Sweeps, r)
 		}
 	}
-	rep.Threads = threads(rep.Runs)
+	var lists [][]sysbench.Point
+	for _, r := range rep.Sweeps {
+		lists = append(lists, r.Points)
+	}
+	rep.Threads = sysbench.ThreadCounts(lists...)
 	rep.Charts = charts(rep.Runs)
 	return rep, nil
 }
@@ -208,21 +212,6 @@ func pointAt(pts []sysbench.Point, threads int) *sysbench.Point {
 		}
 	}
 	return nil
-}
-
-func threads(runs []Run) []int {
-	seen := map[int]bool{}
-	var out []int
-	for _, r := range runs {
-		for _, p := range r.Points {
-			if !seen[p.Threads] {
-				seen[p.Threads] = true
-				out = append(out, p.Threads)
-			}
-		}
-	}
-	sort.Ints(out)
-	return out
 }
 
 // readSeries reads timeseries.csv: the first run at each thread count.

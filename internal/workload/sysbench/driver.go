@@ -139,3 +139,19 @@ func Summarize(threads int, runs []Result) Point {
 	}
 	return p
 }
+
+// ThreadCounts is every thread count measured in any of the point lists, sorted.
+func ThreadCounts(lists ...[]Point) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, pts := range lists {
+		for _, p := range pts {
+			if !seen[p.Threads] {
+				seen[p.Threads] = true
+				out = append(out, p.Threads)
+			}
+		}
+	}
+	sort.Ints(out)
+	return out
+}
