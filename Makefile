@@ -35,7 +35,7 @@ unit:
 	$(GO) test -count=1 ./internal/... ./cmd/...
 
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=15s -fuzzminimizetime=2s ./internal/spec
+	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=200000x -fuzzminimizetime=500x ./internal/spec
 
 integration: build
 	HADRILL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m -v ./integration/ 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic|\s+\S+_test.go)' ; exit $${PIPESTATUS[0]}
