@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"github.com/hadrill/hadrill/internal/galera"
+	"github.com/hadrill/hadrill/internal/replication"
 	"net"
 	"net/http"
 	"os"
@@ -23,19 +25,35 @@ func Handler(p *Prober) http.Handler {
 	mux := http.NewServeMux()
 	health := func(w http.ResponseWriter, r *http.Request) {
 		res := p.Check(r.Context())
-		code := http.StatusServiceUnavailable
-		if res.OK {
-			code = http.StatusOK
-		}
-		w.Header().Set("X-Hadrill-Verdict", res.Code)
-		if r.Method == http.MethodHead || r.Method == http.MethodOptions {
-			w.WriteHeader(code)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(res)
+		answer(w, r, res.OK, res.Code, res)
 	}
+	mux.HandleFunc("/primary", func(w http.ResponseWriter, r *http.Request) {
+		var v galera.Verdict
+		if s, err := p.Replication(r.Context()); err != nil {
+			v = galera.Unreachable(err)
+		} else {
+			v = replication.JudgePrimary(s)
+		}
+		answer(w, r, v.OK, v.Code, Result{Verdict: v, Node: p.o.Node, At: time.Now()})
+	})
+	mux.HandleFunc("/replica", func(w http.ResponseWriter, r *http.Request) {
+		maxLag := -1
+		if q := r.URL.Query().Get("max_lag"); q != "" {
+			n, err := strconv.Atoi(q)
+			if err != nil || n < 0 {
+				http.Error(w, `{"error":"max_lag: expected a whole number of seconds >= 0"}`, http.StatusBadRequest)
+				return
+			}
+			maxLag = n
+		}
+		var v galera.Verdict
+		if s, err := p.Replication(r.Context()); err != nil {
+			v = galera.Unreachable(err)
+		} else {
+			v = replication.JudgeReplica(s, maxLag)
+		}
+		answer(w, r, v.OK, v.Code, Result{Verdict: v, Node: p.o.Node, At: time.Now()})
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
 			http.NotFound(w, r)
@@ -60,6 +78,23 @@ func Handler(p *Prober) http.Handler {
 		writeMetrics(w, p.o.Node, p.Check(r.Context()))
 	})
 	return mux
+}
+
+// answer writes a verdict: 200 or 503; HEAD and OPTIONS get the status
+// only, GET the JSON body too.
+func answer(w http.ResponseWriter, r *http.Request, ok bool, code string, body any) {
+	status := http.StatusServiceUnavailable
+	if ok {
+		status = http.StatusOK
+	}
+	w.Header().Set("X-Hadrill-Verdict", code)
+	if r.Method == http.MethodHead || r.Method == http.MethodOptions {
+		w.WriteHeader(status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // Serve runs the agent until ctx ends.

@@ -93,7 +93,11 @@ func Judge(s Snapshot, o HealthOptions) Verdict {
 
 // Unreachable is the verdict when the probe failed to read the node.
 func Unreachable(err error) Verdict {
-	return Verdict{Code: CodeUnreachable, State: "unknown", Reason: "cannot read the node: " + err.Error()}
+	reason := "cannot read the node"
+	if err != nil {
+		reason += ": " + err.Error()
+	}
+	return Verdict{Code: CodeUnreachable, State: "unknown", Reason: reason}
 }
 
 func on(v string) bool { return strings.EqualFold(v, "ON") || v == "1" }

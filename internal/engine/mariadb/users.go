@@ -15,8 +15,8 @@ type Users struct {
 }
 
 // CreateUsers creates the application user (all privileges on the app and
-// sbtest schemas), the health-check user (no privileges: it only reads
-// status and variables) and the replication user. Passwords travel only
+// sbtest schemas), the health-check user (SLAVE MONITOR only: it reads
+// status, variables and replication state) and the replication user. Passwords travel only
 // inside the statements, never in argv or logs.
 func CreateUsers(ctx context.Context, db *sql.DB, u Users) error {
 	return Exec(ctx, db,
@@ -26,6 +26,7 @@ func CreateUsers(ctx context.Context, db *sql.DB, u Users) error {
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON app.* TO '%s'@'%%'", u.App),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON sbtest.* TO '%s'@'%%'", u.App),
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'localhost' IDENTIFIED BY '%s'", u.Check, u.CheckPassword),
+		fmt.Sprintf("GRANT SLAVE MONITOR ON *.* TO '%s'@'localhost'", u.Check), // SHOW ALL SLAVES STATUS, for /replica
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY '%s'", u.Repl, u.ReplPassword),
 		fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%'", u.Repl),
 	)
