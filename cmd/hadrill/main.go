@@ -31,7 +31,7 @@ func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
-	if errors.Is(err, context.Canceled) && !strings.Contains(err.Error(), "partial results") {
+	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "hadrill: interrupted; what was being created has been removed")
 		return 1
 	}
