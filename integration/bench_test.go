@@ -87,6 +87,19 @@ func TestSysbenchSweep(t *testing.T) {
 		!strings.Contains(r.stderr, "--rows:") || !strings.Contains(r.stderr, "--to: must differ") {
 		t.Errorf("bulk-replication bad input: exit %d %s", r.code, r.stderr)
 	}
+	// mariadb-slap: a concurrency sweep; a failing query is a failure, not numbers.
+	r = e.ok("bench", "slap", "--name", "itsb", "--concurrency", "1,4", "--iterations", "1", "--number-of-queries", "100", "-o", "json")
+	if !strings.Contains(r.stdout, `"concurrency": 4`) || !strings.Contains(r.stdout, `"qps"`) {
+		t.Errorf("slap: %s", r.stdout)
+	}
+	if r := e.run("bench", "slap", "--name", "itsb", "--concurrency", "1", "--iterations", "1", "--query", "SELECT nope FROM missing"); r.code != 1 ||
+		!strings.Contains(r.stderr, "doesn't exist") {
+		t.Errorf("slap with a failing query: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.run("bench", "slap", "--name", "itsb", "--concurrency", "0", "--load", "burst"); r.code != 2 ||
+		!strings.Contains(r.stderr, "--concurrency:") || !strings.Contains(r.stderr, "--load:") {
+		t.Errorf("slap bad input: exit %d %s", r.code, r.stderr)
+	}
 	html := e.writeSpec("report.html", "")
 	if r := e.ok("report", out.RunID, cl.RunID, "-o", html); !strings.Contains(r.stdout, "report of 2 run(s)") {
 		t.Errorf("report: %s", r.stdout)

@@ -13,12 +13,13 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/slap"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Run load against a lab and record the results in the run store"}
-	c.AddCommand(sysbenchCmd(), commitLatencyCmd(), visibilityCmd(), bulkCmd())
+	c.AddCommand(sysbenchCmd(), slapCmd(), commitLatencyCmd(), visibilityCmd(), bulkCmd())
 	return c
 }
 
@@ -269,5 +270,71 @@ func bulkCmd() *cobra.Command {
 	c.Flags().StringVar(&from, "from", "", "master written to (default: the first node)")
 	c.Flags().StringVar(&to, "to", "", "master read from (default: the second node)")
 	c.Flags().StringVar(&rows, "rows", "1000,10000", "row counts, comma-separated")
+	return c
+}
+
+func slapCmd() *cobra.Command {
+	var p slap.Params
+	var conc, target string
+	c := &cobra.Command{
+		Use:   "slap [--concurrency 1,10,50] [--iterations N] [--load read|write|mixed | --query SQL | --query-file FILE]",
+		Short: "Sweep mariadb-slap over client concurrency from the lab's client host (seed 001's read and write tests)",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var problems []string
+			cs, err := sysbench.ParseCounts("--concurrency", "client counts", conc, 4096)
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			p.Concurrency = cs
+			if p.Load == "" && p.Query == "" && p.QueryFile == "" {
+				p.Load = "mixed"
+			}
+			if p.QueryFile != "" {
+				if _, err := os.Stat(p.QueryFile); err != nil {
+					problems = append(problems, fmt.Sprintf("--query-file: %v", err))
+				}
+			}
+			if p.Schema == "" {
+				p.Schema = map[bool]string{true: "hd_slap", false: "app"}[p.Load != ""] // custom queries run in the application's schema
+			}
+			problems = append(problems, p.Check()...)
+			if err := hderr.Users(problems); err != nil {
+				return err
+			}
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			e, err := workload.Resolve(cmd.Context(), l, target, "")
+			if err != nil {
+				return err
+			}
+			out, runErr := workload.Slap(cmd.Context(), l, e, p, os.Args, progressLog())
+			if out != nil {
+				if err := emit(out, func() {
+					fmt.Printf("run %s (target %s)\n", out.RunID, out.Target)
+					w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+					fmt.Fprintln(w, "clients\tavg s\tmin s\tmax s\tqueries/client\tqps\t")
+					for _, pt := range out.Results {
+						fmt.Fprintf(w, "%d\t%.3f\t%.3f\t%.3f\t%d\t%.1f\t\n", pt.Concurrency, pt.AvgS, pt.MinS, pt.MaxS, pt.QueriesPerClient, pt.QPS)
+					}
+					w.Flush()
+				}); err != nil {
+					return err
+				}
+			}
+			return runErr
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&conc, "concurrency", "1,10,50", "client counts, comma-separated")
+	f.IntVar(&p.Iterations, "iterations", 3, "runs per concurrency (average, min and max are reported)")
+	f.IntVar(&p.Queries, "number-of-queries", 1000, "queries per concurrency level, shared by the clients")
+	f.StringVar(&p.Load, "load", "", "auto-generated load: read, write or mixed (default mixed)")
+	f.StringVar(&p.Query, "query", "", "SQL to run instead of an auto-generated load")
+	f.StringVar(&p.QueryFile, "query-file", "", "file of SQL to run instead of an auto-generated load")
+	f.StringVar(&p.Schema, "schema", "", "schema (default hd_slap for generated loads, which is dropped and recreated; app for queries)")
+	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name")
 	return c
 }

@@ -61,7 +61,7 @@ func Load(home string, ids []string) (*Report, error) {
 		switch r.Kind {
 		case "commit-latency":
 			_ = json.Unmarshal(r.Results, &run.Commits)
-		case "visibility", "bulk-replication":
+		case "visibility", "bulk-replication", "slap":
 			run.Table = table(r.Results)
 		default:
 			_ = json.Unmarshal(r.Results, &run.Points)

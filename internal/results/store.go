@@ -26,7 +26,8 @@ type Run struct {
 	Started     time.Time         `json:"started"`
 	Finished    time.Time         `json:"finished"`
 	Command     []string          `json:"command"`
-	Interrupted bool              `json:"interrupted"` // stopped early (Ctrl-C): results are partial
+	Interrupted bool              `json:"interrupted"`        // stopped early (Ctrl-C): results are partial
+	Warnings    []string          `json:"warnings,omitempty"` // what makes the results doubtful
 	Params      any               `json:"params"`
 	Topology    any               `json:"topology,omitempty"`
 	Configs     map[string]string `json:"configs,omitempty"` // rendered configs by file name

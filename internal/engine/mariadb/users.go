@@ -14,8 +14,8 @@ type Users struct {
 	Repl, ReplPassword   string
 }
 
-// CreateUsers creates the application user (all privileges on the app and
-// sbtest schemas), the health-check user (SLAVE MONITOR only: it reads
+// CreateUsers creates the application user (all privileges on the app,
+// sbtest and hd_slap schemas), the health-check user (SLAVE MONITOR only: it reads
 // status, variables and replication state) and the replication user. Passwords travel only
 // inside the statements, never in argv or logs.
 func CreateUsers(ctx context.Context, db *sql.DB, u Users) error {
@@ -25,6 +25,7 @@ func CreateUsers(ctx context.Context, db *sql.DB, u Users) error {
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY '%s'", u.App, u.AppPassword),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON app.* TO '%s'@'%%'", u.App),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON sbtest.* TO '%s'@'%%'", u.App),
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON hd_slap.* TO '%s'@'%%'", u.App), // mariadb-slap's scratch schema (dropped and recreated per run)
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'localhost' IDENTIFIED BY '%s'", u.Check, u.CheckPassword),
 		fmt.Sprintf("GRANT SLAVE MONITOR ON *.* TO '%s'@'localhost'", u.Check), // SHOW ALL SLAVES STATUS, for /replica
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY '%s'", u.Repl, u.ReplPassword),

@@ -1,0 +1,140 @@
+// Package slap drives mariadb-slap (seed 001's mysqlslap tests: a read or
+// write load at rising concurrency) and parses its output.
+package slap
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Point is one concurrency level.
+type Point struct {
+	Concurrency      int     `json:"concurrency"`
+	AvgS             float64 `json:"avg_s"` // seconds to run all queries, over the iterations
+	MinS             float64 `json:"min_s"`
+	MaxS             float64 `json:"max_s"`
+	QueriesPerClient int     `json:"queries_per_client"`
+	QPS              float64 `json:"qps"` // concurrency × queries per client / average seconds
+}
+
+// Result is a parsed run; Errors are mariadb-slap's own error lines. When
+// there are any, the timings are not trustworthy (mariadb-slap still prints
+// them, and exits 0).
+type Result struct {
+	Points []Point  `json:"points"`
+	Errors []string `json:"errors,omitempty"`
+}
+
+var fieldRE = regexp.MustCompile(`^\s*(Average|Minimum|Maximum) number of seconds to run all queries: ([\d.]+) seconds|^\s*Number of clients running queries: (\d+)|^\s*Average number of queries per client: (\d+)`)
+
+// Parse reads mariadb-slap's output.
+func Parse(text string) (Result, error) {
+	var r Result
+	var cur *Point
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "mariadb-slap:") || strings.HasPrefix(line, "mysqlslap:"):
+			if len(r.Errors) < 20 {
+				r.Errors = append(r.Errors, strings.TrimSpace(line))
+			}
+		case strings.TrimSpace(line) == "Benchmark":
+			r.Points = append(r.Points, Point{})
+			cur = &r.Points[len(r.Points)-1]
+		case cur != nil:
+			m := fieldRE.FindStringSubmatch(line)
+			switch {
+			case m == nil:
+			case m[1] == "Average":
+				cur.AvgS = atof(m[2])
+			case m[1] == "Minimum":
+				cur.MinS = atof(m[2])
+			case m[1] == "Maximum":
+				cur.MaxS = atof(m[2])
+			case m[3] != "":
+				cur.Concurrency, _ = strconv.Atoi(m[3])
+			case m[4] != "":
+				cur.QueriesPerClient, _ = strconv.Atoi(m[4])
+			}
+		}
+	}
+	for i := range r.Points {
+		p := &r.Points[i]
+		if p.AvgS > 0 {
+			p.QPS = float64(p.Concurrency*p.QueriesPerClient) / p.AvgS
+		}
+	}
+	if len(r.Points) == 0 {
+		if len(r.Errors) > 0 {
+			return r, errors.New(r.Errors[0]) // already "mariadb-slap: ..."
+		}
+		return r, fmt.Errorf("no mariadb-slap results in the output")
+	}
+	return r, nil
+}
+
+// Params of a slap sweep.
+type Params struct {
+	Concurrency []int  `json:"concurrency"`
+	Iterations  int    `json:"iterations"`
+	Queries     int    `json:"number_of_queries"`
+	Load        string `json:"load"` // read | write | mixed (auto-generated), or "" with Query/QueryFile
+	Query       string `json:"query,omitempty"`
+	QueryFile   string `json:"query_file,omitempty"`
+	Schema      string `json:"schema"`
+}
+
+// Loads are the auto-generated load types.
+var Loads = map[string]string{"read": "read", "write": "write", "mixed": "mixed"}
+
+// Check names every problem with the parameters.
+func (p Params) Check() []string {
+	var problems []string
+	if p.Iterations < 1 || p.Iterations > 1000 {
+		problems = append(problems, fmt.Sprintf("--iterations: expected 1 to 1000, got %d", p.Iterations))
+	}
+	if p.Queries < 1 {
+		problems = append(problems, fmt.Sprintf("--number-of-queries: expected at least 1, got %d", p.Queries))
+	}
+	given := 0
+	for _, v := range []string{p.Load, p.Query, p.QueryFile} {
+		if v != "" {
+			given++
+		}
+	}
+	if given != 1 {
+		problems = append(problems, "--load, --query, --query-file: give exactly one of them")
+	}
+	if _, ok := Loads[p.Load]; p.Load != "" && !ok {
+		problems = append(problems, fmt.Sprintf("--load: expected read, write or mixed, got %q", p.Load))
+	}
+	return problems
+}
+
+// Argv is the mariadb-slap command; defaults is a my.cnf holding the
+// connection and credentials (never on the command line).
+func Argv(p Params, defaults, host string, port int) []string {
+	conc := make([]string, len(p.Concurrency))
+	for i, c := range p.Concurrency {
+		conc[i] = strconv.Itoa(c)
+	}
+	argv := []string{"mariadb-slap", "--defaults-file=" + defaults, "--host=" + host, "--port=" + strconv.Itoa(port),
+		"--concurrency=" + strings.Join(conc, ","), "--iterations=" + strconv.Itoa(p.Iterations),
+		"--number-of-queries=" + strconv.Itoa(p.Queries), "--create-schema=" + p.Schema}
+	switch {
+	case p.Load != "":
+		argv = append(argv, "--auto-generate-sql", "--auto-generate-sql-load-type="+p.Load)
+	case p.Query != "":
+		argv = append(argv, "--query="+p.Query)
+	default:
+		argv = append(argv, "--query="+p.QueryFile)
+	}
+	return argv
+}
+
+func atof(s string) float64 { f, _ := strconv.ParseFloat(s, 64); return f }

@@ -1,0 +1,62 @@
+package slap
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// Output of mariadb-slap 10.11.19 captured against a hadrill galera3 lab
+// through its load balancer (testdata/README.md).
+func TestParseGolden(t *testing.T) {
+	for _, name := range []string{"auto-mixed", "query-join", "query-connect-errors"} {
+		t.Run(name, func(t *testing.T) {
+			in, err := os.ReadFile(filepath.Join("testdata", name+".txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Parse(string(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.MarshalIndent(r, "", "  ")
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				os.WriteFile(path, append(got, '\n'), 0o644)
+			}
+			if want, _ := os.ReadFile(path); string(want) != string(got)+"\n" {
+				t.Errorf("%s differs from %s (review with -update)", name, path)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	in, _ := os.ReadFile("testdata/query-connect-errors.txt")
+	if r, _ := Parse(string(in)); len(r.Errors) == 0 || len(r.Points) != 2 {
+		t.Errorf("timings printed despite connection errors must come with the errors: %+v", r)
+	}
+	in, _ = os.ReadFile("testdata/query-error.txt")
+	if _, err := Parse(string(in)); err == nil || !strings.Contains(err.Error(), "doesn't exist") {
+		t.Errorf("a failed query must fail the parse: %v", err)
+	}
+	in, _ = os.ReadFile("testdata/auto-mixed.txt")
+	r, err := Parse(string(in))
+	if err != nil || len(r.Points) != 2 || r.Points[1].Concurrency != 4 || r.Points[1].QPS <= 0 {
+		t.Errorf("%+v %v", r, err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	if p := (Params{Iterations: 1, Queries: 10, Load: "mixed"}).Check(); len(p) != 0 {
+		t.Errorf("valid params: %v", p)
+	}
+	if p := (Params{Iterations: 0, Queries: 0, Load: "burst", Query: "SELECT 1"}).Check(); len(p) != 4 {
+		t.Errorf("want 4 problems, got %v", p)
+	}
+}

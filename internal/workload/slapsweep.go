@@ -1,0 +1,73 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload/slap"
+)
+
+// SlapOutcome is what `hadrill bench slap --output json` prints.
+type SlapOutcome struct {
+	RunID    string       `json:"run_id"`
+	Target   string       `json:"target"`
+	Results  []slap.Point `json:"results"`
+	Warnings []string     `json:"warnings,omitempty"`
+}
+
+// Slap runs a mariadb-slap concurrency sweep from the client host and
+// stores it. mariadb-slap prints timings even when queries or connections
+// failed (and exits 0): such a run is stored with its errors as warnings
+// and reported as failed.
+func Slap(ctx context.Context, l *lab.Lab, e Endpoint, p slap.Params, command []string, log io.Writer) (*SlapOutcome, error) {
+	run := &results.Run{ID: results.NewID(time.Now()), Kind: "slap", Lab: l.Plan.Lab, Started: time.Now().UTC(), Command: command,
+		Params: p, Topology: l.Plan.Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
+	dir := results.RunDir(l.Home, run.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	defaults := filepath.Join(dir, "slap.cnf")
+	if err := os.WriteFile(defaults, []byte(fmt.Sprintf("[client]\nuser=%s\npassword=%s\n", e.User, e.Password)), 0o600); err != nil {
+		return nil, err
+	}
+	defer os.Remove(defaults)
+	fmt.Fprintf(log, "mariadb-slap on %s at concurrency %v, %d iteration(s)\n", e.Name, p.Concurrency, p.Iterations)
+	argv := l.Prov.Wrap(l.Plan.Client.Host, slap.Argv(p, defaults, e.Host, e.Port))
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	_ = os.WriteFile(filepath.Join(dir, "slap.out"), out.Bytes(), 0o644)
+	res, perr := slap.Parse(out.String())
+	if perr != nil {
+		return nil, firstErr(perr, runErr)
+	}
+	run.Interrupted, run.Finished, run.Warnings = ctx.Err() != nil, time.Now().UTC(), res.Errors
+	run.Results, _ = json.Marshal(res.Points)
+	if err := results.Save(l.Home, run); err != nil {
+		return nil, err
+	}
+	o := &SlapOutcome{RunID: run.ID, Target: e.Name, Results: res.Points, Warnings: res.Errors}
+	if len(res.Errors) > 0 {
+		return o, fmt.Errorf("mariadb-slap reported errors, so its timings are not trustworthy (run %s): %s", run.ID, res.Errors[0])
+	}
+	return o, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
