@@ -41,3 +41,30 @@ func nodeCmd(verb string) *cobra.Command {
 	c.Flags().BoolVar(&all, "all", false, "every node of the lab")
 	return c
 }
+
+func recoverCmd() *cobra.Command {
+	var force string
+	c := &cobra.Command{
+		Use:   "recover [--force NODE]",
+		Short: "Start a crashed lab: each Galera cluster restarts from its most advanced node, never blindly from the first",
+		Long: `recover reads every node's grastate.dat, recovers the positions a crash left unknown
+(mariadbd --wsrep-recover), and then either restarts the members together (they all kept
+the same primary view or position) or bootstraps only the node with the highest seqno and
+joins the rest. When it cannot decide safely it refuses and says why; --force NODE makes
+NODE the one to bootstrap from (what only the other nodes committed is then lost).`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			if err := l.Recover(cmd.Context(), force); err != nil {
+				return err
+			}
+			st := l.Status(cmd.Context())
+			return emit(st, func() { printStatus(st) })
+		},
+	}
+	c.Flags().StringVar(&force, "force", "", "bootstrap from this node when hadrill refuses to choose")
+	return c
+}

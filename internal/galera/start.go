@@ -22,6 +22,25 @@ type StartChoice struct {
 	Reason    string
 }
 
+// ChooseStartForced is ChooseStart with the operator's override: force names
+// the node to bootstrap from when hadrill will not choose (its data wins;
+// what only the others committed is lost).
+func ChooseStartForced(nodes []SavedState, force string) (StartChoice, error) {
+	if force == "" {
+		return ChooseStart(nodes)
+	}
+	for _, n := range nodes {
+		if n.Node == force {
+			if !n.Present {
+				return StartChoice{}, fmt.Errorf("--force %s: it has no saved Galera state", force)
+			}
+			return StartChoice{Mode: StartBootstrap, Bootstrap: force,
+				Reason: fmt.Sprintf("%s bootstraps because the operator forced it (seqno %d); transactions only other nodes had are lost", force, n.Seqno)}, nil
+		}
+	}
+	return StartChoice{}, fmt.Errorf("--force %s: not a node of this cluster", force)
+}
+
 // ChooseStart decides how a cluster whose nodes are all down starts again.
 // It never picks a node merely for being first: only the most advanced
 // node may bootstrap, and when that cannot be known it refuses.

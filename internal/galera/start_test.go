@@ -60,3 +60,20 @@ func TestParseGrastate(t *testing.T) {
 		t.Fatal("missing uuid accepted")
 	}
 }
+
+func TestChooseStartForced(t *testing.T) {
+	unknown := []SavedState{st("a", 9, false, false), st("b", -1, false, false)}
+	if _, err := ChooseStartForced(unknown, ""); err == nil {
+		t.Fatal("no refusal without --force")
+	}
+	got, err := ChooseStartForced(unknown, "b")
+	if err != nil || got.Mode != StartBootstrap || got.Bootstrap != "b" || !strings.Contains(got.Reason, "forced") {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := ChooseStartForced(unknown, "z"); err == nil || !strings.Contains(err.Error(), "not a node") {
+		t.Fatalf("unknown node: %v", err)
+	}
+	if _, err := ChooseStartForced([]SavedState{{Node: "a"}, st("b", 3, false, false)}, "a"); err == nil {
+		t.Fatal("forced a node without state")
+	}
+}

@@ -91,13 +91,30 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 	return l.saveDerived(ctx)
 }
 
+// Recover starts a lab whose nodes crashed: each Galera cluster restarts
+// from its most advanced node (positions recovered where unknown), or from
+// force when the operator overrides a refusal.
+func (l *Lab) Recover(ctx context.Context, force string) error {
+	if force != "" {
+		if err := l.CheckNodes([]string{force}); err != nil {
+			return err
+		}
+		if n, _ := l.Plan.Node(force); n.Kind != spec.KindGalera {
+			return hderr.User("--force: %s is not a Galera node", force)
+		}
+	}
+	return l.startAllForced(ctx, force)
+}
+
 // startAll starts every stopped node, cluster by cluster.
-func (l *Lab) startAll(ctx context.Context) error {
+func (l *Lab) startAll(ctx context.Context) error { return l.startAllForced(ctx, "") }
+
+func (l *Lab) startAllForced(ctx context.Context, force string) error {
 	if err := l.Prov.Setup(ctx); err != nil {
 		return err
 	}
 	for _, c := range l.Plan.Clusters {
-		if err := l.startCluster(ctx, c); err != nil {
+		if err := l.startCluster(ctx, c, force); err != nil {
 			return fmt.Errorf("cluster %s: %w", c.Name, err)
 		}
 	}
@@ -107,7 +124,7 @@ func (l *Lab) startAll(ctx context.Context) error {
 	return l.saveDerived(ctx)
 }
 
-func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
+func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) error {
 	var down []*plan.Node
 	for _, name := range c.Nodes {
 		if n, _ := l.Plan.Node(name); !l.alive(n) {
@@ -128,7 +145,10 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster) error {
 		}
 		return l.startAndWait(ctx, down, extra)
 	}
-	choice, err := galera.ChooseStart(saved)
+	if !contains(c.Nodes, force) {
+		force = "" // the override concerns another cluster
+	}
+	choice, err := galera.ChooseStartForced(saved, force)
 	if err != nil {
 		return err
 	}
