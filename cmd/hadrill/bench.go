@@ -61,10 +61,7 @@ as err/s when several nodes take writes. Results go to the run store (hadrill ru
 			if err := emit(out, func() { printSweep(out) }); err != nil {
 				return err
 			}
-			if out.Interrupted {
-				return fmt.Errorf("sweep interrupted: the partial results are kept in run %s", out.RunID)
-			}
-			return nil
+			return interrupted(out.Interrupted, out.RunID)
 		},
 	}
 	f := c.Flags()
@@ -155,10 +152,7 @@ func commitLatencyCmd() *cobra.Command {
 			}); err != nil {
 				return err
 			}
-			if out.Interrupted {
-				return fmt.Errorf("interrupted: the partial results are kept in run %s", out.RunID)
-			}
-			return nil
+			return interrupted(out.Interrupted, out.RunID)
 		},
 	}
 	c.Flags().IntVar(&count, "count", 1000, "INSERTs per target")
@@ -209,10 +203,7 @@ func printProbe(out *workload.ProbeOutcome) error {
 	}); err != nil {
 		return err
 	}
-	if out.Interrupted {
-		return fmt.Errorf("interrupted: the partial results are kept in run %s", out.RunID)
-	}
-	return nil
+	return interrupted(out.Interrupted, out.RunID)
 }
 
 func visibilityCmd() *cobra.Command {
@@ -337,4 +328,13 @@ func slapCmd() *cobra.Command {
 	f.StringVar(&p.Schema, "schema", "", "schema (default hd_slap for generated loads, which is dropped and recreated; app for queries)")
 	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name")
 	return c
+}
+
+// interrupted fails a benchmark cut short (Ctrl-C), after its partial
+// results were printed and stored, so scripts do not take them as complete.
+func interrupted(was bool, runID string) error {
+	if !was {
+		return nil
+	}
+	return fmt.Errorf("interrupted: the partial results are kept in run %s", runID)
 }

@@ -2,35 +2,14 @@ package plan
 
 import (
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hadrill/hadrill/internal/golden"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 var rootFacts = Facts{Root: true, User: "root", MemBytes: 24 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if string(want) != string(got) {
-		t.Errorf("%s differs from the golden file; run go test ./internal/plan -update and review the diff", path)
-	}
-}
 
 func TestGolden(t *testing.T) {
 	cases := []struct {
@@ -51,9 +30,9 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			b, _ := json.MarshalIndent(p, "", "  ")
-			golden(t, c.name, append(b, '\n'))
-			golden(t, c.name+"-db1.my.cnf", []byte(p.Nodes[0].Config))
-			golden(t, c.name+"-lb.haproxy.cfg", []byte(p.LoadBalancers[0].Config))
+			golden.Check(t, c.name, append(b, '\n'))
+			golden.Check(t, c.name+"-db1.my.cnf", []byte(p.Nodes[0].Config))
+			golden.Check(t, c.name+"-lb.haproxy.cfg", []byte(p.LoadBalancers[0].Config))
 		})
 	}
 }
@@ -67,7 +46,7 @@ func TestBalancedLoadBalancer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "balanced-lb.haproxy.cfg", []byte(p.LoadBalancers[0].Config))
+	golden.Check(t, "balanced-lb.haproxy.cfg", []byte(p.LoadBalancers[0].Config))
 }
 
 func TestPlanIsDeterministic(t *testing.T) {

@@ -2,14 +2,12 @@ package slap
 
 import (
 	"encoding/json"
-	"flag"
+	"github.com/hadrill/hadrill/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // Output of mariadb-slap 10.11.19 captured against a hadrill galera3 lab
 // through its load balancer (testdata/README.md).
@@ -25,13 +23,7 @@ func TestParseGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, _ := json.MarshalIndent(r, "", "  ")
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				os.WriteFile(path, append(got, '\n'), 0o644)
-			}
-			if want, _ := os.ReadFile(path); string(want) != string(got)+"\n" {
-				t.Errorf("%s differs from %s (review with -update)", name, path)
-			}
+			golden.Check(t, name, append(got, '\n'))
 		})
 	}
 }

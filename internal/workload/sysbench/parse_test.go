@@ -2,13 +2,11 @@ package sysbench
 
 import (
 	"encoding/json"
-	"flag"
+	"github.com/hadrill/hadrill/internal/golden"
 	"os"
 	"path/filepath"
 	"testing"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // Outputs of sysbench 1.0.20 captured against a hadrill galera3 lab
 // (testdata/README.md says how each was produced).
@@ -25,17 +23,7 @@ func TestParseGolden(t *testing.T) {
 			}
 			summary := map[string]any{"result": r, "p50": r.Percentile(50), "p95": r.Percentile(95), "p99": r.Percentile(99)}
 			got, _ := json.MarshalIndent(summary, "", "  ")
-			path := filepath.Join("testdata", name+".golden")
-			if *update {
-				os.WriteFile(path, append(got, '\n'), 0o644)
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if string(want) != string(got)+"\n" {
-				t.Errorf("%s differs from %s; review with -update and git diff", name, path)
-			}
+			golden.Check(t, name, append(got, '\n'))
 		})
 	}
 }
