@@ -50,7 +50,7 @@ func presetsCmd() *cobra.Command {
 			}
 			return emit(rows, func() {
 				for _, r := range rows {
-					fmt.Printf("%-12s %s\n", r.Name, r.Description)
+					fmt.Printf("%-14s %s\n", r.Name, r.Description)
 				}
 			})
 		},

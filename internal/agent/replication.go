@@ -2,9 +2,8 @@ package agent
 
 import (
 	"context"
-	"database/sql"
-	"strings"
 
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/replication"
 )
 
@@ -23,30 +22,12 @@ func (p *Prober) Replication(ctx context.Context) (replication.Snapshot, error) 
 	if err := db.QueryRowContext(ctx, "SELECT @@read_only").Scan(&s.ReadOnly); err != nil {
 		return s, timeoutReason(ctx, err, p.o.Timeout)
 	}
-	rows, err := db.QueryContext(ctx, "SHOW ALL SLAVES STATUS")
+	chans, err := mariadb.Replicas(ctx, db)
 	if err != nil {
 		return s, timeoutReason(ctx, err, p.o.Timeout)
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	for rows.Next() {
-		vals := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return s, err
-		}
-		c := replication.Channel{}
-		for i, name := range cols {
-			if vals[i] == nil {
-				c[strings.ToLower(name)] = "NULL"
-			} else {
-				c[strings.ToLower(name)] = string(vals[i])
-			}
-		}
-		s.Channels = append(s.Channels, c)
+	for _, c := range chans {
+		s.Channels = append(s.Channels, replication.Channel(c))
 	}
-	return s, rows.Err()
+	return s, nil
 }

@@ -62,6 +62,9 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 			return err
 		}
 	}
+	if err := l.ensureReplication(ctx); err != nil {
+		return err
+	}
 	if err := l.ensureDaemons(ctx); err != nil {
 		return err
 	}
@@ -85,6 +88,9 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 			continue
 		}
 		if err := l.startAndWait(ctx, []*plan.Node{n}, nil); err != nil {
+			return err
+		}
+		if err := l.ensureReplication(ctx); err != nil {
 			return err
 		}
 	}
@@ -117,6 +123,9 @@ func (l *Lab) startAllForced(ctx context.Context, force string) error {
 		if err := l.startCluster(ctx, c, force); err != nil {
 			return fmt.Errorf("cluster %s: %w", c.Name, err)
 		}
+	}
+	if err := l.ensureReplication(ctx); err != nil {
+		return err
 	}
 	if err := l.ensureDaemons(ctx); err != nil {
 		return err

@@ -42,9 +42,6 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	if existing, err := state.Load(home, o.Name); err == nil {
 		return startExisting(ctx, home, existing, o)
 	}
-	if err := supported(o.Spec); err != nil {
-		return nil, err
-	}
 	facts := MachineFacts()
 	p, err := plan.Build(o.Spec, o.Name, home, facts)
 	if err != nil {
@@ -71,20 +68,6 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 		return nil, err
 	}
 	return l, l.save(state.Running)
-}
-
-// supported rejects what this version cannot deploy yet, before anything is created.
-func supported(s *spec.Spec) error {
-	var problems []string
-	for i, c := range s.Clusters {
-		if c.Kind == spec.KindPrimary {
-			problems = append(problems, fmt.Sprintf("clusters[%d].kind: %q clusters (primary + replicas) are not deployable yet; use galera or standalone", i, c.Kind))
-		}
-	}
-	if len(s.Replication) > 0 {
-		problems = append(problems, "replication: replication channels are not deployable yet")
-	}
-	return hderr.Users(problems)
 }
 
 func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions) (*Lab, error) {
@@ -120,8 +103,14 @@ func (l *Lab) create(ctx context.Context) error {
 	if err := l.startForming(ctx, l.nodes(nil), l.bootstrapLoners()); err != nil {
 		return err
 	}
+	if err := l.setGTIDDomains(ctx); err != nil {
+		return err
+	}
 	l.logf("all servers ready (%.1fs); creating users", time.Since(t0).Seconds())
 	if err := l.createUsers(ctx); err != nil {
+		return err
+	}
+	if err := l.ensureReplication(ctx); err != nil {
 		return err
 	}
 	if err := l.checkAppLogins(ctx); err != nil {
@@ -211,8 +200,10 @@ func (l *Lab) seed(n *plan.Node) error {
 	return fmt.Errorf("%s: cluster %s not in plan", n.Name, n.Cluster)
 }
 
-// createUsers runs once per cluster on its first node (Galera replicates
-// it to the others); standalone servers get their own.
+// createUsers runs once per Galera cluster on its first node (Galera
+// replicates it to the others); every other server gets its own, kept out
+// of its binary log (replication then starts from identical, empty GTID
+// positions).
 func (l *Lab) createUsers(ctx context.Context) error {
 	s := l.Plan.Secrets
 	var u mariadb.Users
@@ -228,14 +219,14 @@ func (l *Lab) createUsers(ctx context.Context) error {
 		return err
 	}
 	for _, c := range l.Plan.Clusters {
-		names := c.Nodes
+		names, local := c.Nodes, true
 		if c.Kind == spec.KindGalera {
-			names = names[:1]
+			names, local = names[:1], false
 		}
 		for _, name := range names {
 			n, _ := l.Plan.Node(name)
 			db := l.admin(n)
-			err := mariadb.CreateUsers(ctx, db, u)
+			err := mariadb.CreateUsers(ctx, db, u, local)
 			db.Close()
 			if err != nil {
 				return fmt.Errorf("%s: create users: %w", name, err)

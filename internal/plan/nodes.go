@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -27,9 +28,12 @@ func (b *builder) nodes() error {
 		dbNodes += c.NodeCount()
 	}
 	for ci, c := range b.s.Clusters {
-		pc := Cluster{Name: c.Name, Kind: c.Kind}
-		if c.Kind == spec.KindGalera {
+		pc := Cluster{Name: c.Name, Kind: c.Kind, GTIDDomain: ci + 1}
+		switch c.Kind {
+		case spec.KindGalera:
 			pc.StateUUID = stableUUID(b.p.Lab + "/" + c.Name)
+		case spec.KindPrimary:
+			pc.Mode, pc.Primary = c.Mode, c.Name+"1"
 		}
 		var peers []string
 		for j := 1; j <= c.NodeCount(); j++ {
@@ -46,7 +50,37 @@ func (b *builder) nodes() error {
 		}
 		b.p.Clusters = append(b.p.Clusters, pc)
 	}
+	b.channels()
 	return b.loadBalancers()
+}
+
+// channels: each channel is applied by the target cluster's first node and
+// starts from the source cluster's first node (its primary, for a primary cluster).
+func (b *builder) channels() {
+	for _, ch := range b.s.Replication {
+		b.p.Channels = append(b.p.Channels, Channel{Name: ch.From, From: ch.From, To: ch.To, Mode: ch.Mode,
+			Receiver: ch.To + "1", Source: ch.From + "1"})
+	}
+}
+
+// semiSync says whether a node acts as a semi-sync primary (waits for an
+// acknowledgement) and replica (sends them), and with which timeout.
+func (b *builder) semiSync(c spec.Cluster, name string) (master, slave bool, timeout string) {
+	if c.Kind == spec.KindPrimary && c.Mode == spec.ModeSemiSync {
+		return true, true, c.AckTimeout // every node: any may be promoted
+	}
+	for _, ch := range b.s.Replication {
+		if ch.Mode != spec.ModeSemiSync {
+			continue
+		}
+		if ch.From == c.Name {
+			master, timeout = true, ch.AckTimeout
+		}
+		if ch.To == c.Name && name == ch.To+"1" {
+			slave = true
+		}
+	}
+	return master, slave, timeout
 }
 
 // loadBalancers renders each load balancer's haproxy.cfg over its cluster's nodes.
@@ -57,7 +91,11 @@ func (b *builder) loadBalancers() error {
 			return hderr.User("--home: the socket path %s is longer than a unix socket allows; use a shorter --home", lb.AdminSocket)
 		}
 		c := haproxy.Config{Lab: b.p.Lab, Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Address: lb.Address,
-			Port: lb.Port, ReadPort: lb.ReadPort, CheckPort: AgentPort, AdminSocket: lb.AdminSocket, Timing: haproxy.DefaultTiming}
+			Port: lb.Port, ReadPort: lb.ReadPort, CheckPort: AgentPort, AdminSocket: lb.AdminSocket, Timing: haproxy.DefaultTiming,
+			WriteCheck: "/", ReadCheck: "/"}
+		if pc, _ := b.p.Cluster(lb.Cluster); pc != nil && pc.Kind == spec.KindPrimary {
+			c.WriteCheck, c.ReadCheck = "/primary", "/replica"
+		}
 		for _, n := range b.p.Nodes {
 			if n.Cluster == lb.Cluster {
 				c.Backends = append(c.Backends, haproxy.Backend{Name: n.Name, Address: n.Address, Port: n.Port})
@@ -96,7 +134,22 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		LogFile: n.LogFile, Address: n.Address, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
 		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
-		Overrides: overrides(c.Config)}
+		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1}
+	if c.Kind == spec.KindGalera {
+		// The members of a Galera cluster share one server_id (MariaDB's advice
+		// for wsrep_gtid_mode): a write set then has the same GTID on every
+		// member, so a replica can move between them by GTID. A member's own
+		// unreplicated writes get a domain of their own.
+		n.ServerID = 100 * (ci + 1)
+		cfg.ServerID = n.ServerID
+		cfg.GTIDDomain = 100*(ci+1) + j
+	}
+	n.GTIDDomain = cfg.GTIDDomain
+	var timeout string
+	cfg.SemiSyncMaster, cfg.SemiSyncSlave, timeout = b.semiSync(c, name)
+	if d, err := time.ParseDuration(timeout); err == nil {
+		cfg.AckTimeoutMs = d.Milliseconds()
+	}
 	if b.f.User == "root" {
 		cfg.User = "root"
 	}

@@ -13,19 +13,21 @@ var rootFacts = Facts{Root: true, User: "root", MemBytes: 24 << 30, GaleraLib: "
 
 func TestGolden(t *testing.T) {
 	cases := []struct {
-		name  string
-		facts Facts
+		name, preset string
+		facts        Facts
 	}{
-		{"galera3-netns", rootFacts},
-		{"galera3-rootless", Facts{User: "alice", MemBytes: 8 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}},
+		{"galera3-netns", "galera3", rootFacts},
+		{"galera3-rootless", "galera3", Facts{User: "alice", MemBytes: 8 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}},
+		{"semisync", "semisync", rootFacts},
+		{"dr-cluster", "dr-cluster", rootFacts},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := spec.Preset("galera3")
+			s, err := spec.Preset(c.preset)
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Build(s, "galera3", "/home/u/.hadrill", c.facts)
+			p, err := Build(s, strings.ReplaceAll(c.preset, "-", ""), "/home/u/.hadrill", c.facts)
 			if err != nil {
 				t.Fatal(err)
 			}

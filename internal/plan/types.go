@@ -29,6 +29,7 @@ type Plan struct {
 	Hosts         []Host     `json:"hosts"`
 	Clusters      []Cluster  `json:"clusters"`
 	Nodes         []Node     `json:"nodes"`
+	Channels      []Channel  `json:"channels,omitempty"`
 	LoadBalancers []LB       `json:"load_balancers"`
 	Client        Client     `json:"client"`
 	Secrets       Secrets    `json:"secrets"`
@@ -51,6 +52,22 @@ type Cluster struct {
 	Kind      string   `json:"kind"`
 	StateUUID string   `json:"state_uuid,omitempty"` // Galera group state UUID the nodes are seeded with
 	Nodes     []string `json:"nodes"`
+	// Primary clusters: the replication mode and the node that starts as primary.
+	Mode    string `json:"mode,omitempty"`
+	Primary string `json:"primary,omitempty"`
+	// GTIDDomain is the domain id of the cluster's replicated transactions.
+	GTIDDomain int `json:"gtid_domain"`
+}
+
+// Channel is asynchronous (or semi-sync) replication from one cluster into
+// another: the receiver applies what one node of the source cluster sends.
+type Channel struct {
+	Name     string `json:"name"` // the replication connection's name on the receiver
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Mode     string `json:"mode"`
+	Receiver string `json:"receiver"` // the node of the target cluster that applies the stream
+	Source   string `json:"source"`   // the node of the source cluster it starts from
 }
 
 // Node is one database server.
@@ -66,6 +83,7 @@ type Node struct {
 	Port       int    `json:"port"`
 	GaleraPort int    `json:"galera_port,omitempty"`
 	ServerID   int    `json:"server_id"`
+	GTIDDomain int    `json:"gtid_domain"`
 	UUID       string `json:"uuid,omitempty"` // Galera node UUID used for the seeded primary view
 	// ProviderOptions is the node's wsrep_provider_options as in its my.cnf.
 	ProviderOptions string `json:"provider_options,omitempty"`
@@ -143,4 +161,14 @@ func (p *Plan) NodeNames() []string {
 		out = append(out, n.Name)
 	}
 	return out
+}
+
+// Cluster returns the cluster with that name.
+func (p *Plan) Cluster(name string) (*Cluster, bool) {
+	for i := range p.Clusters {
+		if p.Clusters[i].Name == name {
+			return &p.Clusters[i], true
+		}
+	}
+	return nil, false
 }

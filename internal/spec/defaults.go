@@ -3,6 +3,15 @@ package spec
 // DefaultRegion is the region every host lands in unless the spec says otherwise.
 const DefaultRegion = "main"
 
+// Replication modes of primary clusters and channels.
+const (
+	ModeAsync    = "async"
+	ModeSemiSync = "semi-sync"
+	// DefaultAckTimeout is how long a semi-sync commit waits for a replica
+	// before falling back to async (MariaDB's own default).
+	DefaultAckTimeout = "10s"
+)
+
 // Defaults fills every field the user may leave out. It never overrides what
 // the user wrote, so validation still sees the user's mistakes.
 func Defaults(s *Spec) {
@@ -17,8 +26,11 @@ func Defaults(s *Spec) {
 		}
 		if c.Nodes == nil {
 			n := 1
-			if c.Kind == KindGalera {
+			switch c.Kind {
+			case KindGalera:
 				n = 3
+			case KindPrimary:
+				n = 2
 			}
 			c.Nodes = &n
 		}
@@ -31,10 +43,22 @@ func Defaults(s *Spec) {
 		if c.FailureDetection == "" && c.Kind == KindGalera {
 			c.FailureDetection = DetectionStock
 		}
+		if c.Kind == KindPrimary {
+			if c.Mode == "" {
+				c.Mode = ModeAsync
+			}
+			if c.AckTimeout == "" && c.Mode == ModeSemiSync {
+				c.AckTimeout = DefaultAckTimeout
+			}
+		}
 	}
 	for i := range s.Replication {
-		if s.Replication[i].Mode == "" {
-			s.Replication[i].Mode = "async"
+		ch := &s.Replication[i]
+		if ch.Mode == "" {
+			ch.Mode = ModeAsync
+		}
+		if ch.AckTimeout == "" && ch.Mode == ModeSemiSync {
+			ch.AckTimeout = DefaultAckTimeout
 		}
 	}
 	for i := range s.LoadBalancers {

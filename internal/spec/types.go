@@ -49,9 +49,14 @@ type Cluster struct {
 	// FailureDetection is how fast Galera members evict a silent peer:
 	// stock (Galera's defaults: suspected after 5 s) or fast (a LAN setting:
 	// suspected after 0.5 s, so writes resume within about a second).
-	FailureDetection string            `yaml:"failure_detection,omitempty"`
-	Addresses        []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
-	Config           map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
+	FailureDetection string `yaml:"failure_detection,omitempty"`
+	// Mode is how a primary cluster's replicas follow the primary: async, or
+	// semi-sync (a commit waits for one replica's acknowledgement, at most
+	// AckTimeout, then falls back to async).
+	Mode       string            `yaml:"mode,omitempty"`
+	AckTimeout string            `yaml:"ack_timeout,omitempty"`
+	Addresses  []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
+	Config     map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
 }
 
 // Channel is a replication stream between clusters.

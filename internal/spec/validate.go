@@ -27,7 +27,8 @@ var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
 // ManagedKeys are my.cnf settings hadrill owns; overriding them would break the lab.
 var ManagedKeys = []string{"datadir", "socket", "port", "bind-address", "bind_address", "pid-file", "pid_file",
 	"log-error", "log_error", "server-id", "server_id", "user", "wsrep_cluster_address", "wsrep_node_address",
-	"wsrep_node_name", "wsrep_cluster_name", "wsrep_provider", "wsrep_on", "wsrep_node_incoming_address"}
+	"wsrep_node_name", "wsrep_cluster_name", "wsrep_provider", "wsrep_on", "wsrep_node_incoming_address",
+	"log_bin", "log-bin", "gtid_domain_id", "gtid-domain-id", "wsrep_gtid_mode", "wsrep_gtid_domain_id", "relay_log", "relay-log"}
 
 // Validate checks a defaulted spec and returns every problem at once.
 func Validate(s *Spec) error {
@@ -71,18 +72,7 @@ func (v *validator) validate(s *Spec) {
 		v.cluster(fmt.Sprintf("clusters[%d]", i), c, regions, clusters, hosts, network)
 	}
 	v.links(s.Links, regions)
-	for i, ch := range s.Replication {
-		p := fmt.Sprintf("replication[%d]", i)
-		v.ref(p+".from", ch.From, "cluster", clusters)
-		v.ref(p+".to", ch.To, "cluster", clusters)
-		if ch.From != "" && ch.From == ch.To {
-			v.add(p+".to", "a channel cannot replicate cluster %q into itself", ch.To)
-		}
-		v.oneOf(p+".mode", ch.Mode, "async", "semi-sync")
-		if ch.AckTimeout != "" {
-			v.duration(p+".ack_timeout", ch.AckTimeout, time.Millisecond, time.Hour)
-		}
-	}
+	v.channels(s)
 	for i, lb := range s.LoadBalancers {
 		p := fmt.Sprintf("load_balancers[%d]", i)
 		v.name(p+".name", lb.Name, hosts)
@@ -119,6 +109,21 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		v.oneOf(p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast)
 	} else if c.FailureDetection != "" {
 		v.add(p+".failure_detection", "applies to galera clusters only")
+	}
+	switch {
+	case c.Kind == KindPrimary:
+		v.oneOf(p+".mode", c.Mode, ModeAsync, ModeSemiSync)
+		if n < 2 && n >= 1 {
+			v.add(p+".nodes", "a primary cluster has a primary and at least one replica (≥ 2 nodes), got %d", n)
+		}
+	case c.Mode != "":
+		v.add(p+".mode", "applies to primary clusters only (galera clusters replicate synchronously)")
+	}
+	if c.AckTimeout != "" {
+		if c.Mode != ModeSemiSync {
+			v.add(p+".ack_timeout", "applies only with mode semi-sync")
+		}
+		v.duration(p+".ack_timeout", c.AckTimeout, time.Millisecond, time.Hour)
 	}
 	if c.Memory != "" {
 		if b, err := ParseSize(c.Memory); err != nil || b < 256<<20 {
@@ -221,5 +226,68 @@ func (v *validator) duration(path, s string, min, max time.Duration) {
 	d, err := time.ParseDuration(s)
 	if err != nil || d < min || d > max {
 		v.add(path, "expected a duration from %v to %v like 100ms, got %q", min, max, s)
+	}
+}
+
+// channels checks replication between clusters: each channel joins two
+// existing clusters, and a cluster receives from at most one source (its
+// receiving node applies the stream; multi-source is not planned).
+func (v *validator) channels(s *Spec) {
+	kinds := map[string]string{}
+	for _, c := range s.Clusters {
+		kinds[c.Name] = c.Kind
+	}
+	names := map[string]string{}
+	for n := range kinds {
+		names[n] = n
+	}
+	into := map[string]string{}
+	for i, ch := range s.Replication {
+		p := fmt.Sprintf("replication[%d]", i)
+		v.ref(p+".from", ch.From, "cluster", names)
+		v.ref(p+".to", ch.To, "cluster", names)
+		if ch.From != "" && ch.From == ch.To {
+			v.add(p+".to", "a channel cannot replicate cluster %q into itself", ch.To)
+		}
+		if k := kinds[ch.To]; k == KindPrimary {
+			v.add(p+".to", "cluster %q is a primary cluster; a channel goes into a standalone server or a galera cluster", ch.To)
+		}
+		if prev, dup := into[ch.To]; dup && ch.To != "" {
+			v.add(p+".to", "cluster %q already receives %s; a cluster has at most one source", ch.To, prev)
+		} else if ch.To != "" {
+			into[ch.To] = p
+		}
+		v.oneOf(p+".mode", ch.Mode, ModeAsync, ModeSemiSync)
+		if ch.AckTimeout != "" {
+			if ch.Mode != ModeSemiSync {
+				v.add(p+".ack_timeout", "applies only with mode semi-sync")
+			}
+			v.duration(p+".ack_timeout", ch.AckTimeout, time.Millisecond, time.Hour)
+		}
+	}
+	v.cycles(s, names)
+}
+
+// cycles rejects channels that lead back to where they started.
+func (v *validator) cycles(s *Spec, known map[string]string) {
+	next := map[string]string{}
+	for _, ch := range s.Replication {
+		if known[ch.From] != "" && known[ch.To] != "" {
+			next[ch.From] = ch.To
+		}
+	}
+	for _, ch := range s.Replication {
+		start := ch.From
+		if next[start] == "" {
+			continue
+		}
+		seen := map[string]bool{start: true}
+		for c := next[start]; c != ""; c = next[c] {
+			if seen[c] {
+				v.add("replication", "channels form a cycle through cluster %q", start)
+				return
+			}
+			seen[c] = true
+		}
 	}
 }

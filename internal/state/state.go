@@ -32,6 +32,9 @@ type Lab struct {
 	Created time.Time  `json:"created"`
 	Updated time.Time  `json:"updated"`
 	Plan    *plan.Plan `json:"plan"`
+	// Primaries is each primary cluster's current primary (after a
+	// promotion it differs from the plan's first node).
+	Primaries map[string]string `json:"primaries,omitempty"`
 }
 
 // Home resolves the hadrill home: flag, then $HADRILL_HOME, then ~/.hadrill.

@@ -75,8 +75,13 @@ func Status(ctx context.Context, db *sql.DB, pattern string) (map[string]string,
 	return out, rows.Err()
 }
 
+// Execer is a *sql.DB or one of its connections (*sql.Conn).
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // Exec runs statements in order, stopping at the first error.
-func Exec(ctx context.Context, db *sql.DB, stmts ...string) error {
+func Exec(ctx context.Context, db Execer, stmts ...string) error {
 	for _, s := range stmts {
 		if _, err := db.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("%s: %w", firstWords(s), err)

@@ -65,6 +65,13 @@ type ServerConfig struct {
 	Peers                                          string // host:port,host:port
 	ProviderOptions                                string // wsrep_provider_options (see ProviderOptions)
 	Overrides                                      []string
+	// GTIDDomain is gtid_domain_id: the domain of this server's own writes
+	// (shared by the nodes of a primary cluster, so a promoted replica
+	// continues the sequence). WsrepGTIDDomain is the domain of a Galera
+	// cluster's replicated write sets, the same on every member.
+	GTIDDomain, WsrepGTIDDomain   int
+	SemiSyncMaster, SemiSyncSlave bool
+	AckTimeoutMs                  int64
 }
 
 // ProviderOptions is a Galera node's wsrep_provider_options: it listens

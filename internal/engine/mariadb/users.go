@@ -18,8 +18,22 @@ type Users struct {
 // sbtest and hd_slap schemas), the health-check user (SLAVE MONITOR only: it reads
 // status, variables and replication state) and the replication user. Passwords travel only
 // inside the statements, never in argv or logs.
-func CreateUsers(ctx context.Context, db *sql.DB, u Users) error {
-	return Exec(ctx, db,
+//
+// local keeps the statements out of the binary log (sql_log_bin=0): every
+// node of a primary cluster gets the same accounts without transactions of
+// its own, so no node holds GTIDs the others lack.
+func CreateUsers(ctx context.Context, db *sql.DB, u Users, local bool) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if local {
+		if _, err := conn.ExecContext(ctx, "SET SESSION sql_log_bin=0"); err != nil {
+			return err
+		}
+	}
+	return Exec(ctx, conn,
 		"CREATE DATABASE IF NOT EXISTS app",
 		"CREATE DATABASE IF NOT EXISTS sbtest",
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY '%s'", u.App, u.AppPassword),

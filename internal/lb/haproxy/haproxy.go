@@ -31,6 +31,10 @@ type Config struct {
 	CheckPort                int
 	AdminSocket              string
 	Backends                 []Backend
+	// The agent endpoints that admit a server: "/" (Synced member of the
+	// primary component) for Galera; "/primary" and "/replica" for a
+	// primary cluster, so writes follow a promotion.
+	WriteCheck, ReadCheck string
 	Timing
 }
 
