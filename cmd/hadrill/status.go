@@ -55,6 +55,36 @@ func printStatus(st lab.Status) {
 	}
 	fmt.Fprintf(w, "%s\t\tclient\t\t%s\t\t\t\n", st.Client.Name, st.Client.Address)
 	w.Flush()
+	printReplication(st)
+}
+
+// printReplication lists each replication connection and each semi-sync primary.
+func printReplication(st lab.Status) {
+	for _, n := range st.Nodes {
+		for _, r := range n.Replication {
+			lag := "lag unknown"
+			if r.LagSeconds != nil {
+				lag = fmt.Sprintf("lag %.2fs", *r.LagSeconds)
+			}
+			name := "replica"
+			if r.Channel != "" {
+				name = "channel " + r.Channel
+			}
+			semi := ""
+			if r.SemiSync {
+				semi = ", semi-sync"
+			}
+			fmt.Printf("%s ← %s (%s): IO %s, SQL %s, %s, at %s%s", n.Name, r.Source, name, r.IO, r.SQL, lag, r.GTIDSlavePos, semi)
+			if r.LastError != "" {
+				fmt.Printf(" — %s", r.LastError)
+			}
+			fmt.Println()
+		}
+		if ss := n.SemiSync; ss != nil {
+			fmt.Printf("%s semi-sync primary: %s, %d replica(s) acknowledging, %d commits acknowledged, %d not (fell back to async)\n",
+				n.Name, ss.Status, ss.Clients, ss.AckedTx, ss.AsyncTx)
+		}
+	}
 }
 
 // backends summarises what HAProxy sees: "writes: db1 UP*, db2 UP, db3 DOWN"

@@ -18,7 +18,7 @@ import (
 const routeDeadline = 30 * time.Second
 
 // ensureDaemons starts what is not running: every node's health agent,
-// then every load balancer, and waits until each load balancer routes an
+// then every load balancer and the lab's keeper, and waits until each load balancer routes an
 // application login. It is idempotent.
 func (l *Lab) ensureDaemons(ctx context.Context) error {
 	for i := range l.Plan.Nodes {
@@ -30,6 +30,9 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 		if err := l.startLB(ctx, &l.Plan.LoadBalancers[i]); err != nil {
 			return err
 		}
+	}
+	if err := l.startKeeper(ctx); err != nil {
+		return err
 	}
 	for i := range l.Plan.LoadBalancers {
 		if err := l.waitRouting(ctx, &l.Plan.LoadBalancers[i]); err != nil {
@@ -125,6 +128,9 @@ func (l *Lab) stopDaemons() error {
 		if pid := supervise.ReadPid(lb.PidFile); supervise.Owned(pid, lb.Dir) {
 			errs = append(errs, supervise.Kill(pid))
 		}
+	}
+	if pid := l.keeperPid(); pid != 0 {
+		errs = append(errs, supervise.Kill(pid))
 	}
 	return errors.Join(errs...)
 }

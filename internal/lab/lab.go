@@ -25,6 +25,8 @@ type Lab struct {
 	Prov  provider.Provider
 	Log   io.Writer // progress (stderr)
 	Facts plan.Facts
+
+	fromBackup string // up: seed datadirs from this prepared backup
 }
 
 func newLab(home string, st *state.Lab, log io.Writer) *Lab {

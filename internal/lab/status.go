@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
 	"sync"
 )
@@ -34,6 +35,12 @@ type NodeInfo struct {
 	Pid     int    `json:"pid"`
 	Profile string `json:"profile"`
 	Drained bool   `json:"drained"`
+	// Replication (servers with binary logs): GTID position, read_only,
+	// each replication connection, and a primary's semi-sync state.
+	GTIDBinlogPos string        `json:"gtid_binlog_pos,omitempty"`
+	ReadOnly      *bool         `json:"read_only,omitempty"`
+	Replication   []ReplicaInfo `json:"replication,omitempty"`
+	SemiSync      *SemiSyncInfo `json:"semi_sync,omitempty"`
 }
 
 // LBInfo is one load balancer.
@@ -69,7 +76,18 @@ func (l *Lab) Status(ctx context.Context) Status {
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
 			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.Profile, Drained: Drained(n)}
 		wg.Add(1)
-		go func(i int) { defer wg.Done(); s.Nodes[i].State = l.NodeState(ctx, n) }(i)
+		if n.Kind == "primary" && l.PrimaryOf(mustCluster(p, n.Cluster)) != n.Name {
+			s.Nodes[i].Role = "replica"
+		} else if n.Kind == "primary" {
+			s.Nodes[i].Role = "primary"
+		}
+		go func(i int) {
+			defer wg.Done()
+			s.Nodes[i].State = l.NodeState(ctx, n)
+			if s.Nodes[i].State != "down" && s.Nodes[i].State != "unresponsive" {
+				l.replDetail(ctx, n, &s.Nodes[i])
+			}
+		}(i)
 	}
 	wg.Wait()
 	for _, lb := range p.LoadBalancers {
@@ -84,4 +102,9 @@ func (l *Lab) Status(ctx context.Context) Status {
 		s.LoadBalancers = append(s.LoadBalancers, info)
 	}
 	return s
+}
+
+func mustCluster(p *plan.Plan, name string) *plan.Cluster {
+	c, _ := p.Cluster(name)
+	return c
 }

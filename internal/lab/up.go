@@ -25,6 +25,9 @@ type UpOptions struct {
 	Spec      *spec.Spec
 	SpecGiven bool // the user named a preset or file (else: default, or the stored spec)
 	Log       io.Writer
+	// FromBackup, when set, is a prepared backup every node's datadir is
+	// copied from (instead of a freshly initialised one).
+	FromBackup string
 }
 
 // Up creates a lab, or starts an existing stopped one, and returns when
@@ -54,6 +57,7 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 		return nil, hderr.User("--name: %s exists but holds no lab.json; remove it or run `hadrill down --name %s`", p.Dir, o.Name)
 	}
 	l := newLab(home, &state.Lab{Plan: p}, o.Log)
+	l.fromBackup = o.FromBackup
 	if err := l.Prov.Claim(); err != nil {
 		return nil, err
 	}
@@ -151,11 +155,14 @@ func (l *Lab) writeSecrets() error {
 // initDatadirs initialises one datadir and copies it to every node: the
 // nodes of a Galera cluster then hold identical state, as after an SST.
 func (l *Lab) initDatadirs(ctx context.Context) error {
-	tmpl := filepath.Join(l.Plan.Dir, "datadir.template")
-	if err := mariadb.InstallDB(ctx, tmpl, l.Facts.User, plan.RedoLog); err != nil {
-		return err
+	tmpl := l.fromBackup
+	if tmpl == "" {
+		tmpl = filepath.Join(l.Plan.Dir, "datadir.template")
+		if err := mariadb.InstallDB(ctx, tmpl, l.Facts.User, plan.RedoLog); err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmpl)
 	}
-	defer os.RemoveAll(tmpl)
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range l.Plan.Nodes {
 		n := &l.Plan.Nodes[i]

@@ -93,3 +93,14 @@ func Errant(candidate, reference Position, ignore map[uint32]bool) []GTID {
 	}
 	return out
 }
+
+// Only keeps the given domains.
+func (p Position) Only(domains []uint32) Position {
+	out := Position{}
+	for _, d := range domains {
+		if g, ok := p[d]; ok {
+			out[d] = g
+		}
+	}
+	return out
+}

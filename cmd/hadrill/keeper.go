@@ -1,0 +1,28 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func keeperCmd() *cobra.Command {
+	var labDir string
+	c := &cobra.Command{
+		Use:    "keeper --name LAB",
+		Short:  "Run a lab's keeper: heartbeats, DR channel re-pointing, binlog archiving (hadrill starts it)",
+		Hidden: true,
+		Args:   args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			l.Log = cmd.ErrOrStderr()
+			fmt.Fprintf(l.Log, "keeper for lab %s (%s)\n", l.Plan.Lab, labDir)
+			return l.Keep(cmd.Context())
+		},
+	}
+	c.Flags().StringVar(&labDir, "lab-dir", "", "the lab's directory (identifies the process)")
+	return c
+}

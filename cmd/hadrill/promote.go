@@ -1,0 +1,58 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func promoteCmd() *cobra.Command {
+	var force bool
+	c := &cobra.Command{
+		Use:   "promote NODE [--force]",
+		Short: "Make a replica of a primary cluster its primary (safe switchover; refuses to lose transactions)",
+		Long: `With the primary running, promote is a switchover: the primary turns read-only, NODE
+applies everything it committed, becomes the writable primary, and every other node
+(the old primary too) follows it by GTID. Channels out of the cluster follow it too,
+and the load balancer's /primary checks move writes within a second.
+Promote refuses, changing nothing, when NODE holds transactions the primary never had
+(errant GTIDs, named), lacks some another replica has, or when the primary is down
+(what only it had would be lost); --force promotes anyway.`,
+		Args: args(1, 1, "one node name"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			return l.Promote(cmd.Context(), a[0], force)
+		},
+	}
+	c.Flags().BoolVar(&force, "force", false, "promote even if transactions may be lost or are errant")
+	return c
+}
+
+func drCmd() *cobra.Command {
+	dr := &cobra.Command{Use: "dr", Short: "Disaster-recovery channels between clusters"}
+	var to string
+	repoint := &cobra.Command{
+		Use:   "repoint [CHANNEL] [--to NODE]",
+		Short: "Move a DR channel to another Synced node of its source cluster now, by GTID",
+		Long: `The lab's keeper does this by itself when a channel's source node stops being a
+Synced member of its cluster; repoint does it on demand (e.g. before maintenance).
+The new source must hold everything the receiver applied, so nothing is skipped or
+applied twice.`,
+		Args: args(0, 1, "at most one channel name"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			ch := ""
+			if len(a) == 1 {
+				ch = a[0]
+			}
+			return l.Repoint(cmd.Context(), ch, to)
+		},
+	}
+	repoint.Flags().StringVar(&to, "to", "", "the source node to use (default: the first healthy other node)")
+	dr.AddCommand(repoint)
+	return dr
+}

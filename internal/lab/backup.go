@@ -1,0 +1,199 @@
+package lab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/pitr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// BackupInfo describes one backup (backups/<id>/backup.json).
+type BackupInfo struct {
+	ID       string    `json:"id"`
+	Node     string    `json:"node"`
+	Cluster  string    `json:"cluster"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"` // consistent as of about this time
+	Seconds  float64   `json:"seconds"`
+	Bytes    int64     `json:"bytes"`
+	mariadb.BinlogInfo
+	Dir string `json:"dir"` // the prepared backup: a datadir a server can start on
+}
+
+func (l *Lab) backupsDir() string { return filepath.Join(l.Plan.Dir, "backups") }
+
+// Backup takes a prepared full backup of a node with mariabackup. A Galera
+// node is desynced meanwhile, so its agent answers 503 and the load
+// balancer sends traffic elsewhere; it is resynced however the backup ends.
+func (l *Lab) Backup(ctx context.Context, name string) (*BackupInfo, error) {
+	if err := l.CheckNodes([]string{name}); err != nil {
+		return nil, err
+	}
+	n, _ := l.Plan.Node(name)
+	if !l.alive(n) {
+		return nil, hderr.User("NODE: %s is down; a backup needs a running server", name)
+	}
+	t0 := time.Now()
+	b := &BackupInfo{ID: t0.UTC().Format("20060102T150405.000Z") + "-" + name, Node: name, Cluster: n.Cluster, Started: t0.UTC()}
+	dir := filepath.Join(l.backupsDir(), b.ID)
+	b.Dir = filepath.Join(dir, "data")
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	err := l.backupInto(ctx, n, b, filepath.Join(dir, "mariabackup.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return b, writeJSON(filepath.Join(dir, "backup.json"), b)
+}
+
+func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *BackupInfo, logFile string) (err error) {
+	galera := n.Kind == spec.KindGalera
+	if galera {
+		if err := l.execOn(ctx, n, "SET GLOBAL wsrep_desync=ON"); err != nil {
+			return err
+		}
+		l.logf("%s desynced (drained from load balancing) during the backup", n.Name)
+		defer func() {
+			if rerr := l.execOn(context.Background(), n, "SET GLOBAL wsrep_desync=OFF"); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}()
+	}
+	argv := l.Prov.Wrap(n.Host, mariadb.BackupArgv(n.Socket, l.Facts.User, b.Dir, galera))
+	if err := mariadb.RunLogged(ctx, argv, logFile); err != nil {
+		return fmt.Errorf("%s: backup: %w", n.Name, err)
+	}
+	b.Finished = time.Now().UTC()
+	if err := mariadb.Prepare(ctx, b.Dir, logFile); err != nil {
+		return fmt.Errorf("%s: prepare: %w", n.Name, err)
+	}
+	text, err := os.ReadFile(filepath.Join(b.Dir, "xtrabackup_binlog_info"))
+	if err != nil {
+		return fmt.Errorf("%s: the backup has no binary log position: %w", n.Name, err)
+	}
+	if b.BinlogInfo, err = mariadb.ParseBinlogInfo(string(text)); err != nil {
+		return err
+	}
+	b.Bytes = dirSize(b.Dir)
+	b.Seconds = time.Since(b.Started).Seconds()
+	l.logf("backup %s of %s: %.1f MB in %.1fs, at GTID %s", b.ID, n.Name, float64(b.Bytes)/1e6, b.Seconds, b.GTID)
+	return nil
+}
+
+// Backups lists the lab's backups, oldest first.
+func (l *Lab) Backups() ([]BackupInfo, error) {
+	entries, err := os.ReadDir(l.backupsDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []BackupInfo
+	for _, e := range entries {
+		var b BackupInfo
+		data, err := os.ReadFile(filepath.Join(l.backupsDir(), e.Name(), "backup.json"))
+		if err != nil || json.Unmarshal(data, &b) != nil {
+			continue // a backup in progress, or not hadrill's
+		}
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Finished.Before(out[j].Finished) })
+	return out, nil
+}
+
+// ArchiveEnd is how far a cluster can be restored: the archived binary logs
+// of the node that reaches furthest.
+type ArchiveEnd struct {
+	Cluster string               `json:"cluster"`
+	Node    string               `json:"node"`
+	Files   []string             `json:"-"`
+	Last    time.Time            `json:"last_recoverable"` // time of the last archived event (RPO signal)
+	GTID    replication.Position `json:"-"`
+	Pos     string               `json:"gtid"`
+}
+
+// ArchiveEnd finds the furthest-reaching archive of a cluster's nodes.
+func (l *Lab) ArchiveEnd(ctx context.Context, cluster string) (*ArchiveEnd, error) {
+	c, ok := l.Plan.Cluster(cluster)
+	if !ok {
+		return nil, hderr.User("--cluster: unknown cluster %q", cluster)
+	}
+	var best *ArchiveEnd
+	for _, name := range c.Nodes {
+		dir := l.ArchiveDir(name)
+		files, err := Binlogs(dir)
+		if err != nil || len(files) == 0 {
+			continue
+		}
+		for i := range files {
+			files[i] = filepath.Join(dir, files[i])
+		}
+		end, err := mariadb.ScanBinlogs(ctx, files...)
+		if err != nil {
+			continue
+		}
+		var gtids []string
+		for _, g := range end.GTIDs {
+			gtids = append(gtids, g)
+		}
+		pos, _ := replication.ParsePosition(strings.Join(gtids, ","))
+		a := &ArchiveEnd{Cluster: cluster, Node: name, Files: files, Last: end.Time, GTID: pos, Pos: pos.String()}
+		if best == nil || a.Last.After(best.Last) || (a.Last.Equal(best.Last) && a.GTID.Covers(best.GTID)) {
+			best = a
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("cluster %s: no archived binary logs yet (the lab's keeper archives them every second)", cluster)
+	}
+	return best, nil
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o640)
+}
+
+// pitrBackups converts a cluster's backups for the pure choice.
+func pitrBackups(bs []BackupInfo, cluster string) []pitr.Backup {
+	var out []pitr.Backup
+	for _, b := range bs {
+		if b.Cluster != cluster {
+			continue
+		}
+		pos, err := replication.ParsePosition(b.GTID)
+		if err != nil {
+			continue
+		}
+		out = append(out, pitr.Backup{ID: b.ID, Cluster: b.Cluster, Finished: b.Finished, GTID: pos})
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package lab
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
+)
+
+// catchUp bounds how long a switchover waits for the candidate to apply
+// everything the old primary committed.
+const catchUp = 30 * time.Second
+
+// Promote makes a replica of a primary cluster its primary. With the old
+// primary running it is a switchover: the old primary turns read-only, the
+// candidate applies everything it committed, takes over, and every other
+// node (the old primary too) follows it by GTID. It refuses, unless force,
+// when the candidate holds transactions the others lack (errant GTIDs) or
+// lacks some another server has, or when the old primary is down (what
+// only it had would be lost).
+func (l *Lab) Promote(ctx context.Context, name string, force bool) error {
+	if err := l.CheckNodes([]string{name}); err != nil {
+		return err
+	}
+	n, _ := l.Plan.Node(name)
+	if n.Kind != spec.KindPrimary {
+		return hderr.User("NODE: %s is a %s node; promote makes a replica of a primary cluster its primary", name, n.Kind)
+	}
+	c, _ := l.Plan.Cluster(n.Cluster)
+	oldName := l.PrimaryOf(c)
+	if oldName == name {
+		return hderr.User("NODE: %s is already the primary of cluster %s", name, c.Name)
+	}
+	if !l.alive(n) {
+		return hderr.User("NODE: %s is down; start it first", name)
+	}
+	old, _ := l.Plan.Node(oldName)
+	oldUp := l.alive(old)
+	if oldUp {
+		l.logf("switchover: %s read-only, waiting for %s to catch up", oldName, name)
+		if err := l.execOn(ctx, old, "SET GLOBAL read_only=ON"); err != nil {
+			return err
+		}
+		pos, err := l.gtidPos(ctx, old)
+		if err != nil {
+			return err
+		}
+		if err := l.waitApplied(ctx, n, pos, catchUp); err != nil {
+			_ = l.execOn(ctx, old, "SET GLOBAL read_only=OFF")
+			return fmt.Errorf("switchover abandoned, %s is writable again: %w", oldName, err)
+		}
+	}
+	if err := l.checkCandidate(ctx, c, n, old, oldUp, force); err != nil {
+		if oldUp {
+			_ = l.execOn(ctx, old, "SET GLOBAL read_only=OFF")
+		}
+		return err
+	}
+	return l.takeOver(ctx, c, n, old, oldUp)
+}
+
+// checkCandidate refuses a promotion that would lose or invent transactions.
+func (l *Lab) checkCandidate(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp, force bool) error {
+	mine, err := l.gtidPos(ctx, n)
+	if err != nil {
+		return err
+	}
+	cand, _ := replication.ParsePosition(mine)
+	var problems []string
+	for _, name := range c.Nodes {
+		o, _ := l.Plan.Node(name)
+		if o == n || !l.alive(o) {
+			continue
+		}
+		p, err := l.gtidPos(ctx, o)
+		if err != nil {
+			return err
+		}
+		other, _ := replication.ParsePosition(p)
+		if missing := cand.Missing(other); len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("%s has transactions %s lacks (up to %s)", name, n.Name, gtids(missing)))
+		}
+		if o == old {
+			if errant := replication.Errant(cand, other, nil); len(errant) > 0 {
+				problems = append(problems, fmt.Sprintf("%s has errant transactions the primary %s never had: %s", n.Name, old.Name, gtids(errant)))
+			}
+		}
+	}
+	if !oldUp {
+		problems = append(problems, fmt.Sprintf("the primary %s is down: what it committed that no replica received would be lost (%s is at %s)", old.Name, n.Name, mine))
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	if force {
+		l.logf("--force: promoting %s although %s", n.Name, strings.Join(problems, "; "))
+		return nil
+	}
+	return hderr.User("NODE: promoting %s would lose or invent transactions: %s; nothing was changed (--force promotes anyway)", n.Name, strings.Join(problems, "; "))
+}
+
+func gtids(g []replication.GTID) string {
+	var s []string
+	for _, x := range g {
+		s = append(s, x.String())
+	}
+	return strings.Join(s, ",")
+}
+
+// takeOver makes n the primary and points everyone else at it.
+func (l *Lab) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp bool) error {
+	db := l.admin(n)
+	err := mariadb.StopReplicating(ctx, db, "")
+	if err == nil {
+		stmts := []string{"SET GLOBAL read_only=OFF"}
+		if c.Mode == spec.ModeSemiSync {
+			stmts = append(stmts, "SET GLOBAL rpl_semi_sync_master_enabled=ON")
+		}
+		err = mariadb.Exec(ctx, db, stmts...)
+	}
+	db.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if l.State.Primaries == nil {
+		l.State.Primaries = map[string]string{}
+	}
+	l.State.Primaries[c.Name] = n.Name
+	if err := state.Save(l.Home, l.State); err != nil {
+		return err
+	}
+	l.logf("%s is the primary of cluster %s", n.Name, c.Name)
+	src, err := l.source(n)
+	if err != nil {
+		return err
+	}
+	if oldUp {
+		if err := l.execOn(ctx, old, "SET GLOBAL rpl_semi_sync_master_enabled=OFF", "SET GLOBAL gtid_slave_pos=@@gtid_binlog_pos"); err != nil {
+			return err
+		}
+	}
+	for _, name := range c.Nodes {
+		o, _ := l.Plan.Node(name)
+		if o == n || !l.alive(o) {
+			continue
+		}
+		rdb := l.admin(o)
+		err := mariadb.Exec(ctx, rdb, "SET GLOBAL read_only=ON")
+		if err == nil {
+			err = mariadb.Replicate(ctx, rdb, "", src)
+		}
+		rdb.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		l.logf("%s follows %s", name, n.Name)
+	}
+	for _, ch := range l.Plan.Channels {
+		if ch.From != c.Name {
+			continue
+		}
+		recv, _ := l.Plan.Node(ch.Receiver)
+		if !l.alive(recv) {
+			continue
+		}
+		rdb := l.admin(recv)
+		err := mariadb.Replicate(ctx, rdb, ch.Name, src)
+		rdb.Close()
+		if err != nil {
+			return fmt.Errorf("channel %s → %s: %w", ch.From, ch.To, err)
+		}
+	}
+	return nil
+}
+
+func (l *Lab) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
+	db := l.admin(n)
+	defer db.Close()
+	if err := mariadb.Exec(ctx, db, stmts...); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return nil
+}
+
+func (l *Lab) gtidPos(ctx context.Context, n *plan.Node) (string, error) {
+	db := l.admin(n)
+	defer db.Close()
+	var pos string
+	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		return "", fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return pos, nil
+}
+
+// Repoint moves a DR channel (all when channel is "") to another healthy
+// node of its source cluster now: to, or the first healthy node other
+// than the current source whose binary log holds the receiver's position.
+func (l *Lab) Repoint(ctx context.Context, channel, to string) error {
+	var chans []plan.Channel
+	var names []string
+	for _, ch := range l.Plan.Channels {
+		names = append(names, ch.Name)
+		if channel == "" || ch.Name == channel {
+			chans = append(chans, ch)
+		}
+	}
+	if len(chans) == 0 {
+		if channel == "" {
+			return hderr.User("lab %s has no replication channels", l.Plan.Lab)
+		}
+		return hderr.User("CHANNEL: unknown channel %q (channels: %s)", channel, strings.Join(names, ", "))
+	}
+	for _, ch := range chans {
+		from, _ := l.Plan.Cluster(ch.From)
+		if to != "" && !contains(from.Nodes, to) {
+			return hderr.User("--to: %s is not a node of cluster %s (nodes: %s)", to, from.Name, strings.Join(from.Nodes, ", "))
+		}
+		if from.Kind != spec.KindGalera {
+			return hderr.User("CHANNEL: channel %s reads from %s cluster %s; it follows that cluster's primary (see `hadrill promote`)", ch.Name, from.Kind, from.Name)
+		}
+		recv, _ := l.Plan.Node(ch.Receiver)
+		if !l.alive(recv) {
+			return fmt.Errorf("channel %s: the receiver %s is down", ch.Name, recv.Name)
+		}
+		k := &keeper{l: l, dbs: map[string]*sql.DB{}}
+		cands := k.candidates(ctx, from)
+		k.close()
+		rdb := l.admin(recv)
+		// On demand: the current source counts as unhealthy, and with --to so does every node but that one.
+		adjust := func(current string, cs []replication.Candidate) []replication.Candidate {
+			for i := range cs {
+				if cs[i].Node == current || (to != "" && cs[i].Node != to) {
+					cs[i].Healthy = false
+				}
+			}
+			return cs
+		}
+		choice, err := l.chooseSource(ctx, rdb, ch, cands, adjust)
+		if err == nil && !choice.Repoint {
+			err = fmt.Errorf("channel %s: no other healthy node can take over (%s)", ch.Name, choice.Reason)
+		}
+		if err == nil {
+			err = l.repoint(ctx, rdb, ch, choice)
+		}
+		rdb.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

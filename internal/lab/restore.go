@@ -1,0 +1,167 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/pitr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
+)
+
+// RestoreOptions say what to restore where.
+type RestoreOptions struct {
+	To      string // a time or a GTID position
+	Cluster string // the source cluster (default: the one of the latest backup)
+	As      string // the new lab's name
+	Log     io.Writer
+}
+
+// RestoreResult reports a point-in-time restore.
+type RestoreResult struct {
+	Lab     string    `json:"lab"`
+	Node    string    `json:"node"`
+	Target  string    `json:"target"`
+	Backup  string    `json:"backup"`
+	Archive string    `json:"archive_node"` // whose archived binary logs were replayed
+	GTID    string    `json:"gtid_binlog_pos"`
+	Seconds float64   `json:"seconds"`
+	At      time.Time `json:"at"`
+}
+
+// Restore builds a new lab (one standalone server) holding the cluster's
+// data exactly as of the target: the latest backup before it, plus the
+// archived binary log events from the backup's GTID position up to the
+// target. Bad input is refused before anything is created; a failure
+// removes the new lab.
+func (l *Lab) Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
+	t0 := time.Now()
+	target, b, end, err := l.restorePlan(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	info := l.backupByID(b.ID)
+	l.logf("restoring %s into lab %s: %s, archive of %s", o.Cluster, o.As, pitr.Describe(b, target), end.Node)
+	s := restoreSpec(l.Plan, o.Cluster, o.As)
+	nl, err := Up(ctx, l.Home, UpOptions{Name: o.As, Spec: s, SpecGiven: true, Log: o.Log, FromBackup: info.Dir})
+	if err != nil {
+		return nil, err
+	}
+	n := &nl.Plan.Nodes[0]
+	if err := nl.replay(ctx, n, info.GTID, target, end.Files); err != nil {
+		nl.logf("restore failed; removing lab %s", o.As)
+		return nil, errors.Join(err, Down(context.Background(), l.Home, o.As, false, l.Log))
+	}
+	gtid, _ := nl.gtidPos(ctx, n)
+	return &RestoreResult{Lab: o.As, Node: n.Name, Target: target.String(), Backup: b.ID, Archive: end.Node, GTID: gtid,
+		Seconds: time.Since(t0).Seconds(), At: time.Now().UTC()}, nil
+}
+
+// restorePlan checks everything before anything is created.
+func (l *Lab) restorePlan(ctx context.Context, o *RestoreOptions) (pitr.Target, pitr.Backup, *ArchiveEnd, error) {
+	var problems []error
+	target, err := pitr.ParseTarget(o.To)
+	problems = append(problems, err)
+	if o.As == "" {
+		o.As = l.Plan.Lab + "r"
+	}
+	if err := plan.CheckLabName(o.As); err != nil {
+		problems = append(problems, hderr.User("--as: %q is not a valid lab name", o.As))
+	} else if _, err := state.Load(l.Home, o.As); err == nil {
+		problems = append(problems, hderr.User("--as: lab %q exists; choose another name or remove it with `hadrill down --name %s`", o.As, o.As))
+	}
+	backups, err := l.Backups()
+	if err != nil {
+		return target, pitr.Backup{}, nil, err
+	}
+	if o.Cluster == "" && len(backups) > 0 {
+		o.Cluster = backups[len(backups)-1].Cluster
+	}
+	if c, ok := l.Plan.Cluster(o.Cluster); o.Cluster != "" && !ok {
+		problems = append(problems, hderr.User("--cluster: unknown cluster %q", o.Cluster))
+	} else if ok {
+		o.Cluster = c.Name
+	}
+	if err := hderr.Join(problems); err != nil {
+		return target, pitr.Backup{}, nil, err
+	}
+	bs := pitrBackups(backups, o.Cluster)
+	if len(bs) == 0 {
+		return target, pitr.Backup{}, nil, hderr.User("--to: cluster %q has no backup to restore from; take one with `hadrill backup NODE`", o.Cluster)
+	}
+	end, err := l.ArchiveEnd(ctx, o.Cluster)
+	if err != nil {
+		return target, pitr.Backup{}, nil, err
+	}
+	b, err := pitr.Choose(bs, target, end.Last, end.GTID)
+	return target, b, end, err
+}
+
+func (l *Lab) backupByID(id string) BackupInfo {
+	bs, _ := l.Backups()
+	for _, b := range bs {
+		if b.ID == id {
+			return b
+		}
+	}
+	return BackupInfo{}
+}
+
+// restoreSpec is the new lab: one standalone server with the cluster's profile.
+func restoreSpec(p *plan.Plan, cluster, name string) *spec.Spec {
+	profile := "default"
+	for _, c := range p.Spec.Clusters {
+		if c.Name == cluster {
+			profile = c.Profile
+		}
+	}
+	s := &spec.Spec{Name: name, Description: fmt.Sprintf("point-in-time restore of %s/%s", p.Lab, cluster),
+		Clusters: []spec.Cluster{{Name: cluster, Kind: spec.KindStandalone, Profile: profile}}}
+	spec.Defaults(s)
+	return s
+}
+
+// replay applies the archived events after the backup's position up to the
+// target: mariadb-binlog | mariadb, over the server's socket.
+func (l *Lab) replay(ctx context.Context, n *plan.Node, from string, t pitr.Target, files []string) error {
+	argv := []string{"mariadb-binlog", "--start-position=" + from}
+	if len(t.GTID) > 0 {
+		argv = append(argv, "--stop-position="+t.GTID.String())
+	} else {
+		argv = append(argv, "--stop-datetime="+t.Time.In(time.Local).Format("2006-01-02 15:04:05"))
+	}
+	argv = append(argv, files...)
+	logFile := filepath.Join(n.Dir, "replay.log")
+	lf, err := os.Create(logFile)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	dump := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	apply := exec.CommandContext(ctx, "mariadb", "--socket="+n.Socket, "--user="+l.Facts.User, "--batch")
+	pipe, err := dump.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	apply.Stdin, dump.Stderr, apply.Stdout, apply.Stderr = pipe, lf, lf, lf
+	if err := apply.Start(); err != nil {
+		return err
+	}
+	if err := dump.Run(); err != nil {
+		_ = apply.Wait()
+		return fmt.Errorf("mariadb-binlog: %w (see %s)", err, logFile)
+	}
+	if err := apply.Wait(); err != nil {
+		return fmt.Errorf("replaying binary logs into %s: %w (see %s)\n%s", n.Name, err, logFile, mariadb.LogTail(logFile, 4))
+	}
+	return nil
+}
