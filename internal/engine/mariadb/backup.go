@@ -48,7 +48,9 @@ func runLogged(ctx context.Context, argv []string, logFile string) error {
 }
 
 // RunLogged runs argv (already wrapped for its host) with output to logFile.
-func RunLogged(ctx context.Context, argv []string, logFile string) error { return runLogged(ctx, argv, logFile) }
+func RunLogged(ctx context.Context, argv []string, logFile string) error {
+	return runLogged(ctx, argv, logFile)
+}
 
 // BinlogInfo is where a backup stands in its server's binary log.
 type BinlogInfo struct {
