@@ -2,12 +2,9 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,23 +13,16 @@ import (
 )
 
 // TestPrimaryReplicaEndpoints: two standalone servers, b1 replicating from
-// a1 (set up by hand here; replication topologies are deployed by a later
-// version): the agents answer /primary and /replica accordingly.
+// a1 over a channel: the agents answer /primary and /replica accordingly.
 func TestPrimaryReplicaEndpoints(t *testing.T) {
 	e := newEnv(t)
-	spec := e.writeSpec("pr.yaml", "clusters:\n  - name: a\n    kind: standalone\n    config:\n      log_bin: mysql-bin\n"+
-		"  - name: b\n    kind: standalone\n    config:\n      log_bin: mysql-bin\n")
+	spec := e.writeSpec("pr.yaml", "clusters:\n  - name: a\n    kind: standalone\n  - name: b\n    kind: standalone\n"+
+		"replication:\n  - from: a\n    to: b\n")
 	e.ok("up", "--name", "itrep", "-f", spec)
 	addr := map[string]string{}
 	for _, n := range e.lbStatus("itrep").Nodes {
 		addr[n.Name] = n.Address
 	}
-	pw, err := os.ReadFile(filepath.Join(e.home, "labs", "itrep", "secrets", "repl.password"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.sql("itrep", "b1", fmt.Sprintf("CHANGE MASTER TO MASTER_HOST='%s', MASTER_PORT=3306, MASTER_USER='repl', MASTER_PASSWORD='%s', MASTER_USE_GTID=slave_pos; START SLAVE",
-		addr["a1"], strings.TrimSpace(string(pw))))
 	get := agentClient("hd-itrep-client")
 	wait := func(url string, want int) string {
 		t.Helper()
@@ -58,7 +48,7 @@ func TestPrimaryReplicaEndpoints(t *testing.T) {
 	if code, _ := get(b + "/replica?max_lag=soon"); code != 400 {
 		t.Errorf("bad max_lag: %d", code)
 	}
-	e.sql("itrep", "b1", "STOP SLAVE SQL_THREAD")
+	e.sql("itrep", "b1", "STOP SLAVE 'a' SQL_THREAD")
 	if body := wait(b+"/replica", 503); !strings.Contains(body, `"code":"Stopped"`) {
 		t.Errorf("b1 /replica with the SQL thread stopped: %s", body)
 	}

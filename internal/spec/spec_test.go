@@ -42,6 +42,18 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 		{"managed key", "clusters:\n  - name: db\n    config:\n      datadir: /x\n", []string{"clusters[0].config.datadir: is managed by hadrill"}},
 		{"no clusters", "name: x\n", []string{"clusters: at least one cluster is required"}},
 		{"bad name", "clusters:\n  - name: DB_1\n", []string{`clusters[0].name: "DB_1" is not a valid name`}},
+		{"channel from a missing cluster", "clusters:\n  - name: db\n  - name: dr\n    kind: standalone\nreplication:\n  - from: nope\n    to: dr\n",
+			[]string{`replication[0].from: unknown cluster "nope"`}},
+		{"channel problems", "clusters:\n  - name: db\n  - name: pr\n    kind: primary\n  - name: dr\n    kind: standalone\nreplication:\n" +
+			"  - {from: db, to: pr}\n  - {from: db, to: dr, mode: sync}\n  - {from: pr, to: dr, ack_timeout: 1s}\n  - {from: db, to: db}\n",
+			[]string{`replication[0].to: cluster "pr" is a primary cluster`, `replication[1].mode: expected one of async, semi-sync, got "sync"`,
+				`replication[2].to: cluster "dr" already receives replication[1]`, `replication[2].ack_timeout: applies only with mode semi-sync`,
+				`replication[3].to: a channel cannot replicate cluster "db" into itself`}},
+		{"channel cycle", "clusters:\n  - name: a\n  - name: b\nreplication:\n  - {from: a, to: b}\n  - {from: b, to: a}\n",
+			[]string{`replication: channels form a cycle through cluster "a"`}},
+		{"primary cluster problems", "clusters:\n  - name: pr\n    kind: primary\n    nodes: 1\n    mode: sync\n  - name: g\n    mode: async\n",
+			[]string{`clusters[0].nodes: a primary cluster has a primary and at least one replica (≥ 2 nodes), got 1`,
+				`clusters[0].mode: expected one of async, semi-sync, got "sync"`, `clusters[1].mode: applies to primary clusters only`}},
 		{"several at once", "clusters:\n  - name: db\n    nodes: 0\n    bogus: 1\n  - name: x\n    kind: what\n",
 			[]string{"clusters[0].bogus: unknown field"}},
 	}
