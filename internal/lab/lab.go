@@ -15,6 +15,7 @@ import (
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/provider/local"
 	"github.com/hadrill/hadrill/internal/state"
+	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Lab is an opened lab: its state and the provider that runs its hosts.
@@ -73,6 +74,9 @@ func (l *Lab) AppDB(addr string) (*sql.DB, error) {
 func (l *Lab) NodeState(ctx context.Context, n *plan.Node) string {
 	if !l.alive(n) {
 		return "down"
+	}
+	if supervise.Paused(l.Pid(n)) {
+		return "paused"
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()

@@ -84,7 +84,7 @@ func (l *Lab) Status(ctx context.Context) Status {
 		go func(i int) {
 			defer wg.Done()
 			s.Nodes[i].State = l.NodeState(ctx, n)
-			if s.Nodes[i].State != "down" && s.Nodes[i].State != "unresponsive" {
+			if st := s.Nodes[i].State; st != "down" && st != "unresponsive" && st != "paused" {
 				l.replDetail(ctx, n, &s.Nodes[i])
 			}
 		}(i)

@@ -34,6 +34,8 @@ type Run struct {
 	Versions    map[string]string `json:"versions,omitempty"`
 	Host        map[string]string `json:"host,omitempty"`
 	Results     json.RawMessage   `json:"results"`
+	// Faults injected into the lab while the run ran (hadrill fault ...).
+	Faults any `json:"faults,omitempty"`
 }
 
 // Dir is where runs live.

@@ -216,3 +216,14 @@ func Pause(pid int) error  { return syscall.Kill(pid, syscall.SIGSTOP) }
 func Resume(pid int) error { return syscall.Kill(pid, syscall.SIGCONT) }
 
 func waitGone(pid int, d time.Duration) bool { return WaitGone(pid, d) }
+
+// Paused reports whether pid is stopped by a signal (SIGSTOP): state T.
+func Paused(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'T'
+}

@@ -83,6 +83,9 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 	out.Interrupted = ctx.Err() != nil
 	samples := sampler.Stop()
 	run.Interrupted, run.Finished = out.Interrupted, time.Now().UTC()
+	if f := l.Faults(run.Started, run.Finished); len(f) > 0 {
+		run.Faults = f
+	}
 	b, _ := json.Marshal(out.Results)
 	run.Results = b
 	if err := results.Save(l.Home, run); err != nil {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func faultCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "fault",
+		Short: "Inject faults: kill, stop, pause, resume, partition; heal undoes them all",
+		Long: `Every fault is recorded with its time in <lab>/faults.jsonl, and copied into the runs of
+benchmarks that were running at that moment. Network faults (partition) need network
+namespaces (root).`,
+	}
+	for _, v := range []struct{ verb, short string }{
+		{"kill", "kill -9 the servers of nodes (a crash)"},
+		{"stop", "stop the servers of nodes cleanly (they leave their cluster)"},
+		{"pause", "freeze the servers of nodes (SIGSTOP): alive but silent, as under a long stall"},
+		{"resume", "thaw paused servers (SIGCONT)"},
+	} {
+		verb := v.verb
+		c.AddCommand(&cobra.Command{
+			Use:   verb + " NODE...",
+			Short: v.short,
+			Args:  args(1, -1, "one or more node names"),
+			RunE: func(cmd *cobra.Command, a []string) error {
+				l, err := openLab()
+				if err != nil {
+					return err
+				}
+				return l.ProcessFault(cmd.Context(), verb, a)
+			},
+		})
+	}
+	var from []string
+	part := &cobra.Command{
+		Use:   "partition TARGET... [--from OTHER,...]",
+		Short: "Cut hosts or a region off from everyone else (or from --from) with iptables in their namespaces",
+		Args:  args(1, -1, "one or more node, host or region names"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			return l.Partition(cmd.Context(), a, from)
+		},
+	}
+	part.Flags().StringSliceVar(&from, "from", nil, "hosts or regions on the other side (default: every other host)")
+	c.AddCommand(part, &cobra.Command{
+		Use:   "heal",
+		Short: "Undo every fault: lift partitions, resume paused servers, start killed or stopped ones",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			return l.Heal(cmd.Context())
+		},
+	}, &cobra.Command{
+		Use:   "log",
+		Short: "List the faults injected into the lab",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			recs := l.Faults(time.Time{}, time.Now().Add(time.Hour))
+			return emit(recs, func() {
+				for _, r := range recs {
+					fmt.Printf("%s  %s", r.At.Local().Format("2006-01-02 15:04:05.000"), r.Label())
+					if len(r.From) > 0 {
+						fmt.Printf(" from %v", r.From)
+					}
+					fmt.Println()
+				}
+			})
+		},
+	})
+	return c
+}

@@ -1,0 +1,99 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFaults: each fault verb changes what status and the agent report,
+// heal restores all of it; bad input and network faults without namespaces
+// are refused (exit 2) and change nothing.
+func TestFaults(t *testing.T) {
+	e := newEnv(t)
+	e.ok("up", "--name", "itflt")
+	addr := map[string]string{}
+	for _, n := range e.status("itflt").Nodes {
+		addr[n.Name] = n.Address
+	}
+	get := agentClient("hd-itflt-client")
+	waitState := func(node, want string, limit time.Duration) {
+		t.Helper()
+		for end := time.Now().Add(limit); ; time.Sleep(100 * time.Millisecond) {
+			for _, n := range e.status("itflt").Nodes {
+				if n.Name == node && n.State == want {
+					return
+				}
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%s never became %s: %s", node, want, e.states("itflt"))
+			}
+		}
+	}
+	waitAgent := func(node string, want int) {
+		t.Helper()
+		var code int
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if code, _ = get("http://" + addr[node] + ":9200/"); code == want {
+				return
+			}
+		}
+		t.Errorf("%s agent: %d, want %d", node, code, want)
+	}
+
+	for _, bad := range [][]string{{"kill", "nosuch"}, {"kill"}, {"partition"}, {"partition", "db1", "--from", "db1"},
+		{"resume", "db1"}, {"partition", "nowhere"}} {
+		if r := e.run(append([]string{"fault"}, append(bad, "--name", "itflt")...)...); r.code != 2 {
+			t.Errorf("fault %v: exit %d, want 2\n%s", bad, r.code, r.stderr)
+		}
+	}
+	if got := e.states("itflt"); got != "db1=Synced db2=Synced db3=Synced" {
+		t.Fatalf("refused faults changed the lab: %s", got)
+	}
+
+	e.ok("fault", "pause", "db2", "--name", "itflt")
+	waitState("db2", "paused", 5*time.Second)
+	waitAgent("db2", 503)
+	e.ok("fault", "resume", "db2", "--name", "itflt")
+	waitState("db2", "Synced", 10*time.Second)
+	waitAgent("db2", 200)
+
+	e.ok("fault", "partition", "db3", "--name", "itflt")
+	for end := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if s := e.states("itflt"); !strings.Contains(s, "db3=Synced") {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("db3 still Synced while partitioned: %s", e.states("itflt"))
+		}
+	}
+	if code, _ := get("http://" + addr["db3"] + ":9200/"); code != 0 {
+		t.Errorf("the client reaches db3's agent through the partition (%d)", code)
+	}
+	e.ok("fault", "kill", "db1", "--name", "itflt")
+	waitState("db1", "down", 5*time.Second)
+
+	e.ok("fault", "heal", "--name", "itflt")
+	for _, n := range []string{"db1", "db2", "db3"} {
+		waitState(n, "Synced", 30*time.Second)
+		waitAgent(n, 200)
+		if got := e.sql("itflt", n, "SHOW STATUS LIKE 'wsrep_cluster_size'"); !strings.HasSuffix(got, "3") {
+			t.Errorf("%s after heal: %s", n, got)
+		}
+	}
+	log := e.ok("fault", "log", "--name", "itflt").stdout
+	for _, f := range []string{"pause db2", "resume db2", "partition db3", "kill db1", "heal"} {
+		if !strings.Contains(log, f) {
+			t.Errorf("fault log lacks %q:\n%s", f, log)
+		}
+	}
+	e.ok("down", "--name", "itflt")
+
+	// Without namespaces, network faults are refused.
+	e.vars = append(e.vars, "HADRILL_ROOTLESS=1")
+	e.ok("up", "--name", "itfltrl", "--preset", "async")
+	if r := e.run("fault", "partition", "db1", "--name", "itfltrl"); r.code != 2 || !strings.Contains(r.stderr, "namespaces") {
+		t.Errorf("rootless partition: exit %d\n%s", r.code, r.stderr)
+	}
+	e.ok("down", "--name", "itfltrl")
+}

@@ -1,0 +1,126 @@
+// Package fault holds the pure side of fault injection: which hosts a
+// partition cuts from which, and the record of injected faults.
+package fault
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// Record is one injected fault, as kept in <lab>/faults.jsonl and copied
+// into the runs whose time span it falls in (the report marks it).
+type Record struct {
+	At      time.Time `json:"at"`
+	Fault   string    `json:"fault"`   // kill, stop, pause, resume, partition, heal
+	Targets []string  `json:"targets"` // nodes, or a partition's side
+	From    []string  `json:"from,omitempty"`
+}
+
+// Label is the marker text of a fault.
+func (r Record) Label() string {
+	s := r.Fault
+	if len(r.Targets) > 0 {
+		s += " " + strings.Join(r.Targets, ",")
+	}
+	return s
+}
+
+// Cut is a partition: no packet passes between a host of Side and a host of From.
+type Cut struct {
+	Side []plan.Host
+	From []plan.Host
+}
+
+// Partition resolves `fault partition TARGET... [--from OTHER...]`: each
+// target is a host or a region (all its hosts); from defaults to every
+// other host of the lab. Problems are named all at once.
+func Partition(p *plan.Plan, targets, from []string) (Cut, error) {
+	var problems []string
+	if len(targets) == 0 {
+		problems = append(problems, "TARGET: name the nodes or the region to cut off")
+	}
+	side, bad := resolve(p, targets)
+	for _, b := range bad {
+		problems = append(problems, fmt.Sprintf("TARGET: %q is neither a host nor a region of lab %s (hosts: %s; regions: %s)", b, p.Lab, strings.Join(hostNames(p.Hosts), ", "), strings.Join(regions(p), ", ")))
+	}
+	var other []plan.Host
+	if len(from) > 0 {
+		var badFrom []string
+		other, badFrom = resolve(p, from)
+		for _, b := range badFrom {
+			problems = append(problems, fmt.Sprintf("--from: %q is neither a host nor a region of lab %s", b, p.Lab))
+		}
+	} else {
+		for _, h := range p.Hosts {
+			if !has(side, h.Name) {
+				other = append(other, h)
+			}
+		}
+	}
+	for _, h := range other {
+		if has(side, h.Name) {
+			problems = append(problems, fmt.Sprintf("--from: %s is on both sides of the partition", h.Name))
+		}
+	}
+	if len(problems) == 0 && (len(side) == 0 || len(other) == 0) {
+		problems = append(problems, "TARGET: the partition cuts no one off (one side is empty)")
+	}
+	if err := hderr.Users(problems); err != nil {
+		return Cut{}, err
+	}
+	return Cut{Side: side, From: other}, nil
+}
+
+func resolve(p *plan.Plan, names []string) (hosts []plan.Host, bad []string) {
+	for _, n := range names {
+		found := false
+		for _, h := range p.Hosts {
+			if (h.Name == n || h.Region == n) && !has(hosts, h.Name) {
+				hosts = append(hosts, h)
+			}
+			found = found || h.Name == n || h.Region == n
+		}
+		if !found {
+			bad = append(bad, n)
+		}
+	}
+	return hosts, bad
+}
+
+func has(hosts []plan.Host, name string) bool {
+	for _, h := range hosts {
+		if h.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hostNames(hs []plan.Host) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+func regions(p *plan.Plan) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, h := range p.Hosts {
+		if !seen[h.Region] {
+			seen[h.Region] = true
+			out = append(out, h.Region)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Names lists host names.
+func Names(hs []plan.Host) []string { return hostNames(hs) }

@@ -1,0 +1,50 @@
+package fault
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+func lab() *plan.Plan {
+	return &plan.Plan{Lab: "x", Hosts: []plan.Host{
+		{Name: "db1", Region: "main"}, {Name: "db2", Region: "main"}, {Name: "dr1", Region: "dr"},
+		{Name: "lb", Region: "main"}, {Name: "client", Region: "main"},
+	}}
+}
+
+func TestPartition(t *testing.T) {
+	cases := []struct {
+		name          string
+		targets, from []string
+		side, other   []string
+		problem       string
+	}{
+		{"one node from everyone", []string{"db1"}, nil, []string{"db1"}, []string{"db2", "dr1", "lb", "client"}, ""},
+		{"a region from the rest", []string{"dr"}, nil, []string{"dr1"}, []string{"db1", "db2", "lb", "client"}, ""},
+		{"node from node", []string{"db1"}, []string{"db2"}, []string{"db1"}, []string{"db2"}, ""},
+		{"region from region", []string{"main"}, []string{"dr"}, []string{"db1", "db2", "lb", "client"}, []string{"dr1"}, ""},
+		{"nobody named", nil, nil, nil, nil, "name the nodes or the region"},
+		{"unknown target", []string{"db9"}, nil, nil, nil, `"db9" is neither a host nor a region`},
+		{"unknown from", []string{"db1"}, []string{"nope"}, nil, nil, `--from: "nope"`},
+		{"both sides", []string{"db1"}, []string{"main"}, nil, nil, "db1 is on both sides"},
+		{"everyone on one side", []string{"main", "dr"}, nil, nil, nil, "cuts no one off"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cut, err := Partition(lab(), c.targets, c.from)
+			if c.problem != "" {
+				if !hderr.IsUser(err) || !strings.Contains(err.Error(), c.problem) {
+					t.Fatalf("want %q, got %v", c.problem, err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(Names(cut.Side), c.side) || !reflect.DeepEqual(Names(cut.From), c.other) {
+				t.Fatalf("%v | %v | %v", Names(cut.Side), Names(cut.From), err)
+			}
+		})
+	}
+}

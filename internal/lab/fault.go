@@ -1,0 +1,192 @@
+package lab
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/supervise"
+)
+
+// faultChain is the iptables chain partitions add their rules to, in each
+// host's own namespace (removed with it; `heal` flushes it).
+const faultChain = "HDFAULT"
+
+// ProcessFault kills (SIGKILL), stops (clean shutdown), pauses (SIGSTOP) or
+// resumes (SIGCONT) the servers of nodes.
+func (l *Lab) ProcessFault(ctx context.Context, verb string, names []string) error {
+	if len(names) == 0 {
+		return hderr.User("NODE: name at least one node (nodes: %s)", strings.Join(l.Plan.NodeNames(), ", "))
+	}
+	if err := l.CheckNodes(names); err != nil {
+		return err
+	}
+	var problems []string
+	for _, n := range l.nodes(names) {
+		pid := l.Pid(n)
+		switch {
+		case pid == 0:
+			problems = append(problems, fmt.Sprintf("NODE: %s is not running", n.Name))
+		case verb == "resume" && !supervise.Paused(pid):
+			problems = append(problems, fmt.Sprintf("NODE: %s is not paused", n.Name))
+		case verb == "pause" && supervise.Paused(pid):
+			problems = append(problems, fmt.Sprintf("NODE: %s is paused already", n.Name))
+		}
+	}
+	if err := hderr.Users(problems); err != nil {
+		return err
+	}
+	if err := l.recordFault(fault.Record{Fault: verb, Targets: names}); err != nil {
+		return err
+	}
+	for _, n := range l.nodes(names) {
+		pid := l.Pid(n)
+		var err error
+		switch verb {
+		case "kill":
+			err = syscall.Kill(pid, syscall.SIGKILL)
+			supervise.WaitGone(pid, 10*time.Second)
+		case "stop":
+			err = l.stopServer(n, stopGrace)
+		case "pause":
+			err = supervise.Pause(pid)
+		case "resume":
+			err = supervise.Resume(pid)
+		default:
+			return fmt.Errorf("unknown process fault %q", verb)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", verb, n.Name, err)
+		}
+		l.logf("%s: %s", n.Name, verb)
+	}
+	if verb == "kill" || verb == "stop" {
+		return l.saveDerived(ctx)
+	}
+	return nil
+}
+
+// Partition cuts hosts off: no packet passes between a host of the side and
+// a host of from (default: everyone else).
+func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
+	if err := l.needNetns("partition"); err != nil {
+		return err
+	}
+	cut, err := fault.Partition(l.Plan, targets, from)
+	if err != nil {
+		return err
+	}
+	if err := l.recordFault(fault.Record{Fault: "partition", Targets: fault.Names(cut.Side), From: fault.Names(cut.From)}); err != nil {
+		return err
+	}
+	for _, h := range cut.Side {
+		if err := l.chain(ctx, h); err != nil {
+			return err
+		}
+		for _, o := range cut.From {
+			for _, dir := range [][]string{{"-s", o.Address}, {"-d", o.Address}} {
+				if err := l.iptables(ctx, h, append(append([]string{"-A", faultChain}, dir...), "-j", "DROP")...); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	l.logf("partitioned %s from %s", strings.Join(fault.Names(cut.Side), ","), strings.Join(fault.Names(cut.From), ","))
+	return nil
+}
+
+// Heal undoes every fault: partitions are lifted, paused servers resumed,
+// and servers that were killed or stopped started again (a cluster whose
+// every node is down is recovered from its most advanced node).
+func (l *Lab) Heal(ctx context.Context) error {
+	if err := l.recordFault(fault.Record{Fault: "heal"}); err != nil {
+		return err
+	}
+	if l.Plan.Mode == plan.ModeNetns {
+		for _, h := range l.Plan.Hosts {
+			if err := l.iptables(ctx, h, "-F", faultChain); err != nil && !strings.Contains(err.Error(), "No chain") {
+				return err
+			}
+		}
+	}
+	for _, n := range l.nodes(nil) {
+		if pid := l.Pid(n); pid != 0 && supervise.Paused(pid) {
+			if err := supervise.Resume(pid); err != nil {
+				return err
+			}
+			l.logf("%s: resumed", n.Name)
+		}
+	}
+	return l.startAll(ctx)
+}
+
+func (l *Lab) needNetns(verb string) error {
+	if l.Plan.Mode != plan.ModeNetns {
+		return hderr.User("fault %s: network faults need network namespaces (run as root); lab %s runs rootless", verb, l.Plan.Lab)
+	}
+	return nil
+}
+
+// chain makes sure the host's fault chain exists and is jumped to.
+func (l *Lab) chain(ctx context.Context, h plan.Host) error {
+	if err := l.iptables(ctx, h, "-N", faultChain); err != nil && !strings.Contains(err.Error(), "exists") {
+		return err
+	}
+	for _, hook := range []string{"INPUT", "OUTPUT"} {
+		if l.iptables(ctx, h, "-C", hook, "-j", faultChain) != nil {
+			if err := l.iptables(ctx, h, "-I", hook, "-j", faultChain); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (l *Lab) iptables(ctx context.Context, h plan.Host, args ...string) error {
+	argv := l.Prov.Wrap(h.Name, append([]string{"iptables", "-w"}, args...))
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: iptables %s: %v: %s", h.Name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (l *Lab) faultsFile() string { return filepath.Join(l.Plan.Dir, "faults.jsonl") }
+
+func (l *Lab) recordFault(r fault.Record) error {
+	r.At = time.Now().UTC()
+	f, err := os.OpenFile(l.faultsFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return json.NewEncoder(f).Encode(r)
+}
+
+// Faults lists the faults injected between from and to.
+func (l *Lab) Faults(from, to time.Time) []fault.Record {
+	f, err := os.Open(l.faultsFile())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []fault.Record
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r fault.Record
+		if json.Unmarshal(sc.Bytes(), &r) == nil && !r.At.Before(from) && !r.At.After(to) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
