@@ -139,11 +139,17 @@ type status struct {
 func (e *env) status(lab string) status {
 	e.t.Helper()
 	var s status
+	e.statusInto(lab, &s)
+	return s
+}
+
+// statusInto decodes `status -o json` into v (a view of the fields a test needs).
+func (e *env) statusInto(lab string, v any) {
+	e.t.Helper()
 	r := e.ok("status", "--name", lab, "-o", "json")
-	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
 		e.t.Fatalf("status json: %v\n%s", err, r.stdout)
 	}
-	return s
 }
 
 func (e *env) states(lab string) string {

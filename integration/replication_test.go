@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,10 +35,7 @@ type replStatus struct {
 func (e *env) repl(lab string) replStatus {
 	e.t.Helper()
 	var s replStatus
-	r := e.ok("status", "--name", lab, "-o", "json")
-	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
-		e.t.Fatalf("status json: %v", err)
-	}
+	e.statusInto(lab, &s)
 	return s
 }
 

@@ -25,6 +25,9 @@ const faultChain = "HDFAULT"
 // ProcessFault kills (SIGKILL), stops (clean shutdown), pauses (SIGSTOP) or
 // resumes (SIGCONT) the servers of nodes.
 func (l *Lab) ProcessFault(ctx context.Context, verb string, names []string) error {
+	if !contains([]string{"kill", "stop", "pause", "resume"}, verb) {
+		return fmt.Errorf("unknown process fault %q", verb)
+	}
 	if len(names) == 0 {
 		return hderr.User("NODE: name at least one node (nodes: %s)", strings.Join(l.Plan.NodeNames(), ", "))
 	}
@@ -62,8 +65,6 @@ func (l *Lab) ProcessFault(ctx context.Context, verb string, names []string) err
 			err = supervise.Pause(pid)
 		case "resume":
 			err = supervise.Resume(pid)
-		default:
-			return fmt.Errorf("unknown process fault %q", verb)
 		}
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", verb, n.Name, err)

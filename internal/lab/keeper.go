@@ -30,7 +30,7 @@ const HeartbeatTable = "hd_meta.heartbeat"
 // source node is no longer a healthy member of its cluster, and archives
 // every node's binary logs. It runs until ctx is cancelled.
 func (l *Lab) Keep(ctx context.Context) error {
-	k := &keeper{l: l, dbs: map[string]*sql.DB{}}
+	k := &keeper{l: l, conns: l.newConns(), tables: map[string]bool{}}
 	defer k.close()
 	t := time.NewTicker(keeperTick)
 	defer t.Stop()
@@ -58,23 +58,31 @@ func (l *Lab) Keep(ctx context.Context) error {
 }
 
 type keeper struct {
-	l      *Lab
-	dbs    map[string]*sql.DB
+	l *Lab
+	*conns
 	last   map[string]string // last error per subject, logged once
 	tables map[string]bool   // heartbeat table created on this node
 }
 
-func (k *keeper) db(n *plan.Node) *sql.DB {
-	if db := k.dbs[n.Name]; db != nil {
+// conns keeps one administrative connection per node for a series of queries.
+type conns struct {
+	l *Lab
+	m map[string]*sql.DB
+}
+
+func (l *Lab) newConns() *conns { return &conns{l: l, m: map[string]*sql.DB{}} }
+
+func (c *conns) db(n *plan.Node) *sql.DB {
+	if db := c.m[n.Name]; db != nil {
 		return db
 	}
-	db := k.l.admin(n)
-	k.dbs[n.Name] = db
+	db := c.l.admin(n)
+	c.m[n.Name] = db
 	return db
 }
 
-func (k *keeper) close() {
-	for _, db := range k.dbs {
+func (c *conns) close() {
+	for _, db := range c.m {
 		db.Close()
 	}
 }
@@ -115,9 +123,6 @@ func (k *keeper) heartbeats(ctx context.Context) {
 		}
 		db := k.db(w)
 		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		if k.tables == nil {
-			k.tables = map[string]bool{}
-		}
 		var err error
 		if !k.tables[w.Name] {
 			err = mariadb.Exec(qctx, db, "CREATE DATABASE IF NOT EXISTS hd_meta",
@@ -166,7 +171,7 @@ func (k *keeper) writer(ctx context.Context, c *plan.Cluster) *plan.Node {
 
 // candidates reads each member of a Galera cluster: Synced in the primary
 // component, and its binary log position.
-func (k *keeper) candidates(ctx context.Context, c *plan.Cluster) []replication.Candidate {
+func (k *conns) candidates(ctx context.Context, c *plan.Cluster) []replication.Candidate {
 	var out []replication.Candidate
 	for _, name := range c.Nodes {
 		n, _ := k.l.Plan.Node(name)

@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -119,16 +118,12 @@ func gtids(g []replication.GTID) string {
 func (l *Lab) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp bool) error {
 	db := l.admin(n)
 	err := mariadb.StopReplicating(ctx, db, "")
-	if err == nil {
-		stmts := []string{"SET GLOBAL read_only=OFF"}
-		if c.Mode == spec.ModeSemiSync {
-			stmts = append(stmts, "SET GLOBAL rpl_semi_sync_master_enabled=ON")
-		}
-		err = mariadb.Exec(ctx, db, stmts...)
-	}
 	db.Close()
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if err := l.execOn(ctx, n, primaryStmts(c)...); err != nil {
+		return err
 	}
 	if l.State.Primaries == nil {
 		l.State.Primaries = map[string]string{}
@@ -152,14 +147,11 @@ func (l *Lab) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, 
 		if o == n || !l.alive(o) {
 			continue
 		}
-		rdb := l.admin(o)
-		err := mariadb.Exec(ctx, rdb, "SET GLOBAL read_only=ON")
-		if err == nil {
-			err = mariadb.Replicate(ctx, rdb, "", src)
+		if err := l.execOn(ctx, o, "SET GLOBAL read_only=ON"); err != nil {
+			return err
 		}
-		rdb.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		if err := l.pointAt(ctx, o, "", src); err != nil {
+			return err
 		}
 		l.logf("%s follows %s", name, n.Name)
 	}
@@ -171,12 +163,19 @@ func (l *Lab) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, 
 		if !l.alive(recv) {
 			continue
 		}
-		rdb := l.admin(recv)
-		err := mariadb.Replicate(ctx, rdb, ch.Name, src)
-		rdb.Close()
-		if err != nil {
+		if err := l.pointAt(ctx, recv, ch.Name, src); err != nil {
 			return fmt.Errorf("channel %s → %s: %w", ch.From, ch.To, err)
 		}
+	}
+	return nil
+}
+
+// pointAt (re)points a node's replication connection at src by GTID.
+func (l *Lab) pointAt(ctx context.Context, n *plan.Node, conn string, src mariadb.Source) error {
+	db := l.admin(n)
+	defer db.Close()
+	if err := mariadb.Replicate(ctx, db, conn, src); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	return nil
 }
@@ -230,10 +229,9 @@ func (l *Lab) Repoint(ctx context.Context, channel, to string) error {
 		if !l.alive(recv) {
 			return fmt.Errorf("channel %s: the receiver %s is down", ch.Name, recv.Name)
 		}
-		k := &keeper{l: l, dbs: map[string]*sql.DB{}}
-		cands := k.candidates(ctx, from)
-		k.close()
-		rdb := l.admin(recv)
+		cs := l.newConns()
+		cands := cs.candidates(ctx, from)
+		rdb := cs.db(recv)
 		// On demand: the current source counts as unhealthy, and with --to so does every node but that one.
 		adjust := func(current string, cs []replication.Candidate) []replication.Candidate {
 			for i := range cs {
@@ -250,7 +248,7 @@ func (l *Lab) Repoint(ctx context.Context, channel, to string) error {
 		if err == nil {
 			err = l.repoint(ctx, rdb, ch, choice)
 		}
-		rdb.Close()
+		cs.close()
 		if err != nil {
 			return err
 		}

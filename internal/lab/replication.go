@@ -66,13 +66,17 @@ func (l *Lab) ensurePrimaryCluster(ctx context.Context, c *plan.Cluster) error {
 	if !l.alive(primary) {
 		return nil
 	}
-	db := l.admin(primary)
-	defer db.Close()
+	return l.execOn(ctx, primary, primaryStmts(c)...)
+}
+
+// primaryStmts make a node its cluster's writable primary, waiting for
+// semi-sync acknowledgements when the cluster is semi-sync.
+func primaryStmts(c *plan.Cluster) []string {
 	stmts := []string{"SET GLOBAL read_only=OFF"}
 	if c.Mode == spec.ModeSemiSync {
 		stmts = append(stmts, "SET GLOBAL rpl_semi_sync_master_enabled=ON")
 	}
-	return mariadb.Exec(ctx, db, stmts...)
+	return stmts
 }
 
 // follow makes n replicate from src on connection conn unless that
@@ -124,11 +128,8 @@ func (l *Lab) ensureChannel(ctx context.Context, ch plan.Channel) error {
 	}
 	for _, name := range from.Nodes {
 		if n, _ := l.Plan.Node(name); l.alive(n) {
-			db := l.admin(n)
-			err := mariadb.Exec(ctx, db, "SET GLOBAL rpl_semi_sync_master_enabled=ON")
-			db.Close()
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+			if err := l.execOn(ctx, n, "SET GLOBAL rpl_semi_sync_master_enabled=ON"); err != nil {
+				return err
 			}
 		}
 	}
@@ -162,11 +163,8 @@ func (l *Lab) setGTIDDomains(ctx context.Context) error {
 		}
 		for _, name := range c.Nodes {
 			n, _ := l.Plan.Node(name)
-			db := l.admin(n)
-			err := mariadb.Exec(ctx, db, fmt.Sprintf("SET GLOBAL wsrep_gtid_domain_id=%d", c.GTIDDomain))
-			db.Close()
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+			if err := l.execOn(ctx, n, fmt.Sprintf("SET GLOBAL wsrep_gtid_domain_id=%d", c.GTIDDomain)); err != nil {
+				return err
 			}
 		}
 	}

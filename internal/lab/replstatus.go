@@ -8,6 +8,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -56,10 +57,11 @@ func (l *Lab) replDetail(ctx context.Context, n *plan.Node, info *NodeInfo) {
 		return
 	}
 	st, _ := mariadb.Status(ctx, db, "rpl_semi_sync_%")
-	for _, c := range chans {
+	for _, row := range chans {
+		c := replication.Channel(row)
 		r := ReplicaInfo{Channel: c["connection_name"], SourceAddress: c["master_host"], Source: l.nodeAt(c["master_host"]),
 			IO: c["slave_io_running"], SQL: c["slave_sql_running"], GTIDSlavePos: c["gtid_slave_pos"], GTIDIOPos: c["gtid_io_pos"],
-			SemiSync: st["rpl_semi_sync_slave_status"] == "ON", LastError: firstNonEmpty(c["last_io_error"], c["last_sql_error"])}
+			SemiSync: st["rpl_semi_sync_slave_status"] == "ON", LastError: c.LastError()}
 		if s, err := strconv.Atoi(c["seconds_behind_master"]); err == nil {
 			r.SecondsBehindMaster = &s
 		}
@@ -105,13 +107,4 @@ func (l *Lab) heartbeatLag(ctx context.Context, db *sql.DB, cluster string) *flo
 	}
 	lag := float64(max(us.Int64, 0)) / 1e6
 	return &lag
-}
-
-func firstNonEmpty(v ...string) string {
-	for _, s := range v {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -45,11 +45,10 @@ type RestoreResult struct {
 // removes the new lab.
 func (l *Lab) Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
 	t0 := time.Now()
-	target, b, end, err := l.restorePlan(ctx, &o)
+	target, b, info, end, err := l.restorePlan(ctx, &o)
 	if err != nil {
 		return nil, err
 	}
-	info := l.backupByID(b.ID)
 	l.logf("restoring %s into lab %s: %s, archive of %s", o.Cluster, o.As, pitr.Describe(b, target), end.Node)
 	s := restoreSpec(l.Plan, o.Cluster, o.As)
 	nl, err := Up(ctx, l.Home, UpOptions{Name: o.As, Spec: s, SpecGiven: true, Log: o.Log, FromBackup: info.Dir})
@@ -67,9 +66,9 @@ func (l *Lab) Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, er
 }
 
 // restorePlan checks everything before anything is created.
-func (l *Lab) restorePlan(ctx context.Context, o *RestoreOptions) (pitr.Target, pitr.Backup, *ArchiveEnd, error) {
+func (l *Lab) restorePlan(ctx context.Context, o *RestoreOptions) (t pitr.Target, b pitr.Backup, info BackupInfo, end *ArchiveEnd, err error) {
 	var problems []error
-	target, err := pitr.ParseTarget(o.To)
+	t, err = pitr.ParseTarget(o.To)
 	problems = append(problems, err)
 	if o.As == "" {
 		o.As = l.Plan.Lab + "r"
@@ -81,7 +80,7 @@ func (l *Lab) restorePlan(ctx context.Context, o *RestoreOptions) (pitr.Target, 
 	}
 	backups, err := l.Backups()
 	if err != nil {
-		return target, pitr.Backup{}, nil, err
+		return
 	}
 	if o.Cluster == "" && len(backups) > 0 {
 		o.Cluster = backups[len(backups)-1].Cluster
@@ -91,29 +90,26 @@ func (l *Lab) restorePlan(ctx context.Context, o *RestoreOptions) (pitr.Target, 
 	} else if ok {
 		o.Cluster = c.Name
 	}
-	if err := hderr.Join(problems); err != nil {
-		return target, pitr.Backup{}, nil, err
+	if err = hderr.Join(problems); err != nil {
+		return
 	}
 	bs := pitrBackups(backups, o.Cluster)
 	if len(bs) == 0 {
-		return target, pitr.Backup{}, nil, hderr.User("--to: cluster %q has no backup to restore from; take one with `hadrill backup NODE`", o.Cluster)
+		err = hderr.User("--to: cluster %q has no backup to restore from; take one with `hadrill backup NODE`", o.Cluster)
+		return
 	}
-	end, err := l.ArchiveEnd(ctx, o.Cluster)
-	if err != nil {
-		return target, pitr.Backup{}, nil, err
+	if end, err = l.ArchiveEnd(ctx, o.Cluster); err != nil {
+		return
 	}
-	b, err := pitr.Choose(bs, target, end.Last, end.GTID)
-	return target, b, end, err
-}
-
-func (l *Lab) backupByID(id string) BackupInfo {
-	bs, _ := l.Backups()
-	for _, b := range bs {
-		if b.ID == id {
-			return b
+	if b, err = pitr.Choose(bs, t, end.Last, end.GTID); err != nil {
+		return
+	}
+	for _, x := range backups {
+		if x.ID == b.ID {
+			info = x
 		}
 	}
-	return BackupInfo{}
+	return t, b, info, end, nil
 }
 
 // restoreSpec is the new lab: one standalone server with the cluster's profile.

@@ -114,8 +114,16 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	name := fmt.Sprintf("%s%d", c.Name, j)
 	h := b.hostByName(name)
 	dir := filepath.Join(b.p.Dir, "nodes", name)
+	// The members of a Galera cluster share one server_id (MariaDB's advice
+	// for wsrep_gtid_mode): a write set then has the same GTID on every
+	// member, so a replica can move between them by GTID. Every other
+	// server has its own.
+	serverID := 100*(ci+1) + j
+	if c.Kind == spec.KindGalera {
+		serverID = 100 * (ci + 1)
+	}
 	n := Node{Name: name, Cluster: c.Name, Kind: c.Kind, Role: role(c.Kind, j), Region: c.Region, Host: name,
-		Netns: h.Netns, Address: h.Address, Port: MySQLPort, ServerID: 100*(ci+1) + j, Profile: c.Profile,
+		Netns: h.Netns, Address: h.Address, Port: MySQLPort, ServerID: serverID, Profile: c.Profile,
 		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
 		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
 		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, AgentPidFile: filepath.Join(dir, "agent.pid"),
@@ -135,13 +143,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
 		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1}
-	if c.Kind == spec.KindGalera {
-		// The members of a Galera cluster share one server_id (MariaDB's advice
-		// for wsrep_gtid_mode): a write set then has the same GTID on every
-		// member, so a replica can move between them by GTID. A member's own
-		// unreplicated writes get a domain of their own.
-		n.ServerID = 100 * (ci + 1)
-		cfg.ServerID = n.ServerID
+	if c.Kind == spec.KindGalera { // a member's own unreplicated writes get a domain of their own
 		cfg.GTIDDomain = 100*(ci+1) + j
 	}
 	n.GTIDDomain = cfg.GTIDDomain

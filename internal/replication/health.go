@@ -56,7 +56,7 @@ func JudgeReplica(s Snapshot, maxLag int) galera.Verdict {
 		}
 		if c["slave_io_running"] != "Yes" || c["slave_sql_running"] != "Yes" {
 			reason := fmt.Sprintf("channel %s: IO thread %s, SQL thread %s", name, c["slave_io_running"], c["slave_sql_running"])
-			if e := firstNonEmpty(c["last_io_error"], c["last_sql_error"]); e != "" {
+			if e := c.LastError(); e != "" {
 				reason += ": " + e
 			}
 			return galera.Verdict{Code: CodeStopped, State: "replica", Reason: reason}
@@ -72,6 +72,9 @@ func JudgeReplica(s Snapshot, maxLag int) galera.Verdict {
 	}
 	return galera.Verdict{OK: true, Code: CodeReplica, State: "replica", Reason: fmt.Sprintf("replicating, %d s behind", worst)}
 }
+
+// LastError is the channel's last IO error, else its last SQL error.
+func (c Channel) LastError() string { return firstNonEmpty(c["last_io_error"], c["last_sql_error"]) }
 
 func firstNonEmpty(v ...string) string {
 	for _, s := range v {

@@ -72,7 +72,7 @@ func (v *validator) validate(s *Spec) {
 		v.cluster(fmt.Sprintf("clusters[%d]", i), c, regions, clusters, hosts, network)
 	}
 	v.links(s.Links, regions)
-	v.channels(s)
+	v.channels(s, clusters)
 	for i, lb := range s.LoadBalancers {
 		p := fmt.Sprintf("load_balancers[%d]", i)
 		v.name(p+".name", lb.Name, hosts)
@@ -232,14 +232,10 @@ func (v *validator) duration(path, s string, min, max time.Duration) {
 // channels checks replication between clusters: each channel joins two
 // existing clusters, and a cluster receives from at most one source (its
 // receiving node applies the stream; multi-source is not planned).
-func (v *validator) channels(s *Spec) {
+func (v *validator) channels(s *Spec, names map[string]string) {
 	kinds := map[string]string{}
 	for _, c := range s.Clusters {
 		kinds[c.Name] = c.Kind
-	}
-	names := map[string]string{}
-	for n := range kinds {
-		names[n] = n
 	}
 	into := map[string]string{}
 	for i, ch := range s.Replication {

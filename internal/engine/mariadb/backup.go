@@ -27,12 +27,12 @@ func BackupArgv(socket, user, dir string, galera bool) []string {
 
 // Prepare makes a backup consistent (applies its redo log), ready to start a server on.
 func Prepare(ctx context.Context, dir, logFile string) error {
-	return runLogged(ctx, []string{"mariabackup", "--prepare", "--target-dir=" + dir}, logFile)
+	return RunLogged(ctx, []string{"mariabackup", "--prepare", "--target-dir=" + dir}, logFile)
 }
 
-// runLogged runs a command, appending its output to logFile; on failure the
-// error carries the output's last lines.
-func runLogged(ctx context.Context, argv []string, logFile string) error {
+// RunLogged runs argv (already wrapped for its host), appending its output
+// to logFile; on failure the error carries the output's last lines.
+func RunLogged(ctx context.Context, argv []string, logFile string) error {
 	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return err
@@ -45,11 +45,6 @@ func runLogged(ctx context.Context, argv []string, logFile string) error {
 		return fmt.Errorf("%s: %w\n%s", argv[0], err, tail(buf.String(), 5))
 	}
 	return nil
-}
-
-// RunLogged runs argv (already wrapped for its host) with output to logFile.
-func RunLogged(ctx context.Context, argv []string, logFile string) error {
-	return runLogged(ctx, argv, logFile)
 }
 
 // BinlogInfo is where a backup stands in its server's binary log.
