@@ -21,7 +21,7 @@ import (
 func main() {
 	bin := flag.String("bin", "bin/hadrill", "hadrill binary")
 	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
-	scenario := flag.String("scenario", "all", "scenario: deploy, failover, agent, overhead or all")
+	scenario := flag.String("scenario", "all", "scenario: deploy, failover, agent, overhead, wan or all")
 	flag.Parse()
 	_ = mysql.SetLogger(&mysql.NopLogger{})
 	if *runs < 1 {
@@ -36,6 +36,8 @@ func main() {
 		agentLatency(*bin, *runs)
 	case "overhead":
 		overhead(*bin, *runs)
+	case "wan":
+		wan(*bin, *runs)
 	case "all":
 		deploy(*bin, *runs)
 		fmt.Println()
@@ -44,8 +46,10 @@ func main() {
 		agentLatency(*bin, *runs)
 		fmt.Println()
 		overhead(*bin, *runs)
+		fmt.Println()
+		wan(*bin, *runs)
 	default:
-		fail("-scenario: unknown scenario %q (known: deploy, failover, agent, overhead, all)", *scenario)
+		fail("-scenario: unknown scenario %q (known: deploy, failover, agent, overhead, wan, all)", *scenario)
 	}
 	runCleanups()
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/netem"
 )
 
 func faultCmd() *cobra.Command {
@@ -12,8 +14,8 @@ func faultCmd() *cobra.Command {
 		Use:   "fault",
 		Short: "Inject faults: kill, stop, pause, resume, partition; heal undoes them all",
 		Long: `Every fault is recorded with its time in <lab>/faults.jsonl, and copied into the runs of
-benchmarks that were running at that moment. Network faults (partition) need network
-namespaces (root).`,
+benchmarks that were running at that moment. Network faults (partition, delay, loss,
+bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 	}
 	for _, v := range []struct{ verb, short string }{
 		{"kill", "kill -9 the servers of nodes (a crash)"},
@@ -49,6 +51,30 @@ namespaces (root).`,
 		},
 	}
 	part.Flags().StringSliceVar(&from, "from", nil, "hosts or regions on the other side (default: every other host)")
+	for _, v := range []struct{ verb, use, short string }{
+		{"delay", "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
+		{"loss", "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},
+		{"bandwidth", "bandwidth LINK RATE", "Cap what each host sends over a link (e.g. 10mbit; unlimited lifts the cap)"},
+	} {
+		verb := v.verb
+		var jitter string
+		lc := &cobra.Command{
+			Use:   v.use,
+			Short: v.short,
+			Args:  args(2, 2, "a link (REGION-REGION) and a value"),
+			RunE: func(cmd *cobra.Command, a []string) error {
+				l, err := openLab()
+				if err != nil {
+					return err
+				}
+				return l.LinkFault(cmd.Context(), netem.Change{Verb: verb, Link: a[0], Value: a[1], Jitter: jitter})
+			},
+		}
+		if verb == "delay" {
+			lc.Flags().StringVar(&jitter, "jitter", "", "round-trip jitter (uniform, packets keep their order)")
+		}
+		c.AddCommand(lc)
+	}
 	c.AddCommand(part, &cobra.Command{
 		Use:   "heal",
 		Short: "Undo every fault: lift partitions, resume paused servers, start killed or stopped ones",

@@ -50,7 +50,7 @@ one network namespace per host, and measures it.
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
 	pf.StringVar(&g.name, "name", "", "lab name (default: the only lab, or the spec's name for up)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return hderr.User("%v", err) })
-	root.AddCommand(upCmd(), downCmd(), statusCmd(), validateCmd(), presetsCmd(), templatesCmd(),
+	root.AddCommand(upCmd(), netemCmd(), downCmd(), statusCmd(), validateCmd(), presetsCmd(), templatesCmd(),
 		sqlCmd(), logsCmd(), planCmd(), agentCmd(), keeperCmd(), promoteCmd(), drCmd(), backupCmd(), restoreCmd(), faultCmd(), drainCmd(true), drainCmd(false), benchCmd(), runsCmd(), reportCmd(), recoverCmd(), nodeCmd("start"), nodeCmd("stop"), nodeCmd("restart"))
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(root.FlagErrorFunc())

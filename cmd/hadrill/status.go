@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/hadrill/hadrill/internal/netem"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -56,6 +57,23 @@ func printStatus(st lab.Status) {
 	fmt.Fprintf(w, "%s\t\tclient\t\t%s\t\t\t\n", st.Client.Name, st.Client.Address)
 	w.Flush()
 	printReplication(st)
+	for _, k := range st.Links {
+		fmt.Printf("link %s: rtt %g ms", k.Name, k.RTTMs)
+		if k.JitterMs > 0 {
+			fmt.Printf(" ±%g ms", k.JitterMs)
+		}
+		if k.LossPercent > 0 {
+			fmt.Printf(", loss %g%%", k.LossPercent)
+		}
+		if k.BandwidthBps > 0 {
+			fmt.Printf(", bandwidth %s", netem.FormatRate(k.BandwidthBps))
+		}
+		fmt.Printf(" (emulator %s)", k.Emulator)
+		if m := k.Measured; m != nil {
+			fmt.Printf("; measured %s: p50 %.2f ms, p99 %.2f ms", m.At.Local().Format("15:04:05"), m.P50Ms, m.P99Ms)
+		}
+		fmt.Println()
+	}
 }
 
 // printReplication lists each replication connection and each semi-sync primary.

@@ -16,9 +16,10 @@ import (
 // into the runs whose time span it falls in (the report marks it).
 type Record struct {
 	At      time.Time `json:"at"`
-	Fault   string    `json:"fault"`   // kill, stop, pause, resume, partition, heal
+	Fault   string    `json:"fault"`   // kill, stop, pause, resume, partition, delay, loss, bandwidth, heal, drill steps
 	Targets []string  `json:"targets"` // nodes, or a partition's side
 	From    []string  `json:"from,omitempty"`
+	Value   string    `json:"value,omitempty"` // a link fault's new value
 }
 
 // Label is the marker text of a fault.
@@ -26,6 +27,9 @@ func (r Record) Label() string {
 	s := r.Fault
 	if len(r.Targets) > 0 {
 		s += " " + strings.Join(r.Targets, ",")
+	}
+	if r.Value != "" {
+		s += " " + r.Value
 	}
 	return s
 }

@@ -132,6 +132,7 @@ func (l *Lab) stopDaemons() error {
 	if pid := l.keeperPid(); pid != 0 {
 		errs = append(errs, supervise.Kill(pid))
 	}
+	errs = append(errs, l.stopNetem())
 	return errors.Join(errs...)
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
@@ -58,6 +59,12 @@ func Preflight(p *plan.Plan, f plan.Facts) error {
 	}
 	if len(p.LoadBalancers) > 0 {
 		need = append(need, "haproxy")
+	}
+	if len(p.Spec.Links) > 0 {
+		if p.Mode != plan.ModeNetns {
+			return hderr.User("links: emulating the WAN between regions needs network namespaces (run as root); remove the links to run rootless")
+		}
+		need = append(need, "iptables", "tc")
 	}
 	var missing []string
 	for _, b := range need {

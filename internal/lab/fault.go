@@ -107,8 +107,9 @@ func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
 }
 
 // Heal undoes every fault: partitions are lifted, paused servers resumed,
-// and servers that were killed or stopped started again (a cluster whose
-// every node is down is recovered from its most advanced node).
+// servers that were killed or stopped started again (a cluster whose every
+// node is down is recovered from its most advanced node), links get the
+// spec's values and a dead WAN emulator is restarted.
 func (l *Lab) Heal(ctx context.Context) error {
 	if err := l.recordFault(fault.Record{Fault: "heal"}); err != nil {
 		return err
@@ -119,6 +120,9 @@ func (l *Lab) Heal(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	if err := l.healLinks(ctx); err != nil {
+		return err
 	}
 	for _, n := range l.nodes(nil) {
 		if pid := l.Pid(n); pid != 0 && supervise.Paused(pid) {

@@ -119,6 +119,9 @@ func (l *Lab) startAllForced(ctx context.Context, force string) error {
 	if err := l.Prov.Setup(ctx); err != nil {
 		return err
 	}
+	if err := l.ensureNetem(ctx); err != nil {
+		return err
+	}
 	for _, c := range l.Plan.Clusters {
 		if err := l.startCluster(ctx, c, force); err != nil {
 			return fmt.Errorf("cluster %s: %w", c.Name, err)

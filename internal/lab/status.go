@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
 	"sync"
@@ -19,6 +20,21 @@ type Status struct {
 	Nodes         []NodeInfo `json:"nodes"`
 	LoadBalancers []LBInfo   `json:"load_balancers"`
 	Client        ClientInfo `json:"client"`
+	// Links are the emulated WAN links: their current impairment (the
+	// spec's, or a fault's) and the last measured round trip.
+	Links []LinkInfo `json:"links,omitempty"`
+}
+
+// LinkInfo is one WAN link between two regions.
+type LinkInfo struct {
+	Name         string          `json:"name"`
+	Regions      [2]string       `json:"regions"`
+	RTTMs        float64         `json:"rtt_ms"`
+	JitterMs     float64         `json:"jitter_ms,omitempty"`
+	LossPercent  float64         `json:"loss_percent,omitempty"`
+	BandwidthBps int64           `json:"bandwidth_bps,omitempty"`
+	Measured     *netem.Measured `json:"measured,omitempty"`
+	Emulator     string          `json:"emulator"` // running | down
 }
 
 // NodeInfo is one database node.
@@ -101,7 +117,34 @@ func (l *Lab) Status(ctx context.Context) Status {
 		}
 		s.LoadBalancers = append(s.LoadBalancers, info)
 	}
+	s.Links = l.linkInfo()
 	return s
+}
+
+func (l *Lab) linkInfo() []LinkInfo {
+	if !l.wan() {
+		return nil
+	}
+	c, err := l.NetemConfig()
+	if err != nil {
+		return nil
+	}
+	last := l.LastWAN()
+	var out []LinkInfo
+	for _, k := range c.Links {
+		li := LinkInfo{Name: k.Name, Regions: k.Regions, RTTMs: float64(k.RTT.Microseconds()) / 1000,
+			JitterMs: float64(k.Jitter.Microseconds()) / 1000, LossPercent: k.Loss, BandwidthBps: k.Bandwidth, Emulator: "down"}
+		if l.netemPid() != 0 {
+			li.Emulator = "running"
+		}
+		for i := range last {
+			if last[i].Link == k.Name {
+				li.Measured = &last[i]
+			}
+		}
+		out = append(out, li)
+	}
+	return out
 }
 
 func mustCluster(p *plan.Plan, name string) *plan.Cluster {

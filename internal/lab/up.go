@@ -82,9 +82,6 @@ func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions)
 	if st.Status == state.Creating {
 		return nil, hderr.User("--name: lab %q was interrupted while being created; remove it with `hadrill down --name %s`", o.Name, o.Name)
 	}
-	if err := l.Prov.Setup(ctx); err != nil {
-		return nil, err
-	}
 	if err := l.startAll(ctx); err != nil {
 		return nil, err
 	}
@@ -101,6 +98,9 @@ func (l *Lab) create(ctx context.Context) error {
 	g.Go(func() error { return l.Prov.Setup(gctx) })
 	g.Go(func() error { return l.initDatadirs(gctx) })
 	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := l.ensureNetem(ctx); err != nil {
 		return err
 	}
 	l.logf("hosts and datadirs ready (%.1fs); starting %d servers", time.Since(t0).Seconds(), len(p.Nodes))
@@ -124,6 +124,9 @@ func (l *Lab) create(ctx context.Context) error {
 		l.logf("servers accept the application user (%.1fs); starting health agents and load balancers", time.Since(t0).Seconds())
 	}
 	if err := l.ensureDaemons(ctx); err != nil {
+		return err
+	}
+	if _, err := l.CheckWAN(ctx); err != nil {
 		return err
 	}
 	l.logf("lab %s up in %.1fs", p.Lab, time.Since(t0).Seconds())

@@ -61,22 +61,15 @@ func Dial(ctx context.Context, name, network, addr string) (net.Conn, error) {
 }
 
 func dialIn(ctx context.Context, name, network, addr string) (net.Conn, error, bool) {
-	self, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("netns: %w", err), true
+	var c net.Conn
+	var derr error
+	restored := false
+	if err := in(name, func() {
+		var d net.Dialer
+		c, derr = d.DialContext(ctx, network, addr)
+	}, &restored); err != nil {
+		return nil, err, restored
 	}
-	defer unix.Close(self)
-	target, err := unix.Open(filepath.Join(Dir, name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("netns %s: %w", name, err), true
-	}
-	defer unix.Close(target)
-	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		return nil, fmt.Errorf("netns %s: enter: %w", name, err), true
-	}
-	var d net.Dialer
-	c, derr := d.DialContext(ctx, network, addr)
-	restored := unix.Setns(self, unix.CLONE_NEWNET) == nil
 	return c, derr, restored
 }
 
@@ -86,4 +79,48 @@ func Wrap(name string, argv []string) []string {
 		return argv
 	}
 	return append([]string{"ip", "netns", "exec", name}, argv...)
+}
+
+// ListenPacket opens a packet socket bound to addr inside namespace name.
+func ListenPacket(name, network, addr string) (net.PacketConn, error) {
+	type result struct {
+		c   net.PacketConn
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		var r result
+		restored := false
+		r.err = in(name, func() { r.c, r.err = net.ListenPacket(network, addr) }, &restored)
+		if restored {
+			runtime.UnlockOSThread()
+		}
+		ch <- r
+	}()
+	r := <-ch
+	return r.c, r.err
+}
+
+// in runs f with the calling (locked) thread inside namespace name.
+func in(name string, f func(), restored *bool) error {
+	self, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		*restored = true
+		return fmt.Errorf("netns: %w", err)
+	}
+	defer unix.Close(self)
+	target, err := unix.Open(filepath.Join(Dir, name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		*restored = true
+		return fmt.Errorf("netns %s: %w", name, err)
+	}
+	defer unix.Close(target)
+	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
+		*restored = true
+		return fmt.Errorf("netns %s: enter: %w", name, err)
+	}
+	f()
+	*restored = unix.Setns(self, unix.CLONE_NEWNET) == nil
+	return nil
 }

@@ -123,7 +123,7 @@ func (b *builder) hosts() {
 			if len(c.Addresses) >= j {
 				fixed = c.Addresses[j-1]
 			}
-			b.host(fmt.Sprintf("%s%d", c.Name, j), "db", c.Region, fmt.Sprintf("clusters[%d].addresses[%d]", ci, j-1), fixed, 10*(ci+1)+j)
+			b.host(fmt.Sprintf("%s%d", c.Name, j), "db", c.NodeRegion(j), fmt.Sprintf("clusters[%d].addresses[%d]", ci, j-1), fixed, 10*(ci+1)+j)
 		}
 	}
 	for i, lb := range b.s.LoadBalancers {

@@ -110,6 +110,19 @@ func (b *builder) loadBalancers() error {
 	return nil
 }
 
+// segment is a Galera node's gmcast.segment: the index of its region among
+// the cluster's regions, so write sets cross a WAN link once per segment
+// and joiners pick a donor in their own region; -1 for a one-region cluster.
+func segment(c spec.Cluster, j int) int {
+	r := c.NodeRegion(j)
+	for i, x := range c.Regions {
+		if x == r && len(c.Regions) > 1 {
+			return i
+		}
+	}
+	return -1
+}
+
 func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (Node, error) {
 	name := fmt.Sprintf("%s%d", c.Name, j)
 	h := b.hostByName(name)
@@ -122,7 +135,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	if c.Kind == spec.KindGalera {
 		serverID = 100 * (ci + 1)
 	}
-	n := Node{Name: name, Cluster: c.Name, Kind: c.Kind, Role: role(c.Kind, j), Region: c.Region, Host: name,
+	n := Node{Name: name, Cluster: c.Name, Kind: c.Kind, Role: role(c.Kind, j), Region: c.NodeRegion(j), Host: name,
 		Netns: h.Netns, Address: h.Address, Port: MySQLPort, ServerID: serverID, Profile: c.Profile,
 		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
 		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
@@ -135,7 +148,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	if c.Kind == spec.KindGalera {
 		n.GaleraPort = GaleraPort
 		n.UUID = stableUUID(b.p.Lab + "/" + name)
-		n.ProviderOptions = mariadb.ProviderOptions(n.Address, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast)
+		n.ProviderOptions = mariadb.ProviderOptions(n.Address, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast, segment(c, j))
 	}
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: c.Kind, Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile,

@@ -20,6 +20,8 @@ func TestGolden(t *testing.T) {
 		{"galera3-rootless", "galera3", Facts{User: "alice", MemBytes: 8 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}},
 		{"semisync", "semisync", rootFacts},
 		{"dr-cluster", "dr-cluster", rootFacts},
+		{"wan2", "wan2", rootFacts},
+		{"wan2-semisync", "wan2-semisync", rootFacts},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -27,7 +29,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Build(s, strings.ReplaceAll(c.preset, "-", ""), "/home/u/.hadrill", c.facts)
+			p, err := Build(s, s.Name, "/home/u/.hadrill", c.facts)
 			if err != nil {
 				t.Fatal(err)
 			}

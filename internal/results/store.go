@@ -36,6 +36,8 @@ type Run struct {
 	Results     json.RawMessage   `json:"results"`
 	// Faults injected into the lab while the run ran (hadrill fault ...).
 	Faults any `json:"faults,omitempty"`
+	// WAN is every emulated link's round trip, measured just before the run.
+	WAN any `json:"wan,omitempty"`
 }
 
 // Dir is where runs live.

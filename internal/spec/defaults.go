@@ -34,6 +34,9 @@ func Defaults(s *Spec) {
 			}
 			c.Nodes = &n
 		}
+		if c.Region == "" && len(c.Regions) > 0 {
+			c.Region = c.Regions[0]
+		}
 		if c.Region == "" {
 			c.Region = first
 		}

@@ -54,6 +54,14 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 		{"primary cluster problems", "clusters:\n  - name: pr\n    kind: primary\n    nodes: 1\n    mode: sync\n  - name: g\n    mode: async\n",
 			[]string{`clusters[0].nodes: a primary cluster has a primary and at least one replica (≥ 2 nodes), got 1`,
 				`clusters[0].mode: expected one of async, semi-sync, got "sync"`, `clusters[1].mode: applies to primary clusters only`}},
+		{"spread problems", "regions: [{name: a}, {name: b}]\nclusters:\n  - {name: db, nodes: 1, regions: [a, b]}\n" +
+			"  - {name: g, nodes: 4, regions: [a, a, c], region: b}\n  - {name: s, kind: standalone, regions: [b]}\n",
+			[]string{`clusters[0].regions: 2 regions for 1 nodes`, `clusters[1].regions[1]: region "a" is listed twice`,
+				`clusters[1].regions[2]: unknown region "c"`, `clusters[1].region: with regions, region is the first of them ("a"), got "b"`,
+				`clusters[2].regions: a standalone cluster has one node`}},
+		{"link problems", "regions: [{name: a}, {name: b}]\nclusters: [{name: db}]\nlinks:\n  - {between: [a, a], rtt: 11s, loss: 101, bandwidth: fast}\n  - {between: [a, z]}\n",
+			[]string{`links[0].between: a link joins two different regions`, `links[0].rtt:`, `links[0].loss: expected a percentage from 0 to 100`,
+				`links[0].bandwidth: expected a rate`, `links[1].between[1]: unknown region "z"`}},
 		{"several at once", "clusters:\n  - name: db\n    nodes: 0\n    bogus: 1\n  - name: x\n    kind: what\n",
 			[]string{"clusters[0].bogus: unknown field"}},
 	}
@@ -69,6 +77,30 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestNodeRegion(t *testing.T) {
+	n := func(v int) *int { return &v }
+	cases := []struct {
+		nodes   int
+		regions []string
+		want    string
+	}{
+		{6, []string{"e", "w"}, "e e e w w w"},
+		{5, []string{"e", "w"}, "e e e w w"},
+		{4, []string{"a", "b", "c"}, "a a b c"},
+		{2, nil, "x x"},
+	}
+	for _, c := range cases {
+		cl := Cluster{Nodes: n(c.nodes), Regions: c.regions, Region: "x"}
+		var got []string
+		for j := 1; j <= c.nodes; j++ {
+			got = append(got, cl.NodeRegion(j))
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%d over %v: %v, want %s", c.nodes, c.regions, got, c.want)
+		}
 	}
 }
 

@@ -40,12 +40,16 @@ const (
 
 // Cluster is a group of database nodes of one kind.
 type Cluster struct {
-	Name    string `yaml:"name"`
-	Kind    string `yaml:"kind"`
-	Nodes   *int   `yaml:"nodes,omitempty"`
-	Region  string `yaml:"region,omitempty"`
-	Profile string `yaml:"profile,omitempty"`
-	Memory  string `yaml:"memory,omitempty"` // per node memory share, e.g. 2G
+	Name   string `yaml:"name"`
+	Kind   string `yaml:"kind"`
+	Nodes  *int   `yaml:"nodes,omitempty"`
+	Region string `yaml:"region,omitempty"`
+	// Regions spreads the nodes over several regions, in blocks: 6 nodes
+	// over [east, west] put 3 in east, 3 in west (a remainder goes to the
+	// first regions). Region is then the first of them.
+	Regions []string `yaml:"regions,omitempty"`
+	Profile string   `yaml:"profile,omitempty"`
+	Memory  string   `yaml:"memory,omitempty"` // per node memory share, e.g. 2G
 	// FailureDetection is how fast Galera members evict a silent peer:
 	// stock (Galera's defaults: suspected after 5 s) or fast (a LAN setting:
 	// suspected after 0.5 s, so writes resume within about a second).
@@ -81,6 +85,26 @@ type Client struct {
 	Name    string `yaml:"name,omitempty"`
 	Region  string `yaml:"region,omitempty"`
 	Address string `yaml:"address,omitempty"`
+}
+
+// NodeRegion is the region of the cluster's j-th node (1-based).
+func (c Cluster) NodeRegion(j int) string {
+	k := len(c.Regions)
+	if k == 0 {
+		return c.Region
+	}
+	n := c.NodeCount()
+	for i, r := range c.Regions {
+		size := n / k
+		if i < n%k {
+			size++
+		}
+		if j <= size {
+			return r
+		}
+		j -= size
+	}
+	return c.Regions[k-1]
 }
 
 // NodeCount returns the cluster's node count (after defaults it is set).

@@ -104,6 +104,7 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		v.name(p+".name", fmt.Sprintf("%s%d", c.Name, j), hosts)
 	}
 	v.ref(p+".region", c.Region, "region", regions)
+	v.spread(p, c, regions)
 	v.oneOf(p+".profile", c.Profile, Profiles...)
 	if c.Kind == KindGalera {
 		v.oneOf(p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast)
@@ -146,6 +147,31 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		case strings.ContainsAny(val, "\r\n"):
 			v.add(kp, "value must be on one line")
 		}
+	}
+}
+
+// spread checks a cluster's regions: known, distinct, no more than nodes,
+// and agreeing with region when both are given.
+func (v *validator) spread(p string, c Cluster, regions map[string]string) {
+	if len(c.Regions) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	for j, r := range c.Regions {
+		v.ref(fmt.Sprintf("%s.regions[%d]", p, j), r, "region", regions)
+		if seen[r] {
+			v.add(fmt.Sprintf("%s.regions[%d]", p, j), "region %q is listed twice", r)
+		}
+		seen[r] = true
+	}
+	if n := c.NodeCount(); n >= 1 && len(c.Regions) > n {
+		v.add(p+".regions", "%d regions for %d nodes: every region needs a node", len(c.Regions), n)
+	}
+	if c.Region != c.Regions[0] {
+		v.add(p+".region", "with regions, region is the first of them (%q), got %q; give one or the other", c.Regions[0], c.Region)
+	}
+	if c.Kind == KindStandalone {
+		v.add(p+".regions", "a standalone cluster has one node, in one region")
 	}
 }
 

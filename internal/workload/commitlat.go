@@ -2,14 +2,12 @@ package workload
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/lab"
-	"github.com/hadrill/hadrill/internal/results"
 )
 
 // Latency is the commit latency measured on one target.
@@ -35,9 +33,10 @@ type CommitOutcome struct {
 // connection to each target in turn (from the client host): the cost of a
 // commit, replication included, as an application sees it.
 func CommitLatency(ctx context.Context, l *lab.Lab, targets []Endpoint, count int, command []string, log io.Writer) (*CommitOutcome, error) {
-	run := &results.Run{ID: results.NewID(time.Now()), Kind: "commit-latency", Lab: l.Plan.Lab, Started: time.Now().UTC(),
-		Command: command, Params: map[string]any{"count": count}, Topology: l.Plan.Spec, Configs: configs(l),
-		Versions: versions(), Host: hostFacts()}
+	run, err := newRun(ctx, l, "commit-latency", command, map[string]any{"count": count})
+	if err != nil {
+		return nil, err
+	}
 	out := &CommitOutcome{RunID: run.ID}
 	for i, e := range targets {
 		fmt.Fprintf(log, "[%d/%d] %d autocommit INSERTs on %s\n", i+1, len(targets), count, e.Name)
@@ -53,9 +52,7 @@ func CommitLatency(ctx context.Context, l *lab.Lab, targets []Endpoint, count in
 		}
 	}
 	out.Interrupted = ctx.Err() != nil
-	run.Interrupted, run.Finished = out.Interrupted, time.Now().UTC()
-	run.Results, _ = json.Marshal(out.Results)
-	return out, results.Save(l.Home, run)
+	return out, finish(l, run, out.Interrupted, out.Results)
 }
 
 func commitsOn(ctx context.Context, l *lab.Lab, e Endpoint, count int) (Latency, error) {

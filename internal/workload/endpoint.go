@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/results"
 )
 
 // Endpoint is where load goes, with the credentials to use.
@@ -112,6 +114,34 @@ func readCredentials(path string) (user, password string, err error) {
 		return "", "", fmt.Errorf("%s has no user= line", path)
 	}
 	return user, password, nil
+}
+
+// newRun starts the record of a run: what ran, on what, and the WAN as
+// measured just before it (a link off its target fails the run: its
+// figures would not be the ones the topology promises).
+func newRun(ctx context.Context, l *lab.Lab, kind string, command []string, params any) (*results.Run, error) {
+	wan, err := l.CheckWAN(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	r := &results.Run{ID: results.NewID(now), Kind: kind, Lab: l.Plan.Lab, Started: now.UTC(), Command: command,
+		Params: params, Topology: l.Plan.Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
+	if len(wan) > 0 {
+		r.WAN = wan
+	}
+	return r, nil
+}
+
+// finish completes a run's record: end time, the faults injected while it
+// ran, its results; and saves it.
+func finish(l *lab.Lab, run *results.Run, interrupted bool, res any) error {
+	run.Interrupted, run.Finished = interrupted, time.Now().UTC()
+	if f := l.Faults(run.Started, run.Finished); len(f) > 0 {
+		run.Faults = f
+	}
+	run.Results, _ = json.Marshal(res)
+	return results.Save(l.Home, run)
 }
 
 func configs(l *lab.Lab) map[string]string {

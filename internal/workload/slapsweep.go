@@ -3,13 +3,11 @@ package workload
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/results"
@@ -29,8 +27,10 @@ type SlapOutcome struct {
 // failed (and exits 0): such a run is stored with its errors as warnings
 // and reported as failed.
 func Slap(ctx context.Context, l *lab.Lab, e Endpoint, p slap.Params, command []string, log io.Writer) (*SlapOutcome, error) {
-	run := &results.Run{ID: results.NewID(time.Now()), Kind: "slap", Lab: l.Plan.Lab, Started: time.Now().UTC(), Command: command,
-		Params: p, Topology: l.Plan.Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
+	run, err := newRun(ctx, l, "slap", command, p)
+	if err != nil {
+		return nil, err
+	}
 	dir := results.RunDir(l.Home, run.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -51,9 +51,8 @@ func Slap(ctx context.Context, l *lab.Lab, e Endpoint, p slap.Params, command []
 	if perr != nil {
 		return nil, firstErr(perr, runErr)
 	}
-	run.Interrupted, run.Finished, run.Warnings = ctx.Err() != nil, time.Now().UTC(), res.Errors
-	run.Results, _ = json.Marshal(res.Points)
-	if err := results.Save(l.Home, run); err != nil {
+	run.Warnings = res.Errors
+	if err := finish(l, run, ctx.Err() != nil, res.Points); err != nil {
 		return nil, err
 	}
 	o := &SlapOutcome{RunID: run.ID, Target: e.Name, Results: res.Points, Warnings: res.Errors}

@@ -5,7 +5,6 @@ package workload
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +38,11 @@ type Outcome struct {
 // from the lab's client host and stores the run. Interrupted (ctx done),
 // it keeps and stores what it measured.
 func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
-	id := results.NewID(time.Now())
+	run, err := newRun(ctx, l, "sysbench", s.Command, s.Params)
+	if err != nil {
+		return nil, err
+	}
+	id := run.ID
 	dir := results.RunDir(l.Home, id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -50,8 +53,6 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 	}
 	defer os.Remove(cfg) // credentials do not stay in the run store
 	t := sysbench.Target{Host: s.Target.Host, Port: s.Target.Port, Config: cfg}
-	run := &results.Run{ID: id, Kind: "sysbench", Lab: l.Plan.Lab, Started: time.Now().UTC(), Command: s.Command,
-		Params: s.Params, Topology: l.Plan.Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
 	if err := prepare(ctx, l, s, t); err != nil {
 		return nil, err
 	}
@@ -82,13 +83,7 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 	}
 	out.Interrupted = ctx.Err() != nil
 	samples := sampler.Stop()
-	run.Interrupted, run.Finished = out.Interrupted, time.Now().UTC()
-	if f := l.Faults(run.Started, run.Finished); len(f) > 0 {
-		run.Faults = f
-	}
-	b, _ := json.Marshal(out.Results)
-	run.Results = b
-	if err := results.Save(l.Home, run); err != nil {
+	if err := finish(l, run, out.Interrupted, out.Results); err != nil {
 		return nil, err
 	}
 	header := []string{"threads", "run", "t_s", "tps", "qps", "lat_p95_ms", "err_per_s", "reconn_per_s"}

@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -48,7 +47,10 @@ type ProbeOutcome struct {
 // VisibilityLag writes count rows on from and polls to after each
 // acknowledgement, once with wsrep_sync_wait=0 and once with causal reads.
 func VisibilityLag(ctx context.Context, l *lab.Lab, from, to Endpoint, count int, command []string, log io.Writer) (*ProbeOutcome, error) {
-	started := time.Now()
+	run, err := newRun(ctx, l, "visibility", command, map[string]any{"from": from.Name, "to": to.Name, "count": count})
+	if err != nil {
+		return nil, err
+	}
 	var out []Visibility
 	for _, wait := range []int{0, 1} {
 		fmt.Fprintf(log, "%d writes on %s, read back on %s with wsrep_sync_wait=%d\n", count, from.Name, to.Name, wait)
@@ -60,7 +62,7 @@ func VisibilityLag(ctx context.Context, l *lab.Lab, from, to Endpoint, count int
 			out = append(out, v)
 		}
 	}
-	return storeProbe(ctx, l, "visibility", map[string]any{"from": from.Name, "to": to.Name, "count": count}, command, started, out)
+	return storeProbe(ctx, l, run, out)
 }
 
 func visibility(ctx context.Context, l *lab.Lab, from, to Endpoint, count, wait int) (Visibility, error) {
@@ -110,7 +112,10 @@ func visibility(ctx context.Context, l *lab.Lab, from, to Endpoint, count, wait 
 // BulkReplication writes each row count on from, one commit per row, and
 // times until the last row is readable on to.
 func BulkReplication(ctx context.Context, l *lab.Lab, from, to Endpoint, rows []int, command []string, log io.Writer) (*ProbeOutcome, error) {
-	started := time.Now()
+	run, err := newRun(ctx, l, "bulk-replication", command, map[string]any{"from": from.Name, "to": to.Name, "rows": rows})
+	if err != nil {
+		return nil, err
+	}
 	var out []Bulk
 	for _, n := range rows {
 		fmt.Fprintf(log, "%d rows on %s, waiting for them on %s\n", n, from.Name, to.Name)
@@ -123,7 +128,7 @@ func BulkReplication(ctx context.Context, l *lab.Lab, from, to Endpoint, rows []
 		}
 		out = append(out, b)
 	}
-	return storeProbe(ctx, l, "bulk-replication", map[string]any{"from": from.Name, "to": to.Name, "rows": rows}, command, started, out)
+	return storeProbe(ctx, l, run, out)
 }
 
 func bulk(ctx context.Context, l *lab.Lab, from, to Endpoint, n int) (Bulk, error) {
@@ -183,10 +188,7 @@ func pair(ctx context.Context, l *lab.Lab, from, to Endpoint) (*sql.Conn, *sql.C
 	return w, r, all, nil
 }
 
-func storeProbe(ctx context.Context, l *lab.Lab, kind string, params any, command []string, started time.Time, res any) (*ProbeOutcome, error) {
-	run := &results.Run{ID: results.NewID(started), Kind: kind, Lab: l.Plan.Lab, Started: started.UTC(), Command: command,
-		Params: params, Topology: l.Plan.Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
-	run.Interrupted, run.Finished = ctx.Err() != nil, time.Now().UTC()
-	run.Results, _ = json.Marshal(res)
-	return &ProbeOutcome{RunID: run.ID, Interrupted: run.Interrupted, Results: res}, results.Save(l.Home, run)
+func storeProbe(ctx context.Context, l *lab.Lab, run *results.Run, res any) (*ProbeOutcome, error) {
+	err := finish(l, run, ctx.Err() != nil, res)
+	return &ProbeOutcome{RunID: run.ID, Interrupted: run.Interrupted, Results: res}, err
 }

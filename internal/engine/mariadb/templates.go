@@ -79,9 +79,13 @@ type ServerConfig struct {
 // view (pc.recovery) so a fully crashed cluster can re-form by itself.
 // With fast detection, a silent member is suspected after 0.5 s instead of
 // 5 s (keepalives every 0.1 s keep a healthy idle member from looking silent).
-func ProviderOptions(address string, galeraPort, istPort int, gcache string, fast bool) string {
+// A segment ≥ 0 places the node in a gmcast segment (one per region).
+func ProviderOptions(address string, galeraPort, istPort int, gcache string, fast bool, segment int) string {
 	opts := fmt.Sprintf("gmcast.listen_addr=tcp://%s:%d;ist.recv_addr=%s:%d;gcache.size=%s;pc.recovery=true",
 		address, galeraPort, address, istPort, gcache)
+	if segment >= 0 {
+		opts += fmt.Sprintf(";gmcast.segment=%d", segment)
+	}
 	if fast {
 		opts += ";" + FastDetection
 	}

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/netns"
+)
+
+const wanSpec = `name: bwan
+regions: [{name: east}, {name: west}]
+links: [{between: [east, west], rtt: 100ms}]
+clusters:
+  - {name: ea, kind: standalone, region: east}
+  - {name: we, kind: standalone, region: west}
+client: {name: client, region: east}
+`
+
+// wan: the emulated link's fidelity (UDP echo across a 100 ms link, at a
+// trickle and with 20,000 packets/s crossing it: 10,000 each way), then what a commit costs in
+// round trips on the two-region presets (seed 002: Galera 1.08, semi-sync ≈1).
+func wan(bin string, _ int) {
+	f, err := os.CreateTemp("/tmp", "hdbench-wan-*.yaml")
+	check(err)
+	_, _ = f.WriteString(wanSpec)
+	f.Close()
+	atExit(func() { os.Remove(f.Name()) })
+	_, home := scratchLab(bin, "bwan", "-f", f.Name())
+	l, err := lab.Open(home, "bwan", nil)
+	check(err)
+	west, _ := l.Plan.Node("we1")
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "scenario\tpkt/s each way\tpackets\tlost\tp50 ms\tp99 ms\tmax ms\tp50 off ms\tp99 over ms\t")
+	var fast echoResult
+	for _, rate := range []int{100, 10000} {
+		r := echo(l.Plan.Client.Netns, west.Netns, west.Address, rate, 10*time.Second)
+		fmt.Fprintf(w, "wan echo\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%+.3f\t%+.3f\t\n", rate, r.sent, r.sent-len(r.rtts), r.p50, r.p99, r.max, r.p50-100, r.p99-100)
+		fast = r
+	}
+	w.Flush()
+	if b, err := os.ReadFile(filepath.Join(l.Plan.Dir, "netem.log")); err == nil {
+		fmt.Fprintf(os.Stderr, "netem daemon's own report:\n%s", b)
+	}
+	runCleanups()
+	fmt.Printf("\ntarget with 20,000 pkt/s crossing the link: p50 within ±1 ms of 100 ms: %v; p99 ≤ +3 ms: %v\n\n",
+		fast.p50 >= 99 && fast.p50 <= 101, fast.p99 <= 103)
+
+	w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "scenario\tpreset\tmeasured rtt ms\tcommit p50 ms\tp95 ms\tcommit / rtt\t")
+	var galera float64
+	for _, preset := range []string{"wan2", "wan2-semisync"} {
+		_, home := scratchLab(bin, "bw"+map[string]string{"wan2": "g", "wan2-semisync": "s"}[preset], "--preset", preset)
+		name := "bw" + map[string]string{"wan2": "g", "wan2-semisync": "s"}[preset]
+		var out struct {
+			Results []struct {
+				P50 float64 `json:"p50"`
+				P95 float64 `json:"p95"`
+			} `json:"results"`
+		}
+		check(json.Unmarshal([]byte(run(bin, "--home", home, "--name", name, "bench", "commit-latency", "--count", "200", "--target", "lb", "-o", "json")), &out))
+		l, err := lab.Open(home, name, nil)
+		check(err)
+		rtt := 100.0
+		if m := l.LastWAN(); len(m) > 0 {
+			rtt = m[0].P50Ms
+		}
+		ratio := out.Results[0].P50 / rtt
+		if preset == "wan2" {
+			galera = ratio
+		}
+		fmt.Fprintf(w, "wan commit\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t\n", preset, rtt, out.Results[0].P50, out.Results[0].P95, ratio)
+		runCleanups()
+	}
+	w.Flush()
+	fmt.Printf("\ntarget: a commit on two-region Galera costs 0.9–1.3 round trips: %v (%.2f)\n", galera >= 0.9 && galera <= 1.3, galera)
+}
+
+type echoResult struct {
+	sent          int
+	rtts          []float64
+	p50, p99, max float64
+}
+
+// echo sends rate UDP packets/s (in 1 ms bursts) from namespace from to an
+// echo socket at addr in namespace to, and times each packet's round trip
+// less the echo's own turnaround: (client rx − client tx) − (echo tx − echo
+// rx). (Kernel receive timestamps cannot be used: they are taken before
+// PREROUTING, where the emulated delay is applied.)
+func echo(from, to, addr string, rate int, d time.Duration) echoResult {
+	srv := udpSocket(to, addr+":7777")
+	defer srv.Close()
+	go func() {
+		buf, oob := make([]byte, 64), make([]byte, 128)
+		for {
+			n, _, _, a, err := srv.ReadMsgUDP(buf, oob)
+			if err != nil {
+				return
+			}
+			if n >= 24 {
+				binary.LittleEndian.PutUint64(buf[8:], uint64(time.Now().UnixNano()))
+				binary.LittleEndian.PutUint64(buf[16:], uint64(time.Now().UnixNano()))
+				_, _ = srv.WriteToUDP(buf[:n], a)
+			}
+		}
+	}()
+	cli := udpSocket(from, ":0")
+	defer cli.Close()
+	dst, _ := net.ResolveUDPAddr("udp4", addr+":7777")
+	var mu sync.Mutex
+	var rtts []float64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf, oob := make([]byte, 64), make([]byte, 128)
+		for {
+			_ = cli.SetReadDeadline(time.Now().Add(2 * time.Second))
+			n, _, _, _, err := cli.ReadMsgUDP(buf, oob)
+			if err != nil {
+				return
+			}
+			if n >= 24 {
+				t1 := int64(binary.LittleEndian.Uint64(buf))
+				t2 := int64(binary.LittleEndian.Uint64(buf[8:]))
+				t3 := int64(binary.LittleEndian.Uint64(buf[16:]))
+				t4 := time.Now().UnixNano()
+				mu.Lock()
+				rtts = append(rtts, float64((t4-t1)-(t3-t2))/1e6)
+				mu.Unlock()
+			}
+		}
+	}()
+	perMs := rate / 1000
+	every := time.Millisecond
+	if perMs == 0 {
+		perMs, every = 1, time.Second/time.Duration(rate)
+	}
+	sent := 0
+	msg := make([]byte, 64)
+	tick := time.NewTicker(every)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		<-tick.C
+		for i := 0; i < perMs; i++ {
+			binary.LittleEndian.PutUint64(msg, uint64(time.Now().UnixNano()))
+			if _, err := cli.WriteToUDP(msg, dst); err == nil {
+				sent++
+			}
+		}
+	}
+	tick.Stop()
+	<-done
+	sort.Float64s(rtts)
+	r := echoResult{sent: sent, rtts: rtts}
+	if len(rtts) > 0 {
+		r.p50, r.p99, r.max = pct(rtts, 50), pct(rtts, 99), rtts[len(rtts)-1]
+	}
+	return r
+}
+
+// udpSocket is a UDP socket in a namespace with room for bursts.
+func udpSocket(ns, addr string) *net.UDPConn {
+	pc, err := netns.ListenPacket(ns, "udp4", addr)
+	check(err)
+	c := pc.(*net.UDPConn)
+	_ = c.SetReadBuffer(8 << 20)
+	return c
+}

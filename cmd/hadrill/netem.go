@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/netem"
+)
+
+func netemCmd() *cobra.Command {
+	var config, ready string
+	c := &cobra.Command{
+		Use:   "netem --config FILE",
+		Short: "Run a lab's WAN emulation daemon: delay, jitter and loss between regions (hadrill starts it)",
+		Long: `The daemon binds one NFQUEUE per (host namespace, link) listed in FILE (a lab's
+netem.json) and hands each queued packet back to the kernel once its link's one-way
+delay (half the round trip, ± half the jitter) has passed, in arrival order, or drops
+it with the link's loss probability. SIGHUP re-reads the links' values. Packets reach
+it through iptables rules hadrill installs in the hosts' namespaces.`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if config == "" {
+				return hderr.User("--config: required (a lab's netem.json)")
+			}
+			return netem.Run(cmd.Context(), config, cmd.ErrOrStderr(), func() {
+				if ready != "" {
+					_ = os.WriteFile(ready, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+				}
+			})
+		},
+	}
+	c.Flags().StringVar(&config, "config", "", "the lab's netem.json")
+	c.Flags().StringVar(&ready, "ready-file", "", "written with the daemon's pid once every queue is bound")
+	c.Flags().String("lab-dir", "", "the lab's directory (identifies the process)")
+	c.AddCommand(&cobra.Command{
+		Use:   "check",
+		Short: "Measure every link's round trip now, record it, and fail if one misses its target (2 % + 1 ms)",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := openLab()
+			if err != nil {
+				return err
+			}
+			ms, err := l.CheckWAN(cmd.Context())
+			if len(ms) == 0 && err == nil {
+				return hderr.User("lab %s has no emulated links (the spec's links, in netns mode)", l.Plan.Lab)
+			}
+			if eerr := emit(ms, func() {
+				for _, m := range ms {
+					fmt.Printf("%s (%s → %s): p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, %d probes (%d failed); target %.2f ± %.2f ms\n",
+						m.Link, m.From, m.To, m.P50Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Samples, m.Failed, m.TargetMs, m.Tolerance)
+				}
+			}); eerr != nil {
+				return eerr
+			}
+			return err
+		},
+	})
+	return c
+}

@@ -1,0 +1,118 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+type wanStatus struct {
+	Nodes []struct{ Name, Region string } `json:"nodes"`
+	Links []struct {
+		Name        string  `json:"name"`
+		RTTMs       float64 `json:"rtt_ms"`
+		LossPercent float64 `json:"loss_percent"`
+		Bandwidth   int64   `json:"bandwidth_bps"`
+		Emulator    string  `json:"emulator"`
+		Measured    *struct {
+			P50 float64 `json:"p50_ms"`
+			OK  bool    `json:"ok"`
+		} `json:"measured"`
+	} `json:"links"`
+}
+
+type measured struct {
+	Link string  `json:"link"`
+	P50  float64 `json:"p50_ms"`
+	OK   bool    `json:"ok"`
+}
+
+// TestWAN: the two-region semi-sync preset gets its 100 ms link (checked at
+// up), a commit costs one round trip, link faults change the measured round
+// trip and heal restores it (restarting a dead emulator); bad input is
+// refused, and a dead emulator makes the check fail loudly.
+func TestWAN(t *testing.T) {
+	e := newEnv(t)
+	e.ok("up", "--name", "itwan", "--preset", "wan2-semisync")
+	var st wanStatus
+	e.statusInto("itwan", &st)
+	if len(st.Nodes) != 2 || st.Nodes[0].Region != "east" || st.Nodes[1].Region != "west" {
+		t.Fatalf("regions: %+v", st.Nodes)
+	}
+	if len(st.Links) != 1 || st.Links[0].Name != "east-west" || st.Links[0].RTTMs != 100 || st.Links[0].Emulator != "running" ||
+		st.Links[0].Measured == nil || !st.Links[0].Measured.OK {
+		t.Fatalf("links: %+v", st.Links)
+	}
+	if p := st.Links[0].Measured.P50; p < 99 || p > 101 {
+		t.Errorf("round trip p50 %.2f ms, want 100 ± 1", p)
+	}
+
+	check := func() measured {
+		t.Helper()
+		var ms []measured
+		if err := json.Unmarshal([]byte(e.ok("netem", "check", "--name", "itwan", "-o", "json").stdout), &ms); err != nil || len(ms) != 1 {
+			t.Fatalf("netem check: %v %v", ms, err)
+		}
+		return ms[0]
+	}
+	var cl struct {
+		Results []struct{ P50 float64 } `json:"results"`
+	}
+	_ = json.Unmarshal([]byte(e.ok("bench", "commit-latency", "--name", "itwan", "--count", "30", "--target", "lb", "-o", "json").stdout), &cl)
+	if len(cl.Results) != 1 || cl.Results[0].P50 < 90 || cl.Results[0].P50 > 130 {
+		t.Errorf("semi-sync commit across 100 ms: %+v, want 0.9–1.3 round trips", cl.Results)
+	}
+
+	for _, bad := range [][]string{{"delay", "east-north", "10ms"}, {"delay", "east-west", "11s"}, {"delay", "east-west", "-5ms"},
+		{"loss", "east-west", "150%"}, {"bandwidth", "east-west", "lots"}, {"delay", "east-west"}} {
+		if r := e.run(append([]string{"fault"}, append(bad, "--name", "itwan")...)...); r.code != 2 {
+			t.Errorf("fault %v: exit %d, want 2\n%s", bad, r.code, r.stderr)
+		}
+	}
+	if m := check(); m.P50 < 99 || m.P50 > 101.5 {
+		t.Fatalf("refused faults changed the link: %+v", m)
+	}
+
+	e.ok("fault", "delay", "west-east", "250ms", "--name", "itwan")
+	if m := check(); !m.OK || m.P50 < 249 || m.P50 > 252 {
+		t.Errorf("after delay 250ms: %+v", m)
+	}
+	e.ok("fault", "bandwidth", "east-west", "2mbit", "--name", "itwan")
+	e.ok("fault", "loss", "east-west", "1%", "--name", "itwan")
+	e.statusInto("itwan", &st)
+	if k := st.Links[0]; k.RTTMs != 250 || k.LossPercent != 1 || k.Bandwidth != 2e6 {
+		t.Errorf("status after link faults: %+v", k)
+	}
+	log := e.ok("fault", "log", "--name", "itwan").stdout
+	for _, w := range []string{"delay west-east 250ms", "bandwidth east-west 2mbit", "loss east-west 1%"} {
+		if !strings.Contains(log, w) {
+			t.Errorf("fault log lacks %q:\n%s", w, log)
+		}
+	}
+
+	// A dead emulator is a cut link, and the check says so.
+	pid, _ := os.ReadFile(filepath.Join(e.home, "labs", "itwan", "netem.pid"))
+	n, _ := strconv.Atoi(strings.TrimSpace(string(pid)))
+	if n <= 0 || syscall.Kill(n, syscall.SIGKILL) != nil {
+		t.Fatalf("netem pid %q", pid)
+	}
+	if r := e.run("netem", "check", "--name", "itwan"); r.code != 1 || !strings.Contains(r.stderr, "netem daemon is down") {
+		t.Errorf("check with the emulator dead: exit %d\n%s", r.code, r.stderr)
+	}
+
+	e.ok("fault", "heal", "--name", "itwan")
+	st = wanStatus{} // omitted (zero) fields must not keep old values
+	e.statusInto("itwan", &st)
+	if k := st.Links[0]; k.RTTMs != 100 || k.LossPercent != 0 || k.Bandwidth != 0 || k.Emulator != "running" {
+		t.Errorf("status after heal: %+v", k)
+	}
+	if m := check(); !m.OK || m.P50 < 99 || m.P50 > 101.5 {
+		t.Errorf("after heal: %+v", m)
+	}
+	e.ok("down", "--name", "itwan")
+	e.assertNoLeftovers()
+}

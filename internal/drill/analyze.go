@@ -1,0 +1,240 @@
+// Package drill runs a fault against a lab under an open-loop writer and
+// reader through its load balancer, and judges what clients saw: the gap in
+// acknowledgements, the errors over time, how long the cluster took to
+// re-form and heal, and whether every acknowledged write is on every node
+// afterwards. The judging is pure (this file); drill.go runs things.
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Op is one write or read of the drill's traffic.
+type Op struct {
+	Write bool
+	ID    int64     // writes: the unique id written
+	Sent  time.Time // when it was issued
+	Done  time.Time // when it returned (acknowledged or failed)
+	Code  string    // "" when it succeeded, else the error's code (see Code)
+}
+
+// OK reports whether the operation succeeded (a write: acknowledged).
+func (o *Op) OK() bool { return o.Code == "" && !o.Done.IsZero() }
+
+// Code names an error the way a DBA reads it: the server's error number
+// (1047 WSREP not ready, 1213 deadlock / certification failure, ...), or
+// what the connection did: refused, timeout, lost, or other.
+func Code(err error) string {
+	if err == nil {
+		return ""
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return fmt.Sprintf("%d", me.Number)
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case strings.Contains(err.Error(), "connection refused"):
+		return "refused"
+	case errors.Is(err, mysql.ErrInvalidConn), strings.Contains(err.Error(), "bad connection"),
+		strings.Contains(err.Error(), "EOF"), strings.Contains(err.Error(), "connection reset"),
+		strings.Contains(err.Error(), "broken pipe"):
+		return "lost"
+	}
+	return "other"
+}
+
+// Gap is what clients saw of a fault: from the last acknowledgement before
+// the first failure (or stall) at or after the fault to the first
+// acknowledgement issued after that failure. Zero when no write failed or
+// stalled beyond stall.
+type Gap struct {
+	From     time.Time     `json:"from"`
+	To       time.Time     `json:"to"`
+	Duration time.Duration `json:"duration_ns"`
+	Seconds  float64       `json:"seconds"`
+}
+
+// ClientGap finds the longest span without acknowledgements that starts
+// at or after the fault: acknowledgement times sorted, the largest
+// difference between consecutive ones past at (the writer is open-loop, so
+// in a healthy lab consecutive acknowledgements are one interval apart).
+func ClientGap(ops []Op, at time.Time) Gap {
+	var acks []time.Time
+	for _, o := range ops {
+		if o.Write && o.OK() {
+			acks = append(acks, o.Done)
+		}
+	}
+	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+	var g Gap
+	for i := 1; i < len(acks); i++ {
+		if acks[i].Before(at) {
+			continue
+		}
+		if d := acks[i].Sub(acks[i-1]); d > g.Duration {
+			g = Gap{From: acks[i-1], To: acks[i], Duration: d}
+		}
+	}
+	g.Seconds = g.Duration.Seconds()
+	return g
+}
+
+// Bucket is one slice of the timeline: operations that returned in it.
+type Bucket struct {
+	T                   float64        // seconds since the start, bucket start
+	WritesOK, WritesErr int            // per bucket
+	ReadsOK, ReadsErr   int            //
+	Codes               map[string]int // error code -> count (writes and reads)
+}
+
+// Timeline counts outcomes per bucket of width w from start.
+func Timeline(ops []Op, start time.Time, w time.Duration, end time.Time) []Bucket {
+	n := int(end.Sub(start)/w) + 1
+	if n < 1 {
+		n = 1
+	}
+	out := make([]Bucket, n)
+	for i := range out {
+		out[i].T = (time.Duration(i) * w).Seconds()
+	}
+	for _, o := range ops {
+		if o.Done.IsZero() {
+			continue
+		}
+		i := int(o.Done.Sub(start) / w)
+		if i < 0 || i >= n {
+			continue
+		}
+		b := &out[i]
+		switch {
+		case o.Write && o.OK():
+			b.WritesOK++
+		case o.Write:
+			b.WritesErr++
+		case o.OK():
+			b.ReadsOK++
+		default:
+			b.ReadsErr++
+		}
+		if o.Code != "" {
+			if b.Codes == nil {
+				b.Codes = map[string]int{}
+			}
+			b.Codes[o.Code]++
+		}
+	}
+	return out
+}
+
+// CodeSpan is one error code: how often, first and last seen (seconds since start).
+type CodeSpan struct {
+	Code   string  `json:"code"`
+	Writes int     `json:"writes"`
+	Reads  int     `json:"reads"`
+	First  float64 `json:"first_s"`
+	Last   float64 `json:"last_s"`
+}
+
+// Codes summarises the errors by code, in order of first appearance.
+func Codes(ops []Op, start time.Time) []CodeSpan {
+	idx := map[string]int{}
+	var out []CodeSpan
+	sorted := append([]Op(nil), ops...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Done.Before(sorted[j].Done) })
+	for _, o := range sorted {
+		if o.Code == "" || o.Done.IsZero() {
+			continue
+		}
+		t := o.Done.Sub(start).Seconds()
+		i, ok := idx[o.Code]
+		if !ok {
+			i = len(out)
+			idx[o.Code] = i
+			out = append(out, CodeSpan{Code: o.Code, First: t})
+		}
+		if o.Write {
+			out[i].Writes++
+		} else {
+			out[i].Reads++
+		}
+		out[i].Last = t
+	}
+	return out
+}
+
+// Missing lists, per node, the acknowledged ids it does not hold.
+func Missing(acked []int64, present map[string]map[int64]bool) map[string][]int64 {
+	out := map[string][]int64{}
+	for node, have := range present {
+		for _, id := range acked {
+			if !have[id] {
+				out[node] = append(out[node], id)
+			}
+		}
+	}
+	for node, ids := range out {
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		out[node] = ids
+	}
+	return out
+}
+
+// Acked lists the ids of acknowledged writes.
+func Acked(ops []Op) []int64 {
+	var out []int64
+	for _, o := range ops {
+		if o.Write && o.OK() {
+			out = append(out, o.ID)
+		}
+	}
+	return out
+}
+
+// Agree reports whether every node's checksum of every table is the same,
+// and names the tables that differ.
+func Agree(sums map[string]map[string]string) (bool, []string) {
+	tables := map[string]map[string]bool{}
+	for _, byTable := range sums {
+		for t, s := range byTable {
+			if tables[t] == nil {
+				tables[t] = map[string]bool{}
+			}
+			tables[t][s] = true
+		}
+	}
+	var differ []string
+	for t, values := range tables {
+		if len(values) > 1 {
+			differ = append(differ, t)
+		}
+	}
+	for _, byTable := range sums {
+		for t := range tables {
+			if _, ok := byTable[t]; !ok && !contains(differ, t) {
+				differ = append(differ, t)
+			}
+		}
+	}
+	sort.Strings(differ)
+	return len(differ) == 0, differ
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,107 @@
+package netem
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// Change is a `fault delay|loss|bandwidth LINK VALUE` request.
+type Change struct {
+	Verb   string // delay | loss | bandwidth
+	Link   string
+	Value  string
+	Jitter string // delay only, optional
+}
+
+// Apply returns the links with the change made, or a user error naming
+// every problem (unknown link, a value out of range).
+func Apply(links []Link, c Change) ([]Link, error) {
+	var problems []string
+	i, err := Find(links, c.Link)
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	k := Link{}
+	if err == nil {
+		k = links[i]
+	}
+	switch c.Verb {
+	case "delay":
+		d, perr := parseDelay(c.Value)
+		if perr != "" {
+			problems = append(problems, "VALUE: "+perr)
+		}
+		k.RTT = d
+		if c.Jitter != "" {
+			j, jerr := parseDelay(c.Jitter)
+			if jerr != "" {
+				problems = append(problems, "--jitter: "+jerr)
+			}
+			k.Jitter = j
+		}
+	case "loss":
+		v := strings.TrimSuffix(strings.TrimSpace(c.Value), "%")
+		f, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || f < 0 || f > 100 {
+			problems = append(problems, fmt.Sprintf("VALUE: expected a loss percentage from 0 to 100 like 1%% or 0.5, got %q", c.Value))
+		}
+		k.Loss = f
+	case "bandwidth":
+		if c.Value == "0" || c.Value == "unlimited" {
+			k.Bandwidth = 0
+		} else if r, perr := spec.ParseRate(c.Value); perr != nil || r < 8000 {
+			problems = append(problems, fmt.Sprintf("VALUE: expected a rate of at least 8kbit like 10mbit or 1gbit, or unlimited, got %q", c.Value))
+		} else {
+			k.Bandwidth = r
+		}
+	default:
+		problems = append(problems, fmt.Sprintf("unknown link fault %q (delay, loss, bandwidth)", c.Verb))
+	}
+	if err := hderr.Users(problems); err != nil {
+		return nil, err
+	}
+	out := append([]Link(nil), links...)
+	out[i] = k
+	return out, nil
+}
+
+func parseDelay(s string) (time.Duration, string) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil || d < 0 || d > MaxDelay {
+		return 0, fmt.Sprintf("expected a round-trip time from 0 to %v like 100ms or 1.5s, got %q", MaxDelay, s)
+	}
+	return d, ""
+}
+
+// Describe is a link's impairment as a user would write it.
+func (k Link) Describe() string {
+	s := "rtt " + k.RTT.String()
+	if k.Jitter > 0 {
+		s += " ±" + k.Jitter.String()
+	}
+	if k.Loss > 0 {
+		s += fmt.Sprintf(", loss %g%%", k.Loss)
+	}
+	if k.Bandwidth > 0 {
+		s += ", bandwidth " + FormatRate(k.Bandwidth)
+	}
+	return s
+}
+
+// FormatRate prints bits per second the way tc reads them.
+func FormatRate(bps int64) string {
+	switch {
+	case bps%1e9 == 0:
+		return fmt.Sprintf("%dgbit", bps/1e9)
+	case bps%1e6 == 0:
+		return fmt.Sprintf("%dmbit", bps/1e6)
+	case bps%1e3 == 0:
+		return fmt.Sprintf("%dkbit", bps/1e3)
+	}
+	return fmt.Sprintf("%dbit", bps)
+}

@@ -1,0 +1,76 @@
+package netem
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Measured is a link's round trip as measured between two of its hosts.
+type Measured struct {
+	Link      string    `json:"link"`
+	From      string    `json:"from"`
+	To        string    `json:"to"`
+	TargetMs  float64   `json:"target_ms"`
+	P50Ms     float64   `json:"p50_ms"`
+	P99Ms     float64   `json:"p99_ms"`
+	MinMs     float64   `json:"min_ms"`
+	MaxMs     float64   `json:"max_ms"`
+	Samples   int       `json:"samples"`
+	Failed    int       `json:"failed,omitempty"` // probes lost (loss) or refused
+	OK        bool      `json:"ok"`
+	Tolerance float64   `json:"tolerance_ms"`
+	At        time.Time `json:"at"`
+}
+
+// Tolerance is how far a link's median round trip may be from its target:
+// 2 % of it plus 1 ms.
+func Tolerance(rtt time.Duration) time.Duration { return rtt/50 + time.Millisecond }
+
+// Judge summarises round-trip samples of a link against its target.
+func Judge(k Link, samples []time.Duration, failed int) Measured {
+	m := Measured{Link: k.Name, TargetMs: ms(k.RTT), Samples: len(samples), Failed: failed, Tolerance: ms(Tolerance(k.RTT))}
+	if len(samples) == 0 {
+		return m
+	}
+	s := append([]time.Duration(nil), samples...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	m.MinMs, m.MaxMs = ms(s[0]), ms(s[len(s)-1])
+	m.P50Ms, m.P99Ms = ms(Percentile(s, 50)), ms(Percentile(s, 99))
+	off := m.P50Ms - m.TargetMs
+	if off < 0 {
+		off = -off
+	}
+	m.OK = off <= m.Tolerance
+	return m
+}
+
+// Problem explains a link that missed its target ("" when it did not).
+func (m Measured) Problem() string {
+	if m.OK {
+		return ""
+	}
+	if m.Samples == 0 {
+		return fmt.Sprintf("link %s: no round trip measured between %s and %s (%d probes failed): the link is cut or the netem daemon is down",
+			m.Link, m.From, m.To, m.Failed)
+	}
+	return fmt.Sprintf("link %s: measured round trip %.2f ms (p50 of %d, %s → %s), target %.2f ms ± %.2f ms",
+		m.Link, m.P50Ms, m.Samples, m.From, m.To, m.TargetMs, m.Tolerance)
+}
+
+// Percentile of sorted durations (nearest rank).
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p/100*float64(len(sorted))+0.5) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(sorted) {
+		i = len(sorted) - 1
+	}
+	return sorted[i]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,131 @@
+package netem
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+func twoRegions() *plan.Plan {
+	return &plan.Plan{Hosts: []plan.Host{
+		{Name: "db1", Region: "east", Netns: "hd-l-db1", Address: "198.18.0.11"},
+		{Name: "db2", Region: "west", Netns: "hd-l-db2", Address: "198.18.0.12"},
+		{Name: "client", Region: "east", Netns: "hd-l-client", Address: "198.18.0.201"},
+		{Name: "dr1", Region: "north", Netns: "hd-l-dr1", Address: "198.18.0.21"},
+	}}
+}
+
+func TestBuildQueuesOnlyLinkedRegions(t *testing.T) {
+	links := FromSpec([]spec.Link{{Between: []string{"east", "west"}, RTT: "100ms", Jitter: "2ms", Loss: 1, Bandwidth: "10mbit"}})
+	if k := links[0]; k.Name != "east-west" || k.RTT != 100*time.Millisecond || k.Jitter != 2*time.Millisecond || k.Bandwidth != 10e6 {
+		t.Fatalf("FromSpec: %+v", k)
+	}
+	c := Build(twoRegions(), links)
+	var got []string
+	for _, r := range c.Rules {
+		got = append(got, r.Host+"<"+r.Peer)
+	}
+	want := "db1<198.18.0.12 db2<198.18.0.11 db2<198.18.0.201 client<198.18.0.12"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("rules: %v, want %s (north has no link: untouched)", got, want)
+	}
+	if len(c.Queues()) != 3 || len(c.Hosts()) != 3 {
+		t.Fatalf("queues %v hosts %v", c.Queues(), c.Hosts())
+	}
+}
+
+func TestApply(t *testing.T) {
+	links := FromSpec([]spec.Link{{Between: []string{"east", "west"}, RTT: "100ms"}})
+	cases := []struct {
+		c    Change
+		want string // Describe, or the error
+	}{
+		{Change{Verb: "delay", Link: "west-east", Value: "250ms", Jitter: "4ms"}, "rtt 250ms ±4ms"},
+		{Change{Verb: "delay", Link: "east-west", Value: "0"}, "rtt 0s"},
+		{Change{Verb: "loss", Link: "east-west", Value: "2.5%"}, "rtt 100ms, loss 2.5%"},
+		{Change{Verb: "bandwidth", Link: "east-west", Value: "10mbit"}, "rtt 100ms, bandwidth 10mbit"},
+		{Change{Verb: "bandwidth", Link: "east-west", Value: "unlimited"}, "rtt 100ms"},
+		{Change{Verb: "delay", Link: "east-west", Value: "11s"}, "VALUE: expected a round-trip time from 0 to 10s"},
+		{Change{Verb: "delay", Link: "east-west", Value: "-1ms"}, "VALUE: expected a round-trip time"},
+		{Change{Verb: "loss", Link: "east-west", Value: "101"}, "VALUE: expected a loss percentage"},
+		{Change{Verb: "bandwidth", Link: "east-west", Value: "fast"}, "VALUE: expected a rate"},
+		{Change{Verb: "delay", Link: "east-north", Value: "1s"}, `LINK: unknown link "east-north" (links: east-west`},
+	}
+	for _, c := range cases {
+		got, err := Apply(links, c.c)
+		s := ""
+		if err != nil {
+			s = err.Error()
+		} else {
+			s = got[0].Describe()
+		}
+		if !strings.Contains(s, c.want) {
+			t.Errorf("%+v: got %q, want %q", c.c, s, c.want)
+		}
+	}
+	// every problem at once
+	_, err := Apply(links, Change{Verb: "delay", Link: "x", Value: "forever"})
+	if err == nil || !strings.Contains(err.Error(), "LINK:") || !strings.Contains(err.Error(), "VALUE:") {
+		t.Fatalf("want both problems, got %v", err)
+	}
+	if _, err := Find(nil, "a-b"); err == nil || !strings.Contains(err.Error(), "it has none") {
+		t.Fatalf("no links: %v", err)
+	}
+}
+
+func TestLaneDelayOrderAndLoss(t *testing.T) {
+	k := Link{RTT: 100 * time.Millisecond, Jitter: 20 * time.Millisecond}
+	l := NewLane(1)
+	t0 := time.Unix(0, 0)
+	var prev time.Time
+	for i := 0; i < 1000; i++ {
+		now := t0.Add(time.Duration(i) * 100 * time.Microsecond)
+		r, drop := l.Admit(&k, now)
+		if drop {
+			t.Fatal("no loss configured")
+		}
+		if d := r.Sub(now); d < 40*time.Millisecond || d > 60*time.Millisecond+10*time.Millisecond {
+			t.Fatalf("one-way delay %v outside 50 ms ± 10 ms", d)
+		}
+		if r.Before(prev) {
+			t.Fatal("reordered")
+		}
+		prev = r
+	}
+	k = Link{RTT: 10 * time.Millisecond, Loss: 25}
+	drops := 0
+	for i := 0; i < 10000; i++ {
+		if _, d := l.Admit(&k, t0); d {
+			drops++
+		}
+	}
+	if drops < 2200 || drops > 2800 {
+		t.Fatalf("25%% loss dropped %d of 10000", drops)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	k := Link{Name: "a-b", RTT: 100 * time.Millisecond}
+	ms := func(v ...float64) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x*float64(time.Millisecond)))
+		}
+		return out
+	}
+	if m := Judge(k, ms(100.4, 100.6, 101, 140), 0); !m.OK || m.P50Ms != 100.6 || m.Tolerance != 3 {
+		t.Fatalf("within tolerance: %+v", m)
+	}
+	if m := Judge(k, ms(103.5, 103.6, 103.7), 0); m.OK || !strings.Contains(m.Problem(), "target 100.00 ms ± 3.00 ms") {
+		t.Fatalf("3.6 ms off must fail: %+v %s", m, m.Problem())
+	}
+	if m := Judge(k, nil, 21); m.OK || !strings.Contains(m.Problem(), "cut") {
+		t.Fatalf("no samples: %+v", m)
+	}
+	if m := Judge(Link{RTT: 0}, ms(0.2, 0.3), 0); !m.OK {
+		t.Fatalf("0 ms link within 1 ms: %+v", m)
+	}
+}
