@@ -50,12 +50,37 @@ one network namespace per host, and measures it.
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
 	pf.StringVar(&g.name, "name", "", "lab name (default: the only lab, or the spec's name for up)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return hderr.User("%v", err) })
-	root.AddCommand(upCmd(), netemCmd(), downCmd(), statusCmd(), validateCmd(), presetsCmd(), templatesCmd(),
+	root.AddCommand(upCmd(), netemCmd(), drillCmd(), downCmd(), statusCmd(), validateCmd(), presetsCmd(), templatesCmd(),
 		sqlCmd(), logsCmd(), planCmd(), agentCmd(), keeperCmd(), promoteCmd(), drCmd(), backupCmd(), restoreCmd(), faultCmd(), drainCmd(true), drainCmd(false), benchCmd(), runsCmd(), reportCmd(), recoverCmd(), nodeCmd("start"), nodeCmd("stop"), nodeCmd("restart"))
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(root.FlagErrorFunc())
+		unknownSub(c)
 	}
 	return root
+}
+
+// unknownSub makes a command group refuse an unknown subcommand (exit 2)
+// instead of printing its help and exiting 0.
+func unknownSub(c *cobra.Command) {
+	if !c.HasSubCommands() || c.Run != nil || c.RunE != nil {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, a []string) error {
+		if len(a) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, s := range cmd.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		return hderr.User("%s: unknown command %q (commands: %s)", cmd.CommandPath(), a[0], strings.Join(names, ", "))
+	}
+	for _, s := range c.Commands() {
+		unknownSub(s)
+	}
 }
 
 func home() (string, error) { return state.Home(g.home) }

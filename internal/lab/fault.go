@@ -168,6 +168,9 @@ func (l *Lab) iptables(ctx context.Context, h plan.Host, args ...string) error {
 
 func (l *Lab) faultsFile() string { return filepath.Join(l.Plan.Dir, "faults.jsonl") }
 
+// RecordFault appends a fault (or a drill step) to the lab's fault log.
+func (l *Lab) RecordFault(r fault.Record) error { return l.recordFault(r) }
+
 func (l *Lab) recordFault(r fault.Record) error {
 	r.At = time.Now().UTC()
 	f, err := os.OpenFile(l.faultsFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)

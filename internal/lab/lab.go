@@ -56,6 +56,9 @@ func (l *Lab) save(status string) error {
 // admin opens a root-equivalent connection to a node over its unix socket.
 func (l *Lab) admin(n *plan.Node) *sql.DB { return mariadb.Admin(n.Socket, l.Facts.User) }
 
+// Admin opens an administrative connection pool to a node over its socket (close it).
+func (l *Lab) Admin(n *plan.Node) *sql.DB { return l.admin(n) }
+
 // AppDB connects to addr as the application user, dialed from the client host.
 func (l *Lab) AppDB(addr string) (*sql.DB, error) {
 	pw, err := readSecret(l.Plan.Secrets.App)

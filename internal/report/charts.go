@@ -71,16 +71,25 @@ func (c Chart) plot() (*plot.Plot, error) {
 		p.Add(line, points)
 		p.Legend.Add(s.Name, line, points)
 	}
-	for _, m := range c.Markers {
-		v, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: p.Y.Min}, {X: m.X, Y: p.Y.Max}})
+	top := maxY(c.Series) * (1.15 + 0.07*float64(len(c.Series))) // room for the legend above the lines
+	for i, m := range c.Markers {
+		y := maxY(c.Series) * (1.05 - 0.08*float64(i%3)) // staggered, so close faults stay readable
+		v, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: 0}, {X: m.X, Y: y}})
 		if err != nil {
 			return nil, err
 		}
 		v.Color, v.Dashes = color.RGBA{0xaa, 0, 0, 0xff}, []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(v)
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: m.X, Y: y}}, Labels: []string{" " + m.Label}})
+		if err != nil {
+			return nil, err
+		}
+		for j := range lb.TextStyle {
+			lb.TextStyle[j].Color = color.RGBA{0xaa, 0, 0, 0xff}
+		}
+		p.Add(v, lb)
 	}
 	p.Y.Min = 0
-	p.Y.Max = maxY(c.Series) * (1.15 + 0.07*float64(len(c.Series))) // room for the legend above the lines
+	p.Y.Max = top
 	return p, nil
 }
 

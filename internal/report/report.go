@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/drill"
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
@@ -36,6 +38,10 @@ type Run struct {
 	Table *Table
 	// FlowControl and RecvQueue: node -> (t, value) from the status samples.
 	FlowControl, RecvQueue map[string][][2]float64
+	// Drill runs: the summary, the operations per second and the faults.
+	Drill    *drill.Result
+	Timeline map[string][][2]float64
+	Markers  []Marker
 }
 
 // Report is the whole document.
@@ -63,6 +69,11 @@ func Load(home string, ids []string) (*Report, error) {
 			_ = json.Unmarshal(r.Results, &run.Commits)
 		case "visibility", "bulk-replication", "slap":
 			run.Table = table(r.Results)
+		case "drill":
+			run.Drill = &drill.Result{}
+			_ = json.Unmarshal(r.Results, run.Drill)
+			run.Timeline = readTimeline(filepath.Join(results.RunDir(home, id), drill.TimelineFile))
+			run.Markers = markers(r)
 		default:
 			_ = json.Unmarshal(r.Results, &run.Points)
 		}
@@ -124,6 +135,14 @@ func charts(runs []Run) []Chart {
 		out = append(out, tps, p95, p99)
 	}
 	for _, r := range runs {
+		if len(r.Timeline) > 0 {
+			c := Chart{ID: "dr-" + r.ID, Title: fmt.Sprintf("Drill %s, run %s: operations per second", r.Drill.Scenario, r.ID),
+				X: "seconds", Y: "operations/s", Markers: r.Markers}
+			for _, k := range []string{"writes acknowledged", "writes failed", "reads", "reads failed"} {
+				c.Series = append(c.Series, Series{Name: k, Points: r.Timeline[k]})
+			}
+			out = append(out, c)
+		}
 		ts := Chart{ID: "ts-" + r.ID, Title: "Throughput per second, run " + r.ID, X: "seconds", Y: "transactions/s"}
 		keys := make([]int, 0, len(r.Series))
 		for k := range r.Series {
@@ -168,6 +187,12 @@ func (rep *Report) HTML() ([]byte, error) {
 		"f1":  func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 		"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 		"dur": func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
+		"opt": func(v *float64) string {
+			if v == nil {
+				return "never"
+			}
+			return strconv.FormatFloat(*v, 'f', 2, 64) + " s"
+		},
 	}).ParseFS(tmplFS, "report.html.tmpl")
 	if err != nil {
 		return nil, err
@@ -231,6 +256,41 @@ func readSeries(path string) map[int][][2]float64 {
 		t, _ := strconv.ParseFloat(row[2], 64)
 		tps, _ := strconv.ParseFloat(row[3], 64)
 		out[th] = append(out[th], [2]float64{t, tps})
+	}
+	return out
+}
+
+// readTimeline reads a drill's timeline.csv into its four series.
+func readTimeline(path string) map[string][][2]float64 {
+	out := map[string][][2]float64{}
+	f, err := os.Open(path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	rows, _ := csv.NewReader(f).ReadAll()
+	names := []string{"writes acknowledged", "writes failed", "reads", "reads failed"}
+	for i, row := range rows {
+		if i == 0 || len(row) < 5 {
+			continue
+		}
+		t, _ := strconv.ParseFloat(row[0], 64)
+		for j, n := range names {
+			v, _ := strconv.ParseFloat(row[j+1], 64)
+			out[n] = append(out[n], [2]float64{t, v})
+		}
+	}
+	return out
+}
+
+// markers places a run's faults on its time axis (seconds since its start).
+func markers(r *results.Run) []Marker {
+	var recs []fault.Record
+	b, _ := json.Marshal(r.Faults)
+	_ = json.Unmarshal(b, &recs)
+	var out []Marker
+	for _, f := range recs {
+		out = append(out, Marker{X: f.At.Sub(r.Started).Seconds(), Label: f.Label()})
 	}
 	return out
 }

@@ -33,7 +33,7 @@ type CommitOutcome struct {
 // connection to each target in turn (from the client host): the cost of a
 // commit, replication included, as an application sees it.
 func CommitLatency(ctx context.Context, l *lab.Lab, targets []Endpoint, count int, command []string, log io.Writer) (*CommitOutcome, error) {
-	run, err := newRun(ctx, l, "commit-latency", command, map[string]any{"count": count})
+	run, err := NewRun(ctx, l, "commit-latency", command, map[string]any{"count": count})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func CommitLatency(ctx context.Context, l *lab.Lab, targets []Endpoint, count in
 		}
 	}
 	out.Interrupted = ctx.Err() != nil
-	return out, finish(l, run, out.Interrupted, out.Results)
+	return out, Finish(l, run, out.Interrupted, out.Results)
 }
 
 func commitsOn(ctx context.Context, l *lab.Lab, e Endpoint, count int) (Latency, error) {

@@ -116,10 +116,10 @@ func readCredentials(path string) (user, password string, err error) {
 	return user, password, nil
 }
 
-// newRun starts the record of a run: what ran, on what, and the WAN as
+// NewRun starts the record of a run: what ran, on what, and the WAN as
 // measured just before it (a link off its target fails the run: its
 // figures would not be the ones the topology promises).
-func newRun(ctx context.Context, l *lab.Lab, kind string, command []string, params any) (*results.Run, error) {
+func NewRun(ctx context.Context, l *lab.Lab, kind string, command []string, params any) (*results.Run, error) {
 	wan, err := l.CheckWAN(ctx)
 	if err != nil {
 		return nil, err
@@ -133,9 +133,9 @@ func newRun(ctx context.Context, l *lab.Lab, kind string, command []string, para
 	return r, nil
 }
 
-// finish completes a run's record: end time, the faults injected while it
+// Finish completes a run's record: end time, the faults injected while it
 // ran, its results; and saves it.
-func finish(l *lab.Lab, run *results.Run, interrupted bool, res any) error {
+func Finish(l *lab.Lab, run *results.Run, interrupted bool, res any) error {
 	run.Interrupted, run.Finished = interrupted, time.Now().UTC()
 	if f := l.Faults(run.Started, run.Finished); len(f) > 0 {
 		run.Faults = f

@@ -27,7 +27,7 @@ type SlapOutcome struct {
 // failed (and exits 0): such a run is stored with its errors as warnings
 // and reported as failed.
 func Slap(ctx context.Context, l *lab.Lab, e Endpoint, p slap.Params, command []string, log io.Writer) (*SlapOutcome, error) {
-	run, err := newRun(ctx, l, "slap", command, p)
+	run, err := NewRun(ctx, l, "slap", command, p)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func Slap(ctx context.Context, l *lab.Lab, e Endpoint, p slap.Params, command []
 		return nil, firstErr(perr, runErr)
 	}
 	run.Warnings = res.Errors
-	if err := finish(l, run, ctx.Err() != nil, res.Points); err != nil {
+	if err := Finish(l, run, ctx.Err() != nil, res.Points); err != nil {
 		return nil, err
 	}
 	o := &SlapOutcome{RunID: run.ID, Target: e.Name, Results: res.Points, Warnings: res.Errors}

@@ -38,7 +38,7 @@ type Outcome struct {
 // from the lab's client host and stores the run. Interrupted (ctx done),
 // it keeps and stores what it measured.
 func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
-	run, err := newRun(ctx, l, "sysbench", s.Command, s.Params)
+	run, err := NewRun(ctx, l, "sysbench", s.Command, s.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 	}
 	out.Interrupted = ctx.Err() != nil
 	samples := sampler.Stop()
-	if err := finish(l, run, out.Interrupted, out.Results); err != nil {
+	if err := Finish(l, run, out.Interrupted, out.Results); err != nil {
 		return nil, err
 	}
 	header := []string{"threads", "run", "t_s", "tps", "qps", "lat_p95_ms", "err_per_s", "reconn_per_s"}

@@ -47,7 +47,7 @@ type ProbeOutcome struct {
 // VisibilityLag writes count rows on from and polls to after each
 // acknowledgement, once with wsrep_sync_wait=0 and once with causal reads.
 func VisibilityLag(ctx context.Context, l *lab.Lab, from, to Endpoint, count int, command []string, log io.Writer) (*ProbeOutcome, error) {
-	run, err := newRun(ctx, l, "visibility", command, map[string]any{"from": from.Name, "to": to.Name, "count": count})
+	run, err := NewRun(ctx, l, "visibility", command, map[string]any{"from": from.Name, "to": to.Name, "count": count})
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func visibility(ctx context.Context, l *lab.Lab, from, to Endpoint, count, wait 
 // BulkReplication writes each row count on from, one commit per row, and
 // times until the last row is readable on to.
 func BulkReplication(ctx context.Context, l *lab.Lab, from, to Endpoint, rows []int, command []string, log io.Writer) (*ProbeOutcome, error) {
-	run, err := newRun(ctx, l, "bulk-replication", command, map[string]any{"from": from.Name, "to": to.Name, "rows": rows})
+	run, err := NewRun(ctx, l, "bulk-replication", command, map[string]any{"from": from.Name, "to": to.Name, "rows": rows})
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +189,6 @@ func pair(ctx context.Context, l *lab.Lab, from, to Endpoint) (*sql.Conn, *sql.C
 }
 
 func storeProbe(ctx context.Context, l *lab.Lab, run *results.Run, res any) (*ProbeOutcome, error) {
-	err := finish(l, run, ctx.Err() != nil, res)
+	err := Finish(l, run, ctx.Err() != nil, res)
 	return &ProbeOutcome{RunID: run.ID, Interrupted: run.Interrupted, Results: res}, err
 }

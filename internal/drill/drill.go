@@ -1,0 +1,235 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/workload"
+)
+
+// Scenarios are the drills there are.
+var Scenarios = []string{"failover", "partition", "full-outage", "rolling-restart"}
+
+// Options say which drill to run and how.
+type Options struct {
+	Scenario string
+	Targets  []string      // failover, partition: nodes (or, for partition, hosts/regions); "active" = the LB's writer
+	Rate     int           // writes per second (reads: half as many)
+	Before   time.Duration // traffic before the fault
+	After    time.Duration // traffic after the cluster is whole again
+	Timeout  time.Duration // for writes to resume and the cluster to heal
+	LB       string        // which load balancer (default: the first)
+	Command  []string
+	Log      io.Writer
+}
+
+// Result is what a drill found; it is the run's results in the store.
+type Result struct {
+	RunID          string                       `json:"run_id"`
+	Scenario       string                       `json:"scenario"`
+	Cluster        string                       `json:"cluster"`
+	Profile        string                       `json:"profile"`
+	Targets        []string                     `json:"targets"`
+	WritesPerS     int                          `json:"writes_per_s"`
+	Writes         int                          `json:"writes"`
+	WritesAcked    int                          `json:"writes_acked"`
+	WritesFailed   int                          `json:"writes_failed"`
+	Reads          int                          `json:"reads"`
+	ReadsFailed    int                          `json:"reads_failed"`
+	Gap            Gap                          `json:"client_gap"`
+	WritesBackS    *float64                     `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
+	ReformedS      *float64                     `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component)
+	SyncedS        *float64                     `json:"synced_s"`             // fault → every node Synced in one primary component again
+	Codes          []CodeSpan                   `json:"error_codes"`
+	Lost           map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it lacks
+	LostCount      int                          `json:"lost_count"`
+	Checksums      map[string]map[string]string `json:"checksums"` // node → table → CHECKSUM TABLE
+	ChecksumsAgree bool                         `json:"checksums_agree"`
+	Problems       []string                     `json:"problems,omitempty"`
+	Passed         bool                         `json:"passed"`
+}
+
+type drill struct {
+	l       *lab.Lab
+	o       Options
+	lb      *plan.LB
+	cluster *plan.Cluster
+	nodes   []*plan.Node
+	t       *traffic
+	s       *sampler
+	faultAt time.Time
+	wholeAt time.Time // the cluster whole again after the fault
+	res     *Result
+}
+
+// Run runs a drill and stores it as a run. A drill that loses acknowledged
+// writes or ends with nodes disagreeing still returns its result (and the
+// run is stored); Passed says whether it held.
+func Run(ctx context.Context, l *lab.Lab, o Options) (*Result, error) {
+	d, err := prepare(l, o)
+	if err != nil {
+		return nil, err
+	}
+	run, err := workload.NewRun(ctx, l, "drill", o.Command, map[string]any{"scenario": o.Scenario, "targets": d.res.Targets,
+		"writes_per_s": o.Rate, "lb": d.lb.Name})
+	if err != nil {
+		return nil, err
+	}
+	d.res.RunID = run.ID
+	w, r, err := d.connect(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	defer r.Close()
+	d.s = startSampler(ctx, l, d.nodes, 100*time.Millisecond)
+	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
+	d.logf("%s drill on cluster %s: %d writes/s and %d reads/s through %s", o.Scenario, d.cluster.Name, o.Rate, o.Rate/2, d.lb.Name)
+	sleep(ctx, o.Before)
+	ferr := d.fault(ctx)
+	if ferr == nil {
+		d.logf("cluster whole again; %v more traffic", o.After)
+		sleep(ctx, o.After)
+	}
+	ops := d.t.finish()
+	d.s.finish()
+	end := time.Now()
+	d.judge(ctx, ops, run.Started, end)
+	if ferr != nil {
+		d.res.Problems = append([]string{ferr.Error()}, d.res.Problems...)
+		d.res.Passed = false
+	}
+	if err := d.store(run, ops, end); err != nil {
+		return d.res, err
+	}
+	return d.res, ctx.Err()
+}
+
+func prepare(l *lab.Lab, o Options) (*drill, error) {
+	var problems []string
+	if !contains(Scenarios, o.Scenario) {
+		problems = append(problems, fmt.Sprintf("SCENARIO: unknown drill %q (drills: %s)", o.Scenario, strings.Join(Scenarios, ", ")))
+	}
+	if o.Rate < 1 || o.Rate > 1000 {
+		problems = append(problems, fmt.Sprintf("--rate: expected 1 to 1000 writes/s, got %d", o.Rate))
+	}
+	if o.Before < 0 || o.After < 0 || o.Timeout < time.Second {
+		problems = append(problems, "--before and --after must be ≥ 0, --timeout ≥ 1s")
+	}
+	if len(l.Plan.LoadBalancers) == 0 {
+		problems = append(problems, fmt.Sprintf("lab %s has no load balancer: drills send their traffic through one", l.Plan.Lab))
+	}
+	if err := hderr.Users(problems); err != nil {
+		return nil, err
+	}
+	d := &drill{l: l, o: o, lb: &l.Plan.LoadBalancers[0]}
+	if o.LB != "" {
+		lb, err := l.LB(o.LB)
+		if err != nil {
+			return nil, err
+		}
+		d.lb = lb
+	}
+	d.cluster, _ = l.Plan.Cluster(d.lb.Cluster)
+	if d.cluster.Kind != spec.KindGalera {
+		return nil, hderr.User("drill: load balancer %s fronts %s cluster %s; drills need a Galera cluster (a primary cluster has no automatic failover to drill)",
+			d.lb.Name, d.cluster.Kind, d.cluster.Name)
+	}
+	for _, name := range d.cluster.Nodes {
+		n, _ := l.Plan.Node(name)
+		d.nodes = append(d.nodes, n)
+	}
+	d.res = &Result{Scenario: o.Scenario, Cluster: d.cluster.Name, Profile: d.nodes[0].Profile, WritesPerS: o.Rate, Lost: map[string][]int64{}}
+	return d, d.checkTargets()
+}
+
+// checkTargets resolves the targets: failover takes one node of the
+// cluster (default: the writer), partition nodes, hosts or regions (default:
+// the writer); the others take none.
+func (d *drill) checkTargets() error {
+	t := d.o.Targets
+	switch d.o.Scenario {
+	case "failover", "partition":
+		if len(t) == 0 {
+			t = []string{"active"}
+		}
+		if d.o.Scenario == "failover" && len(t) != 1 {
+			return hderr.User("NODE: a failover drill kills one node (or active, the load balancer's writer), got %d", len(t))
+		}
+		var bad []string
+		for i, name := range t {
+			if name == "active" {
+				w, err := d.writer()
+				if err != nil {
+					return err
+				}
+				t[i] = w
+				continue
+			}
+			if d.o.Scenario == "failover" && !contains(d.cluster.Nodes, name) {
+				bad = append(bad, fmt.Sprintf("NODE: %q is not a node of cluster %s (nodes: %s, or active)", name, d.cluster.Name, strings.Join(d.cluster.Nodes, ", ")))
+			}
+		}
+		if err := hderr.Users(bad); err != nil {
+			return err
+		}
+		if d.o.Scenario == "partition" {
+			if _, err := fault.Partition(d.l.Plan, t, nil); err != nil {
+				return err
+			}
+		}
+	default:
+		if len(t) > 0 {
+			return hderr.User("%s drill takes no targets, got %v", d.o.Scenario, t)
+		}
+		t = append([]string(nil), d.cluster.Nodes...)
+	}
+	d.res.Targets = t
+	return nil
+}
+
+// writer is the node the load balancer sends writes to now.
+func (d *drill) writer() (string, error) {
+	st, err := haproxy.Stat(context.Background(), d.lb.AdminSocket)
+	if err != nil {
+		return "", fmt.Errorf("load balancer %s: %w", d.lb.Name, err)
+	}
+	for _, b := range st {
+		if b.Proxy == "writes" && b.Serving {
+			return b.Name, nil
+		}
+	}
+	return "", fmt.Errorf("load balancer %s sends writes to no node now (see `hadrill status`)", d.lb.Name)
+}
+
+func (d *drill) logf(format string, a ...any) {
+	if d.o.Log != nil {
+		fmt.Fprintf(d.o.Log, format+"\n", a...)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+}
+
+func sortedNames(m map[string][]int64) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

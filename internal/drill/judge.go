@@ -1,0 +1,241 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload"
+)
+
+// auditWait is how long the audit waits for a lagging node to catch up
+// before counting an acknowledged write as lost there.
+const auditWait = 10 * time.Second
+
+func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
+	r := d.res
+	for _, o := range ops {
+		switch {
+		case o.Write && o.OK():
+			r.Writes++
+			r.WritesAcked++
+		case o.Write:
+			r.Writes++
+			r.WritesFailed++
+		case o.OK():
+			r.Reads++
+		default:
+			r.Reads++
+			r.ReadsFailed++
+		}
+	}
+	r.Codes = Codes(ops, start)
+	if !d.faultAt.IsZero() {
+		r.Gap = ClientGap(ops, d.faultAt)
+		if !r.Gap.To.IsZero() {
+			r.WritesBackS = secs(r.Gap.To.Sub(d.faultAt))
+		} else if t := firstAckAfter(ops, d.faultAt); !t.IsZero() {
+			r.WritesBackS = secs(t.Sub(d.faultAt))
+		}
+		switch d.o.Scenario {
+		case "failover", "partition":
+			survivors := 0
+			for _, n := range d.cluster.Nodes {
+				if !contains(r.Targets, n) {
+					survivors++
+				}
+			}
+			if t, ok := d.s.first(d.faultAt, func(s Sample) bool { return s.Reformed(r.Targets, survivors) && !s.Whole(true) }); ok {
+				r.ReformedS = secs(t.Sub(d.faultAt))
+			}
+		case "full-outage":
+			down, _ := d.s.first(d.faultAt, func(s Sample) bool { return !s.Reformed(nil, 0) })
+			if t, ok := d.s.first(down, func(s Sample) bool { return s.Reformed(nil, 0) }); ok && !down.IsZero() {
+				r.ReformedS = secs(t.Sub(d.faultAt))
+			}
+		}
+		if !d.wholeAt.IsZero() {
+			r.SyncedS = secs(d.wholeAt.Sub(d.faultAt))
+		}
+	}
+	acked := Acked(ops)
+	r.Lost = AuditNodes(ctx, d.l, d.nodes, r.RunID, acked, auditWait)
+	for _, ids := range r.Lost {
+		r.LostCount += len(ids)
+	}
+	r.Checksums = checksums(ctx, d.l, d.nodes)
+	var differ []string
+	r.ChecksumsAgree, differ = Agree(r.Checksums)
+	for _, node := range sortedNames(r.Lost) {
+		r.Problems = append(r.Problems, fmt.Sprintf("%s lacks %d acknowledged writes (ids %s)", node, len(r.Lost[node]), ids(r.Lost[node])))
+	}
+	if !r.ChecksumsAgree {
+		r.Problems = append(r.Problems, fmt.Sprintf("nodes disagree on tables %s (CHECKSUM TABLE)", strings.Join(differ, ", ")))
+	}
+	if r.WritesBackS == nil && !d.faultAt.IsZero() {
+		r.Problems = append(r.Problems, "writes never resumed after the fault")
+	}
+	r.Passed = len(r.Problems) == 0
+}
+
+func firstAckAfter(ops []Op, at time.Time) time.Time {
+	var first time.Time
+	for _, o := range ops {
+		if o.Write && o.OK() && !o.Sent.Before(at) && (first.IsZero() || o.Done.Before(first)) {
+			first = o.Done
+		}
+	}
+	return first
+}
+
+func secs(d time.Duration) *float64 {
+	v := float64(d.Milliseconds()) / 1000
+	return &v
+}
+
+func ids(list []int64) string {
+	var s []string
+	for i, id := range list {
+		if i == 10 {
+			s = append(s, fmt.Sprintf("… %d more", len(list)-10))
+			break
+		}
+		s = append(s, strconv.FormatInt(id, 10))
+	}
+	return strings.Join(s, ", ")
+}
+
+// AuditNodes lists, per node, the acknowledged ids of run it does not hold
+// (read on each node directly), after giving lagging nodes auditWait to
+// catch up. A node that cannot be read counts every id as missing.
+func AuditNodes(ctx context.Context, l *lab.Lab, nodes []*plan.Node, run string, acked []int64, wait time.Duration) map[string][]int64 {
+	var missing map[string][]int64
+	for end := time.Now().Add(wait); ; time.Sleep(250 * time.Millisecond) {
+		present := map[string]map[int64]bool{}
+		for _, n := range nodes {
+			present[n.Name] = idsOn(ctx, l, n, run)
+		}
+		missing = Missing(acked, present)
+		if len(missing) == 0 || time.Now().After(end) || ctx.Err() != nil {
+			return missing
+		}
+	}
+}
+
+func idsOn(ctx context.Context, l *lab.Lab, n *plan.Node, run string) map[int64]bool {
+	have := map[int64]bool{}
+	db := l.Admin(n)
+	defer db.Close()
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rows, err := db.QueryContext(qctx, "SELECT id FROM app.hd_drill WHERE run = ?", run)
+	if err != nil {
+		return have
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			have[id] = true
+		}
+	}
+	return have
+}
+
+// checksums runs CHECKSUM TABLE on every table of the app schema on each node.
+func checksums(ctx context.Context, l *lab.Lab, nodes []*plan.Node) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, n := range nodes {
+		out[n.Name] = map[string]string{}
+		db := l.Admin(n)
+		qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		var tables []string
+		if rows, err := db.QueryContext(qctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'app' ORDER BY 1"); err == nil {
+			for rows.Next() {
+				var t string
+				if rows.Scan(&t) == nil {
+					tables = append(tables, t)
+				}
+			}
+			rows.Close()
+		}
+		for _, t := range tables {
+			var name string
+			var sum *string
+			if db.QueryRowContext(qctx, "CHECKSUM TABLE app.`"+t+"`").Scan(&name, &sum) == nil && sum != nil {
+				out[n.Name]["app."+t] = *sum
+			}
+		}
+		cancel()
+		db.Close()
+	}
+	return out
+}
+
+// store saves the run: results, the timeline (per 0.25 s, as rates per
+// second) and every operation (for `drill audit`).
+func (d *drill) store(run *results.Run, ops []Op, end time.Time) error {
+	if err := workload.Finish(d.l, run, false, d.res); err != nil {
+		return err
+	}
+	const w = 250 * time.Millisecond
+	var rows [][]string
+	for _, b := range Timeline(ops, run.Started, w, end) {
+		rows = append(rows, []string{f(b.T), f(float64(b.WritesOK) * 4), f(float64(b.WritesErr) * 4), f(float64(b.ReadsOK) * 4), f(float64(b.ReadsErr) * 4), codes(b.Codes)})
+	}
+	if err := results.WriteCSV(d.l.Home, run.ID, TimelineFile, TimelineHeader, rows); err != nil {
+		return err
+	}
+	var orows [][]string
+	for _, o := range ops {
+		kind := "read"
+		if o.Write {
+			kind = "write"
+		}
+		done := ""
+		if !o.Done.IsZero() {
+			done = strconv.FormatInt(o.Done.UnixNano(), 10)
+		}
+		orows = append(orows, []string{kind, strconv.FormatInt(o.ID, 10), strconv.FormatInt(o.Sent.UnixNano(), 10), done, o.Code})
+	}
+	return results.WriteCSV(d.l.Home, run.ID, OpsFile, []string{"op", "id", "sent_ns", "done_ns", "code"}, orows)
+}
+
+// Files of a drill run.
+const (
+	TimelineFile = "timeline.csv"
+	OpsFile      = "ops.csv"
+)
+
+// TimelineHeader are timeline.csv's columns.
+var TimelineHeader = []string{"t_s", "writes_ok_per_s", "write_errors_per_s", "reads_ok_per_s", "read_errors_per_s", "error_codes"}
+
+func f(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func codes(m map[string]int) string {
+	var s []string
+	for _, k := range sortedKeys(m) {
+		s = append(s, fmt.Sprintf("%s:%d", k, m[k]))
+	}
+	return strings.Join(s, " ")
+}
+
+func sortedKeys(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
