@@ -21,7 +21,7 @@ import (
 func main() {
 	bin := flag.String("bin", "bin/hadrill", "hadrill binary")
 	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
-	scenario := flag.String("scenario", "all", "scenario: deploy, failover, agent, overhead, wan or all")
+	scenario := flag.String("scenario", "all", "scenario: deploy, failover, agent, overhead, wan, drills or all")
 	flag.Parse()
 	_ = mysql.SetLogger(&mysql.NopLogger{})
 	if *runs < 1 {
@@ -38,6 +38,8 @@ func main() {
 		overhead(*bin, *runs)
 	case "wan":
 		wan(*bin, *runs)
+	case "drills":
+		drills(*bin, *runs)
 	case "all":
 		deploy(*bin, *runs)
 		fmt.Println()
@@ -48,8 +50,10 @@ func main() {
 		overhead(*bin, *runs)
 		fmt.Println()
 		wan(*bin, *runs)
+		fmt.Println()
+		drills(*bin, *runs)
 	default:
-		fail("-scenario: unknown scenario %q (known: deploy, failover, agent, overhead, wan, all)", *scenario)
+		fail("-scenario: unknown scenario %q (known: deploy, failover, agent, overhead, wan, drills, all)", *scenario)
 	}
 	runCleanups()
 }
@@ -92,6 +96,15 @@ func run(name string, args ...string) string {
 		fail("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	return string(out)
+}
+
+// runAllowFail runs a command whose non-zero exit is a result (a drill that
+// lost writes), not a bench failure; stdout is returned either way.
+func runAllowFail(name string, args ...string) (string, error) {
+	c := exec.Command(name, args...)
+	c.Stderr = os.Stderr
+	out, err := c.Output()
+	return string(out), err
 }
 
 // tryRun runs a clean-up command; its failure is reported, not fatal.

@@ -1,0 +1,94 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+type drillResult struct {
+	RunID          string   `json:"run_id"`
+	Scenario       string   `json:"scenario"`
+	Profile        string   `json:"profile"`
+	Targets        []string `json:"targets"`
+	WritesAcked    int      `json:"writes_acked"`
+	WritesBackS    *float64 `json:"writes_back_s"`
+	SyncedS        *float64 `json:"synced_s"`
+	LostCount      int      `json:"lost_count"`
+	ChecksumsAgree bool     `json:"checksums_agree"`
+	Passed         bool     `json:"passed"`
+	Gap            struct {
+		Seconds float64 `json:"seconds"`
+	} `json:"client_gap"`
+}
+
+// TestDrills: the durable profile loses no acknowledged write in any drill;
+// a full outage takes writes back within 15 s; the audit of a stored drill
+// fails once an acknowledged row is deleted behind the tool's back; bad
+// drill input is refused.
+func TestDrills(t *testing.T) {
+	e := newEnv(t)
+	spec := e.writeSpec("itdrl", `name: itdrl
+clusters:
+  - name: db
+    nodes: 3
+    profile: durable
+    failure_detection: fast
+load_balancers:
+  - name: lb
+    cluster: db
+client:
+  name: client
+`)
+	e.ok("up", "-f", spec)
+	for _, bad := range [][]string{{"failover", "nosuch"}, {"failover", "db1", "db2"}, {"full-outage", "db1"}, {"failover", "--rate", "0"},
+		{"partition", "nowhere"}, {"explode"}, {"audit", "nosuch"}} {
+		if r := e.run(append([]string{"drill"}, append(bad, "--name", "itdrl")...)...); r.code != 2 {
+			t.Errorf("drill %v: exit %d, want 2\n%s", bad, r.code, r.stderr)
+		}
+	}
+	var last drillResult
+	for _, d := range [][]string{{"failover"}, {"partition"}, {"rolling-restart"}, {"full-outage"}} {
+		r := e.ok(append([]string{"drill"}, append(d, "--name", "itdrl", "--before", "1s", "--after", "1s", "-o", "json")...)...)
+		var res drillResult
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatalf("drill %v: %v\n%s", d, err, r.stdout)
+		}
+		t.Logf("drill %s (%s): gap %.2fs, writes back %v, synced %v, %d acked, %d lost", res.Scenario, res.Profile, res.Gap.Seconds,
+			deref(res.WritesBackS), deref(res.SyncedS), res.WritesAcked, res.LostCount)
+		if !res.Passed || res.LostCount != 0 || !res.ChecksumsAgree || res.WritesAcked == 0 || res.SyncedS == nil {
+			t.Errorf("drill %v: %+v", d, res)
+		}
+		if res.Scenario == "full-outage" && (res.WritesBackS == nil || *res.WritesBackS > 15) {
+			t.Errorf("full outage: writes back after %v s, target 15", deref(res.WritesBackS))
+		}
+		last = res
+	}
+	if got := e.states("itdrl"); got != "db1=Synced db2=Synced db3=Synced" {
+		t.Fatalf("after the drills: %s", got)
+	}
+	runs := e.ok("runs", "list", "--name", "itdrl").stdout
+	if !strings.Contains(runs, last.RunID) {
+		t.Errorf("drill run %s not in the run store:\n%s", last.RunID, runs)
+	}
+
+	// The audit is a check that can fail.
+	e.ok("drill", "audit", last.RunID, "--name", "itdrl")
+	e.sql("itdrl", "db2", "DELETE FROM app.hd_drill WHERE run = '"+last.RunID+"' ORDER BY id LIMIT 1")
+	if r := e.run("drill", "audit", last.RunID, "--name", "itdrl"); r.code != 1 || !strings.Contains(r.stdout, "lacks 1") {
+		t.Errorf("audit after deleting an acknowledged row: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	report := e.ok("report", last.RunID, "-o", e.home+"/drill.html")
+	if !strings.Contains(report.stdout+report.stderr, "1 charts") {
+		t.Errorf("report of a drill: %s%s", report.stdout, report.stderr)
+	}
+	e.ok("down", "--name", "itdrl")
+	e.assertNoLeftovers()
+}
+
+func deref(v *float64) any {
+	if v == nil {
+		return "never"
+	}
+	return *v
+}
