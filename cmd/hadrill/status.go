@@ -54,6 +54,9 @@ func printStatus(st lab.Status) {
 	for _, lb := range st.LoadBalancers {
 		fmt.Fprintf(w, "%s\t%s\tlb/%s\t\t%s:%d\t%s\t\t%s\n", lb.Name, lb.Cluster, lb.Mode, lb.Address, lb.Port, lb.State, backends(lb))
 	}
+	for _, a := range st.Arbitrators {
+		fmt.Fprintf(w, "%s\t%s\tarbitrator\t%s\t%s:4567\t%s\t%d\t\n", a.Name, a.Cluster, a.Region, a.Address, a.State, a.Pid)
+	}
 	fmt.Fprintf(w, "%s\t\tclient\t\t%s\t\t\t\n", st.Client.Name, st.Client.Address)
 	w.Flush()
 	printReplication(st)

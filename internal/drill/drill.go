@@ -92,7 +92,7 @@ func Run(ctx context.Context, l *lab.Lab, o Options) (*Result, error) {
 	}
 	defer w.Close()
 	defer r.Close()
-	d.s = startSampler(ctx, l, d.nodes, 100*time.Millisecond)
+	d.s = startSampler(ctx, l, d.nodes, d.cluster.Members(), 100*time.Millisecond)
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
 	d.logf("%s drill on cluster %s: %d writes/s and %d reads/s through %s", o.Scenario, d.cluster.Name, o.Rate, o.Rate/2, d.lb.Name)
 	sleep(ctx, o.Before)

@@ -40,14 +40,11 @@ func (s Sample) Reformed(faulted []string, want int) bool {
 	return false
 }
 
-// Whole reports whether every node is Synced (or running) in one primary
-// component of all of them.
-func (s Sample) Whole(galera bool) bool {
+// Whole reports whether every node is Synced in one primary component of
+// members members (the nodes, and an arbitrator when the cluster has one).
+func (s Sample) Whole(members int) bool {
 	for _, n := range s.Nodes {
-		if galera && (!n.Primary || n.State != "Synced" || n.Size != len(s.Nodes)) {
-			return false
-		}
-		if !galera && n.State != "running" {
+		if !n.Primary || n.State != "Synced" || n.Size != members {
 			return false
 		}
 	}
@@ -56,14 +53,15 @@ func (s Sample) Whole(galera bool) bool {
 
 // sampler polls the cluster's nodes over their admin sockets.
 type sampler struct {
+	members int // a whole cluster's size
 	mu      sync.Mutex
 	samples []Sample
 	stop    chan struct{}
 	done    chan struct{}
 }
 
-func startSampler(ctx context.Context, l *lab.Lab, nodes []*plan.Node, every time.Duration) *sampler {
-	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
+func startSampler(ctx context.Context, l *lab.Lab, nodes []*plan.Node, members int, every time.Duration) *sampler {
+	s := &sampler{members: members, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		tick := time.NewTicker(every)
@@ -139,7 +137,7 @@ func (s *sampler) first(from time.Time, ok func(Sample) bool) (time.Time, bool) 
 // brokenAt is the first sample at or after from in which the cluster is
 // not whole (the fault became visible), or from when none is.
 func (s *sampler) brokenAt(from time.Time) time.Time {
-	if t, ok := s.first(from, func(x Sample) bool { return !x.Whole(true) }); ok {
+	if t, ok := s.first(from, func(x Sample) bool { return !x.Whole(s.members) }); ok {
 		return t
 	}
 	return from

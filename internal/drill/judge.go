@@ -44,13 +44,8 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 		}
 		switch d.o.Scenario {
 		case "failover", "partition":
-			survivors := 0
-			for _, n := range d.cluster.Nodes {
-				if !contains(r.Targets, n) {
-					survivors++
-				}
-			}
-			if t, ok := d.s.first(d.faultAt, func(s Sample) bool { return s.Reformed(r.Targets, survivors) && !s.Whole(true) }); ok {
+			survivors := d.cluster.Members() - d.faultedMembers()
+			if t, ok := d.s.first(d.faultAt, func(s Sample) bool { return s.Reformed(r.Targets, survivors) && !s.Whole(d.cluster.Members()) }); ok {
 				r.ReformedS = secs(t.Sub(d.faultAt))
 			}
 		case "full-outage":

@@ -44,8 +44,8 @@ func (d *drill) connect(ctx context.Context, run string) (w, r *sql.DB, err erro
 // cluster is whole again.
 func (d *drill) fault(ctx context.Context) error {
 	l, o := d.l, d.o
-	galeraWhole := func(s Sample) bool { return s.Whole(true) }
-	survivors := len(d.nodes)
+	galeraWhole := func(s Sample) bool { return s.Whole(d.cluster.Members()) }
+	survivors := d.cluster.Members()
 	var last time.Time // the last fault step (rolling restart: the last node's)
 	switch o.Scenario {
 	case "failover":
@@ -67,15 +67,10 @@ func (d *drill) fault(ctx context.Context) error {
 		if err := l.Partition(ctx, d.res.Targets, nil); err != nil {
 			return err
 		}
-		cut, _ := fault.Partition(l.Plan, d.res.Targets, nil)
-		for _, h := range cut.Side {
-			if contains(d.cluster.Nodes, h.Name) {
-				survivors--
-			}
-		}
+		survivors -= d.faultedMembers()
 		d.logf("cut %v off; waiting for writes to resume", d.res.Targets)
 		d.waitWrites(ctx)
-		if survivors*2 > len(d.nodes) {
+		if survivors*2 > d.cluster.Members() {
 			d.waitReformed(ctx, survivors)
 		}
 		sleep(ctx, time.Second)
@@ -122,6 +117,29 @@ func (d *drill) fault(ctx context.Context) error {
 	}
 	d.wholeAt = t
 	return ctx.Err()
+}
+
+// faultedMembers counts the cluster's members (nodes, arbitrator) a
+// failover or partition takes away; a partition cutting off the majority
+// leaves the side with the most members the one that should carry on.
+func (d *drill) faultedMembers() int {
+	if d.o.Scenario == "failover" {
+		return 1
+	}
+	cut, err := fault.Partition(d.l.Plan, d.res.Targets, nil)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, h := range cut.Side {
+		if contains(d.cluster.Nodes, h.Name) || (d.cluster.Arbitrator != nil && h.Name == d.cluster.Arbitrator.Name) {
+			n++
+		}
+	}
+	if rest := d.cluster.Members() - n; rest < n {
+		return rest
+	}
+	return n
 }
 
 // restartOrder restarts the load balancer's writer last (as a DBA would).

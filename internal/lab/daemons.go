@@ -21,6 +21,9 @@ const routeDeadline = 30 * time.Second
 // then every load balancer and the lab's keeper, and waits until each load balancer routes an
 // application login. It is idempotent.
 func (l *Lab) ensureDaemons(ctx context.Context) error {
+	if err := l.startArbitrators(ctx); err != nil {
+		return err
+	}
 	for i := range l.Plan.Nodes {
 		if err := l.startAgent(ctx, &l.Plan.Nodes[i]); err != nil {
 			return err
@@ -132,7 +135,7 @@ func (l *Lab) stopDaemons() error {
 	if pid := l.keeperPid(); pid != 0 {
 		errs = append(errs, supervise.Kill(pid))
 	}
-	errs = append(errs, l.stopNetem())
+	errs = append(errs, l.stopNetem(), l.stopArbitrators())
 	return errors.Join(errs...)
 }
 

@@ -23,6 +23,19 @@ type Status struct {
 	// Links are the emulated WAN links: their current impairment (the
 	// spec's, or a fault's) and the last measured round trip.
 	Links []LinkInfo `json:"links,omitempty"`
+	// Arbitrators are the clusters' garbd processes.
+	Arbitrators []ArbitratorInfo `json:"arbitrators,omitempty"`
+}
+
+// ArbitratorInfo is one Galera arbitrator.
+type ArbitratorInfo struct {
+	Name    string `json:"name"`
+	Cluster string `json:"cluster"`
+	Region  string `json:"region"`
+	Netns   string `json:"netns,omitempty"`
+	Address string `json:"address"`
+	State   string `json:"state"` // running | paused | down
+	Pid     int    `json:"pid"`
 }
 
 // LinkInfo is one WAN link between two regions.
@@ -118,6 +131,18 @@ func (l *Lab) Status(ctx context.Context) Status {
 		s.LoadBalancers = append(s.LoadBalancers, info)
 	}
 	s.Links = l.linkInfo()
+	for _, c := range p.Clusters {
+		if a := c.Arbitrator; a != nil {
+			ai := ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down", Pid: l.arbitratorPid(a)}
+			if ai.Pid != 0 {
+				ai.State = "running"
+				if supervise.Paused(ai.Pid) {
+					ai.State = "paused"
+				}
+			}
+			s.Arbitrators = append(s.Arbitrators, ai)
+		}
+	}
 	return s
 }
 

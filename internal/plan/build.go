@@ -125,6 +125,9 @@ func (b *builder) hosts() {
 			}
 			b.host(fmt.Sprintf("%s%d", c.Name, j), "db", c.NodeRegion(j), fmt.Sprintf("clusters[%d].addresses[%d]", ci, j-1), fixed, 10*(ci+1)+j)
 		}
+		if c.Arbitrator != nil {
+			b.host(c.Name+"arb", "arbitrator", c.Arbitrator.Region, fmt.Sprintf("clusters[%d].arbitrator", ci), "", 10*(ci+1))
+		}
 	}
 	for i, lb := range b.s.LoadBalancers {
 		h := b.host(lb.Name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d].address", i), lb.Address, 101+i)

@@ -48,6 +48,9 @@ func (b *builder) nodes() error {
 			pc.Nodes = append(pc.Nodes, n.Name)
 			b.p.Nodes = append(b.p.Nodes, n)
 		}
+		if c.Arbitrator != nil && c.Kind == spec.KindGalera {
+			pc.Arbitrator = b.arbitrator(c, peers)
+		}
 		b.p.Clusters = append(b.p.Clusters, pc)
 	}
 	b.channels()
@@ -108,6 +111,35 @@ func (b *builder) loadBalancers() error {
 		lb.Config = text
 	}
 	return nil
+}
+
+// arbitrator places garbd: it joins the nodes' group (wsrep_cluster_name)
+// from its own host, in its region's segment (a region of its own gets the
+// next one), with the cluster's failure detection.
+func (b *builder) arbitrator(c spec.Cluster, peers []string) *Arbitrator {
+	h := b.hostByName(c.Name + "arb")
+	dir := filepath.Join(b.p.Dir, "arbitrator", h.Name)
+	seg := -1
+	if len(c.Regions) > 1 {
+		seg = len(c.Regions)
+		for i, r := range c.Regions {
+			if r == h.Region {
+				seg = i
+			}
+		}
+	}
+	opts := fmt.Sprintf("gmcast.listen_addr=tcp://%s:%d", h.Address, GaleraPort)
+	if seg >= 0 {
+		opts += fmt.Sprintf(";gmcast.segment=%d", seg)
+	}
+	if c.FailureDetection == spec.DetectionFast {
+		opts += ";" + mariadb.FastDetection
+	}
+	a := &Arbitrator{Name: h.Name, Group: b.p.Lab + "-" + c.Name, Region: h.Region, Netns: h.Netns, Address: h.Address,
+		PidFile: filepath.Join(dir, "garbd.pid"), LogFile: filepath.Join(dir, "garbd.log")}
+	a.Argv = []string{"garbd", "--name", h.Name, "--group", a.Group, "--address", "gcomm://" + strings.Join(peers, ","),
+		"--options", opts}
+	return a
 }
 
 // segment is a Galera node's gmcast.segment: the index of its region among

@@ -22,6 +22,7 @@ func TestGolden(t *testing.T) {
 		{"dr-cluster", "dr-cluster", rootFacts},
 		{"wan2", "wan2", rootFacts},
 		{"wan2-semisync", "wan2-semisync", rootFacts},
+		{"wan2-arbitrator", "wan2-arbitrator", rootFacts},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -57,6 +57,28 @@ type Cluster struct {
 	Primary string `json:"primary,omitempty"`
 	// GTIDDomain is the domain id of the cluster's replicated transactions.
 	GTIDDomain int `json:"gtid_domain"`
+	// Arbitrator is the cluster's garbd, if it has one.
+	Arbitrator *Arbitrator `json:"arbitrator,omitempty"`
+}
+
+// Arbitrator is garbd on a host of its own: a voting member without data.
+type Arbitrator struct {
+	Name    string   `json:"name"`  // = its host
+	Group   string   `json:"group"` // the cluster's wsrep_cluster_name
+	Region  string   `json:"region"`
+	Netns   string   `json:"netns,omitempty"`
+	Address string   `json:"address"`
+	PidFile string   `json:"pid_file"`
+	LogFile string   `json:"log_file"`
+	Argv    []string `json:"argv"`
+}
+
+// Members is how many members a whole Galera cluster has (nodes + arbitrator).
+func (c Cluster) Members() int {
+	if c.Arbitrator != nil {
+		return len(c.Nodes) + 1
+	}
+	return len(c.Nodes)
 }
 
 // Channel is asynchronous (or semi-sync) replication from one cluster into

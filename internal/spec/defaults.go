@@ -40,6 +40,9 @@ func Defaults(s *Spec) {
 		if c.Region == "" {
 			c.Region = first
 		}
+		if c.Arbitrator != nil && c.Arbitrator.Region == "" {
+			c.Arbitrator.Region = c.Region
+		}
 		if c.Profile == "" {
 			c.Profile = "default"
 		}

@@ -59,6 +59,8 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 			[]string{`clusters[0].regions: 2 regions for 1 nodes`, `clusters[1].regions[1]: region "a" is listed twice`,
 				`clusters[1].regions[2]: unknown region "c"`, `clusters[1].region: with regions, region is the first of them ("a"), got "b"`,
 				`clusters[2].regions: a standalone cluster has one node`}},
+		{"arbitrator problems", "regions: [{name: a}]\nclusters:\n  - {name: pr, kind: primary, arbitrator: {region: z}}\n  - {name: g, nodes: 3, arbitrator: {}}\n  - {name: garb, kind: standalone}\n",
+			[]string{`clusters[0].arbitrator: applies to galera clusters only`, `clusters[0].arbitrator.region: unknown region "z"`}},
 		{"link problems", "regions: [{name: a}, {name: b}]\nclusters: [{name: db}]\nlinks:\n  - {between: [a, a], rtt: 11s, loss: 101, bandwidth: fast}\n  - {between: [a, z]}\n",
 			[]string{`links[0].between: a link joins two different regions`, `links[0].rtt:`, `links[0].loss: expected a percentage from 0 to 100`,
 				`links[0].bandwidth: expected a rate`, `links[1].between[1]: unknown region "z"`}},

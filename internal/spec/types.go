@@ -59,8 +59,18 @@ type Cluster struct {
 	// AckTimeout, then falls back to async).
 	Mode       string            `yaml:"mode,omitempty"`
 	AckTimeout string            `yaml:"ack_timeout,omitempty"`
+	// Arbitrator adds garbd (Galera's arbitrator: a member that votes but
+	// holds no data) on a host of its own, named <cluster>arb: with 3 + 3
+	// nodes over two sites, an arbitrator in a third one keeps the side it
+	// can reach primary when the sites lose each other.
+	Arbitrator *Arbitrator `yaml:"arbitrator,omitempty"`
 	Addresses  []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
 	Config     map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
+}
+
+// Arbitrator places a Galera arbitrator.
+type Arbitrator struct {
+	Region string `yaml:"region,omitempty"` // default: the cluster's region
 }
 
 // Channel is a replication stream between clusters.

@@ -105,6 +105,15 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	}
 	v.ref(p+".region", c.Region, "region", regions)
 	v.spread(p, c, regions)
+	if a := c.Arbitrator; a != nil {
+		if c.Kind != KindGalera {
+			v.add(p+".arbitrator", "applies to galera clusters only")
+		}
+		v.ref(p+".arbitrator.region", a.Region, "region", regions)
+		if c.Name != "" {
+			v.name(p+".arbitrator", c.Name+"arb", hosts)
+		}
+	}
 	v.oneOf(p+".profile", c.Profile, Profiles...)
 	if c.Kind == KindGalera {
 		v.oneOf(p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast)
