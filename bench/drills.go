@@ -20,14 +20,10 @@ func drills(bin string, runs int) {
 	}
 	var rows []*row
 	for _, profile := range []string{"durable", "relaxed"} {
-		spec, err := os.CreateTemp("/tmp", "hdbench-spec-*.yaml")
-		check(err)
-		_, _ = spec.WriteString("clusters:\n  - name: db\n    nodes: 3\n    profile: " + profile +
+		spec := tempSpec("clusters:\n  - name: db\n    nodes: 3\n    profile: " + profile +
 			"\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n")
-		spec.Close()
-		atExit(func() { os.Remove(spec.Name()) })
 		name := "bd" + profile[:3]
-		_, home := scratchLab(bin, name, "-f", spec.Name())
+		_, home := scratchLab(bin, name, "-f", spec)
 		for _, sc := range []string{"failover", "partition", "rolling-restart", "full-outage"} {
 			r := &row{profile: profile, scenario: sc}
 			rows = append(rows, r)

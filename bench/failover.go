@@ -44,14 +44,10 @@ type failoverResult struct {
 }
 
 func failoverVariant(bin string, runs int, detection string) failoverResult {
-	spec, err := os.CreateTemp("/tmp", "hdbench-spec-*.yaml")
-	check(err)
-	_, _ = spec.WriteString("clusters:\n  - name: db\n    nodes: 3\n    failure_detection: " + detection +
+	spec := tempSpec("clusters:\n  - name: db\n    nodes: 3\n    failure_detection: " + detection +
 		"\nload_balancers:\n  - name: lb\n    cluster: db\n")
-	spec.Close()
-	atExit(func() { os.Remove(spec.Name()) })
 	name := "bf" + detection
-	_, home := scratchLab(bin, name, "-f", spec.Name())
+	_, home := scratchLab(bin, name, "-f", spec)
 	defer runCleanups()
 	l, err := lab.Open(home, name, nil)
 	check(err)

@@ -7,7 +7,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/go-sql-driver/mysql"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 func main() {
@@ -156,6 +157,17 @@ func fail(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...)
 	runCleanups()
 	os.Exit(1)
+}
+
+// tempSpec writes a spec into a temporary file removed at exit.
+func tempSpec(text string) string {
+	f, err := os.CreateTemp("/tmp", "hdbench-spec-*.yaml")
+	check(err)
+	_, err = f.WriteString(text)
+	check(err)
+	f.Close()
+	atExit(func() { os.Remove(f.Name()) })
+	return f.Name()
 }
 
 // scratchLab creates a home in a temporary directory, brings a lab up in

@@ -29,12 +29,7 @@ client: {name: client, region: east}
 // trickle and with 20,000 packets/s crossing it: 10,000 each way), then what a commit costs in
 // round trips on the two-region presets (seed 002: Galera 1.08, semi-sync ≈1).
 func wan(bin string, _ int) {
-	f, err := os.CreateTemp("/tmp", "hdbench-wan-*.yaml")
-	check(err)
-	_, _ = f.WriteString(wanSpec)
-	f.Close()
-	atExit(func() { os.Remove(f.Name()) })
-	_, home := scratchLab(bin, "bwan", "-f", f.Name())
+	_, home := scratchLab(bin, "bwan", "-f", tempSpec(wanSpec))
 	l, err := lab.Open(home, "bwan", nil)
 	check(err)
 	west, _ := l.Plan.Node("we1")

@@ -43,34 +43,37 @@ func Dial(ctx context.Context, name, network, addr string) (net.Conn, error) {
 	if name == "" {
 		return d.DialContext(ctx, network, addr)
 	}
-	type result struct {
-		c   net.Conn
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		c, err, restored := dialIn(ctx, name, network, addr)
-		if restored {
-			runtime.UnlockOSThread()
-		} // otherwise the thread ends with this goroutine, never reused in the wrong namespace
-		ch <- result{c, err}
-	}()
-	r := <-ch
-	return r.c, r.err
+	var c net.Conn
+	err := Do(name, func() (err error) { c, err = d.DialContext(ctx, network, addr); return err })
+	return c, err
 }
 
-func dialIn(ctx context.Context, name, network, addr string) (net.Conn, error, bool) {
-	var c net.Conn
-	var derr error
-	restored := false
-	if err := in(name, func() {
-		var d net.Dialer
-		c, derr = d.DialContext(ctx, network, addr)
-	}, &restored); err != nil {
-		return nil, err, restored
-	}
-	return c, derr, restored
+// ListenPacket opens a packet socket bound to addr inside namespace name.
+func ListenPacket(name, network, addr string) (net.PacketConn, error) {
+	var c net.PacketConn
+	err := Do(name, func() (err error) { c, err = net.ListenPacket(network, addr); return err })
+	return c, err
+}
+
+// Do runs f on an OS thread of its own inside namespace name. Sockets f
+// creates stay in that namespace. If the thread cannot be moved back, it
+// ends with its goroutine and is never reused in the wrong namespace.
+func Do(name string, f func() error) error {
+	ch := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		restored := false
+		var ferr error
+		err := in(name, func() { ferr = f() }, &restored)
+		if restored {
+			runtime.UnlockOSThread()
+		}
+		if err == nil {
+			err = ferr
+		}
+		ch <- err
+	}()
+	return <-ch
 }
 
 // Wrap prefixes argv so it runs inside namespace name ("" leaves it as is).
@@ -79,27 +82,6 @@ func Wrap(name string, argv []string) []string {
 		return argv
 	}
 	return append([]string{"ip", "netns", "exec", name}, argv...)
-}
-
-// ListenPacket opens a packet socket bound to addr inside namespace name.
-func ListenPacket(name, network, addr string) (net.PacketConn, error) {
-	type result struct {
-		c   net.PacketConn
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		var r result
-		restored := false
-		r.err = in(name, func() { r.c, r.err = net.ListenPacket(network, addr) }, &restored)
-		if restored {
-			runtime.UnlockOSThread()
-		}
-		ch <- r
-	}()
-	r := <-ch
-	return r.c, r.err
 }
 
 // in runs f with the calling (locked) thread inside namespace name.

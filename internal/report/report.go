@@ -80,6 +80,9 @@ func Load(home string, ids []string) (*Report, error) {
 		params, _ := json.Marshal(r.Params)
 		run.Params = string(params)
 		run.Series = readSeries(filepath.Join(results.RunDir(home, id), "timeseries.csv"))
+		if r.Kind == "sysbench" {
+			run.Markers = stepMarkers(r, filepath.Join(results.RunDir(home, id), workload.StepsFile))
+		}
 		run.FlowControl, run.RecvQueue = readStatus(filepath.Join(results.RunDir(home, id), "status.csv"))
 		rep.Runs = append(rep.Runs, run)
 	}
@@ -143,7 +146,7 @@ func charts(runs []Run) []Chart {
 			}
 			out = append(out, c)
 		}
-		ts := Chart{ID: "ts-" + r.ID, Title: "Throughput per second, run " + r.ID, X: "seconds", Y: "transactions/s"}
+		ts := Chart{ID: "ts-" + r.ID, Title: "Throughput per second, run " + r.ID, X: "seconds", Y: "transactions/s", Markers: r.Markers}
 		keys := make([]int, 0, len(r.Series))
 		for k := range r.Series {
 			keys = append(keys, k)
@@ -155,8 +158,8 @@ func charts(runs []Run) []Chart {
 		if len(ts.Series) > 0 {
 			out = append(out, ts)
 		}
-		fc := Chart{ID: "fc-" + r.ID, Title: "Flow control: time paused per second, run " + r.ID, X: "seconds", Y: "ms paused per s"}
-		rq := Chart{ID: "rq-" + r.ID, Title: "Receive queue, run " + r.ID, X: "seconds", Y: "write-sets waiting"}
+		fc := Chart{ID: "fc-" + r.ID, Title: "Flow control: time paused per second, run " + r.ID, X: "seconds", Y: "ms paused per s", Markers: markers(r.Run)}
+		rq := Chart{ID: "rq-" + r.ID, Title: "Receive queue, run " + r.ID, X: "seconds", Y: "write-sets waiting", Markers: markers(r.Run)}
 		for _, node := range sortedKeys(r.FlowControl) {
 			fc.Series = append(fc.Series, Series{Name: node, Points: r.FlowControl[node]})
 			rq.Series = append(rq.Series, Series{Name: node, Points: r.RecvQueue[node]})
@@ -291,6 +294,33 @@ func markers(r *results.Run) []Marker {
 	var out []Marker
 	for _, f := range recs {
 		out = append(out, Marker{X: f.At.Sub(r.Started).Seconds(), Label: f.Label()})
+	}
+	return out
+}
+
+// stepMarkers places a sysbench run's faults on its time series: each
+// thread count's line starts at its first run, so a fault is marked at its
+// offset into the first run it fell in (labelled with the thread count).
+func stepMarkers(r *results.Run, path string) []Marker {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	rows, _ := csv.NewReader(f).ReadAll()
+	var out []Marker
+	for _, m := range markers(r) {
+		at := r.Started.Add(time.Duration(m.X * float64(time.Second))).UnixNano()
+		for i, row := range rows {
+			if i == 0 || len(row) < 4 || row[1] != "1" {
+				continue
+			}
+			start, _ := strconv.ParseInt(row[2], 10, 64)
+			end, _ := strconv.ParseInt(row[3], 10, 64)
+			if at >= start && at <= end {
+				out = append(out, Marker{X: float64(at-start) / 1e9, Label: m.Label + " (" + row[0] + " threads)"})
+			}
+		}
 	}
 	return out
 }

@@ -57,13 +57,13 @@ type Cluster struct {
 	// Mode is how a primary cluster's replicas follow the primary: async, or
 	// semi-sync (a commit waits for one replica's acknowledgement, at most
 	// AckTimeout, then falls back to async).
-	Mode       string            `yaml:"mode,omitempty"`
-	AckTimeout string            `yaml:"ack_timeout,omitempty"`
+	Mode       string `yaml:"mode,omitempty"`
+	AckTimeout string `yaml:"ack_timeout,omitempty"`
 	// Arbitrator adds garbd (Galera's arbitrator: a member that votes but
 	// holds no data) on a host of its own, named <cluster>arb: with 3 + 3
 	// nodes over two sites, an arbitrator in a third one keeps the side it
 	// can reach primary when the sites lose each other.
-	Arbitrator *Arbitrator `yaml:"arbitrator,omitempty"`
+	Arbitrator *Arbitrator       `yaml:"arbitrator,omitempty"`
 	Addresses  []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
 	Config     map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
 }

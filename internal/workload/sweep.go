@@ -34,6 +34,10 @@ type Outcome struct {
 	Results     []sysbench.Point `json:"results"`
 }
 
+// StepsFile holds when each sysbench step (thread count, run) ran, so
+// faults can be placed on the step's own time axis.
+const StepsFile = "steps.csv"
+
 // Run prepares (or reuses) the dataset, runs every thread count Runs times
 // from the lab's client host and stores the run. Interrupted (ctx done),
 // it keeps and stores what it measured.
@@ -58,14 +62,16 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 	}
 	out := &Outcome{RunID: id, Target: s.Target.Name}
 	sampler := StartSampler(ctx, l)
-	var series [][]string
+	var series, spans [][]string
 	steps, step, t0 := len(s.Params.Threads)*s.Params.Runs, 0, time.Now()
 	for _, threads := range s.Params.Threads {
 		var runs []sysbench.Result
 		for r := 1; r <= s.Params.Runs && ctx.Err() == nil; r++ {
 			step++
 			progress(s.Log, step, steps, t0, fmt.Sprintf("%s, %d threads, run %d/%d", s.Params.Workload, threads, r, s.Params.Runs))
+			began := time.Now()
 			res, err := runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
+			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
 				return nil, err
 			}
@@ -88,6 +94,9 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 	}
 	header := []string{"threads", "run", "t_s", "tps", "qps", "lat_p95_ms", "err_per_s", "reconn_per_s"}
 	if err := results.WriteCSV(l.Home, id, "status.csv", SampleColumns, samples); err != nil {
+		return nil, err
+	}
+	if err := results.WriteCSV(l.Home, id, StepsFile, []string{"threads", "run", "start_ns", "end_ns"}, spans); err != nil {
 		return nil, err
 	}
 	return out, results.WriteCSV(l.Home, id, "timeseries.csv", header, series)
