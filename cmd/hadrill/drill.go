@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/drill"
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 func drillCmd() *cobra.Command {
@@ -25,6 +26,7 @@ checksums. The drill is stored as a run (hadrill report draws its timeline with 
 fault marked). It exits 1 when an acknowledged write is missing or the nodes disagree.`,
 	}
 	var o drill.Options
+	var node string
 	for _, v := range []struct{ use, short string }{
 		{"failover [NODE|active]", "Kill -9 a node (default: the load balancer's writer), then start it again"},
 		{"partition [TARGET...]", "Cut nodes, hosts or a region off (default: the writer), then heal"},
@@ -46,6 +48,12 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 				l, err := openLab()
 				if err != nil {
 					return err
+				}
+				if node != "" {
+					if len(a) > 0 {
+						return hderr.User("NODE: give the node either as an argument or with --node, not both")
+					}
+					a = []string{node}
 				}
 				o.Scenario, o.Targets, o.Command, o.Log = scenario, a, os.Args, progressLog()
 				res, err := drill.Run(cmd.Context(), l, o)
@@ -70,6 +78,9 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		f.DurationVar(&o.After, "after", 3*time.Second, "traffic after the cluster is whole again")
 		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long writes may take to resume and the cluster to heal")
 		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
+		if scenario == "failover" {
+			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
+		}
 		c.AddCommand(sc)
 	}
 	c.AddCommand(&cobra.Command{

@@ -184,6 +184,9 @@ func (d *drill) checkTargets() error {
 			return err
 		}
 		if d.o.Scenario == "partition" {
+			if d.l.Plan.Mode != plan.ModeNetns {
+				return hderr.User("drill partition: network faults need network namespaces (run as root); lab %s runs rootless", d.l.Plan.Lab)
+			}
 			if _, err := fault.Partition(d.l.Plan, t, nil); err != nil {
 				return err
 			}
