@@ -58,7 +58,8 @@ func (l *Lab) ensureNetem(ctx context.Context) error {
 	if err := l.startNetem(ctx); err != nil {
 		return err
 	}
-	if err := l.netemRules(ctx, c); err != nil {
+	installed, err := l.netemRules(ctx, c)
+	if err != nil || !installed {
 		return err
 	}
 	return l.shape(ctx, c)
@@ -97,34 +98,37 @@ func (l *Lab) startNetem(ctx context.Context) error {
 }
 
 // netemRules installs, in each host's namespace, one NFQUEUE rule per
-// remote-region host (packets from it). Without the daemon bound, such packets are dropped:
-// a dead daemon shows as a cut link, never as a silently perfect one.
-func (l *Lab) netemRules(ctx context.Context, c netem.Config) error {
-	for _, r := range c.Hosts() {
-		h, _ := l.host(r.Host)
-		if err := l.iptables(ctx, h, "-t", "mangle", "-N", netemChain); err != nil && !strings.Contains(err.Error(), "exists") {
-			return err
+// remote-region host (packets from it). Without the daemon bound, such
+// packets are dropped: a dead daemon shows as a cut link, never as a
+// silently perfect one. A host whose chain exists keeps it (hadrill writes
+// a chain whole; it lives as long as the namespace): re-installing under
+// traffic would let packets through undelayed for a moment. It reports
+// whether it installed anything.
+func (l *Lab) netemRules(ctx context.Context, c netem.Config) (bool, error) {
+	installed := false
+	for _, hr := range c.Hosts() {
+		h, _ := l.host(hr.Host)
+		if err := l.iptables(ctx, h, "-t", "mangle", "-N", netemChain); err != nil {
+			if strings.Contains(err.Error(), "exists") {
+				continue
+			}
+			return installed, err
 		}
-		if err := l.iptables(ctx, h, "-t", "mangle", "-F", netemChain); err != nil {
-			return err
-		}
-	}
-	for _, r := range c.Rules {
-		h, _ := l.host(r.Host)
-		if err := l.iptables(ctx, h, "-t", "mangle", "-A", netemChain, "-s", r.Peer, "-j", "NFQUEUE",
-			"--queue-num", strconv.Itoa(int(r.Queue))); err != nil {
-			return err
-		}
-	}
-	for _, r := range c.Hosts() {
-		h, _ := l.host(r.Host)
-		if l.iptables(ctx, h, "-t", "mangle", "-C", "PREROUTING", "-j", netemChain) != nil {
-			if err := l.iptables(ctx, h, "-t", "mangle", "-A", "PREROUTING", "-j", netemChain); err != nil {
-				return err
+		installed = true
+		for _, r := range c.Rules {
+			if r.Host != h.Name {
+				continue
+			}
+			if err := l.iptables(ctx, h, "-t", "mangle", "-A", netemChain, "-s", r.Peer, "-j", "NFQUEUE",
+				"--queue-num", strconv.Itoa(int(r.Queue))); err != nil {
+				return installed, err
 			}
 		}
+		if err := l.iptables(ctx, h, "-t", "mangle", "-A", "PREROUTING", "-j", netemChain); err != nil {
+			return installed, err
+		}
 	}
-	return nil
+	return installed, nil
 }
 
 // shape sets each host's egress bandwidth towards the hosts of a

@@ -85,6 +85,9 @@ func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions)
 	if err := l.startAll(ctx); err != nil {
 		return nil, err
 	}
+	if _, err := l.CheckWAN(ctx); err != nil {
+		return nil, err
+	}
 	return l, l.save(state.Running)
 }
 
