@@ -1,0 +1,121 @@
+package drill
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+var t0 = time.Unix(1000, 0)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// writes builds acknowledged writes returning at the given ms offsets.
+func writes(ms ...int) []Op {
+	var out []Op
+	for i, m := range ms {
+		out = append(out, Op{Write: true, ID: int64(i + 1), Sent: at(m - 2), Done: at(m)})
+	}
+	return out
+}
+
+func TestClientGap(t *testing.T) {
+	ops := append(writes(0, 10, 20, 30, 700, 710), Op{Write: true, ID: 99, Sent: at(40), Done: at(3040), Code: "timeout"})
+	g := ClientGap(ops, at(35))
+	if g.From != at(30) || g.To != at(700) || g.Seconds != 0.67 {
+		t.Fatalf("gap %+v", g)
+	}
+	// a gap before the fault is not the fault's
+	if g := ClientGap(writes(0, 900, 910, 920), at(905)); g.Duration != 10*time.Millisecond {
+		t.Fatalf("gap before the fault counted: %+v", g)
+	}
+	if g := ClientGap(nil, at(0)); g.Duration != 0 {
+		t.Fatalf("no writes: %+v", g)
+	}
+}
+
+func TestTimelineAndCodes(t *testing.T) {
+	ops := []Op{
+		{Write: true, ID: 1, Sent: at(0), Done: at(100)},
+		{Write: true, ID: 2, Sent: at(200), Done: at(300), Code: "1047"},
+		{Sent: at(200), Done: at(310), Code: "1047"},
+		{Sent: at(260), Done: at(1100), Code: "timeout"},
+		{Sent: at(300), Done: at(350)},
+		{Write: true, ID: 3, Sent: at(400)}, // never returned
+	}
+	tl := Timeline(ops, t0, 250*time.Millisecond, at(1200))
+	if len(tl) != 5 || tl[0].WritesOK != 1 || tl[1].WritesErr != 1 || tl[1].ReadsErr != 1 || tl[1].ReadsOK != 1 || tl[4].ReadsErr != 1 {
+		t.Fatalf("timeline %+v", tl)
+	}
+	if tl[1].Codes["1047"] != 2 || tl[4].Codes["timeout"] != 1 {
+		t.Fatalf("codes per bucket %+v", tl)
+	}
+	want := []CodeSpan{{Code: "1047", Writes: 1, Reads: 1, First: 0.3, Last: 0.31}, {Code: "timeout", Reads: 1, First: 1.1, Last: 1.1}}
+	if got := Codes(ops, t0); !reflect.DeepEqual(got, want) {
+		t.Fatalf("codes %+v, want %+v", got, want)
+	}
+}
+
+func TestCode(t *testing.T) {
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{&mysql.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, "1047"},
+		{fmt.Errorf("exec: %w", &mysql.MySQLError{Number: 1213}), "1213"},
+		{context.DeadlineExceeded, "timeout"},
+		{errors.New("dial tcp 198.18.0.101:3306: connect: connection refused"), "refused"},
+		{mysql.ErrInvalidConn, "lost"},
+		{errors.New("unexpected EOF"), "lost"},
+		{errors.New("something else"), "other"},
+	}
+	for _, c := range cases {
+		if got := Code(c.err); got != c.want {
+			t.Errorf("Code(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+func TestMissingAndAgree(t *testing.T) {
+	acked := Acked(append(writes(1, 2, 3), Op{Write: true, ID: 9, Sent: at(1), Done: at(2), Code: "lost"}))
+	if !reflect.DeepEqual(acked, []int64{1, 2, 3}) {
+		t.Fatalf("acked %v (a failed write is not acknowledged)", acked)
+	}
+	present := map[string]map[int64]bool{
+		"db1": {1: true, 2: true, 3: true},
+		"db2": {1: true, 3: true, 9: true},
+		"db3": {},
+	}
+	got := Missing(acked, present)
+	if !reflect.DeepEqual(got, map[string][]int64{"db2": {2}, "db3": {1, 2, 3}}) {
+		t.Fatalf("missing %v", got)
+	}
+	ok, differ := Agree(map[string]map[string]string{"db1": {"app.t": "1", "app.u": "5"}, "db2": {"app.t": "1", "app.u": "6"}, "db3": {"app.t": "1"}})
+	if ok || !reflect.DeepEqual(differ, []string{"app.u"}) {
+		t.Fatalf("agree %v %v", ok, differ)
+	}
+	if ok, _ := Agree(map[string]map[string]string{"db1": {"app.t": "1"}, "db2": {"app.t": "1"}}); !ok {
+		t.Fatal("equal checksums must agree")
+	}
+}
+
+func TestSampleVerdicts(t *testing.T) {
+	whole := Sample{Nodes: map[string]NodeSample{"db1": {"Synced", true, 4}, "db2": {"Synced", true, 4}, "db3": {"Synced", true, 4}}}
+	if !whole.Whole(4) || whole.Whole(3) {
+		t.Fatal("three nodes + arbitrator: whole at 4 members only")
+	}
+	after := Sample{Nodes: map[string]NodeSample{"db1": {State: "down"}, "db2": {"Synced", true, 2}, "db3": {"Synced", true, 2}}}
+	if after.Whole(3) || !after.Reformed([]string{"db1"}, 2) || after.Reformed([]string{"db1"}, 3) {
+		t.Fatal("re-formed without db1 at size 2")
+	}
+	split := Sample{Nodes: map[string]NodeSample{"db1": {"Synced", false, 1}, "db2": {"Initialized", false, 2}}}
+	if split.Reformed(nil, 0) {
+		t.Fatal("no primary component: not re-formed")
+	}
+}
