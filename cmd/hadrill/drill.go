@@ -76,7 +76,8 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		f.IntVar(&o.Rate, "rate", 100, "writes per second (reads: half as many), each on a new connection")
 		f.DurationVar(&o.Before, "before", 3*time.Second, "traffic before the fault")
 		f.DurationVar(&o.After, "after", 3*time.Second, "traffic after the cluster is whole again")
-		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long writes may take to resume and the cluster to heal")
+		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
+		f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
 		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
 		if scenario == "failover" {
 			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")

@@ -27,7 +27,8 @@ type Options struct {
 	Rate     int           // writes per second (reads: half as many)
 	Before   time.Duration // traffic before the fault
 	After    time.Duration // traffic after the cluster is whole again
-	Timeout  time.Duration // for writes to resume and the cluster to heal
+	Hold     time.Duration // failover, partition: how long the fault stays if writes do not resume by themselves
+	Timeout  time.Duration // for the cluster to be whole again after recovery
 	LB       string        // which load balancer (default: the first)
 	Command  []string
 	Log      io.Writer
@@ -123,8 +124,8 @@ func prepare(l *lab.Lab, o Options) (*drill, error) {
 	if o.Rate < 1 || o.Rate > 1000 {
 		problems = append(problems, fmt.Sprintf("--rate: expected 1 to 1000 writes/s, got %d", o.Rate))
 	}
-	if o.Before < 0 || o.After < 0 || o.Timeout < time.Second {
-		problems = append(problems, "--before and --after must be ≥ 0, --timeout ≥ 1s")
+	if o.Before < 0 || o.After < 0 || o.Timeout < time.Second || o.Hold < time.Second {
+		problems = append(problems, "--before and --after must be ≥ 0, --hold and --timeout ≥ 1s")
 	}
 	if len(l.Plan.LoadBalancers) == 0 {
 		problems = append(problems, fmt.Sprintf("lab %s has no load balancer: drills send their traffic through one", l.Plan.Lab))

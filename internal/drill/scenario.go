@@ -55,7 +55,7 @@ func (d *drill) fault(ctx context.Context) error {
 		}
 		survivors--
 		d.logf("killed %s (kill -9); waiting for writes to resume", d.res.Targets[0])
-		d.waitWrites(ctx)
+		d.waitWrites(ctx, o.Hold)
 		d.waitReformed(ctx, survivors)
 		sleep(ctx, time.Second)
 		d.logf("starting %s again", d.res.Targets[0])
@@ -69,7 +69,11 @@ func (d *drill) fault(ctx context.Context) error {
 		}
 		survivors -= d.faultedMembers()
 		d.logf("cut %v off; waiting for writes to resume", d.res.Targets)
-		d.waitWrites(ctx)
+		if survivors*2 <= d.cluster.Members() {
+			d.logf("no side keeps a majority of the %d members: writes can only resume once the partition heals (after --hold %v)",
+				d.cluster.Members(), o.Hold)
+		}
+		d.waitWrites(ctx, o.Hold)
 		if survivors*2 > d.cluster.Members() {
 			d.waitReformed(ctx, survivors)
 		}
@@ -90,7 +94,7 @@ func (d *drill) fault(ctx context.Context) error {
 		if err := l.Recover(ctx, ""); err != nil {
 			return err
 		}
-		d.waitWrites(ctx)
+		d.waitWrites(ctx, o.Timeout)
 	case "rolling-restart":
 		order := d.restartOrder()
 		d.faultAt = time.Now()
@@ -157,18 +161,18 @@ func (d *drill) restartOrder() []string {
 	return out
 }
 
-func (d *drill) waitWrites(ctx context.Context) {
-	for end := time.Now().Add(d.o.Timeout); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
+func (d *drill) waitWrites(ctx context.Context, limit time.Duration) {
+	for end := time.Now().Add(limit); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
 		if d.t.ackedAfter(d.faultAt) {
 			d.logf("writes acknowledged again after %.2fs", time.Since(d.faultAt).Seconds())
 			return
 		}
 	}
-	d.logf("writes did not resume within %v", d.o.Timeout)
+	d.logf("writes did not resume within %v", limit)
 }
 
 func (d *drill) waitReformed(ctx context.Context, size int) {
-	if t, ok := d.s.waitFor(ctx, d.faultAt, d.o.Timeout, func(s Sample) bool { return s.Reformed(d.res.Targets, size) }); ok {
+	if t, ok := d.s.waitFor(ctx, d.faultAt, d.o.Hold, func(s Sample) bool { return s.Reformed(d.res.Targets, size) }); ok {
 		d.logf("cluster re-formed without %v after %.2fs", d.res.Targets, t.Sub(d.faultAt).Seconds())
 	}
 }
