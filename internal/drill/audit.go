@@ -46,7 +46,7 @@ func Audit(ctx context.Context, l *lab.Lab, runID string) (*AuditResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	lost := AuditNodes(ctx, l, nodesOf(l.Plan, c.Nodes), runID, acked, 2*time.Second)
+	lost := AuditNodes(ctx, l, l.Nodes(c.Nodes), runID, acked, 2*time.Second)
 	return &AuditResult{RunID: runID, Cluster: c.Name, Acked: len(acked), Lost: lost, Passed: len(lost) == 0}, nil
 }
 

@@ -146,10 +146,7 @@ func prepare(l *lab.Lab, o Options) (*drill, error) {
 		return nil, hderr.User("drill: load balancer %s fronts %s cluster %s; drills need a Galera cluster (a primary cluster has no automatic failover to drill)",
 			d.lb.Name, d.cluster.Kind, d.cluster.Name)
 	}
-	for _, name := range d.cluster.Nodes {
-		n, _ := l.Plan.Node(name)
-		d.nodes = append(d.nodes, n)
-	}
+	d.nodes = l.Nodes(d.cluster.Nodes)
 	d.res = &Result{Scenario: o.Scenario, Cluster: d.cluster.Name, Profile: d.nodes[0].Profile, WritesPerS: o.Rate, Lost: map[string][]int64{}}
 	return d, d.checkTargets()
 }

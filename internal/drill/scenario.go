@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
-	"github.com/hadrill/hadrill/internal/plan"
 )
 
 // connect opens the writer's and reader's pools through the load balancer
@@ -175,14 +174,4 @@ func (d *drill) waitReformed(ctx context.Context, size int) {
 	if t, ok := d.s.waitFor(ctx, d.faultAt, d.o.Hold, func(s Sample) bool { return s.Reformed(d.res.Targets, size) }); ok {
 		d.logf("cluster re-formed without %v after %.2fs", d.res.Targets, t.Sub(d.faultAt).Seconds())
 	}
-}
-
-func nodesOf(p *plan.Plan, names []string) []*plan.Node {
-	var out []*plan.Node
-	for _, n := range names {
-		if x, ok := p.Node(n); ok {
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -34,7 +34,7 @@ func (l *Lab) startArbitrators(ctx context.Context) error {
 		}
 		n := l.running(c.Name)[0]
 		err = p.WaitReady(ctx, arbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
-			db := l.admin(n)
+			db := l.Admin(n)
 			defer db.Close()
 			st, err := mariadb.Status(ctx, db, "wsrep_cluster_size")
 			if err != nil {

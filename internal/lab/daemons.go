@@ -145,7 +145,7 @@ func (l *Lab) Drain(names []string, drain bool) error {
 	if err := l.CheckNodes(names); err != nil {
 		return err
 	}
-	for _, n := range l.nodes(names) {
+	for _, n := range l.Nodes(names) {
 		var err error
 		if drain {
 			err = os.WriteFile(n.DrainFile, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)

@@ -66,7 +66,7 @@ func strayNamespaces(ctx context.Context, home, name string) error {
 // hosts, and removes or keeps the files.
 func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 	var errs []error
-	nodes := l.nodes(nil)
+	nodes := l.Nodes(nil)
 	if keepData {
 		errs = append(errs, l.stopServers(nodes, stopGrace))
 	} else {

@@ -35,7 +35,7 @@ func (l *Lab) ProcessFault(ctx context.Context, verb string, names []string) err
 		return err
 	}
 	var problems []string
-	for _, n := range l.nodes(names) {
+	for _, n := range l.Nodes(names) {
 		pid := l.Pid(n)
 		switch {
 		case pid == 0:
@@ -49,10 +49,10 @@ func (l *Lab) ProcessFault(ctx context.Context, verb string, names []string) err
 	if err := hderr.Users(problems); err != nil {
 		return err
 	}
-	if err := l.recordFault(fault.Record{Fault: verb, Targets: names}); err != nil {
+	if err := l.RecordFault(fault.Record{Fault: verb, Targets: names}); err != nil {
 		return err
 	}
-	for _, n := range l.nodes(names) {
+	for _, n := range l.Nodes(names) {
 		pid := l.Pid(n)
 		var err error
 		switch verb {
@@ -87,7 +87,7 @@ func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
 	if err != nil {
 		return err
 	}
-	if err := l.recordFault(fault.Record{Fault: "partition", Targets: fault.Names(cut.Side), From: fault.Names(cut.From)}); err != nil {
+	if err := l.RecordFault(fault.Record{Fault: "partition", Targets: fault.Names(cut.Side), From: fault.Names(cut.From)}); err != nil {
 		return err
 	}
 	for _, h := range cut.Side {
@@ -111,7 +111,7 @@ func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
 // node is down is recovered from its most advanced node), links get the
 // spec's values and a dead WAN emulator is restarted.
 func (l *Lab) Heal(ctx context.Context) error {
-	if err := l.recordFault(fault.Record{Fault: "heal"}); err != nil {
+	if err := l.RecordFault(fault.Record{Fault: "heal"}); err != nil {
 		return err
 	}
 	if l.Plan.Mode == plan.ModeNetns {
@@ -124,7 +124,7 @@ func (l *Lab) Heal(ctx context.Context) error {
 	if err := l.healLinks(ctx); err != nil {
 		return err
 	}
-	for _, n := range l.nodes(nil) {
+	for _, n := range l.Nodes(nil) {
 		if pid := l.Pid(n); pid != 0 && supervise.Paused(pid) {
 			if err := supervise.Resume(pid); err != nil {
 				return err
@@ -169,9 +169,7 @@ func (l *Lab) iptables(ctx context.Context, h plan.Host, args ...string) error {
 func (l *Lab) faultsFile() string { return filepath.Join(l.Plan.Dir, "faults.jsonl") }
 
 // RecordFault appends a fault (or a drill step) to the lab's fault log.
-func (l *Lab) RecordFault(r fault.Record) error { return l.recordFault(r) }
-
-func (l *Lab) recordFault(r fault.Record) error {
+func (l *Lab) RecordFault(r fault.Record) error {
 	r.At = time.Now().UTC()
 	f, err := os.OpenFile(l.faultsFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {

@@ -64,7 +64,7 @@ func (l *Lab) endFormation(ctx context.Context, nodes []*plan.Node, extra map[st
 		if !has(extra[n.Name], "--wsrep-provider-options=") {
 			continue
 		}
-		db := l.admin(n)
+		db := l.Admin(n)
 		err := mariadb.Exec(ctx, db, fmt.Sprintf("SET GLOBAL wsrep_provider_options = '%s'", configuredJoin(n)))
 		db.Close()
 		if err != nil {

@@ -76,7 +76,7 @@ func (c *conns) db(n *plan.Node) *sql.DB {
 	if db := c.m[n.Name]; db != nil {
 		return db
 	}
-	db := c.l.admin(n)
+	db := c.l.Admin(n)
 	c.m[n.Name] = db
 	return db
 }

@@ -54,10 +54,8 @@ func (l *Lab) save(status string) error {
 }
 
 // admin opens a root-equivalent connection to a node over its unix socket.
-func (l *Lab) admin(n *plan.Node) *sql.DB { return mariadb.Admin(n.Socket, l.Facts.User) }
-
 // Admin opens an administrative connection pool to a node over its socket (close it).
-func (l *Lab) Admin(n *plan.Node) *sql.DB { return l.admin(n) }
+func (l *Lab) Admin(n *plan.Node) *sql.DB { return mariadb.Admin(n.Socket, l.Facts.User) }
 
 // AppDB connects to addr as the application user, dialed from the client host.
 func (l *Lab) AppDB(addr string) (*sql.DB, error) {
@@ -83,7 +81,7 @@ func (l *Lab) NodeState(ctx context.Context, n *plan.Node) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	db := l.admin(n)
+	db := l.Admin(n)
 	defer db.Close()
 	if n.Kind != "galera" {
 		if err := db.PingContext(ctx); err != nil {

@@ -206,7 +206,7 @@ func (l *Lab) LinkFault(ctx context.Context, ch netem.Change) error {
 		return fmt.Errorf("the lab's netem daemon is not running; start the lab (`hadrill start --all`) first")
 	}
 	rec := fault.Record{Fault: ch.Verb, Targets: []string{ch.Link}, Value: ch.Value}
-	if err := l.recordFault(rec); err != nil {
+	if err := l.RecordFault(rec); err != nil {
 		return err
 	}
 	return l.setLinks(ctx, c, links)

@@ -31,7 +31,7 @@ func (l *Lab) Stop(ctx context.Context, names []string) error {
 	if err := l.CheckNodes(names); err != nil {
 		return err
 	}
-	if err := l.stopServers(l.nodes(names), stopGrace); err != nil {
+	if err := l.stopServers(l.Nodes(names), stopGrace); err != nil {
 		return err
 	}
 	return l.saveDerived(ctx)
@@ -46,7 +46,7 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 	if len(names) == 0 {
 		return l.startAll(ctx)
 	}
-	for _, n := range l.nodes(names) {
+	for _, n := range l.Nodes(names) {
 		if l.alive(n) {
 			continue
 		}
@@ -76,7 +76,7 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 	if err := l.CheckNodes(names); err != nil {
 		return err
 	}
-	for _, n := range l.nodes(names) {
+	for _, n := range l.Nodes(names) {
 		l.logf("restarting %s", n.Name)
 		if err := l.stopServer(n, stopGrace); err != nil {
 			return err
@@ -273,7 +273,7 @@ func savedState(n *plan.Node) galera.SavedState {
 // running lists the running nodes of a cluster.
 func (l *Lab) running(cluster string) []*plan.Node {
 	var out []*plan.Node
-	for _, n := range l.nodes(nil) {
+	for _, n := range l.Nodes(nil) {
 		if n.Cluster == cluster && l.alive(n) {
 			out = append(out, n)
 		}
@@ -283,7 +283,7 @@ func (l *Lab) running(cluster string) []*plan.Node {
 
 // saveDerived records running/stopped from what actually runs.
 func (l *Lab) saveDerived(context.Context) error {
-	for _, n := range l.nodes(nil) {
+	for _, n := range l.Nodes(nil) {
 		if l.alive(n) {
 			return l.save(state.Running)
 		}

@@ -116,7 +116,7 @@ func gtids(g []replication.GTID) string {
 
 // takeOver makes n the primary and points everyone else at it.
 func (l *Lab) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp bool) error {
-	db := l.admin(n)
+	db := l.Admin(n)
 	err := mariadb.StopReplicating(ctx, db, "")
 	db.Close()
 	if err != nil {
@@ -172,7 +172,7 @@ func (l *Lab) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, 
 
 // pointAt (re)points a node's replication connection at src by GTID.
 func (l *Lab) pointAt(ctx context.Context, n *plan.Node, conn string, src mariadb.Source) error {
-	db := l.admin(n)
+	db := l.Admin(n)
 	defer db.Close()
 	if err := mariadb.Replicate(ctx, db, conn, src); err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
@@ -181,7 +181,7 @@ func (l *Lab) pointAt(ctx context.Context, n *plan.Node, conn string, src mariad
 }
 
 func (l *Lab) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
-	db := l.admin(n)
+	db := l.Admin(n)
 	defer db.Close()
 	if err := mariadb.Exec(ctx, db, stmts...); err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
@@ -190,7 +190,7 @@ func (l *Lab) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
 }
 
 func (l *Lab) gtidPos(ctx context.Context, n *plan.Node) (string, error) {
-	db := l.admin(n)
+	db := l.Admin(n)
 	defer db.Close()
 	var pos string
 	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {

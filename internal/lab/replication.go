@@ -82,7 +82,7 @@ func primaryStmts(c *plan.Cluster) []string {
 // follow makes n replicate from src on connection conn unless that
 // connection exists already.
 func (l *Lab) follow(ctx context.Context, n *plan.Node, conn string, src mariadb.Source, readOnly bool) error {
-	db := l.admin(n)
+	db := l.Admin(n)
 	defer db.Close()
 	if readOnly {
 		if err := mariadb.Exec(ctx, db, "SET GLOBAL read_only=ON"); err != nil {
@@ -139,7 +139,7 @@ func (l *Lab) ensureChannel(ctx context.Context, ch plan.Channel) error {
 // waitApplied waits until n has applied everything up to pos (a GTID
 // position), at most timeout.
 func (l *Lab) waitApplied(ctx context.Context, n *plan.Node, pos string, timeout time.Duration) error {
-	db := l.admin(n)
+	db := l.Admin(n)
 	defer db.Close()
 	var r int
 	if err := db.QueryRowContext(ctx, "SELECT MASTER_GTID_WAIT(?, ?)", pos, timeout.Seconds()).Scan(&r); err != nil {

@@ -43,7 +43,7 @@ type SemiSyncInfo struct {
 func (l *Lab) replDetail(ctx context.Context, n *plan.Node, info *NodeInfo) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	db := l.admin(n)
+	db := l.Admin(n)
 	defer db.Close()
 	v, err := mariadb.Vars(ctx, db, "gtid_binlog_pos", "read_only", "rpl_semi_sync_master_enabled")
 	if err != nil {

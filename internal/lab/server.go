@@ -45,7 +45,7 @@ func (l *Lab) startServer(n *plan.Node, extra ...string) (*supervise.Proc, error
 // members, answering queries otherwise. It reports the server's own error
 // lines when it exits instead.
 func (l *Lab) waitReady(ctx context.Context, n *plan.Node, p *supervise.Proc) error {
-	db := l.admin(n)
+	db := l.Admin(n)
 	defer db.Close()
 	err := p.WaitReady(ctx, readyDeadline, 50*time.Millisecond, func(ctx context.Context) error {
 		qctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -118,8 +118,8 @@ func (l *Lab) stopServers(nodes []*plan.Node, grace time.Duration) error {
 	return nil
 }
 
-// nodes resolves node names (all when empty) to plan nodes.
-func (l *Lab) nodes(names []string) []*plan.Node {
+// Nodes resolves node names (all when empty) to plan nodes.
+func (l *Lab) Nodes(names []string) []*plan.Node {
 	var out []*plan.Node
 	for i := range l.Plan.Nodes {
 		n := &l.Plan.Nodes[i]

@@ -107,7 +107,7 @@ func (l *Lab) create(ctx context.Context) error {
 		return err
 	}
 	l.logf("hosts and datadirs ready (%.1fs); starting %d servers", time.Since(t0).Seconds(), len(p.Nodes))
-	if err := l.startForming(ctx, l.nodes(nil), l.bootstrapLoners()); err != nil {
+	if err := l.startForming(ctx, l.Nodes(nil), l.bootstrapLoners()); err != nil {
 		return err
 	}
 	if err := l.setGTIDDomains(ctx); err != nil {
@@ -238,7 +238,7 @@ func (l *Lab) createUsers(ctx context.Context) error {
 		}
 		for _, name := range names {
 			n, _ := l.Plan.Node(name)
-			db := l.admin(n)
+			db := l.Admin(n)
 			err := mariadb.CreateUsers(ctx, db, u, local)
 			db.Close()
 			if err != nil {
