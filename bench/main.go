@@ -19,42 +19,39 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
+// scenarios run in this order under -scenario all.
+var scenarios = []struct {
+	name string
+	run  func(bin string, runs int)
+}{
+	{"deploy", deploy}, {"failover", failover}, {"agent", agentLatency}, {"overhead", overhead}, {"wan", wan}, {"drills", drills},
+}
+
 func main() {
+	var names []string
+	for _, sc := range scenarios {
+		names = append(names, sc.name)
+	}
 	bin := flag.String("bin", "bin/hadrill", "hadrill binary")
 	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
-	scenario := flag.String("scenario", "all", "scenario: deploy, failover, agent, overhead, wan, drills or all")
+	scenario := flag.String("scenario", "all", "scenario: "+strings.Join(names, ", ")+" or all")
 	flag.Parse()
 	_ = mysql.SetLogger(&mysql.NopLogger{})
 	if *runs < 1 {
 		fail("-runs: expected a positive number, got %d", *runs)
 	}
-	switch *scenario {
-	case "deploy":
-		deploy(*bin, *runs)
-	case "failover":
-		failover(*bin, *runs)
-	case "agent":
-		agentLatency(*bin, *runs)
-	case "overhead":
-		overhead(*bin, *runs)
-	case "wan":
-		wan(*bin, *runs)
-	case "drills":
-		drills(*bin, *runs)
-	case "all":
-		deploy(*bin, *runs)
-		fmt.Println()
-		failover(*bin, *runs)
-		fmt.Println()
-		agentLatency(*bin, *runs)
-		fmt.Println()
-		overhead(*bin, *runs)
-		fmt.Println()
-		wan(*bin, *runs)
-		fmt.Println()
-		drills(*bin, *runs)
-	default:
-		fail("-scenario: unknown scenario %q (known: deploy, failover, agent, overhead, wan, drills, all)", *scenario)
+	ran := false
+	for _, sc := range scenarios {
+		if *scenario == sc.name || *scenario == "all" {
+			if ran {
+				fmt.Println()
+			}
+			sc.run(*bin, *runs)
+			ran = true
+		}
+	}
+	if !ran {
+		fail("-scenario: unknown scenario %q (known: %s, all)", *scenario, strings.Join(names, ", "))
 	}
 	runCleanups()
 }

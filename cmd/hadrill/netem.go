@@ -35,7 +35,6 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 	}
 	c.Flags().StringVar(&config, "config", "", "the lab's netem.json")
 	c.Flags().StringVar(&ready, "ready-file", "", "written with the daemon's pid once every queue is bound")
-	c.Flags().String("lab-dir", "", "the lab's directory (identifies the process)")
 	c.AddCommand(&cobra.Command{
 		Use:   "check",
 		Short: "Measure every link's round trip now, record it, and fail if one misses its target (2 % + 1 ms)",

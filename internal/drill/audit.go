@@ -1,13 +1,10 @@
 package drill
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
+	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -42,30 +39,25 @@ func Audit(ctx context.Context, l *lab.Lab, runID string) (*AuditResult, error) 
 	if !ok {
 		return nil, hderr.User("RUN_ID: lab %s has no cluster %s any more", l.Plan.Lab, res.Cluster)
 	}
-	acked, err := ackedIDs(filepath.Join(results.RunDir(l.Home, runID), OpsFile))
-	if err != nil {
-		return nil, err
+	rows := results.ReadCSV(l.Home, runID, OpsFile)
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("run %s: %s is missing or empty: nothing to audit", runID, OpsFile)
 	}
+	acked := ackedIDs(rows)
 	lost := AuditNodes(ctx, l, l.Nodes(c.Nodes), runID, acked, 2*time.Second)
 	return &AuditResult{RunID: runID, Cluster: c.Name, Acked: len(acked), Lost: lost, Passed: len(lost) == 0}, nil
 }
 
-// ackedIDs reads the acknowledged write ids from a drill's ops.csv.
-func ackedIDs(path string) ([]int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+// ackedIDs picks the acknowledged write ids out of a drill's ops.csv rows
+// (op, id, sent_ns, done_ns, code).
+func ackedIDs(rows [][]string) []int64 {
 	var out []int64
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		c := strings.Split(sc.Text(), ",")
+	for _, c := range rows {
 		if len(c) == 5 && c[0] == "write" && c[3] != "" && c[4] == "" {
 			if id, err := strconv.ParseInt(c[1], 10, 64); err == nil {
 				out = append(out, id)
 			}
 		}
 	}
-	return out, sc.Err()
+	return out
 }

@@ -3,19 +3,17 @@ package drill
 import (
 	"context"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/supervise"
+	"github.com/hadrill/hadrill/internal/workload"
 )
 
 // NodeSample is what one node said at one moment.
 type NodeSample struct {
 	State   string // Synced, Donor/Desynced, ..., running, down, paused, unresponsive
-	Primary bool   // in a primary component (always true outside Galera when running)
+	Primary bool   // in a primary component
 	Size    int    // cluster size it sees
 }
 
@@ -51,84 +49,31 @@ func (s Sample) Whole(members int) bool {
 	return len(s.Nodes) > 0
 }
 
-// sampler polls the cluster's nodes over their admin sockets.
+// sampler is a workload sampler over the cluster's nodes, read as Samples.
 type sampler struct {
 	members int // a whole cluster's size
-	mu      sync.Mutex
-	samples []Sample
-	stop    chan struct{}
-	done    chan struct{}
+	*workload.Sampler
 }
 
 func startSampler(ctx context.Context, l *lab.Lab, nodes []*plan.Node, members int, every time.Duration) *sampler {
-	s := &sampler{members: members, stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			smp := Sample{At: time.Now(), Nodes: map[string]NodeSample{}}
-			var mu sync.Mutex
-			var wg sync.WaitGroup
-			for _, n := range nodes {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					ns := probe(ctx, l, n)
-					mu.Lock()
-					smp.Nodes[n.Name] = ns
-					mu.Unlock()
-				}()
-			}
-			wg.Wait()
-			s.mu.Lock()
-			s.samples = append(s.samples, smp)
-			s.mu.Unlock()
-			select {
-			case <-s.stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return s
+	return &sampler{members: members, Sampler: workload.StartSampler(ctx, l, nodes, every)}
 }
 
-func probe(ctx context.Context, l *lab.Lab, n *plan.Node) NodeSample {
-	pid := l.Pid(n)
-	switch {
-	case pid == 0:
-		return NodeSample{State: "down"}
-	case supervise.Paused(pid):
-		return NodeSample{State: "paused"}
+// sampleOf reads a snapshot as the drill's verdicts need it.
+func sampleOf(sn workload.Snapshot) Sample {
+	smp := Sample{At: sn.At, Nodes: map[string]NodeSample{}}
+	for name, st := range sn.Nodes {
+		size, _ := strconv.Atoi(st.Status["wsrep_cluster_size"])
+		smp.Nodes[name] = NodeSample{State: st.State, Primary: st.Primary(), Size: size}
 	}
-	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	defer cancel()
-	db := l.Admin(n)
-	defer db.Close()
-	if n.Kind != "galera" {
-		if db.PingContext(ctx) != nil {
-			return NodeSample{State: "unresponsive"}
-		}
-		return NodeSample{State: "running", Primary: true, Size: 1}
-	}
-	st, err := mariadb.Status(ctx, db, "wsrep_%")
-	if err != nil {
-		return NodeSample{State: "unresponsive"}
-	}
-	size, _ := strconv.Atoi(st["wsrep_cluster_size"])
-	return NodeSample{State: st["wsrep_local_state_comment"], Primary: st["wsrep_cluster_status"] == "Primary", Size: size}
+	return smp
 }
 
 // first is the first sample at or after from that satisfies ok.
 func (s *sampler) first(from time.Time, ok func(Sample) bool) (time.Time, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, smp := range s.samples {
-		if !smp.At.Before(from) && ok(smp) {
-			return smp.At, true
+	for _, sn := range s.Snapshots() {
+		if !sn.At.Before(from) && ok(sampleOf(sn)) {
+			return sn.At, true
 		}
 	}
 	return time.Time{}, false
@@ -153,7 +98,4 @@ func (s *sampler) waitFor(ctx context.Context, from time.Time, limit time.Durati
 	return time.Time{}, false
 }
 
-func (s *sampler) finish() {
-	close(s.stop)
-	<-s.done
-}
+func (s *sampler) finish() { s.Stop() }

@@ -3,7 +3,8 @@ package drill
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	r.Checksums = checksums(ctx, d.l, d.nodes)
 	var differ []string
 	r.ChecksumsAgree, differ = Agree(r.Checksums)
-	for _, node := range sortedNames(r.Lost) {
+	for _, node := range slices.Sorted(maps.Keys(r.Lost)) {
 		r.Problems = append(r.Problems, fmt.Sprintf("%s lacks %d acknowledged writes (ids %s)", node, len(r.Lost[node]), ids(r.Lost[node])))
 	}
 	if !r.ChecksumsAgree {
@@ -215,17 +216,8 @@ func f(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func codes(m map[string]int) string {
 	var s []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		s = append(s, fmt.Sprintf("%s:%d", k, m[k]))
 	}
 	return strings.Join(s, " ")
-}
-
-func sortedKeys(m map[string]int) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -86,8 +86,8 @@ func (t *traffic) finish() []Op {
 	return out
 }
 
-// acksSince counts acknowledged writes issued after at (the writer's
-// progress, for waiting on "writes resumed").
+// ackedAfter reports whether a write issued after at has been
+// acknowledged (for waiting on "writes resumed").
 func (t *traffic) ackedAfter(at time.Time) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

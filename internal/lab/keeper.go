@@ -30,8 +30,8 @@ const HeartbeatTable = "hd_meta.heartbeat"
 // source node is no longer a healthy member of its cluster, and archives
 // every node's binary logs. It runs until ctx is cancelled.
 func (l *Lab) Keep(ctx context.Context) error {
-	k := &keeper{l: l, conns: l.newConns(), tables: map[string]bool{}}
-	defer k.close()
+	k := &keeper{l: l, Conns: l.NewConns(), tables: map[string]bool{}}
+	defer k.Close()
 	t := time.NewTicker(keeperTick)
 	defer t.Stop()
 	for i := 0; ; i++ {
@@ -59,32 +59,9 @@ func (l *Lab) Keep(ctx context.Context) error {
 
 type keeper struct {
 	l *Lab
-	*conns
+	*Conns
 	last   map[string]string // last error per subject, logged once
 	tables map[string]bool   // heartbeat table created on this node
-}
-
-// conns keeps one administrative connection per node for a series of queries.
-type conns struct {
-	l *Lab
-	m map[string]*sql.DB
-}
-
-func (l *Lab) newConns() *conns { return &conns{l: l, m: map[string]*sql.DB{}} }
-
-func (c *conns) db(n *plan.Node) *sql.DB {
-	if db := c.m[n.Name]; db != nil {
-		return db
-	}
-	db := c.l.Admin(n)
-	c.m[n.Name] = db
-	return db
-}
-
-func (c *conns) close() {
-	for _, db := range c.m {
-		db.Close()
-	}
 }
 
 func (k *keeper) logOnce(subject string, err error) {
@@ -121,7 +98,7 @@ func (k *keeper) heartbeats(ctx context.Context) {
 		if w == nil {
 			continue
 		}
-		db := k.db(w)
+		db := k.DB(w)
 		qctx, cancel := context.WithTimeout(ctx, time.Second)
 		var err error
 		if !k.tables[w.Name] {
@@ -171,17 +148,17 @@ func (k *keeper) writer(ctx context.Context, c *plan.Cluster) *plan.Node {
 
 // candidates reads each member of a Galera cluster: Synced in the primary
 // component, and its binary log position.
-func (k *conns) candidates(ctx context.Context, c *plan.Cluster) []replication.Candidate {
+func (k *Conns) candidates(ctx context.Context, c *plan.Cluster) []replication.Candidate {
 	var out []replication.Candidate
 	for _, name := range c.Nodes {
 		n, _ := k.l.Plan.Node(name)
 		cand := replication.Candidate{Node: name}
 		if k.l.alive(n) {
 			qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-			st, err := mariadb.Status(qctx, k.db(n), "wsrep_%")
+			st, err := mariadb.Status(qctx, k.DB(n), "wsrep_%")
 			var pos string
 			if err == nil {
-				err = k.db(n).QueryRowContext(qctx, "SELECT @@gtid_binlog_pos").Scan(&pos)
+				err = k.DB(n).QueryRowContext(qctx, "SELECT @@gtid_binlog_pos").Scan(&pos)
 			}
 			cancel()
 			if err == nil {
@@ -202,12 +179,12 @@ func (k *keeper) watch(ctx context.Context, ch plan.Channel) {
 	if from.Kind != spec.KindGalera || !k.l.alive(recv) {
 		return
 	}
-	choice, err := k.l.chooseSource(ctx, k.db(recv), ch, k.candidates(ctx, from), nil)
+	choice, err := k.l.chooseSource(ctx, k.DB(recv), ch, k.candidates(ctx, from), nil)
 	if err != nil || !choice.Repoint {
 		k.logOnce("channel "+ch.Name, err)
 		return
 	}
-	err = k.l.repoint(ctx, k.db(recv), ch, choice)
+	err = k.l.repoint(ctx, k.DB(recv), ch, choice)
 	k.logOnce("channel "+ch.Name, err)
 }
 

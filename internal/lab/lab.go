@@ -15,7 +15,6 @@ import (
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/provider/local"
 	"github.com/hadrill/hadrill/internal/state"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Lab is an opened lab: its state and the provider that runs its hosts.
@@ -68,32 +67,12 @@ func (l *Lab) AppDB(addr string) (*sql.DB, error) {
 	return mariadb.TCP("hd:"+l.Plan.Lab+":"+host, dial, addr, plan.AppUser, pw, ""), nil
 }
 
-// NodeState reads a node's state: Galera's wsrep_local_state_comment for
-// cluster members, "running" otherwise; "down" when the server is not
-// there, "unresponsive" when it runs but does not answer within a second
-// (paused, hung, or still starting).
+// NodeState reads a node's state (see Probe), waiting at most a second:
+// "unresponsive" then means paused, hung, or still starting.
 func (l *Lab) NodeState(ctx context.Context, n *plan.Node) string {
-	if !l.alive(n) {
-		return "down"
-	}
-	if supervise.Paused(l.Pid(n)) {
-		return "paused"
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
 	db := l.Admin(n)
 	defer db.Close()
-	if n.Kind != "galera" {
-		if err := db.PingContext(ctx); err != nil {
-			return "unresponsive"
-		}
-		return "running"
-	}
-	st, err := mariadb.Status(ctx, db, "wsrep_local_state_comment")
-	if err != nil {
-		return "unresponsive"
-	}
-	return st["wsrep_local_state_comment"]
+	return l.Probe(ctx, db, n, time.Second).State
 }
 
 // Pid is the node's server pid when it runs, else 0.

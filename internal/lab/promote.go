@@ -229,9 +229,9 @@ func (l *Lab) Repoint(ctx context.Context, channel, to string) error {
 		if !l.alive(recv) {
 			return fmt.Errorf("channel %s: the receiver %s is down", ch.Name, recv.Name)
 		}
-		cs := l.newConns()
+		cs := l.NewConns()
 		cands := cs.candidates(ctx, from)
-		rdb := cs.db(recv)
+		rdb := cs.DB(recv)
 		// On demand: the current source counts as unhealthy, and with --to so does every node but that one.
 		adjust := func(current string, cs []replication.Candidate) []replication.Candidate {
 			for i := range cs {
@@ -248,7 +248,7 @@ func (l *Lab) Repoint(ctx context.Context, channel, to string) error {
 		if err == nil {
 			err = l.repoint(ctx, rdb, ch, choice)
 		}
-		cs.close()
+		cs.Close()
 		if err != nil {
 			return err
 		}

@@ -2,11 +2,12 @@ package lab
 
 import (
 	"context"
+	"sync"
+
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
-	"sync"
 )
 
 // Status is what `hadrill status --output json` prints. Fields may be

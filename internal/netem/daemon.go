@@ -28,7 +28,6 @@ const queueLen = 1 << 16
 // Daemon holds packets of every (namespace, link) queue of a lab for their
 // link's current delay. Its links can be changed while it runs (Reload).
 type Daemon struct {
-	path  string
 	links atomic.Pointer[[]Link]
 	log   io.Writer
 	drops atomic.Int64
@@ -65,7 +64,7 @@ func Run(ctx context.Context, path string, log io.Writer, ready func()) error {
 	if err != nil {
 		return err
 	}
-	d := &Daemon{path: path, log: log}
+	d := &Daemon{log: log}
 	d.links.Store(&cfg.Links)
 	// A link's release loop sleeps in nanosleep(2), a blocking call that
 	// keeps its P until the runtime's monitor takes it back (after up to

@@ -62,14 +62,9 @@ func Do(name string, f func() error) error {
 	ch := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		restored := false
-		var ferr error
-		err := in(name, func() { ferr = f() }, &restored)
+		restored, err := in(name, f)
 		if restored {
 			runtime.UnlockOSThread()
-		}
-		if err == nil {
-			err = ferr
 		}
 		ch <- err
 	}()
@@ -84,25 +79,22 @@ func Wrap(name string, argv []string) []string {
 	return append([]string{"ip", "netns", "exec", name}, argv...)
 }
 
-// in runs f with the calling (locked) thread inside namespace name.
-func in(name string, f func(), restored *bool) error {
+// in runs f with the calling (locked) thread inside namespace name and
+// moves the thread back; restored is false only when that failed.
+func in(name string, f func() error) (restored bool, err error) {
 	self, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		*restored = true
-		return fmt.Errorf("netns: %w", err)
+		return true, fmt.Errorf("netns: %w", err)
 	}
 	defer unix.Close(self)
 	target, err := unix.Open(filepath.Join(Dir, name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		*restored = true
-		return fmt.Errorf("netns %s: %w", name, err)
+		return true, fmt.Errorf("netns %s: %w", name, err)
 	}
 	defer unix.Close(target)
 	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		*restored = true
-		return fmt.Errorf("netns %s: enter: %w", name, err)
+		return true, fmt.Errorf("netns %s: enter: %w", name, err)
 	}
-	f()
-	*restored = unix.Setns(self, unix.CLONE_NEWNET) == nil
-	return nil
+	err = f()
+	return unix.Setns(self, unix.CLONE_NEWNET) == nil, err
 }

@@ -5,16 +5,16 @@ import (
 
 	"bytes"
 	"embed"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"github.com/go-fonts/liberation/liberationserifregular"
 	"html/template"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/go-fonts/liberation/liberationserifregular"
 
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"
@@ -72,18 +72,18 @@ func Load(home string, ids []string) (*Report, error) {
 		case "drill":
 			run.Drill = &drill.Result{}
 			_ = json.Unmarshal(r.Results, run.Drill)
-			run.Timeline = readTimeline(filepath.Join(results.RunDir(home, id), drill.TimelineFile))
+			run.Timeline = readTimeline(results.ReadCSV(home, id, drill.TimelineFile))
 			run.Markers = markers(r)
 		default:
 			_ = json.Unmarshal(r.Results, &run.Points)
 		}
 		params, _ := json.Marshal(r.Params)
 		run.Params = string(params)
-		run.Series = readSeries(filepath.Join(results.RunDir(home, id), "timeseries.csv"))
+		run.Series = readSeries(results.ReadCSV(home, id, "timeseries.csv"))
 		if r.Kind == "sysbench" {
-			run.Markers = stepMarkers(r, filepath.Join(results.RunDir(home, id), workload.StepsFile))
+			run.Markers = stepMarkers(r, results.ReadCSV(home, id, workload.StepsFile))
 		}
-		run.FlowControl, run.RecvQueue = readStatus(filepath.Join(results.RunDir(home, id), "status.csv"))
+		run.FlowControl, run.RecvQueue = readStatus(results.ReadCSV(home, id, "status.csv"))
 		rep.Runs = append(rep.Runs, run)
 	}
 	if len(missing) > 0 {
@@ -243,16 +243,10 @@ func pointAt(pts []sysbench.Point, threads int) *sysbench.Point {
 }
 
 // readSeries reads timeseries.csv: the first run at each thread count.
-func readSeries(path string) map[int][][2]float64 {
+func readSeries(rows [][]string) map[int][][2]float64 {
 	out := map[int][][2]float64{}
-	f, err := os.Open(path)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	rows, _ := csv.NewReader(f).ReadAll()
-	for i, row := range rows {
-		if i == 0 || len(row) < 4 || row[1] != "1" {
+	for _, row := range rows {
+		if len(row) < 4 || row[1] != "1" {
 			continue
 		}
 		th, _ := strconv.Atoi(row[0])
@@ -264,17 +258,11 @@ func readSeries(path string) map[int][][2]float64 {
 }
 
 // readTimeline reads a drill's timeline.csv into its four series.
-func readTimeline(path string) map[string][][2]float64 {
+func readTimeline(rows [][]string) map[string][][2]float64 {
 	out := map[string][][2]float64{}
-	f, err := os.Open(path)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	rows, _ := csv.NewReader(f).ReadAll()
 	names := []string{"writes acknowledged", "writes failed", "reads", "reads failed"}
-	for i, row := range rows {
-		if i == 0 || len(row) < 5 {
+	for _, row := range rows {
+		if len(row) < 5 {
 			continue
 		}
 		t, _ := strconv.ParseFloat(row[0], 64)
@@ -301,18 +289,12 @@ func markers(r *results.Run) []Marker {
 // stepMarkers places a sysbench run's faults on its time series: each
 // thread count's line starts at its first run, so a fault is marked at its
 // offset into the first run it fell in (labelled with the thread count).
-func stepMarkers(r *results.Run, path string) []Marker {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	rows, _ := csv.NewReader(f).ReadAll()
+func stepMarkers(r *results.Run, rows [][]string) []Marker {
 	var out []Marker
 	for _, m := range markers(r) {
 		at := r.Started.Add(time.Duration(m.X * float64(time.Second))).UnixNano()
-		for i, row := range rows {
-			if i == 0 || len(row) < 4 || row[1] != "1" {
+		for _, row := range rows {
+			if len(row) < 4 || row[1] != "1" {
 				continue
 			}
 			start, _ := strconv.ParseInt(row[2], 10, 64)
@@ -327,18 +309,12 @@ func stepMarkers(r *results.Run, path string) []Marker {
 
 // readStatus turns status.csv into per-node series: the flow-control pause
 // per second (from the cumulative counter) and the receive queue.
-func readStatus(path string) (fc, rq map[string][][2]float64) {
+func readStatus(rows [][]string) (fc, rq map[string][][2]float64) {
 	fc, rq = map[string][][2]float64{}, map[string][][2]float64{}
-	f, err := os.Open(path)
-	if err != nil {
-		return fc, rq
-	}
-	defer f.Close()
-	rows, _ := csv.NewReader(f).ReadAll()
 	type last struct{ t, ns float64 }
 	prev := map[string]last{}
-	for i, row := range rows {
-		if i == 0 || len(row) < 5 || row[3] == "" {
+	for _, row := range rows {
+		if len(row) < 5 || row[3] == "" {
 			continue
 		}
 		t, _ := strconv.ParseFloat(row[0], 64)

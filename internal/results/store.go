@@ -118,3 +118,18 @@ func WriteCSV(home, id, name string, header []string, rows [][]string) error {
 	}
 	return f.Close()
 }
+
+// ReadCSV reads a run's CSV file back: its rows without the header. A
+// missing or unreadable file reads as no rows (older runs lack some files).
+func ReadCSV(home, id, name string) [][]string {
+	f, err := os.Open(filepath.Join(RunDir(home, id), name))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	rows, _ := csv.NewReader(f).ReadAll()
+	if len(rows) == 0 {
+		return nil
+	}
+	return rows[1:]
+}

@@ -6,70 +6,61 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
 )
 
-// SampleColumns are the columns of status.csv.
-var SampleColumns = []string{"t_s", "node", "state", "flow_control_paused_ns", "local_recv_queue", "local_send_queue",
-	"local_cert_failures", "last_committed"}
+// probeTimeout bounds one node's answer to a sample.
+const probeTimeout = 400 * time.Millisecond
 
-var sampled = []string{"wsrep_local_state_comment", "wsrep_flow_control_paused_ns", "wsrep_local_recv_queue",
-	"wsrep_local_send_queue", "wsrep_local_cert_failures", "wsrep_last_committed"}
+// Snapshot is every sampled node at one moment.
+type Snapshot struct {
+	At    time.Time
+	Nodes map[string]lab.NodeStatus
+}
 
-// Sampler reads every node's Galera status once a second while a
-// benchmark runs (over the nodes' unix sockets, not the benchmark's path).
+// Sampler reads the state and Galera status of some nodes at a fixed
+// period while a benchmark or drill runs, over the nodes' unix sockets (not
+// the path the load or the fault takes).
 type Sampler struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	mu     sync.Mutex
-	rows   [][]string
+	snaps  []Snapshot
 }
 
-// StartSampler begins sampling; Stop returns the rows.
-func StartSampler(ctx context.Context, l *lab.Lab) *Sampler {
+// StartSampler begins sampling nodes every period; Stop ends it.
+func StartSampler(ctx context.Context, l *lab.Lab, nodes []*plan.Node, every time.Duration) *Sampler {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Sampler{cancel: cancel, done: make(chan struct{})}
-	go s.loop(ctx, l)
+	go s.loop(ctx, l, nodes, every)
 	return s
 }
 
-func (s *Sampler) loop(ctx context.Context, l *lab.Lab) {
+func (s *Sampler) loop(ctx context.Context, l *lab.Lab, nodes []*plan.Node, every time.Duration) {
 	defer close(s.done)
-	t0 := time.Now()
-	tick := time.NewTicker(time.Second)
+	conns := l.NewConns()
+	defer conns.Close()
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		t := strconv.FormatFloat(time.Since(t0).Seconds(), 'f', 1, 64)
+		snap := Snapshot{At: time.Now(), Nodes: map[string]lab.NodeStatus{}}
+		var mu sync.Mutex
 		var wg sync.WaitGroup
-		for i := range l.Plan.Nodes {
-			n := &l.Plan.Nodes[i]
-			if n.Kind != "galera" {
-				continue
-			}
+		for _, n := range nodes {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				row := []string{t, n.Name, "down", "", "", "", "", ""}
-				if l.Pid(n) != 0 {
-					qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-					db := mariadb.Admin(n.Socket, l.Facts.User)
-					st, err := mariadb.Status(qctx, db, "wsrep_%")
-					db.Close()
-					cancel()
-					row[2] = "unresponsive"
-					if err == nil {
-						for j, k := range sampled {
-							row[2+j] = st[k]
-						}
-					}
-				}
-				s.mu.Lock()
-				s.rows = append(s.rows, row)
-				s.mu.Unlock()
+				st := l.Probe(ctx, conns.DB(n), n, probeTimeout)
+				mu.Lock()
+				snap.Nodes[n.Name] = st
+				mu.Unlock()
 			}()
 		}
 		wg.Wait()
+		s.mu.Lock()
+		s.snaps = append(s.snaps, snap)
+		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
@@ -78,11 +69,52 @@ func (s *Sampler) loop(ctx context.Context, l *lab.Lab) {
 	}
 }
 
-// Stop ends sampling and returns the rows (time, node, values).
-func (s *Sampler) Stop() [][]string {
-	s.cancel()
-	<-s.done
+// Snapshots returns what was sampled so far.
+func (s *Sampler) Snapshots() []Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rows
+	return append([]Snapshot(nil), s.snaps...)
+}
+
+// Stop ends sampling and returns every snapshot.
+func (s *Sampler) Stop() []Snapshot {
+	s.cancel()
+	<-s.done
+	return s.Snapshots()
+}
+
+// SampleColumns are the columns of status.csv.
+var SampleColumns = []string{"t_s", "node", "state", "flow_control_paused_ns", "local_recv_queue", "local_send_queue",
+	"local_cert_failures", "last_committed"}
+
+var sampled = []string{"wsrep_flow_control_paused_ns", "wsrep_local_recv_queue", "wsrep_local_send_queue",
+	"wsrep_local_cert_failures", "wsrep_last_committed"}
+
+// StatusRows turns snapshots into status.csv rows: seconds since the first
+// snapshot, then each node (in nodes' order) with its state and counters.
+func StatusRows(snaps []Snapshot, nodes []*plan.Node) [][]string {
+	var rows [][]string
+	for _, sn := range snaps {
+		t := strconv.FormatFloat(sn.At.Sub(snaps[0].At).Seconds(), 'f', 1, 64)
+		for _, n := range nodes {
+			st := sn.Nodes[n.Name]
+			row := []string{t, n.Name, st.State}
+			for _, k := range sampled {
+				row = append(row, st.Status[k])
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// galeraNodes are the lab's Galera members (the ones with flow control).
+func galeraNodes(l *lab.Lab) []*plan.Node {
+	var out []*plan.Node
+	for _, n := range l.Nodes(nil) {
+		if n.Kind == "galera" {
+			out = append(out, n)
+		}
+	}
+	return out
 }

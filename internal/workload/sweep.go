@@ -61,7 +61,7 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{RunID: id, Target: s.Target.Name}
-	sampler := StartSampler(ctx, l)
+	sampler := StartSampler(ctx, l, galeraNodes(l), time.Second)
 	var series, spans [][]string
 	steps, step, t0 := len(s.Params.Threads)*s.Params.Runs, 0, time.Now()
 	for _, threads := range s.Params.Threads {
@@ -88,7 +88,7 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 		}
 	}
 	out.Interrupted = ctx.Err() != nil
-	samples := sampler.Stop()
+	samples := StatusRows(sampler.Stop(), galeraNodes(l))
 	if err := Finish(l, run, out.Interrupted, out.Results); err != nil {
 		return nil, err
 	}
