@@ -68,7 +68,7 @@ func drainCmd(drain bool) *cobra.Command {
 		Short: short,
 		Args:  args(1, -1, "one or more node names"),
 		RunE: func(cmd *cobra.Command, names []string) error {
-			l, err := openLab()
+			l, err := changeLab()
 			if err != nil {
 				return err
 			}

@@ -22,7 +22,7 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 'hadrill restore --to TIME|GTID' rebuilds the data as of any point after a backup.`,
 		Args: args(1, 1, "one node name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := openLab()
+			l, err := changeLab()
 			if err != nil {
 				return err
 			}

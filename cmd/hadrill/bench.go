@@ -45,7 +45,7 @@ as err/s when several nodes take writes. Results go to the run store (hadrill ru
 			if err := hderr.Users(problems); err != nil {
 				return err
 			}
-			l, err := openLab()
+			l, err := benchLab()
 			if err != nil {
 				return err
 			}
@@ -121,7 +121,7 @@ func commitLatencyCmd() *cobra.Command {
 			if count < 1 || count > 1_000_000 {
 				problems = append(problems, hderr.User("--count: expected 1 to 1000000, got %d", count))
 			}
-			l, err := openLab()
+			l, err := benchLab()
 			if err != nil {
 				return err
 			}
@@ -175,7 +175,7 @@ func expandAll(targets, nodes []string) []string {
 
 // probePair resolves --from and --to (default: the first two nodes).
 func probePair(cmd *cobra.Command, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
-	l, err := openLab()
+	l, err := benchLab()
 	if err != nil {
 		return nil, workload.Endpoint{}, workload.Endpoint{}, err
 	}
@@ -293,7 +293,7 @@ func slapCmd() *cobra.Command {
 			if err := hderr.Users(problems); err != nil {
 				return err
 			}
-			l, err := openLab()
+			l, err := benchLab()
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -45,7 +44,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 			Short: v.short,
 			Args:  args(0, max, "targets as shown in the usage"),
 			RunE: func(cmd *cobra.Command, a []string) error {
-				l, err := openLab()
+				l, err := changeLab()
 				if err != nil {
 					return err
 				}
@@ -67,7 +66,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 					return err
 				}
 				if !res.Passed {
-					return errors.New("drill failed: " + strings.Join(res.Problems, "; "))
+					return fmt.Errorf("drill %s: %s", res.Verdict, strings.Join(res.Problems, "; "))
 				}
 				return nil
 			},
@@ -98,17 +97,19 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 				return err
 			}
 			if err := emit(res, func() {
-				fmt.Printf("run %s: %d acknowledged writes checked on every node of cluster %s\n", res.RunID, res.Acked, res.Cluster)
-				for node, ids := range res.Lost {
-					fmt.Printf("  %s lacks %d: %v\n", node, len(ids), ids)
-				}
+				fmt.Printf("run %s: %d acknowledged writes, checked on every node of cluster %s\n", res.RunID, res.Acked, res.Cluster)
+				printAudit(res.Nodes)
+				fmt.Println("  verdict: " + res.Verdict)
 			}); err != nil {
 				return err
 			}
-			if !res.Passed {
-				return fmt.Errorf("audit failed: acknowledged writes of run %s are missing", res.RunID)
+			switch res.Verdict {
+			case drill.VerdictPassed:
+				return nil
+			case drill.VerdictLost:
+				return fmt.Errorf("audit: acknowledged writes of run %s are missing", res.RunID)
 			}
-			return nil
+			return fmt.Errorf("audit: run %s could not be verified on every node", res.RunID)
 		},
 	})
 	return c
@@ -128,12 +129,37 @@ func printDrill(r *drill.Result) {
 	for _, c := range r.Codes {
 		fmt.Printf("  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)
 	}
-	fmt.Printf("  acknowledged writes missing: %d; table checksums agree: %v\n", r.LostCount, r.ChecksumsAgree)
-	if r.Passed {
+	printAudit(r.Audit)
+	agree := fmt.Sprint(r.ChecksumsAgree)
+	if len(r.ChecksumsUnread) > 0 {
+		agree = "not known (not read on every node)"
+	}
+	fmt.Printf("  acknowledged writes missing: %d; table checksums agree: %s\n", r.LostCount, agree)
+	if r.Interrupted {
+		fmt.Println("  INTERRUPTED: the drill was stopped early; what it broke was undone, its run is kept")
+	}
+	switch r.Verdict {
+	case drill.VerdictPassed:
 		fmt.Println("  PASSED: every acknowledged write is on every node")
-	} else {
+	case drill.VerdictInterrupted:
+		fmt.Println("  nothing acknowledged was lost in what the drill saw")
+	default:
 		for _, p := range r.Problems {
-			fmt.Println("  FAILED: " + p)
+			fmt.Printf("  %s: %s\n", strings.ToUpper(r.Verdict), p)
+		}
+	}
+}
+
+// printAudit says, per node, what the acknowledged-write audit saw.
+func printAudit(audit []drill.NodeAudit) {
+	for _, a := range audit {
+		switch a.State {
+		case drill.NodeVerified:
+			fmt.Printf("  %s: verified, all %d acknowledged writes present\n", a.Node, a.Checked)
+		case drill.NodeMissing:
+			fmt.Printf("  %s: MISSING %d of %d acknowledged writes\n", a.Node, len(a.Missing), a.Checked)
+		default:
+			fmt.Printf("  %s: unverified (could not be read: %s)\n", a.Node, a.Reason)
 		}
 	}
 }

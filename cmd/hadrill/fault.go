@@ -29,7 +29,7 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			Short: v.short,
 			Args:  args(1, -1, "one or more node names"),
 			RunE: func(cmd *cobra.Command, a []string) error {
-				l, err := openLab()
+				l, err := changeLab()
 				if err != nil {
 					return err
 				}
@@ -43,7 +43,7 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 		Short: "Cut hosts or a region off from everyone else (or from --from) with iptables in their namespaces",
 		Args:  args(1, -1, "one or more node, host or region names"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := openLab()
+			l, err := changeLab()
 			if err != nil {
 				return err
 			}
@@ -63,7 +63,7 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			Short: v.short,
 			Args:  args(2, 2, "a link (REGION-REGION) and a value"),
 			RunE: func(cmd *cobra.Command, a []string) error {
-				l, err := openLab()
+				l, err := changeLab()
 				if err != nil {
 					return err
 				}
@@ -80,7 +80,7 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 		Short: "Undo every fault: lift partitions, resume paused servers, start killed or stopped ones",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := openLab()
+			l, err := changeLab()
 			if err != nil {
 				return err
 			}

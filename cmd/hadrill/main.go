@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/state"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -20,20 +21,34 @@ var version = "dev"
 
 func main() {
 	_ = mysql.SetLogger(&mysql.NopLogger{}) // the driver's own logging would bypass our messages
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Every signal that ends a terminal session or its pipeline cancels the
+	// command's context: it undoes what it broke, keeps what it measured and
+	// removes what it was creating. SIGPIPE included (hadrill ... | head):
+	// with it caught, a write to a closed pipe fails instead of killing us.
+	ctx, stop := signal.NotifyContext(context.Background(), interrupts...)
 	err := newRoot().ExecuteContext(ctx)
+	for _, u := range unlocks {
+		u()
+	}
 	stop()
 	os.Exit(exitCode(err))
 }
 
-// exitCode prints err and maps it: 0 ok, 2 bad input, 1 runtime failure.
+var interrupts = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE}
+
+// exitCode prints err and maps it: 0 ok, 2 bad input, 3 the lab is busy
+// with another command, 1 runtime failure.
 func exitCode(err error) int {
 	if err == nil {
 		return 0
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(os.Stderr, "hadrill: interrupted; what was being created has been removed")
+		fmt.Fprintln(os.Stderr, "hadrill: interrupted")
 		return 1
+	}
+	if state.IsBusy(err) {
+		fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())
+		return 3
 	}
 	for _, line := range strings.Split(err.Error(), "\n") {
 		if strings.TrimSpace(line) != "" {

@@ -22,7 +22,7 @@ func nodeCmd(verb string) *cobra.Command {
 			if all == (len(names) > 0) {
 				return hderr.User("%s: name one or more nodes, or give --all", verb)
 			}
-			l, err := openLab()
+			l, err := changeLab()
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ joins the rest. When it cannot decide safely it refuses and says why; --force NO
 NODE the one to bootstrap from (what only the other nodes committed is then lost).`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := openLab()
+			l, err := changeLab()
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,7 @@ Promote refuses, changing nothing, when NODE holds transactions the primary neve
 (what only it had would be lost); --force promotes anyway.`,
 		Args: args(1, 1, "one node name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := openLab()
+			l, err := changeLab()
 			if err != nil {
 				return err
 			}
@@ -41,7 +41,7 @@ The new source must hold everything the receiver applied, so nothing is skipped 
 applied twice.`,
 		Args: args(0, 1, "at most one channel name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := openLab()
+			l, err := changeLab()
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/state"
 )
 
 func statusCmd() *cobra.Command {
@@ -37,6 +38,37 @@ func openLab() (*lab.Lab, error) {
 	if err != nil {
 		return nil, err
 	}
+	return lab.Open(h, name, os.Stderr)
+}
+
+// changeLab opens a lab for a command that changes it: the lab's writer
+// lock is held until the command ends, so one change happens at a time.
+func changeLab() (*lab.Lab, error) { return lockedLab(state.Writer) }
+
+// benchLab opens a lab for a benchmark: one at a time per lab (faults may
+// still be injected under it; `down` ends it first).
+func benchLab() (*lab.Lab, error) { return lockedLab(state.Bench) }
+
+// unlocks release the locks a command took, when it ends.
+var unlocks []func()
+
+func lockedLab(k state.Kind) (*lab.Lab, error) {
+	name, err := labName()
+	if err != nil {
+		return nil, err
+	}
+	h, err := home()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := state.Load(h, name); err != nil {
+		return nil, err // an unknown lab is named as such, not locked
+	}
+	unlock, err := state.Lock(h, name, k)
+	if err != nil {
+		return nil, err
+	}
+	unlocks = append(unlocks, unlock)
 	return lab.Open(h, name, os.Stderr)
 }
 

@@ -173,23 +173,6 @@ func Codes(ops []Op, start time.Time) []CodeSpan {
 	return out
 }
 
-// Missing lists, per node, the acknowledged ids it does not hold.
-func Missing(acked []int64, present map[string]map[int64]bool) map[string][]int64 {
-	out := map[string][]int64{}
-	for node, have := range present {
-		for _, id := range acked {
-			if !have[id] {
-				out[node] = append(out[node], id)
-			}
-		}
-	}
-	for node, ids := range out {
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		out[node] = ids
-	}
-	return out
-}
-
 // Acked lists the ids of acknowledged writes.
 func Acked(ops []Op) []int64 {
 	var out []int64

@@ -82,19 +82,30 @@ func TestCode(t *testing.T) {
 	}
 }
 
-func TestMissingAndAgree(t *testing.T) {
+func TestAuditAndAgree(t *testing.T) {
 	acked := Acked(append(writes(1, 2, 3), Op{Write: true, ID: 9, Sent: at(1), Done: at(2), Code: "lost"}))
 	if !reflect.DeepEqual(acked, []int64{1, 2, 3}) {
 		t.Fatalf("acked %v (a failed write is not acknowledged)", acked)
 	}
-	present := map[string]map[int64]bool{
-		"db1": {1: true, 2: true, 3: true},
-		"db2": {1: true, 3: true, 9: true},
-		"db3": {},
+	reads := map[string]Read{
+		"db1": {IDs: map[int64]bool{1: true, 2: true, 3: true}},
+		"db2": {IDs: map[int64]bool{1: true, 3: true, 9: true}},
+		"db3": {Err: errors.New("dial unix db3/mysqld.sock: connect: no such file or directory")},
+		"db4": {IDs: map[int64]bool{}},
 	}
-	got := Missing(acked, present)
-	if !reflect.DeepEqual(got, map[string][]int64{"db2": {2}, "db3": {1, 2, 3}}) {
-		t.Fatalf("missing %v", got)
+	got := AuditOf(acked, reads)
+	want := []NodeAudit{
+		{Node: "db1", State: NodeVerified, Checked: 3},
+		{Node: "db2", State: NodeMissing, Checked: 3, Missing: []int64{2}},
+		// a node that cannot be read is unverified, never "lacks every id"
+		{Node: "db3", State: NodeUnverified, Reason: "dial unix db3/mysqld.sock: connect: no such file or directory"},
+		{Node: "db4", State: NodeMissing, Checked: 3, Missing: []int64{1, 2, 3}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("audit\n got %+v\nwant %+v", got, want)
+	}
+	if lost := lostOf(got); !reflect.DeepEqual(lost, map[string][]int64{"db2": {2}, "db4": {1, 2, 3}}) {
+		t.Fatalf("lost %v: only nodes that were read can lack ids", lost)
 	}
 	ok, differ := Agree(map[string]map[string]string{"db1": {"app.t": "1", "app.u": "5"}, "db2": {"app.t": "1", "app.u": "6"}, "db3": {"app.t": "1"}})
 	if ok || !reflect.DeepEqual(differ, []string{"app.u"}) {
@@ -102,6 +113,59 @@ func TestMissingAndAgree(t *testing.T) {
 	}
 	if ok, _ := Agree(map[string]map[string]string{"db1": {"app.t": "1"}, "db2": {"app.t": "1"}}); !ok {
 		t.Fatal("equal checksums must agree")
+	}
+}
+
+func TestChecksumVerdict(t *testing.T) {
+	same := map[string]string{"app.t": "1"}
+	for _, c := range []struct {
+		name   string
+		sums   map[string]Sums
+		agree  bool
+		differ []string
+		unread []string
+	}{
+		{"all read, same", map[string]Sums{"db1": {Tables: same}, "db2": {Tables: same}}, true, nil, nil},
+		{"all read, differ", map[string]Sums{"db1": {Tables: same}, "db2": {Tables: map[string]string{"app.t": "2"}}}, false, []string{"app.t"}, nil},
+		// the finding this guards against: no checksum read, yet "agree: true"
+		{"none read", map[string]Sums{"db1": {Err: context.Canceled}, "db2": {Err: context.Canceled}}, false, nil, []string{"db1", "db2"}},
+		{"one unread", map[string]Sums{"db1": {Tables: same}, "db2": {Tables: same}, "db3": {Err: errors.New("down")}}, false, nil, []string{"db3"}},
+		{"nothing at all", map[string]Sums{}, false, nil, nil},
+	} {
+		agree, differ, unread := ChecksumVerdict(c.sums)
+		if agree != c.agree || !reflect.DeepEqual(differ, c.differ) || !reflect.DeepEqual(sortedKeys(unread), c.unread) {
+			t.Errorf("%s: agree %v differ %v unread %v; want %v %v %v", c.name, agree, differ, sortedKeys(unread), c.agree, c.differ, c.unread)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	ok := NodeAudit{Node: "db1", State: NodeVerified}
+	lost := NodeAudit{Node: "db2", State: NodeMissing, Missing: []int64{7}}
+	unread := NodeAudit{Node: "db3", State: NodeUnverified, Reason: "down"}
+	for _, c := range []struct {
+		name        string
+		audit       []NodeAudit
+		differ      []string
+		unreadSums  int
+		problems    []string
+		interrupted bool
+		want        string
+	}{
+		{"all verified", []NodeAudit{ok, ok}, nil, 0, nil, false, VerdictPassed},
+		{"a loss seen", []NodeAudit{ok, lost}, nil, 0, nil, false, VerdictLost},
+		{"a loss seen beside an unread node", []NodeAudit{lost, unread}, nil, 1, nil, true, VerdictLost},
+		{"an unread node is not a loss", []NodeAudit{ok, unread}, nil, 1, nil, false, VerdictUnverified},
+		{"unread checksums only", []NodeAudit{ok, ok}, nil, 1, nil, false, VerdictUnverified},
+		{"checksums differ", []NodeAudit{ok, ok}, []string{"app.t"}, 0, nil, false, VerdictFailed},
+		{"another problem", []NodeAudit{ok, ok}, nil, 0, []string{"writes never resumed after the fault"}, false, VerdictFailed},
+		{"interrupted, all verified", []NodeAudit{ok, ok}, nil, 0, nil, true, VerdictInterrupted},
+		{"interrupted and unread", []NodeAudit{ok, unread}, nil, 1, nil, true, VerdictUnverified},
+		{"no node audited", nil, nil, 0, nil, false, VerdictUnverified},
+	} {
+		if got := Decide(c.audit, c.differ, c.unreadSums, c.problems, c.interrupted); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
 	}
 }
 

@@ -18,7 +18,9 @@ type AuditResult struct {
 	RunID   string             `json:"run_id"`
 	Cluster string             `json:"cluster"`
 	Acked   int                `json:"acked"`
+	Nodes   []NodeAudit        `json:"audit"` // per node: verified, missing or unverified
 	Lost    map[string][]int64 `json:"lost_acked_writes"`
+	Verdict string             `json:"verdict"` // passed, lost or unverified
 	Passed  bool               `json:"passed"`
 }
 
@@ -44,8 +46,9 @@ func Audit(ctx context.Context, l *lab.Lab, runID string) (*AuditResult, error) 
 		return nil, fmt.Errorf("run %s: %s is missing or empty: nothing to audit", runID, OpsFile)
 	}
 	acked := ackedIDs(rows)
-	lost := AuditNodes(ctx, l, l.Nodes(c.Nodes), runID, acked, 2*time.Second)
-	return &AuditResult{RunID: runID, Cluster: c.Name, Acked: len(acked), Lost: lost, Passed: len(lost) == 0}, nil
+	audit := AuditNodes(ctx, l, l.Nodes(c.Nodes), runID, acked, 2*time.Second)
+	v := Decide(audit, nil, 0, nil, false)
+	return &AuditResult{RunID: runID, Cluster: c.Name, Acked: len(acked), Nodes: audit, Lost: lostOf(audit), Verdict: v, Passed: v == VerdictPassed}, nil
 }
 
 // ackedIDs picks the acknowledged write ids out of a drill's ops.csv rows

@@ -35,46 +35,54 @@ type Options struct {
 
 // Result is what a drill found; it is the run's results in the store.
 type Result struct {
-	RunID          string                       `json:"run_id"`
-	Scenario       string                       `json:"scenario"`
-	Cluster        string                       `json:"cluster"`
-	Profile        string                       `json:"profile"`
-	Targets        []string                     `json:"targets"`
-	WritesPerS     int                          `json:"writes_per_s"`
-	Writes         int                          `json:"writes"`
-	WritesAcked    int                          `json:"writes_acked"`
-	WritesFailed   int                          `json:"writes_failed"`
-	Reads          int                          `json:"reads"`
-	ReadsFailed    int                          `json:"reads_failed"`
-	Gap            Gap                          `json:"client_gap"`
-	WritesBackS    *float64                     `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
-	ReformedS      *float64                     `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component)
-	SyncedS        *float64                     `json:"synced_s"`             // fault → every node Synced in one primary component again
-	Codes          []CodeSpan                   `json:"error_codes"`
-	Lost           map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it lacks
-	LostCount      int                          `json:"lost_count"`
-	Checksums      map[string]map[string]string `json:"checksums"` // node → table → CHECKSUM TABLE
-	ChecksumsAgree bool                         `json:"checksums_agree"`
-	Problems       []string                     `json:"problems,omitempty"`
-	Passed         bool                         `json:"passed"`
+	RunID           string                       `json:"run_id"`
+	Scenario        string                       `json:"scenario"`
+	Cluster         string                       `json:"cluster"`
+	Profile         string                       `json:"profile"`
+	Targets         []string                     `json:"targets"`
+	WritesPerS      int                          `json:"writes_per_s"`
+	Writes          int                          `json:"writes"`
+	WritesAcked     int                          `json:"writes_acked"`
+	WritesFailed    int                          `json:"writes_failed"`
+	Reads           int                          `json:"reads"`
+	ReadsFailed     int                          `json:"reads_failed"`
+	Gap             Gap                          `json:"client_gap"`
+	WritesBackS     *float64                     `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
+	ReformedS       *float64                     `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component)
+	SyncedS         *float64                     `json:"synced_s"`             // fault → every node Synced in one primary component again
+	Codes           []CodeSpan                   `json:"error_codes"`
+	Audit           []NodeAudit                  `json:"audit"`             // per node: verified, missing or unverified
+	Lost            map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it was read and found to lack
+	LostCount       int                          `json:"lost_count"`
+	Checksums       map[string]map[string]string `json:"checksums"`                  // node → table → CHECKSUM TABLE (nodes that were read)
+	ChecksumsUnread map[string]string            `json:"checksums_unread,omitempty"` // node → why its checksums could not be read
+	ChecksumsAgree  bool                         `json:"checksums_agree"`            // every node read, and all the same
+	Interrupted     bool                         `json:"interrupted"`                // a signal ended the drill early; what it broke was undone
+	Verdict         string                       `json:"verdict"`                    // passed, lost, failed, unverified or interrupted
+	Problems        []string                     `json:"problems,omitempty"`
+	Passed          bool                         `json:"passed"`
 }
 
 type drill struct {
-	l       *lab.Lab
-	o       Options
-	lb      *plan.LB
-	cluster *plan.Cluster
-	nodes   []*plan.Node
-	t       *traffic
-	s       *sampler
-	faultAt time.Time
-	wholeAt time.Time // the cluster whole again after the fault
-	res     *Result
+	l        *lab.Lab
+	o        Options
+	lb       *plan.LB
+	cluster  *plan.Cluster
+	nodes    []*plan.Node
+	t        *traffic
+	s        *sampler
+	faultAt  time.Time
+	wholeAt  time.Time // the cluster whole again after the fault
+	res      *Result
+	problems []string // what went wrong while running the drill (not the audit's findings)
 }
 
 // Run runs a drill and stores it as a run. A drill that loses acknowledged
 // writes or ends with nodes disagreeing still returns its result (and the
-// run is stored); Passed says whether it held.
+// run is stored); Verdict says what it found. When ctx is cancelled (a
+// signal), the drill stops its traffic, undoes what it broke, judges what it
+// saw and stores the run marked interrupted: nothing after the fault is cut
+// short by the interruption itself.
 func Run(ctx context.Context, l *lab.Lab, o Options) (*Result, error) {
 	d, err := prepare(l, o)
 	if err != nil {
@@ -92,27 +100,53 @@ func Run(ctx context.Context, l *lab.Lab, o Options) (*Result, error) {
 	}
 	defer w.Close()
 	defer r.Close()
-	d.s = startSampler(ctx, l, d.nodes, d.cluster.Members(), 100*time.Millisecond)
+	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
+	d.s = startSampler(bg, l, d.nodes, d.cluster.Members(), 100*time.Millisecond)
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
 	d.logf("%s drill on cluster %s: %d writes/s and %d reads/s through %s", o.Scenario, d.cluster.Name, o.Rate, o.Rate/2, d.lb.Name)
 	sleep(ctx, o.Before)
 	ferr := d.fault(ctx)
-	if ferr == nil {
+	switch {
+	case ctx.Err() != nil:
+		d.res.Interrupted = true
+		if !d.faultAt.IsZero() && d.wholeAt.IsZero() {
+			if err := d.repair(bg); err != nil {
+				d.problems = append(d.problems, err.Error())
+			}
+		}
+	case ferr != nil:
+		d.problems = append(d.problems, ferr.Error())
+	default:
 		d.logf("cluster whole again; %v more traffic", o.After)
 		sleep(ctx, o.After)
+		d.res.Interrupted = ctx.Err() != nil
 	}
 	ops := d.t.finish()
 	d.s.finish()
 	end := time.Now()
-	d.judge(ctx, ops, run.Started, end)
-	if ferr != nil {
-		d.res.Problems = append([]string{ferr.Error()}, d.res.Problems...)
-		d.res.Passed = false
-	}
+	jctx, cancel := context.WithTimeout(bg, 2*time.Minute)
+	defer cancel()
+	d.judge(jctx, ops, run.Started, end)
 	if err := d.store(run, ops, end); err != nil {
 		return d.res, err
 	}
 	return d.res, ctx.Err()
+}
+
+// repair undoes an interrupted drill's fault (lift partitions, resume, start
+// what was killed; a cluster with every node down is recovered) and waits
+// until the cluster is whole again.
+func (d *drill) repair(ctx context.Context) error {
+	d.logf("interrupted: undoing the fault (lifting partitions, starting what was killed); the run is kept, marked interrupted")
+	since := time.Now()
+	if err := d.l.Heal(ctx); err != nil {
+		return fmt.Errorf("undoing the fault after the interruption: %w", err)
+	}
+	if _, ok := d.s.waitFor(ctx, since, d.o.Timeout, func(s Sample) bool { return s.Whole(d.cluster.Members()) }); !ok {
+		return fmt.Errorf("cluster %s not whole within %v after undoing the interrupted fault", d.cluster.Name, d.o.Timeout)
+	}
+	d.logf("cluster %s whole again", d.cluster.Name)
+	return nil
 }
 
 func prepare(l *lab.Lab, o Options) (*drill, error) {

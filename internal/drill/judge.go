@@ -61,23 +61,34 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 		}
 	}
 	acked := Acked(ops)
-	r.Lost = AuditNodes(ctx, d.l, d.nodes, r.RunID, acked, auditWait)
+	r.Audit = AuditNodes(ctx, d.l, d.nodes, r.RunID, acked, auditWait)
+	r.Lost = lostOf(r.Audit)
 	for _, ids := range r.Lost {
 		r.LostCount += len(ids)
 	}
-	r.Checksums = checksums(ctx, d.l, d.nodes)
+	sums := checksums(ctx, d.l, d.nodes)
 	var differ []string
-	r.ChecksumsAgree, differ = Agree(r.Checksums)
-	for _, node := range slices.Sorted(maps.Keys(r.Lost)) {
-		r.Problems = append(r.Problems, fmt.Sprintf("%s lacks %d acknowledged writes (ids %s)", node, len(r.Lost[node]), ids(r.Lost[node])))
+	r.Checksums = map[string]map[string]string{}
+	for node, s := range sums {
+		if s.Err == nil {
+			r.Checksums[node] = s.Tables
+		}
 	}
-	if !r.ChecksumsAgree {
+	r.ChecksumsAgree, differ, r.ChecksumsUnread = ChecksumVerdict(sums)
+	var other []string
+	if r.WritesBackS == nil && !d.faultAt.IsZero() && !r.Interrupted {
+		other = append(other, "writes never resumed after the fault")
+	}
+	other = append(d.problems, other...)
+	r.Verdict = Decide(r.Audit, differ, len(r.ChecksumsUnread), other, r.Interrupted)
+	r.Problems = append(other, auditProblems(r.Audit)...)
+	if len(differ) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("nodes disagree on tables %s (CHECKSUM TABLE)", strings.Join(differ, ", ")))
 	}
-	if r.WritesBackS == nil && !d.faultAt.IsZero() {
-		r.Problems = append(r.Problems, "writes never resumed after the fault")
+	if len(r.ChecksumsUnread) > 0 {
+		r.Problems = append(r.Problems, "checksums not read on "+joinSorted(r.ChecksumsUnread))
 	}
-	r.Passed = len(r.Problems) == 0
+	r.Passed = r.Verdict == VerdictPassed
 }
 
 func firstAckAfter(ops []Op, at time.Time) time.Time {
@@ -107,77 +118,95 @@ func ids(list []int64) string {
 	return strings.Join(s, ", ")
 }
 
-// AuditNodes lists, per node, the acknowledged ids of run it does not hold
-// (read on each node directly), after giving lagging nodes auditWait to
-// catch up. A node that cannot be read counts every id as missing.
-func AuditNodes(ctx context.Context, l *lab.Lab, nodes []*plan.Node, run string, acked []int64, wait time.Duration) map[string][]int64 {
-	var missing map[string][]int64
+// AuditNodes reads the acknowledged ids of run back on each node directly
+// and judges each node (verified, missing, unverified). Nodes that are not
+// yet verified are read again until wait has passed: a lagging node may
+// catch up, a restarting one may come back.
+func AuditNodes(ctx context.Context, l *lab.Lab, nodes []*plan.Node, run string, acked []int64, wait time.Duration) []NodeAudit {
 	for end := time.Now().Add(wait); ; time.Sleep(250 * time.Millisecond) {
-		present := map[string]map[int64]bool{}
+		reads := map[string]Read{}
 		for _, n := range nodes {
-			present[n.Name] = idsOn(ctx, l, n, run)
+			reads[n.Name] = idsOn(ctx, l, n, run)
 		}
-		missing = Missing(acked, present)
-		if len(missing) == 0 || time.Now().After(end) || ctx.Err() != nil {
-			return missing
+		audit := AuditOf(acked, reads)
+		if settled(audit) || time.Now().After(end) || ctx.Err() != nil {
+			return audit
 		}
 	}
 }
 
-func idsOn(ctx context.Context, l *lab.Lab, n *plan.Node, run string) map[int64]bool {
-	have := map[int64]bool{}
+func idsOn(ctx context.Context, l *lab.Lab, n *plan.Node, run string) Read {
 	db := l.Admin(n)
 	defer db.Close()
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	rows, err := db.QueryContext(qctx, "SELECT id FROM app.hd_drill WHERE run = ?", run)
 	if err != nil {
-		return have
+		return Read{Err: err}
 	}
 	defer rows.Close()
+	have := map[int64]bool{}
 	for rows.Next() {
 		var id int64
-		if rows.Scan(&id) == nil {
-			have[id] = true
+		if err := rows.Scan(&id); err != nil {
+			return Read{Err: err}
 		}
+		have[id] = true
 	}
-	return have
+	if err := rows.Err(); err != nil {
+		return Read{Err: err}
+	}
+	return Read{IDs: have}
 }
 
-// checksums runs CHECKSUM TABLE on every table of the app schema on each node.
-func checksums(ctx context.Context, l *lab.Lab, nodes []*plan.Node) map[string]map[string]string {
-	out := map[string]map[string]string{}
+// checksums runs CHECKSUM TABLE on every table of the app schema on each
+// node; a node where any of it fails is unread, with the reason.
+func checksums(ctx context.Context, l *lab.Lab, nodes []*plan.Node) map[string]Sums {
+	out := map[string]Sums{}
 	for _, n := range nodes {
-		out[n.Name] = map[string]string{}
-		db := l.Admin(n)
-		qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		var tables []string
-		if rows, err := db.QueryContext(qctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'app' ORDER BY 1"); err == nil {
-			for rows.Next() {
-				var t string
-				if rows.Scan(&t) == nil {
-					tables = append(tables, t)
-				}
-			}
-			rows.Close()
-		}
-		for _, t := range tables {
-			var name string
-			var sum *string
-			if db.QueryRowContext(qctx, "CHECKSUM TABLE app.`"+t+"`").Scan(&name, &sum) == nil && sum != nil {
-				out[n.Name]["app."+t] = *sum
-			}
-		}
-		cancel()
-		db.Close()
+		out[n.Name] = checksumsOn(ctx, l, n)
 	}
 	return out
+}
+
+func checksumsOn(ctx context.Context, l *lab.Lab, n *plan.Node) Sums {
+	db := l.Admin(n)
+	defer db.Close()
+	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	rows, err := db.QueryContext(qctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'app' ORDER BY 1")
+	if err != nil {
+		return Sums{Err: err}
+	}
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return Sums{Err: err}
+		}
+		tables = append(tables, t)
+	}
+	rows.Close()
+	sums := map[string]string{}
+	for _, t := range tables {
+		var name string
+		var sum *string
+		if err := db.QueryRowContext(qctx, "CHECKSUM TABLE app.`"+t+"`").Scan(&name, &sum); err != nil {
+			return Sums{Err: fmt.Errorf("CHECKSUM TABLE app.%s: %w", t, err)}
+		}
+		if sum == nil {
+			return Sums{Err: fmt.Errorf("CHECKSUM TABLE app.%s: no checksum (table missing or unreadable)", t)}
+		}
+		sums["app."+t] = *sum
+	}
+	return Sums{Tables: sums}
 }
 
 // store saves the run: results, the timeline (per 0.25 s, as rates per
 // second) and every operation (for `drill audit`).
 func (d *drill) store(run *results.Run, ops []Op, end time.Time) error {
-	if err := workload.Finish(d.l, run, false, d.res); err != nil {
+	if err := workload.Finish(d.l, run, d.res.Interrupted, d.res); err != nil {
 		return err
 	}
 	const w = 250 * time.Millisecond

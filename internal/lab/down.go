@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -20,11 +21,18 @@ func Down(ctx context.Context, home, name string, keepData bool, log io.Writer) 
 	if err := plan.CheckLabName(name); err != nil {
 		return err
 	}
-	unlock, err := state.Lock(home, name)
+	unlock, err := state.Lock(home, name, state.Writer)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// a running benchmark ends first (it keeps its partial results), and no
+	// new one starts while the lab goes away
+	unbench, err := state.LockEnding(home, name, state.Bench, time.Minute, func(s string) { fmt.Fprintln(orDiscard(log), s) })
+	if err != nil {
+		return err
+	}
+	defer unbench()
 	st, err := state.Load(home, name)
 	switch {
 	case err == nil:

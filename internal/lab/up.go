@@ -37,7 +37,7 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	if err := plan.CheckLabName(o.Name); err != nil {
 		return nil, err
 	}
-	unlock, err := state.Lock(home, o.Name)
+	unlock, err := state.Lock(home, o.Name, state.Writer)
 	if err != nil {
 		return nil, err
 	}

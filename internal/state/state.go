@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -130,28 +129,4 @@ func Resolve(home, name string) (string, error) {
 		return "", hderr.User("no lab in %s: start one with `hadrill up`", home)
 	}
 	return "", hderr.User("--name: %d labs exist (%s); say which one", len(labs), listOrNone(home))
-}
-
-// Lock takes an exclusive lock on a lab name (released by Unlock or when the
-// process dies). The lock file sits beside the lab dir so it outlives it.
-func Lock(home, name string) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Join(home, "labs"), 0o755); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(home, "labs", "."+name+".lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, hderr.User("--name: lab %q is busy: another hadrill command is working on it", name)
-	}
-	return func() {
-		if _, err := os.Stat(LabDir(home, name)); errors.Is(err, os.ErrNotExist) {
-			_ = os.Remove(path) // the lab is gone: leave nothing of it behind
-		}
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
 }

@@ -1,0 +1,169 @@
+package drill
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// What the audit could say of one node. A node that could not be read is
+// unverified, never "missing everything": a verdict only claims what it saw.
+const (
+	NodeVerified   = "verified"   // every acknowledged id was read back
+	NodeMissing    = "missing"    // read, and some acknowledged ids are not there
+	NodeUnverified = "unverified" // could not be read (Reason says why)
+)
+
+// NodeAudit is the acknowledged-write audit of one node.
+type NodeAudit struct {
+	Node    string  `json:"node"`
+	State   string  `json:"state"` // verified, missing or unverified
+	Checked int     `json:"checked"`
+	Missing []int64 `json:"missing,omitempty"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+// Read is what reading one node gave: the ids it holds, or why it could
+// not be read.
+type Read struct {
+	IDs map[int64]bool
+	Err error
+}
+
+// AuditOf judges every node's read against the acknowledged ids, sorted by
+// node name.
+func AuditOf(acked []int64, reads map[string]Read) []NodeAudit {
+	var out []NodeAudit
+	for _, node := range sortedKeys(reads) {
+		r := reads[node]
+		a := NodeAudit{Node: node, Checked: len(acked)}
+		switch {
+		case r.Err != nil:
+			a.State, a.Checked, a.Reason = NodeUnverified, 0, r.Err.Error()
+		default:
+			for _, id := range acked {
+				if !r.IDs[id] {
+					a.Missing = append(a.Missing, id)
+				}
+			}
+			slices.Sort(a.Missing)
+			a.State = NodeVerified
+			if len(a.Missing) > 0 {
+				a.State = NodeMissing
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// settled reports whether an audit needs no second look: every node read
+// and holding everything. (Missing or unreadable nodes are read again until
+// the audit's wait runs out: a lagging or restarting node may catch up.)
+func settled(audit []NodeAudit) bool {
+	for _, a := range audit {
+		if a.State != NodeVerified {
+			return false
+		}
+	}
+	return true
+}
+
+// lostOf is the audit's observed losses: node → acknowledged ids it lacks.
+func lostOf(audit []NodeAudit) map[string][]int64 {
+	out := map[string][]int64{}
+	for _, a := range audit {
+		if a.State == NodeMissing {
+			out[a.Node] = a.Missing
+		}
+	}
+	return out
+}
+
+// Sums is one node's CHECKSUM TABLE of every app table, or why it could not
+// be read in full.
+type Sums struct {
+	Tables map[string]string
+	Err    error
+}
+
+// ChecksumVerdict says whether the nodes agree. They agree only when every
+// node's checksums were read and are the same; differ names the tables that
+// differ between the nodes that were read, unread the nodes that were not.
+func ChecksumVerdict(sums map[string]Sums) (agree bool, differ []string, unread map[string]string) {
+	read := map[string]map[string]string{}
+	unread = map[string]string{}
+	for node, s := range sums {
+		if s.Err != nil {
+			unread[node] = s.Err.Error()
+			continue
+		}
+		read[node] = s.Tables
+	}
+	ok, differ := Agree(read)
+	return ok && len(unread) == 0 && len(read) > 0, differ, unread
+}
+
+// Verdicts of a drill or an audit, in the order they take precedence.
+const (
+	VerdictLost        = "lost"        // an acknowledged write is missing on a node that was read
+	VerdictFailed      = "failed"      // nodes disagree, or the drill found another problem
+	VerdictUnverified  = "unverified"  // some node could not be read: nothing can be claimed of it
+	VerdictInterrupted = "interrupted" // stopped early; what it saw holds, but the drill did not finish
+	VerdictPassed      = "passed"      // every node read, every acknowledged write on every node, nodes agree
+)
+
+// Decide is the overall verdict: an observed loss first, then any other
+// observed problem, then what could not be verified, then an interruption.
+func Decide(audit []NodeAudit, differ []string, unreadSums int, problems []string, interrupted bool) string {
+	unverified := unreadSums > 0
+	for _, a := range audit {
+		switch a.State {
+		case NodeMissing:
+			return VerdictLost
+		case NodeUnverified:
+			unverified = true
+		}
+	}
+	switch {
+	case len(problems) > 0 || len(differ) > 0:
+		return VerdictFailed
+	case unverified || len(audit) == 0:
+		return VerdictUnverified
+	case interrupted:
+		return VerdictInterrupted
+	}
+	return VerdictPassed
+}
+
+// auditProblems words what the audit observed, one line a node.
+func auditProblems(audit []NodeAudit) []string {
+	var out []string
+	for _, a := range audit {
+		switch a.State {
+		case NodeMissing:
+			out = append(out, fmt.Sprintf("%s lacks %d acknowledged writes (ids %s)", a.Node, len(a.Missing), ids(a.Missing)))
+		case NodeUnverified:
+			out = append(out, fmt.Sprintf("%s could not be audited: %s", a.Node, a.Reason))
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func joinSorted(m map[string]string) string {
+	var out []string
+	for _, k := range sortedKeys(m) {
+		out = append(out, k+": "+m[k])
+	}
+	return strings.Join(out, "; ")
+}
