@@ -287,7 +287,7 @@ func slapCmd() *cobra.Command {
 				}
 			}
 			if p.Schema == "" {
-				p.Schema = map[bool]string{true: "hd_slap", false: "app"}[p.Load != ""] // custom queries run in the application's schema
+				p.Schema = map[bool]string{true: slap.ScratchSchema, false: "app"}[p.Load != ""] // custom queries run in the application's schema
 			}
 			problems = append(problems, p.Check()...)
 			if err := hderr.Users(problems); err != nil {
@@ -325,7 +325,7 @@ func slapCmd() *cobra.Command {
 	f.StringVar(&p.Load, "load", "", "auto-generated load: read, write or mixed (default mixed)")
 	f.StringVar(&p.Query, "query", "", "SQL to run instead of an auto-generated load")
 	f.StringVar(&p.QueryFile, "query-file", "", "file of SQL to run instead of an auto-generated load")
-	f.StringVar(&p.Schema, "schema", "", "schema (default hd_slap for generated loads, which is dropped and recreated; app for queries)")
+	f.StringVar(&p.Schema, "schema", "", "schema: generated loads run only in hd_slap (created and dropped by each run); queries default to app, which is never dropped")
 	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name")
 	return c
 }

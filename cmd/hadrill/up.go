@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -51,16 +53,8 @@ func loadSpec(preset, file string) (s *spec.Spec, name string, given bool, err e
 	case preset != "" && file != "":
 		return nil, "", false, hderr.User("--preset, --file: give one of them, not both")
 	case file != "":
-		data, rerr := os.ReadFile(file)
-		if rerr != nil {
-			return nil, "", false, hderr.User("--file: cannot read %s: %v", file, rerr)
-		}
-		if s, err = spec.Load(data); err != nil {
-			return nil, "", false, prefix(file, err)
-		}
-		name = s.Name
-		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		if s, name, err = readSpecFile("--file", file, g.name != ""); err != nil {
+			return nil, "", false, err
 		}
 		given = true
 	default:
@@ -80,6 +74,51 @@ func loadSpec(preset, file string) (s *spec.Spec, name string, given bool, err e
 }
 
 // prefix puts the file name in front of every problem of a user error.
+// maxSpecFile bounds a spec file: a topology is a page of YAML.
+const maxSpecFile = 1 << 20
+
+// readSpecFile loads a spec file the same way for validate and up: bounded
+// in size, every problem at once, and the lab name it would get (the spec's
+// name, else the file's base name) checked by the rule up applies, unless
+// --name replaces it. Warnings go to stderr.
+func readSpecFile(arg, file string, named bool) (*spec.Spec, string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, "", hderr.User("%s: cannot read %s: %v", arg, file, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSpecFile+1))
+	if err != nil {
+		return nil, "", hderr.User("%s: cannot read %s: %v", arg, file, err)
+	}
+	if len(data) > maxSpecFile {
+		return nil, "", hderr.User("%s: %s is larger than %d KiB; a topology spec is a page of YAML", arg, file, maxSpecFile>>10)
+	}
+	s, err := spec.Load(data)
+	var problems []error
+	if err != nil {
+		problems = append(problems, prefix(file, err))
+	}
+	name := ""
+	if s != nil {
+		name = s.Name
+	}
+	if name == "" {
+		name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		if err := plan.CheckLabName(name); err != nil && !named {
+			problems = append(problems, hderr.User("%s: the spec has no name, so the lab would be named %q after the file, which is not a valid lab name "+
+				"(expected a lowercase letter, then up to 15 lowercase letters or digits); add `name:` or use --name", file, name))
+		}
+	}
+	if err := hderr.Join(problems); err != nil {
+		return nil, "", err
+	}
+	for _, w := range spec.Warnings(s) {
+		warnf("%s: warning: %s", file, w)
+	}
+	return s, name, nil
+}
+
 func prefix(file string, err error) error {
 	u, ok := err.(*hderr.UserError)
 	if !ok {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -17,13 +16,9 @@ func validateCmd() *cobra.Command {
 		Short: "Check a topology spec and print every problem, each with its field path",
 		Args:  args(1, 1, "one spec file"),
 		RunE: func(_ *cobra.Command, a []string) error {
-			data, err := os.ReadFile(a[0])
+			s, _, err := readSpecFile("FILE", a[0], false)
 			if err != nil {
-				return hderr.User("FILE: cannot read %s: %v", a[0], err)
-			}
-			s, err := spec.Load(data)
-			if err != nil {
-				return prefix(a[0], err)
+				return err
 			}
 			nodes := 0
 			for _, c := range s.Clusters {

@@ -19,6 +19,10 @@ import (
 // Scenarios are the drills there are.
 var Scenarios = []string{"failover", "partition", "full-outage", "rolling-restart"}
 
+// MaxWait bounds every duration a drill is given: a fault held longer than
+// an hour is not a drill.
+const MaxWait = time.Hour
+
 // Options say which drill to run and how.
 type Options struct {
 	Scenario string
@@ -157,8 +161,13 @@ func prepare(l *lab.Lab, o Options) (*drill, error) {
 	if o.Rate < 1 || o.Rate > 1000 {
 		problems = append(problems, fmt.Sprintf("--rate: expected 1 to 1000 writes/s, got %d", o.Rate))
 	}
-	if o.Before < 0 || o.After < 0 || o.Timeout < time.Second || o.Hold < time.Second {
-		problems = append(problems, "--before and --after must be ≥ 0, --hold and --timeout ≥ 1s")
+	for _, b := range []struct {
+		flag   string
+		v, min time.Duration
+	}{{"--before", o.Before, 0}, {"--after", o.After, 0}, {"--hold", o.Hold, time.Second}, {"--timeout", o.Timeout, time.Second}} {
+		if b.v < b.min || b.v > MaxWait {
+			problems = append(problems, fmt.Sprintf("%s: expected %v to %v, got %v", b.flag, b.min, MaxWait, b.v))
+		}
 	}
 	if len(l.Plan.LoadBalancers) == 0 {
 		problems = append(problems, fmt.Sprintf("lab %s has no load balancer: drills send their traffic through one", l.Plan.Lab))

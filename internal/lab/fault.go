@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,9 +50,7 @@ func (l *Lab) ProcessFault(ctx context.Context, verb string, names []string) err
 	if err := hderr.Users(problems); err != nil {
 		return err
 	}
-	if err := l.RecordFault(fault.Record{Fault: verb, Targets: names}); err != nil {
-		return err
-	}
+	at := time.Now().UTC()
 	for _, n := range l.Nodes(names) {
 		pid := l.Pid(n)
 		var err error
@@ -67,9 +66,12 @@ func (l *Lab) ProcessFault(ctx context.Context, verb string, names []string) err
 			err = supervise.Resume(pid)
 		}
 		if err != nil {
-			return fmt.Errorf("%s %s: %w", verb, n.Name, err)
+			return errors.Join(fmt.Errorf("%s %s: %w", verb, n.Name, err), l.RecordFault(fault.Record{Fault: verb, Targets: names, At: at}))
 		}
 		l.logf("%s: %s", n.Name, verb)
+	}
+	if err := l.RecordFault(fault.Record{Fault: verb, Targets: names, At: at}); err != nil {
+		return err
 	}
 	if verb == "kill" || verb == "stop" {
 		return l.saveDerived(ctx)
@@ -87,33 +89,37 @@ func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
 	if err != nil {
 		return err
 	}
-	if err := l.RecordFault(fault.Record{Fault: "partition", Targets: fault.Names(cut.Side), From: fault.Names(cut.From)}); err != nil {
-		return err
-	}
+	at := time.Now().UTC()
+	var added []rule
 	for _, h := range cut.Side {
 		if err := l.chain(ctx, h); err != nil {
-			return err
+			return l.undoRules(added, err)
 		}
 		for _, o := range cut.From {
 			for _, dir := range [][]string{{"-s", o.Address}, {"-d", o.Address}} {
-				if err := l.iptables(ctx, h, append(append([]string{"-A", faultChain}, dir...), "-j", "DROP")...); err != nil {
-					return err
+				r := append(append([]string{faultChain}, dir...), "-j", "DROP")
+				if err := l.iptables(ctx, h, append([]string{"-A"}, r...)...); err != nil {
+					return l.undoRules(added, err)
 				}
+				added = append(added, rule{h, r})
 			}
 		}
 	}
 	l.logf("partitioned %s from %s", strings.Join(fault.Names(cut.Side), ","), strings.Join(fault.Names(cut.From), ","))
-	return nil
+	return l.RecordFault(fault.Record{Fault: "partition", Targets: fault.Names(cut.Side), From: fault.Names(cut.From), At: at})
 }
 
 // Heal undoes every fault: partitions are lifted, paused servers resumed,
 // servers that were killed or stopped started again (a cluster whose every
 // node is down is recovered from its most advanced node), links get the
 // spec's values and a dead WAN emulator is restarted.
-func (l *Lab) Heal(ctx context.Context) error {
-	if err := l.RecordFault(fault.Record{Fault: "heal"}); err != nil {
-		return err
-	}
+func (l *Lab) Heal(ctx context.Context) (err error) {
+	at := time.Now().UTC()
+	defer func() {
+		if err == nil {
+			err = l.RecordFault(fault.Record{Fault: "heal", At: at})
+		}
+	}()
 	if l.Plan.Mode == plan.ModeNetns {
 		for _, h := range l.Plan.Hosts {
 			if err := l.iptables(ctx, h, "-F", faultChain); err != nil && !strings.Contains(err.Error(), "No chain") {
@@ -133,6 +139,24 @@ func (l *Lab) Heal(ctx context.Context) error {
 		}
 	}
 	return l.startAll(ctx)
+}
+
+// rule is an iptables rule added to a host's fault chain.
+type rule struct {
+	h    plan.Host
+	args []string
+}
+
+// undoRules removes the rules a partition added before it failed (or was
+// interrupted): a fault takes effect whole or not at all.
+func (l *Lab) undoRules(added []rule, cause error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errs := []error{cause}
+	for i := len(added) - 1; i >= 0; i-- {
+		errs = append(errs, l.iptables(ctx, added[i].h, append([]string{"-D"}, added[i].args...)...))
+	}
+	return errors.Join(errs...)
 }
 
 func (l *Lab) needNetns(verb string) error {
@@ -168,9 +192,14 @@ func (l *Lab) iptables(ctx context.Context, h plan.Host, args ...string) error {
 
 func (l *Lab) faultsFile() string { return filepath.Join(l.Plan.Dir, "faults.jsonl") }
 
-// RecordFault appends a fault (or a drill step) to the lab's fault log.
+// RecordFault appends a fault (or a drill step) to the lab's fault log, once
+// it took effect; At is when it began (now when not given). Faults are
+// recorded under the lab's writer lock, so the log's order is the order in
+// which they took effect.
 func (l *Lab) RecordFault(r fault.Record) error {
-	r.At = time.Now().UTC()
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
+	}
 	f, err := os.OpenFile(l.faultsFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return err

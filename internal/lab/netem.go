@@ -205,11 +205,11 @@ func (l *Lab) LinkFault(ctx context.Context, ch netem.Change) error {
 	if l.netemPid() == 0 {
 		return fmt.Errorf("the lab's netem daemon is not running; start the lab (`hadrill start --all`) first")
 	}
-	rec := fault.Record{Fault: ch.Verb, Targets: []string{ch.Link}, Value: ch.Value}
-	if err := l.RecordFault(rec); err != nil {
+	rec := fault.Record{Fault: ch.Verb, Targets: []string{ch.Link}, Value: ch.Value, At: time.Now().UTC()}
+	if err := l.setLinks(ctx, c, links); err != nil {
 		return err
 	}
-	return l.setLinks(ctx, c, links)
+	return l.RecordFault(rec)
 }
 
 // setLinks stores new link impairments and makes them effective: the

@@ -44,10 +44,13 @@ func Apply(links []Link, c Change) ([]Link, error) {
 			}
 			k.Jitter = j
 		}
+		if perr == "" && k.Jitter > 0 && k.Jitter >= k.RTT {
+			problems = append(problems, fmt.Sprintf("--jitter: must be less than the round trip (%v), got %v (a packet cannot arrive before it was sent; --jitter 0 removes it)", k.RTT, k.Jitter))
+		}
 	case "loss":
 		v := strings.TrimSuffix(strings.TrimSpace(c.Value), "%")
 		f, perr := strconv.ParseFloat(v, 64)
-		if perr != nil || f < 0 || f > 100 {
+		if perr != nil || !(f >= 0 && f <= 100) { // NaN and Inf too
 			problems = append(problems, fmt.Sprintf("VALUE: expected a loss percentage from 0 to 100 like 1%% or 0.5, got %q", c.Value))
 		}
 		k.Loss = f
@@ -55,7 +58,7 @@ func Apply(links []Link, c Change) ([]Link, error) {
 		if c.Value == "0" || c.Value == "unlimited" {
 			k.Bandwidth = 0
 		} else if r, perr := spec.ParseRate(c.Value); perr != nil || r < 8000 {
-			problems = append(problems, fmt.Sprintf("VALUE: expected a rate of at least 8kbit like 10mbit or 1gbit, or unlimited, got %q", c.Value))
+			problems = append(problems, fmt.Sprintf("VALUE: expected a rate from 8kbit to 100gbit like 10mbit or 1gbit, or unlimited, got %q", c.Value))
 		} else {
 			k.Bandwidth = r
 		}

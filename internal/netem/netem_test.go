@@ -53,6 +53,15 @@ func TestApply(t *testing.T) {
 		{Change{Verb: "loss", Link: "east-west", Value: "101"}, "VALUE: expected a loss percentage"},
 		{Change{Verb: "bandwidth", Link: "east-west", Value: "fast"}, "VALUE: expected a rate"},
 		{Change{Verb: "delay", Link: "east-north", Value: "1s"}, `LINK: unknown link "east-north" (links: east-west`},
+		// bounds: no overflow, no NaN, jitter below the round trip
+		{Change{Verb: "bandwidth", Link: "east-west", Value: "99999999999gbit"}, "VALUE: expected a rate from 8kbit to 100gbit"},
+		{Change{Verb: "bandwidth", Link: "east-west", Value: "101gbit"}, "VALUE: expected a rate"},
+		{Change{Verb: "bandwidth", Link: "east-west", Value: "100gbit"}, "rtt 100ms, bandwidth 100gbit"},
+		{Change{Verb: "loss", Link: "east-west", Value: "NaN%"}, "VALUE: expected a loss percentage"},
+		{Change{Verb: "loss", Link: "east-west", Value: "Inf"}, "VALUE: expected a loss percentage"},
+		{Change{Verb: "delay", Link: "east-west", Value: "250ms", Jitter: "1s"}, "--jitter: must be less than the round trip"},
+		{Change{Verb: "delay", Link: "east-west", Value: "250ms", Jitter: "250ms"}, "--jitter: must be less than the round trip"},
+		{Change{Verb: "delay", Link: "east-west", Value: "250ms", Jitter: "249ms"}, "rtt 250ms ±249ms"},
 	}
 	for _, c := range cases {
 		got, err := Apply(links, c.c)

@@ -33,7 +33,11 @@ func ParseSize(s string) (int64, error) {
 	return v * mult, nil
 }
 
-// ParseRate parses a bandwidth like 100mbit, 1gbit or 500kbit into bits per second.
+// MaxRate is the fastest link a spec or a fault may give (100gbit).
+const MaxRate = 100e9
+
+// ParseRate parses a bandwidth like 100mbit, 1gbit or 500kbit into bits per
+// second, at most MaxRate.
 func ParseRate(s string) (int64, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	for _, u := range []struct {
@@ -42,7 +46,7 @@ func ParseRate(s string) (int64, error) {
 	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}} {
 		if strings.HasSuffix(s, u.suffix) {
 			v, err := strconv.ParseInt(strings.TrimSuffix(s, u.suffix), 10, 64)
-			if err != nil || v <= 0 {
+			if err != nil || v <= 0 || v > MaxRate/u.mult {
 				break
 			}
 			return v * u.mult, nil

@@ -24,12 +24,6 @@ var Profiles = []string{"default", "durable", "relaxed"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
 
-// ManagedKeys are my.cnf settings hadrill owns; overriding them would break the lab.
-var ManagedKeys = []string{"datadir", "socket", "port", "bind-address", "bind_address", "pid-file", "pid_file",
-	"log-error", "log_error", "server-id", "server_id", "user", "wsrep_cluster_address", "wsrep_node_address",
-	"wsrep_node_name", "wsrep_cluster_name", "wsrep_provider", "wsrep_on", "wsrep_node_incoming_address",
-	"log_bin", "log-bin", "gtid_domain_id", "gtid-domain-id", "wsrep_gtid_mode", "wsrep_gtid_domain_id", "relay_log", "relay-log"}
-
 // Validate checks a defaulted spec and returns every problem at once.
 func Validate(s *Spec) error {
 	v := &validator{}
@@ -57,7 +51,28 @@ func (v *validator) name(path, name string, seen map[string]string) {
 	}
 }
 
+// Bounds on free text in a spec (it is stored in lab.json and every run).
+const (
+	MaxDescription = 4096
+	MaxLabels      = 64
+	MaxLabelLen    = 256
+)
+
 func (v *validator) validate(s *Spec) {
+	if s.Name != "" && !nameRE.MatchString(s.Name) {
+		v.add("name", "%q is not a valid lab name (expected a lowercase letter, then up to 15 lowercase letters or digits)", s.Name)
+	}
+	if n := len(s.Description); n > MaxDescription {
+		v.add("description", "at most %d bytes, got %d", MaxDescription, n)
+	}
+	if len(s.Labels) > MaxLabels {
+		v.add("labels", "at most %d labels, got %d", MaxLabels, len(s.Labels))
+	}
+	for _, k := range keys(s.Labels) {
+		if len(k) == 0 || len(k) > MaxLabelLen || len(s.Labels[k]) > MaxLabelLen {
+			v.add("labels."+k, "a label's key and value are 1 to %d bytes", MaxLabelLen)
+		}
+	}
 	regions := map[string]string{}
 	for i, r := range s.Regions {
 		v.name(fmt.Sprintf("regions[%d].name", i), r.Name, regions)
@@ -147,14 +162,8 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		v.address(fmt.Sprintf("%s.addresses[%d]", p, j), a, network)
 	}
 	for k, val := range c.Config {
-		kp := p + ".config." + k
-		switch {
-		case k == "" || strings.ContainsAny(k, " \t\r\n=[]#"):
-			v.add(kp, "not a valid my.cnf option name")
-		case contains(ManagedKeys, k):
-			v.add(kp, "is managed by hadrill and cannot be overridden")
-		case strings.ContainsAny(val, "\r\n"):
-			v.add(kp, "value must be on one line")
+		if why := CheckOption(k, val); why != "" {
+			v.add(p+".config."+k, "%s", why)
 		}
 	}
 }
@@ -195,18 +204,22 @@ func (v *validator) links(links []Link, regions map[string]string) {
 		for j, r := range l.Between {
 			v.ref(fmt.Sprintf("%s.between[%d]", p, j), r, "region", regions)
 		}
+		var rtt, jitter time.Duration
 		if l.RTT != "" {
-			v.duration(p+".rtt", l.RTT, 0, 10*time.Second)
+			rtt = v.duration(p+".rtt", l.RTT, 0, 10*time.Second)
 		}
 		if l.Jitter != "" {
-			v.duration(p+".jitter", l.Jitter, 0, 10*time.Second)
+			jitter = v.duration(p+".jitter", l.Jitter, 0, 10*time.Second)
 		}
-		if l.Loss < 0 || l.Loss > 100 {
+		if jitter > 0 && jitter >= rtt {
+			v.add(p+".jitter", "must be less than the round trip (%v), got %v: a packet cannot arrive before it was sent", rtt, jitter)
+		}
+		if !(l.Loss >= 0 && l.Loss <= 100) { // also NaN
 			v.add(p+".loss", "expected a percentage from 0 to 100, got %g", l.Loss)
 		}
 		if l.Bandwidth != "" {
 			if _, err := ParseRate(l.Bandwidth); err != nil {
-				v.add(p+".bandwidth", "expected a rate like 100mbit or 1gbit, got %q", l.Bandwidth)
+				v.add(p+".bandwidth", "expected a rate from 8kbit to 100gbit like 100mbit or 1gbit, got %q", l.Bandwidth)
 			}
 		}
 	}
@@ -257,11 +270,26 @@ func (v *validator) oneOf(path, got string, allowed ...string) {
 	}
 }
 
-func (v *validator) duration(path, s string, min, max time.Duration) {
+func (v *validator) duration(path, s string, min, max time.Duration) time.Duration {
 	d, err := time.ParseDuration(s)
 	if err != nil || d < min || d > max {
 		v.add(path, "expected a duration from %v to %v like 100ms, got %q", min, max, s)
+		return 0
 	}
+	return d
+}
+
+// Warnings are what a spec allows but an experienced operator would
+// question; `validate` and `up` print them, neither refuses them.
+func Warnings(s *Spec) []string {
+	var out []string
+	for i, c := range s.Clusters {
+		if c.Kind == KindGalera && c.NodeCount() == 2 && c.Arbitrator == nil {
+			out = append(out, fmt.Sprintf("clusters[%d]: a 2-node Galera cluster without an arbitrator loses its majority when either node fails "+
+				"(the survivor goes non-primary and refuses writes); add a third node or `arbitrator: {region: ...}`", i))
+		}
+	}
+	return out
 }
 
 // channels checks replication between clusters: each channel joins two

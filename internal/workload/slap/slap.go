@@ -113,8 +113,22 @@ func (p Params) Check() []string {
 	if _, ok := Loads[p.Load]; p.Load != "" && !ok {
 		problems = append(problems, fmt.Sprintf("--load: expected read, write or mixed, got %q", p.Load))
 	}
+	switch {
+	case p.Load != "" && p.Schema != ScratchSchema:
+		problems = append(problems, fmt.Sprintf("--schema: a generated load creates and drops its schema, so it runs only in hadrill's scratch schema %s, got %q", ScratchSchema, p.Schema))
+	case systemSchemas[strings.ToLower(p.Schema)]:
+		problems = append(problems, fmt.Sprintf("--schema: %q is a system schema; queries run in an application schema such as app", p.Schema))
+	case p.Schema == "" || strings.ContainsAny(p.Schema, "`'\"\\ /;\n"):
+		problems = append(problems, fmt.Sprintf("--schema: expected a schema name, got %q", p.Schema))
+	}
 	return problems
 }
+
+// ScratchSchema is the schema generated loads own: created and dropped by
+// every run. Nothing else is ever dropped or created by a benchmark.
+const ScratchSchema = "hd_slap"
+
+var systemSchemas = map[string]bool{"mysql": true, "information_schema": true, "performance_schema": true, "sys": true, "hd_meta": true}
 
 // Argv is the mariadb-slap command; defaults is a my.cnf holding the
 // connection and credentials (never on the command line).
@@ -130,9 +144,9 @@ func Argv(p Params, defaults, host string, port int) []string {
 	case p.Load != "":
 		argv = append(argv, "--auto-generate-sql", "--auto-generate-sql-load-type="+p.Load)
 	case p.Query != "":
-		argv = append(argv, "--query="+p.Query)
+		argv = append(argv, "--query="+p.Query, "--no-drop") // the schema is the user's: never dropped
 	default:
-		argv = append(argv, "--query="+p.QueryFile)
+		argv = append(argv, "--query="+p.QueryFile, "--no-drop")
 	}
 	return argv
 }

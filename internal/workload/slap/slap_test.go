@@ -45,10 +45,32 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	if p := (Params{Iterations: 1, Queries: 10, Load: "mixed"}).Check(); len(p) != 0 {
+	if p := (Params{Iterations: 1, Queries: 10, Load: "mixed", Schema: ScratchSchema}).Check(); len(p) != 0 {
 		t.Errorf("valid params: %v", p)
 	}
-	if p := (Params{Iterations: 0, Queries: 0, Load: "burst", Query: "SELECT 1"}).Check(); len(p) != 4 {
+	if p := (Params{Iterations: 1, Queries: 10, Query: "SELECT 1", Schema: "app"}).Check(); len(p) != 0 {
+		t.Errorf("valid params: %v", p)
+	}
+	if p := (Params{Iterations: 0, Queries: 0, Load: "burst", Query: "SELECT 1", Schema: ScratchSchema}).Check(); len(p) != 4 {
 		t.Errorf("want 4 problems, got %v", p)
+	}
+	// a benchmark drops or creates only what it owns
+	for _, c := range []struct {
+		p    Params
+		want string
+	}{
+		{Params{Load: "write", Schema: "app"}, "runs only in hadrill's scratch schema hd_slap"},
+		{Params{Load: "write", Schema: "mysql"}, "runs only in hadrill's scratch schema"},
+		{Params{Query: "SELECT 1", Schema: "mysql"}, "is a system schema"},
+		{Params{Query: "SELECT 1", Schema: "Information_Schema"}, "is a system schema"},
+		{Params{Query: "SELECT 1", Schema: "a`b"}, "expected a schema name"},
+	} {
+		c.p.Iterations, c.p.Queries = 1, 1
+		if p := strings.Join(c.p.Check(), "\n"); !strings.Contains(p, c.want) {
+			t.Errorf("%+v: %q, want %q", c.p, p, c.want)
+		}
+	}
+	if a := strings.Join(Argv(Params{Query: "SELECT 1", Schema: "app", Concurrency: []int{1}}, "d.cnf", "h", 3306), " "); !strings.Contains(a, "--no-drop") {
+		t.Errorf("a query run must never drop the user's schema: %s", a)
 	}
 }

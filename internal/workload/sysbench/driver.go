@@ -76,6 +76,9 @@ func (p Params) Check() []string {
 	if p.Time < 1 || p.Time > 86400 {
 		problems = append(problems, fmt.Sprintf("--time: expected 1 to 86400 seconds, got %d", p.Time))
 	}
+	if p.Interval < 1 || (p.Time >= 1 && p.Interval > p.Time) || p.Interval > 86400 {
+		problems = append(problems, fmt.Sprintf("--report-interval: expected 1 second up to --time (%d), got %d", p.Time, p.Interval))
+	}
 	if p.Runs < 1 || p.Runs > 100 {
 		problems = append(problems, fmt.Sprintf("--runs: expected 1 to 100, got %d", p.Runs))
 	}
