@@ -21,6 +21,7 @@ var bin = os.Getenv("HADRILL_BIN")
 type env struct {
 	t    *testing.T
 	home string
+	cwd  string // the directory hadrill is run from: it must stay empty
 	vars []string
 	labs map[string]bool // lab names this env used (its leftovers are checked)
 }
@@ -37,14 +38,24 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, home: home, labs: map[string]bool{}}
+	cwd, err := os.MkdirTemp("/tmp", "hdit-cwd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, home: home, cwd: cwd, labs: map[string]bool{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			e.dumpLogs()
 		}
 		e.run("down", "--all") // whatever the test did or failed to do
 		e.assertNoLeftovers()
+		if left, _ := os.ReadDir(cwd); len(left) > 0 {
+			for _, f := range left {
+				t.Errorf("hadrill wrote %s into the directory it was run from", f.Name())
+			}
+		}
 		os.RemoveAll(home)
+		os.RemoveAll(cwd)
 	})
 	return e
 }
@@ -95,6 +106,7 @@ func (e *env) cmd(args ...string) *exec.Cmd {
 	}
 	c := exec.Command(bin, append([]string{"--home", e.home}, args...)...)
 	c.Env = append(os.Environ(), e.vars...)
+	c.Dir = e.cwd
 	return c
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"os"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/replication"
@@ -13,6 +14,8 @@ func (p *Prober) Replication(ctx context.Context) (replication.Snapshot, error) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var s replication.Snapshot
+	_, statErr := os.Stat(p.o.DrainFile)
+	s.Drained = p.o.DrainFile != "" && statErr == nil
 	db, err := p.conn()
 	if err != nil {
 		return s, err

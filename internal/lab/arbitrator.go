@@ -28,7 +28,7 @@ func (l *Lab) startArbitrators(ctx context.Context) error {
 		if err := os.MkdirAll(filepath.Dir(a.PidFile), 0o755); err != nil {
 			return err
 		}
-		p, err := supervise.Start(supervise.Spec{Name: a.Name + " garbd", Argv: l.Prov.Wrap(a.Name, a.Argv), LogFile: a.LogFile, PidFile: a.PidFile})
+		p, err := supervise.Start(supervise.Spec{Name: a.Name + " garbd", Argv: l.Prov.Wrap(a.Name, a.Argv), LogFile: a.LogFile, PidFile: a.PidFile, Dir: filepath.Dir(a.LogFile)})
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -57,7 +58,7 @@ func (l *Lab) startAgent(ctx context.Context, n *plan.Node) error {
 		"--socket", n.Socket, "--user", plan.CheckUser, "--password-file", l.Plan.Secrets.Check,
 		"--drain-file", n.DrainFile, "--pid-file", n.PidFile}
 	p, err := supervise.Start(supervise.Spec{Name: n.Name + " agent", Argv: l.Prov.Wrap(n.Host, argv),
-		LogFile: n.AgentLogFile, PidFile: n.AgentPidFile})
+		LogFile: n.AgentLogFile, PidFile: n.AgentPidFile, Dir: filepath.Join(n.Dir, "agent")})
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (l *Lab) startLB(ctx context.Context, lb *plan.LB) error {
 	}
 	argv := []string{"haproxy", "-f", lb.ConfigFile, "-db"}
 	p, err := supervise.Start(supervise.Spec{Name: lb.Name + " haproxy", Argv: l.Prov.Wrap(lb.Host, argv),
-		LogFile: lb.LogFile, PidFile: lb.PidFile})
+		LogFile: lb.LogFile, PidFile: lb.PidFile, Dir: filepath.Dir(lb.LogFile)})
 	if err != nil {
 		return err
 	}

@@ -261,7 +261,7 @@ func (l *Lab) startKeeper(ctx context.Context) error {
 		return err
 	}
 	_, err = supervise.Start(supervise.Spec{Name: "keeper", Argv: []string{exe, "keeper", "--home", l.Home, "--name", l.Plan.Lab, "--lab-dir", l.Plan.Dir},
-		LogFile: logFile, PidFile: pidFile})
+		LogFile: logFile, PidFile: pidFile, Dir: filepath.Join(l.Plan.Dir, "keeper")})
 	if err != nil {
 		return fmt.Errorf("keeper: %w", err)
 	}

@@ -84,7 +84,7 @@ func (l *Lab) startNetem(ctx context.Context) error {
 	_ = os.Remove(l.netemReady())
 	p, err := supervise.Start(supervise.Spec{Name: "netem", Argv: []string{exe, "netem", "--config", l.netemFile(),
 		"--ready-file", l.netemReady()},
-		LogFile: filepath.Join(l.Plan.Dir, "netem.log"), PidFile: l.netemPidFile()})
+		LogFile: filepath.Join(l.Plan.Dir, "netem.log"), PidFile: l.netemPidFile(), Dir: filepath.Join(l.Plan.Dir, "netem")})
 	if err != nil {
 		return err
 	}

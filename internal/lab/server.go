@@ -38,7 +38,7 @@ func (l *Lab) startServer(n *plan.Node, extra ...string) (*supervise.Proc, error
 	}
 	argv := append([]string{"mariadbd", "--defaults-file=" + n.ConfigFile}, extra...)
 	return supervise.Start(supervise.Spec{Name: n.Name + " mariadbd", Argv: l.Prov.Wrap(n.Host, argv),
-		LogFile: filepath.Join(n.Dir, "mariadbd.out"), PidFile: n.PidFile})
+		LogFile: filepath.Join(n.Dir, "mariadbd.out"), PidFile: n.PidFile, Dir: n.Dir})
 }
 
 // waitReady waits until the node serves: Synced and ready for Galera

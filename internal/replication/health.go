@@ -18,6 +18,11 @@ type Channel map[string]string
 type Snapshot struct {
 	ReadOnly bool
 	Channels []Channel
+	Drained  bool // the operator drained the node: it takes no traffic in any role
+}
+
+func drained() galera.Verdict {
+	return galera.Verdict{Code: galera.CodeDrained, State: "drained", Reason: "drained for maintenance (hadrill undrain to admit it again)"}
 }
 
 // Codes of the primary/replica verdicts.
@@ -31,9 +36,11 @@ const (
 	CodeUnreachable = galera.CodeUnreachable
 )
 
-// JudgePrimary: writable (read_only=OFF) and not replicating from anyone.
+// JudgePrimary: not drained, writable (read_only=OFF) and not replicating from anyone.
 func JudgePrimary(s Snapshot) galera.Verdict {
 	switch {
+	case s.Drained:
+		return drained()
 	case s.ReadOnly:
 		return galera.Verdict{Code: CodeNotPrimary, State: "read-only", Reason: "read_only=ON"}
 	case len(s.Channels) > 0:
@@ -42,9 +49,12 @@ func JudgePrimary(s Snapshot) galera.Verdict {
 	return galera.Verdict{OK: true, Code: CodePrimary, State: "primary", Reason: "writable and not replicating"}
 }
 
-// JudgeReplica: every channel's IO and SQL threads run and each is at most
+// JudgeReplica: not drained, and every channel's IO and SQL threads run and each is at most
 // maxLag seconds behind (maxLag < 0: any lag).
 func JudgeReplica(s Snapshot, maxLag int) galera.Verdict {
+	if s.Drained {
+		return drained()
+	}
 	if len(s.Channels) == 0 {
 		return galera.Verdict{Code: CodeNotReplica, State: "primary", Reason: "no replication channel configured"}
 	}

@@ -1,6 +1,10 @@
 package replication
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/galera"
+)
 
 func ch(io, sql, lag string) Channel {
 	return Channel{"connection_name": "", "master_host": "198.18.0.11", "slave_io_running": io, "slave_sql_running": sql,
@@ -24,6 +28,9 @@ func TestJudge(t *testing.T) {
 		{"lag unknown", Snapshot{Channels: []Channel{ch("Yes", "Yes", "NULL")}}, 5, CodeNotPrimary, CodeLagging, false},
 		{"IO thread connecting", Snapshot{Channels: []Channel{ch("Connecting", "Yes", "NULL")}}, -1, CodeNotPrimary, CodeStopped, false},
 		{"SQL thread stopped", Snapshot{Channels: []Channel{ch("Yes", "No", "NULL")}}, -1, CodeNotPrimary, CodeStopped, false},
+		// draining works in every role, not only in Galera
+		{"drained primary", Snapshot{Drained: true}, -1, galera.CodeDrained, galera.CodeDrained, false},
+		{"drained replica", Snapshot{Drained: true, Channels: []Channel{ch("Yes", "Yes", "0")}}, 5, galera.CodeDrained, galera.CodeDrained, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,6 +21,11 @@ type Spec struct {
 	Argv    []string // the full command, already wrapped for its host
 	LogFile string   // stdout and stderr are appended here
 	PidFile string   // hadrill writes the child's pid here
+	// Dir is the daemon's working directory, inside the lab (created if
+	// missing): whatever a daemon writes relative to it (garbd's
+	// gvwstate.dat, core files) stays in the lab, never in the caller's
+	// directory.
+	Dir string
 }
 
 // Proc is a started daemon.
@@ -37,13 +42,19 @@ func Start(s Spec) (*Proc, error) {
 	if len(s.Argv) == 0 {
 		return nil, fmt.Errorf("%s: empty command", s.Name)
 	}
+	if s.Dir == "" {
+		return nil, fmt.Errorf("%s: no working directory", s.Name)
+	}
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: working directory: %w", s.Name, err)
+	}
 	logf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("%s: log file: %w", s.Name, err)
 	}
 	defer logf.Close()
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdout, cmd.Stderr, cmd.Dir = logf, logf, s.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", s.Name, s.Argv[0], err)

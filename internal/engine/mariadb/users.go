@@ -3,9 +3,23 @@ package mariadb
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha1"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
+	"strings"
 )
+
+// NativeHash is the mysql_native_password hash of a password, as
+// PASSWORD() computes it: '*' and the upper-case hex of SHA1(SHA1(pw)).
+// Accounts are created with it (IDENTIFIED BY PASSWORD '*…'), so the
+// statement that reaches the binary log, galera.cache and the binlog
+// archive carries no plaintext password.
+func NativeHash(password string) string {
+	first := sha1.Sum([]byte(password))
+	second := sha1.Sum(first[:])
+	return "*" + strings.ToUpper(hex.EncodeToString(second[:]))
+}
 
 // Users are the accounts every lab has, with their passwords.
 type Users struct {
@@ -36,13 +50,13 @@ func CreateUsers(ctx context.Context, db *sql.DB, u Users, local bool) error {
 	return Exec(ctx, conn,
 		"CREATE DATABASE IF NOT EXISTS app",
 		"CREATE DATABASE IF NOT EXISTS sbtest",
-		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY '%s'", u.App, u.AppPassword),
+		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY PASSWORD '%s'", u.App, NativeHash(u.AppPassword)),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON app.* TO '%s'@'%%'", u.App),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON sbtest.* TO '%s'@'%%'", u.App),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON hd_slap.* TO '%s'@'%%'", u.App), // mariadb-slap's scratch schema (dropped and recreated per run)
-		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'localhost' IDENTIFIED BY '%s'", u.Check, u.CheckPassword),
+		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'localhost' IDENTIFIED BY PASSWORD '%s'", u.Check, NativeHash(u.CheckPassword)),
 		fmt.Sprintf("GRANT SLAVE MONITOR ON *.* TO '%s'@'localhost'", u.Check), // SHOW ALL SLAVES STATUS, for /replica
-		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY '%s'", u.Repl, u.ReplPassword),
+		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY PASSWORD '%s'", u.Repl, NativeHash(u.ReplPassword)),
 		fmt.Sprintf("GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '%s'@'%%'", u.Repl),
 	)
 }
