@@ -34,6 +34,20 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{"unknown flag", []string{"up", "--nodes", "3"}, []string{"unknown flag: --nodes"}},
 		{"unknown command", []string{"deploy"}, []string{`unknown command "deploy"`}},
 		{"stop without nodes", []string{"stop"}, []string{"stop: name one or more nodes, or give --all"}},
+		// config overrides judged as the server reads option names
+		{"galera switched off", []string{"validate", write("j.yaml", "clusters:\n  - name: db\n    config: {wsrep-on: 0, WSREP_PROVIDER: none, loose_wsrep_on: 0, skip-log-bin: 1, skip_grant_tables: 1, init_file: x.sql, plugin_load_add: x, \"!include\": /etc/x}\n")},
+			[]string{"config.wsrep-on: would switch Galera off", "config.WSREP_PROVIDER: would switch Galera off", "config.loose_wsrep_on", "config.skip-log-bin",
+				"config.skip_grant_tables: would disable authentication", "config.init_file", "config.plugin_load_add", "config.!include: is an option-file directive"}},
+		{"path outside the lab", []string{"up", "-f", write("k.yaml", "clusters:\n  - name: db\n    config: {general_log_file: /etc/passwd}\n")}, []string{"outside the node's directory"}},
+		// bounds
+		{"NaN loss", []string{"validate", write("l.yaml", "regions: [{name: a}, {name: b}]\nlinks: [{between: [a, b], rtt: 250ms, jitter: 1s, loss: .nan, bandwidth: 99999999999gbit}]\nclusters:\n  - {name: db, regions: [a, b], nodes: 2}\n")},
+			[]string{"links[0].loss: expected a percentage from 0 to 100, got NaN", "links[0].jitter: must be less than the round trip", "links[0].bandwidth: expected a rate from 8kbit to 100gbit"}},
+		{"huge description", []string{"validate", write("m.yaml", "description: "+strings.Repeat("x", 5000)+"\nclusters:\n  - name: db\n")}, []string{"description: at most 4096 bytes"}},
+		// the same name rule in validate and up
+		{"spec name", []string{"validate", write("n.yaml", "name: ADV\nclusters:\n  - name: db\n")}, []string{`name: "ADV" is not a valid lab name`}},
+		{"file name as lab name", []string{"validate", write("advé.yaml", "clusters:\n  - name: db\n")}, []string{`would be named "advé" after the file`}},
+		{"file name as lab name, up", []string{"up", "-f", write("ADV.yaml", "clusters:\n  - name: db\n")}, []string{`would be named "ADV" after the file`}},
+		{"bad --wait", []string{"status", "--wait", "-1s"}, []string{"--wait: expected"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,6 +64,10 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 				t.Errorf("bad input created %s", labs[0].Name())
 			}
 		})
+	}
+	// a 2-node Galera cluster without an arbitrator is allowed, with a warning
+	if r := e.run("validate", write("two.yaml", "clusters:\n  - name: db\n    nodes: 2\n")); r.code != 0 || !strings.Contains(r.stderr, "warning: clusters[0]: a 2-node Galera cluster without an arbitrator") {
+		t.Errorf("2-node galera: exit %d, want 0 with a warning\n%s", r.code, r.stderr)
 	}
 	if r := e.run("down", "--name", "itnothing"); r.code != 0 {
 		t.Errorf("down of a lab that does not exist: exit %d (want 0: down is idempotent)\n%s", r.code, r.stderr)

@@ -48,6 +48,17 @@ func TestPrimaryReplicaEndpoints(t *testing.T) {
 	if code, _ := get(b + "/replica?max_lag=soon"); code != 400 {
 		t.Errorf("bad max_lag: %d", code)
 	}
+	// draining applies to every role, not only to Galera members
+	e.ok("drain", "a1", "b1", "--name", "itrep")
+	if body := wait(a+"/primary", 503); !strings.Contains(body, `"code":"Drained"`) {
+		t.Errorf("drained a1 /primary: %s", body)
+	}
+	if body := wait(b+"/replica?max_lag=5", 503); !strings.Contains(body, `"code":"Drained"`) {
+		t.Errorf("drained b1 /replica: %s", body)
+	}
+	e.ok("undrain", "a1", "b1", "--name", "itrep")
+	wait(a+"/primary", 200)
+	wait(b+"/replica?max_lag=5", 200)
 	e.sql("itrep", "b1", "STOP SLAVE 'a' SQL_THREAD")
 	if body := wait(b+"/replica", 503); !strings.Contains(body, `"code":"Stopped"`) {
 		t.Errorf("b1 /replica with the SQL thread stopped: %s", body)

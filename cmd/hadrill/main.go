@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/state"
 )
@@ -21,11 +23,7 @@ var version = "dev"
 
 func main() {
 	_ = mysql.SetLogger(&mysql.NopLogger{}) // the driver's own logging would bypass our messages
-	// Every signal that ends a terminal session or its pipeline cancels the
-	// command's context: it undoes what it broke, keeps what it measured and
-	// removes what it was creating. SIGPIPE included (hadrill ... | head):
-	// with it caught, a write to a closed pipe fails instead of killing us.
-	ctx, stop := signal.NotifyContext(context.Background(), interrupts...)
+	ctx, stop := interruptible()
 	err := newRoot().ExecuteContext(ctx)
 	for _, u := range unlocks {
 		u()
@@ -34,7 +32,41 @@ func main() {
 	os.Exit(exitCode(err))
 }
 
-var interrupts = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE}
+// interruptible is the command's context: cancelled by every signal that
+// ends a terminal session (INT, TERM, HUP) and by SIGPIPE when it means the
+// reader of our output went away (hadrill ... | head): the command then
+// undoes what it broke, keeps what it measured and removes what it was
+// creating. Once SIGPIPE is caught, a write to a broken socket raises it
+// too (a server killed under the drill's traffic): those are told apart by
+// asking whether stdout or stderr is a pipe with no reader left.
+func interruptible() (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	go func() {
+		for s := range sigs {
+			if s != syscall.SIGPIPE || outputGone() {
+				cancel()
+			}
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel() }
+}
+
+// outputGone reports whether stdout or stderr is a pipe whose reader has
+// closed it (poll reports POLLERR on the write end).
+func outputGone() bool {
+	fds := []unix.PollFd{{Fd: 1}, {Fd: 2}}
+	if _, err := unix.Poll(fds, 0); err != nil {
+		return false
+	}
+	for _, f := range fds {
+		if f.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			return true
+		}
+	}
+	return false
+}
 
 // exitCode prints err and maps it: 0 ok, 2 bad input, 3 the lab is busy
 // with another command, 1 runtime failure.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -39,10 +40,14 @@ one network namespace per host, and measures it.
 			if cmd.Name() == "report" && g.output != "text" && g.output != "json" {
 				reportFile, g.output = g.output, "text" // `hadrill report ID -o FILE.html`
 			}
+			var problems []string
 			if g.output != "text" && g.output != "json" {
-				return hderr.User("--output: expected text or json, got %q", g.output)
+				problems = append(problems, fmt.Sprintf("--output: expected text or json, got %q", g.output))
 			}
-			return nil
+			if state.LockWait < 0 || state.LockWait > time.Hour {
+				problems = append(problems, fmt.Sprintf("--wait: expected 0 to 1h, got %v", state.LockWait))
+			}
+			return hderr.Users(problems)
 		},
 	}
 	pf := root.PersistentFlags()
