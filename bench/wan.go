@@ -4,13 +4,19 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/netns"
@@ -34,20 +40,34 @@ func wan(bin string, _ int) {
 	check(err)
 	west, _ := l.Plan.Node("we1")
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "scenario\tpkt/s each way\tpackets\tlost\tp50 ms\tp99 ms\tmax ms\tp50 off ms\tp99 over ms\t")
+	fmt.Fprintln(w, "scenario\tcpus\tpkt/s each way\tpackets\tlost\tp50 ms\tp99 ms\tmax ms\tp50 off ms\tp99 over ms\t")
 	var fast echoResult
-	for _, rate := range []int{100, 10000} {
-		r := echo(l.Plan.Client.Netns, west.Netns, west.Address, rate, 10*time.Second)
-		fmt.Fprintf(w, "wan echo\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%+.3f\t%+.3f\t\n", rate, r.sent, r.sent-len(r.rtts), r.p50, r.p99, r.max, r.p50-100, r.p99-100)
-		fast = r
+	worst := 0.0 // the largest p50 error, idle or saturated
+	for _, busy := range []bool{false, true} {
+		load, stop := "idle", func() {}
+		if busy {
+			stop = saturate()
+			load = fmt.Sprintf("saturated (%d busy loops)", runtime.NumCPU())
+			time.Sleep(time.Second)
+		}
+		for _, rate := range []int{100, 10000} {
+			r := echo(l.Plan.Client.Netns, west.Netns, west.Address, rate, 10*time.Second)
+			fmt.Fprintf(w, "wan echo\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%+.3f\t%+.3f\t\n", load, rate, r.sent, r.sent-len(r.rtts), r.p50, r.p99, r.max, r.p50-100, r.p99-100)
+			worst = max(worst, math.Abs(r.p50-100))
+			if !busy && rate == 10000 {
+				fast = r
+			}
+		}
+		stop()
 	}
 	w.Flush()
 	if b, err := os.ReadFile(filepath.Join(l.Plan.Dir, "netem.log")); err == nil {
 		fmt.Fprintf(os.Stderr, "netem daemon's own report:\n%s", b)
 	}
 	runCleanups()
-	fmt.Printf("\ntarget with 20,000 pkt/s crossing the link: p50 within ±1 ms of 100 ms: %v; p99 ≤ +3 ms: %v\n\n",
+	fmt.Printf("\ntarget with 20,000 pkt/s crossing the link: p50 within ±1 ms of 100 ms: %v; p99 ≤ +3 ms: %v\n",
 		fast.p50 >= 99 && fast.p50 <= 101, fast.p99 <= 103)
+	fmt.Printf("target: p50 error ≤ 1 ms idle and with every CPU saturated: %v (worst %.3f ms)\n\n", worst <= 1, worst)
 
 	w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\tpreset\tmeasured rtt ms\tcommit p50 ms\tp95 ms\tcommit / rtt\t")
@@ -79,6 +99,35 @@ func wan(bin string, _ int) {
 	fmt.Printf("\ntarget: a commit on two-region Galera costs 0.9–1.3 round trips: %v (%.2f)\n", galera >= 0.9 && galera <= 1.3, galera)
 }
 
+// saturate keeps every CPU busy with ordinary (nice 0) shell loops, as a
+// benchmark's load would, until stop; each loop is its own process group,
+// ended by it (or by a failing bench's clean-up).
+func saturate() (stop func()) {
+	var cmds []*exec.Cmd
+	for i := 0; i < runtime.NumCPU(); i++ {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // they die with the bench
+		check(c.Start())
+		cmds = append(cmds, c)
+	}
+	stop = func() {
+		for _, c := range cmds {
+			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+			_ = c.Wait()
+		}
+		cmds = nil
+	}
+	atExit(stop)
+	return stop
+}
+
+// probeThread puts the calling goroutine on a thread of its own at nice
+// -10: above the saturating load, below the emulator it measures (-20).
+func probeThread() {
+	runtime.LockOSThread()
+	_ = unix.Setpriority(unix.PRIO_PROCESS, 0, -10) // above the load, below the emulator (nice -20)
+}
+
 type echoResult struct {
 	sent          int
 	rtts          []float64
@@ -94,6 +143,7 @@ func echo(from, to, addr string, rate int, d time.Duration) echoResult {
 	srv := udpSocket(to, addr+":7777")
 	defer srv.Close()
 	go func() {
+		probeThread()
 		buf, oob := make([]byte, 64), make([]byte, 128)
 		for {
 			n, _, _, a, err := srv.ReadMsgUDP(buf, oob)
@@ -115,6 +165,7 @@ func echo(from, to, addr string, rate int, d time.Duration) echoResult {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		probeThread()
 		buf, oob := make([]byte, 64), make([]byte, 128)
 		for {
 			_ = cli.SetReadDeadline(time.Now().Add(2 * time.Second))

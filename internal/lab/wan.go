@@ -109,6 +109,8 @@ func (l *Lab) CheckWAN(ctx context.Context) ([]netem.Measured, error) {
 	for _, m := range ms {
 		if p := m.Problem(); p != "" {
 			problems = append(problems, p)
+		} else if w := m.Warning(); w != "" {
+			l.logf("warning: %s", w)
 		} else {
 			l.logf("link %s: round trip %.2f ms (p50; p99 %.2f ms; target %.0f ms)", m.Link, m.P50Ms, m.P99Ms, m.TargetMs)
 		}

@@ -71,9 +71,9 @@ func Run(ctx context.Context, path string, log io.Writer, ready func()) error {
 	// 10 ms when idle): a P per link on top of the CPUs' means no reader
 	// and no other link ever waits for one.
 	runtime.GOMAXPROCS(runtime.NumCPU() + len(cfg.Links) + 1)
-	sched := fmt.Sprintf("real-time scheduling (SCHED_FIFO %d)", rtPriority)
-	if err := realtime(); err != nil {
-		sched = fmt.Sprintf("ordinary scheduling (real-time refused: %v): round trips stretch when the CPUs are saturated", err)
+	sched := fmt.Sprintf("nice %d", priorityNice)
+	if err := raisePriority(); err != nil {
+		sched = fmt.Sprintf("nice 0 (a higher priority was refused: %v): round trips stretch when the CPUs are saturated", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

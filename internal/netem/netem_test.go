@@ -128,8 +128,11 @@ func TestJudge(t *testing.T) {
 	if m := Judge(k, ms(100.4, 100.6, 101, 140), 0); !m.OK || m.P50Ms != 100.6 || m.Tolerance != 3 {
 		t.Fatalf("within tolerance: %+v", m)
 	}
-	if m := Judge(k, ms(103.5, 103.6, 103.7), 0); m.OK || !strings.Contains(m.Problem(), "target 100.00 ms ± 3.00 ms") {
-		t.Fatalf("3.6 ms off must fail: %+v %s", m, m.Problem())
+	if m := Judge(k, ms(103.5, 103.6, 103.7), 0); m.OK || !m.Usable || m.Problem() != "" || !strings.Contains(m.Warning(), "3.60 ms off its target 100.00 ms (tolerance 3.00 ms)") {
+		t.Errorf("off by more than the tolerance, within the bound: a warning, not a failure: %+v", m)
+	}
+	if m := Judge(k, ms(116, 116, 116), 0); m.Usable || !strings.Contains(m.Problem(), "target 100.00 ms ± 15.00 ms") {
+		t.Fatalf("16 ms off must fail: %+v %s", m, m.Problem())
 	}
 	if m := Judge(k, nil, 21); m.OK || !strings.Contains(m.Problem(), "cut") {
 		t.Fatalf("no samples: %+v", m)

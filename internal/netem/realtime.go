@@ -8,19 +8,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rtPriority is the daemon's SCHED_FIFO priority: above every ordinary
-// task (the servers, the load, the benchmark), below the kernel's own
-// real-time threads (50 and up).
-const rtPriority = 20
+// priorityNice is the daemon's nice value: the highest CFS weight (about
+// 88 times a nice-0 task's), so that a release loop or a queue reader woken
+// while the load saturates every CPU runs at once instead of waiting for its
+// time slice. Not SCHED_FIFO: measured, a Go process under it (whole or just
+// the release loops' locked threads) was late by up to 230 ms, because
+// FIFO threads are never time-sliced and the runtime's hand-offs between
+// its threads then wait behind a spinning one.
+const priorityNice = -20
 
-// realtime puts every thread of the daemon under SCHED_FIFO. Threads the
-// runtime starts later inherit it from the thread that starts them. The
-// emulator matters most when the CPUs are saturated (during a benchmark):
-// without it a release loop or a queue reader waits behind the load for its
-// time slice, and that wait is added to the round trip. The kernel's
-// real-time throttling (95 % of each second) still bounds what it may take;
-// the daemon's work is a few µs per packet.
-func realtime() error {
+// raisePriority gives every thread of the daemon priorityNice; threads the
+// runtime starts later inherit it from the thread that starts them.
+func raisePriority() error {
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return err
@@ -30,7 +29,7 @@ func realtime() error {
 		if err != nil {
 			continue
 		}
-		if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: rtPriority}, 0); err != nil {
+		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, priorityNice); err != nil {
 			return fmt.Errorf("thread %d: %w", tid, err)
 		}
 	}

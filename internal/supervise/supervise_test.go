@@ -15,7 +15,7 @@ func TestStartReadyStop(t *testing.T) {
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "ready")
 	p, err := Start(Spec{Name: "sleeper", Argv: []string{"sh", "-c", "touch " + ready + "; exec sleep 60"},
-		LogFile: filepath.Join(dir, "log"), PidFile: filepath.Join(dir, "pid")})
+		LogFile: filepath.Join(dir, "log"), PidFile: filepath.Join(dir, "pid"), Dir: filepath.Join(dir, "work")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestStartReadyStop(t *testing.T) {
 
 func TestEarlyExitIsReported(t *testing.T) {
 	dir := t.TempDir()
-	p, err := Start(Spec{Name: "bad", Argv: []string{"sh", "-c", "echo boom; exit 3"}, LogFile: filepath.Join(dir, "log")})
+	p, err := Start(Spec{Name: "bad", Argv: []string{"sh", "-c", "echo boom; exit 3"}, LogFile: filepath.Join(dir, "log"), Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestEarlyExitIsReported(t *testing.T) {
 
 func TestStopEscalatesToKill(t *testing.T) {
 	dir := t.TempDir()
-	p, err := Start(Spec{Name: "stubborn", Argv: []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}, LogFile: filepath.Join(dir, "log")})
+	p, err := Start(Spec{Name: "stubborn", Argv: []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}, LogFile: filepath.Join(dir, "log"), Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestStopEscalatesToKill(t *testing.T) {
 
 func TestKilledProcessIsNotAliveAtOnce(t *testing.T) {
 	dir := t.TempDir()
-	p, err := Start(Spec{Name: "sleeper", Argv: []string{"sleep", "60"}, LogFile: filepath.Join(dir, "log")})
+	p, err := Start(Spec{Name: "sleeper", Argv: []string{"sleep", "60"}, LogFile: filepath.Join(dir, "log"), Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
