@@ -3,6 +3,7 @@ package supervise
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,13 @@ func TestStartReadyStop(t *testing.T) {
 	}
 	if ReadPid(filepath.Join(dir, "pid")) != p.Pid || !Owned(p.Pid, "sleep") || Owned(p.Pid, "mariadbd") {
 		t.Fatal("pidfile or ownership wrong")
+	}
+	// a daemon runs in its own directory, never in the caller's
+	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", p.Pid)); err != nil || cwd != filepath.Join(dir, "work") {
+		t.Fatalf("working directory %q (%v), want %s", cwd, err, filepath.Join(dir, "work"))
+	}
+	if _, err := Start(Spec{Name: "nowhere", Argv: []string{"true"}, LogFile: filepath.Join(dir, "log2")}); err == nil {
+		t.Fatal("a daemon without a working directory must be refused")
 	}
 	if err := Stop(p.Pid, 2*time.Second); err != nil || Alive(p.Pid) {
 		t.Fatalf("stop: %v alive=%v", err, Alive(p.Pid))
