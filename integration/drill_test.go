@@ -75,7 +75,7 @@ client:
 	// The audit is a check that can fail.
 	e.ok("drill", "audit", last.RunID, "--name", "itdrl")
 	e.sql("itdrl", "db2", "DELETE FROM app.hd_drill WHERE run = '"+last.RunID+"' ORDER BY id LIMIT 1")
-	if r := e.run("drill", "audit", last.RunID, "--name", "itdrl"); r.code != 1 || !strings.Contains(r.stdout, "lacks 1") {
+	if r := e.run("drill", "audit", last.RunID, "--name", "itdrl"); r.code != 1 || !strings.Contains(r.stdout, "db2: MISSING 1 of") {
 		t.Errorf("audit after deleting an acknowledged row: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	report := e.ok("report", last.RunID, "-o", e.home+"/drill.html")

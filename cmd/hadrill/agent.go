@@ -24,6 +24,7 @@ OPTIONS answer the status only; GET answers JSON with the verdict and its reason
 The password is read from a file; it never appears in argv, logs or responses.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
 			var problems []string
 			for flag, v := range map[string]string{"--listen": o.Listen, "--socket": o.Socket, "--password-file": o.PasswordFile} {
 				if v == "" {

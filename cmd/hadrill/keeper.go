@@ -14,6 +14,7 @@ func keeperCmd() *cobra.Command {
 		Hidden: true,
 		Args:   args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
 			l, err := openLab()
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -45,13 +46,21 @@ func interruptible() (context.Context, func()) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go func() {
 		for s := range sigs {
-			if s != syscall.SIGPIPE || outputGone() {
+			switch {
+			case s == syscall.SIGHUP && daemon.Load():
+			case s == syscall.SIGPIPE && !outputGone():
+			default:
 				cancel()
 			}
 		}
 	}()
 	return ctx, func() { signal.Stop(sigs); cancel() }
 }
+
+// daemon is set by the daemons hadrill places on hosts (agent, keeper,
+// netem): they run in sessions of their own, and SIGHUP means what each
+// makes of it (netem: reload its links).
+var daemon atomic.Bool
 
 // outputGone reports whether stdout or stderr is a pipe whose reader has
 // closed it (poll reports POLLERR on the write end).

@@ -23,6 +23,7 @@ it with the link's loss probability. SIGHUP re-reads the links' values. Packets 
 it through iptables rules hadrill installs in the hosts' namespaces.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
 			if config == "" {
 				return hderr.User("--config: required (a lab's netem.json)")
 			}
