@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/state"
 )
 
@@ -29,17 +30,8 @@ func statusCmd() *cobra.Command {
 	}
 }
 
-func openLab() (*lab.Lab, error) {
-	name, err := labName()
-	if err != nil {
-		return nil, err
-	}
-	h, err := home()
-	if err != nil {
-		return nil, err
-	}
-	return lab.Open(h, name, os.Stderr)
-}
+// openLab opens a lab for a command that only reads it.
+func openLab() (*lab.Lab, error) { return lockedLab("") }
 
 // changeLab opens a lab for a command that changes it: the lab's writer
 // lock is held until the command ends, so one change happens at a time.
@@ -52,6 +44,8 @@ func benchLab() (*lab.Lab, error) { return lockedLab(state.Bench) }
 // unlocks release the locks a command took, when it ends.
 var unlocks []func()
 
+// lockedLab takes the lab's lock of kind k (none when k is empty), then
+// reads the lab: what it reads is what the holder of the lock sees.
 func lockedLab(k state.Kind) (*lab.Lab, error) {
 	name, err := labName()
 	if err != nil {
@@ -61,15 +55,17 @@ func lockedLab(k state.Kind) (*lab.Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := state.Load(h, name); err != nil {
-		return nil, err // an unknown lab is named as such, not locked
+	if err := plan.CheckLabName(name); err != nil {
+		return nil, err // a name is never a path
 	}
-	unlock, err := state.Lock(h, name, k)
-	if err != nil {
-		return nil, err
+	if k != "" {
+		unlock, err := state.Lock(h, name, k)
+		if err != nil {
+			return nil, err
+		}
+		unlocks = append(unlocks, unlock)
 	}
-	unlocks = append(unlocks, unlock)
-	return lab.Open(h, name, os.Stderr)
+	return lab.Open(h, name, os.Stderr) // an unknown lab is named as such (its lock file goes with the unlock)
 }
 
 func printStatus(st lab.Status) {
