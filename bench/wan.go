@@ -16,8 +16,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/netns"
 )
@@ -121,13 +119,6 @@ func saturate() (stop func()) {
 	return stop
 }
 
-// probeThread puts the calling goroutine on a thread of its own at nice
-// -10: above the saturating load, below the emulator it measures (-20).
-func probeThread() {
-	runtime.LockOSThread()
-	_ = unix.Setpriority(unix.PRIO_PROCESS, 0, -10) // above the load, below the emulator (nice -20)
-}
-
 type echoResult struct {
 	sent          int
 	rtts          []float64
@@ -143,7 +134,6 @@ func echo(from, to, addr string, rate int, d time.Duration) echoResult {
 	srv := udpSocket(to, addr+":7777")
 	defer srv.Close()
 	go func() {
-		probeThread()
 		buf, oob := make([]byte, 64), make([]byte, 128)
 		for {
 			n, _, _, a, err := srv.ReadMsgUDP(buf, oob)
@@ -165,7 +155,6 @@ func echo(from, to, addr string, rate int, d time.Duration) echoResult {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		probeThread()
 		buf, oob := make([]byte, 64), make([]byte, 128)
 		for {
 			_ = cli.SetReadDeadline(time.Now().Add(2 * time.Second))

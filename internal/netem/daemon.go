@@ -71,10 +71,6 @@ func Run(ctx context.Context, path string, log io.Writer, ready func()) error {
 	// 10 ms when idle): a P per link on top of the CPUs' means no reader
 	// and no other link ever waits for one.
 	runtime.GOMAXPROCS(runtime.NumCPU() + len(cfg.Links) + 1)
-	sched := fmt.Sprintf("nice %d", priorityNice)
-	if err := raisePriority(); err != nil {
-		sched = fmt.Sprintf("nice 0 (a higher priority was refused: %v): round trips stretch when the CPUs are saturated", err)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -99,7 +95,7 @@ func Run(ctx context.Context, path string, log io.Writer, ready func()) error {
 		}
 		go func() { <-ctx.Done(); wg.Wait(); nf.Close() }()
 	}
-	fmt.Fprintf(log, "netem: %d queues bound, %s; links: %s\n", len(cfg.Queues()), sched, describe(cfg.Links))
+	fmt.Fprintf(log, "netem: %d queues bound; links: %s\n", len(cfg.Queues()), describe(cfg.Links))
 	go d.report(ctx)
 	if ready != nil {
 		ready()
