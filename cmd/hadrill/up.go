@@ -10,7 +10,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lab"
-	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -105,9 +104,9 @@ func readSpecFile(arg, file string, named bool) (*spec.Spec, string, error) {
 	}
 	if name == "" {
 		name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-		if err := plan.CheckLabName(name); err != nil && !named {
+		if !spec.ValidName(name) && !named {
 			problems = append(problems, hderr.User("%s: the spec has no name, so the lab would be named %q after the file, which is not a valid lab name "+
-				"(expected a lowercase letter, then up to 15 lowercase letters or digits); add `name:` or use --name", file, name))
+				"(%s); add `name:` or use --name", file, name, spec.NameRule))
 		}
 	}
 	if err := hderr.Join(problems); err != nil {

@@ -78,8 +78,7 @@ func (p *Prober) probe(ctx context.Context) Result {
 	r.At = time.Now()
 	r.Took = r.At.Sub(start)
 	r.ProbeMS = float64(r.Took.Microseconds()) / 1000
-	_, statErr := os.Stat(p.o.DrainFile)
-	drained := p.o.DrainFile != "" && statErr == nil
+	drained := p.drained()
 	if err != nil {
 		r.Verdict = galera.Unreachable(err)
 		if drained {
@@ -160,4 +159,14 @@ func (p *Prober) conn() (*sql.DB, error) {
 	p.db.SetMaxOpenConns(1)
 	p.db.SetMaxIdleConns(1)
 	return p.db, nil
+}
+
+// drained reports whether the operator drained the node (its drain file
+// exists): every endpoint answers 503 then, whatever the node's role.
+func (p *Prober) drained() bool {
+	if p.o.DrainFile == "" {
+		return false
+	}
+	_, err := os.Stat(p.o.DrainFile)
+	return err == nil
 }

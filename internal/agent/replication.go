@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"os"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/replication"
@@ -14,8 +13,7 @@ func (p *Prober) Replication(ctx context.Context) (replication.Snapshot, error) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var s replication.Snapshot
-	_, statErr := os.Stat(p.o.DrainFile)
-	s.Drained = p.o.DrainFile != "" && statErr == nil
+	s.Drained = p.drained()
 	db, err := p.conn()
 	if err != nil {
 		return s, err

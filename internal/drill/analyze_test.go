@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -132,9 +134,14 @@ func TestChecksumVerdict(t *testing.T) {
 		{"one unread", map[string]Sums{"db1": {Tables: same}, "db2": {Tables: same}, "db3": {Err: errors.New("down")}}, false, nil, []string{"db3"}},
 		{"nothing at all", map[string]Sums{}, false, nil, nil},
 	} {
-		agree, differ, unread := ChecksumVerdict(c.sums)
-		if agree != c.agree || !reflect.DeepEqual(differ, c.differ) || !reflect.DeepEqual(sortedKeys(unread), c.unread) {
-			t.Errorf("%s: agree %v differ %v unread %v; want %v %v %v", c.name, agree, differ, sortedKeys(unread), c.agree, c.differ, c.unread)
+		got := ChecksumVerdict(c.sums)
+		unread := slices.Collect(maps.Keys(got.Unread))
+		slices.Sort(unread)
+		if got.Agree != c.agree || !reflect.DeepEqual(got.Differ, c.differ) || !reflect.DeepEqual(unread, c.unread) {
+			t.Errorf("%s: agree %v differ %v unread %v; want %v %v %v", c.name, got.Agree, got.Differ, unread, c.agree, c.differ, c.unread)
+		}
+		if len(got.Read)+len(got.Unread) != len(c.sums) {
+			t.Errorf("%s: every node is read or unread: %+v", c.name, got)
 		}
 	}
 }

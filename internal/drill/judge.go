@@ -66,27 +66,19 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	for _, ids := range r.Lost {
 		r.LostCount += len(ids)
 	}
-	sums := checksums(ctx, d.l, d.nodes)
-	var differ []string
-	r.Checksums = map[string]map[string]string{}
-	for node, s := range sums {
-		if s.Err == nil {
-			r.Checksums[node] = s.Tables
-		}
-	}
-	r.ChecksumsAgree, differ, r.ChecksumsUnread = ChecksumVerdict(sums)
-	var other []string
+	sums := ChecksumVerdict(checksums(ctx, d.l, d.nodes))
+	r.Checksums, r.ChecksumsUnread, r.ChecksumsAgree = sums.Read, sums.Unread, sums.Agree
+	other := append([]string(nil), d.problems...)
 	if r.WritesBackS == nil && !d.faultAt.IsZero() && !r.Interrupted {
 		other = append(other, "writes never resumed after the fault")
 	}
-	other = append(d.problems, other...)
-	r.Verdict = Decide(r.Audit, differ, len(r.ChecksumsUnread), other, r.Interrupted)
+	r.Verdict = Decide(r.Audit, sums.Differ, len(sums.Unread), other, r.Interrupted)
 	r.Problems = append(other, auditProblems(r.Audit)...)
-	if len(differ) > 0 {
-		r.Problems = append(r.Problems, fmt.Sprintf("nodes disagree on tables %s (CHECKSUM TABLE)", strings.Join(differ, ", ")))
+	if len(sums.Differ) > 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("nodes disagree on tables %s (CHECKSUM TABLE)", strings.Join(sums.Differ, ", ")))
 	}
-	if len(r.ChecksumsUnread) > 0 {
-		r.Problems = append(r.Problems, "checksums not read on "+joinSorted(r.ChecksumsUnread))
+	if len(sums.Unread) > 0 {
+		r.Problems = append(r.Problems, "checksums not read on "+joinSorted(sums.Unread))
 	}
 	r.Passed = r.Verdict == VerdictPassed
 }

@@ -2,8 +2,8 @@ package drill
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -35,7 +35,7 @@ type Read struct {
 // node name.
 func AuditOf(acked []int64, reads map[string]Read) []NodeAudit {
 	var out []NodeAudit
-	for _, node := range sortedKeys(reads) {
+	for _, node := range slices.Sorted(maps.Keys(reads)) {
 		r := reads[node]
 		a := NodeAudit{Node: node, Checked: len(acked)}
 		switch {
@@ -88,21 +88,28 @@ type Sums struct {
 	Err    error
 }
 
-// ChecksumVerdict says whether the nodes agree. They agree only when every
-// node's checksums were read and are the same; differ names the tables that
-// differ between the nodes that were read, unread the nodes that were not.
-func ChecksumVerdict(sums map[string]Sums) (agree bool, differ []string, unread map[string]string) {
-	read := map[string]map[string]string{}
-	unread = map[string]string{}
+// Checksums is what the nodes' checksums say together.
+type Checksums struct {
+	Read   map[string]map[string]string // node → table → checksum, for the nodes that were read
+	Unread map[string]string            // node → why its checksums could not be read
+	Differ []string                     // tables that differ between the nodes that were read
+	Agree  bool                         // every node read, and all the same
+}
+
+// ChecksumVerdict judges the nodes' checksums: they agree only when every
+// node's were read and are the same.
+func ChecksumVerdict(sums map[string]Sums) Checksums {
+	c := Checksums{Read: map[string]map[string]string{}, Unread: map[string]string{}}
 	for node, s := range sums {
 		if s.Err != nil {
-			unread[node] = s.Err.Error()
+			c.Unread[node] = s.Err.Error()
 			continue
 		}
-		read[node] = s.Tables
+		c.Read[node] = s.Tables
 	}
-	ok, differ := Agree(read)
-	return ok && len(unread) == 0 && len(read) > 0, differ, unread
+	ok, differ := Agree(c.Read)
+	c.Differ, c.Agree = differ, ok && len(c.Unread) == 0 && len(c.Read) > 0
+	return c
 }
 
 // Verdicts of a drill or an audit, in the order they take precedence.
@@ -151,18 +158,9 @@ func auditProblems(audit []NodeAudit) []string {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 func joinSorted(m map[string]string) string {
 	var out []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, k+": "+m[k])
 	}
 	return strings.Join(out, "; ")

@@ -46,6 +46,11 @@ type Verdict struct {
 	Reason string `json:"reason"`
 }
 
+// Drained is the verdict on a node the operator drained, in any role.
+func Drained(state string) Verdict {
+	return Verdict{Code: CodeDrained, State: state, Reason: "drained for maintenance (hadrill undrain to admit it again)"}
+}
+
 // Judge decides a node's health from a snapshot: 200 only in the primary
 // component and Synced (or Donor/Desynced with AvailableWhenDonor), and not
 // drained, rejecting queries, or read-only when that is asked to count.
@@ -57,7 +62,7 @@ func Judge(s Snapshot, o HealthOptions) Verdict {
 	}
 	switch {
 	case o.Drained:
-		return no(CodeDrained, "drained for maintenance (hadrill undrain to admit it again)")
+		return Drained(state)
 	case !on(v["wsrep_on"]) || st["wsrep_cluster_status"] == "":
 		return no(CodeNotGalera, "wsrep is off: not a Galera cluster member")
 	case st["wsrep_cluster_status"] != "Primary":

@@ -44,13 +44,13 @@ func Apply(links []Link, c Change) ([]Link, error) {
 			}
 			k.Jitter = j
 		}
-		if perr == "" && k.Jitter > 0 && k.Jitter >= k.RTT {
-			problems = append(problems, fmt.Sprintf("--jitter: must be less than the round trip (%v), got %v (a packet cannot arrive before it was sent; --jitter 0 removes it)", k.RTT, k.Jitter))
+		if why := spec.JitterProblem(k.RTT, k.Jitter); perr == "" && why != "" {
+			problems = append(problems, "--jitter: "+why+" (--jitter 0 removes it)")
 		}
 	case "loss":
 		v := strings.TrimSuffix(strings.TrimSpace(c.Value), "%")
 		f, perr := strconv.ParseFloat(v, 64)
-		if perr != nil || !(f >= 0 && f <= 100) { // NaN and Inf too
+		if perr != nil || !spec.ValidLoss(f) {
 			problems = append(problems, fmt.Sprintf("VALUE: expected a loss percentage from 0 to 100 like 1%% or 0.5, got %q", c.Value))
 		}
 		k.Loss = f

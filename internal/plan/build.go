@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
-	"regexp"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -24,12 +23,10 @@ const (
 
 const maxSocketPath = 107 // sun_path is 108 bytes including the NUL
 
-var labNameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
-
 // CheckLabName validates a lab name given with --name (or taken from a spec).
 func CheckLabName(name string) error {
-	if !labNameRE.MatchString(name) {
-		return hderr.User("--name: %q is not a valid lab name (expected a lowercase letter, then up to 15 lowercase letters or digits)", name)
+	if !spec.ValidName(name) {
+		return hderr.User("--name: %q is not a valid lab name (%s)", name, spec.NameRule)
 	}
 	return nil
 }

@@ -21,10 +21,6 @@ type Snapshot struct {
 	Drained  bool // the operator drained the node: it takes no traffic in any role
 }
 
-func drained() galera.Verdict {
-	return galera.Verdict{Code: galera.CodeDrained, State: "drained", Reason: "drained for maintenance (hadrill undrain to admit it again)"}
-}
-
 // Codes of the primary/replica verdicts.
 const (
 	CodePrimary     = "Primary"
@@ -40,7 +36,7 @@ const (
 func JudgePrimary(s Snapshot) galera.Verdict {
 	switch {
 	case s.Drained:
-		return drained()
+		return galera.Drained("drained")
 	case s.ReadOnly:
 		return galera.Verdict{Code: CodeNotPrimary, State: "read-only", Reason: "read_only=ON"}
 	case len(s.Channels) > 0:
@@ -53,7 +49,7 @@ func JudgePrimary(s Snapshot) galera.Verdict {
 // maxLag seconds behind (maxLag < 0: any lag).
 func JudgeReplica(s Snapshot, maxLag int) galera.Verdict {
 	if s.Drained {
-		return drained()
+		return galera.Drained("drained")
 	}
 	if len(s.Channels) == 0 {
 		return galera.Verdict{Code: CodeNotReplica, State: "primary", Reason: "no replication channel configured"}

@@ -44,19 +44,19 @@ func init() {
 var optionPrefixes = []string{"loose_", "skip_", "enable_", "disable_", "maximum_"}
 
 // NormalizeOption is an option name as the server reads it: lower case,
-// underscores for dashes, and the base name without its prefixes (loose-,
-// skip-, enable-, disable-, maximum-).
-func NormalizeOption(key string) (base string, prefixes []string) {
+// underscores for dashes, without its prefixes (loose-, skip-, enable-,
+// disable-, maximum-).
+func NormalizeOption(key string) string {
 	k := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(key), "-", "_"))
 	for again := true; again; {
 		again = false
 		for _, p := range optionPrefixes {
 			if strings.HasPrefix(k, p) && len(k) > len(p) {
-				k, prefixes, again = k[len(p):], append(prefixes, strings.TrimSuffix(p, "_")), true
+				k, again = k[len(p):], true
 			}
 		}
 	}
-	return k, prefixes
+	return k
 }
 
 // CheckOption says what is wrong with a my.cnf override (key = value), or
@@ -70,7 +70,7 @@ func CheckOption(key, value string) string {
 	case strings.ContainsAny(value, "\r\n"):
 		return "value must be on one line"
 	}
-	base, _ := NormalizeOption(key)
+	base := NormalizeOption(key)
 	if why, ok := refused[base]; ok {
 		if base != key {
 			return fmt.Sprintf("%s (the server reads %q as %s)", why, key, base)
@@ -110,14 +110,4 @@ func outsidePath(value string) string {
 		}
 	}
 	return ""
-}
-
-// RefusedOptions lists the refused option names with their reasons (for
-// the documentation and `hadrill templates`).
-func RefusedOptions() map[string]string {
-	out := map[string]string{}
-	for k, v := range refused {
-		out[k] = v
-	}
-	return out
 }

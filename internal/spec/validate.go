@@ -24,6 +24,26 @@ var Profiles = []string{"default", "durable", "relaxed"}
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
 
+// NameRule is the one rule for lab and host names, as users are told it.
+const NameRule = "expected a lowercase letter, then up to 15 lowercase letters or digits"
+
+// ValidName reports whether a lab, cluster, region or host name follows
+// NameRule (so names never clash in namespace prefixes and stay under kernel
+// limits, and a name is never a path).
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
+// ValidLoss reports whether a loss percentage is from 0 to 100 (not NaN).
+func ValidLoss(pct float64) bool { return pct >= 0 && pct <= 100 }
+
+// JitterProblem says what is wrong with a link's jitter for its round trip
+// ("" when nothing): a packet cannot arrive before it was sent.
+func JitterProblem(rtt, jitter time.Duration) string {
+	if jitter > 0 && jitter >= rtt {
+		return fmt.Sprintf("must be less than the round trip (%v), got %v: a packet cannot arrive before it was sent", rtt, jitter)
+	}
+	return ""
+}
+
 // Validate checks a defaulted spec and returns every problem at once.
 func Validate(s *Spec) error {
 	v := &validator{}
@@ -41,8 +61,8 @@ func (v *validator) name(path, name string, seen map[string]string) {
 	switch {
 	case name == "":
 		v.add(path, "required")
-	case !nameRE.MatchString(name):
-		v.add(path, "%q is not a valid name (expected a lowercase letter, then up to 15 lowercase letters or digits)", name)
+	case !ValidName(name):
+		v.add(path, "%q is not a valid name (%s)", name, NameRule)
 	case seen[name] != "":
 		v.add(path, "duplicate name %q (already used by %s)", name, seen[name])
 	}
@@ -59,8 +79,8 @@ const (
 )
 
 func (v *validator) validate(s *Spec) {
-	if s.Name != "" && !nameRE.MatchString(s.Name) {
-		v.add("name", "%q is not a valid lab name (expected a lowercase letter, then up to 15 lowercase letters or digits)", s.Name)
+	if s.Name != "" && !ValidName(s.Name) {
+		v.add("name", "%q is not a valid lab name (%s)", s.Name, NameRule)
 	}
 	if n := len(s.Description); n > MaxDescription {
 		v.add("description", "at most %d bytes, got %d", MaxDescription, n)
@@ -211,10 +231,10 @@ func (v *validator) links(links []Link, regions map[string]string) {
 		if l.Jitter != "" {
 			jitter = v.duration(p+".jitter", l.Jitter, 0, 10*time.Second)
 		}
-		if jitter > 0 && jitter >= rtt {
-			v.add(p+".jitter", "must be less than the round trip (%v), got %v: a packet cannot arrive before it was sent", rtt, jitter)
+		if why := JitterProblem(rtt, jitter); why != "" {
+			v.add(p+".jitter", "%s", why)
 		}
-		if !(l.Loss >= 0 && l.Loss <= 100) { // also NaN
+		if !ValidLoss(l.Loss) {
 			v.add(p+".loss", "expected a percentage from 0 to 100, got %g", l.Loss)
 		}
 		if l.Bandwidth != "" {
