@@ -97,9 +97,19 @@ func (l *Lab) handshakes(ctx context.Context, from, addr string) ([]time.Duratio
 // CheckWAN measures the links, records the result in <lab>/wan.json and
 // fails, naming every link, when one misses its target.
 func (l *Lab) CheckWAN(ctx context.Context) ([]netem.Measured, error) {
-	ms, err := l.MeasureWAN(ctx)
-	if err != nil || len(ms) == 0 {
-		return ms, err
+	var ms []netem.Measured
+	var err error
+	// A miss is measured again (up to three times, a second apart): right
+	// after servers start, or under a passing spike, 21 handshakes can
+	// catch the machine busy. What is recorded and judged is the last.
+	for attempt := 1; ; attempt++ {
+		if ms, err = l.MeasureWAN(ctx); err != nil || len(ms) == 0 {
+			return ms, err
+		}
+		if allOK(ms) || attempt == 3 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Second)
 	}
 	b, _ := json.MarshalIndent(ms, "", "  ")
 	if err := os.WriteFile(l.wanFile(), append(b, '\n'), 0o644); err != nil {
@@ -128,4 +138,13 @@ func (l *Lab) LastWAN() []netem.Measured {
 		_ = json.Unmarshal(b, &ms)
 	}
 	return ms
+}
+
+func allOK(ms []netem.Measured) bool {
+	for _, m := range ms {
+		if !m.OK {
+			return false
+		}
+	}
+	return true
 }
