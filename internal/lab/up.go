@@ -85,7 +85,7 @@ func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions)
 	if err := l.startAll(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := l.CheckWAN(ctx); err != nil {
+	if _, err := l.CheckWAN(ctx, false); err != nil {
 		return nil, err
 	}
 	return l, l.save(state.Running)
@@ -129,7 +129,7 @@ func (l *Lab) create(ctx context.Context) error {
 	if err := l.ensureDaemons(ctx); err != nil {
 		return err
 	}
-	if _, err := l.CheckWAN(ctx); err != nil {
+	if _, err := l.CheckWAN(ctx, false); err != nil {
 		return err
 	}
 	l.logf("lab %s up in %.1fs", p.Lab, time.Since(t0).Seconds())
