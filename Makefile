@@ -36,6 +36,7 @@ unit:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=200000x -fuzzminimizetime=500x ./internal/spec
+	$(GO) test -run='^$$' -fuzz=FuzzParseMessages -fuzztime=200000x -fuzzminimizetime=500x ./internal/netem
 
 integration: build
 	HADRILL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 15m -v ./integration/ 2>&1 | grep -E '^(=== RUN|--- |PASS|FAIL|ok|panic|\s+\S+_test.go|\s+hadrill: )' ; exit $${PIPESTATUS[0]}

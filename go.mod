@@ -3,10 +3,8 @@ module github.com/hadrill/hadrill
 go 1.26.8
 
 require (
-	github.com/florianl/go-nfqueue/v2 v2.0.0
 	github.com/go-fonts/liberation v0.3.3
 	github.com/go-sql-driver/mysql v1.10.1
-	github.com/mdlayher/netlink v1.7.2
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0
@@ -22,12 +20,8 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
-	github.com/google/go-cmp v0.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/josharian/native v1.1.0 // indirect
-	github.com/mdlayher/socket v0.4.1 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/net v0.25.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )

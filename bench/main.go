@@ -35,7 +35,12 @@ func main() {
 	bin := flag.String("bin", "bin/hadrill", "hadrill binary")
 	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
 	scenario := flag.String("scenario", "all", "scenario: "+strings.Join(names, ", ")+" or all")
+	echoServer := flag.String("echo-server", "", "serve UDP echo at NAMESPACE,ADDRESS:PORT until killed (the wan scenario starts it)")
 	flag.Parse()
+	if *echoServer != "" {
+		echoServe(*echoServer)
+		return
+	}
 	_ = mysql.SetLogger(&mysql.NopLogger{})
 	if *runs < 1 {
 		fail("-runs: expected a positive number, got %d", *runs)

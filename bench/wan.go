@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -37,8 +38,9 @@ func wan(bin string, _ int) {
 	l, err := lab.Open(home, "bwan", nil)
 	check(err)
 	west, _ := l.Plan.Node("we1")
+	east, _ := l.Plan.Node("ea1")
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "scenario\tcpus\tpkt/s each way\tpackets\tlost\tp50 ms\tp99 ms\tmax ms\tp50 off ms\tp99 over ms\t")
+	fmt.Fprintln(w, "scenario\tcpus\tpkt/s each way\tpackets\tlost\tp50 ms\tp99 ms\tmax ms\tsame-region p50 ms\tp50 error ms\tp99 over ms\t")
 	var fast echoResult
 	worst := 0.0 // the largest p50 error, idle or saturated
 	for _, busy := range []bool{false, true} {
@@ -49,9 +51,14 @@ func wan(bin string, _ int) {
 			time.Sleep(time.Second)
 		}
 		for _, rate := range []int{100, 10000} {
+			// The same echo to a host of the client's own region (no
+			// emulated link) first: what the path and the echo's own
+			// programs cost under this load is not the emulator's error.
+			base := echo(l.Plan.Client.Netns, east.Netns, east.Address, rate, 5*time.Second)
 			r := echo(l.Plan.Client.Netns, west.Netns, west.Address, rate, 10*time.Second)
-			fmt.Fprintf(w, "wan echo\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%+.3f\t%+.3f\t\n", load, rate, r.sent, r.sent-len(r.rtts), r.p50, r.p99, r.max, r.p50-100, r.p99-100)
-			worst = max(worst, math.Abs(r.p50-100))
+			e := r.p50 - 100 - base.p50
+			fmt.Fprintf(w, "wan echo\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%+.3f\t%+.3f\t\n", load, rate, r.sent, r.sent-len(r.rtts), r.p50, r.p99, r.max, base.p50, e, r.p99-100)
+			worst = max(worst, math.Abs(e))
 			if !busy && rate == 10000 {
 				fast = r
 			}
@@ -65,7 +72,7 @@ func wan(bin string, _ int) {
 	runCleanups()
 	fmt.Printf("\ntarget with 20,000 pkt/s crossing the link: p50 within ±1 ms of 100 ms: %v; p99 ≤ +3 ms: %v\n",
 		fast.p50 >= 99 && fast.p50 <= 101, fast.p99 <= 103)
-	fmt.Printf("target: p50 error ≤ 1 ms idle and with every CPU saturated: %v (worst %.3f ms)\n\n", worst <= 1, worst)
+	fmt.Printf("target: p50 error (p50 − 100 ms − the same-region p50) ≤ 1 ms idle and with every CPU saturated: %v (worst %.3f ms)\n\n", worst <= 1, worst)
 
 	w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\tpreset\tmeasured rtt ms\tcommit p50 ms\tp95 ms\tcommit / rtt\t")
@@ -126,27 +133,28 @@ type echoResult struct {
 }
 
 // echo sends rate UDP packets/s (in 1 ms bursts) from namespace from to an
-// echo socket at addr in namespace to, and times each packet's round trip
+// echo server at addr in namespace to, and times each packet's round trip
 // less the echo's own turnaround: (client rx − client tx) − (echo tx − echo
 // rx). (Kernel receive timestamps cannot be used: they are taken before
-// PREROUTING, where the emulated delay is applied.)
+// PREROUTING, where the emulated delay is applied.) The echo server is a
+// process of its own, as the two ends of a real connection are: each end
+// then waits for a CPU when its packet arrives, with or without a link
+// between them, and the same-region baseline includes that wait.
 func echo(from, to, addr string, rate int, d time.Duration) echoResult {
-	srv := udpSocket(to, addr+":7777")
-	defer srv.Close()
-	go func() {
-		buf, oob := make([]byte, 64), make([]byte, 128)
-		for {
-			n, _, _, a, err := srv.ReadMsgUDP(buf, oob)
-			if err != nil {
-				return
-			}
-			if n >= 24 {
-				binary.LittleEndian.PutUint64(buf[8:], uint64(time.Now().UnixNano()))
-				binary.LittleEndian.PutUint64(buf[16:], uint64(time.Now().UnixNano()))
-				_, _ = srv.WriteToUDP(buf[:n], a)
-			}
-		}
-	}()
+	self, err := os.Executable()
+	check(err)
+	srv := exec.Command(self, "-echo-server", to+","+addr+":7777")
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	srv.Stderr = os.Stderr
+	ready, err := srv.StdoutPipe()
+	check(err)
+	check(srv.Start())
+	stopSrv := func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() }
+	defer stopSrv()
+	if _, err := ready.Read(make([]byte, 1)); err != nil {
+		stopSrv()
+		fail("echo server in %s: %v", to, err)
+	}
 	cli := udpSocket(from, ":0")
 	defer cli.Close()
 	dst, _ := net.ResolveUDPAddr("udp4", addr+":7777")
@@ -198,6 +206,27 @@ func echo(from, to, addr string, rate int, d time.Duration) echoResult {
 		r.p50, r.p99, r.max = pct(rtts, 50), pct(rtts, 99), rtts[len(rtts)-1]
 	}
 	return r
+}
+
+// echoServe answers every datagram at nsAddr ("namespace,address:port")
+// with its receive and send times, until killed. It writes one byte to
+// stdout once it listens.
+func echoServe(nsAddr string) {
+	ns, addr, _ := strings.Cut(nsAddr, ",")
+	srv := udpSocket(ns, addr)
+	os.Stdout.Write([]byte{'\n'})
+	buf := make([]byte, 64)
+	for {
+		n, a, err := srv.ReadFromUDP(buf)
+		if err != nil {
+			fail("echo server: %v", err)
+		}
+		if n >= 24 {
+			binary.LittleEndian.PutUint64(buf[8:], uint64(time.Now().UnixNano()))
+			binary.LittleEndian.PutUint64(buf[16:], uint64(time.Now().UnixNano()))
+			_, _ = srv.WriteToUDP(buf[:n], a)
+		}
+	}
 }
 
 // udpSocket is a UDP socket in a namespace with room for bursts.

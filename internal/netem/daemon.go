@@ -2,23 +2,17 @@ package netem
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	nfqueue "github.com/florianl/go-nfqueue/v2"
-	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
-
-	"github.com/hadrill/hadrill/internal/netns"
 )
 
 // queueLen bounds the packets held per queue (kernel side): 100 ms at
@@ -35,7 +29,6 @@ type Daemon struct {
 	// due time, and the worst lateness (µs) since the last report.
 	released, late atomic.Int64
 	worstUs        atomic.Int64
-	loops          []*linkLoop
 }
 
 // report logs, every 10 s while packets flow, how many came late.
@@ -66,34 +59,48 @@ func Run(ctx context.Context, path string, log io.Writer, ready func()) error {
 	}
 	d := &Daemon{log: log}
 	d.links.Store(&cfg.Links)
-	// A link's release loop sleeps in nanosleep(2), a blocking call that
-	// keeps its P until the runtime's monitor takes it back (after up to
-	// 10 ms when idle): a P per link on top of the CPUs' means no reader
-	// and no other link ever waits for one.
+	if c, err := stampPackets(); err != nil {
+		fmt.Fprintf(log, "netem: kernel receive timestamps unavailable (%v): delays count from when a packet is read\n", err)
+	} else {
+		defer c.Close()
+	}
+	// Each link's loop blocks in ppoll(2) on an OS thread of its own, a call
+	// that keeps its P until the runtime's monitor takes it back: a P per
+	// link on top of the CPUs' means a loop coming back from its wait never
+	// queues for one.
 	runtime.GOMAXPROCS(runtime.NumCPU() + len(cfg.Links) + 1)
+	queues := make([][]*queue, len(cfg.Links))
+	closeAll := func() {
+		for _, qs := range queues {
+			for _, q := range qs {
+				q.Close()
+			}
+		}
+	}
+	for _, r := range cfg.Queues() {
+		if int(r.Queue) >= len(cfg.Links) {
+			closeAll()
+			return fmt.Errorf("netem: queue %d in %s has no link", r.Queue, r.Netns)
+		}
+		q, err := openQueue(r.Netns, r.Queue, queueLen)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		queues[r.Queue] = append(queues[r.Queue], q)
+	}
+	// On the way out: the loops stop, then the queues close.
+	defer closeAll()
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	d.loops = make([]*linkLoop, len(cfg.Links))
-	for i := range cfg.Links {
-		d.loops[i] = &linkLoop{lane: NewLane(uint64(i + 1)), in: make(chan held, queueLen)}
+	for i, qs := range queues {
+		if len(qs) == 0 {
+			continue
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); d.release(ctx, d.loops[i].in) }()
-	}
-	for _, q := range cfg.Queues() {
-		nf, err := open(q)
-		if err != nil {
-			cancel()
-			wg.Wait()
-			return err
-		}
-		if err := d.serve(ctx, nf, q); err != nil {
-			nf.Close()
-			cancel()
-			wg.Wait()
-			return err
-		}
-		go func() { <-ctx.Done(); wg.Wait(); nf.Close() }()
+		go func() { defer wg.Done(); d.serve(ctx, i, NewLane(uint64(i+1)), qs) }()
 	}
 	fmt.Fprintf(log, "netem: %d queues bound; links: %s\n", len(cfg.Queues()), describe(cfg.Links))
 	go d.report(ctx)
@@ -106,7 +113,6 @@ func Run(ctx context.Context, path string, log io.Writer, ready func()) error {
 	for {
 		select {
 		case <-ctx.Done():
-			wg.Wait()
 			return nil
 		case <-hup:
 			if c, err := Load(path); err != nil {
@@ -132,136 +138,31 @@ func describe(links []Link) string {
 	return s
 }
 
-func open(q Rule) (*nfqueue.Nfqueue, error) {
-	fd, err := unix.Open(filepath.Join(netns.Dir, q.Netns), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// arrival is when the kernel queued the packet (its receive timestamp,
+// see stampPackets), not when this daemon got round to reading it: on busy
+// CPUs the reader runs milliseconds late, and a delay counted from the read
+// would add that to the link. A stamp that is missing, in the future or
+// over a second old (the wall clock was set) falls back to now.
+func arrival(stamp *time.Time, now time.Time) time.Time {
+	if stamp == nil || stamp.After(now) || now.Sub(*stamp) > time.Second {
+		return now
+	}
+	return *stamp
+}
+
+// stampPackets asks the kernel to timestamp every packet it receives (the
+// stamp reaches the queue as NFQA_TIMESTAMP): any socket asking for
+// receive timestamps switches them on, for as long as it stays open.
+func stampPackets() (io.Closer, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("netem: namespace %s: %w", q.Netns, err)
+		return nil, err
 	}
-	defer unix.Close(fd)
-	nf, err := nfqueue.Open(&nfqueue.Config{NetNS: fd, NfQueue: q.Queue, MaxQueueLen: queueLen,
-		Copymode: nfqueue.NfQnlCopyMeta, AfFamily: unix.AF_INET, Flags: nfqueue.NfQaCfgFlagGSO,
-		WriteTimeout: time.Second})
-	if err != nil {
-		return nil, fmt.Errorf("netem: queue %d in %s: %w", q.Queue, q.Netns, err)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		unix.Close(fd)
+		return nil, err
 	}
-	_ = nf.SetOption(netlink.NoENOBUFS, true)
-	_ = nf.Con.SetReadBuffer(16 << 20)
-	return nf, nil
-}
-
-// linkLoop is one link's lane and the FIFO of its held packets (from all
-// the queues of the link, in admission order).
-type linkLoop struct {
-	mu   sync.Mutex
-	lane *Lane
-	in   chan held
-}
-
-type held struct {
-	nf      *nfqueue.Nfqueue
-	id      uint32
-	release time.Time
-}
-
-// serve admits each packet of one queue into its link's lane: dropped at
-// once when lost, else queued for the link's release loop.
-func (d *Daemon) serve(ctx context.Context, nf *nfqueue.Nfqueue, q Rule) error {
-	loop := d.loops[q.Queue]
-	hook := func(a nfqueue.Attribute) int {
-		if a.PacketID == nil {
-			return 0
-		}
-		links := *d.links.Load()
-		loop.mu.Lock() // admission order is release order
-		release, drop := loop.lane.Admit(&links[q.Queue], time.Now())
-		if !drop {
-			loop.in <- held{nf, *a.PacketID, release}
-		}
-		loop.mu.Unlock()
-		if drop {
-			d.drops.Add(1)
-			_ = nf.SetVerdict(*a.PacketID, nfqueue.NfDrop)
-		}
-		return 0
-	}
-	errf := func(err error) int {
-		var op *netlink.OpError
-		if ctx.Err() != nil {
-			return 1
-		}
-		if errors.As(err, &op) && (op.Timeout() || op.Temporary()) {
-			return 0
-		}
-		if errors.Is(err, unix.ENOBUFS) {
-			return 0
-		}
-		fmt.Fprintf(d.log, "netem: %s queue %d: %v\n", q.Host, q.Queue, err)
-		return 0
-	}
-	if err := nf.RegisterWithErrorFunc(ctx, hook, errf); err != nil {
-		return fmt.Errorf("netem: %s queue %d: %w", q.Host, q.Queue, err)
-	}
-	return nil
-}
-
-// early is how far ahead of its due time a packet may leave with the one
-// being released: at high packet rates it turns many wake-ups and verdicts
-// into one.
-const early = 50 * time.Microsecond
-
-// release hands a link's packets back in order when they are due; the
-// packets due together leave with one batch verdict per queue.
-func (d *Daemon) release(ctx context.Context, in chan held) {
-	var pending *held
-	var batch []held
-	for {
-		var h held
-		if pending != nil {
-			h, pending = *pending, nil
-		} else {
-			select {
-			case h = <-in:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if w := time.Until(h.release); w > 0 {
-			sleep(ctx, w)
-		}
-		batch = append(batch[:0], h)
-		d.account(time.Since(h.release))
-	drain:
-		for {
-			select {
-			case n := <-in:
-				if n.release.After(time.Now().Add(early)) {
-					pending = &n
-					break drain
-				}
-				batch = append(batch, n)
-				d.account(time.Since(n.release))
-			default:
-				break drain
-			}
-		}
-		verdicts(batch)
-	}
-}
-
-// verdicts accepts the batch: per queue, every id up to its last one.
-func verdicts(batch []held) {
-	var done [16]*nfqueue.Nfqueue
-	seen := done[:0]
-next:
-	for i := len(batch) - 1; i >= 0; i-- {
-		for _, nf := range seen {
-			if nf == batch[i].nf {
-				continue next
-			}
-		}
-		seen = append(seen, batch[i].nf)
-		_ = batch[i].nf.SetVerdictBatch(batch[i].id, nfqueue.NfAccept)
-	}
+	return os.NewFile(uintptr(fd), "timestamps"), nil
 }
 
 func (d *Daemon) account(late time.Duration) {
@@ -274,21 +175,97 @@ func (d *Daemon) account(late time.Duration) {
 	}
 }
 
-// sleep waits d with nanosleep(2): the runtime's timers wake up to a
-// millisecond late (the poller waits in whole milliseconds), which would add
-// up to 2 ms to every round trip; nanosleep is late by tens of µs. It wakes
-// at least every 50 ms to notice ctx.
-func sleep(ctx context.Context, d time.Duration) {
-	end := time.Now().Add(d)
-	for ctx.Err() == nil {
-		left := time.Until(end)
-		if left <= 0 {
-			return
-		}
-		if left > 50*time.Millisecond {
-			left = 50 * time.Millisecond
-		}
-		ts := unix.NsecToTimespec(int64(left))
-		_ = unix.Nanosleep(&ts, nil)
+// early is how far ahead of its due time a packet may leave with the one
+// being released: at high packet rates it turns many wake-ups and verdicts
+// into one.
+const early = 50 * time.Microsecond
+
+// held is a packet waiting for its release.
+type held struct {
+	q       *queue
+	id      uint32
+	release time.Time
+}
+
+// serve is one link's loop, on an OS thread of its own: it waits in
+// ppoll(2) for packets or for the next release, whichever comes first,
+// admits what arrived into the link's lane (in arrival order, which is
+// release order) and accepts what is due, with one batch verdict per queue.
+// Nothing is handed between goroutines on the way.
+func (d *Daemon) serve(ctx context.Context, link int, lane *Lane, qs []*queue) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// The kernel may fire a sleeper's timer up to its slack late (50 µs by
+	// default); 1 µs keeps the wake-up on time.
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
+	fds := make([]unix.PollFd, len(qs))
+	for i, q := range qs {
+		fds[i] = unix.PollFd{Fd: int32(q.fd), Events: unix.POLLIN}
 	}
+	var fifo []held
+	var pkts []packet
+	for ctx.Err() == nil {
+		wait := 50 * time.Millisecond // ctx is looked at least this often
+		if len(fifo) > 0 {
+			wait = min(wait, time.Until(fifo[0].release))
+		}
+		if wait > 0 {
+			ts := unix.NsecToTimespec(int64(wait))
+			if _, err := unix.Ppoll(fds, &ts, nil); err != nil && err != unix.EINTR {
+				fmt.Fprintf(d.log, "netem: link %d: ppoll: %v\n", link, err)
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		for i, q := range qs {
+			if fds[i].Revents == 0 {
+				continue
+			}
+			var err error
+			pkts, err = q.read(pkts[:0])
+			if err != nil && ctx.Err() == nil {
+				fmt.Fprintf(d.log, "netem: link %d queue %d: %v\n", link, q.num, err)
+			}
+			links := *d.links.Load()
+			now := time.Now()
+			for _, p := range pkts {
+				release, drop := lane.Admit(&links[link], arrival(p.stamp, now))
+				if drop {
+					d.drops.Add(1)
+					_ = q.verdict(p.id, verdictDrop, false)
+					continue
+				}
+				fifo = append(fifo, held{q, p.id, release})
+			}
+		}
+		fifo = d.release(fifo)
+	}
+}
+
+// release accepts the packets at the head of fifo that are due (or due
+// within early), per queue with one verdict for all of them, and returns
+// the rest.
+func (d *Daemon) release(fifo []held) []held {
+	now := time.Now()
+	horizon := now.Add(early)
+	n := 0
+	for n < len(fifo) && !fifo[n].release.After(horizon) {
+		d.account(now.Sub(fifo[n].release))
+		n++
+	}
+	if n == 0 {
+		return fifo
+	}
+	var done [16]*queue
+	seen := done[:0]
+next:
+	for i := n - 1; i >= 0; i-- {
+		for _, q := range seen {
+			if q == fifo[i].q {
+				continue next
+			}
+		}
+		seen = append(seen, fifo[i].q)
+		_ = fifo[i].q.verdict(fifo[i].id, verdictAccept, true)
+	}
+	return fifo[n:]
 }
