@@ -30,8 +30,13 @@ deps:
 
 test: deps build unit fuzz integration
 
+# staticcheck with every check, pinned (fetched through the module proxy like every Go dependency).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 unit:
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) -checks all ./...
+	@test -z "$$($(GO) mod tidy -diff 2>&1)" || { echo "go.mod/go.sum are not tidy: run go mod tidy" >&2; exit 1; }
 	$(GO) test -count=1 ./internal/... ./cmd/...
 
 fuzz:

@@ -148,17 +148,17 @@ func (k *keeper) writer(ctx context.Context, c *plan.Cluster) *plan.Node {
 
 // candidates reads each member of a Galera cluster: Synced in the primary
 // component, and its binary log position.
-func (k *Conns) candidates(ctx context.Context, c *plan.Cluster) []replication.Candidate {
+func (c *Conns) candidates(ctx context.Context, cl *plan.Cluster) []replication.Candidate {
 	var out []replication.Candidate
-	for _, name := range c.Nodes {
-		n, _ := k.l.Plan.Node(name)
+	for _, name := range cl.Nodes {
+		n, _ := c.l.Plan.Node(name)
 		cand := replication.Candidate{Node: name}
-		if k.l.alive(n) {
+		if c.l.alive(n) {
 			qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-			st, err := mariadb.Status(qctx, k.DB(n), "wsrep_%")
+			st, err := mariadb.Status(qctx, c.DB(n), "wsrep_%")
 			var pos string
 			if err == nil {
-				err = k.DB(n).QueryRowContext(qctx, "SELECT @@gtid_binlog_pos").Scan(&pos)
+				err = c.DB(n).QueryRowContext(qctx, "SELECT @@gtid_binlog_pos").Scan(&pos)
 			}
 			cancel()
 			if err == nil {

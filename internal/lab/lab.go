@@ -52,8 +52,8 @@ func (l *Lab) save(status string) error {
 	return state.Save(l.Home, l.State)
 }
 
-// admin opens a root-equivalent connection to a node over its unix socket.
-// Admin opens an administrative connection pool to a node over its socket (close it).
+// Admin opens a root-equivalent connection pool to a node over its unix
+// socket (close it).
 func (l *Lab) Admin(n *plan.Node) *sql.DB { return mariadb.Admin(n.Socket, l.Facts.User) }
 
 // AppDB connects to addr as the application user, dialed from the client host.

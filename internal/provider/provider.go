@@ -8,7 +8,7 @@ import (
 	"net"
 )
 
-// ErrForeign: the machine-wide names a lab would use belong to a lab of
+// ErrForeign means the machine-wide names a lab would use belong to a lab of
 // another home; teardown leaves them alone.
 var ErrForeign = errors.New("owned by another lab")
 

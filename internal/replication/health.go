@@ -32,7 +32,7 @@ const (
 	CodeUnreachable = galera.CodeUnreachable
 )
 
-// JudgePrimary: not drained, writable (read_only=OFF) and not replicating from anyone.
+// JudgePrimary passes a primary that is not drained, writable (read_only=OFF) and not replicating from anyone.
 func JudgePrimary(s Snapshot) galera.Verdict {
 	switch {
 	case s.Drained:
@@ -45,7 +45,7 @@ func JudgePrimary(s Snapshot) galera.Verdict {
 	return galera.Verdict{OK: true, Code: CodePrimary, State: "primary", Reason: "writable and not replicating"}
 }
 
-// JudgeReplica: not drained, and every channel's IO and SQL threads run and each is at most
+// JudgeReplica passes a replica that is not drained and whose every channel's IO and SQL threads run and each is at most
 // maxLag seconds behind (maxLag < 0: any lag).
 func JudgeReplica(s Snapshot, maxLag int) galera.Verdict {
 	if s.Drained {

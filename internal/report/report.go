@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-fonts/liberation/liberationserifregular"
+	"codeberg.org/go-fonts/liberation/liberationserifregular"
 
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// A lab has two locks. Writer is held by every command that changes the lab
+// Kind is one of a lab's two locks. Writer is held by every command that changes the lab
 // (up, down, start/stop, faults, drills, promote, backups...): one at a time,
 // so faults take effect, and are recorded, in a single order. Bench is held
 // by a benchmark: one measurement at a time, while faults may still be
