@@ -90,7 +90,7 @@ func wan(bin string, _ int) {
 		l, err := lab.Open(home, name, nil)
 		check(err)
 		rtt := 100.0
-		if m := l.LastWAN(); len(m) > 0 {
+		if m := l.WAN().Last(); len(m) > 0 {
 			rtt = m[0].P50Ms
 		}
 		ratio := out.Results[0].P50 / rtt

@@ -45,7 +45,7 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 			if err != nil {
 				return err
 			}
-			ms, err := l.CheckWAN(cmd.Context(), true)
+			ms, err := l.WAN().Check(cmd.Context(), true)
 			if len(ms) == 0 && err == nil {
 				return hderr.User("lab %s has no emulated links (the spec's links, in netns mode)", l.Plan.Lab)
 			}

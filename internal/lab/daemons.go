@@ -136,7 +136,7 @@ func (l *Lab) stopDaemons() error {
 	if pid := l.keeperPid(); pid != 0 {
 		errs = append(errs, supervise.Kill(pid))
 	}
-	errs = append(errs, l.stopNetem(), l.stopArbitrators())
+	errs = append(errs, l.wan.Stop(), l.stopArbitrators())
 	return errors.Join(errs...)
 }
 

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
@@ -127,7 +127,7 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 			}
 		}
 	}
-	if err := l.healLinks(ctx); err != nil {
+	if err := l.wan.Heal(ctx); err != nil {
 		return err
 	}
 	for _, n := range l.Nodes(nil) {
@@ -182,12 +182,20 @@ func (l *Lab) chain(ctx context.Context, h plan.Host) error {
 }
 
 func (l *Lab) iptables(ctx context.Context, h plan.Host, args ...string) error {
-	argv := l.Prov.Wrap(h.Name, append([]string{"iptables", "-w"}, args...))
-	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s: iptables %s: %v: %s", h.Name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	return l.hosts.Run(ctx, h.Name, append([]string{"iptables", "-w"}, args...)...)
+}
+
+// LinkFault changes a link's delay, loss or bandwidth (recorded as a fault;
+// heal restores the spec's values).
+func (l *Lab) LinkFault(ctx context.Context, ch netem.Change) error {
+	if err := l.needNetns(ch.Verb); err != nil {
+		return err
 	}
-	return nil
+	rec := fault.Record{Fault: ch.Verb, Targets: []string{ch.Link}, Value: ch.Value, At: time.Now().UTC()}
+	if err := l.wan.Change(ctx, ch); err != nil {
+		return err
+	}
+	return l.RecordFault(rec)
 }
 
 func (l *Lab) faultsFile() string { return filepath.Join(l.Plan.Dir, "faults.jsonl") }

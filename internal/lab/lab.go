@@ -7,10 +7,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/provider/local"
@@ -26,6 +28,8 @@ type Lab struct {
 	Log   io.Writer // progress (stderr)
 	Facts plan.Facts
 
+	hosts      hosts
+	wan        *netem.Emulator
 	fromBackup string // up: seed datadirs from this prepared backup
 }
 
@@ -33,7 +37,35 @@ func newLab(home string, st *state.Lab, log io.Writer) *Lab {
 	if log == nil {
 		log = io.Discard
 	}
-	return &Lab{Home: home, State: st, Plan: st.Plan, Prov: local.New(st.Plan), Log: log, Facts: MachineFacts()}
+	l := &Lab{Home: home, State: st, Plan: st.Plan, Prov: local.New(st.Plan), Log: log, Facts: MachineFacts()}
+	l.hosts = hosts{l.Prov}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	l.wan = netem.New(l.Plan, l.hosts, exe, log)
+	return l
+}
+
+// WAN is the lab's link emulation (Enabled: the lab has links between
+// regions).
+func (l *Lab) WAN() *netem.Emulator { return l.wan }
+
+// hosts runs commands on the lab's hosts and dials from them: the narrow
+// side of the provider that the rooms (netem, faults) are given.
+type hosts struct{ prov provider.Provider }
+
+func (h hosts) Run(ctx context.Context, host string, argv ...string) error {
+	w := h.prov.Wrap(host, argv)
+	out, err := exec.CommandContext(ctx, w[0], w[1:]...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %s: %v: %s", host, strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, error) {
+	return h.prov.Dial(ctx, host, network, addr)
 }
 
 // Open loads an existing lab.

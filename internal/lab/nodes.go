@@ -119,7 +119,7 @@ func (l *Lab) startAllForced(ctx context.Context, force string) error {
 	if err := l.Prov.Setup(ctx); err != nil {
 		return err
 	}
-	if err := l.ensureNetem(ctx); err != nil {
+	if err := l.wan.Ensure(ctx); err != nil {
 		return err
 	}
 	for _, c := range l.Plan.Clusters {

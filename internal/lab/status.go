@@ -148,19 +148,19 @@ func (l *Lab) Status(ctx context.Context) Status {
 }
 
 func (l *Lab) linkInfo() []LinkInfo {
-	if !l.wan() {
+	if !l.wan.Enabled() {
 		return nil
 	}
-	c, err := l.NetemConfig()
+	c, err := l.wan.Config()
 	if err != nil {
 		return nil
 	}
-	last := l.LastWAN()
+	last := l.wan.Last()
 	var out []LinkInfo
 	for _, k := range c.Links {
 		li := LinkInfo{Name: k.Name, Regions: k.Regions, RTTMs: float64(k.RTT.Microseconds()) / 1000,
 			JitterMs: float64(k.Jitter.Microseconds()) / 1000, LossPercent: k.Loss, BandwidthBps: k.Bandwidth, Emulator: "down"}
-		if l.netemPid() != 0 {
+		if l.wan.Pid() != 0 {
 			li.Emulator = "running"
 		}
 		for i := range last {

@@ -85,7 +85,7 @@ func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions)
 	if err := l.startAll(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := l.CheckWAN(ctx, false); err != nil {
+	if _, err := l.wan.Check(ctx, false); err != nil {
 		return nil, err
 	}
 	return l, l.save(state.Running)
@@ -103,7 +103,7 @@ func (l *Lab) create(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	if err := l.ensureNetem(ctx); err != nil {
+	if err := l.wan.Ensure(ctx); err != nil {
 		return err
 	}
 	l.logf("hosts and datadirs ready (%.1fs); starting %d servers", time.Since(t0).Seconds(), len(p.Nodes))
@@ -129,7 +129,7 @@ func (l *Lab) create(ctx context.Context) error {
 	if err := l.ensureDaemons(ctx); err != nil {
 		return err
 	}
-	if _, err := l.CheckWAN(ctx, false); err != nil {
+	if _, err := l.wan.Check(ctx, false); err != nil {
 		return err
 	}
 	l.logf("lab %s up in %.1fs", p.Lab, time.Since(t0).Seconds())

@@ -45,7 +45,19 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 	if err := b.nodes(); err != nil {
 		return nil, err
 	}
+	Complete(b.p)
 	return b.p, nil
+}
+
+// Complete resolves what a plan stored by an earlier version may lack (the
+// WAN's files); Build and loading a stored lab call it. It does no I/O.
+func Complete(p *Plan) {
+	if p.WAN == nil && p.Mode == ModeNetns && p.Spec != nil && len(p.Spec.Links) > 0 {
+		p.WAN = &WAN{Links: p.Spec.Links, Config: filepath.Join(p.Dir, "netem.json"),
+			ReadyFile: filepath.Join(p.Dir, "netem.ready"), PidFile: filepath.Join(p.Dir, "netem.pid"),
+			LogFile: filepath.Join(p.Dir, "netem.log"), Dir: filepath.Join(p.Dir, "netem"),
+			Measured: filepath.Join(p.Dir, "wan.json")}
+	}
 }
 
 type builder struct {

@@ -33,7 +33,20 @@ type Plan struct {
 	LoadBalancers []LB       `json:"load_balancers"`
 	Client        Client     `json:"client"`
 	Secrets       Secrets    `json:"secrets"`
+	WAN           *WAN       `json:"wan,omitempty"` // root labs with links between regions
 	Spec          *spec.Spec `json:"spec"`
+}
+
+// WAN is a lab's emulated links between regions and the files of the netem
+// daemon that emulates them.
+type WAN struct {
+	Links     []spec.Link `json:"links"`      // as the spec sets them (heal returns to these)
+	Config    string      `json:"config"`     // the links as they are now, faults included, and the queue rules
+	ReadyFile string      `json:"ready_file"` // the daemon writes its pid here once every queue is bound
+	PidFile   string      `json:"pid_file"`
+	LogFile   string      `json:"log_file"`
+	Dir       string      `json:"dir"`      // the daemon's working directory
+	Measured  string      `json:"measured"` // the links' last measured round trips
 }
 
 // Host is one machine of the lab: a network namespace, or an address on lo.

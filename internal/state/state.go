@@ -91,6 +91,7 @@ func Load(home, name string) (*Lab, error) {
 	if err := json.Unmarshal(b, &l); err != nil || l.Plan == nil {
 		return nil, fmt.Errorf("lab %q: %s is damaged: %v", name, file(home, name), err)
 	}
+	plan.Complete(l.Plan)
 	return &l, nil
 }
 

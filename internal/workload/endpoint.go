@@ -120,7 +120,7 @@ func readCredentials(path string) (user, password string, err error) {
 // measured just before it (a link off its target fails the run: its
 // figures would not be the ones the topology promises).
 func NewRun(ctx context.Context, l *lab.Lab, kind string, command []string, params any) (*results.Run, error) {
-	wan, err := l.CheckWAN(ctx, true)
+	wan, err := l.WAN().Check(ctx, true)
 	if err != nil {
 		return nil, err
 	}

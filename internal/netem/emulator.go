@@ -1,0 +1,413 @@
+package netem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/supervise"
+)
+
+// Hosts is what the emulator needs of a lab's hosts: run a command on one
+// (iptables, tc) and dial from one (the round-trip check).
+type Hosts interface {
+	// Run runs argv on host; a failure's error carries what it printed.
+	Run(ctx context.Context, host string, argv ...string) error
+	Dial(ctx context.Context, host, network, addr string) (net.Conn, error)
+}
+
+// Emulator is the host side of a lab's WAN: the netem daemon, the rules
+// that queue packets to it, the bandwidth classes, the links' current
+// impairments and their measured round trips.
+type Emulator struct {
+	plan  *plan.Plan
+	wan   *plan.WAN
+	hosts Hosts
+	exe   string // the hadrill binary the daemon runs
+	log   io.Writer
+}
+
+// New returns the emulator of a plan; Enabled says whether it has links.
+// exe is the hadrill binary (the daemon is `exe netem`).
+func New(p *plan.Plan, hosts Hosts, exe string, log io.Writer) *Emulator {
+	if log == nil {
+		log = io.Discard
+	}
+	return &Emulator{plan: p, wan: p.WAN, hosts: hosts, exe: exe, log: log}
+}
+
+// Chain is the mangle-table chain (in each host's namespace) that queues
+// packets arriving from another region to the daemon.
+const Chain = "HDNETEM"
+
+// Enabled reports whether the lab emulates links between regions.
+func (e *Emulator) Enabled() bool { return e.wan != nil }
+
+// Config is the lab's current WAN: the spec's links with the changes
+// faults made since (none after heal).
+func (e *Emulator) Config() (Config, error) {
+	if c, err := Load(e.wan.Config); err == nil {
+		return c, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return c, err
+	}
+	return Build(e.plan, FromSpec(e.wan.Links)), nil
+}
+
+// Ensure starts the daemon and installs its rules and bandwidth classes;
+// idempotent. The hosts must exist.
+func (e *Emulator) Ensure(ctx context.Context) error {
+	if !e.Enabled() {
+		return nil
+	}
+	c, err := e.Config()
+	if err != nil {
+		return err
+	}
+	if err := c.Save(e.wan.Config); err != nil {
+		return err
+	}
+	if err := e.start(ctx); err != nil {
+		return err
+	}
+	installed, err := e.rules(ctx, c)
+	if err != nil || !installed {
+		return err
+	}
+	return e.shape(ctx, c)
+}
+
+// Pid is the running daemon's pid, else 0.
+func (e *Emulator) Pid() int {
+	if !e.Enabled() {
+		return 0
+	}
+	pid := supervise.ReadPid(e.wan.PidFile)
+	if supervise.Owned(pid, e.plan.Dir) {
+		return pid
+	}
+	return 0
+}
+
+func (e *Emulator) start(ctx context.Context) error {
+	if e.Pid() != 0 {
+		return nil
+	}
+	_ = os.Remove(e.wan.ReadyFile)
+	p, err := supervise.Start(supervise.Spec{Name: "netem", Argv: []string{e.exe, "netem", "--config", e.wan.Config,
+		"--ready-file", e.wan.ReadyFile}, LogFile: e.wan.LogFile, PidFile: e.wan.PidFile, Dir: e.wan.Dir})
+	if err != nil {
+		return err
+	}
+	return p.WaitReady(ctx, 10*time.Second, 10*time.Millisecond, func(context.Context) error {
+		b, err := os.ReadFile(e.wan.ReadyFile)
+		if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(p.Pid) {
+			return fmt.Errorf("netem daemon not ready (see %s)", e.wan.LogFile)
+		}
+		return nil
+	})
+}
+
+// Stop ends the daemon (its rules stay: packets they queue are dropped, a
+// cut link, until the daemon runs again).
+func (e *Emulator) Stop() error {
+	if pid := e.Pid(); pid != 0 {
+		return supervise.Kill(pid)
+	}
+	return nil
+}
+
+// rules installs, in each host's namespace, one NFQUEUE rule per
+// remote-region host (packets from it). Without the daemon bound, such
+// packets are dropped: a dead daemon shows as a cut link, never as a
+// silently perfect one. A host whose chain exists keeps it (the chain is
+// written whole; it lives as long as the namespace): re-installing under
+// traffic would let packets through undelayed for a moment. It reports
+// whether it installed anything.
+func (e *Emulator) rules(ctx context.Context, c Config) (bool, error) {
+	installed := false
+	for _, hr := range c.Hosts() {
+		h := hr.Host
+		if err := e.iptables(ctx, h, "-t", "mangle", "-N", Chain); err != nil {
+			if strings.Contains(err.Error(), "exists") {
+				continue
+			}
+			return installed, err
+		}
+		installed = true
+		for _, r := range c.Rules {
+			if r.Host != h {
+				continue
+			}
+			if err := e.iptables(ctx, h, "-t", "mangle", "-A", Chain, "-s", r.Peer, "-j", "NFQUEUE",
+				"--queue-num", strconv.Itoa(int(r.Queue))); err != nil {
+				return installed, err
+			}
+		}
+		if err := e.iptables(ctx, h, "-t", "mangle", "-A", "PREROUTING", "-j", Chain); err != nil {
+			return installed, err
+		}
+	}
+	return installed, nil
+}
+
+func (e *Emulator) iptables(ctx context.Context, host string, args ...string) error {
+	return e.hosts.Run(ctx, host, append([]string{"iptables", "-w"}, args...)...)
+}
+
+func (e *Emulator) tc(ctx context.Context, host string, args ...string) error {
+	return e.hosts.Run(ctx, host, append([]string{"tc"}, args...)...)
+}
+
+// shape sets each host's egress bandwidth towards the hosts of a
+// bandwidth-limited link: an htb class per link on eth0 (unclassified
+// traffic is not shaped). Each sending host gets the link's rate, like a
+// per-VM egress cap.
+func (e *Emulator) shape(ctx context.Context, c Config) error {
+	for _, hr := range c.Hosts() {
+		h := hr.Host
+		_ = e.tc(ctx, h, "qdisc", "del", "dev", "eth0", "root") // absent: fine
+		limited := map[uint16]bool{}
+		for _, r := range c.Rules {
+			if r.Host == h && c.Links[r.Queue].Bandwidth > 0 {
+				limited[r.Queue] = true
+			}
+		}
+		if len(limited) == 0 {
+			continue
+		}
+		if err := e.tc(ctx, h, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "9999"); err != nil {
+			return err
+		}
+		for q := range limited {
+			rate := FormatRate(c.Links[q].Bandwidth)
+			class := fmt.Sprintf("1:%d", 10+q)
+			if err := e.tc(ctx, h, "class", "add", "dev", "eth0", "parent", "1:", "classid", class, "htb", "rate", rate, "ceil", rate); err != nil {
+				return err
+			}
+		}
+		for _, r := range c.Rules {
+			if r.Host == h && limited[r.Queue] {
+				if err := e.tc(ctx, h, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+					"match", "ip", "dst", r.Peer+"/32", "flowid", fmt.Sprintf("1:%d", 10+r.Queue)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Change applies a link fault (delay, loss, bandwidth) to the running
+// daemon. The caller records it.
+func (e *Emulator) Change(ctx context.Context, ch Change) error {
+	c, err := e.Config()
+	if err != nil {
+		return err
+	}
+	links, err := Apply(c.Links, ch)
+	if err != nil {
+		return err
+	}
+	if e.Pid() == 0 {
+		return fmt.Errorf("the lab's netem daemon is not running; start the lab (`hadrill start --all`) first")
+	}
+	return e.set(ctx, c, links)
+}
+
+// Heal restores the spec's link impairments.
+func (e *Emulator) Heal(ctx context.Context) error {
+	if !e.Enabled() {
+		return nil
+	}
+	c, err := e.Config()
+	if err != nil {
+		return err
+	}
+	spec := FromSpec(e.wan.Links)
+	same := len(spec) == len(c.Links)
+	for i := 0; same && i < len(spec); i++ {
+		same = spec[i] == c.Links[i]
+	}
+	if same {
+		return nil
+	}
+	return e.set(ctx, c, spec)
+}
+
+// set stores new link impairments and makes them effective: the daemon
+// re-reads them (SIGHUP), the bandwidth classes are rebuilt.
+func (e *Emulator) set(ctx context.Context, c Config, links []Link) error {
+	bwChanged := false
+	for i := range links {
+		bwChanged = bwChanged || links[i].Bandwidth != c.Links[i].Bandwidth
+	}
+	c.Links = links
+	if err := c.Save(e.wan.Config); err != nil {
+		return err
+	}
+	if pid := e.Pid(); pid != 0 {
+		if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
+			return err
+		}
+	}
+	for _, k := range links {
+		fmt.Fprintf(e.log, "link %s: %s\n", k.Name, k.Describe())
+	}
+	if bwChanged {
+		return e.shape(ctx, c)
+	}
+	return nil
+}
+
+// rttProbes is how many TCP handshakes measure a link (started 5 ms apart,
+// so a measurement takes about one round trip plus 0.1 s).
+const rttProbes = 21
+
+// Measure measures every link's round trip: TCP handshakes from a host of
+// one region to a node's health agent in the other (a handshake is one
+// round trip: SYN there, SYN-ACK back).
+func (e *Emulator) Measure(ctx context.Context) ([]Measured, error) {
+	if !e.Enabled() {
+		return nil, nil
+	}
+	c, err := e.Config()
+	if err != nil {
+		return nil, err
+	}
+	var out []Measured
+	for _, k := range c.Links {
+		from, to, ok := probePair(e.plan, k)
+		if !ok {
+			continue // no health agent in either region: nothing answers there
+		}
+		samples, failed := e.handshakes(ctx, from.Name, fmt.Sprintf("%s:%d", to.Address, to.AgentPort))
+		m := Judge(k, samples, failed)
+		m.From, m.To, m.At = from.Name, to.Name, time.Now().UTC()
+		out = append(out, m)
+	}
+	return out, ctx.Err()
+}
+
+// probePair picks a source host in one region of the link and a node (its
+// agent answers) in the other.
+func probePair(p *plan.Plan, k Link) (plan.Host, *plan.Node, bool) {
+	for _, dir := range [][2]string{{k.Regions[0], k.Regions[1]}, {k.Regions[1], k.Regions[0]}} {
+		var src *plan.Host
+		for i := range p.Hosts {
+			if p.Hosts[i].Region == dir[0] {
+				src = &p.Hosts[i]
+				break
+			}
+		}
+		for i := range p.Nodes {
+			if n := &p.Nodes[i]; n.Region == dir[1] && src != nil {
+				return *src, n, true
+			}
+		}
+	}
+	return plan.Host{}, nil, false
+}
+
+func (e *Emulator) handshakes(ctx context.Context, from, addr string) ([]time.Duration, int) {
+	var mu sync.Mutex
+	var samples []time.Duration
+	failed := 0
+	var wg sync.WaitGroup
+	for i := 0; i < rttProbes; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			conn, err := e.hosts.Dial(cctx, from, "tcp", addr)
+			d := time.Since(t0)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
+				return
+			}
+			conn.Close()
+			samples = append(samples, d)
+		}()
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	return samples, failed
+}
+
+// Check measures the links, records the result (Last) and fails, naming
+// every link, when one misses its target.
+//
+// strict fails a link measured far off its target (past Bound); not strict
+// (up, start) fails only a cut link: a lab just formed can find the machine
+// busy, and every benchmark and drill checks strictly again.
+func (e *Emulator) Check(ctx context.Context, strict bool) ([]Measured, error) {
+	var ms []Measured
+	var err error
+	// A miss is measured again (up to three times, a second apart): right
+	// after servers start, or under a passing spike, 21 handshakes can
+	// catch the machine busy. What is recorded and judged is the last.
+	for attempt := 1; ; attempt++ {
+		if ms, err = e.Measure(ctx); err != nil || len(ms) == 0 {
+			return ms, err
+		}
+		if allOK(ms) || attempt == 3 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	b, _ := json.MarshalIndent(ms, "", "  ")
+	if err := os.WriteFile(e.wan.Measured, append(b, '\n'), 0o644); err != nil {
+		return ms, err
+	}
+	var problems []string
+	for _, m := range ms {
+		if p := m.Problem(); p != "" && (strict || m.Samples == 0) {
+			problems = append(problems, p)
+		} else if p != "" {
+			fmt.Fprintf(e.log, "warning: %s (measured again before every benchmark and drill, which refuse a link this far off)\n", p)
+		} else if w := m.Warning(); w != "" {
+			fmt.Fprintf(e.log, "warning: %s\n", w)
+		} else {
+			fmt.Fprintf(e.log, "link %s: round trip %.2f ms (p50; p99 %.2f ms; target %.0f ms)\n", m.Link, m.P50Ms, m.P99Ms, m.TargetMs)
+		}
+	}
+	if len(problems) > 0 {
+		return ms, fmt.Errorf("WAN emulation misses its targets:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return ms, nil
+}
+
+// Last is the last recorded measurement of the links.
+func (e *Emulator) Last() []Measured {
+	var ms []Measured
+	if !e.Enabled() {
+		return ms
+	}
+	if b, err := os.ReadFile(e.wan.Measured); err == nil {
+		_ = json.Unmarshal(b, &ms)
+	}
+	return ms
+}
+
+func allOK(ms []Measured) bool {
+	for _, m := range ms {
+		if !m.OK {
+			return false
+		}
+	}
+	return true
+}
