@@ -1,5 +1,7 @@
-// Package fault holds the pure side of fault injection: which hosts a
-// partition cuts from which, and the record of injected faults.
+// Package fault injects network partitions and keeps the fault log: which
+// hosts a partition cuts from which (pure), the iptables rules that cut and
+// lift it on the hosts (through a narrow Runner), and the record of every
+// injected fault.
 package fault
 
 import (

@@ -50,8 +50,11 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 }
 
 // Complete resolves what a plan stored by an earlier version may lack (the
-// WAN's files); Build and loading a stored lab call it. It does no I/O.
+// fault log's path, the WAN's files); Build and loading a stored lab call it. It does no I/O.
 func Complete(p *Plan) {
+	if p.FaultLog == "" {
+		p.FaultLog = filepath.Join(p.Dir, "faults.jsonl")
+	}
 	if p.WAN == nil && p.Mode == ModeNetns && p.Spec != nil && len(p.Spec.Links) > 0 {
 		p.WAN = &WAN{Links: p.Spec.Links, Config: filepath.Join(p.Dir, "netem.json"),
 			ReadyFile: filepath.Join(p.Dir, "netem.ready"), PidFile: filepath.Join(p.Dir, "netem.pid"),

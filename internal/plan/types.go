@@ -33,6 +33,7 @@ type Plan struct {
 	LoadBalancers []LB       `json:"load_balancers"`
 	Client        Client     `json:"client"`
 	Secrets       Secrets    `json:"secrets"`
+	FaultLog      string     `json:"fault_log"`     // faults and drill steps, one JSON record a line
 	WAN           *WAN       `json:"wan,omitempty"` // root labs with links between regions
 	Spec          *spec.Spec `json:"spec"`
 }
