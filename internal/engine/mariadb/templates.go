@@ -58,6 +58,7 @@ type ServerConfig struct {
 	Lab, Name, Cluster, ClusterName, Kind, Profile string
 	User                                           string // OS user to run as; empty when not root
 	DataDir, Socket, PidFile, LogFile              string
+	SSTLogDir                                      string // where the SST script archives its logs (Galera)
 	Address                                        string
 	Port, GaleraPort, ISTPort, SSTPort, ServerID   int
 	BufferPool, RedoLog, GCache                    string
