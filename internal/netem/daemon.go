@@ -209,9 +209,12 @@ func (d *Daemon) serve(ctx context.Context, link int, lane *Lane, qs []*queue) {
 		if len(fifo) > 0 {
 			wait = min(wait, time.Until(fifo[0].release))
 		}
-		if wait > 0 {
-			ts := unix.NsecToTimespec(int64(wait))
-			if _, err := unix.Ppoll(fds, &ts, nil); err != nil && err != unix.EINTR {
+		ts := unix.NsecToTimespec(int64(max(wait, 0))) // 0: only look
+		if _, err := unix.Ppoll(fds, &ts, nil); err != nil {
+			for i := range fds {
+				fds[i].Revents = 0
+			}
+			if err != unix.EINTR {
 				fmt.Fprintf(d.log, "netem: link %d: ppoll: %v\n", link, err)
 				time.Sleep(10 * time.Millisecond)
 			}

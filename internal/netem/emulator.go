@@ -54,8 +54,11 @@ const Chain = "HDNETEM"
 func (e *Emulator) Enabled() bool { return e.wan != nil }
 
 // Config is the lab's current WAN: the spec's links with the changes
-// faults made since (none after heal).
+// faults made since (none after heal); no links when not Enabled.
 func (e *Emulator) Config() (Config, error) {
+	if !e.Enabled() {
+		return Config{}, nil
+	}
 	if c, err := Load(e.wan.Config); err == nil {
 		return c, nil
 	} else if !errors.Is(err, os.ErrNotExist) {

@@ -143,4 +143,8 @@ func TestEmulatorDisabledWithoutLinks(t *testing.T) {
 	if ms, err := e.Measure(context.Background()); ms != nil || err != nil {
 		t.Error(ms, err)
 	}
+	err := e.Change(context.Background(), Change{Verb: "delay", Link: "east-west", Value: "50ms"})
+	if err == nil || !strings.Contains(err.Error(), "it has none") {
+		t.Errorf("a link fault on a lab without links: %v", err)
+	}
 }

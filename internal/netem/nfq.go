@@ -63,7 +63,7 @@ const batch = 64
 func openQueue(ns string, num uint16, maxLen uint32) (*queue, error) {
 	q := &queue{fd: -1, num: num}
 	err := netns.Do(ns, func() (err error) {
-		q.fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, unix.NETLINK_NETFILTER)
+		q.fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
 		return err
 	})
 	if err != nil {
@@ -80,6 +80,10 @@ func openQueue(ns string, num uint16, maxLen uint32) (*queue, error) {
 	// kernel then drops the packet, as a full link would).
 	_ = unix.SetsockoptInt(q.fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20)
 	_ = unix.SetsockoptInt(q.fd, unix.SOL_NETLINK, unix.NETLINK_NO_ENOBUFS, 1)
+	// The kernel answers a config request at once; packets are read with
+	// MSG_DONTWAIT once ppoll says they are there.
+	tv := unix.NsecToTimeval(int64(2 * time.Second))
+	_ = unix.SetsockoptTimeval(q.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
 	for _, m := range configMsgs(num, maxLen) {
 		if err := q.request(m); err != nil {
 			return fail("configure", err)
@@ -114,12 +118,10 @@ func (q *queue) request(m []byte) error {
 		return err
 	}
 	buf := make([]byte, 4096)
-	deadline := time.Now().Add(2 * time.Second)
-	for time.Now().Before(deadline) {
+	for {
 		n, _, err := unix.Recvfrom(q.fd, buf, 0)
 		if errors.Is(err, unix.EAGAIN) {
-			time.Sleep(time.Millisecond)
-			continue
+			return errors.New("no answer from the kernel")
 		}
 		if err != nil {
 			return err
@@ -135,10 +137,9 @@ func (q *queue) request(m []byte) error {
 				}
 				return nil
 			}
-			b = b[align(l):]
+			b = b[min(align(l), len(b)):]
 		}
 	}
-	return errors.New("no answer from the kernel")
 }
 
 // packet is what the daemon reads of a queued packet.
