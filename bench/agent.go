@@ -23,11 +23,11 @@ func agentLatency(bin string, _ int) {
 	defer runCleanups()
 	l, err := lab.Open(home, "bagent", nil)
 	check(err)
-	n := l.Plan.Nodes[1]
+	n := l.Plan().Nodes[1]
 	url := fmt.Sprintf("http://%s:%d/", n.Address, n.AgentPort)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return netns.Dial(ctx, l.Plan.Client.Netns, network, addr)
+			return netns.Dial(ctx, l.Plan().Client.Netns, network, addr)
 		}}}
 	probe := func(method string) (int, time.Duration) {
 		req, _ := http.NewRequest(method, url, nil)

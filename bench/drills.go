@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"text/tabwriter"
+
+	"github.com/hadrill/hadrill/internal/drill"
 )
 
 // drills: the four drills on the durable and the relaxed profile (galera3
@@ -24,7 +26,7 @@ func drills(bin string, runs int) {
 			"\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n")
 		name := "bd" + profile[:3]
 		_, home := scratchLab(bin, name, "-f", spec)
-		for _, sc := range []string{"failover", "partition", "rolling-restart", "full-outage"} {
+		for _, sc := range []string{drill.Failover, drill.Partition, drill.RollingRestart, drill.FullOutage} {
 			r := &row{profile: profile, scenario: sc}
 			rows = append(rows, r)
 			for i := 1; i <= runs; i++ {
@@ -63,7 +65,7 @@ func drills(bin string, runs int) {
 		if r.profile == "durable" {
 			durableLost += r.lost
 		}
-		if r.profile == "durable" && r.scenario == "full-outage" && len(r.back) > 0 {
+		if r.profile == "durable" && r.scenario == drill.FullOutage && len(r.back) > 0 {
 			defer fmt.Printf("target: full outage → writes through the LB ≤ 15 s: %v (%.2f s)\n", median(r.back) <= 15, median(r.back))
 		}
 	}

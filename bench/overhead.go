@@ -28,14 +28,14 @@ func overhead(bin string, runs int) {
 	hd() // prepares the dataset both variants use
 	l, err := lab.Open(home, "bover", nil)
 	check(err)
-	lb := l.Plan.LoadBalancers[0]
-	pw, err := os.ReadFile(l.Plan.Secrets.App)
+	lb := l.Plan().LoadBalancers[0]
+	pw, err := os.ReadFile(l.Plan().Secrets.App)
 	check(err)
 	cfg := filepath.Join(work, "raw.cnf")
 	check(os.WriteFile(cfg, []byte(sysbench.ConfigFile("app", string(pw[:len(pw)-1]))), 0o600))
 	p := sysbench.Params{Workload: "oltp_read_write", Tables: 4, TableSize: 10000, Time: 10, RandType: "uniform", Interval: 1}
 	raw := func() float64 {
-		argv := l.Prov.Wrap(l.Plan.Client.Host, sysbench.Argv(p, sysbench.Target{Host: lb.Address, Port: lb.Port, Config: cfg}, 4, "run"))
+		argv := l.Prov.Wrap(l.Plan().Client.Host, sysbench.Argv(p, sysbench.Target{Host: lb.Address, Port: lb.Port, Config: cfg}, 4, "run"))
 		r, err := sysbench.Parse(run(argv[0], argv[1:]...))
 		check(err)
 		return r.TPS

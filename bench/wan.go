@@ -37,8 +37,8 @@ func wan(bin string, _ int) {
 	_, home := scratchLab(bin, "bwan", "-f", tempSpec(wanSpec))
 	l, err := lab.Open(home, "bwan", nil)
 	check(err)
-	west, _ := l.Plan.Node("we1")
-	east, _ := l.Plan.Node("ea1")
+	west, _ := l.Plan().Node("we1")
+	east, _ := l.Plan().Node("ea1")
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\tcpus\tpkt/s each way\tpackets\tlost\tp50 ms\tp99 ms\tmax ms\tsame-region p50 ms\tp50 error ms\tp99 over ms\t")
 	var fast echoResult
@@ -54,8 +54,8 @@ func wan(bin string, _ int) {
 			// The same echo to a host of the client's own region (no
 			// emulated link) first: what the path and the echo's own
 			// programs cost under this load is not the emulator's error.
-			base := echo(l.Plan.Client.Netns, east.Netns, east.Address, rate, 5*time.Second)
-			r := echo(l.Plan.Client.Netns, west.Netns, west.Address, rate, 10*time.Second)
+			base := echo(l.Plan().Client.Netns, east.Netns, east.Address, rate, 5*time.Second)
+			r := echo(l.Plan().Client.Netns, west.Netns, west.Address, rate, 10*time.Second)
 			e := r.p50 - 100 - base.p50
 			fmt.Fprintf(w, "wan echo\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%+.3f\t%+.3f\t\n", load, rate, r.sent, r.sent-len(r.rtts), r.p50, r.p99, r.max, base.p50, e, r.p99-100)
 			worst = max(worst, math.Abs(e))
@@ -66,7 +66,7 @@ func wan(bin string, _ int) {
 		stop()
 	}
 	w.Flush()
-	if b, err := os.ReadFile(filepath.Join(l.Plan.Dir, "netem.log")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(l.Plan().Dir, "netem.log")); err == nil {
 		fmt.Fprintf(os.Stderr, "netem daemon's own report:\n%s", b)
 	}
 	runCleanups()

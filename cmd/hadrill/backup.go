@@ -1,14 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hadrill/hadrill/internal/backup"
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
 )
 
 func backupCmd() *cobra.Command {
@@ -26,7 +32,7 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 			if err != nil {
 				return err
 			}
-			b, err := l.Backup(cmd.Context(), a[0])
+			b, err := l.Backups().Backup(cmd.Context(), a[0])
 			if err != nil {
 				return err
 			}
@@ -44,19 +50,19 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 			if err != nil {
 				return err
 			}
-			bs, err := l.Backups()
+			bs, err := l.Backups().Backups()
 			if err != nil {
 				return err
 			}
 			out := struct {
-				Backups []lab.BackupInfo  `json:"backups"`
-				Archive []*lab.ArchiveEnd `json:"archive"`
-			}{Backups: bs, Archive: []*lab.ArchiveEnd{}}
+				Backups []backup.Info        `json:"backups"`
+				Archive []*backup.ArchiveEnd `json:"archive"`
+			}{Backups: bs, Archive: []*backup.ArchiveEnd{}}
 			if bs == nil {
-				out.Backups = []lab.BackupInfo{}
+				out.Backups = []backup.Info{}
 			}
-			for _, c := range l.Plan.Clusters {
-				if end, err := l.ArchiveEnd(cmd.Context(), c.Name); err == nil {
+			for _, c := range l.Plan().Clusters {
+				if end, err := l.Backups().ArchiveEnd(cmd.Context(), c.Name); err == nil {
 					out.Archive = append(out.Archive, end)
 				}
 			}
@@ -78,7 +84,7 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 }
 
 func restoreCmd() *cobra.Command {
-	var o lab.RestoreOptions
+	var o backup.RestoreOptions
 	c := &cobra.Command{
 		Use:   "restore --to TIME|GTID [--cluster C] [--as NEWLAB]",
 		Short: "Point-in-time restore: build a new lab holding a cluster's data exactly as of TIME or GTID",
@@ -94,7 +100,7 @@ Targets before the oldest backup or after the last archived event are refused.`,
 				return err
 			}
 			o.Log = os.Stderr
-			r, err := l.Restore(cmd.Context(), o)
+			r, err := l.Backups().Restore(cmd.Context(), restoreLabs{home: l.Home(), log: os.Stderr}, o)
 			if err != nil {
 				return err
 			}
@@ -109,4 +115,27 @@ Targets before the oldest backup or after the last archived event are refused.`,
 	c.Flags().StringVar(&o.Cluster, "cluster", "", "the cluster to restore (default: the one of the latest backup)")
 	c.Flags().StringVar(&o.As, "as", "", "the new lab's name (default <lab>r)")
 	return c
+}
+
+// restoreLabs creates and removes the lab a restore builds.
+type restoreLabs struct {
+	home string
+	log  io.Writer
+}
+
+func (r restoreLabs) Exists(name string) bool {
+	_, err := state.Load(r.home, name)
+	return err == nil
+}
+
+func (r restoreLabs) Up(ctx context.Context, s *spec.Spec, fromBackup string) (*plan.Node, backup.Servers, error) {
+	nl, err := lab.Up(ctx, r.home, lab.UpOptions{Name: s.Name, Spec: s, SpecGiven: true, Log: r.log, FromBackup: fromBackup})
+	if err != nil {
+		return nil, nil, err
+	}
+	return &nl.Plan().Nodes[0], nl.Servers(), nil
+}
+
+func (r restoreLabs) Down(ctx context.Context, name string) error {
+	return lab.Down(ctx, r.home, name, false, r.log)
 }

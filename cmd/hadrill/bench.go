@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 
 	"fmt"
-	"github.com/hadrill/hadrill/internal/lab"
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/hadrill/hadrill/internal/lab"
 
 	"github.com/spf13/cobra"
 
@@ -126,7 +127,7 @@ func commitLatencyCmd() *cobra.Command {
 				return err
 			}
 			var eps []workload.Endpoint
-			for _, t := range expandAll(targets, l.Plan.NodeNames()) {
+			for _, t := range expandAll(targets, l.Plan().NodeNames()) {
 				e, err := workload.Resolve(cmd.Context(), l, t, "")
 				if err != nil {
 					problems = append(problems, err)
@@ -179,7 +180,7 @@ func probePair(cmd *cobra.Command, from, to string, problems []error) (*lab.Lab,
 	if err != nil {
 		return nil, workload.Endpoint{}, workload.Endpoint{}, err
 	}
-	names := l.Plan.NodeNames()
+	names := l.Plan().NodeNames()
 	if from == "" {
 		from = names[0]
 	}

@@ -26,23 +26,12 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 	}
 	var o drill.Options
 	var node string
-	for _, v := range []struct{ use, short string }{
-		{"failover [NODE|active]", "Kill -9 a node (default: the load balancer's writer), then start it again"},
-		{"partition [TARGET...]", "Cut nodes, hosts or a region off (default: the writer), then heal"},
-		{"full-outage", "Kill -9 every node of the cluster, then recover it (most advanced node first)"},
-		{"rolling-restart", "Restart every node in turn, the writer last, each back to Synced before the next"},
-	} {
-		scenario := strings.Fields(v.use)[0]
-		max := -1
-		if scenario == "failover" {
-			max = 1
-		} else if scenario != "partition" {
-			max = 0
-		}
+	for _, scn := range drill.Scenarios() {
+		scenario := scn.Name
 		sc := &cobra.Command{
-			Use:   v.use,
-			Short: v.short,
-			Args:  args(0, max, "targets as shown in the usage"),
+			Use:   scn.Usage,
+			Short: scn.Short,
+			Args:  args(0, scn.MaxTargets, "targets as shown in the usage"),
 			RunE: func(cmd *cobra.Command, a []string) error {
 				l, err := changeLab()
 				if err != nil {
@@ -78,7 +67,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
 		f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
 		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
-		if scenario == "failover" {
+		if scn.NodeFlag {
 			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
 		}
 		c.AddCommand(sc)

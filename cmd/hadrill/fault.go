@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/netem"
 )
 
@@ -17,30 +18,26 @@ func faultCmd() *cobra.Command {
 benchmarks that were running at that moment. Network faults (partition, delay, loss,
 bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 	}
-	for _, v := range []struct{ verb, short string }{
-		{"kill", "kill -9 the servers of nodes (a crash)"},
-		{"stop", "stop the servers of nodes cleanly (they leave their cluster)"},
-		{"pause", "freeze the servers of nodes (SIGSTOP): alive but silent, as under a long stall"},
-		{"resume", "thaw paused servers (SIGCONT)"},
-	} {
-		verb := v.verb
+	for _, e := range fault.Of(fault.OnProcess) {
+		kind := e.Kind
 		c.AddCommand(&cobra.Command{
-			Use:   verb + " NODE...",
-			Short: v.short,
+			Use:   e.Use,
+			Short: e.Short,
 			Args:  args(1, -1, "one or more node names"),
 			RunE: func(cmd *cobra.Command, a []string) error {
 				l, err := changeLab()
 				if err != nil {
 					return err
 				}
-				return l.ProcessFault(cmd.Context(), verb, a)
+				return l.ProcessFault(cmd.Context(), kind, a)
 			},
 		})
 	}
 	var from []string
+	pe := fault.Of(fault.OnNetwork)[0]
 	part := &cobra.Command{
-		Use:   "partition TARGET... [--from OTHER,...]",
-		Short: "Cut hosts or a region off from everyone else (or from --from) with iptables in their namespaces",
+		Use:   pe.Use,
+		Short: pe.Short,
 		Args:  args(1, -1, "one or more node, host or region names"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			l, err := changeLab()
@@ -51,26 +48,22 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 		},
 	}
 	part.Flags().StringSliceVar(&from, "from", nil, "hosts or regions on the other side (default: every other host)")
-	for _, v := range []struct{ verb, use, short string }{
-		{"delay", "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
-		{"loss", "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},
-		{"bandwidth", "bandwidth LINK RATE", "Cap what each host sends over a link (e.g. 10mbit; unlimited lifts the cap)"},
-	} {
-		verb := v.verb
+	for _, e := range fault.Of(fault.OnLink) {
+		kind := e.Kind
 		var jitter string
 		lc := &cobra.Command{
-			Use:   v.use,
-			Short: v.short,
+			Use:   e.Use,
+			Short: e.Short,
 			Args:  args(2, 2, "a link (REGION-REGION) and a value"),
 			RunE: func(cmd *cobra.Command, a []string) error {
 				l, err := changeLab()
 				if err != nil {
 					return err
 				}
-				return l.LinkFault(cmd.Context(), netem.Change{Verb: verb, Link: a[0], Value: a[1], Jitter: jitter})
+				return l.LinkFault(cmd.Context(), netem.Change{Verb: string(kind), Link: a[0], Value: a[1], Jitter: jitter})
 			},
 		}
-		if verb == "delay" {
+		if kind == fault.Delay {
 			lc.Flags().StringVar(&jitter, "jitter", "", "round-trip jitter (uniform, packets keep their order)")
 		}
 		c.AddCommand(lc)

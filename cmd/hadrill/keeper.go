@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/keeper"
+	"github.com/hadrill/hadrill/internal/state"
 )
 
 func keeperCmd() *cobra.Command {
@@ -19,9 +22,18 @@ func keeperCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l.Log = cmd.ErrOrStderr()
-			fmt.Fprintf(l.Log, "keeper for lab %s (%s)\n", l.Plan.Lab, labDir)
-			return l.Keep(cmd.Context())
+			log := cmd.ErrOrStderr()
+			fmt.Fprintf(log, "keeper for lab %s (%s)\n", l.Plan().Lab, labDir)
+			repl := l.Replication()
+			repl.Log = log
+			k := &keeper.Keeper{Repl: repl, Log: log, Reload: func() (map[string]string, error) {
+				st, err := state.Load(l.Home(), l.Plan().Lab)
+				if err != nil {
+					return nil, err
+				}
+				return st.Primaries, nil
+			}}
+			return k.Run(cmd.Context())
 		},
 	}
 	c.Flags().StringVar(&labDir, "lab-dir", "", "the lab's directory (identifies the process)")

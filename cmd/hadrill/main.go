@@ -6,12 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/go-sql-driver/mysql"
 	"os"
 	"os/signal"
 	"strings"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/go-sql-driver/mysql"
 
 	"golang.org/x/sys/unix"
 

@@ -47,7 +47,7 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 			}
 			ms, err := l.WAN().Check(cmd.Context(), true)
 			if len(ms) == 0 && err == nil {
-				return hderr.User("lab %s has no emulated links (the spec's links, in netns mode)", l.Plan.Lab)
+				return hderr.User("lab %s has no emulated links (the spec's links, in netns mode)", l.Plan().Lab)
 			}
 			if eerr := emit(ms, func() {
 				for _, m := range ms {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
@@ -24,7 +24,7 @@ func planCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := plan.Build(s, name, h, lab.MachineFacts())
+			p, err := plan.Build(s, name, h, facts.Machine())
 			if err != nil {
 				return err
 			}

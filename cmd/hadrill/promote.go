@@ -22,7 +22,7 @@ Promote refuses, changing nothing, when NODE holds transactions the primary neve
 			if err != nil {
 				return err
 			}
-			return l.Promote(cmd.Context(), a[0], force)
+			return l.Replication().Promote(cmd.Context(), a[0], force)
 		},
 	}
 	c.Flags().BoolVar(&force, "force", false, "promote even if transactions may be lost or are errant")
@@ -49,7 +49,7 @@ applied twice.`,
 			if len(a) == 1 {
 				ch = a[0]
 			}
-			return l.Repoint(cmd.Context(), ch, to)
+			return l.Replication().Repoint(cmd.Context(), ch, to)
 		},
 	}
 	repoint.Flags().StringVar(&to, "to", "", "the source node to use (default: the first healthy other node)")

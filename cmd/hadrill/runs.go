@@ -3,9 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/hadrill/hadrill/internal/hderr"
 	"os"
 	"text/tabwriter"
+
+	"github.com/hadrill/hadrill/internal/hderr"
 
 	"github.com/spf13/cobra"
 

@@ -49,7 +49,7 @@ host as the application user, as an application would.`,
 }
 
 func sqlArgv(l *lab.Lab, target string, app bool) ([]string, error) {
-	p := l.Plan
+	p := l.Plan()
 	client := func(addr string, port int) []string {
 		return netns.Wrap(p.Client.Netns, []string{"mariadb", "--defaults-file=" + p.Secrets.Client,
 			"--host=" + addr, "--port=" + strconv.Itoa(port)})
@@ -91,7 +91,7 @@ func logsCmd() *cobra.Command {
 			if err := l.CheckNodes(a); err != nil {
 				return err
 			}
-			n, _ := l.Plan.Node(a[0])
+			n, _ := l.Plan().Node(a[0])
 			argv := []string{"-n", strconv.Itoa(lines)}
 			if follow {
 				argv = append(argv, "-F")

@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/hadrill/hadrill/internal/netem"
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/hadrill/hadrill/internal/netem"
 
 	"github.com/spf13/cobra"
 

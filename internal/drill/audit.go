@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/results"
 )
 
@@ -25,28 +24,28 @@ type AuditResult struct {
 }
 
 // Audit re-checks a drill run against the lab as it is now.
-func Audit(ctx context.Context, l *lab.Lab, runID string) (*AuditResult, error) {
-	run, err := results.Load(l.Home, runID)
+func Audit(ctx context.Context, l Lab, runID string) (*AuditResult, error) {
+	run, err := results.Load(l.Home(), runID)
 	if err != nil {
 		return nil, err
 	}
 	var res Result
-	if run.Kind != "drill" || json.Unmarshal(run.Results, &res) != nil {
+	if run.Kind != results.Drill || json.Unmarshal(run.Results, &res) != nil {
 		return nil, hderr.User("RUN_ID: run %s is a %s run, not a drill", runID, run.Kind)
 	}
-	if run.Lab != l.Plan.Lab {
-		return nil, hderr.User("RUN_ID: run %s was drilled on lab %s, not %s (use --name %s)", runID, run.Lab, l.Plan.Lab, run.Lab)
+	if run.Lab != l.Plan().Lab {
+		return nil, hderr.User("RUN_ID: run %s was drilled on lab %s, not %s (use --name %s)", runID, run.Lab, l.Plan().Lab, run.Lab)
 	}
-	c, ok := l.Plan.Cluster(res.Cluster)
+	c, ok := l.Plan().Cluster(res.Cluster)
 	if !ok {
-		return nil, hderr.User("RUN_ID: lab %s has no cluster %s any more", l.Plan.Lab, res.Cluster)
+		return nil, hderr.User("RUN_ID: lab %s has no cluster %s any more", l.Plan().Lab, res.Cluster)
 	}
-	rows := results.ReadCSV(l.Home, runID, OpsFile)
+	rows := results.ReadCSV(l.Home(), runID, OpsFile)
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("run %s: %s is missing or empty: nothing to audit", runID, OpsFile)
 	}
 	acked := ackedIDs(rows)
-	audit := AuditNodes(ctx, l, l.Nodes(c.Nodes), runID, acked, 2*time.Second)
+	audit := AuditNodes(ctx, l, nodes(l.Plan(), c.Nodes), runID, acked, 2*time.Second)
 	v := Decide(audit, nil, 0, nil, false)
 	return &AuditResult{RunID: runID, Cluster: c.Name, Acked: len(acked), Nodes: audit, Lost: lostOf(audit), Verdict: v, Passed: v == VerdictPassed}, nil
 }

@@ -4,20 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/workload"
 )
-
-// Scenarios are the drills there are.
-var Scenarios = []string{"failover", "partition", "full-outage", "rolling-restart"}
 
 // MaxWait bounds every duration a drill is given: a fault held longer than
 // an hour is not a drill.
@@ -68,7 +63,8 @@ type Result struct {
 }
 
 type drill struct {
-	l        *lab.Lab
+	l        Lab
+	sc       *Scenario
 	o        Options
 	lb       *plan.LB
 	cluster  *plan.Cluster
@@ -87,12 +83,12 @@ type drill struct {
 // signal), the drill stops its traffic, undoes what it broke, judges what it
 // saw and stores the run marked interrupted: nothing after the fault is cut
 // short by the interruption itself.
-func Run(ctx context.Context, l *lab.Lab, o Options) (*Result, error) {
+func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	d, err := prepare(l, o)
 	if err != nil {
 		return nil, err
 	}
-	run, err := workload.NewRun(ctx, l, "drill", o.Command, map[string]any{"scenario": o.Scenario, "targets": d.res.Targets,
+	run, err := workload.NewRun(ctx, l, results.Drill, o.Command, map[string]any{"scenario": o.Scenario, "targets": d.res.Targets,
 		"writes_per_s": o.Rate, "lb": d.lb.Name})
 	if err != nil {
 		return nil, err
@@ -153,10 +149,11 @@ func (d *drill) repair(ctx context.Context) error {
 	return nil
 }
 
-func prepare(l *lab.Lab, o Options) (*drill, error) {
+func prepare(l Lab, o Options) (*drill, error) {
 	var problems []string
-	if !contains(Scenarios, o.Scenario) {
-		problems = append(problems, fmt.Sprintf("SCENARIO: unknown drill %q (drills: %s)", o.Scenario, strings.Join(Scenarios, ", ")))
+	sc, ok := Lookup(o.Scenario)
+	if !ok {
+		problems = append(problems, fmt.Sprintf("SCENARIO: unknown drill %q (drills: %s)", o.Scenario, names()))
 	}
 	if o.Rate < 1 || o.Rate > 1000 {
 		problems = append(problems, fmt.Sprintf("--rate: expected 1 to 1000 writes/s, got %d", o.Rate))
@@ -169,13 +166,16 @@ func prepare(l *lab.Lab, o Options) (*drill, error) {
 			problems = append(problems, fmt.Sprintf("%s: expected %v to %v, got %v", b.flag, b.min, MaxWait, b.v))
 		}
 	}
-	if len(l.Plan.LoadBalancers) == 0 {
-		problems = append(problems, fmt.Sprintf("lab %s has no load balancer: drills send their traffic through one", l.Plan.Lab))
+	if ok && sc.MaxTargets >= 0 && len(o.Targets) > sc.MaxTargets {
+		problems = append(problems, fmt.Sprintf("TARGET: %s drill takes at most %d targets, got %v", sc.Name, sc.MaxTargets, o.Targets))
+	}
+	if len(l.Plan().LoadBalancers) == 0 {
+		problems = append(problems, fmt.Sprintf("lab %s has no load balancer: drills send their traffic through one", l.Plan().Lab))
 	}
 	if err := hderr.Users(problems); err != nil {
 		return nil, err
 	}
-	d := &drill{l: l, o: o, lb: &l.Plan.LoadBalancers[0]}
+	d := &drill{l: l, sc: sc, o: o, lb: &l.Plan().LoadBalancers[0]}
 	if o.LB != "" {
 		lb, err := l.LB(o.LB)
 		if err != nil {
@@ -183,62 +183,34 @@ func prepare(l *lab.Lab, o Options) (*drill, error) {
 		}
 		d.lb = lb
 	}
-	d.cluster, _ = l.Plan.Cluster(d.lb.Cluster)
+	d.cluster, _ = l.Plan().Cluster(d.lb.Cluster)
 	if d.cluster.Kind != spec.KindGalera {
 		return nil, hderr.User("drill: load balancer %s fronts %s cluster %s; drills need a Galera cluster (a primary cluster has no automatic failover to drill)",
 			d.lb.Name, d.cluster.Kind, d.cluster.Name)
 	}
-	d.nodes = l.Nodes(d.cluster.Nodes)
+	d.nodes = nodes(l.Plan(), d.cluster.Nodes)
 	d.res = &Result{Scenario: o.Scenario, Cluster: d.cluster.Name, Profile: d.nodes[0].Profile, WritesPerS: o.Rate, Lost: map[string][]int64{}}
-	return d, d.checkTargets()
+	t, err := sc.targets(d, append([]string(nil), o.Targets...))
+	d.res.Targets = t
+	return d, err
 }
 
-// checkTargets resolves the targets: failover takes one node of the
-// cluster (default: the writer), partition nodes, hosts or regions (default:
-// the writer); the others take none.
-func (d *drill) checkTargets() error {
-	t := d.o.Targets
-	switch d.o.Scenario {
-	case "failover", "partition":
-		if len(t) == 0 {
-			t = []string{"active"}
-		}
-		if d.o.Scenario == "failover" && len(t) != 1 {
-			return hderr.User("NODE: a failover drill kills one node (or active, the load balancer's writer), got %d", len(t))
-		}
-		var bad []string
-		for i, name := range t {
-			if name == "active" {
-				w, err := d.writer()
-				if err != nil {
-					return err
-				}
-				t[i] = w
-				continue
-			}
-			if d.o.Scenario == "failover" && !contains(d.cluster.Nodes, name) {
-				bad = append(bad, fmt.Sprintf("NODE: %q is not a node of cluster %s (nodes: %s, or active)", name, d.cluster.Name, strings.Join(d.cluster.Nodes, ", ")))
-			}
-		}
-		if err := hderr.Users(bad); err != nil {
-			return err
-		}
-		if d.o.Scenario == "partition" {
-			if d.l.Plan.Mode != plan.ModeNetns {
-				return hderr.User("drill partition: network faults need network namespaces (run as root); lab %s runs rootless", d.l.Plan.Lab)
-			}
-			if _, err := fault.Partition(d.l.Plan, t, nil); err != nil {
-				return err
-			}
-		}
-	default:
-		if len(t) > 0 {
-			return hderr.User("%s drill takes no targets, got %v", d.o.Scenario, t)
-		}
-		t = append([]string(nil), d.cluster.Nodes...)
+// activeOr resolves targets where "active" (the default) names the load
+// balancer's writer now.
+func (d *drill) activeOr(given []string) ([]string, error) {
+	if len(given) == 0 {
+		given = []string{"active"}
 	}
-	d.res.Targets = t
-	return nil
+	for i, name := range given {
+		if name == "active" {
+			w, err := d.writer()
+			if err != nil {
+				return nil, err
+			}
+			given[i] = w
+		}
+	}
+	return given, nil
 }
 
 // writer is the node the load balancer sends writes to now.

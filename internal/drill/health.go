@@ -5,16 +5,16 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
 // NodeSample is what one node said at one moment.
 type NodeSample struct {
-	State   string // Synced, Donor/Desynced, ..., running, down, paused, unresponsive
-	Primary bool   // in a primary component
-	Size    int    // cluster size it sees
+	State   server.State
+	Primary bool // in a primary component
+	Size    int  // cluster size it sees
 }
 
 // Sample is every node of the cluster at one moment.
@@ -28,7 +28,7 @@ type Sample struct {
 // without the faulted nodes); want 0 means any size.
 func (s Sample) Reformed(faulted []string, want int) bool {
 	for name, n := range s.Nodes {
-		if contains(faulted, name) || !n.Primary || n.State != "Synced" {
+		if contains(faulted, name) || !n.Primary || n.State != server.Synced {
 			continue
 		}
 		if want == 0 || n.Size == want {
@@ -42,7 +42,7 @@ func (s Sample) Reformed(faulted []string, want int) bool {
 // members members (the nodes, and an arbitrator when the cluster has one).
 func (s Sample) Whole(members int) bool {
 	for _, n := range s.Nodes {
-		if !n.Primary || n.State != "Synced" || n.Size != members {
+		if !n.Primary || n.State != server.Synced || n.Size != members {
 			return false
 		}
 	}
@@ -55,7 +55,7 @@ type sampler struct {
 	*workload.Sampler
 }
 
-func startSampler(ctx context.Context, l *lab.Lab, nodes []*plan.Node, members int, every time.Duration) *sampler {
+func startSampler(ctx context.Context, l Lab, nodes []*plan.Node, members int, every time.Duration) *sampler {
 	return &sampler{members: members, Sampler: workload.StartSampler(ctx, l, nodes, every)}
 }
 

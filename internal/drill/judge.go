@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
@@ -44,17 +43,8 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 		} else if t := firstAckAfter(ops, d.faultAt); !t.IsZero() {
 			r.WritesBackS = secs(t.Sub(d.faultAt))
 		}
-		switch d.o.Scenario {
-		case "failover", "partition":
-			survivors := d.cluster.Members() - d.faultedMembers()
-			if t, ok := d.s.first(d.faultAt, func(s Sample) bool { return s.Reformed(r.Targets, survivors) && !s.Whole(d.cluster.Members()) }); ok {
-				r.ReformedS = secs(t.Sub(d.faultAt))
-			}
-		case "full-outage":
-			down, _ := d.s.first(d.faultAt, func(s Sample) bool { return !s.Reformed(nil, 0) })
-			if t, ok := d.s.first(down, func(s Sample) bool { return s.Reformed(nil, 0) }); ok && !down.IsZero() {
-				r.ReformedS = secs(t.Sub(d.faultAt))
-			}
+		if d.sc.reformed != nil {
+			d.sc.reformed(d, r)
 		}
 		if !d.wholeAt.IsZero() {
 			r.SyncedS = secs(d.wholeAt.Sub(d.faultAt))
@@ -114,7 +104,7 @@ func ids(list []int64) string {
 // and judges each node (verified, missing, unverified). Nodes that are not
 // yet verified are read again until wait has passed: a lagging node may
 // catch up, a restarting one may come back.
-func AuditNodes(ctx context.Context, l *lab.Lab, nodes []*plan.Node, run string, acked []int64, wait time.Duration) []NodeAudit {
+func AuditNodes(ctx context.Context, l Lab, nodes []*plan.Node, run string, acked []int64, wait time.Duration) []NodeAudit {
 	for end := time.Now().Add(wait); ; time.Sleep(250 * time.Millisecond) {
 		reads := map[string]Read{}
 		for _, n := range nodes {
@@ -127,7 +117,7 @@ func AuditNodes(ctx context.Context, l *lab.Lab, nodes []*plan.Node, run string,
 	}
 }
 
-func idsOn(ctx context.Context, l *lab.Lab, n *plan.Node, run string) Read {
+func idsOn(ctx context.Context, l Lab, n *plan.Node, run string) Read {
 	db := l.Admin(n)
 	defer db.Close()
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -153,7 +143,7 @@ func idsOn(ctx context.Context, l *lab.Lab, n *plan.Node, run string) Read {
 
 // checksums runs CHECKSUM TABLE on every table of the app schema on each
 // node; a node where any of it fails is unread, with the reason.
-func checksums(ctx context.Context, l *lab.Lab, nodes []*plan.Node) map[string]Sums {
+func checksums(ctx context.Context, l Lab, nodes []*plan.Node) map[string]Sums {
 	out := map[string]Sums{}
 	for _, n := range nodes {
 		out[n.Name] = checksumsOn(ctx, l, n)
@@ -161,7 +151,7 @@ func checksums(ctx context.Context, l *lab.Lab, nodes []*plan.Node) map[string]S
 	return out
 }
 
-func checksumsOn(ctx context.Context, l *lab.Lab, n *plan.Node) Sums {
+func checksumsOn(ctx context.Context, l Lab, n *plan.Node) Sums {
 	db := l.Admin(n)
 	defer db.Close()
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -206,7 +196,7 @@ func (d *drill) store(run *results.Run, ops []Op, end time.Time) error {
 	for _, b := range Timeline(ops, run.Started, w, end) {
 		rows = append(rows, []string{f(b.T), f(float64(b.WritesOK) * 4), f(float64(b.WritesErr) * 4), f(float64(b.ReadsOK) * 4), f(float64(b.ReadsErr) * 4), codes(b.Codes)})
 	}
-	if err := results.WriteCSV(d.l.Home, run.ID, TimelineFile, TimelineHeader, rows); err != nil {
+	if err := results.WriteCSV(d.l.Home(), run.ID, TimelineFile, TimelineHeader, rows); err != nil {
 		return err
 	}
 	var orows [][]string
@@ -221,7 +211,7 @@ func (d *drill) store(run *results.Run, ops []Op, end time.Time) error {
 		}
 		orows = append(orows, []string{kind, strconv.FormatInt(o.ID, 10), strconv.FormatInt(o.Sent.UnixNano(), 10), done, o.Code})
 	}
-	return results.WriteCSV(d.l.Home, run.ID, OpsFile, []string{"op", "id", "sent_ns", "done_ns", "code"}, orows)
+	return results.WriteCSV(d.l.Home(), run.ID, OpsFile, []string{"op", "id", "sent_ns", "done_ns", "code"}, orows)
 }
 
 // Files of a drill run.

@@ -18,7 +18,7 @@ import (
 // into the runs whose time span it falls in (the report marks it).
 type Record struct {
 	At      time.Time `json:"at"`
-	Fault   string    `json:"fault"`   // kill, stop, pause, resume, partition, delay, loss, bandwidth, heal, drill steps
+	Fault   Kind      `json:"fault"`   // see kinds.go
 	Targets []string  `json:"targets"` // nodes, or a partition's side
 	From    []string  `json:"from,omitempty"`
 	Value   string    `json:"value,omitempty"` // a link fault's new value
@@ -26,7 +26,7 @@ type Record struct {
 
 // Label is the marker text of a fault.
 func (r Record) Label() string {
-	s := r.Fault
+	s := string(r.Fault)
 	if len(r.Targets) > 0 {
 		s += " " + strings.Join(r.Targets, ",")
 	}
@@ -42,10 +42,10 @@ type Cut struct {
 	From []plan.Host
 }
 
-// Partition resolves `fault partition TARGET... [--from OTHER...]`: each
+// NewCut resolves `fault partition TARGET... [--from OTHER...]`: each
 // target is a host or a region (all its hosts); from defaults to every
 // other host of the lab. Problems are named all at once.
-func Partition(p *plan.Plan, targets, from []string) (Cut, error) {
+func NewCut(p *plan.Plan, targets, from []string) (Cut, error) {
 	var problems []string
 	if len(targets) == 0 {
 		problems = append(problems, "TARGET: name the nodes or the region to cut off")

@@ -35,7 +35,7 @@ func TestPartition(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cut, err := Partition(lab(), c.targets, c.from)
+			cut, err := NewCut(lab(), c.targets, c.from)
 			if c.problem != "" {
 				if !hderr.IsUser(err) || !strings.Contains(err.Error(), c.problem) {
 					t.Fatalf("want %q, got %v", c.problem, err)

@@ -91,7 +91,7 @@ func TestLog(t *testing.T) {
 		t.Errorf("no log yet: %v", got)
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i, f := range []string{"kill", "heal", "partition"} {
+	for i, f := range []Kind{Kill, Heal, Partition} {
 		if err := l.Append(Record{Fault: f, At: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
 			t.Fatal(err)
 		}

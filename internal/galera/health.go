@@ -106,3 +106,9 @@ func Unreachable(err error) Verdict {
 }
 
 func on(v string) bool { return strings.EqualFold(v, "ON") || v == "1" }
+
+// SyncedPrimary reports whether a member's wsrep_% status says it serves:
+// Synced, in the primary component.
+func SyncedPrimary(st map[string]string) bool {
+	return st["wsrep_local_state_comment"] == CodeSynced && strings.EqualFold(st["wsrep_cluster_status"], "Primary")
+}

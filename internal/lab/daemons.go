@@ -5,93 +5,128 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
+	"strconv"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/agent"
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
 
-// routeDeadline bounds the wait for a load balancer to route: its checks
-// need rise × inter (0.4 s) once the agents answer.
-const routeDeadline = 30 * time.Second
+// Bounds: a load balancer routes once its checks saw rise × inter (0.4 s)
+// of healthy agents; garbd is counted once the group took it in.
+const (
+	routeDeadline  = 30 * time.Second
+	arbitratorJoin = 30 * time.Second
+)
 
-// ensureDaemons starts what is not running: every node's health agent,
-// then every load balancer and the lab's keeper, and waits until each load balancer routes an
-// application login. It is idempotent.
+// ensureDaemons starts what is not running: each cluster's arbitrator,
+// every node's health agent, every load balancer and the lab's keeper, and
+// waits until each load balancer routes an application login. It is
+// idempotent. Every daemon is a supervise.Daemon whose directories the plan
+// resolved; a new one gets a Daemon function in its own package and a line here.
 func (l *Lab) ensureDaemons(ctx context.Context) error {
 	if err := l.startArbitrators(ctx); err != nil {
 		return err
 	}
-	for i := range l.Plan.Nodes {
-		if err := l.startAgent(ctx, &l.Plan.Nodes[i]); err != nil {
+	for i := range l.p.Nodes {
+		n := &l.p.Nodes[i]
+		addr := fmt.Sprintf("%s:%d", n.Address, n.AgentPort)
+		err := ensure(ctx, agent.Daemon(l.p, n, exe(), l.Wrap), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
+			c, err := l.Prov.Dial(ctx, n.Host, "tcp", addr)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}
-	for i := range l.Plan.LoadBalancers {
-		if err := l.startLB(ctx, &l.Plan.LoadBalancers[i]); err != nil {
+	for i := range l.p.LoadBalancers {
+		lb := &l.p.LoadBalancers[i]
+		if err := os.MkdirAll(lb.Dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(lb.ConfigFile, []byte(lb.Config), 0o644); err != nil {
+			return err
+		}
+		err := ensure(ctx, l.haproxy(lb), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
+			_, err := haproxy.Stat(ctx, lb.AdminSocket)
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}
-	if err := l.startKeeper(ctx); err != nil {
-		return err
+	if _, err := keeper.Daemon(l.p, l.home, exe()).Ensure(); err != nil {
+		return fmt.Errorf("keeper: %w", err)
 	}
-	for i := range l.Plan.LoadBalancers {
-		if err := l.waitRouting(ctx, &l.Plan.LoadBalancers[i]); err != nil {
+	for i := range l.p.LoadBalancers {
+		if err := l.waitRouting(ctx, &l.p.LoadBalancers[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (l *Lab) startAgent(ctx context.Context, n *plan.Node) error {
-	if pid := supervise.ReadPid(n.AgentPidFile); supervise.Owned(pid, n.Dir) {
-		return nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
+// ensure starts d unless it runs and waits until ready answers.
+func ensure(ctx context.Context, d supervise.Daemon, deadline, every time.Duration, ready func(context.Context) error) error {
+	p, err := d.Ensure()
+	if err != nil || p == nil {
 		return err
 	}
-	argv := []string{exe, "agent", "--node", n.Name, "--listen", fmt.Sprintf("%s:%d", n.Address, n.AgentPort),
-		"--socket", n.Socket, "--user", plan.CheckUser, "--password-file", l.Plan.Secrets.Check,
-		"--drain-file", n.DrainFile, "--pid-file", n.PidFile}
-	p, err := supervise.Start(supervise.Spec{Name: n.Name + " agent", Argv: l.Prov.Wrap(n.Host, argv),
-		LogFile: n.AgentLogFile, PidFile: n.AgentPidFile, Dir: filepath.Join(n.Dir, "agent")})
-	if err != nil {
-		return err
-	}
-	addr := fmt.Sprintf("%s:%d", n.Address, n.AgentPort)
-	return p.WaitReady(ctx, 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
-		c, err := l.Prov.Dial(ctx, n.Host, "tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
+	return p.WaitReady(ctx, deadline, every, ready)
 }
 
-func (l *Lab) startLB(ctx context.Context, lb *plan.LB) error {
-	if pid := supervise.ReadPid(lb.PidFile); supervise.Owned(pid, lb.Dir) {
-		return nil
+// haproxy is a load balancer under supervision, in the foreground (-db) so
+// the supervisor holds its pid.
+func (l *Lab) haproxy(lb *plan.LB) supervise.Daemon {
+	d := lb.Haproxy
+	return supervise.Daemon{Name: lb.Name + " haproxy", Argv: l.Wrap(lb.Host, []string{"haproxy", "-f", lb.ConfigFile, "-db"}),
+		Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
+}
+
+// garbd is a cluster's arbitrator under supervision.
+func (l *Lab) garbd(a *plan.Arbitrator) supervise.Daemon {
+	return supervise.Daemon{Name: a.Name + " garbd", Argv: l.Wrap(a.Name, a.Argv), Dir: a.Garbd.Dir, LogFile: a.Garbd.LogFile,
+		PidFile: a.Garbd.PidFile, Marker: a.Garbd.Marker}
+}
+
+// startArbitrators starts each cluster's garbd that is not running, once
+// the cluster has a running node, and waits until the cluster counts it.
+func (l *Lab) startArbitrators(ctx context.Context) error {
+	for i := range l.p.Clusters {
+		c := &l.p.Clusters[i]
+		a := c.Arbitrator
+		if a == nil || l.garbd(a).Running() || len(l.running(c.Name)) == 0 {
+			continue
+		}
+		n := l.running(c.Name)[0]
+		err := ensure(ctx, l.garbd(a), arbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
+			db := l.Admin(n)
+			defer db.Close()
+			st, err := mariadb.Status(ctx, db, "wsrep_cluster_size")
+			if err != nil {
+				return err
+			}
+			if size, _ := strconv.Atoi(st["wsrep_cluster_size"]); size != c.Members() {
+				return fmt.Errorf("cluster %s has %d members, want %d with arbitrator %s (see %s)", c.Name, size, c.Members(), a.Name, a.LogFile)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		l.logf("arbitrator %s joined cluster %s", a.Name, c.Name)
 	}
-	if err := os.MkdirAll(lb.Dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(lb.ConfigFile, []byte(lb.Config), 0o644); err != nil {
-		return err
-	}
-	argv := []string{"haproxy", "-f", lb.ConfigFile, "-db"}
-	p, err := supervise.Start(supervise.Spec{Name: lb.Name + " haproxy", Argv: l.Prov.Wrap(lb.Host, argv),
-		LogFile: lb.LogFile, PidFile: lb.PidFile, Dir: filepath.Dir(lb.LogFile)})
-	if err != nil {
-		return err
-	}
-	return p.WaitReady(ctx, 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
-		_, err := haproxy.Stat(ctx, lb.AdminSocket)
-		return err
-	})
+	return nil
 }
 
 // waitRouting waits until the load balancer sends an application login to
@@ -120,30 +155,29 @@ func (l *Lab) waitRouting(ctx context.Context, lb *plan.LB) error {
 	return fmt.Errorf("load balancer %s does not route to a healthy node after %v: %v", lb.Name, routeDeadline, last)
 }
 
-// stopDaemons kills the agents and load balancers (they hold no data).
+// stopDaemons kills the agents, load balancers, keeper, WAN emulator and
+// arbitrators (they hold no data).
 func (l *Lab) stopDaemons() error {
 	var errs []error
-	for _, n := range l.Plan.Nodes {
-		if pid := supervise.ReadPid(n.AgentPidFile); supervise.Owned(pid, n.Dir) {
-			errs = append(errs, supervise.Kill(pid))
+	for i := range l.p.Nodes {
+		errs = append(errs, agent.Daemon(l.p, &l.p.Nodes[i], exe(), l.Wrap).Kill())
+	}
+	for i := range l.p.LoadBalancers {
+		errs = append(errs, l.haproxy(&l.p.LoadBalancers[i]).Kill())
+	}
+	errs = append(errs, keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop())
+	for _, c := range l.p.Clusters {
+		if c.Arbitrator != nil {
+			errs = append(errs, l.garbd(c.Arbitrator).Kill())
 		}
 	}
-	for _, lb := range l.Plan.LoadBalancers {
-		if pid := supervise.ReadPid(lb.PidFile); supervise.Owned(pid, lb.Dir) {
-			errs = append(errs, supervise.Kill(pid))
-		}
-	}
-	if pid := l.keeperPid(); pid != 0 {
-		errs = append(errs, supervise.Kill(pid))
-	}
-	errs = append(errs, l.wan.Stop(), l.stopArbitrators())
 	return errors.Join(errs...)
 }
 
 // Drain takes nodes out of (or back into) load balancing: their agents
 // answer 503 while the drain file exists.
 func (l *Lab) Drain(names []string, drain bool) error {
-	if err := l.CheckNodes(names); err != nil {
+	if err := l.p.CheckNodes(names); err != nil {
 		return err
 	}
 	for _, n := range l.Nodes(names) {
@@ -166,23 +200,34 @@ func Drained(n *plan.Node) bool {
 	return err == nil
 }
 
-// LB returns the load balancer with that name.
+// LB resolves a load balancer by name; "lb" names the lab's first.
 func (l *Lab) LB(name string) (*plan.LB, error) {
-	for i := range l.Plan.LoadBalancers {
-		if l.Plan.LoadBalancers[i].Name == name {
-			return &l.Plan.LoadBalancers[i], nil
+	for i := range l.p.LoadBalancers {
+		if lb := &l.p.LoadBalancers[i]; lb.Name == name || (name == "lb" && i == 0) {
+			return lb, nil
 		}
 	}
-	return nil, hderr.User("LB: unknown load balancer %q", name)
+	var names []string
+	for _, lb := range l.p.LoadBalancers {
+		names = append(names, lb.Name)
+	}
+	return nil, hderr.User("--lb: unknown load balancer %q (load balancers: %v)", name, names)
 }
 
 // Balanced reports whether target names a balanced load balancer (writes
 // then reach several nodes at once).
 func (l *Lab) Balanced(target string) bool {
-	for i, lb := range l.Plan.LoadBalancers {
-		if lb.Name == target || (target == "lb" && i == 0) {
-			return lb.Mode == "balanced"
+	lb, err := l.LB(target)
+	return err == nil && lb.Mode == spec.LBBalanced
+}
+
+// Nodes resolves node names (all when empty) to plan nodes.
+func (l *Lab) Nodes(names []string) []*plan.Node {
+	var out []*plan.Node
+	for i := range l.p.Nodes {
+		if n := &l.p.Nodes[i]; len(names) == 0 || slices.Contains(names, n.Name) {
+			out = append(out, n)
 		}
 	}
-	return false
+	return out
 }

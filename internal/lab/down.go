@@ -8,9 +8,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
@@ -51,7 +53,7 @@ func Down(ctx context.Context, home, name string, keepData bool, log io.Writer) 
 // skeleton is what can be known of a lab from its name alone.
 func skeleton(home, name string) *plan.Plan {
 	p := &plan.Plan{Lab: name, Dir: state.LabDir(home, name), Mode: plan.ModeRootless}
-	if MachineFacts().Root {
+	if facts.Machine().Root {
 		p.Mode, p.Netns = plan.ModeNetns, "hd-"+name
 	}
 	return p
@@ -60,7 +62,7 @@ func skeleton(home, name string) *plan.Plan {
 // strayNamespaces removes namespaces of a lab that has no files (left by an
 // interrupted run), unless they belong to a lab of another home.
 func strayNamespaces(ctx context.Context, home, name string) error {
-	if !MachineFacts().Root {
+	if !facts.Machine().Root {
 		return nil
 	}
 	err := newLab(home, &state.Lab{Plan: skeleton(home, name)}, nil).Prov.Teardown(ctx)
@@ -76,7 +78,7 @@ func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 	var errs []error
 	nodes := l.Nodes(nil)
 	if keepData {
-		errs = append(errs, l.stopServers(nodes, stopGrace))
+		errs = append(errs, server.StopAll(nodes, server.StopGrace))
 	} else {
 		for _, n := range nodes {
 			if pid := l.Pid(n); pid != 0 {
@@ -87,10 +89,10 @@ func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 	errs = append(errs, l.stopDaemons(), l.Prov.Teardown(ctx))
 	if keepData {
 		errs = append(errs, l.save(state.Stopped))
-		l.logf("lab %s stopped; data kept in %s", l.Plan.Lab, l.Plan.Dir)
+		l.logf("lab %s stopped; data kept in %s", l.p.Lab, l.p.Dir)
 	} else {
-		errs = append(errs, os.RemoveAll(l.Plan.Dir))
-		l.logf("lab %s removed", l.Plan.Lab)
+		errs = append(errs, os.RemoveAll(l.p.Dir))
+		l.logf("lab %s removed", l.p.Lab)
 	}
 	return errors.Join(errs...)
 }

@@ -1,3 +1,5 @@
+// Package lab executes plans: it creates, starts, stops, inspects and
+// removes labs, and hands the rooms it drives the narrow views they need.
 package lab
 
 import (
@@ -11,24 +13,32 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/backup"
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/provider/local"
+	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/state"
 )
 
 // Lab is an opened lab: its state and the provider that runs its hosts.
+// The rooms it drives (replication, backup, fault, netem) are handed the
+// narrow views they need (servers, hosts), never the Lab itself.
 type Lab struct {
-	Home  string
+	home  string
+	p     *plan.Plan
 	State *state.Lab
-	Plan  *plan.Plan
 	Prov  provider.Provider
 	Log   io.Writer // progress (stderr)
 	Facts plan.Facts
 
 	hosts      hosts
+	servers    servers
 	wan        *netem.Emulator
 	fromBackup string // up: seed datadirs from this prepared backup
 }
@@ -37,19 +47,47 @@ func newLab(home string, st *state.Lab, log io.Writer) *Lab {
 	if log == nil {
 		log = io.Discard
 	}
-	l := &Lab{Home: home, State: st, Plan: st.Plan, Prov: local.New(st.Plan), Log: log, Facts: MachineFacts()}
+	l := &Lab{home: home, State: st, p: st.Plan, Prov: local.New(st.Plan), Log: log, Facts: facts.Machine()}
 	l.hosts = hosts{l.Prov}
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	l.wan = netem.New(l.Plan, l.hosts, exe, log)
+	l.servers = servers{l.Prov, l.Facts.User}
+	l.wan = netem.New(l.p, l.hosts, exe(), log)
 	return l
 }
+
+// exe is the hadrill binary, which daemons run as.
+func exe() string {
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return os.Args[0]
+}
+
+// Home is the hadrill home the lab lives in.
+func (l *Lab) Home() string { return l.home }
+
+// Plan is the lab, fully resolved.
+func (l *Lab) Plan() *plan.Plan { return l.p }
 
 // WAN is the lab's link emulation (Enabled: the lab has links between
 // regions).
 func (l *Lab) WAN() *netem.Emulator { return l.wan }
+
+// Replication is the lab's replication manager (roles, promote, DR channels).
+func (l *Lab) Replication() *replication.Manager {
+	return &replication.Manager{Plan: l.p, Servers: l.servers, Primaries: l.State.Primaries, Log: l.Log,
+		SetPrimary: func(cluster, node string) error {
+			if l.State.Primaries == nil {
+				l.State.Primaries = map[string]string{}
+			}
+			l.State.Primaries[cluster] = node
+			return state.Save(l.home, l.State)
+		}}
+}
+
+// Backups is the lab's backups and binary log archive.
+func (l *Lab) Backups() *backup.Lab {
+	return &backup.Lab{Plan: l.p, Servers: l.servers, User: l.Facts.User, Log: l.Log}
+}
 
 // hosts runs commands on the lab's hosts and dials from them: the narrow
 // side of the provider that the rooms (netem, faults) are given.
@@ -68,6 +106,32 @@ func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, 
 	return h.prov.Dial(ctx, host, network, addr)
 }
 
+// Servers is the lab's database servers as the rooms see them.
+func (l *Lab) Servers() Servers { return l.servers }
+
+// Servers is the view of a lab's database servers the rooms are given
+// (replication.Servers, backup.Servers and fault.Servers are parts of it).
+type Servers interface {
+	Admin(n *plan.Node) *sql.DB
+	Alive(n *plan.Node) bool
+	Pid(n *plan.Node) int
+	Stop(n *plan.Node) error
+	Wrap(host string, argv []string) []string
+}
+
+// servers is the lab's database servers as the rooms see them: an admin
+// pool, whether one runs, its pid, a clean stop, argv run on its host.
+type servers struct {
+	prov provider.Provider
+	user string
+}
+
+func (s servers) Admin(n *plan.Node) *sql.DB               { return server.Admin(n, s.user) }
+func (s servers) Alive(n *plan.Node) bool                  { return server.Alive(n) }
+func (s servers) Pid(n *plan.Node) int                     { return server.Pid(n) }
+func (s servers) Stop(n *plan.Node) error                  { return server.Stop(n, server.StopGrace) }
+func (s servers) Wrap(host string, argv []string) []string { return s.prov.Wrap(host, argv) }
+
 // Open loads an existing lab.
 func Open(home, name string, log io.Writer) (*Lab, error) {
 	st, err := state.Load(home, name)
@@ -81,51 +145,55 @@ func (l *Lab) logf(format string, args ...any) { fmt.Fprintf(l.Log, format+"\n",
 
 func (l *Lab) save(status string) error {
 	l.State.Status = status
-	return state.Save(l.Home, l.State)
+	return state.Save(l.home, l.State)
 }
 
 // Admin opens a root-equivalent connection pool to a node over its unix
 // socket (close it).
-func (l *Lab) Admin(n *plan.Node) *sql.DB { return mariadb.Admin(n.Socket, l.Facts.User) }
+func (l *Lab) Admin(n *plan.Node) *sql.DB { return server.Admin(n, l.Facts.User) }
 
 // AppDB connects to addr as the application user, dialed from the client host.
 func (l *Lab) AppDB(addr string) (*sql.DB, error) {
-	pw, err := readSecret(l.Plan.Secrets.App)
+	pw, err := mariadb.ReadSecret(l.p.Secrets.App)
 	if err != nil {
 		return nil, err
 	}
-	host := l.Plan.Client.Host
+	host := l.p.Client.Host
 	dial := func(ctx context.Context, a string) (net.Conn, error) { return l.Prov.Dial(ctx, host, "tcp", a) }
-	return mariadb.TCP("hd:"+l.Plan.Lab+":"+host, dial, addr, plan.AppUser, pw, ""), nil
+	return mariadb.TCP("hd:"+l.p.Lab+":"+host, dial, addr, plan.AppUser, pw, ""), nil
 }
 
-// NodeState reads a node's state (see Probe), waiting at most a second:
-// "unresponsive" then means paused, hung, or still starting.
-func (l *Lab) NodeState(ctx context.Context, n *plan.Node) string {
+// NodeState reads a node's state, waiting at most a second: unresponsive
+// then means paused, hung, or still starting.
+func (l *Lab) NodeState(ctx context.Context, n *plan.Node) server.State {
 	db := l.Admin(n)
 	defer db.Close()
-	return l.Probe(ctx, db, n, time.Second).State
+	return server.Probe(ctx, db, n, time.Second).State
 }
 
 // Pid is the node's server pid when it runs, else 0.
-func (l *Lab) Pid(n *plan.Node) int {
-	pid := readPid(n.PidFile)
-	if ownedBy(pid, n) {
-		return pid
-	}
-	return 0
+func (l *Lab) Pid(n *plan.Node) int { return server.Pid(n) }
+
+func (l *Lab) alive(n *plan.Node) bool { return server.Alive(n) }
+
+// Wrap turns argv into the command that runs it on a host (inside the
+// host's namespace, or as it is in a rootless lab).
+func (l *Lab) Wrap(host string, argv []string) []string { return l.Prov.Wrap(host, argv) }
+
+// Dial connects from inside a host.
+func (l *Lab) Dial(ctx context.Context, host, network, addr string) (net.Conn, error) {
+	return l.Prov.Dial(ctx, host, network, addr)
 }
 
-func (l *Lab) alive(n *plan.Node) bool { return l.Pid(n) != 0 }
+// CheckWAN measures the emulated links (none: nothing) and fails when one
+// is off its target: a run's figures would not be the topology's.
+func (l *Lab) CheckWAN(ctx context.Context) ([]netem.Measured, error) { return l.wan.Check(ctx, true) }
 
-func readSecret(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("secret %s: %w", path, err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
+// RecordFault appends a fault (or a drill step) to the lab's fault log,
+// once it took effect (see fault.Log).
+func (l *Lab) RecordFault(r fault.Record) error { return fault.Log(l.p.FaultLog).Append(r) }
 
-func writeSecret(path, value string) error {
-	return os.WriteFile(path, []byte(value+"\n"), 0o600)
+// Faults lists the faults injected between from and to.
+func (l *Lab) Faults(from, to time.Time) []fault.Record {
+	return fault.Log(l.p.FaultLog).Between(from, to)
 }

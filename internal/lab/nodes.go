@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 )
@@ -19,8 +21,8 @@ import (
 func (l *Lab) CheckNodes(names []string) error {
 	var problems []string
 	for _, n := range names {
-		if _, ok := l.Plan.Node(n); !ok {
-			problems = append(problems, fmt.Sprintf("NODE: unknown node %q in lab %s (nodes: %v)", n, l.Plan.Lab, l.Plan.NodeNames()))
+		if _, ok := l.p.Node(n); !ok {
+			problems = append(problems, fmt.Sprintf("NODE: unknown node %q in lab %s (nodes: %v)", n, l.p.Lab, l.p.NodeNames()))
 		}
 	}
 	return hderr.Users(problems)
@@ -28,19 +30,19 @@ func (l *Lab) CheckNodes(names []string) error {
 
 // Stop stops nodes cleanly (all when names is empty).
 func (l *Lab) Stop(ctx context.Context, names []string) error {
-	if err := l.CheckNodes(names); err != nil {
+	if err := l.p.CheckNodes(names); err != nil {
 		return err
 	}
-	if err := l.stopServers(l.Nodes(names), stopGrace); err != nil {
+	if err := server.StopAll(l.Nodes(names), server.StopGrace); err != nil {
 		return err
 	}
-	return l.saveDerived(ctx)
+	return l.saveDerived()
 }
 
 // Start starts stopped nodes. A node of a Galera cluster that still has a
 // running member joins it; it never bootstraps a second cluster.
 func (l *Lab) Start(ctx context.Context, names []string) error {
-	if err := l.CheckNodes(names); err != nil {
+	if err := l.p.CheckNodes(names); err != nil {
 		return err
 	}
 	if len(names) == 0 {
@@ -58,27 +60,27 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 		}
 		l.logf("starting %s", n.Name)
 		st := l.knownState(ctx, n)
-		if err := l.startAndWait(ctx, []*plan.Node{n}, map[string][]string{n.Name: startArgs(st)}); err != nil {
+		if err := server.StartAll(ctx, l.Wrap, l.Facts.User, []*plan.Node{n}, map[string][]string{n.Name: startArgs(st)}); err != nil {
 			return err
 		}
 	}
-	if err := l.ensureReplication(ctx); err != nil {
+	if err := l.Replication().Ensure(ctx); err != nil {
 		return err
 	}
 	if err := l.ensureDaemons(ctx); err != nil {
 		return err
 	}
-	return l.saveDerived(ctx)
+	return l.saveDerived()
 }
 
 // Restart restarts nodes one at a time (a rolling restart).
 func (l *Lab) Restart(ctx context.Context, names []string) error {
-	if err := l.CheckNodes(names); err != nil {
+	if err := l.p.CheckNodes(names); err != nil {
 		return err
 	}
 	for _, n := range l.Nodes(names) {
 		l.logf("restarting %s", n.Name)
-		if err := l.stopServer(n, stopGrace); err != nil {
+		if err := server.Stop(n, server.StopGrace); err != nil {
 			return err
 		}
 		if n.Kind == spec.KindGalera && len(l.running(n.Cluster)) == 0 {
@@ -87,14 +89,14 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 			}
 			continue
 		}
-		if err := l.startAndWait(ctx, []*plan.Node{n}, nil); err != nil {
+		if err := server.StartAll(ctx, l.Wrap, l.Facts.User, []*plan.Node{n}, nil); err != nil {
 			return err
 		}
-		if err := l.ensureReplication(ctx); err != nil {
+		if err := l.Replication().Ensure(ctx); err != nil {
 			return err
 		}
 	}
-	return l.saveDerived(ctx)
+	return l.saveDerived()
 }
 
 // Recover starts a lab whose nodes crashed: each Galera cluster restarts
@@ -102,10 +104,10 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 // force when the operator overrides a refusal.
 func (l *Lab) Recover(ctx context.Context, force string) error {
 	if force != "" {
-		if err := l.CheckNodes([]string{force}); err != nil {
+		if err := l.p.CheckNodes([]string{force}); err != nil {
 			return err
 		}
-		if n, _ := l.Plan.Node(force); n.Kind != spec.KindGalera {
+		if n, _ := l.p.Node(force); n.Kind != spec.KindGalera {
 			return hderr.User("--force: %s is not a Galera node", force)
 		}
 	}
@@ -122,24 +124,24 @@ func (l *Lab) startAllForced(ctx context.Context, force string) error {
 	if err := l.wan.Ensure(ctx); err != nil {
 		return err
 	}
-	for _, c := range l.Plan.Clusters {
+	for _, c := range l.p.Clusters {
 		if err := l.startCluster(ctx, c, force); err != nil {
 			return fmt.Errorf("cluster %s: %w", c.Name, err)
 		}
 	}
-	if err := l.ensureReplication(ctx); err != nil {
+	if err := l.Replication().Ensure(ctx); err != nil {
 		return err
 	}
 	if err := l.ensureDaemons(ctx); err != nil {
 		return err
 	}
-	return l.saveDerived(ctx)
+	return l.saveDerived()
 }
 
 func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) error {
 	var down []*plan.Node
 	for _, name := range c.Nodes {
-		if n, _ := l.Plan.Node(name); !l.alive(n) {
+		if n, _ := l.p.Node(name); !l.alive(n) {
 			down = append(down, n)
 		}
 	}
@@ -147,7 +149,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 		return nil
 	}
 	if c.Kind != spec.KindGalera {
-		return l.startAndWait(ctx, down, nil)
+		return server.StartAll(ctx, l.Wrap, l.Facts.User, down, nil)
 	}
 	saved := l.knownStates(ctx, down)
 	if len(down) < len(c.Nodes) { // joiners of a running cluster, from their own positions (IST)
@@ -155,9 +157,9 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 		for i, n := range down {
 			extra[n.Name] = startArgs(saved[i])
 		}
-		return l.startAndWait(ctx, down, extra)
+		return server.StartAll(ctx, l.Wrap, l.Facts.User, down, extra)
 	}
-	if !contains(c.Nodes, force) {
+	if !slices.Contains(c.Nodes, force) {
 		force = "" // the override concerns another cluster
 	}
 	choice, err := galera.ChooseStartForced(saved, force)
@@ -172,19 +174,19 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 	if choice.Mode == galera.StartTogether {
 		if choice.Reseed {
 			for _, n := range down {
-				if err := mariadb.SeedGalera(n.DataDir, saved[0].UUID, saved[0].Seqno, n.UUID, memberUUIDs(l.Plan, c)); err != nil {
+				if err := mariadb.SeedGalera(n.DataDir, saved[0].UUID, saved[0].Seqno, n.UUID, memberUUIDs(l.p, c)); err != nil {
 					return err
 				}
 			}
 		}
-		return l.startForming(ctx, down, extra)
+		return server.StartForming(ctx, l.Wrap, l.Facts.User, down, extra)
 	}
-	first, _ := l.Plan.Node(choice.Bootstrap)
+	first, _ := l.p.Node(choice.Bootstrap)
 	if err := mariadb.MarkSafeToBootstrap(first.DataDir); err != nil {
 		return err
 	}
-	boot := map[string][]string{first.Name: append([]string{bootstrapFlag}, extra[first.Name]...)}
-	if err := l.startAndWait(ctx, []*plan.Node{first}, boot); err != nil {
+	boot := map[string][]string{first.Name: append([]string{server.BootstrapFlag}, extra[first.Name]...)}
+	if err := server.StartAll(ctx, l.Wrap, l.Facts.User, []*plan.Node{first}, boot); err != nil {
 		return err
 	}
 	var rest []*plan.Node
@@ -193,7 +195,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 			rest = append(rest, n)
 		}
 	}
-	return l.startAndWait(ctx, rest, extra)
+	return server.StartAll(ctx, l.Wrap, l.Facts.User, rest, extra)
 }
 
 func memberUUIDs(p *plan.Plan, c plan.Cluster) []string {
@@ -282,7 +284,7 @@ func (l *Lab) running(cluster string) []*plan.Node {
 }
 
 // saveDerived records running/stopped from what actually runs.
-func (l *Lab) saveDerived(context.Context) error {
+func (l *Lab) saveDerived() error {
 	for _, n := range l.Nodes(nil) {
 		if l.alive(n) {
 			return l.save(state.Running)

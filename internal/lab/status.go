@@ -7,6 +7,9 @@ import (
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
 
@@ -53,24 +56,21 @@ type LinkInfo struct {
 
 // NodeInfo is one database node.
 type NodeInfo struct {
-	Name    string `json:"name"`
-	Cluster string `json:"cluster"`
-	Kind    string `json:"kind"`
-	Role    string `json:"role"`
-	Region  string `json:"region"`
-	Netns   string `json:"netns"`
-	Address string `json:"address"`
-	Port    int    `json:"port"`
-	State   string `json:"state"`
-	Pid     int    `json:"pid"`
-	Profile string `json:"profile"`
-	Drained bool   `json:"drained"`
+	Name    string       `json:"name"`
+	Cluster string       `json:"cluster"`
+	Kind    string       `json:"kind"`
+	Role    plan.Role    `json:"role"`
+	Region  string       `json:"region"`
+	Netns   string       `json:"netns"`
+	Address string       `json:"address"`
+	Port    int          `json:"port"`
+	State   server.State `json:"state"`
+	Pid     int          `json:"pid"`
+	Profile string       `json:"profile"`
+	Drained bool         `json:"drained"`
 	// Replication (servers with binary logs): GTID position, read_only,
 	// each replication connection, and a primary's semi-sync state.
-	GTIDBinlogPos string        `json:"gtid_binlog_pos,omitempty"`
-	ReadOnly      *bool         `json:"read_only,omitempty"`
-	Replication   []ReplicaInfo `json:"replication,omitempty"`
-	SemiSync      *SemiSyncInfo `json:"semi_sync,omitempty"`
+	replication.Detail
 }
 
 // LBInfo is one load balancer.
@@ -96,26 +96,31 @@ type ClientInfo struct {
 
 // Status probes every node (in parallel) and reports the lab.
 func (l *Lab) Status(ctx context.Context) Status {
-	p := l.Plan
+	p := l.p
 	s := Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir,
 		Nodes: make([]NodeInfo, len(p.Nodes)), LoadBalancers: []LBInfo{},
 		Client: ClientInfo{Name: p.Client.Host, Netns: p.Client.Netns, Address: p.Client.Address, DefaultsFile: p.Client.DefaultsFile}}
 	var wg sync.WaitGroup
+	repl := l.Replication()
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
-			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.Profile, Drained: Drained(n)}
-		wg.Add(1)
-		if n.Kind == "primary" && l.PrimaryOf(mustCluster(p, n.Cluster)) != n.Name {
-			s.Nodes[i].Role = "replica"
-		} else if n.Kind == "primary" {
-			s.Nodes[i].Role = "primary"
+			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: server.Pid(n), Profile: n.Profile, Drained: Drained(n)}
+		if c, _ := p.Cluster(n.Cluster); c.Kind == spec.KindPrimary {
+			s.Nodes[i].Role = plan.RoleReplica
+			if repl.PrimaryOf(c) == n.Name {
+				s.Nodes[i].Role = plan.RolePrimary
+			}
 		}
+		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
 			s.Nodes[i].State = l.NodeState(ctx, n)
-			if st := s.Nodes[i].State; st != "down" && st != "unresponsive" && st != "paused" {
-				l.replDetail(ctx, n, &s.Nodes[i])
+			if s.Nodes[i].State.Answering() {
+				s.Nodes[i].Detail = repl.Detail(ctx, n)
+				if r := s.Nodes[i].Detail.Role; r != "" {
+					s.Nodes[i].Role = r
+				}
 			}
 		}(i)
 	}
@@ -123,7 +128,7 @@ func (l *Lab) Status(ctx context.Context) Status {
 	for _, lb := range p.LoadBalancers {
 		info := LBInfo{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Netns: lb.Netns, Address: lb.Address,
 			Port: lb.Port, State: "down", Backends: []haproxy.ServerState{}}
-		if pid := supervise.ReadPid(lb.PidFile); supervise.Owned(pid, lb.Dir) {
+		if l.haproxy(&lb).Running() {
 			info.State = "running"
 			if b, err := haproxy.Stat(ctx, lb.AdminSocket); err == nil {
 				info.Backends = b
@@ -134,7 +139,7 @@ func (l *Lab) Status(ctx context.Context) Status {
 	s.Links = l.linkInfo()
 	for _, c := range p.Clusters {
 		if a := c.Arbitrator; a != nil {
-			ai := ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down", Pid: l.arbitratorPid(a)}
+			ai := ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down", Pid: l.garbd(a).Pid()}
 			if ai.Pid != 0 {
 				ai.State = "running"
 				if supervise.Paused(ai.Pid) {
@@ -171,9 +176,4 @@ func (l *Lab) linkInfo() []LinkInfo {
 		out = append(out, li)
 	}
 	return out
-}
-
-func mustCluster(p *plan.Plan, name string) *plan.Cluster {
-	c, _ := p.Cluster(name)
-	return c
 }

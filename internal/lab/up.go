@@ -7,14 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 )
@@ -45,12 +46,12 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	if existing, err := state.Load(home, o.Name); err == nil {
 		return startExisting(ctx, home, existing, o)
 	}
-	facts := MachineFacts()
-	p, err := plan.Build(o.Spec, o.Name, home, facts)
+	f := facts.Machine()
+	p, err := plan.Build(o.Spec, o.Name, home, f)
 	if err != nil {
 		return nil, err
 	}
-	if err := Preflight(p, facts); err != nil {
+	if err := facts.Preflight(p, f); err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(p.Dir); err == nil {
@@ -75,7 +76,7 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 }
 
 func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions) (*Lab, error) {
-	if o.SpecGiven && !reflect.DeepEqual(st.Plan.Spec, o.Spec) {
+	if o.SpecGiven && !st.Plan.BuiltFrom(o.Spec) {
 		return nil, hderr.User("--name: lab %q already exists with another topology; choose another --name or remove it with `hadrill down --name %s`", o.Name, o.Name)
 	}
 	l := newLab(home, st, o.Log)
@@ -93,7 +94,7 @@ func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions)
 
 func (l *Lab) create(ctx context.Context) error {
 	t0 := time.Now()
-	p := l.Plan
+	p := l.p
 	if err := l.writeSecrets(); err != nil {
 		return err
 	}
@@ -107,17 +108,17 @@ func (l *Lab) create(ctx context.Context) error {
 		return err
 	}
 	l.logf("hosts and datadirs ready (%.1fs); starting %d servers", time.Since(t0).Seconds(), len(p.Nodes))
-	if err := l.startForming(ctx, l.Nodes(nil), l.bootstrapLoners()); err != nil {
+	if err := server.StartForming(ctx, l.Wrap, l.Facts.User, l.Nodes(nil), l.bootstrapLoners()); err != nil {
 		return err
 	}
-	if err := l.setGTIDDomains(ctx); err != nil {
+	if err := l.Replication().SetGTIDDomains(ctx); err != nil {
 		return err
 	}
 	l.logf("all servers ready (%.1fs); creating users", time.Since(t0).Seconds())
 	if err := l.createUsers(ctx); err != nil {
 		return err
 	}
-	if err := l.ensureReplication(ctx); err != nil {
+	if err := l.Replication().Ensure(ctx); err != nil {
 		return err
 	}
 	if err := l.checkAppLogins(ctx); err != nil {
@@ -137,21 +138,21 @@ func (l *Lab) create(ctx context.Context) error {
 }
 
 func (l *Lab) writeSecrets() error {
-	s := l.Plan.Secrets
+	s := l.p.Secrets
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return err
 	}
 	for _, f := range []string{s.App, s.Check, s.Repl} {
-		if err := writeSecret(f, mariadb.Password()); err != nil {
+		if err := os.WriteFile(f, []byte(mariadb.Password()+"\n"), 0o600); err != nil {
 			return err
 		}
 	}
-	app, _ := readSecret(s.App)
-	host, port := l.Plan.Nodes[0].Address, l.Plan.Nodes[0].Port
-	if len(l.Plan.LoadBalancers) > 0 { // applications connect through the load balancer
-		host, port = l.Plan.LoadBalancers[0].Address, l.Plan.LoadBalancers[0].Port
+	app, _ := mariadb.ReadSecret(s.App)
+	host, port := l.p.Nodes[0].Address, l.p.Nodes[0].Port
+	if len(l.p.LoadBalancers) > 0 { // applications connect through the load balancer
+		host, port = l.p.LoadBalancers[0].Address, l.p.LoadBalancers[0].Port
 	}
-	text, err := mariadb.RenderClient(l.Plan.Lab, plan.AppUser, app, host, port)
+	text, err := mariadb.RenderClient(l.p.Lab, plan.AppUser, app, host, port)
 	if err != nil {
 		return err
 	}
@@ -163,15 +164,15 @@ func (l *Lab) writeSecrets() error {
 func (l *Lab) initDatadirs(ctx context.Context) error {
 	tmpl := l.fromBackup
 	if tmpl == "" {
-		tmpl = filepath.Join(l.Plan.Dir, "datadir.template")
+		tmpl = filepath.Join(l.p.Dir, "datadir.template")
 		if err := mariadb.InstallDB(ctx, tmpl, l.Facts.User, plan.RedoLog); err != nil {
 			return err
 		}
 		defer os.RemoveAll(tmpl)
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	for i := range l.Plan.Nodes {
-		n := &l.Plan.Nodes[i]
+	for i := range l.p.Nodes {
+		n := &l.p.Nodes[i]
 		g.Go(func() error {
 			if err := mariadb.CopyDatadir(gctx, tmpl, n.DataDir); err != nil {
 				return err
@@ -186,9 +187,9 @@ func (l *Lab) initDatadirs(ctx context.Context) error {
 // re-form a seeded view with, so it bootstraps.
 func (l *Lab) bootstrapLoners() map[string][]string {
 	extra := map[string][]string{}
-	for _, c := range l.Plan.Clusters {
+	for _, c := range l.p.Clusters {
 		if c.Kind == spec.KindGalera && len(c.Nodes) == 1 {
-			extra[c.Nodes[0]] = []string{bootstrapFlag}
+			extra[c.Nodes[0]] = []string{server.BootstrapFlag}
 		}
 	}
 	return extra
@@ -200,12 +201,12 @@ func (l *Lab) seed(n *plan.Node) error {
 		return nil
 	}
 	var members []string
-	for _, c := range l.Plan.Clusters {
+	for _, c := range l.p.Clusters {
 		if c.Name != n.Cluster {
 			continue
 		}
 		for _, m := range c.Nodes {
-			mn, _ := l.Plan.Node(m)
+			mn, _ := l.p.Node(m)
 			members = append(members, mn.UUID)
 		}
 		return mariadb.SeedGalera(n.DataDir, c.StateUUID, 0, n.UUID, members)
@@ -218,26 +219,26 @@ func (l *Lab) seed(n *plan.Node) error {
 // of its binary log (replication then starts from identical, empty GTID
 // positions).
 func (l *Lab) createUsers(ctx context.Context) error {
-	s := l.Plan.Secrets
+	s := l.p.Secrets
 	var u mariadb.Users
 	var err error
 	u.App, u.Check, u.Repl = plan.AppUser, plan.CheckUser, plan.ReplUser
-	if u.AppPassword, err = readSecret(s.App); err != nil {
+	if u.AppPassword, err = mariadb.ReadSecret(s.App); err != nil {
 		return err
 	}
-	if u.CheckPassword, err = readSecret(s.Check); err != nil {
+	if u.CheckPassword, err = mariadb.ReadSecret(s.Check); err != nil {
 		return err
 	}
-	if u.ReplPassword, err = readSecret(s.Repl); err != nil {
+	if u.ReplPassword, err = mariadb.ReadSecret(s.Repl); err != nil {
 		return err
 	}
-	for _, c := range l.Plan.Clusters {
+	for _, c := range l.p.Clusters {
 		names, local := c.Nodes, true
 		if c.Kind == spec.KindGalera {
 			names, local = names[:1], false
 		}
 		for _, name := range names {
-			n, _ := l.Plan.Node(name)
+			n, _ := l.p.Node(name)
 			db := l.Admin(n)
 			err := mariadb.CreateUsers(ctx, db, u, local)
 			db.Close()
@@ -253,8 +254,8 @@ func (l *Lab) createUsers(ctx context.Context) error {
 // from the client host: "up" means an application can connect.
 func (l *Lab) checkAppLogins(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
-	for i := range l.Plan.Nodes {
-		n := &l.Plan.Nodes[i]
+	for i := range l.p.Nodes {
+		n := &l.p.Nodes[i]
 		g.Go(func() error {
 			db, err := l.AppDB(fmt.Sprintf("%s:%d", n.Address, n.Port))
 			if err != nil {
@@ -272,7 +273,7 @@ func (l *Lab) checkAppLogins(ctx context.Context) error {
 				time.Sleep(20 * time.Millisecond)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: the application user cannot connect from %s: %w", n.Name, l.Plan.Client.Host, err)
+				return fmt.Errorf("%s: the application user cannot connect from %s: %w", n.Name, l.p.Client.Host, err)
 			}
 			return nil
 		})

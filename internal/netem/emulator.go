@@ -90,16 +90,18 @@ func (e *Emulator) Ensure(ctx context.Context) error {
 	return e.shape(ctx, c)
 }
 
+// daemon is the emulator under supervision: recognised by its config file.
+func (e *Emulator) daemon() supervise.Daemon {
+	return supervise.Daemon{Name: "netem", Argv: []string{e.exe, "netem", "--config", e.wan.Config, "--ready-file", e.wan.ReadyFile},
+		LogFile: e.wan.LogFile, PidFile: e.wan.PidFile, Dir: e.wan.Dir, Marker: e.wan.Config}
+}
+
 // Pid is the running daemon's pid, else 0.
 func (e *Emulator) Pid() int {
 	if !e.Enabled() {
 		return 0
 	}
-	pid := supervise.ReadPid(e.wan.PidFile)
-	if supervise.Owned(pid, e.plan.Dir) {
-		return pid
-	}
-	return 0
+	return e.daemon().Pid()
 }
 
 func (e *Emulator) start(ctx context.Context) error {
@@ -107,8 +109,7 @@ func (e *Emulator) start(ctx context.Context) error {
 		return nil
 	}
 	_ = os.Remove(e.wan.ReadyFile)
-	p, err := supervise.Start(supervise.Spec{Name: "netem", Argv: []string{e.exe, "netem", "--config", e.wan.Config,
-		"--ready-file", e.wan.ReadyFile}, LogFile: e.wan.LogFile, PidFile: e.wan.PidFile, Dir: e.wan.Dir})
+	p, err := e.daemon().Start()
 	if err != nil {
 		return err
 	}
@@ -124,10 +125,10 @@ func (e *Emulator) start(ctx context.Context) error {
 // Stop ends the daemon (its rules stay: packets they queue are dropped, a
 // cut link, until the daemon runs again).
 func (e *Emulator) Stop() error {
-	if pid := e.Pid(); pid != 0 {
-		return supervise.Kill(pid)
+	if !e.Enabled() {
+		return nil
 	}
-	return nil
+	return e.daemon().Kill()
 }
 
 // rules installs, in each host's namespace, one NFQUEUE rule per

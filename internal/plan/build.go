@@ -38,6 +38,9 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 	}
 	b := &builder{s: s, f: f, p: &Plan{Lab: lab, Dir: filepath.Join(home, "labs", lab), Spec: s}}
 	b.network()
+	if len(s.Links) > 0 && b.p.Mode != ModeNetns {
+		return nil, hderr.User("links: emulating the WAN between regions needs network namespaces (run as root); remove the links to run rootless")
+	}
 	b.hosts()
 	if err := hderr.Users(b.problems); err != nil {
 		return nil, err
@@ -50,7 +53,8 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 }
 
 // Complete resolves what a plan stored by an earlier version may lack (the
-// fault log's path, the WAN's files); Build and loading a stored lab call it. It does no I/O.
+// fault log's path, the WAN's files, every daemon's directory, log, pid file
+// and marker); Build and loading a stored lab call it. It does no I/O.
 func Complete(p *Plan) {
 	if p.FaultLog == "" {
 		p.FaultLog = filepath.Join(p.Dir, "faults.jsonl")
@@ -60,6 +64,39 @@ func Complete(p *Plan) {
 			ReadyFile: filepath.Join(p.Dir, "netem.ready"), PidFile: filepath.Join(p.Dir, "netem.pid"),
 			LogFile: filepath.Join(p.Dir, "netem.log"), Dir: filepath.Join(p.Dir, "netem"),
 			Measured: filepath.Join(p.Dir, "wan.json")}
+	}
+	if p.Keeper.Marker == "" {
+		// the keeper's command line holds --lab-dir DIR; no other daemon's does
+		p.Keeper = Daemon{Dir: filepath.Join(p.Dir, "keeper"), LogFile: filepath.Join(p.Dir, "keeper.log"),
+			PidFile: filepath.Join(p.Dir, "keeper.pid"), Marker: "--lab-dir " + p.Dir}
+	}
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if p.Spec != nil {
+			for _, c := range p.Spec.Clusters {
+				if _, set := c.Config["wsrep_provider_options"]; set && c.Name == n.Cluster {
+					n.UserProviderOptions = true
+				}
+			}
+		}
+		if n.Server.Marker == "" {
+			n.Server = Daemon{Dir: n.Dir, LogFile: filepath.Join(n.Dir, "mariadbd.out"), PidFile: n.PidFile, Marker: n.ConfigFile}
+		}
+		if n.Agent.Marker == "" {
+			n.Agent = Daemon{Dir: filepath.Join(n.Dir, "agent"), LogFile: filepath.Join(n.Dir, "agent.log"),
+				PidFile: filepath.Join(n.Dir, "agent.pid"), Marker: n.DrainFile}
+		}
+	}
+	for i := range p.LoadBalancers {
+		lb := &p.LoadBalancers[i]
+		if lb.Haproxy.Marker == "" {
+			lb.Haproxy = Daemon{Dir: lb.Dir, LogFile: lb.LogFile, PidFile: lb.PidFile, Marker: lb.ConfigFile}
+		}
+	}
+	for i := range p.Clusters {
+		if a := p.Clusters[i].Arbitrator; a != nil && a.Garbd.Marker == "" {
+			a.Garbd = Daemon{Dir: filepath.Dir(a.LogFile), LogFile: a.LogFile, PidFile: a.PidFile, Marker: "--group " + a.Group}
+		}
 	}
 }
 
@@ -147,7 +184,7 @@ func (b *builder) hosts() {
 		l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Host: h.Name, Netns: h.Netns, Address: h.Address,
 			Port: MySQLPort, Dir: dir, ConfigFile: filepath.Join(dir, "haproxy.cfg"), PidFile: filepath.Join(dir, "haproxy.pid"),
 			LogFile: filepath.Join(dir, "haproxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
-		if lb.Mode == "balanced" {
+		if lb.Mode == spec.LBBalanced {
 			l.ReadPort = ReadPort
 		}
 		b.p.LoadBalancers = append(b.p.LoadBalancers, l)

@@ -171,8 +171,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		Netns: h.Netns, Address: h.Address, Port: MySQLPort, ServerID: serverID, Profile: c.Profile,
 		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
 		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
-		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, AgentPidFile: filepath.Join(dir, "agent.pid"),
-		AgentLogFile: filepath.Join(dir, "agent.log"), DrainFile: filepath.Join(dir, "drain")}
+		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, DrainFile: filepath.Join(dir, "drain")}
 	if len(n.Socket) > maxSocketPath {
 		return n, hderr.User("--home: the socket path %s is %d bytes, longer than the %d a unix socket allows; use a shorter --home",
 			n.Socket, len(n.Socket), maxSocketPath)
@@ -208,16 +207,16 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	return n, nil
 }
 
-func role(kind string, j int) string {
+func role(kind string, j int) Role {
 	switch {
 	case kind == spec.KindGalera:
-		return "galera"
+		return RoleGalera
 	case kind == spec.KindStandalone:
-		return "standalone"
+		return RoleStandalone
 	case j == 1:
-		return "primary"
+		return RolePrimary
 	}
-	return "replica"
+	return RoleReplica
 }
 
 // bufferPool is half of the node's memory share (the spec's memory, or the

@@ -2,7 +2,13 @@
 // address, port, namespace, path and rendered config. Build is pure.
 package plan
 
-import "github.com/hadrill/hadrill/internal/spec"
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
+)
 
 // Modes of the local provider.
 const (
@@ -35,7 +41,18 @@ type Plan struct {
 	Secrets       Secrets    `json:"secrets"`
 	FaultLog      string     `json:"fault_log"`     // faults and drill steps, one JSON record a line
 	WAN           *WAN       `json:"wan,omitempty"` // root labs with links between regions
+	Keeper        Daemon     `json:"keeper"`        // the lab's keeper (hadrill keeper)
 	Spec          *spec.Spec `json:"spec"`
+}
+
+// Daemon is where a supervised process runs and how it is recognised: its
+// working directory (inside the lab), its log, its pid file, and a marker
+// only its command line holds (a path of its own).
+type Daemon struct {
+	Dir     string `json:"dir"`
+	LogFile string `json:"log_file"`
+	PidFile string `json:"pid_file"`
+	Marker  string `json:"marker"`
 }
 
 // WAN is a lab's emulated links between regions and the files of the netem
@@ -85,6 +102,7 @@ type Arbitrator struct {
 	PidFile string   `json:"pid_file"`
 	LogFile string   `json:"log_file"`
 	Argv    []string `json:"argv"`
+	Garbd   Daemon   `json:"garbd"`
 }
 
 // Members is how many members a whole Galera cluster has (nodes + arbitrator).
@@ -111,7 +129,7 @@ type Node struct {
 	Name       string `json:"name"`
 	Cluster    string `json:"cluster"`
 	Kind       string `json:"kind"`
-	Role       string `json:"role"`
+	Role       Role   `json:"role"`
 	Region     string `json:"region"`
 	Host       string `json:"host"`
 	Netns      string `json:"netns,omitempty"`
@@ -121,21 +139,24 @@ type Node struct {
 	ServerID   int    `json:"server_id"`
 	GTIDDomain int    `json:"gtid_domain"`
 	UUID       string `json:"uuid,omitempty"` // Galera node UUID used for the seeded primary view
-	// ProviderOptions is the node's wsrep_provider_options as in its my.cnf.
-	ProviderOptions string `json:"provider_options,omitempty"`
-	Profile         string `json:"profile"`
-	Dir             string `json:"dir"`
-	DataDir         string `json:"datadir"`
-	Socket          string `json:"socket"`
-	PidFile         string `json:"pid_file"`
-	LogFile         string `json:"log_file"`
-	ConfigFile      string `json:"config_file"`
-	Config          string `json:"config"`
+	// ProviderOptions is the node's wsrep_provider_options as in its my.cnf;
+	// UserProviderOptions: the spec sets them itself (hadrill then adds none).
+	ProviderOptions     string `json:"provider_options,omitempty"`
+	UserProviderOptions bool   `json:"user_provider_options,omitempty"`
+	Profile             string `json:"profile"`
+	Dir                 string `json:"dir"`
+	DataDir             string `json:"datadir"`
+	Socket              string `json:"socket"`
+	PidFile             string `json:"pid_file"`
+	LogFile             string `json:"log_file"`
+	ConfigFile          string `json:"config_file"`
+	Config              string `json:"config"`
+	// Server is the node's mariadbd as a daemon.
+	Server Daemon `json:"server"`
 	// The node's health agent (hadrill agent) and its drain switch.
-	AgentPort    int    `json:"agent_port"`
-	AgentPidFile string `json:"agent_pid_file"`
-	AgentLogFile string `json:"agent_log_file"`
-	DrainFile    string `json:"drain_file"`
+	AgentPort int    `json:"agent_port"`
+	Agent     Daemon `json:"agent"`
+	DrainFile string `json:"drain_file"`
 }
 
 // LB is a load balancer: HAProxy on its own host in front of one cluster.
@@ -154,6 +175,7 @@ type LB struct {
 	LogFile     string `json:"log_file"`
 	AdminSocket string `json:"admin_socket"`
 	Config      string `json:"config"`
+	Haproxy     Daemon `json:"haproxy"`
 }
 
 // Client is the host load generators run on.
@@ -179,6 +201,33 @@ const (
 	CheckUser = "hdcheck"
 	ReplUser  = "repl"
 )
+
+// Role is what a node does in its cluster.
+type Role string
+
+// Roles. A primary cluster's nodes start as primary (the first) and
+// replicas; promote changes which is which (status reads it from the server).
+const (
+	RoleGalera     Role = "galera"
+	RoleStandalone Role = "standalone"
+	RolePrimary    Role = "primary"
+	RoleReplica    Role = "replica"
+)
+
+// BuiltFrom reports whether the plan was built from s (a lab started again
+// with a spec must be the same topology).
+func (p *Plan) BuiltFrom(s *spec.Spec) bool { return reflect.DeepEqual(p.Spec, s) }
+
+// CheckNodes names every unknown node at once.
+func (p *Plan) CheckNodes(names []string) error {
+	var problems []string
+	for _, n := range names {
+		if _, ok := p.Node(n); !ok {
+			problems = append(problems, fmt.Sprintf("NODE: unknown node %q in lab %s (nodes: %v)", n, p.Lab, p.NodeNames()))
+		}
+	}
+	return hderr.Users(problems)
+}
 
 // Node returns the node with that name.
 func (p *Plan) Node(name string) (*Node, bool) {

@@ -80,7 +80,7 @@ func Load(home string, ids []string) (*Report, error) {
 		params, _ := json.Marshal(r.Params)
 		run.Params = string(params)
 		run.Series = readSeries(results.ReadCSV(home, id, "timeseries.csv"))
-		if r.Kind == "sysbench" {
+		if r.Kind == results.Sysbench {
 			run.Markers = stepMarkers(r, results.ReadCSV(home, id, workload.StepsFile))
 		}
 		run.FlowControl, run.RecvQueue = readStatus(results.ReadCSV(home, id, "status.csv"))

@@ -18,10 +18,23 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
+// Kind is what a run measured.
+type Kind string
+
+// The kinds of run.
+const (
+	Sysbench        Kind = "sysbench"
+	Slap            Kind = "slap"
+	CommitLatency   Kind = "commit-latency"
+	Visibility      Kind = "visibility"
+	BulkReplication Kind = "bulk-replication"
+	Drill           Kind = "drill"
+)
+
 // Run is one benchmark or drill.
 type Run struct {
 	ID          string            `json:"run_id"`
-	Kind        string            `json:"kind"` // sysbench, ...
+	Kind        Kind              `json:"kind"`
 	Lab         string            `json:"lab"`
 	Started     time.Time         `json:"started"`
 	Finished    time.Time         `json:"finished"`

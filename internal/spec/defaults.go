@@ -70,7 +70,7 @@ func Defaults(s *Spec) {
 	for i := range s.LoadBalancers {
 		lb := &s.LoadBalancers[i]
 		if lb.Mode == "" {
-			lb.Mode = "single-writer"
+			lb.Mode = LBSingleWriter
 		}
 		if lb.Region == "" {
 			lb.Region = regionOf(s, lb.Cluster, first)

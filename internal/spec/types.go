@@ -81,6 +81,12 @@ type Channel struct {
 	AckTimeout string `yaml:"ack_timeout,omitempty"`
 }
 
+// Load balancer modes.
+const (
+	LBSingleWriter = "single-writer" // one writer, the others backups
+	LBBalanced     = "balanced"      // writes and reads across every healthy node
+)
+
 // LoadBalancer fronts one cluster.
 type LoadBalancer struct {
 	Name    string `yaml:"name"`

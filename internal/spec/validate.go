@@ -112,7 +112,7 @@ func (v *validator) validate(s *Spec) {
 		p := fmt.Sprintf("load_balancers[%d]", i)
 		v.name(p+".name", lb.Name, hosts)
 		v.ref(p+".cluster", lb.Cluster, "cluster", clusters)
-		v.oneOf(p+".mode", lb.Mode, "single-writer", "balanced")
+		v.oneOf(p+".mode", lb.Mode, LBSingleWriter, LBBalanced)
 		v.ref(p+".region", lb.Region, "region", regions)
 		v.address(p+".address", lb.Address, network)
 	}

@@ -15,8 +15,11 @@ import (
 	"time"
 )
 
-// Spec describes a daemon to start.
-type Spec struct {
+// Daemon is one long-running process hadrill supervises: how it starts,
+// where it runs and what it leaves, and how it is recognised later. Every
+// daemon (servers, agents, load balancers, arbitrators, the keeper, the
+// WAN emulator) goes through it.
+type Daemon struct {
 	Name    string   // for messages, e.g. "db1 mariadbd"
 	Argv    []string // the full command, already wrapped for its host
 	LogFile string   // stdout and stderr are appended here
@@ -26,6 +29,52 @@ type Spec struct {
 	// gvwstate.dat, core files) stays in the lab, never in the caller's
 	// directory.
 	Dir string
+	// Marker is a string the daemon's command line contains and no other
+	// process's does (a path of its own inside the lab): a pid read from
+	// the pid file is this daemon's only if its command line holds it, so a
+	// recycled pid is never signalled.
+	Marker string
+}
+
+// Pid is the daemon's pid while it runs, else 0.
+func (d Daemon) Pid() int {
+	pid := ReadPid(d.PidFile)
+	if d.Marker != "" && Owned(pid, d.Marker) {
+		return pid
+	}
+	return 0
+}
+
+// Running reports whether the daemon runs.
+func (d Daemon) Running() bool { return d.Pid() != 0 }
+
+// Ensure starts the daemon unless it runs; it returns the started process
+// (nil when it was running already).
+func (d Daemon) Ensure() (*Proc, error) {
+	if d.Running() {
+		return nil, nil
+	}
+	return d.Start()
+}
+
+// Stop ends the daemon: TERM, then KILL after grace.
+func (d Daemon) Stop(grace time.Duration) error {
+	if pid := d.Pid(); pid != 0 {
+		if err := Stop(pid, grace); err != nil {
+			return fmt.Errorf("%s: %w", d.Name, err)
+		}
+	}
+	return nil
+}
+
+// Kill ends the daemon and its process group at once.
+func (d Daemon) Kill() error {
+	if pid := d.Pid(); pid != 0 {
+		if err := Kill(pid); err != nil {
+			return fmt.Errorf("%s: %w", d.Name, err)
+		}
+	}
+	return nil
 }
 
 // Proc is a started daemon.
@@ -38,33 +87,36 @@ type Proc struct {
 
 // Start launches the daemon detached from hadrill: a new session (so Ctrl-C
 // in the terminal does not reach it), stdin from /dev/null.
-func Start(s Spec) (*Proc, error) {
-	if len(s.Argv) == 0 {
-		return nil, fmt.Errorf("%s: empty command", s.Name)
+func (d Daemon) Start() (*Proc, error) {
+	if len(d.Argv) == 0 {
+		return nil, fmt.Errorf("%s: empty command", d.Name)
 	}
-	if s.Dir == "" {
-		return nil, fmt.Errorf("%s: no working directory", s.Name)
+	if d.Dir == "" {
+		return nil, fmt.Errorf("%s: no working directory", d.Name)
 	}
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%s: working directory: %w", s.Name, err)
+	if d.Marker == "" {
+		return nil, fmt.Errorf("%s: no identity marker", d.Name)
 	}
-	logf, err := os.OpenFile(s.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: working directory: %w", d.Name, err)
+	}
+	logf, err := os.OpenFile(d.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
-		return nil, fmt.Errorf("%s: log file: %w", s.Name, err)
+		return nil, fmt.Errorf("%s: log file: %w", d.Name, err)
 	}
 	defer logf.Close()
-	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
-	cmd.Stdout, cmd.Stderr, cmd.Dir = logf, logf, s.Dir
+	cmd := exec.Command(d.Argv[0], d.Argv[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.Dir = logf, logf, d.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: start %s: %w", s.Name, s.Argv[0], err)
+		return nil, fmt.Errorf("%s: start %s: %w", d.Name, d.Argv[0], err)
 	}
-	p := &Proc{Name: s.Name, Pid: cmd.Process.Pid, done: make(chan struct{})}
+	p := &Proc{Name: d.Name, Pid: cmd.Process.Pid, done: make(chan struct{})}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
-	if s.PidFile != "" {
-		if err := os.WriteFile(s.PidFile, []byte(strconv.Itoa(p.Pid)+"\n"), 0o644); err != nil {
+	if d.PidFile != "" {
+		if err := os.WriteFile(d.PidFile, []byte(strconv.Itoa(p.Pid)+"\n"), 0o644); err != nil {
 			_ = Kill(p.Pid)
-			return nil, fmt.Errorf("%s: pidfile: %w", s.Name, err)
+			return nil, fmt.Errorf("%s: pidfile: %w", d.Name, err)
 		}
 	}
 	return p, nil
@@ -183,14 +235,16 @@ func WaitGone(pid int, d time.Duration) bool {
 	return true
 }
 
-// Owned reports whether pid is alive and its command line mentions marker
-// (a path inside the lab), so a recycled pid is never signalled.
+// Owned reports whether pid is alive and its command line holds marker (a
+// path inside the lab, or a flag and its value) as a whole: followed by the
+// end of an argument, so "/labs/a/x" never matches "/labs/a/x2". A recycled
+// pid is thus never signalled.
 func Owned(pid int, marker string) bool {
-	if !Alive(pid) {
+	if !Alive(pid) || marker == "" {
 		return false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), marker)
+	return err == nil && strings.Contains(string(b), strings.ReplaceAll(marker, " ", "\x00")+"\x00")
 }
 
 // Stop sends TERM, waits up to grace, then KILL; it returns once pid is gone.

@@ -15,8 +15,9 @@ import (
 func TestStartReadyStop(t *testing.T) {
 	dir := t.TempDir()
 	ready := filepath.Join(dir, "ready")
-	p, err := Start(Spec{Name: "sleeper", Argv: []string{"sh", "-c", "touch " + ready + "; exec sleep 60"},
-		LogFile: filepath.Join(dir, "log"), PidFile: filepath.Join(dir, "pid"), Dir: filepath.Join(dir, "work")})
+	d := Daemon{Name: "sleeper", Argv: []string{"sh", "-c", "touch " + ready + "; exec sleep 60"},
+		LogFile: filepath.Join(dir, "log"), PidFile: filepath.Join(dir, "pid"), Dir: filepath.Join(dir, "work"), Marker: "sleep 60"}
+	p, err := d.Ensure()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,24 +29,36 @@ func TestStartReadyStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ReadPid(filepath.Join(dir, "pid")) != p.Pid || !Owned(p.Pid, "sleep") || Owned(p.Pid, "mariadbd") {
+	if ReadPid(filepath.Join(dir, "pid")) != p.Pid || !Owned(p.Pid, "sleep 60") || Owned(p.Pid, "sleep 6") || Owned(p.Pid, "mariadbd") {
 		t.Fatal("pidfile or ownership wrong")
 	}
 	// a daemon runs in its own directory, never in the caller's
 	if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", p.Pid)); err != nil || cwd != filepath.Join(dir, "work") {
 		t.Fatalf("working directory %q (%v), want %s", cwd, err, filepath.Join(dir, "work"))
 	}
-	if _, err := Start(Spec{Name: "nowhere", Argv: []string{"true"}, LogFile: filepath.Join(dir, "log2")}); err == nil {
+	if _, err := (Daemon{Name: "nowhere", Argv: []string{"true"}, LogFile: filepath.Join(dir, "log2"), Marker: "true"}).Start(); err == nil {
 		t.Fatal("a daemon without a working directory must be refused")
 	}
-	if err := Stop(p.Pid, 2*time.Second); err != nil || Alive(p.Pid) {
+	// the daemon is recognised by its pid file and marker; a second Ensure starts nothing
+	if d.Pid() != p.Pid {
+		t.Fatalf("Pid() = %d, want %d", d.Pid(), p.Pid)
+	}
+	if again, err := d.Ensure(); err != nil || again != nil {
+		t.Fatalf("Ensure on a running daemon started %v (%v)", again, err)
+	}
+	other := d
+	other.Marker = filepath.Join(dir, "not-this-one")
+	if other.Pid() != 0 {
+		t.Fatal("a pid whose command line lacks the marker was taken for the daemon")
+	}
+	if err := d.Stop(2 * time.Second); err != nil || Alive(p.Pid) || d.Pid() != 0 {
 		t.Fatalf("stop: %v alive=%v", err, Alive(p.Pid))
 	}
 }
 
 func TestEarlyExitIsReported(t *testing.T) {
 	dir := t.TempDir()
-	p, err := Start(Spec{Name: "bad", Argv: []string{"sh", "-c", "echo boom; exit 3"}, LogFile: filepath.Join(dir, "log"), Dir: dir})
+	p, err := (Daemon{Name: "bad", Argv: []string{"sh", "-c", "echo boom; exit 3"}, LogFile: filepath.Join(dir, "log"), Dir: dir, Marker: "sh"}).Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +75,7 @@ func TestEarlyExitIsReported(t *testing.T) {
 
 func TestStopEscalatesToKill(t *testing.T) {
 	dir := t.TempDir()
-	p, err := Start(Spec{Name: "stubborn", Argv: []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}, LogFile: filepath.Join(dir, "log"), Dir: dir})
+	p, err := (Daemon{Name: "stubborn", Argv: []string{"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"}, LogFile: filepath.Join(dir, "log"), Dir: dir, Marker: "sh"}).Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +87,7 @@ func TestStopEscalatesToKill(t *testing.T) {
 
 func TestKilledProcessIsNotAliveAtOnce(t *testing.T) {
 	dir := t.TempDir()
-	p, err := Start(Spec{Name: "sleeper", Argv: []string{"sleep", "60"}, LogFile: filepath.Join(dir, "log"), Dir: dir})
+	p, err := (Daemon{Name: "sleeper", Argv: []string{"sleep", "60"}, LogFile: filepath.Join(dir, "log"), Dir: dir, Marker: "sleep"}).Start()
 	if err != nil {
 		t.Fatal(err)
 	}

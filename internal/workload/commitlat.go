@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/results"
 )
 
 // Latency is the commit latency measured on one target.
@@ -32,8 +32,8 @@ type CommitOutcome struct {
 // CommitLatency times count single-row autocommit INSERTs on one
 // connection to each target in turn (from the client host): the cost of a
 // commit, replication included, as an application sees it.
-func CommitLatency(ctx context.Context, l *lab.Lab, targets []Endpoint, count int, command []string, log io.Writer) (*CommitOutcome, error) {
-	run, err := NewRun(ctx, l, "commit-latency", command, map[string]any{"count": count})
+func CommitLatency(ctx context.Context, l Lab, targets []Endpoint, count int, command []string, log io.Writer) (*CommitOutcome, error) {
+	run, err := NewRun(ctx, l, results.CommitLatency, command, map[string]any{"count": count})
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func CommitLatency(ctx context.Context, l *lab.Lab, targets []Endpoint, count in
 	return out, Finish(l, run, out.Interrupted, out.Results)
 }
 
-func commitsOn(ctx context.Context, l *lab.Lab, e Endpoint, count int) (Latency, error) {
+func commitsOn(ctx context.Context, l Lab, e Endpoint, count int) (Latency, error) {
 	res := Latency{Target: e.Name}
 	db, err := e.Open(l)
 	if err != nil {

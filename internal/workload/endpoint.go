@@ -16,7 +16,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 )
@@ -29,17 +28,17 @@ type Endpoint struct {
 }
 
 // Open connects to the endpoint from the lab's client host.
-func (e Endpoint) Open(l *lab.Lab) (*sql.DB, error) {
+func (e Endpoint) Open(l Lab) (*sql.DB, error) {
 	dial := func(ctx context.Context, a string) (net.Conn, error) {
-		return l.Prov.Dial(ctx, l.Plan.Client.Host, "tcp", a)
+		return l.Dial(ctx, l.Plan().Client.Host, "tcp", a)
 	}
-	return mariadb.TCP("hd:"+l.Plan.Lab+":client:"+e.User, dial, fmt.Sprintf("%s:%d", e.Host, e.Port), e.User, e.Password, ""), nil
+	return mariadb.TCP("hd:"+l.Plan().Lab+":client:"+e.User, dial, fmt.Sprintf("%s:%d", e.Host, e.Port), e.User, e.Password, ""), nil
 }
 
 // Resolve turns --target (lb, a load balancer or node name, or
 // mysql://HOST:PORT with a credentials file) into an endpoint, and checks
 // it answers.
-func Resolve(ctx context.Context, l *lab.Lab, target, credentials string) (Endpoint, error) {
+func Resolve(ctx context.Context, l Lab, target, credentials string) (Endpoint, error) {
 	e, err := resolve(l, target, credentials)
 	if err != nil {
 		return e, err
@@ -54,8 +53,8 @@ func Resolve(ctx context.Context, l *lab.Lab, target, credentials string) (Endpo
 	return e, nil
 }
 
-func resolve(l *lab.Lab, target, credentials string) (Endpoint, error) {
-	app, err := os.ReadFile(l.Plan.Secrets.App)
+func resolve(l Lab, target, credentials string) (Endpoint, error) {
+	app, err := os.ReadFile(l.Plan().Secrets.App)
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -76,20 +75,20 @@ func resolve(l *lab.Lab, target, credentials string) (Endpoint, error) {
 		e.Host, e.Port, e.User, e.Password = u.Hostname(), port, user, pw
 		return e, nil
 	}
-	if target == "lb" && len(l.Plan.LoadBalancers) > 0 {
-		target = l.Plan.LoadBalancers[0].Name
+	if target == "lb" && len(l.Plan().LoadBalancers) > 0 {
+		target = l.Plan().LoadBalancers[0].Name
 	}
-	for _, lb := range l.Plan.LoadBalancers {
+	for _, lb := range l.Plan().LoadBalancers {
 		if lb.Name == target {
 			e.Host, e.Port = lb.Address, lb.Port
 			return e, nil
 		}
 	}
-	if n, ok := l.Plan.Node(target); ok {
+	if n, ok := l.Plan().Node(target); ok {
 		e.Host, e.Port = n.Address, n.Port
 		return e, nil
 	}
-	return e, hderr.User("--target: unknown target %q (expected lb, a load balancer, a node of %v, or mysql://HOST:PORT)", target, l.Plan.NodeNames())
+	return e, hderr.User("--target: unknown target %q (expected lb, a load balancer, a node of %v, or mysql://HOST:PORT)", target, l.Plan().NodeNames())
 }
 
 // readCredentials reads user= and password= from a my.cnf-style file.
@@ -119,14 +118,14 @@ func readCredentials(path string) (user, password string, err error) {
 // NewRun starts the record of a run: what ran, on what, and the WAN as
 // measured just before it (a link off its target fails the run: its
 // figures would not be the ones the topology promises).
-func NewRun(ctx context.Context, l *lab.Lab, kind string, command []string, params any) (*results.Run, error) {
-	wan, err := l.WAN().Check(ctx, true)
+func NewRun(ctx context.Context, l Lab, kind results.Kind, command []string, params any) (*results.Run, error) {
+	wan, err := l.CheckWAN(ctx)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	r := &results.Run{ID: results.NewID(now), Kind: kind, Lab: l.Plan.Lab, Started: now.UTC(), Command: command,
-		Params: params, Topology: l.Plan.Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
+	r := &results.Run{ID: results.NewID(now), Kind: kind, Lab: l.Plan().Lab, Started: now.UTC(), Command: command,
+		Params: params, Topology: l.Plan().Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
 	if len(wan) > 0 {
 		r.WAN = wan
 	}
@@ -135,21 +134,21 @@ func NewRun(ctx context.Context, l *lab.Lab, kind string, command []string, para
 
 // Finish completes a run's record: end time, the faults injected while it
 // ran, its results; and saves it.
-func Finish(l *lab.Lab, run *results.Run, interrupted bool, res any) error {
+func Finish(l Lab, run *results.Run, interrupted bool, res any) error {
 	run.Interrupted, run.Finished = interrupted, time.Now().UTC()
 	if f := l.Faults(run.Started, run.Finished); len(f) > 0 {
 		run.Faults = f
 	}
 	run.Results, _ = json.Marshal(res)
-	return results.Save(l.Home, run)
+	return results.Save(l.Home(), run)
 }
 
-func configs(l *lab.Lab) map[string]string {
+func configs(l Lab) map[string]string {
 	out := map[string]string{}
-	for _, n := range l.Plan.Nodes {
+	for _, n := range l.Plan().Nodes {
 		out[n.Name+"/my.cnf"] = n.Config
 	}
-	for _, lb := range l.Plan.LoadBalancers {
+	for _, lb := range l.Plan().LoadBalancers {
 		out[lb.Name+"/haproxy.cfg"] = lb.Config
 	}
 	return out

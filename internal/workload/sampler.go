@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 // probeTimeout bounds one node's answer to a sample.
@@ -16,7 +17,7 @@ const probeTimeout = 400 * time.Millisecond
 // Snapshot is every sampled node at one moment.
 type Snapshot struct {
 	At    time.Time
-	Nodes map[string]lab.NodeStatus
+	Nodes map[string]server.Status
 }
 
 // Sampler reads the state and Galera status of some nodes at a fixed
@@ -30,28 +31,28 @@ type Sampler struct {
 }
 
 // StartSampler begins sampling nodes every period; Stop ends it.
-func StartSampler(ctx context.Context, l *lab.Lab, nodes []*plan.Node, every time.Duration) *Sampler {
+func StartSampler(ctx context.Context, l Lab, nodes []*plan.Node, every time.Duration) *Sampler {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Sampler{cancel: cancel, done: make(chan struct{})}
 	go s.loop(ctx, l, nodes, every)
 	return s
 }
 
-func (s *Sampler) loop(ctx context.Context, l *lab.Lab, nodes []*plan.Node, every time.Duration) {
+func (s *Sampler) loop(ctx context.Context, l Lab, nodes []*plan.Node, every time.Duration) {
 	defer close(s.done)
-	conns := l.NewConns()
+	conns := server.NewConns(l.Admin)
 	defer conns.Close()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		snap := Snapshot{At: time.Now(), Nodes: map[string]lab.NodeStatus{}}
+		snap := Snapshot{At: time.Now(), Nodes: map[string]server.Status{}}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
 		for _, n := range nodes {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st := l.Probe(ctx, conns.DB(n), n, probeTimeout)
+				st := server.Probe(ctx, conns.DB(n), n, probeTimeout)
 				mu.Lock()
 				snap.Nodes[n.Name] = st
 				mu.Unlock()
@@ -98,7 +99,7 @@ func StatusRows(snaps []Snapshot, nodes []*plan.Node) [][]string {
 		t := strconv.FormatFloat(sn.At.Sub(snaps[0].At).Seconds(), 'f', 1, 64)
 		for _, n := range nodes {
 			st := sn.Nodes[n.Name]
-			row := []string{t, n.Name, st.State}
+			row := []string{t, n.Name, string(st.State)}
 			for _, k := range sampled {
 				row = append(row, st.Status[k])
 			}
@@ -109,10 +110,10 @@ func StatusRows(snaps []Snapshot, nodes []*plan.Node) [][]string {
 }
 
 // galeraNodes are the lab's Galera members (the ones with flow control).
-func galeraNodes(l *lab.Lab) []*plan.Node {
+func galeraNodes(l Lab) []*plan.Node {
 	var out []*plan.Node
-	for _, n := range l.Nodes(nil) {
-		if n.Kind == "galera" {
+	for i := range l.Plan().Nodes {
+		if n := &l.Plan().Nodes[i]; n.Kind == spec.KindGalera {
 			out = append(out, n)
 		}
 	}

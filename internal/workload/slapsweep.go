@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload/slap"
 )
@@ -26,12 +25,12 @@ type SlapOutcome struct {
 // stores it. mariadb-slap prints timings even when queries or connections
 // failed (and exits 0): such a run is stored with its errors as warnings
 // and reported as failed.
-func Slap(ctx context.Context, l *lab.Lab, e Endpoint, p slap.Params, command []string, log io.Writer) (*SlapOutcome, error) {
-	run, err := NewRun(ctx, l, "slap", command, p)
+func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []string, log io.Writer) (*SlapOutcome, error) {
+	run, err := NewRun(ctx, l, results.Slap, command, p)
 	if err != nil {
 		return nil, err
 	}
-	dir := results.RunDir(l.Home, run.ID)
+	dir := results.RunDir(l.Home(), run.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -41,7 +40,7 @@ func Slap(ctx context.Context, l *lab.Lab, e Endpoint, p slap.Params, command []
 	}
 	defer os.Remove(defaults)
 	fmt.Fprintf(log, "mariadb-slap on %s at concurrency %v, %d iteration(s)\n", e.Name, p.Concurrency, p.Iterations)
-	argv := l.Prov.Wrap(l.Plan.Client.Host, slap.Argv(p, defaults, e.Host, e.Port))
+	argv := l.Wrap(l.Plan().Client.Host, slap.Argv(p, defaults, e.Host, e.Port))
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

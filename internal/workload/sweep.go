@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
@@ -41,13 +40,13 @@ const StepsFile = "steps.csv"
 // Run prepares (or reuses) the dataset, runs every thread count Runs times
 // from the lab's client host and stores the run. Interrupted (ctx done),
 // it keeps and stores what it measured.
-func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
-	run, err := NewRun(ctx, l, "sysbench", s.Command, s.Params)
+func Run(ctx context.Context, l Lab, s Sweep) (*Outcome, error) {
+	run, err := NewRun(ctx, l, results.Sysbench, s.Command, s.Params)
 	if err != nil {
 		return nil, err
 	}
 	id := run.ID
-	dir := results.RunDir(l.Home, id)
+	dir := results.RunDir(l.Home(), id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -93,18 +92,18 @@ func Run(ctx context.Context, l *lab.Lab, s Sweep) (*Outcome, error) {
 		return nil, err
 	}
 	header := []string{"threads", "run", "t_s", "tps", "qps", "lat_p95_ms", "err_per_s", "reconn_per_s"}
-	if err := results.WriteCSV(l.Home, id, "status.csv", SampleColumns, samples); err != nil {
+	if err := results.WriteCSV(l.Home(), id, "status.csv", SampleColumns, samples); err != nil {
 		return nil, err
 	}
-	if err := results.WriteCSV(l.Home, id, StepsFile, []string{"threads", "run", "start_ns", "end_ns"}, spans); err != nil {
+	if err := results.WriteCSV(l.Home(), id, StepsFile, []string{"threads", "run", "start_ns", "end_ns"}, spans); err != nil {
 		return nil, err
 	}
-	return out, results.WriteCSV(l.Home, id, "timeseries.csv", header, series)
+	return out, results.WriteCSV(l.Home(), id, "timeseries.csv", header, series)
 }
 
 // prepare loads the dataset unless one with the same shape is there; the
 // shape is recorded in sbtest.hd_prepared.
-func prepare(ctx context.Context, l *lab.Lab, s Sweep, t sysbench.Target) error {
+func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 	db, err := s.Target.Open(l)
 	if err != nil {
 		return err
@@ -136,8 +135,8 @@ func prepare(ctx context.Context, l *lab.Lab, s Sweep, t sysbench.Target) error 
 }
 
 // onClient runs a command on the lab's client host.
-func onClient(ctx context.Context, l *lab.Lab, argv []string) error {
-	argv = l.Prov.Wrap(l.Plan.Client.Host, argv)
+func onClient(ctx context.Context, l Lab, argv []string) error {
+	argv = l.Wrap(l.Plan().Client.Host, argv)
 	if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %v: %s", argv[0], err, tail(out))
 	}
@@ -146,8 +145,8 @@ func onClient(ctx context.Context, l *lab.Lab, argv []string) error {
 
 // runOnce runs sysbench on the client host and parses what it printed,
 // also when it was cut short.
-func runOnce(ctx context.Context, l *lab.Lab, argv []string, save string) (sysbench.Result, error) {
-	argv = l.Prov.Wrap(l.Plan.Client.Host, argv)
+func runOnce(ctx context.Context, l Lab, argv []string, save string) (sysbench.Result, error) {
+	argv = l.Wrap(l.Plan().Client.Host, argv)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/results"
 )
 
@@ -46,8 +45,8 @@ type ProbeOutcome struct {
 
 // VisibilityLag writes count rows on from and polls to after each
 // acknowledgement, once with wsrep_sync_wait=0 and once with causal reads.
-func VisibilityLag(ctx context.Context, l *lab.Lab, from, to Endpoint, count int, command []string, log io.Writer) (*ProbeOutcome, error) {
-	run, err := NewRun(ctx, l, "visibility", command, map[string]any{"from": from.Name, "to": to.Name, "count": count})
+func VisibilityLag(ctx context.Context, l Lab, from, to Endpoint, count int, command []string, log io.Writer) (*ProbeOutcome, error) {
+	run, err := NewRun(ctx, l, results.Visibility, command, map[string]any{"from": from.Name, "to": to.Name, "count": count})
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +64,7 @@ func VisibilityLag(ctx context.Context, l *lab.Lab, from, to Endpoint, count int
 	return storeProbe(ctx, l, run, out)
 }
 
-func visibility(ctx context.Context, l *lab.Lab, from, to Endpoint, count, wait int) (Visibility, error) {
+func visibility(ctx context.Context, l Lab, from, to Endpoint, count, wait int) (Visibility, error) {
 	v := Visibility{From: from.Name, To: to.Name, SyncWait: wait}
 	w, r, closeAll, err := pair(ctx, l, from, to)
 	if err != nil {
@@ -111,8 +110,8 @@ func visibility(ctx context.Context, l *lab.Lab, from, to Endpoint, count, wait 
 
 // BulkReplication writes each row count on from, one commit per row, and
 // times until the last row is readable on to.
-func BulkReplication(ctx context.Context, l *lab.Lab, from, to Endpoint, rows []int, command []string, log io.Writer) (*ProbeOutcome, error) {
-	run, err := NewRun(ctx, l, "bulk-replication", command, map[string]any{"from": from.Name, "to": to.Name, "rows": rows})
+func BulkReplication(ctx context.Context, l Lab, from, to Endpoint, rows []int, command []string, log io.Writer) (*ProbeOutcome, error) {
+	run, err := NewRun(ctx, l, results.BulkReplication, command, map[string]any{"from": from.Name, "to": to.Name, "rows": rows})
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +130,7 @@ func BulkReplication(ctx context.Context, l *lab.Lab, from, to Endpoint, rows []
 	return storeProbe(ctx, l, run, out)
 }
 
-func bulk(ctx context.Context, l *lab.Lab, from, to Endpoint, n int) (Bulk, error) {
+func bulk(ctx context.Context, l Lab, from, to Endpoint, n int) (Bulk, error) {
 	b := Bulk{From: from.Name, To: to.Name, Rows: n}
 	w, r, closeAll, err := pair(ctx, l, from, to)
 	if err != nil {
@@ -165,7 +164,7 @@ func bulk(ctx context.Context, l *lab.Lab, from, to Endpoint, n int) (Bulk, erro
 }
 
 // pair opens one connection to each side and makes sure the table exists.
-func pair(ctx context.Context, l *lab.Lab, from, to Endpoint) (*sql.Conn, *sql.Conn, func(), error) {
+func pair(ctx context.Context, l Lab, from, to Endpoint) (*sql.Conn, *sql.Conn, func(), error) {
 	wdb, _ := from.Open(l)
 	rdb, _ := to.Open(l)
 	closeAll := func() { wdb.Close(); rdb.Close() }
@@ -188,7 +187,7 @@ func pair(ctx context.Context, l *lab.Lab, from, to Endpoint) (*sql.Conn, *sql.C
 	return w, r, all, nil
 }
 
-func storeProbe(ctx context.Context, l *lab.Lab, run *results.Run, res any) (*ProbeOutcome, error) {
+func storeProbe(ctx context.Context, l Lab, run *results.Run, res any) (*ProbeOutcome, error) {
 	err := Finish(l, run, ctx.Err() != nil, res)
 	return &ProbeOutcome{RunID: run.ID, Interrupted: run.Interrupted, Results: res}, err
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -97,4 +98,14 @@ func firstWords(s string) string {
 		f = f[:3]
 	}
 	return strings.Join(f, " ")
+}
+
+// ReadSecret reads a generated password from its file (0600, in the lab's
+// secrets directory).
+func ReadSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("secret %s: %w", path, err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }

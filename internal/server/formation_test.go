@@ -1,4 +1,4 @@
-package lab
+package server
 
 import (
 	"testing"
@@ -16,17 +16,16 @@ func TestFormation(t *testing.T) {
 	if got := configuredJoin(fast); got != "evs.join_retrans_period=PT0.1S" {
 		t.Errorf("fast node restores %q", got)
 	}
-	l := &Lab{Plan: &plan.Plan{Spec: &spec.Spec{Clusters: []spec.Cluster{{Name: "db"}}}}}
 	boot := &plan.Node{Name: "c", Cluster: "db", Kind: spec.KindGalera}
-	extra := l.formationArgs([]*plan.Node{stock, boot}, map[string][]string{"c": {bootstrapFlag}})
+	extra := formationArgs([]*plan.Node{stock, boot}, map[string][]string{"c": {BootstrapFlag}})
 	if !has(extra["a"], "--wsrep-provider-options=pc.recovery=true;"+formingJoin) {
 		t.Errorf("forming node args: %v", extra["a"])
 	}
 	if len(extra["c"]) != 1 {
 		t.Errorf("a bootstrapping node gets no forming options: %v", extra["c"])
 	}
-	l.Plan.Spec.Clusters[0].Config = map[string]string{"wsrep_provider_options": "x=y"}
-	if extra := l.formationArgs([]*plan.Node{stock}, nil); len(extra["a"]) != 0 {
+	stock.UserProviderOptions = true
+	if extra := formationArgs([]*plan.Node{stock}, nil); len(extra["a"]) != 0 {
 		t.Errorf("user's own provider options overridden: %v", extra["a"])
 	}
 }

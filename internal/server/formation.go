@@ -1,4 +1,4 @@
-package lab
+package server
 
 import (
 	"context"
@@ -33,12 +33,12 @@ func configuredJoin(n *plan.Node) string {
 
 // formationArgs adds the fast-join option to the Galera members among
 // nodes, unless the user set wsrep_provider_options themselves.
-func (l *Lab) formationArgs(nodes []*plan.Node, extra map[string][]string) map[string][]string {
+func formationArgs(nodes []*plan.Node, extra map[string][]string) map[string][]string {
 	if extra == nil {
 		extra = map[string][]string{}
 	}
 	for _, n := range nodes {
-		if n.Kind != spec.KindGalera || has(extra[n.Name], bootstrapFlag) || l.userProviderOptions(n.Cluster) {
+		if n.Kind != spec.KindGalera || has(extra[n.Name], BootstrapFlag) || n.UserProviderOptions {
 			continue
 		}
 		extra[n.Name] = append(extra[n.Name], "--wsrep-provider-options="+n.ProviderOptions+";"+formingJoin)
@@ -46,7 +46,8 @@ func (l *Lab) formationArgs(nodes []*plan.Node, extra map[string][]string) map[s
 	return extra
 }
 
-const bootstrapFlag = "--wsrep-new-cluster"
+// BootstrapFlag starts a node as a new cluster of its own.
+const BootstrapFlag = "--wsrep-new-cluster"
 
 func has(args []string, prefix string) bool {
 	for _, a := range args {
@@ -59,12 +60,12 @@ func has(args []string, prefix string) bool {
 
 // endFormation sets the join period back to Galera's default on nodes
 // started with formationArgs.
-func (l *Lab) endFormation(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
+func endFormation(ctx context.Context, user string, nodes []*plan.Node, extra map[string][]string) error {
 	for _, n := range nodes {
 		if !has(extra[n.Name], "--wsrep-provider-options=") {
 			continue
 		}
-		db := l.Admin(n)
+		db := Admin(n, user)
 		err := mariadb.Exec(ctx, db, fmt.Sprintf("SET GLOBAL wsrep_provider_options = '%s'", configuredJoin(n)))
 		db.Close()
 		if err != nil {
@@ -74,22 +75,12 @@ func (l *Lab) endFormation(ctx context.Context, nodes []*plan.Node, extra map[st
 	return nil
 }
 
-func (l *Lab) userProviderOptions(cluster string) bool {
-	for _, c := range l.Plan.Spec.Clusters {
-		if c.Name == cluster {
-			_, set := c.Config["wsrep_provider_options"]
-			return set
-		}
-	}
-	return false
-}
-
-// startForming starts nodes that form a cluster together and returns once
+// StartForming starts nodes that form a cluster together and returns once
 // all are Synced and back on Galera's stock timing.
-func (l *Lab) startForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
-	extra = l.formationArgs(nodes, extra)
-	if err := l.startAndWait(ctx, nodes, extra); err != nil {
+func StartForming(ctx context.Context, wrap Wrap, user string, nodes []*plan.Node, extra map[string][]string) error {
+	extra = formationArgs(nodes, extra)
+	if err := StartAll(ctx, wrap, user, nodes, extra); err != nil {
 		return err
 	}
-	return l.endFormation(ctx, nodes, extra)
+	return endFormation(ctx, user, nodes, extra)
 }

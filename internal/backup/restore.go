@@ -1,4 +1,4 @@
-package lab
+package backup
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"github.com/hadrill/hadrill/internal/pitr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
-	"github.com/hadrill/hadrill/internal/state"
 )
 
 // RestoreOptions say what to restore where.
@@ -38,35 +37,47 @@ type RestoreResult struct {
 	At      time.Time `json:"at"`
 }
 
+// Labs creates and removes the lab a restore builds.
+type Labs interface {
+	// Exists reports whether a lab of that name exists.
+	Exists(name string) bool
+	// Up creates the lab from s, every datadir copied from the prepared
+	// backup fromBackup, and returns its one node and how to administer it.
+	Up(ctx context.Context, s *spec.Spec, fromBackup string) (*plan.Node, Servers, error)
+	// Down removes the lab.
+	Down(ctx context.Context, name string) error
+}
+
 // Restore builds a new lab (one standalone server) holding the cluster's
 // data exactly as of the target: the latest backup before it, plus the
 // archived binary log events from the backup's GTID position up to the
 // target. Bad input is refused before anything is created; a failure
 // removes the new lab.
-func (l *Lab) Restore(ctx context.Context, o RestoreOptions) (*RestoreResult, error) {
+func (l *Lab) Restore(ctx context.Context, labs Labs, o RestoreOptions) (*RestoreResult, error) {
 	t0 := time.Now()
-	target, b, info, end, err := l.restorePlan(ctx, &o)
+	target, b, info, end, err := l.restorePlan(ctx, labs, &o)
 	if err != nil {
 		return nil, err
 	}
 	l.logf("restoring %s into lab %s: %s, archive of %s", o.Cluster, o.As, pitr.Describe(b, target), end.Node)
-	s := restoreSpec(l.Plan, o.Cluster, o.As)
-	nl, err := Up(ctx, l.Home, UpOptions{Name: o.As, Spec: s, SpecGiven: true, Log: o.Log, FromBackup: info.Dir})
+	n, servers, err := labs.Up(ctx, l.restoreSpec(o.Cluster, o.As), info.Dir)
 	if err != nil {
 		return nil, err
 	}
-	n := &nl.Plan.Nodes[0]
-	if err := nl.replay(ctx, n, info.GTID, target, end.Files); err != nil {
-		nl.logf("restore failed; removing lab %s", o.As)
-		return nil, errors.Join(err, Down(context.Background(), l.Home, o.As, false, l.Log))
+	if err := replay(ctx, n, l.User, info.GTID, target, end.Files); err != nil {
+		l.logf("restore failed; removing lab %s", o.As)
+		return nil, errors.Join(err, labs.Down(context.Background(), o.As))
 	}
-	gtid, _ := nl.gtidPos(ctx, n)
+	var gtid string
+	db := servers.Admin(n)
+	_ = db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtid)
+	db.Close()
 	return &RestoreResult{Lab: o.As, Node: n.Name, Target: target.String(), Backup: b.ID, Archive: end.Node, GTID: gtid,
 		Seconds: time.Since(t0).Seconds(), At: time.Now().UTC()}, nil
 }
 
 // restorePlan checks everything before anything is created.
-func (l *Lab) restorePlan(ctx context.Context, o *RestoreOptions) (t pitr.Target, b pitr.Backup, info BackupInfo, end *ArchiveEnd, err error) {
+func (l *Lab) restorePlan(ctx context.Context, labs Labs, o *RestoreOptions) (t pitr.Target, b pitr.Backup, info Info, end *ArchiveEnd, err error) {
 	var problems []error
 	t, err = pitr.ParseTarget(o.To)
 	problems = append(problems, err)
@@ -75,7 +86,7 @@ func (l *Lab) restorePlan(ctx context.Context, o *RestoreOptions) (t pitr.Target
 	}
 	if err := plan.CheckLabName(o.As); err != nil {
 		problems = append(problems, hderr.User("--as: %q is not a valid lab name", o.As))
-	} else if _, err := state.Load(l.Home, o.As); err == nil {
+	} else if labs.Exists(o.As) {
 		problems = append(problems, hderr.User("--as: lab %q exists; choose another name or remove it with `hadrill down --name %s`", o.As, o.As))
 	}
 	backups, err := l.Backups()
@@ -113,14 +124,15 @@ func (l *Lab) restorePlan(ctx context.Context, o *RestoreOptions) (t pitr.Target
 }
 
 // restoreSpec is the new lab: one standalone server with the cluster's profile.
-func restoreSpec(p *plan.Plan, cluster, name string) *spec.Spec {
+func (l *Lab) restoreSpec(cluster, name string) *spec.Spec {
 	profile := "default"
-	for _, c := range p.Spec.Clusters {
-		if c.Name == cluster {
-			profile = c.Profile
+	for _, n := range l.Plan.Nodes {
+		if n.Cluster == cluster {
+			profile = n.Profile
+			break
 		}
 	}
-	s := &spec.Spec{Name: name, Description: fmt.Sprintf("point-in-time restore of %s/%s", p.Lab, cluster),
+	s := &spec.Spec{Name: name, Description: fmt.Sprintf("point-in-time restore of %s/%s", l.Plan.Lab, cluster),
 		Clusters: []spec.Cluster{{Name: cluster, Kind: spec.KindStandalone, Profile: profile}}}
 	spec.Defaults(s)
 	return s
@@ -128,7 +140,7 @@ func restoreSpec(p *plan.Plan, cluster, name string) *spec.Spec {
 
 // replay applies the archived events after the backup's position up to the
 // target: mariadb-binlog | mariadb, over the server's socket.
-func (l *Lab) replay(ctx context.Context, n *plan.Node, from string, t pitr.Target, files []string) error {
+func replay(ctx context.Context, n *plan.Node, user, from string, t pitr.Target, files []string) error {
 	argv := []string{"mariadb-binlog", "--start-position=" + from}
 	if len(t.GTID) > 0 {
 		argv = append(argv, "--stop-position="+t.GTID.String())
@@ -143,7 +155,7 @@ func (l *Lab) replay(ctx context.Context, n *plan.Node, from string, t pitr.Targ
 	}
 	defer lf.Close()
 	dump := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	apply := exec.CommandContext(ctx, "mariadb", "--socket="+n.Socket, "--user="+l.Facts.User, "--batch")
+	apply := exec.CommandContext(ctx, "mariadb", "--socket="+n.Socket, "--user="+user, "--batch")
 	pipe, err := dump.StdoutPipe()
 	if err != nil {
 		return err

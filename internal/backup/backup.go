@@ -1,10 +1,16 @@
-package lab
+// Package backup is backups and point-in-time restore: mariabackup full
+// backups (a Galera node desynced meanwhile), the binary log archive the
+// keeper keeps, and restoring a cluster's data as of a time or a GTID
+// position into a new lab (the choice of backup is pitr's, pure).
+package backup
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,8 +25,38 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-// BackupInfo describes one backup (backups/<id>/backup.json).
-type BackupInfo struct {
+// Servers is what backups need of a lab's servers.
+type Servers interface {
+	Admin(n *plan.Node) *sql.DB               // a root-equivalent pool (close it)
+	Alive(n *plan.Node) bool                  // the server runs
+	Wrap(host string, argv []string) []string // argv as run on a host
+}
+
+// Lab is a lab whose servers are backed up.
+type Lab struct {
+	Plan    *plan.Plan
+	Servers Servers
+	User    string // the OS user hadrill administers servers as (unix_socket)
+	Log     io.Writer
+}
+
+func (l *Lab) logf(format string, args ...any) {
+	if l.Log != nil {
+		fmt.Fprintf(l.Log, format+"\n", args...)
+	}
+}
+
+func (l *Lab) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
+	db := l.Servers.Admin(n)
+	defer db.Close()
+	if err := mariadb.Exec(ctx, db, stmts...); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return nil
+}
+
+// Info describes one backup (backups/<id>/backup.json).
+type Info struct {
 	ID       string    `json:"id"`
 	Node     string    `json:"node"`
 	Cluster  string    `json:"cluster"`
@@ -32,22 +68,22 @@ type BackupInfo struct {
 	Dir string `json:"dir"` // the prepared backup: a datadir a server can start on
 }
 
-func (l *Lab) backupsDir() string { return filepath.Join(l.Plan.Dir, "backups") }
+func (l *Lab) dir() string { return filepath.Join(l.Plan.Dir, "backups") }
 
 // Backup takes a prepared full backup of a node with mariabackup. A Galera
 // node is desynced meanwhile, so its agent answers 503 and the load
 // balancer sends traffic elsewhere; it is resynced however the backup ends.
-func (l *Lab) Backup(ctx context.Context, name string) (*BackupInfo, error) {
-	if err := l.CheckNodes([]string{name}); err != nil {
+func (l *Lab) Backup(ctx context.Context, name string) (*Info, error) {
+	if err := l.Plan.CheckNodes([]string{name}); err != nil {
 		return nil, err
 	}
 	n, _ := l.Plan.Node(name)
-	if !l.alive(n) {
+	if !l.Servers.Alive(n) {
 		return nil, hderr.User("NODE: %s is down; a backup needs a running server", name)
 	}
 	t0 := time.Now()
-	b := &BackupInfo{ID: t0.UTC().Format("20060102T150405.000Z") + "-" + name, Node: name, Cluster: n.Cluster, Started: t0.UTC()}
-	dir := filepath.Join(l.backupsDir(), b.ID)
+	b := &Info{ID: t0.UTC().Format("20060102T150405.000Z") + "-" + name, Node: name, Cluster: n.Cluster, Started: t0.UTC()}
+	dir := filepath.Join(l.dir(), b.ID)
 	b.Dir = filepath.Join(dir, "data")
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
@@ -60,7 +96,7 @@ func (l *Lab) Backup(ctx context.Context, name string) (*BackupInfo, error) {
 	return b, writeJSON(filepath.Join(dir, "backup.json"), b)
 }
 
-func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *BackupInfo, logFile string) (err error) {
+func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *Info, logFile string) (err error) {
 	galera := n.Kind == spec.KindGalera
 	if galera {
 		if err := l.execOn(ctx, n, "SET GLOBAL wsrep_desync=ON"); err != nil {
@@ -73,7 +109,7 @@ func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *BackupInfo, logFi
 			}
 		}()
 	}
-	argv := l.Prov.Wrap(n.Host, mariadb.BackupArgv(n.Socket, l.Facts.User, b.Dir, galera))
+	argv := l.Servers.Wrap(n.Host, mariadb.BackupArgv(n.Socket, l.User, b.Dir, galera))
 	if err := mariadb.RunLogged(ctx, argv, logFile); err != nil {
 		return fmt.Errorf("%s: backup: %w", n.Name, err)
 	}
@@ -95,18 +131,18 @@ func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *BackupInfo, logFi
 }
 
 // Backups lists the lab's backups, oldest first.
-func (l *Lab) Backups() ([]BackupInfo, error) {
-	entries, err := os.ReadDir(l.backupsDir())
+func (l *Lab) Backups() ([]Info, error) {
+	entries, err := os.ReadDir(l.dir())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var out []BackupInfo
+	var out []Info
 	for _, e := range entries {
-		var b BackupInfo
-		data, err := os.ReadFile(filepath.Join(l.backupsDir(), e.Name(), "backup.json"))
+		var b Info
+		data, err := os.ReadFile(filepath.Join(l.dir(), e.Name(), "backup.json"))
 		if err != nil || json.Unmarshal(data, &b) != nil {
 			continue // a backup in progress, or not hadrill's
 		}
@@ -135,7 +171,7 @@ func (l *Lab) ArchiveEnd(ctx context.Context, cluster string) (*ArchiveEnd, erro
 	}
 	var best *ArchiveEnd
 	for _, name := range c.Nodes {
-		dir := l.ArchiveDir(name)
+		dir := ArchiveDir(l.Plan, name)
 		files, err := Binlogs(dir)
 		if err != nil || len(files) == 0 {
 			continue
@@ -183,7 +219,7 @@ func writeJSON(path string, v any) error {
 }
 
 // pitrBackups converts a cluster's backups for the pure choice.
-func pitrBackups(bs []BackupInfo, cluster string) []pitr.Backup {
+func pitrBackups(bs []Info, cluster string) []pitr.Backup {
 	var out []pitr.Backup
 	for _, b := range bs {
 		if b.Cluster != cluster {

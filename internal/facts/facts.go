@@ -1,6 +1,7 @@
-// Package lab executes plans: it creates, starts, stops, inspects and removes
-// labs through the provider, the engine and the supervisor.
-package lab
+// Package facts reads what a plan needs to know of this machine (root,
+// memory, where the Galera library is) and checks the programs a plan
+// needs are installed.
+package facts
 
 import (
 	"bufio"
@@ -11,16 +12,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
 // GaleraLibs are where Debian and others install the Galera 4 provider.
 var GaleraLibs = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/libgalera_smm.so", "/usr/lib64/galera-4/libgalera_smm.so"}
 
-// MachineFacts reads what a plan needs to know about this machine.
+// Machine reads what a plan needs to know about this machine.
 // HADRILL_ROOTLESS=1 forces the rootless provider even as root.
-func MachineFacts() plan.Facts {
+func Machine() plan.Facts {
 	f := plan.Facts{Root: os.Geteuid() == 0 && os.Getenv("HADRILL_ROOTLESS") != "1", MemBytes: memTotal()}
 	if u, err := user.Current(); err == nil {
 		f.User = u.Username
@@ -60,10 +60,7 @@ func Preflight(p *plan.Plan, f plan.Facts) error {
 	if len(p.LoadBalancers) > 0 {
 		need = append(need, "haproxy")
 	}
-	if len(p.Spec.Links) > 0 {
-		if p.Mode != plan.ModeNetns {
-			return hderr.User("links: emulating the WAN between regions needs network namespaces (run as root); remove the links to run rootless")
-		}
+	if p.WAN != nil {
 		need = append(need, "iptables", "tc")
 	}
 	var missing []string

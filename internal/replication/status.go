@@ -1,4 +1,4 @@
-package lab
+package replication
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -30,6 +29,21 @@ type ReplicaInfo struct {
 	LastError           string `json:"last_error,omitempty"`
 }
 
+// HeartbeatTable holds one row per source cluster, rewritten by the keeper
+// on the cluster's writer; a replica's lag is how old its copy of the row is.
+const HeartbeatTable = "hd_meta.heartbeat"
+
+// Detail is a running server's replication state, as status shows it.
+type Detail struct {
+	GTIDBinlogPos string        `json:"gtid_binlog_pos,omitempty"`
+	ReadOnly      *bool         `json:"read_only,omitempty"`
+	Replication   []ReplicaInfo `json:"replication,omitempty"`
+	SemiSync      *SemiSyncInfo `json:"semi_sync,omitempty"`
+	// Role is what the server does now in a primary cluster: primary, or
+	// replica when it replicates from its own cluster ("" otherwise).
+	Role plan.Role `json:"-"`
+}
+
 // SemiSyncInfo is a primary's semi-synchronous state.
 type SemiSyncInfo struct {
 	Enabled bool   `json:"enabled"`
@@ -39,33 +53,34 @@ type SemiSyncInfo struct {
 	AsyncTx int64  `json:"async_tx"` // commits not acknowledged in time
 }
 
-// replDetail reads a running node's replication state into info.
-func (l *Lab) replDetail(ctx context.Context, n *plan.Node, info *NodeInfo) {
+// Detail reads a running node's replication state.
+func (m *Manager) Detail(ctx context.Context, n *plan.Node) Detail {
+	var info Detail
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	db := l.Admin(n)
+	db := m.Servers.Admin(n)
 	defer db.Close()
 	v, err := mariadb.Vars(ctx, db, "gtid_binlog_pos", "read_only", "rpl_semi_sync_master_enabled")
 	if err != nil {
-		return
+		return info
 	}
 	info.GTIDBinlogPos = v["gtid_binlog_pos"]
 	ro := v["read_only"] == "1"
 	info.ReadOnly = &ro
 	chans, err := mariadb.Replicas(ctx, db)
 	if err != nil {
-		return
+		return info
 	}
 	st, _ := mariadb.Status(ctx, db, "rpl_semi_sync_%")
 	for _, row := range chans {
-		c := replication.Channel(row)
-		r := ReplicaInfo{Channel: c["connection_name"], SourceAddress: c["master_host"], Source: l.nodeAt(c["master_host"]),
+		c := Channel(row)
+		r := ReplicaInfo{Channel: c["connection_name"], SourceAddress: c["master_host"], Source: m.nodeAt(c["master_host"]),
 			IO: c["slave_io_running"], SQL: c["slave_sql_running"], GTIDSlavePos: c["gtid_slave_pos"], GTIDIOPos: c["gtid_io_pos"],
 			SemiSync: st["rpl_semi_sync_slave_status"] == "ON", LastError: c.LastError()}
 		if s, err := strconv.Atoi(c["seconds_behind_master"]); err == nil {
 			r.SecondsBehindMaster = &s
 		}
-		r.LagSeconds = l.heartbeatLag(ctx, db, l.sourceCluster(n, r.Channel))
+		r.LagSeconds = m.heartbeatLag(ctx, db, m.sourceCluster(n, r.Channel))
 		info.Replication = append(info.Replication, r)
 	}
 	if v["rpl_semi_sync_master_enabled"] == "1" {
@@ -76,21 +91,22 @@ func (l *Lab) replDetail(ctx context.Context, n *plan.Node, info *NodeInfo) {
 		info.SemiSync = ss
 	}
 	if n.Kind == spec.KindPrimary {
-		info.Role = "primary"
+		info.Role = plan.RolePrimary
 		for _, r := range info.Replication {
 			if r.Channel == "" {
-				info.Role = "replica"
+				info.Role = plan.RoleReplica
 			}
 		}
 	}
+	return info
 }
 
 // sourceCluster is the cluster a node's replication connection reads.
-func (l *Lab) sourceCluster(n *plan.Node, channel string) string {
+func (m *Manager) sourceCluster(n *plan.Node, channel string) string {
 	if channel == "" {
 		return n.Cluster
 	}
-	for _, ch := range l.Plan.Channels {
+	for _, ch := range m.Plan.Channels {
 		if ch.Name == channel && ch.Receiver == n.Name {
 			return ch.From
 		}
@@ -99,7 +115,7 @@ func (l *Lab) sourceCluster(n *plan.Node, channel string) string {
 }
 
 // heartbeatLag is how old the node's copy of a cluster's heartbeat is.
-func (l *Lab) heartbeatLag(ctx context.Context, db *sql.DB, cluster string) *float64 {
+func (m *Manager) heartbeatLag(ctx context.Context, db *sql.DB, cluster string) *float64 {
 	var us sql.NullInt64
 	err := db.QueryRowContext(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, ts, NOW(6)) FROM "+HeartbeatTable+" WHERE cluster = ?", cluster).Scan(&us)
 	if err != nil || !us.Valid {

@@ -1,4 +1,4 @@
-package lab
+package backup
 
 import (
 	"errors"
@@ -11,6 +11,9 @@ import (
 
 	"github.com/hadrill/hadrill/internal/plan"
 )
+
+// ArchiveDir is where a node's binary logs are archived.
+func ArchiveDir(p *plan.Plan, node string) string { return filepath.Join(p.Dir, "archive", node) }
 
 // ArchiveBinlogs copies what is new in a node's binary logs into dir.
 // Binary logs only grow (and are never rewritten), so each file is copied

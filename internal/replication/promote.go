@@ -1,17 +1,17 @@
-package lab
+package replication
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/spec"
-	"github.com/hadrill/hadrill/internal/state"
 )
 
 // catchUp bounds how long a switchover waits for the candidate to apply
@@ -25,70 +25,70 @@ const catchUp = 30 * time.Second
 // when the candidate holds transactions the others lack (errant GTIDs) or
 // lacks some another server has, or when the old primary is down (what
 // only it had would be lost).
-func (l *Lab) Promote(ctx context.Context, name string, force bool) error {
-	if err := l.CheckNodes([]string{name}); err != nil {
+func (m *Manager) Promote(ctx context.Context, name string, force bool) error {
+	if err := m.Plan.CheckNodes([]string{name}); err != nil {
 		return err
 	}
-	n, _ := l.Plan.Node(name)
+	n, _ := m.Plan.Node(name)
 	if n.Kind != spec.KindPrimary {
 		return hderr.User("NODE: %s is a %s node; promote makes a replica of a primary cluster its primary", name, n.Kind)
 	}
-	c, _ := l.Plan.Cluster(n.Cluster)
-	oldName := l.PrimaryOf(c)
+	c, _ := m.Plan.Cluster(n.Cluster)
+	oldName := m.PrimaryOf(c)
 	if oldName == name {
 		return hderr.User("NODE: %s is already the primary of cluster %s", name, c.Name)
 	}
-	if !l.alive(n) {
+	if !m.Servers.Alive(n) {
 		return hderr.User("NODE: %s is down; start it first", name)
 	}
-	old, _ := l.Plan.Node(oldName)
-	oldUp := l.alive(old)
+	old, _ := m.Plan.Node(oldName)
+	oldUp := m.Servers.Alive(old)
 	if oldUp {
-		l.logf("switchover: %s read-only, waiting for %s to catch up", oldName, name)
-		if err := l.execOn(ctx, old, "SET GLOBAL read_only=ON"); err != nil {
+		m.logf("switchover: %s read-only, waiting for %s to catch up", oldName, name)
+		if err := m.execOn(ctx, old, "SET GLOBAL read_only=ON"); err != nil {
 			return err
 		}
-		pos, err := l.gtidPos(ctx, old)
+		pos, err := m.gtidPos(ctx, old)
 		if err != nil {
 			return err
 		}
-		if err := l.waitApplied(ctx, n, pos, catchUp); err != nil {
-			_ = l.execOn(ctx, old, "SET GLOBAL read_only=OFF")
+		if err := m.waitApplied(ctx, n, pos, catchUp); err != nil {
+			_ = m.execOn(ctx, old, "SET GLOBAL read_only=OFF")
 			return fmt.Errorf("switchover abandoned, %s is writable again: %w", oldName, err)
 		}
 	}
-	if err := l.checkCandidate(ctx, c, n, old, oldUp, force); err != nil {
+	if err := m.checkCandidate(ctx, c, n, old, oldUp, force); err != nil {
 		if oldUp {
-			_ = l.execOn(ctx, old, "SET GLOBAL read_only=OFF")
+			_ = m.execOn(ctx, old, "SET GLOBAL read_only=OFF")
 		}
 		return err
 	}
-	return l.takeOver(ctx, c, n, old, oldUp)
+	return m.takeOver(ctx, c, n, old, oldUp)
 }
 
 // checkCandidate refuses a promotion that would lose or invent transactions.
-func (l *Lab) checkCandidate(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp, force bool) error {
-	mine, err := l.gtidPos(ctx, n)
+func (m *Manager) checkCandidate(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp, force bool) error {
+	mine, err := m.gtidPos(ctx, n)
 	if err != nil {
 		return err
 	}
-	cand, _ := replication.ParsePosition(mine)
+	cand, _ := ParsePosition(mine)
 	var problems []string
 	for _, name := range c.Nodes {
-		o, _ := l.Plan.Node(name)
-		if o == n || !l.alive(o) {
+		o, _ := m.Plan.Node(name)
+		if o == n || !m.Servers.Alive(o) {
 			continue
 		}
-		p, err := l.gtidPos(ctx, o)
+		p, err := m.gtidPos(ctx, o)
 		if err != nil {
 			return err
 		}
-		other, _ := replication.ParsePosition(p)
+		other, _ := ParsePosition(p)
 		if missing := cand.Missing(other); len(missing) > 0 {
 			problems = append(problems, fmt.Sprintf("%s has transactions %s lacks (up to %s)", name, n.Name, gtids(missing)))
 		}
 		if o == old {
-			if errant := replication.Errant(cand, other, nil); len(errant) > 0 {
+			if errant := Errant(cand, other, nil); len(errant) > 0 {
 				problems = append(problems, fmt.Sprintf("%s has errant transactions the primary %s never had: %s", n.Name, old.Name, gtids(errant)))
 			}
 		}
@@ -100,13 +100,13 @@ func (l *Lab) checkCandidate(ctx context.Context, c *plan.Cluster, n, old *plan.
 		return nil
 	}
 	if force {
-		l.logf("--force: promoting %s although %s", n.Name, strings.Join(problems, "; "))
+		m.logf("--force: promoting %s although %s", n.Name, strings.Join(problems, "; "))
 		return nil
 	}
 	return hderr.User("NODE: promoting %s would lose or invent transactions: %s; nothing was changed (--force promotes anyway)", n.Name, strings.Join(problems, "; "))
 }
 
-func gtids(g []replication.GTID) string {
+func gtids(g []GTID) string {
 	var s []string
 	for _, x := range g {
 		s = append(s, x.String())
@@ -115,55 +115,57 @@ func gtids(g []replication.GTID) string {
 }
 
 // takeOver makes n the primary and points everyone else at it.
-func (l *Lab) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp bool) error {
-	db := l.Admin(n)
+func (m *Manager) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp bool) error {
+	db := m.Servers.Admin(n)
 	err := mariadb.StopReplicating(ctx, db, "")
 	db.Close()
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	if err := l.execOn(ctx, n, primaryStmts(c)...); err != nil {
+	if err := m.execOn(ctx, n, primaryStmts(c)...); err != nil {
 		return err
 	}
-	if l.State.Primaries == nil {
-		l.State.Primaries = map[string]string{}
+	if m.Primaries == nil {
+		m.Primaries = map[string]string{}
 	}
-	l.State.Primaries[c.Name] = n.Name
-	if err := state.Save(l.Home, l.State); err != nil {
-		return err
+	m.Primaries[c.Name] = n.Name
+	if m.SetPrimary != nil {
+		if err := m.SetPrimary(c.Name, n.Name); err != nil {
+			return err
+		}
 	}
-	l.logf("%s is the primary of cluster %s", n.Name, c.Name)
-	src, err := l.source(n)
+	m.logf("%s is the primary of cluster %s", n.Name, c.Name)
+	src, err := m.source(n)
 	if err != nil {
 		return err
 	}
 	if oldUp {
-		if err := l.execOn(ctx, old, "SET GLOBAL rpl_semi_sync_master_enabled=OFF", "SET GLOBAL gtid_slave_pos=@@gtid_binlog_pos"); err != nil {
+		if err := m.execOn(ctx, old, "SET GLOBAL rpl_semi_sync_master_enabled=OFF", "SET GLOBAL gtid_slave_pos=@@gtid_binlog_pos"); err != nil {
 			return err
 		}
 	}
 	for _, name := range c.Nodes {
-		o, _ := l.Plan.Node(name)
-		if o == n || !l.alive(o) {
+		o, _ := m.Plan.Node(name)
+		if o == n || !m.Servers.Alive(o) {
 			continue
 		}
-		if err := l.execOn(ctx, o, "SET GLOBAL read_only=ON"); err != nil {
+		if err := m.execOn(ctx, o, "SET GLOBAL read_only=ON"); err != nil {
 			return err
 		}
-		if err := l.pointAt(ctx, o, "", src); err != nil {
+		if err := m.pointAt(ctx, o, "", src); err != nil {
 			return err
 		}
-		l.logf("%s follows %s", name, n.Name)
+		m.logf("%s follows %s", name, n.Name)
 	}
-	for _, ch := range l.Plan.Channels {
+	for _, ch := range m.Plan.Channels {
 		if ch.From != c.Name {
 			continue
 		}
-		recv, _ := l.Plan.Node(ch.Receiver)
-		if !l.alive(recv) {
+		recv, _ := m.Plan.Node(ch.Receiver)
+		if !m.Servers.Alive(recv) {
 			continue
 		}
-		if err := l.pointAt(ctx, recv, ch.Name, src); err != nil {
+		if err := m.pointAt(ctx, recv, ch.Name, src); err != nil {
 			return fmt.Errorf("channel %s → %s: %w", ch.From, ch.To, err)
 		}
 	}
@@ -171,8 +173,8 @@ func (l *Lab) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, 
 }
 
 // pointAt (re)points a node's replication connection at src by GTID.
-func (l *Lab) pointAt(ctx context.Context, n *plan.Node, conn string, src mariadb.Source) error {
-	db := l.Admin(n)
+func (m *Manager) pointAt(ctx context.Context, n *plan.Node, conn string, src mariadb.Source) error {
+	db := m.Servers.Admin(n)
 	defer db.Close()
 	if err := mariadb.Replicate(ctx, db, conn, src); err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
@@ -180,8 +182,8 @@ func (l *Lab) pointAt(ctx context.Context, n *plan.Node, conn string, src mariad
 	return nil
 }
 
-func (l *Lab) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
-	db := l.Admin(n)
+func (m *Manager) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
+	db := m.Servers.Admin(n)
 	defer db.Close()
 	if err := mariadb.Exec(ctx, db, stmts...); err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
@@ -189,8 +191,8 @@ func (l *Lab) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
 	return nil
 }
 
-func (l *Lab) gtidPos(ctx context.Context, n *plan.Node) (string, error) {
-	db := l.Admin(n)
+func (m *Manager) gtidPos(ctx context.Context, n *plan.Node) (string, error) {
+	db := m.Servers.Admin(n)
 	defer db.Close()
 	var pos string
 	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
@@ -202,10 +204,10 @@ func (l *Lab) gtidPos(ctx context.Context, n *plan.Node) (string, error) {
 // Repoint moves a DR channel (all when channel is "") to another healthy
 // node of its source cluster now: to, or the first healthy node other
 // than the current source whose binary log holds the receiver's position.
-func (l *Lab) Repoint(ctx context.Context, channel, to string) error {
+func (m *Manager) Repoint(ctx context.Context, channel, to string) error {
 	var chans []plan.Channel
 	var names []string
-	for _, ch := range l.Plan.Channels {
+	for _, ch := range m.Plan.Channels {
 		names = append(names, ch.Name)
 		if channel == "" || ch.Name == channel {
 			chans = append(chans, ch)
@@ -213,27 +215,27 @@ func (l *Lab) Repoint(ctx context.Context, channel, to string) error {
 	}
 	if len(chans) == 0 {
 		if channel == "" {
-			return hderr.User("lab %s has no replication channels", l.Plan.Lab)
+			return hderr.User("lab %s has no replication channels", m.Plan.Lab)
 		}
 		return hderr.User("CHANNEL: unknown channel %q (channels: %s)", channel, strings.Join(names, ", "))
 	}
 	for _, ch := range chans {
-		from, _ := l.Plan.Cluster(ch.From)
-		if to != "" && !contains(from.Nodes, to) {
+		from, _ := m.Plan.Cluster(ch.From)
+		if to != "" && !slices.Contains(from.Nodes, to) {
 			return hderr.User("--to: %s is not a node of cluster %s (nodes: %s)", to, from.Name, strings.Join(from.Nodes, ", "))
 		}
 		if from.Kind != spec.KindGalera {
 			return hderr.User("CHANNEL: channel %s reads from %s cluster %s; it follows that cluster's primary (see `hadrill promote`)", ch.Name, from.Kind, from.Name)
 		}
-		recv, _ := l.Plan.Node(ch.Receiver)
-		if !l.alive(recv) {
+		recv, _ := m.Plan.Node(ch.Receiver)
+		if !m.Servers.Alive(recv) {
 			return fmt.Errorf("channel %s: the receiver %s is down", ch.Name, recv.Name)
 		}
-		cs := l.NewConns()
-		cands := cs.candidates(ctx, from)
-		rdb := cs.DB(recv)
+		ps := &pools{s: m.Servers}
+		cands := m.Candidates(ctx, ps, from)
+		rdb := ps.DB(recv)
 		// On demand: the current source counts as unhealthy, and with --to so does every node but that one.
-		adjust := func(current string, cs []replication.Candidate) []replication.Candidate {
+		adjust := func(current string, cs []Candidate) []Candidate {
 			for i := range cs {
 				if cs[i].Node == current || (to != "" && cs[i].Node != to) {
 					cs[i].Healthy = false
@@ -241,17 +243,41 @@ func (l *Lab) Repoint(ctx context.Context, channel, to string) error {
 			}
 			return cs
 		}
-		choice, err := l.chooseSource(ctx, rdb, ch, cands, adjust)
+		choice, err := m.ChooseSource(ctx, rdb, ch, cands, adjust)
 		if err == nil && !choice.Repoint {
 			err = fmt.Errorf("channel %s: no other healthy node can take over (%s)", ch.Name, choice.Reason)
 		}
 		if err == nil {
-			err = l.repoint(ctx, rdb, ch, choice)
+			err = m.Move(ctx, rdb, ch, choice)
 		}
-		cs.Close()
+		ps.Close()
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pools opens a pool per node on first use; Close closes them all.
+type pools struct {
+	s Servers
+	m map[string]*sql.DB
+}
+
+func (p *pools) DB(n *plan.Node) *sql.DB {
+	if p.m == nil {
+		p.m = map[string]*sql.DB{}
+	}
+	if db := p.m[n.Name]; db != nil {
+		return db
+	}
+	db := p.s.Admin(n)
+	p.m[n.Name] = db
+	return db
+}
+
+func (p *pools) Close() {
+	for _, db := range p.m {
+		db.Close()
+	}
 }

@@ -1,0 +1,42 @@
+package drill
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/workload"
+)
+
+// Lab is what a drill needs of a lab (lab.Lab is one): what any load needs,
+// the application's connections, the load balancers, and the faults and
+// repairs the scenarios apply.
+type Lab interface {
+	workload.Lab
+	// AppDB connects to addr as the application user, from the client host.
+	AppDB(addr string) (*sql.DB, error)
+	// LB resolves a load balancer by name ("lb": the first).
+	LB(name string) (*plan.LB, error)
+	ProcessFault(ctx context.Context, kind fault.Kind, names []string) error
+	Partition(ctx context.Context, targets, from []string) error
+	// Heal undoes every fault; Recover starts a cluster whose nodes all
+	// crashed; Restart restarts nodes one at a time.
+	Heal(ctx context.Context) error
+	Recover(ctx context.Context, force string) error
+	Restart(ctx context.Context, names []string) error
+	RecordFault(r fault.Record) error
+}
+
+// nodes resolves names to the plan's nodes, in the plan's order.
+func nodes(p *plan.Plan, names []string) []*plan.Node {
+	var out []*plan.Node
+	for i := range p.Nodes {
+		for _, name := range names {
+			if p.Nodes[i].Name == name {
+				out = append(out, &p.Nodes[i])
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,75 @@
+package drill
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// partition: cut nodes, hosts or a region off (default: the writer), wait
+// for writes to resume on the majority side (if there is one), heal.
+var partition = Scenario{
+	Name:       Partition,
+	Usage:      "partition [TARGET...]",
+	Short:      "Cut nodes, hosts or a region off (default: the writer), then heal",
+	MaxTargets: -1,
+	targets: func(d *drill, given []string) ([]string, error) {
+		if d.l.Plan().Mode != plan.ModeNetns {
+			return nil, hderr.User("drill partition: network faults need network namespaces (run as root); lab %s runs rootless", d.l.Plan().Lab)
+		}
+		t, err := d.activeOr(given)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := fault.NewCut(d.l.Plan(), t, nil); err != nil {
+			return nil, err
+		}
+		return t, nil
+	},
+	inject: func(ctx context.Context, d *drill) (time.Time, error) {
+		d.faultAt = time.Now()
+		if err := d.l.Partition(ctx, d.res.Targets, nil); err != nil {
+			return d.faultAt, err
+		}
+		members := d.cluster.Members()
+		survivors := members - partitioned(d)
+		d.logf("cut %v off; waiting for writes to resume", d.res.Targets)
+		if survivors*2 <= members {
+			d.logf("no side keeps a majority of the %d members: writes can only resume once the partition heals (after --hold %v)",
+				members, d.o.Hold)
+		}
+		d.waitWrites(ctx, d.o.Hold)
+		if survivors*2 > members {
+			d.waitReformed(ctx, survivors)
+		}
+		sleep(ctx, time.Second)
+		d.logf("healing the partition")
+		return d.faultAt, d.l.Heal(ctx)
+	},
+	faulted:  partitioned,
+	reformed: reformedWithout,
+}
+
+// partitioned counts the cluster's members (nodes, arbitrator) the cut
+// takes away; a cut isolating the majority leaves the larger side the one
+// that should carry on.
+func partitioned(d *drill) int {
+	cut, err := fault.NewCut(d.l.Plan(), d.res.Targets, nil)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, h := range cut.Side {
+		if slices.Contains(d.cluster.Nodes, h.Name) || (d.cluster.Arbitrator != nil && h.Name == d.cluster.Arbitrator.Name) {
+			n++
+		}
+	}
+	if rest := d.cluster.Members() - n; rest < n {
+		return rest
+	}
+	return n
+}

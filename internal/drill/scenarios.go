@@ -1,0 +1,80 @@
+package drill
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Scenario is one drill: the fault it applies under traffic and how the
+// cluster recovers from it. A new drill is a file defining one Scenario and
+// a line in registry; the CLI builds its commands from the registry, and
+// judging (verdict.go) is the same for every scenario.
+type Scenario struct {
+	Name  string
+	Usage string // the command line after `hadrill drill`
+	Short string
+	// MaxTargets is how many targets the command takes (-1: any number,
+	// 0: none: the scenario acts on the whole cluster). NodeFlag adds
+	// --node as another way to name the one target.
+	MaxTargets int
+	NodeFlag   bool
+	// targets resolves the targets given (defaults when none) and checks
+	// them against the lab before anything starts.
+	targets func(d *drill, given []string) ([]string, error)
+	// inject applies the fault and its recovery; it returns the time of the
+	// last fault step (the cluster must be whole after it).
+	inject func(ctx context.Context, d *drill) (time.Time, error)
+	// faulted is how many of the cluster's members the fault takes away
+	// while it holds; reformed, whether a sample shows the cluster re-formed
+	// without them. Nil: the scenario has no re-formed time of its own.
+	faulted  func(d *drill) int
+	reformed func(d *drill, r *Result)
+}
+
+// The drills' names.
+const (
+	Failover       = "failover"
+	Partition      = "partition"
+	FullOutage     = "full-outage"
+	RollingRestart = "rolling-restart"
+)
+
+// registry lists the drills, in the order the CLI shows them.
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart}
+
+// Scenarios are the drills there are.
+func Scenarios() []*Scenario { return registry }
+
+// Lookup finds a drill by name.
+func Lookup(name string) (*Scenario, bool) {
+	i := slices.IndexFunc(registry, func(s *Scenario) bool { return s.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return registry[i], true
+}
+
+// names lists the drills' names, for messages.
+func names() string {
+	var out []string
+	for _, s := range registry {
+		out = append(out, s.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+// wholeCluster: scenarios acting on every node of the cluster take no targets.
+func wholeCluster(d *drill, given []string) ([]string, error) {
+	return append([]string(nil), d.cluster.Nodes...), nil
+}
+
+// reformedWithout records when the survivors re-formed a primary component
+// without the faulted members (and before the cluster was whole again).
+func reformedWithout(d *drill, r *Result) {
+	survivors := d.cluster.Members() - d.sc.faulted(d)
+	if t, ok := d.s.first(d.faultAt, func(s Sample) bool { return s.Reformed(r.Targets, survivors) && !s.Whole(d.cluster.Members()) }); ok {
+		r.ReformedS = secs(t.Sub(d.faultAt))
+	}
+}

@@ -1,0 +1,115 @@
+package drill
+
+import (
+	"context"
+	"database/sql"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/netem"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Scenarios() {
+		if seen[s.Name] || !strings.HasPrefix(s.Usage, s.Name) || s.Short == "" || s.targets == nil || s.inject == nil {
+			t.Errorf("scenario %q: duplicate, or its usage, text, targets or fault missing", s.Name)
+		}
+		if s.faulted != nil && s.reformed == nil {
+			t.Errorf("scenario %q: a scenario that takes members away says how many and when they re-formed", s.Name)
+		}
+		seen[s.Name] = true
+		if got, ok := Lookup(s.Name); !ok || got != s {
+			t.Errorf("Lookup(%q) = %v, %v", s.Name, got, ok)
+		}
+	}
+	if _, ok := Lookup("chaos"); ok {
+		t.Error("an unknown drill was found")
+	}
+	if names() != "failover, partition, full-outage, rolling-restart" {
+		t.Errorf("order %s", names())
+	}
+}
+
+// fakeLab is a lab for checking a drill's input; nothing may run on it.
+type fakeLab struct{ p *plan.Plan }
+
+func (f fakeLab) Home() string                        { return "/nowhere" }
+func (f fakeLab) Plan() *plan.Plan                    { return f.p }
+func (fakeLab) Wrap(_ string, argv []string) []string { return argv }
+func (fakeLab) Dial(context.Context, string, string, string) (net.Conn, error) {
+	panic("dial")
+}
+func (fakeLab) Admin(*plan.Node) *sql.DB                           { panic("admin") }
+func (fakeLab) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
+func (fakeLab) Faults(time.Time, time.Time) []fault.Record         { return nil }
+func (fakeLab) AppDB(string) (*sql.DB, error)                      { panic("app") }
+func (f fakeLab) LB(name string) (*plan.LB, error) {
+	for i := range f.p.LoadBalancers {
+		if f.p.LoadBalancers[i].Name == name {
+			return &f.p.LoadBalancers[i], nil
+		}
+	}
+	return nil, hderr.User("--lb: unknown load balancer %q", name)
+}
+func (fakeLab) ProcessFault(context.Context, fault.Kind, []string) error { panic("fault") }
+func (fakeLab) Partition(context.Context, []string, []string) error      { panic("fault") }
+func (fakeLab) Heal(context.Context) error                               { panic("heal") }
+func (fakeLab) Recover(context.Context, string) error                    { panic("recover") }
+func (fakeLab) Restart(context.Context, []string) error                  { panic("restart") }
+func (fakeLab) RecordFault(fault.Record) error                           { panic("record") }
+
+func galera3(mode string) fakeLab {
+	p := &plan.Plan{Lab: "t", Mode: mode,
+		Clusters:      []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}},
+		Nodes:         []plan.Node{{Name: "db1", Cluster: "db"}, {Name: "db2", Cluster: "db"}, {Name: "db3", Cluster: "db"}},
+		LoadBalancers: []plan.LB{{Name: "lb", Cluster: "db"}}}
+	return fakeLab{p}
+}
+
+func TestPrepareRefusesBadInput(t *testing.T) {
+	ok := Options{Rate: 100, Before: time.Second, After: time.Second, Hold: 30 * time.Second, Timeout: time.Minute}
+	for _, c := range []struct {
+		name string
+		lab  fakeLab
+		edit func(*Options)
+		want []string
+	}{
+		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "chaos", 0 },
+			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart)`, "--rate"}},
+		{"durations", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Hold, o.Timeout = Failover, 0, 2*time.Hour },
+			[]string{"--hold", "--timeout"}},
+		{"targets for a whole-cluster drill", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = FullOutage, []string{"db1"} },
+			[]string{"full-outage drill takes at most 0 targets"}},
+		{"failover of a stranger", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = Failover, []string{"db7"} },
+			[]string{`"db7" is not a node of cluster db`}},
+		{"partition rootless", galera3(plan.ModeRootless), func(o *Options) { o.Scenario, o.Targets = Partition, []string{"db1"} },
+			[]string{"network namespaces"}},
+		{"unknown lb", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.LB = RollingRestart, "lb9" },
+			[]string{`unknown load balancer "lb9"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := ok
+			c.edit(&o)
+			_, err := prepare(c.lab, o)
+			if !hderr.IsUser(err) {
+				t.Fatalf("want a user error, got %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q missing from %v", w, err)
+				}
+			}
+		})
+	}
+	d, err := prepare(galera3(plan.ModeNetns), Options{Scenario: FullOutage, Rate: 10, Hold: time.Second, Timeout: time.Second})
+	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db2,db3" {
+		t.Fatalf("full outage targets the whole cluster: %v %v", d, err)
+	}
+}

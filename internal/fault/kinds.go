@@ -1,0 +1,63 @@
+package fault
+
+// Kind is a fault (or a drill step) as the fault log records it.
+type Kind string
+
+// The faults there are. Each has an entry in Kinds; the CLI builds its
+// `fault` commands from that table.
+const (
+	Kill      Kind = "kill"
+	Stop      Kind = "stop"
+	Pause     Kind = "pause"
+	Resume    Kind = "resume"
+	Partition Kind = "partition"
+	Delay     Kind = "delay"
+	Loss      Kind = "loss"
+	Bandwidth Kind = "bandwidth"
+	Heal      Kind = "heal"
+	// Drill steps, recorded in the same log.
+	Recover Kind = "recover"
+	Restart Kind = "restart"
+)
+
+// Class says what a fault acts on.
+type Class int
+
+const (
+	OnProcess Class = iota // a node's server process
+	OnNetwork              // hosts' packets (iptables in their namespaces)
+	OnLink                 // a WAN link between regions (the netem daemon)
+)
+
+// Entry describes one fault kind for the CLI and for validation.
+type Entry struct {
+	Kind  Kind
+	Class Class
+	Use   string // the command line after `hadrill fault`
+	Short string
+}
+
+// Kinds are the injectable faults, in the order the CLI lists them. A new
+// fault: a constant above, an entry here, and its effect in process.go
+// (a process), network.go (packets) or netem's Emulator.Change (a link).
+var Kinds = []Entry{
+	{Kill, OnProcess, "kill NODE...", "kill -9 the servers of nodes (a crash)"},
+	{Stop, OnProcess, "stop NODE...", "stop the servers of nodes cleanly (they leave their cluster)"},
+	{Pause, OnProcess, "pause NODE...", "freeze the servers of nodes (SIGSTOP): alive but silent, as under a long stall"},
+	{Resume, OnProcess, "resume NODE...", "thaw paused servers (SIGCONT)"},
+	{Partition, OnNetwork, "partition TARGET... [--from OTHER,...]", "Cut hosts or a region off from everyone else (or from --from) with iptables in their namespaces"},
+	{Delay, OnLink, "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
+	{Loss, OnLink, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},
+	{Bandwidth, OnLink, "bandwidth LINK RATE", "Cap what each host sends over a link (e.g. 10mbit; unlimited lifts the cap)"},
+}
+
+// Of returns the entries of one class.
+func Of(c Class) []Entry {
+	var out []Entry
+	for _, e := range Kinds {
+		if e.Class == c {
+			out = append(out, e)
+		}
+	}
+	return out
+}

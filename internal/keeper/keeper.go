@@ -1,0 +1,167 @@
+// Package keeper is `hadrill keeper`, one daemon per lab: it writes
+// heartbeats on every replicated cluster (replica lag is how old their copy
+// is), re-points a DR channel whose source node stopped being a healthy
+// member of its Galera cluster, and archives every node's binary logs.
+package keeper
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/backup"
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/supervise"
+)
+
+// Tick is the keeper's rhythm: channels are checked every tick, heartbeats
+// written every other tick (the lag it measures has this resolution),
+// binlogs archived every fourth.
+const Tick = 250 * time.Millisecond
+
+// Daemon is a lab's keeper under supervision (exe: the hadrill binary).
+func Daemon(p *plan.Plan, home, exe string) supervise.Daemon {
+	return supervise.Daemon{Name: "keeper", Argv: []string{exe, "keeper", "--home", home, "--name", p.Lab, "--lab-dir", p.Dir},
+		Dir: p.Keeper.Dir, LogFile: p.Keeper.LogFile, PidFile: p.Keeper.PidFile, Marker: p.Keeper.Marker}
+}
+
+// Keeper watches one lab.
+type Keeper struct {
+	Repl *replication.Manager
+	// Reload returns the primaries recorded in lab.json (promote changes them).
+	Reload func() (map[string]string, error)
+	Log    io.Writer
+
+	conns  *server.Conns
+	last   map[string]string // last error per subject, logged once
+	tables map[string]bool   // heartbeat table created on this node
+}
+
+// Run keeps the lab until ctx is cancelled.
+func (k *Keeper) Run(ctx context.Context) error {
+	p := k.Repl.Plan
+	k.conns = server.NewConns(k.Repl.Servers.Admin)
+	defer k.conns.Close()
+	k.last, k.tables = map[string]string{}, map[string]bool{}
+	t := time.NewTicker(Tick)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		if prim, err := k.Reload(); err == nil {
+			k.Repl.Primaries = prim
+		}
+		for _, ch := range p.Channels {
+			k.watch(ctx, ch)
+		}
+		if i%2 == 0 {
+			k.heartbeats(ctx)
+		}
+		if i%4 == 0 {
+			for j := range p.Nodes {
+				n := &p.Nodes[j]
+				k.logOnce("archive "+n.Name, backup.ArchiveBinlogs(n, backup.ArchiveDir(p, n.Name)))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (k *Keeper) logOnce(subject string, err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if k.last[subject] != msg {
+		k.last[subject] = msg
+		if err != nil && k.Log != nil {
+			fmt.Fprintf(k.Log, "%s %s: %v\n", time.Now().Format(time.RFC3339Nano), subject, err)
+		}
+	}
+}
+
+// heartbeats writes the heartbeat row on each source cluster's writer.
+func (k *Keeper) heartbeats(ctx context.Context) {
+	p := k.Repl.Plan
+	for i := range p.Clusters {
+		c := &p.Clusters[i]
+		if !Replicated(p, c) {
+			continue
+		}
+		w := k.writer(ctx, c)
+		if w == nil {
+			continue
+		}
+		db := k.conns.DB(w)
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		var err error
+		if !k.tables[w.Name] {
+			err = mariadb.Exec(qctx, db, "CREATE DATABASE IF NOT EXISTS hd_meta",
+				"CREATE TABLE IF NOT EXISTS "+replication.HeartbeatTable+" (cluster VARCHAR(16) PRIMARY KEY, ts DATETIME(6) NOT NULL, node VARCHAR(16) NOT NULL)")
+			k.tables[w.Name] = err == nil
+		}
+		if err == nil {
+			_, err = db.ExecContext(qctx, "REPLACE INTO "+replication.HeartbeatTable+" VALUES (?, NOW(6), ?)", c.Name, w.Name)
+		}
+		cancel()
+		k.logOnce("heartbeat "+c.Name, err)
+	}
+}
+
+// Replicated reports whether a cluster has replicas (a primary cluster) or
+// feeds a channel: its writer then carries a heartbeat.
+func Replicated(p *plan.Plan, c *plan.Cluster) bool {
+	if c.Kind == spec.KindPrimary {
+		return true
+	}
+	for _, ch := range p.Channels {
+		if ch.From == c.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// writer is where a cluster's heartbeat is written: its primary, or a
+// healthy Galera member.
+func (k *Keeper) writer(ctx context.Context, c *plan.Cluster) *plan.Node {
+	p := k.Repl.Plan
+	if c.Kind != spec.KindGalera {
+		n, _ := p.Node(k.Repl.PrimaryOf(c))
+		if k.Repl.Servers.Alive(n) {
+			return n
+		}
+		return nil
+	}
+	for _, cand := range k.Repl.Candidates(ctx, k.conns, c) {
+		if cand.Healthy {
+			n, _ := p.Node(cand.Node)
+			return n
+		}
+	}
+	return nil
+}
+
+// watch re-points a channel from a Galera cluster when its source node is
+// no longer a healthy member.
+func (k *Keeper) watch(ctx context.Context, ch plan.Channel) {
+	p := k.Repl.Plan
+	from, _ := p.Cluster(ch.From)
+	recv, _ := p.Node(ch.Receiver)
+	if from.Kind != spec.KindGalera || !k.Repl.Servers.Alive(recv) {
+		return
+	}
+	choice, err := k.Repl.ChooseSource(ctx, k.conns.DB(recv), ch, k.Repl.Candidates(ctx, k.conns, from), nil)
+	if err != nil || !choice.Repoint {
+		k.logOnce("channel "+ch.Name, err)
+		return
+	}
+	k.logOnce("channel "+ch.Name, k.Repl.Move(ctx, k.conns.DB(recv), ch, choice))
+}

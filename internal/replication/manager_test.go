@@ -1,0 +1,174 @@
+package replication
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/sqlfake"
+)
+
+// fakeServers: which nodes run, and a recording fake server per node.
+type fakeServers struct {
+	up  map[string]bool
+	sql *sqlfake.Servers
+}
+
+func (f *fakeServers) Admin(n *plan.Node) *sql.DB { return f.sql.DB(n.Name) }
+func (f *fakeServers) Alive(n *plan.Node) bool    { return f.up[n.Name] }
+
+// semisync3: a semi-sync primary cluster db1 (primary), db2, db3.
+func semisync3(t *testing.T) *plan.Plan {
+	repl := filepath.Join(t.TempDir(), "repl.password")
+	if err := os.WriteFile(repl, []byte("pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := &plan.Plan{Lab: "t", Secrets: plan.Secrets{Repl: repl},
+		Clusters: []plan.Cluster{{Name: "db", Kind: spec.KindPrimary, Mode: spec.ModeSemiSync, Primary: "db1", Nodes: []string{"db1", "db2", "db3"}}}}
+	for i, name := range []string{"db1", "db2", "db3"} {
+		p.Nodes = append(p.Nodes, plan.Node{Name: name, Cluster: "db", Kind: spec.KindPrimary, Address: "198.18.0.1" + string(rune('1'+i)), Port: 3306})
+	}
+	return p
+}
+
+func manager(t *testing.T, answer func(server, query string) *sqlfake.Result) (*Manager, *fakeServers) {
+	f := &fakeServers{up: map[string]bool{"db1": true, "db2": true, "db3": true}, sql: &sqlfake.Servers{Answer: answer}}
+	return &Manager{Plan: semisync3(t), Servers: f}, f
+}
+
+func has(sent []string, prefix string) bool {
+	return slices.ContainsFunc(sent, func(s string) bool { return strings.HasPrefix(s, prefix) })
+}
+
+func TestEnsureGivesRoles(t *testing.T) {
+	m, f := manager(t, nil)
+	if err := m.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.sql.Sent("db1"); !slices.Equal(got, []string{"SET GLOBAL read_only=OFF", "SET GLOBAL rpl_semi_sync_master_enabled=ON"}) {
+		t.Errorf("primary was sent %q", got)
+	}
+	for _, r := range []string{"db2", "db3"} {
+		sent := f.sql.Sent(r)
+		if len(sent) < 4 || sent[0] != "SET GLOBAL read_only=ON" || !has(sent, "CHANGE MASTER '' TO MASTER_HOST='198.18.0.11'") || !has(sent, "START SLAVE ''") {
+			t.Errorf("replica %s was sent %q", r, sent)
+		}
+		if has(sent, "SET GLOBAL rpl_semi_sync_master_enabled=ON") {
+			t.Errorf("semi-sync master switched on on replica %s (its SQL thread would wait for acknowledgements)", r)
+		}
+	}
+}
+
+func TestEnsureLeavesExistingConnectionsAndDownNodes(t *testing.T) {
+	m, f := manager(t, func(server, q string) *sqlfake.Result {
+		if q == "SHOW ALL SLAVES STATUS" && server == "db2" {
+			return &sqlfake.Result{Columns: []string{"Connection_name", "Master_Host"}, Rows: [][]string{{"", "198.18.0.11"}}}
+		}
+		return nil
+	})
+	f.up["db3"] = false
+	if err := m.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if sent := f.sql.Sent("db2"); has(sent, "CHANGE MASTER") {
+		t.Errorf("an existing connection was re-pointed: %q", sent)
+	}
+	if sent := f.sql.Sent("db3"); len(sent) != 0 {
+		t.Errorf("a down node was sent %q", sent)
+	}
+}
+
+func TestPromoteRefusesBeforeChangingAnything(t *testing.T) {
+	for _, c := range []struct {
+		name, node, want string
+		down             string
+	}{
+		{"unknown", "db9", `unknown node "db9"`, ""},
+		{"already", "db1", "already the primary", ""},
+		{"down", "db2", "db2 is down", "db2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, f := manager(t, nil)
+			if c.down != "" {
+				f.up[c.down] = false
+			}
+			err := m.Promote(context.Background(), c.node, false)
+			if !hderr.IsUser(err) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a user error with %q", err, c.want)
+			}
+			if log := f.sql.Log(); len(log) != 0 {
+				t.Errorf("a refused promotion sent %q", log)
+			}
+		})
+	}
+}
+
+// positions answers a switchover's questions: each node's GTID position,
+// and the candidate's catch-up wait.
+func positions(pos map[string]string) func(server, q string) *sqlfake.Result {
+	return func(server, q string) *sqlfake.Result {
+		switch {
+		case q == "SELECT @@gtid_binlog_pos":
+			return &sqlfake.Result{Columns: []string{"pos"}, Rows: [][]string{{pos[server]}}}
+		case strings.HasPrefix(q, "SELECT MASTER_GTID_WAIT"):
+			return &sqlfake.Result{Columns: []string{"r"}, Rows: [][]string{{"0"}}}
+		}
+		return nil
+	}
+}
+
+func TestPromoteSwitchover(t *testing.T) {
+	m, f := manager(t, positions(map[string]string{"db1": "1-101-5", "db2": "1-101-5", "db3": "1-101-5"}))
+	var recorded []string
+	m.SetPrimary = func(cluster, node string) error { recorded = append(recorded, cluster+"="+node); return nil }
+	if err := m.Promote(context.Background(), "db2", false); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(recorded, []string{"db=db2"}) || m.PrimaryOf(&m.Plan.Clusters[0]) != "db2" {
+		t.Errorf("primary recorded %v, now %s", recorded, m.PrimaryOf(&m.Plan.Clusters[0]))
+	}
+	if sent := f.sql.Sent("db1"); sent[0] != "SET GLOBAL read_only=ON" || !has(sent, "CHANGE MASTER '' TO MASTER_HOST='198.18.0.12'") {
+		t.Errorf("old primary: read-only first, then follows db2; was sent %q", sent)
+	}
+	if sent := f.sql.Sent("db2"); !has(sent, "RESET SLAVE '' ALL") || !has(sent, "SET GLOBAL read_only=OFF") {
+		t.Errorf("new primary was sent %q", sent)
+	}
+	if sent := f.sql.Sent("db3"); !has(sent, "CHANGE MASTER '' TO MASTER_HOST='198.18.0.12'") {
+		t.Errorf("db3 does not follow db2: %q", sent)
+	}
+}
+
+func TestPromoteRefusesErrantAndRestoresTheWriter(t *testing.T) {
+	m, f := manager(t, positions(map[string]string{"db1": "1-101-5", "db2": "1-101-5,2-102-1", "db3": "1-101-5"}))
+	err := m.Promote(context.Background(), "db2", false)
+	if !hderr.IsUser(err) || !strings.Contains(err.Error(), "errant") || !strings.Contains(err.Error(), "2-102-1") {
+		t.Fatalf("want the errant GTID named, got %v", err)
+	}
+	if sent := f.sql.Sent("db1"); sent[len(sent)-1] != "SET GLOBAL read_only=OFF" {
+		t.Errorf("the old primary must be writable again; its last statement was %q", sent[len(sent)-1])
+	}
+	if sent := f.sql.Sent("db2"); has(sent, "RESET SLAVE") {
+		t.Errorf("the refused candidate was changed: %q", sent)
+	}
+}
+
+func TestRepointRefusals(t *testing.T) {
+	m, _ := manager(t, nil)
+	if err := m.Repoint(context.Background(), "", ""); !hderr.IsUser(err) || !strings.Contains(err.Error(), "no replication channels") {
+		t.Errorf("no channels: %v", err)
+	}
+	m.Plan.Channels = []plan.Channel{{Name: "dr", From: "db", To: "dr", Receiver: "db3"}}
+	if err := m.Repoint(context.Background(), "nope", ""); !hderr.IsUser(err) || !strings.Contains(err.Error(), `unknown channel "nope"`) {
+		t.Errorf("unknown channel: %v", err)
+	}
+	if err := m.Repoint(context.Background(), "dr", ""); !hderr.IsUser(err) || !strings.Contains(err.Error(), "follows that cluster's primary") {
+		t.Errorf("a channel from a primary cluster: %v", err)
+	}
+}

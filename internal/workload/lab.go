@@ -1,0 +1,30 @@
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"net"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/netem"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// Lab is what load against a lab needs of it (lab.Lab is one): where it
+// lives, its plan, running and dialing from its hosts, its servers' admin
+// pools, the WAN check that dates a run, and the faults injected meanwhile.
+type Lab interface {
+	Home() string
+	Plan() *plan.Plan
+	// Wrap turns argv into the command that runs it on a host.
+	Wrap(host string, argv []string) []string
+	// Dial connects from inside a host.
+	Dial(ctx context.Context, host, network, addr string) (net.Conn, error)
+	// Admin opens a root-equivalent pool to a node (close it).
+	Admin(n *plan.Node) *sql.DB
+	// CheckWAN measures the emulated links and fails when one is off its target.
+	CheckWAN(ctx context.Context) ([]netem.Measured, error)
+	// Faults lists the faults injected between from and to.
+	Faults(from, to time.Time) []fault.Record
+}
