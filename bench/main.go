@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // scenarios run in this order under -scenario all.
@@ -119,15 +121,7 @@ func tryRun(name string, args ...string) {
 	}
 }
 
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		return s[n/2]
-	} else {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-}
+func median(v []float64) float64 { return stats.Median(v) }
 
 func minf(v []float64) float64 { s := append([]float64(nil), v...); sort.Float64s(s); return s[0] }
 func maxf(v []float64) float64 {

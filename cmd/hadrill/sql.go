@@ -54,23 +54,14 @@ func sqlArgv(l *lab.Lab, target string, app bool) ([]string, error) {
 		return netns.Wrap(p.Client.Netns, []string{"mariadb", "--defaults-file=" + p.Secrets.Client,
 			"--host=" + addr, "--port=" + strconv.Itoa(port)})
 	}
-	if n, ok := p.Node(target); ok {
-		if app {
-			return client(n.Address, n.Port), nil
-		}
-		return []string{"mariadb", "--socket=" + n.Socket, "--user=" + l.Facts.User}, nil
+	t, err := p.Target(target)
+	if err != nil {
+		return nil, hderr.User("NODE: %v", err)
 	}
-	for _, lb := range p.LoadBalancers {
-		if lb.Name == target {
-			return client(lb.Address, lb.Port), nil
-		}
+	if t.Node != nil && !app {
+		return []string{"mariadb", "--socket=" + t.Node.Socket, "--user=" + l.Facts.User}, nil
 	}
-	var names []string
-	names = append(names, p.NodeNames()...)
-	for _, lb := range p.LoadBalancers {
-		names = append(names, lb.Name)
-	}
-	return nil, hderr.User("NODE: unknown node or load balancer %q in lab %s (known: %v)", target, p.Lab, names)
+	return client(t.Address()), nil
 }
 
 func logsCmd() *cobra.Command {
@@ -88,7 +79,7 @@ func logsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := l.CheckNodes(a); err != nil {
+			if err := l.Plan().CheckNodes(a); err != nil {
 				return err
 			}
 			n, _ := l.Plan().Node(a[0])

@@ -200,12 +200,10 @@ func Drained(n *plan.Node) bool {
 	return err == nil
 }
 
-// LB resolves a load balancer by name; "lb" names the lab's first.
+// LB resolves a load balancer by name (plan.LBAlias: the lab's first).
 func (l *Lab) LB(name string) (*plan.LB, error) {
-	for i := range l.p.LoadBalancers {
-		if lb := &l.p.LoadBalancers[i]; lb.Name == name || (name == "lb" && i == 0) {
-			return lb, nil
-		}
+	if lb, ok := l.p.LB(name); ok {
+		return lb, nil
 	}
 	var names []string
 	for _, lb := range l.p.LoadBalancers {

@@ -17,17 +17,6 @@ import (
 	"github.com/hadrill/hadrill/internal/state"
 )
 
-// CheckNodes names every unknown node at once.
-func (l *Lab) CheckNodes(names []string) error {
-	var problems []string
-	for _, n := range names {
-		if _, ok := l.p.Node(n); !ok {
-			problems = append(problems, fmt.Sprintf("NODE: unknown node %q in lab %s (nodes: %v)", n, l.p.Lab, l.p.NodeNames()))
-		}
-	}
-	return hderr.Users(problems)
-}
-
 // Stop stops nodes cleanly (all when names is empty).
 func (l *Lab) Stop(ctx context.Context, names []string) error {
 	if err := l.p.CheckNodes(names); err != nil {

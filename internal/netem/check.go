@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // Measured is a link's round trip as measured between two of its hosts.
@@ -43,7 +45,7 @@ func Judge(k Link, samples []time.Duration, failed int) Measured {
 	s := append([]time.Duration(nil), samples...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	m.MinMs, m.MaxMs = ms(s[0]), ms(s[len(s)-1])
-	m.P50Ms, m.P99Ms = ms(Percentile(s, 50)), ms(Percentile(s, 99))
+	m.P50Ms, m.P99Ms = ms(stats.Percentile(s, 50)), ms(stats.Percentile(s, 99))
 	off := m.P50Ms - m.TargetMs
 	if off < 0 {
 		off = -off
@@ -73,21 +75,6 @@ func (m Measured) Warning() string {
 	}
 	return fmt.Sprintf("link %s: measured round trip %.2f ms (p50 of %d, %s → %s), %.2f ms off its target %.2f ms (tolerance %.2f ms): the machine is busy; what is measured now carries the difference",
 		m.Link, m.P50Ms, m.Samples, m.From, m.To, m.P50Ms-m.TargetMs, m.TargetMs, m.Tolerance)
-}
-
-// Percentile of sorted durations (nearest rank).
-func Percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(p/100*float64(len(sorted))+0.5) - 1
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(sorted) {
-		i = len(sorted) - 1
-	}
-	return sorted[i]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -5,6 +5,7 @@ package plan
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -227,6 +228,52 @@ func (p *Plan) CheckNodes(names []string) error {
 		}
 	}
 	return hderr.Users(problems)
+}
+
+// LBAlias names a lab's first load balancer wherever a target is asked for.
+const LBAlias = "lb"
+
+// LB resolves a load balancer by name; LBAlias is the lab's first.
+func (p *Plan) LB(name string) (*LB, bool) {
+	for i := range p.LoadBalancers {
+		if lb := &p.LoadBalancers[i]; lb.Name == name || (name == LBAlias && i == 0) {
+			return lb, true
+		}
+	}
+	return nil, false
+}
+
+// Target is what a command's target names: a load balancer or a node.
+type Target struct {
+	LB   *LB
+	Node *Node
+}
+
+// Address is where an application connects to the target.
+func (t Target) Address() (string, int) {
+	if t.LB != nil {
+		return t.LB.Address, t.LB.Port
+	}
+	return t.Node.Address, t.Node.Port
+}
+
+// Target resolves a target by name: LBAlias, a load balancer, or a node.
+// The one resolver every command uses; the error names what is known.
+func (p *Plan) Target(name string) (Target, error) {
+	if lb, ok := p.LB(name); ok {
+		return Target{LB: lb}, nil
+	}
+	if n, ok := p.Node(name); ok {
+		return Target{Node: n}, nil
+	}
+	known := []string{}
+	if len(p.LoadBalancers) > 0 {
+		known = append(known, LBAlias)
+	}
+	for _, lb := range p.LoadBalancers {
+		known = append(known, lb.Name)
+	}
+	return Target{}, fmt.Errorf("unknown target %q in lab %s (known: %s)", name, p.Lab, strings.Join(append(known, p.NodeNames()...), ", "))
 }
 
 // Node returns the node with that name.

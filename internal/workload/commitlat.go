@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // Latency is the commit latency measured on one target.
@@ -92,13 +93,9 @@ func commitsOn(ctx context.Context, l Lab, e Endpoint, count int) (Latency, erro
 	for _, v := range ms {
 		sum += v
 	}
-	res.P50, res.P95, res.P99 = rank(ms, 50), rank(ms, 95), rank(ms, 99)
+	res.P50, res.P95, res.P99 = stats.Percentile(ms, 50), stats.Percentile(ms, 95), stats.Percentile(ms, 99)
 	res.Avg, res.Max = sum/float64(len(ms)), ms[len(ms)-1]
 	return res, nil
 }
 
 // rank is the p-th percentile of sorted values (nearest rank).
-func rank(sorted []float64, p float64) float64 {
-	i := int(float64(len(sorted))*p/100+0.999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}

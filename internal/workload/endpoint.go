@@ -75,20 +75,12 @@ func resolve(l Lab, target, credentials string) (Endpoint, error) {
 		e.Host, e.Port, e.User, e.Password = u.Hostname(), port, user, pw
 		return e, nil
 	}
-	if target == "lb" && len(l.Plan().LoadBalancers) > 0 {
-		target = l.Plan().LoadBalancers[0].Name
+	t, err := l.Plan().Target(target)
+	if err != nil {
+		return e, hderr.User("--target: %v (or mysql://HOST:PORT)", err)
 	}
-	for _, lb := range l.Plan().LoadBalancers {
-		if lb.Name == target {
-			e.Host, e.Port = lb.Address, lb.Port
-			return e, nil
-		}
-	}
-	if n, ok := l.Plan().Node(target); ok {
-		e.Host, e.Port = n.Address, n.Port
-		return e, nil
-	}
-	return e, hderr.User("--target: unknown target %q (expected lb, a load balancer, a node of %v, or mysql://HOST:PORT)", target, l.Plan().NodeNames())
+	e.Host, e.Port = t.Address()
+	return e, nil
 }
 
 // readCredentials reads user= and password= from a my.cnf-style file.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // Visibility is how long after its commit was acknowledged on From a row
@@ -103,7 +104,7 @@ func visibility(ctx context.Context, l Lab, from, to Endpoint, count, wait int) 
 		return v, nil
 	}
 	sort.Float64s(lags)
-	v.Count, v.P50, v.P95, v.P99, v.Max = len(lags), rank(lags, 50), rank(lags, 95), rank(lags, 99), lags[len(lags)-1]
+	v.Count, v.P50, v.P95, v.P99, v.Max = len(lags), stats.Percentile(lags, 50), stats.Percentile(lags, 95), stats.Percentile(lags, 99), lags[len(lags)-1]
 	v.Polls = float64(polls) / float64(len(lags))
 	return v, nil
 }

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // Workloads are the OLTP scripts sysbench 1.0 ships.
@@ -131,7 +133,7 @@ type Point struct {
 func Summarize(threads int, runs []Result) Point {
 	sorted := append([]Result(nil), runs...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].TPS < sorted[j].TPS })
-	m := sorted[len(sorted)/2]
+	m := sorted[stats.MedianIndex(len(sorted))]
 	p := Point{Threads: threads, TPS: m.TPS, QPS: m.QPS, P50: m.Percentile(50), P95: m.Percentile(95), P99: m.Percentile(99),
 		AvgLat: m.LatAvg, ErrPerSec: m.ErrPerSec, Reconnect: m.Reconnects, Runs: runs}
 	if p.P95 == 0 { // no histogram (a cut-short run): the reported percentile

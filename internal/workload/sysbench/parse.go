@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // Interval is one --report-interval line.
@@ -199,7 +201,7 @@ func (r Result) Percentile(p float64) float64 {
 	if total == 0 {
 		return 0
 	}
-	rank := int64(float64(total)*p/100 + 0.999999)
+	rank := int64(stats.Rank(int(total), p))
 	var seen int64
 	for _, b := range r.Histogram {
 		seen += b.Count

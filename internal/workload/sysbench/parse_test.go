@@ -2,10 +2,11 @@ package sysbench
 
 import (
 	"encoding/json"
-	"github.com/hadrill/hadrill/internal/golden"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/hadrill/hadrill/internal/golden"
 )
 
 // Outputs of sysbench 1.0.20 captured against a hadrill galera3 lab
