@@ -82,12 +82,12 @@ func Handler(p *Prober) http.Handler {
 
 // answer writes a verdict: 200 or 503; HEAD and OPTIONS get the status
 // only, GET the JSON body too.
-func answer(w http.ResponseWriter, r *http.Request, ok bool, code string, body any) {
+func answer(w http.ResponseWriter, r *http.Request, ok bool, code galera.Code, body any) {
 	status := http.StatusServiceUnavailable
 	if ok {
 		status = http.StatusOK
 	}
-	w.Header().Set("X-Hadrill-Verdict", code)
+	w.Header().Set("X-Hadrill-Verdict", string(code))
 	if r.Method == http.MethodHead || r.Method == http.MethodOptions {
 		w.WriteHeader(status)
 		return

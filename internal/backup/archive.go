@@ -13,7 +13,7 @@ import (
 )
 
 // ArchiveDir is where a node's binary logs are archived.
-func ArchiveDir(p *plan.Plan, node string) string { return filepath.Join(p.Dir, "archive", node) }
+func ArchiveDir(p *plan.Plan, node string) string { return filepath.Join(p.Archive, node) }
 
 // ArchiveBinlogs copies what is new in a node's binary logs into dir.
 // Binary logs only grow (and are never rewritten), so each file is copied

@@ -22,6 +22,7 @@ import (
 	"github.com/hadrill/hadrill/internal/pitr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -47,12 +48,7 @@ func (l *Lab) logf(format string, args ...any) {
 }
 
 func (l *Lab) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
-	db := l.Servers.Admin(n)
-	defer db.Close()
-	if err := mariadb.Exec(ctx, db, stmts...); err != nil {
-		return fmt.Errorf("%s: %w", n.Name, err)
-	}
-	return nil
+	return server.Exec(ctx, l.Servers.Admin, n, stmts...)
 }
 
 // Info describes one backup (backups/<id>/backup.json).
@@ -68,7 +64,7 @@ type Info struct {
 	Dir string `json:"dir"` // the prepared backup: a datadir a server can start on
 }
 
-func (l *Lab) dir() string { return filepath.Join(l.Plan.Dir, "backups") }
+func (l *Lab) dir() string { return l.Plan.Backups }
 
 // Backup takes a prepared full backup of a node with mariabackup. A Galera
 // node is desynced meanwhile, so its agent answers 503 and the load

@@ -62,6 +62,7 @@ func (labs) Down(context.Context, string) error { return nil }
 func TestRestoreRefusesBeforeCreating(t *testing.T) {
 	p := &plan.Plan{Lab: "src", Dir: t.TempDir(), Clusters: []plan.Cluster{{Name: "db", Nodes: []string{"db1"}}},
 		Nodes: []plan.Node{{Name: "db1", Cluster: "db", Profile: "durable"}}}
+	plan.Complete(p)
 	l := &Lab{Plan: p}
 	ctx := context.Background()
 	// every problem at once: a bad target, a taken name, an unknown cluster

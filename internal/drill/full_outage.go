@@ -20,10 +20,12 @@ var fullOutage = Scenario{
 			return d.faultAt, err
 		}
 		d.logf("killed every node of %s (kill -9); recovering", d.cluster.Name)
-		if err := d.l.RecordFault(fault.Record{Fault: fault.Recover, Targets: d.cluster.Nodes}); err != nil {
+		began := time.Now().UTC()
+		if err := d.l.Recover(ctx, ""); err != nil {
 			return d.faultAt, err
 		}
-		if err := d.l.Recover(ctx, ""); err != nil {
+		// recorded once it took effect, dated when it began (like every fault)
+		if err := d.l.RecordFault(fault.Record{Fault: fault.Recover, Targets: d.cluster.Nodes, At: began}); err != nil {
 			return d.faultAt, err
 		}
 		d.waitWrites(ctx, d.o.Timeout)

@@ -30,11 +30,12 @@ var rollingRestart = Scenario{
 		var last time.Time
 		for _, name := range order {
 			last = time.Now()
-			if err := d.l.RecordFault(fault.Record{Fault: fault.Restart, Targets: []string{name}}); err != nil {
-				return last, err
-			}
 			d.logf("restarting %s", name)
 			if err := d.l.Restart(ctx, []string{name}); err != nil {
+				return last, err
+			}
+			// recorded once it took effect, dated when it began (like every fault)
+			if err := d.l.RecordFault(fault.Record{Fault: fault.Restart, Targets: []string{name}, At: last.UTC()}); err != nil {
 				return last, err
 			}
 			if _, ok := d.s.waitFor(ctx, d.s.brokenAt(last), d.o.Timeout, d.whole); !ok {

@@ -23,25 +23,29 @@ type HealthOptions struct {
 	Drained             bool // the operator drained the node (maintenance)
 }
 
+// Code is one of the closed vocabulary of health verdicts (the Galera ones
+// here, the primary/replica ones in replication).
+type Code string
+
 // Codes: the closed vocabulary of verdicts.
 const (
-	CodeSynced      = "Synced"       // healthy
-	CodeDonor       = "DonorServing" // Donor/Desynced, admitted because available_when_donor is on
-	CodeDrained     = "Drained"
-	CodeNonPrimary  = "NonPrimary" // not in the primary component: partitioned or lost quorum
-	CodeDesynced    = "Desynced"   // Donor/Desynced: serving a state transfer or wsrep_desync=ON
-	CodeJoining     = "Joining"    // Joining / Joined: catching up
-	CodeNotReady    = "NotReady"   // wsrep_ready=OFF
-	CodeRejecting   = "RejectingQueries"
-	CodeReadOnly    = "ReadOnly"
-	CodeNotGalera   = "WsrepOff"
-	CodeUnreachable = "Unreachable" // the probe could not read the node at all
+	CodeSynced      Code = "Synced"       // healthy
+	CodeDonor       Code = "DonorServing" // Donor/Desynced, admitted because available_when_donor is on
+	CodeDrained     Code = "Drained"
+	CodeNonPrimary  Code = "NonPrimary" // not in the primary component: partitioned or lost quorum
+	CodeDesynced    Code = "Desynced"   // Donor/Desynced: serving a state transfer or wsrep_desync=ON
+	CodeJoining     Code = "Joining"    // Joining / Joined: catching up
+	CodeNotReady    Code = "NotReady"   // wsrep_ready=OFF
+	CodeRejecting   Code = "RejectingQueries"
+	CodeReadOnly    Code = "ReadOnly"
+	CodeNotGalera   Code = "WsrepOff"
+	CodeUnreachable Code = "Unreachable" // the probe could not read the node at all
 )
 
 // Verdict is the answer to "may this node take traffic?".
 type Verdict struct {
 	OK     bool   `json:"ok"`
-	Code   string `json:"code"`
+	Code   Code   `json:"code"`
 	State  string `json:"state"` // wsrep_local_state_comment
 	Reason string `json:"reason"`
 }
@@ -57,7 +61,7 @@ func Drained(state string) Verdict {
 func Judge(s Snapshot, o HealthOptions) Verdict {
 	st, v := s.Status, s.Variables
 	state := st["wsrep_local_state_comment"]
-	no := func(code, format string, a ...any) Verdict {
+	no := func(code Code, format string, a ...any) Verdict {
 		return Verdict{Code: code, State: state, Reason: fmt.Sprintf(format, a...)}
 	}
 	switch {
@@ -110,5 +114,5 @@ func on(v string) bool { return strings.EqualFold(v, "ON") || v == "1" }
 // SyncedPrimary reports whether a member's wsrep_% status says it serves:
 // Synced, in the primary component.
 func SyncedPrimary(st map[string]string) bool {
-	return st["wsrep_local_state_comment"] == CodeSynced && strings.EqualFold(st["wsrep_cluster_status"], "Primary")
+	return Code(st["wsrep_local_state_comment"]) == CodeSynced && strings.EqualFold(st["wsrep_cluster_status"], "Primary")
 }

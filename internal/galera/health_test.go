@@ -39,7 +39,7 @@ func TestJudge(t *testing.T) {
 		snap Snapshot
 		opts HealthOptions
 		ok   bool
-		code string
+		code Code
 	}{
 		{"synced", synced, HealthOptions{}, true, CodeSynced},
 		{"majority side of a partition", snapshot(t, "majority-after-partition"), HealthOptions{}, true, CodeSynced},

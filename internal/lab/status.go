@@ -58,7 +58,7 @@ type LinkInfo struct {
 type NodeInfo struct {
 	Name    string       `json:"name"`
 	Cluster string       `json:"cluster"`
-	Kind    string       `json:"kind"`
+	Kind    spec.Kind    `json:"kind"`
 	Role    plan.Role    `json:"role"`
 	Region  string       `json:"region"`
 	Netns   string       `json:"netns"`
@@ -75,13 +75,13 @@ type NodeInfo struct {
 
 // LBInfo is one load balancer.
 type LBInfo struct {
-	Name    string `json:"name"`
-	Cluster string `json:"cluster"`
-	Mode    string `json:"mode"`
-	Netns   string `json:"netns"`
-	Address string `json:"address"`
-	Port    int    `json:"port"`
-	State   string `json:"state"` // running | down
+	Name    string      `json:"name"`
+	Cluster string      `json:"cluster"`
+	Mode    spec.LBMode `json:"mode"`
+	Netns   string      `json:"netns"`
+	Address string      `json:"address"`
+	Port    int         `json:"port"`
+	State   string      `json:"state"` // running | down
 	// Backends are the servers as HAProxy sees them (proxy "writes", and "reads" when balanced).
 	Backends []haproxy.ServerState `json:"backends"`
 }

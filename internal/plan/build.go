@@ -65,6 +65,9 @@ func Complete(p *Plan) {
 			LogFile: filepath.Join(p.Dir, "netem.log"), Dir: filepath.Join(p.Dir, "netem"),
 			Measured: filepath.Join(p.Dir, "wan.json")}
 	}
+	if p.Backups == "" {
+		p.Backups, p.Archive = filepath.Join(p.Dir, "backups"), filepath.Join(p.Dir, "archive")
+	}
 	if p.Keeper.Marker == "" {
 		// the keeper's command line holds --lab-dir DIR; no other daemon's does
 		p.Keeper = Daemon{Dir: filepath.Join(p.Dir, "keeper"), LogFile: filepath.Join(p.Dir, "keeper.log"),

@@ -93,7 +93,7 @@ func (b *builder) loadBalancers() error {
 		if len(lb.AdminSocket) > maxSocketPath {
 			return hderr.User("--home: the socket path %s is longer than a unix socket allows; use a shorter --home", lb.AdminSocket)
 		}
-		c := haproxy.Config{Lab: b.p.Lab, Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Address: lb.Address,
+		c := haproxy.Config{Lab: b.p.Lab, Name: lb.Name, Cluster: lb.Cluster, Mode: string(lb.Mode), Address: lb.Address,
 			Port: lb.Port, ReadPort: lb.ReadPort, CheckPort: AgentPort, AdminSocket: lb.AdminSocket, Timing: haproxy.DefaultTiming,
 			WriteCheck: "/", ReadCheck: "/"}
 		if pc, _ := b.p.Cluster(lb.Cluster); pc != nil && pc.Kind == spec.KindPrimary {
@@ -182,7 +182,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		n.ProviderOptions = mariadb.ProviderOptions(n.Address, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast, segment(c, j))
 	}
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
-		Kind: c.Kind, Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile, SSTLogDir: filepath.Join(n.Dir, "sst-logs"),
+		Kind: string(c.Kind), Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile, SSTLogDir: filepath.Join(n.Dir, "sst-logs"),
 		LogFile: n.LogFile, Address: n.Address, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
 		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
@@ -207,7 +207,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	return n, nil
 }
 
-func role(kind string, j int) Role {
+func role(kind spec.Kind, j int) Role {
 	switch {
 	case kind == spec.KindGalera:
 		return RoleGalera

@@ -43,6 +43,8 @@ type Plan struct {
 	FaultLog      string     `json:"fault_log"`     // faults and drill steps, one JSON record a line
 	WAN           *WAN       `json:"wan,omitempty"` // root labs with links between regions
 	Keeper        Daemon     `json:"keeper"`        // the lab's keeper (hadrill keeper)
+	Backups       string     `json:"backups"`       // backups/<id>/ (prepared datadir, backup.json)
+	Archive       string     `json:"archive"`       // archive/<node>/: each node's archived binary logs
 	Spec          *spec.Spec `json:"spec"`
 }
 
@@ -80,13 +82,13 @@ type Host struct {
 
 // Cluster is a resolved cluster.
 type Cluster struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	StateUUID string   `json:"state_uuid,omitempty"` // Galera group state UUID the nodes are seeded with
-	Nodes     []string `json:"nodes"`
+	Name      string    `json:"name"`
+	Kind      spec.Kind `json:"kind"`
+	StateUUID string    `json:"state_uuid,omitempty"` // Galera group state UUID the nodes are seeded with
+	Nodes     []string  `json:"nodes"`
 	// Primary clusters: the replication mode and the node that starts as primary.
-	Mode    string `json:"mode,omitempty"`
-	Primary string `json:"primary,omitempty"`
+	Mode    spec.ReplMode `json:"mode,omitempty"`
+	Primary string        `json:"primary,omitempty"`
 	// GTIDDomain is the domain id of the cluster's replicated transactions.
 	GTIDDomain int `json:"gtid_domain"`
 	// Arbitrator is the cluster's garbd, if it has one.
@@ -117,29 +119,29 @@ func (c Cluster) Members() int {
 // Channel is asynchronous (or semi-sync) replication from one cluster into
 // another: the receiver applies what one node of the source cluster sends.
 type Channel struct {
-	Name     string `json:"name"` // the replication connection's name on the receiver
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Mode     string `json:"mode"`
-	Receiver string `json:"receiver"` // the node of the target cluster that applies the stream
-	Source   string `json:"source"`   // the node of the source cluster it starts from
+	Name     string        `json:"name"` // the replication connection's name on the receiver
+	From     string        `json:"from"`
+	To       string        `json:"to"`
+	Mode     spec.ReplMode `json:"mode"`
+	Receiver string        `json:"receiver"` // the node of the target cluster that applies the stream
+	Source   string        `json:"source"`   // the node of the source cluster it starts from
 }
 
 // Node is one database server.
 type Node struct {
-	Name       string `json:"name"`
-	Cluster    string `json:"cluster"`
-	Kind       string `json:"kind"`
-	Role       Role   `json:"role"`
-	Region     string `json:"region"`
-	Host       string `json:"host"`
-	Netns      string `json:"netns,omitempty"`
-	Address    string `json:"address"`
-	Port       int    `json:"port"`
-	GaleraPort int    `json:"galera_port,omitempty"`
-	ServerID   int    `json:"server_id"`
-	GTIDDomain int    `json:"gtid_domain"`
-	UUID       string `json:"uuid,omitempty"` // Galera node UUID used for the seeded primary view
+	Name       string    `json:"name"`
+	Cluster    string    `json:"cluster"`
+	Kind       spec.Kind `json:"kind"`
+	Role       Role      `json:"role"`
+	Region     string    `json:"region"`
+	Host       string    `json:"host"`
+	Netns      string    `json:"netns,omitempty"`
+	Address    string    `json:"address"`
+	Port       int       `json:"port"`
+	GaleraPort int       `json:"galera_port,omitempty"`
+	ServerID   int       `json:"server_id"`
+	GTIDDomain int       `json:"gtid_domain"`
+	UUID       string    `json:"uuid,omitempty"` // Galera node UUID used for the seeded primary view
 	// ProviderOptions is the node's wsrep_provider_options as in its my.cnf;
 	// UserProviderOptions: the spec sets them itself (hadrill then adds none).
 	ProviderOptions     string `json:"provider_options,omitempty"`
@@ -162,21 +164,21 @@ type Node struct {
 
 // LB is a load balancer: HAProxy on its own host in front of one cluster.
 type LB struct {
-	Name        string `json:"name"`
-	Cluster     string `json:"cluster"`
-	Mode        string `json:"mode"`
-	Host        string `json:"host"`
-	Netns       string `json:"netns,omitempty"`
-	Address     string `json:"address"`
-	Port        int    `json:"port"`                // writes (and everything in single-writer mode)
-	ReadPort    int    `json:"read_port,omitempty"` // reads, balanced mode only
-	Dir         string `json:"dir"`
-	ConfigFile  string `json:"config_file"`
-	PidFile     string `json:"pid_file"`
-	LogFile     string `json:"log_file"`
-	AdminSocket string `json:"admin_socket"`
-	Config      string `json:"config"`
-	Haproxy     Daemon `json:"haproxy"`
+	Name        string      `json:"name"`
+	Cluster     string      `json:"cluster"`
+	Mode        spec.LBMode `json:"mode"`
+	Host        string      `json:"host"`
+	Netns       string      `json:"netns,omitempty"`
+	Address     string      `json:"address"`
+	Port        int         `json:"port"`                // writes (and everything in single-writer mode)
+	ReadPort    int         `json:"read_port,omitempty"` // reads, balanced mode only
+	Dir         string      `json:"dir"`
+	ConfigFile  string      `json:"config_file"`
+	PidFile     string      `json:"pid_file"`
+	LogFile     string      `json:"log_file"`
+	AdminSocket string      `json:"admin_socket"`
+	Config      string      `json:"config"`
+	Haproxy     Daemon      `json:"haproxy"`
 }
 
 // Client is the host load generators run on.

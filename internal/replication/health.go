@@ -23,13 +23,13 @@ type Snapshot struct {
 
 // Codes of the primary/replica verdicts.
 const (
-	CodePrimary     = "Primary"
-	CodeNotPrimary  = "NotPrimary" // read-only, or replicating from another server
-	CodeReplica     = "Replica"    // replicating, both threads running, within the lag limit
-	CodeNotReplica  = "NotReplica" // no replication channel configured
-	CodeStopped     = "Stopped"    // an IO or SQL thread is not running
-	CodeLagging     = "Lagging"    // behind by more than max_lag, or the lag is unknown
-	CodeUnreachable = galera.CodeUnreachable
+	CodePrimary     galera.Code = "Primary"
+	CodeNotPrimary  galera.Code = "NotPrimary" // read-only, or replicating from another server
+	CodeReplica     galera.Code = "Replica"    // replicating, both threads running, within the lag limit
+	CodeNotReplica  galera.Code = "NotReplica" // no replication channel configured
+	CodeStopped     galera.Code = "Stopped"    // an IO or SQL thread is not running
+	CodeLagging     galera.Code = "Lagging"    // behind by more than max_lag, or the lag is unknown
+	CodeUnreachable             = galera.CodeUnreachable
 )
 
 // JudgePrimary passes a primary that is not drained, writable (read_only=OFF) and not replicating from anyone.

@@ -16,8 +16,8 @@ func TestJudge(t *testing.T) {
 		name     string
 		snap     Snapshot
 		maxLag   int
-		primary  string
-		replica  string
+		primary  galera.Code
+		replica  galera.Code
 		replicOK bool
 	}{
 		{"writable primary", Snapshot{}, -1, CodePrimary, CodeNotReplica, false},

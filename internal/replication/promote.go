@@ -11,6 +11,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -183,12 +184,7 @@ func (m *Manager) pointAt(ctx context.Context, n *plan.Node, conn string, src ma
 }
 
 func (m *Manager) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
-	db := m.Servers.Admin(n)
-	defer db.Close()
-	if err := mariadb.Exec(ctx, db, stmts...); err != nil {
-		return fmt.Errorf("%s: %w", n.Name, err)
-	}
-	return nil
+	return server.Exec(ctx, m.Servers.Admin, n, stmts...)
 }
 
 func (m *Manager) gtidPos(ctx context.Context, n *plan.Node) (string, error) {

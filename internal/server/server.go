@@ -103,6 +103,17 @@ func Probe(ctx context.Context, db *sql.DB, n *plan.Node, timeout time.Duration)
 	return Status{State: State(st["wsrep_local_state_comment"]), Status: st}
 }
 
+// Exec runs statements on a node through a new admin pool from admin; the
+// error names the node.
+func Exec(ctx context.Context, admin func(*plan.Node) *sql.DB, n *plan.Node, stmts ...string) error {
+	db := admin(n)
+	defer db.Close()
+	if err := mariadb.Exec(ctx, db, stmts...); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return nil
+}
+
 // Conns keeps one administrative pool per node for a series of queries
 // (the keeper's loop, a sampler's); safe for concurrent use.
 type Conns struct {

@@ -3,10 +3,13 @@ package spec
 // DefaultRegion is the region every host lands in unless the spec says otherwise.
 const DefaultRegion = "main"
 
+// ReplMode is how replicas follow their source.
+type ReplMode string
+
 // Replication modes of primary clusters and channels.
 const (
-	ModeAsync    = "async"
-	ModeSemiSync = "semi-sync"
+	ModeAsync    ReplMode = "async"
+	ModeSemiSync ReplMode = "semi-sync"
 	// DefaultAckTimeout is how long a semi-sync commit waits for a replica
 	// before falling back to async (MariaDB's own default).
 	DefaultAckTimeout = "10s"

@@ -31,17 +31,20 @@ type Link struct {
 	Bandwidth string   `yaml:"bandwidth,omitempty"` // e.g. 100mbit
 }
 
+// Kind is what a cluster is.
+type Kind string
+
 // Cluster kinds.
 const (
-	KindGalera     = "galera"
-	KindPrimary    = "primary"
-	KindStandalone = "standalone"
+	KindGalera     Kind = "galera"
+	KindPrimary    Kind = "primary"
+	KindStandalone Kind = "standalone"
 )
 
 // Cluster is a group of database nodes of one kind.
 type Cluster struct {
 	Name   string `yaml:"name"`
-	Kind   string `yaml:"kind"`
+	Kind   Kind   `yaml:"kind"`
 	Nodes  *int   `yaml:"nodes,omitempty"`
 	Region string `yaml:"region,omitempty"`
 	// Regions spreads the nodes over several regions, in blocks: 6 nodes
@@ -57,8 +60,8 @@ type Cluster struct {
 	// Mode is how a primary cluster's replicas follow the primary: async, or
 	// semi-sync (a commit waits for one replica's acknowledgement, at most
 	// AckTimeout, then falls back to async).
-	Mode       string `yaml:"mode,omitempty"`
-	AckTimeout string `yaml:"ack_timeout,omitempty"`
+	Mode       ReplMode `yaml:"mode,omitempty"`
+	AckTimeout string   `yaml:"ack_timeout,omitempty"`
 	// Arbitrator adds garbd (Galera's arbitrator: a member that votes but
 	// holds no data) on a host of its own, named <cluster>arb: with 3 + 3
 	// nodes over two sites, an arbitrator in a third one keeps the side it
@@ -75,23 +78,26 @@ type Arbitrator struct {
 
 // Channel is a replication stream between clusters.
 type Channel struct {
-	From       string `yaml:"from"`
-	To         string `yaml:"to"`
-	Mode       string `yaml:"mode,omitempty"` // async | semi-sync
-	AckTimeout string `yaml:"ack_timeout,omitempty"`
+	From       string   `yaml:"from"`
+	To         string   `yaml:"to"`
+	Mode       ReplMode `yaml:"mode,omitempty"` // async | semi-sync
+	AckTimeout string   `yaml:"ack_timeout,omitempty"`
 }
+
+// LBMode is how a load balancer spreads traffic.
+type LBMode string
 
 // Load balancer modes.
 const (
-	LBSingleWriter = "single-writer" // one writer, the others backups
-	LBBalanced     = "balanced"      // writes and reads across every healthy node
+	LBSingleWriter LBMode = "single-writer" // one writer, the others backups
+	LBBalanced     LBMode = "balanced"      // writes and reads across every healthy node
 )
 
 // LoadBalancer fronts one cluster.
 type LoadBalancer struct {
 	Name    string `yaml:"name"`
 	Cluster string `yaml:"cluster"`
-	Mode    string `yaml:"mode,omitempty"` // single-writer | balanced
+	Mode    LBMode `yaml:"mode,omitempty"` // single-writer | balanced
 	Region  string `yaml:"region,omitempty"`
 	Address string `yaml:"address,omitempty"`
 }

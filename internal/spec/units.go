@@ -55,15 +55,6 @@ func ParseRate(s string) (int64, error) {
 	return 0, fmt.Errorf("bad rate %q", s)
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func keys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -112,7 +113,7 @@ func (v *validator) validate(s *Spec) {
 		p := fmt.Sprintf("load_balancers[%d]", i)
 		v.name(p+".name", lb.Name, hosts)
 		v.ref(p+".cluster", lb.Cluster, "cluster", clusters)
-		v.oneOf(p+".mode", lb.Mode, LBSingleWriter, LBBalanced)
+		oneOf(v, p+".mode", lb.Mode, LBSingleWriter, LBBalanced)
 		v.ref(p+".region", lb.Region, "region", regions)
 		v.address(p+".address", lb.Address, network)
 	}
@@ -125,7 +126,7 @@ func (v *validator) validate(s *Spec) {
 
 func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[string]string, network netip.Prefix) {
 	v.name(p+".name", c.Name, clusters)
-	v.oneOf(p+".kind", c.Kind, KindGalera, KindPrimary, KindStandalone)
+	oneOf(v, p+".kind", c.Kind, KindGalera, KindPrimary, KindStandalone)
 	n := c.NodeCount()
 	switch {
 	case n < 1:
@@ -149,15 +150,15 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 			v.name(p+".arbitrator", c.Name+"arb", hosts)
 		}
 	}
-	v.oneOf(p+".profile", c.Profile, Profiles...)
+	oneOf(v, p+".profile", c.Profile, Profiles...)
 	if c.Kind == KindGalera {
-		v.oneOf(p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast)
+		oneOf(v, p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast)
 	} else if c.FailureDetection != "" {
 		v.add(p+".failure_detection", "applies to galera clusters only")
 	}
 	switch {
 	case c.Kind == KindPrimary:
-		v.oneOf(p+".mode", c.Mode, ModeAsync, ModeSemiSync)
+		oneOf(v, p+".mode", c.Mode, ModeAsync, ModeSemiSync)
 		if n < 2 && n >= 1 {
 			v.add(p+".nodes", "a primary cluster has a primary and at least one replica (≥ 2 nodes), got %d", n)
 		}
@@ -284,9 +285,13 @@ func (v *validator) ref(path, name, what string, known map[string]string) {
 	}
 }
 
-func (v *validator) oneOf(path, got string, allowed ...string) {
-	if !contains(allowed, got) {
-		v.add(path, "expected one of %s, got %q", strings.Join(allowed, ", "), got)
+func oneOf[T ~string](v *validator, path string, got T, allowed ...T) {
+	if !slices.Contains(allowed, got) {
+		var names []string
+		for _, a := range allowed {
+			names = append(names, string(a))
+		}
+		v.add(path, "expected one of %s, got %q", strings.Join(names, ", "), got)
 	}
 }
 
@@ -316,7 +321,7 @@ func Warnings(s *Spec) []string {
 // existing clusters, and a cluster receives from at most one source (its
 // receiving node applies the stream; multi-source is not planned).
 func (v *validator) channels(s *Spec, names map[string]string) {
-	kinds := map[string]string{}
+	kinds := map[string]Kind{}
 	for _, c := range s.Clusters {
 		kinds[c.Name] = c.Kind
 	}
@@ -336,7 +341,7 @@ func (v *validator) channels(s *Spec, names map[string]string) {
 		} else if ch.To != "" {
 			into[ch.To] = p
 		}
-		v.oneOf(p+".mode", ch.Mode, ModeAsync, ModeSemiSync)
+		oneOf(v, p+".mode", ch.Mode, ModeAsync, ModeSemiSync)
 		if ch.AckTimeout != "" {
 			if ch.Mode != ModeSemiSync {
 				v.add(p+".ack_timeout", "applies only with mode semi-sync")
