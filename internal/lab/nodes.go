@@ -17,6 +17,16 @@ import (
 	"github.com/hadrill/hadrill/internal/state"
 )
 
+// start starts servers and waits until all serve (extra: more options per node).
+func (l *Lab) start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
+	return server.StartAll(ctx, l.Wrap, l.Facts.User, nodes, extra)
+}
+
+// startForming starts the members of a Galera cluster that form it together.
+func (l *Lab) startForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
+	return server.StartForming(ctx, l.Wrap, l.Facts.User, nodes, extra)
+}
+
 // Stop stops nodes cleanly (all when names is empty).
 func (l *Lab) Stop(ctx context.Context, names []string) error {
 	if err := l.p.CheckNodes(names); err != nil {
@@ -49,7 +59,7 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 		}
 		l.logf("starting %s", n.Name)
 		st := l.knownState(ctx, n)
-		if err := server.StartAll(ctx, l.Wrap, l.Facts.User, []*plan.Node{n}, map[string][]string{n.Name: startArgs(st)}); err != nil {
+		if err := l.start(ctx, []*plan.Node{n}, map[string][]string{n.Name: startArgs(st)}); err != nil {
 			return err
 		}
 	}
@@ -78,7 +88,7 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 			}
 			continue
 		}
-		if err := server.StartAll(ctx, l.Wrap, l.Facts.User, []*plan.Node{n}, nil); err != nil {
+		if err := l.start(ctx, []*plan.Node{n}, nil); err != nil {
 			return err
 		}
 		if err := l.Replication().Ensure(ctx); err != nil {
@@ -138,7 +148,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 		return nil
 	}
 	if c.Kind != spec.KindGalera {
-		return server.StartAll(ctx, l.Wrap, l.Facts.User, down, nil)
+		return l.start(ctx, down, nil)
 	}
 	saved := l.knownStates(ctx, down)
 	if len(down) < len(c.Nodes) { // joiners of a running cluster, from their own positions (IST)
@@ -146,7 +156,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 		for i, n := range down {
 			extra[n.Name] = startArgs(saved[i])
 		}
-		return server.StartAll(ctx, l.Wrap, l.Facts.User, down, extra)
+		return l.start(ctx, down, extra)
 	}
 	if !slices.Contains(c.Nodes, force) {
 		force = "" // the override concerns another cluster
@@ -168,14 +178,14 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 				}
 			}
 		}
-		return server.StartForming(ctx, l.Wrap, l.Facts.User, down, extra)
+		return l.startForming(ctx, down, extra)
 	}
 	first, _ := l.p.Node(choice.Bootstrap)
 	if err := mariadb.MarkSafeToBootstrap(first.DataDir); err != nil {
 		return err
 	}
 	boot := map[string][]string{first.Name: append([]string{server.BootstrapFlag}, extra[first.Name]...)}
-	if err := server.StartAll(ctx, l.Wrap, l.Facts.User, []*plan.Node{first}, boot); err != nil {
+	if err := l.start(ctx, []*plan.Node{first}, boot); err != nil {
 		return err
 	}
 	var rest []*plan.Node
@@ -184,7 +194,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 			rest = append(rest, n)
 		}
 	}
-	return server.StartAll(ctx, l.Wrap, l.Facts.User, rest, extra)
+	return l.start(ctx, rest, extra)
 }
 
 func memberUUIDs(p *plan.Plan, c plan.Cluster) []string {

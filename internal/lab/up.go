@@ -108,7 +108,7 @@ func (l *Lab) create(ctx context.Context) error {
 		return err
 	}
 	l.logf("hosts and datadirs ready (%.1fs); starting %d servers", time.Since(t0).Seconds(), len(p.Nodes))
-	if err := server.StartForming(ctx, l.Wrap, l.Facts.User, l.Nodes(nil), l.bootstrapLoners()); err != nil {
+	if err := l.startForming(ctx, l.Nodes(nil), l.bootstrapLoners()); err != nil {
 		return err
 	}
 	if err := l.Replication().SetGTIDDomains(ctx); err != nil {

@@ -110,3 +110,40 @@ func TestBufferPool(t *testing.T) {
 		}
 	}
 }
+
+// A lab stored by an earlier version lacks the fault log, the backup and
+// archive directories and every daemon's files: Complete resolves them as
+// Build does, so an old lab's daemons are found and stopped.
+func TestCompleteFillsAStoredPlan(t *testing.T) {
+	s, _ := spec.Preset("wan2-arbitrator")
+	built, err := Build(s, "old", "/h", rootFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(built)
+	old := *built
+	old.FaultLog, old.Backups, old.Archive, old.Keeper, old.WAN = "", "", "", Daemon{}, nil
+	old.Nodes = append([]Node(nil), built.Nodes...)
+	for i := range old.Nodes {
+		old.Nodes[i].Server, old.Nodes[i].Agent, old.Nodes[i].UserProviderOptions = Daemon{}, Daemon{}, false
+	}
+	old.LoadBalancers = append([]LB(nil), built.LoadBalancers...)
+	for i := range old.LoadBalancers {
+		old.LoadBalancers[i].Haproxy = Daemon{}
+	}
+	old.Clusters = append([]Cluster(nil), built.Clusters...)
+	for i := range old.Clusters {
+		if a := old.Clusters[i].Arbitrator; a != nil {
+			copied := *a
+			copied.Garbd = Daemon{}
+			old.Clusters[i].Arbitrator = &copied
+		}
+	}
+	Complete(&old)
+	if got, _ := json.Marshal(&old); string(got) != string(want) {
+		t.Fatalf("completed plan differs from a built one:\n%s\n%s", got, want)
+	}
+	if built.Keeper.Marker != "--lab-dir /h/labs/old" || built.Nodes[0].Agent.Marker != built.Nodes[0].DrainFile {
+		t.Errorf("markers: keeper %q, agent %q", built.Keeper.Marker, built.Nodes[0].Agent.Marker)
+	}
+}
