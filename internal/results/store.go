@@ -83,8 +83,12 @@ func Save(home string, r *Run) error {
 	return os.Rename(tmp, filepath.Join(dir, "run.json"))
 }
 
-// Load reads a run; an unknown id is bad input naming the known ones.
+// Load reads a run; an unknown id, or one that is not a run id (a path),
+// is bad input naming the known ones.
 func Load(home, id string) (*Run, error) {
+	if !validID(id) {
+		return nil, hderr.User("RUN_ID: %q is not a run id (like 20261122-043512-a1b2; see `hadrill runs list`)", id)
+	}
 	b, err := os.ReadFile(filepath.Join(RunDir(home, id), "run.json"))
 	if errors.Is(err, os.ErrNotExist) {
 		ids := List(home)
@@ -101,6 +105,19 @@ func Load(home, id string) (*Run, error) {
 		return nil, fmt.Errorf("run %s: damaged run.json: %w", id, err)
 	}
 	return &r, nil
+}
+
+// validID: a run id names a directory of the run store, never a path.
+func validID(id string) bool {
+	if id == "" || id == "." || id == ".." || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // List returns run ids, oldest first.
