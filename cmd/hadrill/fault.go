@@ -60,7 +60,7 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 				if err != nil {
 					return err
 				}
-				return l.LinkFault(cmd.Context(), netem.Change{Verb: string(kind), Link: a[0], Value: a[1], Jitter: jitter})
+				return l.LinkFault(cmd.Context(), netem.Change{Verb: kind, Link: a[0], Value: a[1], Jitter: jitter})
 			},
 		}
 		if kind == fault.Delay {

@@ -83,10 +83,10 @@ func (l *Lab) needNetns(kind fault.Kind) error {
 // LinkFault changes a link's delay, loss or bandwidth (recorded as a fault;
 // heal restores the spec's values).
 func (l *Lab) LinkFault(ctx context.Context, ch netem.Change) error {
-	if err := l.needNetns(fault.Kind(ch.Verb)); err != nil {
+	if err := l.needNetns(ch.Verb); err != nil {
 		return err
 	}
-	rec := fault.Record{Fault: fault.Kind(ch.Verb), Targets: []string{ch.Link}, Value: ch.Value, At: time.Now().UTC()}
+	rec := fault.Record{Fault: ch.Verb, Targets: []string{ch.Link}, Value: ch.Value, At: time.Now().UTC()}
 	if err := l.wan.Change(ctx, ch); err != nil {
 		return err
 	}

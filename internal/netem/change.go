@@ -6,13 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
 // Change is a `fault delay|loss|bandwidth LINK VALUE` request.
 type Change struct {
-	Verb   string // delay | loss | bandwidth
+	Verb   fault.Kind // fault.Delay, fault.Loss or fault.Bandwidth
 	Link   string
 	Value  string
 	Jitter string // delay only, optional
@@ -31,7 +32,7 @@ func Apply(links []Link, c Change) ([]Link, error) {
 		k = links[i]
 	}
 	switch c.Verb {
-	case "delay":
+	case fault.Delay:
 		d, perr := parseDelay(c.Value)
 		if perr != "" {
 			problems = append(problems, "VALUE: "+perr)
@@ -47,14 +48,14 @@ func Apply(links []Link, c Change) ([]Link, error) {
 		if why := spec.JitterProblem(k.RTT, k.Jitter); perr == "" && why != "" {
 			problems = append(problems, "--jitter: "+why+" (--jitter 0 removes it)")
 		}
-	case "loss":
+	case fault.Loss:
 		v := strings.TrimSuffix(strings.TrimSpace(c.Value), "%")
 		f, perr := strconv.ParseFloat(v, 64)
 		if perr != nil || !spec.ValidLoss(f) {
 			problems = append(problems, fmt.Sprintf("VALUE: expected a loss percentage from 0 to 100 like 1%% or 0.5, got %q", c.Value))
 		}
 		k.Loss = f
-	case "bandwidth":
+	case fault.Bandwidth:
 		if c.Value == "0" || c.Value == "unlimited" {
 			k.Bandwidth = 0
 		} else if r, perr := spec.ParseRate(c.Value); perr != nil || r < 8000 {

@@ -25,7 +25,7 @@ func (fakeLab) Wrap(_ string, argv []string) []string { return argv }
 func (fakeLab) Dial(context.Context, string, string, string) (net.Conn, error) {
 	panic("dial")
 }
-func (fakeLab) Admin(*plan.Node) *sql.DB                          { panic("admin") }
+func (fakeLab) Admin(*plan.Node) *sql.DB                           { panic("admin") }
 func (fakeLab) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
 func (fakeLab) Faults(time.Time, time.Time) []fault.Record         { return nil }
 
