@@ -36,10 +36,7 @@ func ArchiveBinlogs(n *plan.Node, dir string) error {
 
 // Binlogs lists the binary log files in a directory, oldest first.
 func Binlogs(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := readDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +49,16 @@ func Binlogs(dir string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// readDir lists a directory that may not exist yet (no backups, nothing
+// archived): then it holds nothing.
+func readDir(dir string) ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return entries, err
 }
 
 func appendNew(src, dst string) error {

@@ -128,10 +128,7 @@ func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *Info, logFile str
 
 // Backups lists the lab's backups, oldest first.
 func (l *Lab) Backups() ([]Info, error) {
-	entries, err := os.ReadDir(l.dir())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+	entries, err := readDir(l.dir())
 	if err != nil {
 		return nil, err
 	}

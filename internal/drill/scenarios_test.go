@@ -3,16 +3,15 @@ package drill
 import (
 	"context"
 	"database/sql"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/workload/workloadtest"
 )
 
 func TestRegistry(t *testing.T) {
@@ -38,23 +37,12 @@ func TestRegistry(t *testing.T) {
 }
 
 // fakeLab is a lab for checking a drill's input; nothing may run on it.
-type fakeLab struct{ p *plan.Plan }
+type fakeLab struct{ workloadtest.Lab }
 
-func (f fakeLab) Home() string                        { return "/nowhere" }
-func (f fakeLab) Plan() *plan.Plan                    { return f.p }
-func (fakeLab) Wrap(_ string, argv []string) []string { return argv }
-func (fakeLab) Dial(context.Context, string, string, string) (net.Conn, error) {
-	panic("dial")
-}
-func (fakeLab) Admin(*plan.Node) *sql.DB                           { panic("admin") }
-func (fakeLab) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
-func (fakeLab) Faults(time.Time, time.Time) []fault.Record         { return nil }
-func (fakeLab) AppDB(string) (*sql.DB, error)                      { panic("app") }
+func (fakeLab) AppDB(string) (*sql.DB, error) { panic("app") }
 func (f fakeLab) LB(name string) (*plan.LB, error) {
-	for i := range f.p.LoadBalancers {
-		if f.p.LoadBalancers[i].Name == name {
-			return &f.p.LoadBalancers[i], nil
-		}
+	if lb, ok := f.P.LB(name); ok {
+		return lb, nil
 	}
 	return nil, hderr.User("--lb: unknown load balancer %q", name)
 }
@@ -70,7 +58,7 @@ func galera3(mode string) fakeLab {
 		Clusters:      []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}},
 		Nodes:         []plan.Node{{Name: "db1", Cluster: "db"}, {Name: "db2", Cluster: "db"}, {Name: "db3", Cluster: "db"}},
 		LoadBalancers: []plan.LB{{Name: "lb", Cluster: "db"}}}
-	return fakeLab{p}
+	return fakeLab{workloadtest.Lab{P: p}}
 }
 
 func TestPrepareRefusesBadInput(t *testing.T) {

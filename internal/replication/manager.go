@@ -15,6 +15,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -24,11 +25,6 @@ type Servers interface {
 	Admin(n *plan.Node) *sql.DB
 	// Alive reports whether the node's server runs.
 	Alive(n *plan.Node) bool
-}
-
-// DBs hands out pools kept for a series of queries (see server.Conns).
-type DBs interface {
-	DB(n *plan.Node) *sql.DB
 }
 
 // Manager gives a lab's servers their replication roles and changes them.
@@ -211,7 +207,7 @@ func (m *Manager) SetGTIDDomains(ctx context.Context) error {
 
 // Candidates reads each member of a Galera cluster: Synced in the primary
 // component, and its binary log position.
-func (m *Manager) Candidates(ctx context.Context, c DBs, cl *plan.Cluster) []Candidate {
+func (m *Manager) Candidates(ctx context.Context, c *server.Conns, cl *plan.Cluster) []Candidate {
 	var out []Candidate
 	for _, name := range cl.Nodes {
 		n, _ := m.Plan.Node(name)

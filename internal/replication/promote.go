@@ -2,7 +2,6 @@ package replication
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -227,7 +226,7 @@ func (m *Manager) Repoint(ctx context.Context, channel, to string) error {
 		if !m.Servers.Alive(recv) {
 			return fmt.Errorf("channel %s: the receiver %s is down", ch.Name, recv.Name)
 		}
-		ps := &pools{s: m.Servers}
+		ps := server.NewConns(m.Servers.Admin)
 		cands := m.Candidates(ctx, ps, from)
 		rdb := ps.DB(recv)
 		// On demand: the current source counts as unhealthy, and with --to so does every node but that one.
@@ -252,28 +251,4 @@ func (m *Manager) Repoint(ctx context.Context, channel, to string) error {
 		}
 	}
 	return nil
-}
-
-// pools opens a pool per node on first use; Close closes them all.
-type pools struct {
-	s Servers
-	m map[string]*sql.DB
-}
-
-func (p *pools) DB(n *plan.Node) *sql.DB {
-	if p.m == nil {
-		p.m = map[string]*sql.DB{}
-	}
-	if db := p.m[n.Name]; db != nil {
-		return db
-	}
-	db := p.s.Admin(n)
-	p.m[n.Name] = db
-	return db
-}
-
-func (p *pools) Close() {
-	for _, db := range p.m {
-		db.Close()
-	}
 }

@@ -1,33 +1,17 @@
 package workload
 
 import (
-	"context"
-	"database/sql"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/workload/workloadtest"
 )
-
-type fakeLab struct{ p *plan.Plan }
-
-func (f fakeLab) Home() string                        { return "/nowhere" }
-func (f fakeLab) Plan() *plan.Plan                    { return f.p }
-func (fakeLab) Wrap(_ string, argv []string) []string { return argv }
-func (fakeLab) Dial(context.Context, string, string, string) (net.Conn, error) {
-	panic("dial")
-}
-func (fakeLab) Admin(*plan.Node) *sql.DB                           { panic("admin") }
-func (fakeLab) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
-func (fakeLab) Faults(time.Time, time.Time) []fault.Record         { return nil }
 
 func TestResolveTargets(t *testing.T) {
 	dir := t.TempDir()
@@ -38,7 +22,7 @@ func TestResolveTargets(t *testing.T) {
 	if err := os.WriteFile(creds, []byte("[client]\nuser = bob\npassword = pw\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l := fakeLab{&plan.Plan{Lab: "t", Secrets: plan.Secrets{App: app},
+	l := workloadtest.Lab{P: &plan.Plan{Lab: "t", Secrets: plan.Secrets{App: app},
 		Nodes:         []plan.Node{{Name: "db1", Address: "198.18.0.11", Port: 3306}},
 		LoadBalancers: []plan.LB{{Name: "front", Address: "198.18.0.101", Port: 3306}}}}
 	for _, c := range []struct {
