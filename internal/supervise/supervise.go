@@ -186,32 +186,34 @@ func procState(pid int) (present, exiting bool) {
 	if pid <= 0 {
 		return false, false
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false, false
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return parseState(string(stat), string(status))
+}
+
+// parseState reads a process's /proc/PID/stat and /proc/PID/status: present
+// unless it is a zombie (or dead), exiting when the kernel marked it
+// PF_EXITING or a SIGKILL is queued for it but not yet acted upon (the moment
+// between kill -9 and the process starting to exit).
+func parseState(stat, status string) (present, exiting bool) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
 		return false, false
 	}
-	f := strings.Fields(s[i+2:]) // state ppid pgrp session tty tpgid flags ...
+	f := strings.Fields(stat[i+2:]) // state ppid pgrp session tty tpgid flags ...
 	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
 		return false, false
 	}
 	flags, _ := strconv.ParseUint(f[6], 10, 64)
-	return true, flags&pfExiting != 0 || killPending(pid)
+	return true, flags&pfExiting != 0 || killPending(status)
 }
 
-// killPending reports a SIGKILL queued for pid but not yet acted upon: the
-// moment between kill -9 and the process starting to exit.
-func killPending(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return false
-	}
+func killPending(status string) bool {
 	const sigkill = 1 << (9 - 1)
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(status, "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || (k != "SigPnd" && k != "ShdPnd") {
 			continue
