@@ -27,6 +27,9 @@ func main() {
 	_ = mysql.SetLogger(&mysql.NopLogger{}) // the driver's own logging would bypass our messages
 	ctx, stop := interruptible()
 	err := newRoot().ExecuteContext(ctx)
+	if opened != nil && err != nil && !hderr.IsUser(err) {
+		err = opened.lab.ExplainKills(opened.kills, err) // a failure caused by a host's memory limit says so
+	}
 	for _, u := range unlocks {
 		u()
 	}

@@ -31,7 +31,14 @@ func planCmd() *cobra.Command {
 			return emit(p, func() {
 				fmt.Printf("lab %s: %s mode, network %s, files in %s\n", p.Lab, p.Mode, p.Network, p.Dir)
 				for _, host := range p.Hosts {
-					fmt.Printf("  %-8s %-7s %-8s %-15s %s\n", host.Name, host.Role, host.Region, host.Address, host.Netns)
+					machine := ""
+					if host.Machine != nil {
+						machine = "machine " + host.Machine.String()
+					}
+					fmt.Printf("  %-8s %-10s %-8s %-15s %-18s %s\n", host.Name, host.Role, host.Region, host.Address, host.Netns, machine)
+				}
+				for _, w := range p.Warnings {
+					warnf("warning: %s", w)
 				}
 				for _, n := range p.Nodes {
 					fmt.Printf("\n# %s\n%s", n.ConfigFile, n.Config)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 )
 
@@ -66,7 +67,20 @@ func lockedLab(k state.Kind) (*lab.Lab, error) {
 		}
 		unlocks = append(unlocks, unlock)
 	}
-	return lab.Open(h, name, os.Stderr) // an unknown lab is named as such (its lock file goes with the unlock)
+	l, err := lab.Open(h, name, os.Stderr) // an unknown lab is named as such (its lock file goes with the unlock)
+	if err == nil && opened == nil {
+		opened = &openedLab{lab: l, kills: l.Kills()}
+	}
+	return l, err
+}
+
+// opened is the lab the command works on, with its hosts' memory-limit
+// kills when it was opened: a command that fails says when one happened.
+var opened *openedLab
+
+type openedLab struct {
+	lab   *lab.Lab
+	kills map[string]int
 }
 
 func printStatus(st lab.Status) {
@@ -88,6 +102,7 @@ func printStatus(st lab.Status) {
 	}
 	fmt.Fprintf(w, "%s\t\tclient\t\t%s\t\t\t\n", st.Client.Name, st.Client.Address)
 	w.Flush()
+	printHosts(st)
 	printReplication(st)
 	for _, k := range st.Links {
 		fmt.Printf("link %s: rtt %g ms", k.Name, k.RTTMs)
@@ -106,6 +121,30 @@ func printStatus(st lab.Status) {
 		}
 		fmt.Println()
 	}
+}
+
+// printHosts shows the hosts' machines and what they use, when a host has a
+// machine or lost a process to the memory limit.
+func printHosts(st lab.Status) {
+	show := false
+	for _, h := range st.Hosts {
+		show = show || h.Machine != nil || h.OOMKills > 0
+	}
+	if !show {
+		return
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "HOST\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS")
+	for _, h := range st.Hosts {
+		machine, cpu, mem := "(unlimited)", fmt.Sprintf("%.2f", h.CPUCores), spec.FormatSize(h.MemoryBytes)
+		if m := h.Machine; m != nil {
+			machine = m.String()
+			cpu += " of " + spec.FormatCores(m.CPUs)
+			mem += " of " + spec.FormatSize(m.MemoryBytes)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\n", h.Name, machine, cpu, mem, h.OOMKills)
+	}
+	w.Flush()
 }
 
 // printReplication lists each replication connection and each semi-sync primary.

@@ -32,6 +32,9 @@ func upCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, w := range l.Plan().Warnings {
+				warnf("warning: %s", w)
+			}
 			st := l.Status(cmd.Context())
 			return emit(st, func() {
 				printStatus(st)

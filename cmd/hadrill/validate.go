@@ -31,6 +31,21 @@ func validateCmd() *cobra.Command {
 	}
 }
 
+func machinesCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "machines",
+		Short: "List the built-in machine sizes a spec may name (hosts' CPU quota and memory limit)",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			return emit(spec.BuiltinMachines, func() {
+				for _, m := range spec.BuiltinMachines {
+					fmt.Printf("%-8s %s CPU(s), %s memory\n", m.Name, spec.FormatCores(m.CPUs), m.Memory)
+				}
+			})
+		},
+	}
+}
+
 func presetsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "presets [show NAME]",

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -21,7 +22,10 @@ var GaleraLibs = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/libgaler
 // Machine reads what a plan needs to know about this machine.
 // HADRILL_ROOTLESS=1 forces the rootless provider even as root.
 func Machine() plan.Facts {
-	f := plan.Facts{Root: os.Geteuid() == 0 && os.Getenv("HADRILL_ROOTLESS") != "1", MemBytes: memTotal()}
+	f := plan.Facts{Root: os.Geteuid() == 0 && os.Getenv("HADRILL_ROOTLESS") != "1", MemBytes: memTotal(), CPUs: runtime.NumCPU()}
+	if f.Root {
+		f.Cgroups = readCgroupRoots(plan.CgroupControllers)
+	}
 	if u, err := user.Current(); err == nil {
 		f.User = u.Username
 	}

@@ -53,8 +53,8 @@ func Down(ctx context.Context, home, name string, keepData bool, log io.Writer) 
 // skeleton is what can be known of a lab from its name alone.
 func skeleton(home, name string) *plan.Plan {
 	p := &plan.Plan{Lab: name, Dir: state.LabDir(home, name), Mode: plan.ModeRootless}
-	if facts.Machine().Root {
-		p.Mode, p.Netns = plan.ModeNetns, "hd-"+name
+	if f := facts.Machine(); f.Root {
+		p.Mode, p.Netns, p.Cgroups = plan.ModeNetns, "hd-"+name, plan.LabCgroups(name, f)
 	}
 	return p
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
@@ -105,6 +106,9 @@ func (h hosts) Run(ctx context.Context, host string, argv ...string) error {
 func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, error) {
 	return h.prov.Dial(ctx, host, network, addr)
 }
+
+// HostUsage reads a host's CPU, memory and memory-limit kill counters.
+func (l *Lab) HostUsage(host string) (machine.Usage, bool) { return machine.Read(l.p, host) }
 
 // Servers is the lab's database servers as the rooms see them.
 func (l *Lab) Servers() Servers { return l.servers }

@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -19,12 +21,51 @@ import (
 
 // start starts servers and waits until all serve (extra: more options per node).
 func (l *Lab) start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
-	return server.StartAll(ctx, l.Wrap, l.Facts.User, nodes, extra)
+	kills := l.Kills()
+	return l.ExplainKills(kills, server.StartAll(ctx, l.Wrap, l.Facts.User, nodes, extra))
 }
 
 // startForming starts the members of a Galera cluster that form it together.
 func (l *Lab) startForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
-	return server.StartForming(ctx, l.Wrap, l.Facts.User, nodes, extra)
+	kills := l.Kills()
+	return l.ExplainKills(kills, server.StartForming(ctx, l.Wrap, l.Facts.User, nodes, extra))
+}
+
+// Kills counts the memory-limit kills on each measured host so far.
+func (l *Lab) Kills() map[string]int {
+	out := map[string]int{}
+	for _, h := range l.p.Hosts {
+		if u, ok := machine.Read(l.p, h.Name); ok {
+			out[h.Name] = u.OOMKills
+		}
+	}
+	return out
+}
+
+// ExplainKills says so when a command failed after a host's memory limit
+// killed one of its processes (counted against before): the failure is the
+// machine's size, not a hang or a refused connection.
+func (l *Lab) ExplainKills(before map[string]int, err error) error {
+	if err == nil {
+		return nil
+	}
+	var why []string
+	for _, h := range l.p.Hosts {
+		u, ok := machine.Read(l.p, h.Name)
+		if !ok || u.OOMKills <= before[h.Name] {
+			continue
+		}
+		what := "the kernel's out-of-memory killer"
+		if h.Machine != nil {
+			what = "the memory limit of its machine " + h.Machine.String()
+		}
+		why = append(why, fmt.Sprintf("host %s: %d process(es) killed by %s; give the host a larger machine or its cluster a "+
+			"smaller memory share (memory:, the buffer pool is half of it)", h.Name, u.OOMKills-before[h.Name], what))
+	}
+	if len(why) == 0 {
+		return err
+	}
+	return fmt.Errorf("%s\n%w", strings.Join(why, "\n"), err)
 }
 
 // Stop stops nodes cleanly (all when names is empty).

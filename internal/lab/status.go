@@ -3,8 +3,10 @@ package lab
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/replication"
@@ -29,7 +31,23 @@ type Status struct {
 	Links []LinkInfo `json:"links,omitempty"`
 	// Arbitrators are the clusters' garbd processes.
 	Arbitrators []ArbitratorInfo `json:"arbitrators,omitempty"`
+	// Hosts are the measured hosts: machine, CPU and memory in use,
+	// memory-limit kills (root labs on a machine with cgroup v1).
+	Hosts []HostInfo `json:"hosts,omitempty"`
 }
+
+// HostInfo is one host's machine and what its cgroups count.
+type HostInfo struct {
+	Name        string        `json:"name"`
+	Role        string        `json:"role"`
+	Machine     *plan.Machine `json:"machine,omitempty"`
+	CPUCores    float64       `json:"cpu_cores"` // in use now (over the status probe)
+	MemoryBytes int64         `json:"memory_bytes"`
+	OOMKills    int           `json:"oom_kills"` // processes killed by the memory limit since the host was made
+}
+
+// cpuWindow is the least time over which status measures CPU in use.
+const cpuWindow = 200 * time.Millisecond
 
 // ArbitratorInfo is one Galera arbitrator.
 type ArbitratorInfo struct {
@@ -100,6 +118,12 @@ func (l *Lab) Status(ctx context.Context) Status {
 	s := Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir,
 		Nodes: make([]NodeInfo, len(p.Nodes)), LoadBalancers: []LBInfo{},
 		Client: ClientInfo{Name: p.Client.Host, Netns: p.Client.Netns, Address: p.Client.Address, DefaultsFile: p.Client.DefaultsFile}}
+	before := map[string]machine.Usage{}
+	for _, h := range p.Hosts {
+		if u, ok := machine.Read(p, h.Name); ok {
+			before[h.Name] = u
+		}
+	}
 	var wg sync.WaitGroup
 	repl := l.Replication()
 	for i := range p.Nodes {
@@ -149,7 +173,30 @@ func (l *Lab) Status(ctx context.Context) Status {
 			s.Arbitrators = append(s.Arbitrators, ai)
 		}
 	}
+	s.Hosts = hostInfo(p, before)
 	return s
+}
+
+// hostInfo reads each measured host again, at least cpuWindow after before.
+func hostInfo(p *plan.Plan, before map[string]machine.Usage) []HostInfo {
+	if len(before) == 0 {
+		return nil
+	}
+	for _, u := range before {
+		time.Sleep(time.Until(u.At.Add(cpuWindow)))
+		break
+	}
+	var out []HostInfo
+	for _, h := range p.Hosts {
+		a, ok := before[h.Name]
+		b, ok2 := machine.Read(p, h.Name)
+		if !ok || !ok2 {
+			continue
+		}
+		out = append(out, HostInfo{Name: h.Name, Role: h.Role, Machine: h.Machine, CPUCores: machine.Cores(a, b),
+			MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills})
+	}
+	return out
 }
 
 func (l *Lab) linkInfo() []LinkInfo {

@@ -42,6 +42,8 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 		return nil, hderr.User("links: emulating the WAN between regions needs network namespaces (run as root); remove the links to run rootless")
 	}
 	b.hosts()
+	b.cgroups()
+	b.machines()
 	if err := hderr.Users(b.problems); err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: string(c.Kind), Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile, SSTLogDir: filepath.Join(n.Dir, "sst-logs"),
 		LogFile: n.LogFile, Address: n.Address, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
-		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes), RedoLog: RedoLog,
+		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes, b.hostByName(name).Machine), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
 		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1}
 	if c.Kind == spec.KindGalera { // a member's own unreplicated writes get a domain of their own
@@ -219,12 +219,16 @@ func role(kind spec.Kind, j int) Role {
 	return RoleReplica
 }
 
-// bufferPool is half of the node's memory share (the spec's memory, or the
-// machine's memory divided among the lab's database nodes), in 128M steps.
-func bufferPool(c spec.Cluster, machine int64, dbNodes int) string {
+// bufferPool is half of the node's memory share, in 128M steps: the spec's
+// memory, else its host's machine's memory, else this machine's memory
+// divided among the lab's database nodes.
+func bufferPool(c spec.Cluster, machine int64, dbNodes int, host *Machine) string {
 	share := machine / int64(max(dbNodes, 1))
-	if c.Memory != "" {
+	switch {
+	case c.Memory != "":
 		share, _ = spec.ParseSize(c.Memory)
+	case host != nil:
+		share = host.MemoryBytes
 	}
 	pool := min(max(share/2/poolChunk*poolChunk, minPool), maxPool)
 	return fmt.Sprintf("%dM", pool>>20)

@@ -2,10 +2,12 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -92,21 +94,26 @@ func TestPlanBadInput(t *testing.T) {
 }
 
 func TestBufferPool(t *testing.T) {
+	d1 := &Machine{Name: "d1", CPUs: 1, MemoryBytes: 3584 << 20}
 	cases := []struct {
 		memory  string
 		machine int64
 		nodes   int
+		host    *Machine
 		want    string
 	}{
-		{"", 24 << 30, 3, "4096M"},
-		{"", 2 << 30, 3, "256M"},
-		{"", 512 << 20, 3, "128M"},
-		{"2G", 24 << 30, 3, "1024M"},
-		{"", 96 << 30, 1, "8192M"},
+		{"", 24 << 30, 3, nil, "4096M"},
+		{"", 2 << 30, 3, nil, "256M"},
+		{"", 512 << 20, 3, nil, "128M"},
+		{"2G", 24 << 30, 3, nil, "1024M"},
+		{"", 96 << 30, 1, nil, "8192M"},
+		{"", 24 << 30, 3, d1, "1792M"},                                       // half of the host's machine
+		{"", 24 << 30, 3, &Machine{Name: "s", MemoryBytes: 1 << 30}, "512M"}, // a small machine
+		{"1G", 24 << 30, 3, d1, "512M"},                                      // the spec's share wins
 	}
 	for _, c := range cases {
-		if got := bufferPool(spec.Cluster{Memory: c.memory}, c.machine, c.nodes); got != c.want {
-			t.Errorf("bufferPool(%q, %d, %d) = %s, want %s", c.memory, c.machine, c.nodes, got, c.want)
+		if got := bufferPool(spec.Cluster{Memory: c.memory}, c.machine, c.nodes, c.host); got != c.want {
+			t.Errorf("bufferPool(%q, %d, %d, %v) = %s, want %s", c.memory, c.machine, c.nodes, c.host, got, c.want)
 		}
 	}
 }
@@ -145,5 +152,93 @@ func TestCompleteFillsAStoredPlan(t *testing.T) {
 	}
 	if built.Keeper.Marker != "--lab-dir /h/labs/old" || built.Nodes[0].Agent.Marker != built.Nodes[0].DrainFile {
 		t.Errorf("markers: keeper %q, agent %q", built.Keeper.Marker, built.Nodes[0].Agent.Marker)
+	}
+}
+
+var cgroupFacts = Facts{Root: true, User: "root", MemBytes: 24 << 30, CPUs: 2, GaleraLib: "/usr/lib/galera/libgalera_smm.so",
+	Cgroups: map[string]string{"cpu": "/sys/fs/cgroup/cpu", "cpuacct": "/sys/fs/cgroup/cpuacct", "memory": "/sys/fs/cgroup/memory/user"}}
+
+const machinesSpec = `
+machines: [{name: half, cpus: 0.5, memory: 1G}]
+clusters: [{name: db, nodes: 3, machine: d1}]
+load_balancers: [{name: lb, cluster: db, machine: half}]
+client: {machine: d2}
+`
+
+func TestMachines(t *testing.T) {
+	s, err := spec.Load([]byte(machinesSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "sized", "/h", cgroupFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, h := range p.Hosts {
+		if h.Machine != nil {
+			got[h.Name] = h.Machine.String()
+		}
+	}
+	want := map[string]string{"db1": "d1 (1 CPU, 3.5G)", "db2": "d1 (1 CPU, 3.5G)", "db3": "d1 (1 CPU, 3.5G)",
+		"lb": "half (0.5 CPUs, 1G)", "client": "d2 (2 CPUs, 7G)"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("machines: %v, want %v", got, want)
+	}
+	if !strings.Contains(p.Nodes[0].Config, "innodb_buffer_pool_size") || !strings.Contains(p.Nodes[0].Config, "1792M") {
+		t.Errorf("buffer pool does not follow the machine:\n%s", p.Nodes[0].Config)
+	}
+	if d := p.CgroupDirs("db1"); fmt.Sprint(d) != "[/sys/fs/cgroup/cpu/hadrill/sized/db1 /sys/fs/cgroup/cpuacct/hadrill/sized/db1 /sys/fs/cgroup/memory/user/hadrill/sized/db1]" {
+		t.Errorf("cgroup dirs %v", d)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "5 hosts are given 5.5 CPUs in all, this machine has 2") {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+	b, _ := json.MarshalIndent(p.Hosts, "", "  ")
+	golden.Check(t, "machines-hosts", append(b, '\n'))
+}
+
+func TestMachinesCoMountedControllers(t *testing.T) {
+	f := cgroupFacts
+	f.Cgroups = map[string]string{"cpu": "/sys/fs/cgroup/cpu,cpuacct", "cpuacct": "/sys/fs/cgroup/cpu,cpuacct", "memory": "/sys/fs/cgroup/memory"}
+	s, _ := spec.Load([]byte("clusters: [{name: db, machine: small}]"))
+	p, err := Build(s, "co", "/h", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.CgroupDirs("db1"); len(d) != 2 {
+		t.Errorf("co-mounted cpu,cpuacct made twice: %v", d)
+	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("warnings %q", p.Warnings)
+	}
+}
+
+func TestMachinesRefused(t *testing.T) {
+	s, err := spec.Load([]byte(machinesSpec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		facts Facts
+		want  []string
+	}{
+		{"rootless", Facts{User: "u", MemBytes: 8 << 30, GaleraLib: "/x"}, []string{"clusters[0].machine: machines need root",
+			"load_balancers[0].machine: machines need root", "client.machine: machines need root"}},
+		{"no cgroup v1", rootFacts, []string{"clusters[0].machine: machines need the cgroup v1", "client.machine: machines need the cgroup v1"}},
+	} {
+		_, err := Build(s, "sized", "/h", c.facts)
+		if err == nil || !hderr.IsUser(err) {
+			t.Fatalf("%s: %v, want a user error", c.name, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q lacks %q", c.name, err, w)
+			}
+		}
+		if strings.Count(err.Error(), "clusters[0].machine") != 1 {
+			t.Errorf("%s: a cluster's field is named once: %q", c.name, err)
+		}
 	}
 }

@@ -22,30 +22,41 @@ type Facts struct {
 	Root      bool   // running as root: namespaces available
 	User      string // OS user name (mariadbd runs as this user)
 	MemBytes  int64  // machine memory, for buffer pool sizing
+	CPUs      int    // cores of this machine, to warn when machines promise more
 	GaleraLib string // path of libgalera_smm.so
+	// Cgroups is where hadrill may make cgroups, per v1 controller (cpu,
+	// cpuacct, memory): the mount point joined with the cgroup hadrill runs
+	// in. Empty: no cgroup v1, so hosts are neither measured nor limited.
+	Cgroups map[string]string
 }
 
 // Plan is a lab, fully resolved.
 type Plan struct {
-	Lab           string     `json:"lab"`
-	Dir           string     `json:"dir"`
-	Mode          string     `json:"mode"`
-	Network       string     `json:"network"`
-	Netns         string     `json:"netns,omitempty"` // the lab's switch namespace (holds the bridge)
-	Bridge        string     `json:"bridge,omitempty"`
-	Hosts         []Host     `json:"hosts"`
-	Clusters      []Cluster  `json:"clusters"`
-	Nodes         []Node     `json:"nodes"`
-	Channels      []Channel  `json:"channels,omitempty"`
-	LoadBalancers []LB       `json:"load_balancers"`
-	Client        Client     `json:"client"`
-	Secrets       Secrets    `json:"secrets"`
-	FaultLog      string     `json:"fault_log"`     // faults and drill steps, one JSON record a line
-	WAN           *WAN       `json:"wan,omitempty"` // root labs with links between regions
-	Keeper        Daemon     `json:"keeper"`        // the lab's keeper (hadrill keeper)
-	Backups       string     `json:"backups"`       // backups/<id>/ (prepared datadir, backup.json)
-	Archive       string     `json:"archive"`       // archive/<node>/: each node's archived binary logs
-	Spec          *spec.Spec `json:"spec"`
+	Lab           string    `json:"lab"`
+	Dir           string    `json:"dir"`
+	Mode          string    `json:"mode"`
+	Network       string    `json:"network"`
+	Netns         string    `json:"netns,omitempty"` // the lab's switch namespace (holds the bridge)
+	Bridge        string    `json:"bridge,omitempty"`
+	Hosts         []Host    `json:"hosts"`
+	Clusters      []Cluster `json:"clusters"`
+	Nodes         []Node    `json:"nodes"`
+	Channels      []Channel `json:"channels,omitempty"`
+	LoadBalancers []LB      `json:"load_balancers"`
+	Client        Client    `json:"client"`
+	Secrets       Secrets   `json:"secrets"`
+	FaultLog      string    `json:"fault_log"`     // faults and drill steps, one JSON record a line
+	WAN           *WAN      `json:"wan,omitempty"` // root labs with links between regions
+	Keeper        Daemon    `json:"keeper"`        // the lab's keeper (hadrill keeper)
+	Backups       string    `json:"backups"`       // backups/<id>/ (prepared datadir, backup.json)
+	Archive       string    `json:"archive"`       // archive/<node>/: each node's archived binary logs
+	// Cgroups is the lab's cgroup directory per controller; each host's is
+	// <dir>/<host> (root labs on a machine with cgroup v1).
+	Cgroups map[string]string `json:"cgroups,omitempty"`
+	// Warnings are what makes every result of this lab doubtful (machines
+	// promised more CPUs than exist); each run carries them.
+	Warnings []string   `json:"warnings,omitempty"`
+	Spec     *spec.Spec `json:"spec"`
 }
 
 // Daemon is where a supervised process runs and how it is recognised: its
@@ -78,6 +89,8 @@ type Host struct {
 	Netns   string `json:"netns,omitempty"`
 	Address string `json:"address"`
 	Veth    string `json:"veth,omitempty"` // the bridge-side end of the host's link
+	// Machine is the host's size; nil: it shares this machine unlimited.
+	Machine *Machine `json:"machine,omitempty"`
 }
 
 // Cluster is a resolved cluster.

@@ -17,10 +17,12 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Series is one line of a chart.
+// Series is one line of a chart. A Cap is a limit drawn dashed in the
+// colour of the series before it (a host's CPU quota beside its CPU use).
 type Series struct {
 	Name   string
 	Points [][2]float64
+	Cap    bool
 }
 
 // Chart is a line chart; Markers are vertical lines at x (faults).
@@ -51,7 +53,11 @@ func (c Chart) plot() (*plot.Plot, error) {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = xTicks(c.Series)
 	}
-	for i, s := range c.Series {
+	colour := -1
+	for _, s := range c.Series {
+		if !s.Cap {
+			colour++
+		}
 		if len(s.Points) == 0 {
 			continue
 		}
@@ -63,9 +69,15 @@ func (c Chart) plot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: %w", c.Title, err)
 		}
-		col := palette[i%len(palette)]
+		col := palette[max(colour, 0)%len(palette)]
 		line.Color, points.Color = col, col
 		line.Width = vg.Points(1.5)
+		if s.Cap {
+			line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+			p.Add(line)
+			p.Legend.Add(s.Name, line)
+			continue
+		}
 		points.Shape = draw.CircleGlyph{}
 		points.Radius = vg.Points(2)
 		p.Add(line, points)

@@ -19,6 +19,7 @@ import (
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
@@ -42,6 +43,10 @@ type Run struct {
 	Drill    *drill.Result
 	Timeline map[string][][2]float64
 	Markers  []Marker
+	// Hosts: each measured host's summary, and its CPU (cores) and memory
+	// (MiB) per second from hosts.csv.
+	Hosts            []machine.Summary
+	HostCPU, HostMem map[string][][2]float64
 }
 
 // Report is the whole document.
@@ -84,6 +89,11 @@ func Load(home string, ids []string) (*Report, error) {
 			run.Markers = stepMarkers(r, results.ReadCSV(home, id, workload.StepsFile))
 		}
 		run.FlowControl, run.RecvQueue = readStatus(results.ReadCSV(home, id, "status.csv"))
+		if r.Hosts != nil {
+			b, _ := json.Marshal(r.Hosts)
+			_ = json.Unmarshal(b, &run.Hosts)
+		}
+		run.HostCPU, run.HostMem = readHosts(results.ReadCSV(home, id, workload.HostsCSV))
 		rep.Runs = append(rep.Runs, run)
 	}
 	if len(missing) > 0 {
@@ -167,6 +177,7 @@ func charts(runs []Run) []Chart {
 		if len(fc.Series) > 0 {
 			out = append(out, fc, rq)
 		}
+		out = append(out, hostCharts(r)...)
 	}
 	return out
 }
@@ -189,6 +200,8 @@ func (rep *Report) HTML() ([]byte, error) {
 		"at":  pointAt,
 		"f1":  func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 		"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+		"pct": func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },
+		"mib": func(v int64) string { return strconv.FormatFloat(float64(v)/(1<<20), 'f', 0, 64) + " MiB" },
 		"dur": func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
 		"opt": func(v *float64) string {
 			if v == nil {
@@ -384,4 +397,49 @@ func table(raw json.RawMessage) *Table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// readHosts reads hosts.csv: host -> (t, cores) and host -> (t, MiB).
+func readHosts(rows [][]string) (cpu, mem map[string][][2]float64) {
+	cpu, mem = map[string][][2]float64{}, map[string][][2]float64{}
+	for _, row := range rows {
+		if len(row) < 5 {
+			continue
+		}
+		t, err1 := strconv.ParseFloat(row[0], 64)
+		c, err2 := strconv.ParseFloat(row[2], 64)
+		m, err3 := strconv.ParseFloat(row[4], 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue
+		}
+		cpu[row[1]] = append(cpu[row[1]], [2]float64{t, c})
+		mem[row[1]] = append(mem[row[1]], [2]float64{t, m / (1 << 20)})
+	}
+	return cpu, mem
+}
+
+// hostCharts draws each host's CPU and memory over the run, its machine's
+// quota and limit dashed beside it: a saturated host shows at a glance.
+func hostCharts(r Run) []Chart {
+	if len(r.HostCPU) == 0 {
+		return nil
+	}
+	cpu := Chart{ID: "cpu-" + r.ID, Title: "CPU per host (dashed: its machine's quota), run " + r.ID, X: "seconds", Y: "cores", Markers: r.Markers}
+	mem := Chart{ID: "mem-" + r.ID, Title: "Memory per host (dashed: its machine's limit), run " + r.ID, X: "seconds", Y: "MiB", Markers: r.Markers}
+	caps := map[string]*machine.Summary{}
+	for i := range r.Hosts {
+		caps[r.Hosts[i].Host] = &r.Hosts[i]
+	}
+	for _, h := range sortedKeys(r.HostCPU) {
+		pts := r.HostCPU[h]
+		cpu.Series = append(cpu.Series, Series{Name: h, Points: pts})
+		mem.Series = append(mem.Series, Series{Name: h, Points: r.HostMem[h]})
+		if s := caps[h]; s != nil && s.Machine != nil && len(pts) > 0 {
+			from, to := pts[0][0], pts[len(pts)-1][0]
+			cpu.Series = append(cpu.Series, Series{Name: h + " quota", Cap: true, Points: [][2]float64{{from, s.Machine.CPUs}, {to, s.Machine.CPUs}}})
+			lim := float64(s.Machine.MemoryBytes) / (1 << 20)
+			mem.Series = append(mem.Series, Series{Name: h + " limit", Cap: true, Points: [][2]float64{{from, lim}, {to, lim}}})
+		}
+	}
+	return []Chart{cpu, mem}
 }

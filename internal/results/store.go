@@ -51,6 +51,9 @@ type Run struct {
 	Faults any `json:"faults,omitempty"`
 	// WAN is every emulated link's round trip, measured just before the run.
 	WAN any `json:"wan,omitempty"`
+	// Hosts is each measured host over the run (CPU, memory, memory-limit
+	// kills) beside its machine's caps; hosts.csv has the per-second samples.
+	Hosts any `json:"hosts,omitempty"`
 }
 
 // Dir is where runs live.

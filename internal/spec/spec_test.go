@@ -144,3 +144,38 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+func TestMachinesValidation(t *testing.T) {
+	_, err := Load([]byte(`
+machines: [{name: big, cpus: 0, memory: 100M}, {name: Big2, cpus: 0.333, memory: 1G}, {name: big, cpus: 1, memory: 1G}]
+clusters: [{name: db, machine: huge, memory: 8G, arbitrator: {machine: nope}, kind: galera}, {name: dc, machine: d1, memory: 4G}]
+load_balancers: [{name: lb, cluster: db, machine: x}]
+client: {machine: y}
+`))
+	if err == nil {
+		t.Fatal("bad machines accepted")
+	}
+	for _, want := range []string{
+		"machines[0].cpus: expected a number of cores from 0.01 to 256",
+		"machines[0].memory: expected a size of at least 256M",
+		`machines[1].name: "Big2" is not a valid name`,
+		"machines[1].cpus: expected a number of cores",
+		`machines[2].name: duplicate name "big"`,
+		`clusters[0].machine: unknown machine "huge" (known: Big2, a3, big, d1, d2, small)`,
+		`clusters[0].arbitrator.machine: unknown machine "nope"`,
+		"clusters[1].memory: 4G is more than its machine d1 (1 CPU, 3.5G) has",
+		`load_balancers[0].machine: unknown machine "x"`,
+		`client.machine: unknown machine "y"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+	s, err := Load([]byte("machines: [{name: d1, cpus: 0.5, memory: 1G}]\nclusters: [{name: db, machine: d1}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.MachineNamed("d1"); m.CPUs != 0.5 {
+		t.Errorf("a spec's own machine shadows the built-in one of that name: %+v", m)
+	}
+}

@@ -14,6 +14,8 @@ type Spec struct {
 	Replication   []Channel         `yaml:"replication,omitempty"`
 	LoadBalancers []LoadBalancer    `yaml:"load_balancers,omitempty"`
 	Client        *Client           `yaml:"client,omitempty"`
+	// Machines are host sizes the hosts may name (beside BuiltinMachines).
+	Machines []Machine `yaml:"machines,omitempty"`
 	Labels        map[string]string `yaml:"labels,omitempty"`
 }
 
@@ -53,6 +55,9 @@ type Cluster struct {
 	Regions []string `yaml:"regions,omitempty"`
 	Profile string   `yaml:"profile,omitempty"`
 	Memory  string   `yaml:"memory,omitempty"` // per node memory share, e.g. 2G
+	// Machine is every node's size (a name from machines or the built-in
+	// sizes); empty: the node shares this machine with everything else.
+	Machine string `yaml:"machine,omitempty"`
 	// FailureDetection is how fast Galera members evict a silent peer:
 	// stock (Galera's defaults: suspected after 5 s) or fast (a LAN setting:
 	// suspected after 0.5 s, so writes resume within about a second).
@@ -73,7 +78,8 @@ type Cluster struct {
 
 // Arbitrator places a Galera arbitrator.
 type Arbitrator struct {
-	Region string `yaml:"region,omitempty"` // default: the cluster's region
+	Region  string `yaml:"region,omitempty"` // default: the cluster's region
+	Machine string `yaml:"machine,omitempty"`
 }
 
 // Channel is a replication stream between clusters.
@@ -100,6 +106,7 @@ type LoadBalancer struct {
 	Mode    LBMode `yaml:"mode,omitempty"` // single-writer | balanced
 	Region  string `yaml:"region,omitempty"`
 	Address string `yaml:"address,omitempty"`
+	Machine string `yaml:"machine,omitempty"`
 }
 
 // Client is the host load generators run on.
@@ -107,6 +114,7 @@ type Client struct {
 	Name    string `yaml:"name,omitempty"`
 	Region  string `yaml:"region,omitempty"`
 	Address string `yaml:"address,omitempty"`
+	Machine string `yaml:"machine,omitempty"`
 }
 
 // NodeRegion is the region of the cluster's j-th node (1-based).

@@ -99,6 +99,7 @@ func (v *validator) validate(s *Spec) {
 		v.name(fmt.Sprintf("regions[%d].name", i), r.Name, regions)
 	}
 	network := v.network(s.Network)
+	v.machines(s)
 	hosts := map[string]string{} // every host name: nodes, LBs, client
 	clusters := map[string]string{}
 	if len(s.Clusters) == 0 {
@@ -106,6 +107,7 @@ func (v *validator) validate(s *Spec) {
 	}
 	for i, c := range s.Clusters {
 		v.cluster(fmt.Sprintf("clusters[%d]", i), c, regions, clusters, hosts, network)
+		v.clusterMachine(s, fmt.Sprintf("clusters[%d]", i), c)
 	}
 	v.links(s.Links, regions)
 	v.channels(s, clusters)
@@ -116,11 +118,13 @@ func (v *validator) validate(s *Spec) {
 		oneOf(v, p+".mode", lb.Mode, LBSingleWriter, LBBalanced)
 		v.ref(p+".region", lb.Region, "region", regions)
 		v.address(p+".address", lb.Address, network)
+		v.machineRef(s, p+".machine", lb.Machine)
 	}
 	if c := s.Client; c != nil {
 		v.name("client.name", c.Name, hosts)
 		v.ref("client.region", c.Region, "region", regions)
 		v.address("client.address", c.Address, network)
+		v.machineRef(s, "client.machine", c.Machine)
 	}
 }
 

@@ -12,10 +12,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 )
@@ -121,18 +123,61 @@ func NewRun(ctx context.Context, l Lab, kind results.Kind, command []string, par
 	if len(wan) > 0 {
 		r.WAN = wan
 	}
+	r.Warnings = append(r.Warnings, l.Plan().Warnings...)
+	recording(r.ID, machine.Record(l.HostUsage, l.Plan().Hosts, time.Second))
 	return r, nil
 }
 
 // Finish completes a run's record: end time, the faults injected while it
-// ran, its results; and saves it.
+// ran, each host's usage (hosts.csv beside run.json), its results; and
+// saves it.
 func Finish(l Lab, run *results.Run, interrupted bool, res any) error {
 	run.Interrupted, run.Finished = interrupted, time.Now().UTC()
 	if f := l.Faults(run.Started, run.Finished); len(f) > 0 {
 		run.Faults = f
 	}
 	run.Results, _ = json.Marshal(res)
-	return results.Save(l.Home(), run)
+	var samples []machine.Sample
+	if rec := recorded(run.ID); rec != nil {
+		samples = rec.Stop()
+		if sums := machine.Summarize(samples, l.Plan().Hosts); len(sums) > 0 {
+			run.Hosts = sums
+			run.Warnings = append(run.Warnings, machine.Warnings(sums)...)
+		}
+	}
+	if err := results.Save(l.Home(), run); err != nil || len(samples) == 0 {
+		return err
+	}
+	return results.WriteCSV(l.Home(), run.ID, HostsCSV, HostsHeader, HostRows(samples))
+}
+
+// HostsCSV is a run's per-host samples, one row per host and second.
+const HostsCSV = "hosts.csv"
+
+// HostsHeader is hosts.csv's header.
+var HostsHeader = []string{"t", "host", "cpu_cores", "throttled", "memory_bytes", "oom_kills"}
+
+// HostRows renders host samples as hosts.csv rows.
+func HostRows(samples []machine.Sample) [][]string {
+	rows := make([][]string, 0, len(samples))
+	for _, s := range samples {
+		rows = append(rows, []string{strconv.FormatFloat(s.T, 'f', 3, 64), s.Host, strconv.FormatFloat(s.Cores, 'f', 3, 64),
+			strconv.FormatFloat(s.Throttled, 'f', 3, 64), strconv.FormatInt(s.MemoryBytes, 10), strconv.Itoa(s.OOMKills)})
+	}
+	return rows
+}
+
+// recorders are the host recordings of the runs this process has going.
+var recorders sync.Map // run id → *machine.Recorder
+
+func recording(id string, r *machine.Recorder) { recorders.Store(id, r) }
+
+func recorded(id string) *machine.Recorder {
+	r, ok := recorders.LoadAndDelete(id)
+	if !ok {
+		return nil
+	}
+	return r.(*machine.Recorder)
 }
 
 func configs(l Lab) map[string]string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 )
@@ -27,4 +28,7 @@ type Lab interface {
 	CheckWAN(ctx context.Context) ([]netem.Measured, error)
 	// Faults lists the faults injected between from and to.
 	Faults(from, to time.Time) []fault.Record
+	// HostUsage reads a host's CPU, memory and memory-limit kill counters
+	// (false: the host is not measured).
+	HostUsage(host string) (machine.Usage, bool)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/netns"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
@@ -51,7 +52,10 @@ func (n *Netns) nsOf(host string) string {
 	return ""
 }
 
-func (n *Netns) Wrap(host string, argv []string) []string { return netns.Wrap(n.nsOf(host), argv) }
+// Wrap runs argv in the host's namespace and, first, in its cgroups.
+func (n *Netns) Wrap(host string, argv []string) []string {
+	return machine.Enter(n.p, host, netns.Wrap(n.nsOf(host), argv))
+}
 
 func (n *Netns) Dial(ctx context.Context, host, network, addr string) (net.Conn, error) {
 	ns := n.nsOf(host)
@@ -87,7 +91,7 @@ func (n *Netns) Setup(ctx context.Context) error {
 			return fmt.Errorf("host %s: %w", h.Name, err)
 		}
 	}
-	return nil
+	return machine.Setup(n.p)
 }
 
 // Teardown kills whatever still runs in the lab's namespaces (only processes
@@ -104,6 +108,9 @@ func (n *Netns) Teardown(ctx context.Context) error {
 		if err := ip(ctx, "netns", "del", ns); err != nil && netns.Exists(ns) {
 			errs = append(errs, err.Error())
 		}
+	}
+	if err := machine.Teardown(n.p); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("teardown: %s", strings.Join(errs, "; "))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 )
@@ -25,3 +26,4 @@ func (Lab) Dial(context.Context, string, string, string) (net.Conn, error) {
 func (Lab) Admin(*plan.Node) *sql.DB                           { panic("workloadtest: nothing runs on this lab (admin)") }
 func (Lab) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
 func (Lab) Faults(time.Time, time.Time) []fault.Record         { return nil }
+func (Lab) HostUsage(string) (machine.Usage, bool)             { return machine.Usage{}, false }

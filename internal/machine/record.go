@@ -1,0 +1,170 @@
+package machine
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/stats"
+)
+
+// Sample is one host over one sampling period of a run.
+type Sample struct {
+	T           float64 // seconds since the recording started (end of the period)
+	Host        string
+	Cores       float64 // CPU used over the period, in cores
+	Throttled   float64 // share of the period its processes waited for the CPU quota
+	MemoryBytes int64   // memory charged at the end of the period
+	OOMKills    int     // memory-limit kills since the recording started
+}
+
+// Reader reads a host's counters (false: the host is not measured).
+type Reader func(host string) (Usage, bool)
+
+// Recorder samples every host's counters at a fixed period while a run runs.
+type Recorder struct {
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	samples []Sample
+}
+
+// Record starts sampling hosts every period; Stop ends it. It records
+// nothing when no host is measured.
+func Record(read Reader, hosts []plan.Host, every time.Duration) *Recorder {
+	r := &Recorder{stop: make(chan struct{}), done: make(chan struct{})}
+	go r.loop(read, hosts, every)
+	return r
+}
+
+func (r *Recorder) loop(read Reader, hosts []plan.Host, every time.Duration) {
+	defer close(r.done)
+	start := time.Now()
+	first, prev := map[string]Usage{}, map[string]Usage{}
+	for _, h := range hosts {
+		if u, ok := read(h.Name); ok {
+			first[h.Name], prev[h.Name] = u, u
+		}
+	}
+	if len(first) == 0 {
+		return
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	sample := func() {
+		for _, h := range hosts {
+			a, measured := prev[h.Name]
+			u, ok := read(h.Name)
+			if !measured || !ok {
+				continue
+			}
+			s := Sample{T: u.At.Sub(start).Seconds(), Host: h.Name, Cores: Cores(a, u), MemoryBytes: u.MemoryBytes,
+				OOMKills: u.OOMKills - first[h.Name].OOMKills}
+			if dt := u.At.Sub(a.At); dt > 0 && u.Throttled >= a.Throttled {
+				s.Throttled = float64(u.Throttled-a.Throttled) / float64(dt)
+			}
+			prev[h.Name] = u
+			r.mu.Lock()
+			r.samples = append(r.samples, s)
+			r.mu.Unlock()
+		}
+	}
+	for {
+		select {
+		case <-r.stop:
+			sample() // the last part-period
+			return
+		case <-tick.C:
+			sample()
+		}
+	}
+}
+
+// Stop ends the recording and returns every sample.
+func (r *Recorder) Stop() []Sample {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.samples
+}
+
+// Summary is one host over a whole run, beside its machine's caps.
+type Summary struct {
+	Host    string        `json:"host"`
+	Machine *plan.Machine `json:"machine,omitempty"`
+	// CPU used, in cores: mean, 95th percentile and maximum of the periods.
+	CPUMean float64 `json:"cpu_mean"`
+	CPUP95  float64 `json:"cpu_p95"`
+	CPUMax  float64 `json:"cpu_max"`
+	// AtCap is the share of periods the host used ≥ 95 % of its CPU quota.
+	AtCap            float64 `json:"cpu_at_cap,omitempty"`
+	ThrottledSeconds float64 `json:"throttled_seconds,omitempty"`
+	MemoryPeakBytes  int64   `json:"memory_peak_bytes"`
+	OOMKills         int     `json:"oom_kills,omitempty"`
+}
+
+// Summarize reduces a run's samples to one line per host, in plan order.
+func Summarize(samples []Sample, hosts []plan.Host) []Summary {
+	by := map[string][]Sample{}
+	for _, s := range samples {
+		by[s.Host] = append(by[s.Host], s)
+	}
+	var out []Summary
+	for _, h := range hosts {
+		ss := by[h.Name]
+		if len(ss) == 0 {
+			continue
+		}
+		sum := Summary{Host: h.Name, Machine: h.Machine}
+		var cores []float64
+		var prevT float64
+		atCap := 0
+		for _, s := range ss {
+			cores = append(cores, s.Cores)
+			sum.CPUMean += s.Cores
+			sum.CPUMax = max(sum.CPUMax, s.Cores)
+			sum.ThrottledSeconds += s.Throttled * (s.T - prevT)
+			prevT = s.T
+			sum.MemoryPeakBytes = max(sum.MemoryPeakBytes, s.MemoryBytes)
+			sum.OOMKills = max(sum.OOMKills, s.OOMKills)
+			if h.Machine != nil && s.Cores >= 0.95*h.Machine.CPUs {
+				atCap++
+			}
+		}
+		sum.CPUMean /= float64(len(ss))
+		sort.Float64s(cores)
+		sum.CPUP95 = stats.Percentile(cores, 95)
+		if h.Machine != nil {
+			sum.AtCap = float64(atCap) / float64(len(ss))
+		}
+		out = append(out, sum)
+	}
+	return out
+}
+
+// Warnings name what a run's hosts suffered that its figures depend on: a
+// memory-limit kill, or a CPU quota the host sat at for most of the run.
+func Warnings(sums []Summary) []string {
+	var out []string
+	for _, s := range sums {
+		switch {
+		case s.OOMKills > 0 && s.Machine != nil:
+			out = append(out, fmt.Sprintf("host %s: %d process(es) killed by the memory limit of its machine %s", s.Host, s.OOMKills, s.Machine))
+		case s.OOMKills > 0:
+			out = append(out, fmt.Sprintf("host %s: %d process(es) killed by the kernel's out-of-memory killer", s.Host, s.OOMKills))
+		}
+		if s.Machine != nil && s.AtCap >= 0.5 {
+			out = append(out, fmt.Sprintf("host %s: at its machine's CPU quota (%s cores) %.0f %% of the run: its CPU was the bottleneck",
+				s.Host, spec.FormatCores(s.Machine.CPUs), 100*s.AtCap))
+		}
+	}
+	return out
+}
