@@ -79,7 +79,9 @@ func (m Machine) String() string {
 }
 
 // FormatCores renders a number of cores without trailing zeros: 0.5, 1, 1.25.
-func FormatCores(f float64) string { return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".") }
+func FormatCores(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
+}
 
 // FormatSize renders a byte count the way sizes are written in a spec.
 func FormatSize(b int64) string {

@@ -5,18 +5,18 @@ package spec
 
 // Spec is a lab topology as written by the user (after defaults).
 type Spec struct {
-	Name          string            `yaml:"name,omitempty"`
-	Description   string            `yaml:"description,omitempty"`
-	Network       string            `yaml:"network,omitempty"` // CIDR inside 198.18.0.0/15
-	Regions       []Region          `yaml:"regions,omitempty"`
-	Links         []Link            `yaml:"links,omitempty"`
-	Clusters      []Cluster         `yaml:"clusters"`
-	Replication   []Channel         `yaml:"replication,omitempty"`
-	LoadBalancers []LoadBalancer    `yaml:"load_balancers,omitempty"`
-	Client        *Client           `yaml:"client,omitempty"`
+	Name          string         `yaml:"name,omitempty"`
+	Description   string         `yaml:"description,omitempty"`
+	Network       string         `yaml:"network,omitempty"` // CIDR inside 198.18.0.0/15
+	Regions       []Region       `yaml:"regions,omitempty"`
+	Links         []Link         `yaml:"links,omitempty"`
+	Clusters      []Cluster      `yaml:"clusters"`
+	Replication   []Channel      `yaml:"replication,omitempty"`
+	LoadBalancers []LoadBalancer `yaml:"load_balancers,omitempty"`
+	Client        *Client        `yaml:"client,omitempty"`
 	// Machines are host sizes the hosts may name (beside BuiltinMachines).
-	Machines []Machine `yaml:"machines,omitempty"`
-	Labels        map[string]string `yaml:"labels,omitempty"`
+	Machines []Machine         `yaml:"machines,omitempty"`
+	Labels   map[string]string `yaml:"labels,omitempty"`
 }
 
 // Region groups hosts that share a site; links between regions carry WAN impairments.
