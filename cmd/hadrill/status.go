@@ -6,8 +6,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/hadrill/hadrill/internal/netem"
-
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/lab"
@@ -113,7 +111,7 @@ func printStatus(st lab.Status) {
 			fmt.Printf(", loss %g%%", k.LossPercent)
 		}
 		if k.BandwidthBps > 0 {
-			fmt.Printf(", bandwidth %s", netem.FormatRate(k.BandwidthBps))
+			fmt.Printf(", bandwidth %s", spec.FormatRate(k.BandwidthBps))
 		}
 		fmt.Printf(" (emulator %s)", k.Emulator)
 		if m := k.Measured; m != nil {
@@ -128,13 +126,13 @@ func printStatus(st lab.Status) {
 func printHosts(st lab.Status) {
 	show := false
 	for _, h := range st.Hosts {
-		show = show || h.Machine != nil || h.OOMKills > 0
+		show = show || h.Machine != nil || h.OOMKills > 0 || len(h.NICs) > 1 || (len(h.NICs) == 1 && h.NICs[0].RateBps > 0)
 	}
 	if !show {
 		return
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "HOST\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS")
+	fmt.Fprintln(w, "HOST\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS\tNICS")
 	for _, h := range st.Hosts {
 		machine, cpu, mem := "(unlimited)", fmt.Sprintf("%.2f", h.CPUCores), spec.FormatSize(h.MemoryBytes)
 		if m := h.Machine; m != nil {
@@ -142,7 +140,15 @@ func printHosts(st lab.Status) {
 			cpu += " of " + spec.FormatCores(m.CPUs)
 			mem += " of " + spec.FormatSize(m.MemoryBytes)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\n", h.Name, machine, cpu, mem, h.OOMKills)
+		var nics []string
+		for _, c := range h.NICs {
+			rate := "unlimited"
+			if c.RateBps > 0 {
+				rate = spec.FormatRate(c.RateBps)
+			}
+			nics = append(nics, fmt.Sprintf("%s %s %s (%s)", c.Name, c.Network, c.Address, rate))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", h.Name, machine, cpu, mem, h.OOMKills, strings.Join(nics, ", "))
 	}
 	w.Flush()
 }

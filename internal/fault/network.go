@@ -44,12 +44,14 @@ func (c Cut) Apply(ctx context.Context, hosts Runner) error {
 			return undo(err)
 		}
 		for _, o := range c.From {
-			for _, dir := range [][]string{{"-s", o.Address}, {"-d", o.Address}} {
-				r := append(append([]string{Chain}, dir...), "-j", "DROP")
-				if err := iptables(ctx, hosts, h.Name, append([]string{"-A"}, r...)...); err != nil {
-					return undo(err)
+			for _, addr := range o.Addresses() { // every NIC: a cut host is cut on every network
+				for _, dir := range [][]string{{"-s", addr}, {"-d", addr}} {
+					r := append(append([]string{Chain}, dir...), "-j", "DROP")
+					if err := iptables(ctx, hosts, h.Name, append([]string{"-A"}, r...)...); err != nil {
+						return undo(err)
+					}
+					added = append(added, rule{h.Name, r})
 				}
-				added = append(added, rule{h.Name, r})
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/netem"
+	"github.com/hadrill/hadrill/internal/netns"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/provider/local"
@@ -107,8 +108,29 @@ func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, 
 	return h.prov.Dial(ctx, host, network, addr)
 }
 
-// HostUsage reads a host's CPU, memory and memory-limit kill counters.
-func (l *Lab) HostUsage(host string) (machine.Usage, bool) { return machine.Read(l.p, host) }
+// HostUsage reads a host's CPU, memory and memory-limit kill counters
+// (its cgroups) and each NIC's bytes (the other end of its link, in the
+// lab's namespace: what that end receives, the host sent).
+func (l *Lab) HostUsage(host string) (machine.Usage, bool) {
+	u, ok := machine.Read(l.p, host)
+	h, known := l.p.Host(host)
+	if !known || len(h.NICs) == 0 || l.p.Netns == "" {
+		return u, ok
+	}
+	counters, err := netns.Counters(l.p.Netns)
+	if err != nil {
+		return u, ok
+	}
+	if u.At.IsZero() {
+		u.At = time.Now()
+	}
+	for _, c := range h.NICs {
+		if b, found := counters[c.Veth]; found {
+			u.NICs = append(u.NICs, machine.NICBytes{Name: c.Name, Network: c.Network, RateBps: c.RateBps, Tx: b.Rx, Rx: b.Tx})
+		}
+	}
+	return u, ok || len(u.NICs) > 0
+}
 
 // Servers is the lab's database servers as the rooms see them.
 func (l *Lab) Servers() Servers { return l.servers }

@@ -44,6 +44,7 @@ type HostInfo struct {
 	CPUCores    float64       `json:"cpu_cores"` // in use now (over the status probe)
 	MemoryBytes int64         `json:"memory_bytes"`
 	OOMKills    int           `json:"oom_kills"` // processes killed by the memory limit since the host was made
+	NICs        []plan.NIC    `json:"nics,omitempty"`
 }
 
 // cpuWindow is the least time over which status measures CPU in use.
@@ -194,7 +195,7 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage) []HostInfo {
 			continue
 		}
 		out = append(out, HostInfo{Name: h.Name, Role: h.Role, Machine: h.Machine, CPUCores: machine.Cores(a, b),
-			MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills})
+			MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs})
 	}
 	return out
 }

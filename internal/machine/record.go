@@ -19,6 +19,30 @@ type Sample struct {
 	Throttled   float64 // share of the period its processes waited for the CPU quota
 	MemoryBytes int64   // memory charged at the end of the period
 	OOMKills    int     // memory-limit kills since the recording started
+	NICs        []NICRate
+}
+
+// NICRate is what a host sent and received on one NIC over a period.
+type NICRate struct {
+	Name, Network string
+	RateBps       int64   // the NIC's cap (0: none)
+	TxBps, RxBps  float64 // bits per second
+}
+
+// nicRates are the bits per second between two readings of a host's NICs.
+func nicRates(a, b Usage) []NICRate {
+	dt := b.At.Sub(a.At).Seconds()
+	var out []NICRate
+	for _, nb := range b.NICs {
+		r := NICRate{Name: nb.Name, Network: nb.Network, RateBps: nb.RateBps}
+		for _, na := range a.NICs {
+			if na.Name == nb.Name && dt > 0 && nb.Tx >= na.Tx && nb.Rx >= na.Rx {
+				r.TxBps, r.RxBps = 8*float64(nb.Tx-na.Tx)/dt, 8*float64(nb.Rx-na.Rx)/dt
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Reader reads a host's counters (false: the host is not measured).
@@ -62,7 +86,7 @@ func (r *Recorder) loop(read Reader, hosts []plan.Host, every time.Duration) {
 				continue
 			}
 			s := Sample{T: u.At.Sub(start).Seconds(), Host: h.Name, Cores: Cores(a, u), MemoryBytes: u.MemoryBytes,
-				OOMKills: u.OOMKills - first[h.Name].OOMKills}
+				OOMKills: u.OOMKills - first[h.Name].OOMKills, NICs: nicRates(a, u)}
 			if dt := u.At.Sub(a.At); dt > 0 && u.Throttled >= a.Throttled {
 				s.Throttled = float64(u.Throttled-a.Throttled) / float64(dt)
 			}
@@ -105,10 +129,25 @@ type Summary struct {
 	CPUP95  float64 `json:"cpu_p95"`
 	CPUMax  float64 `json:"cpu_max"`
 	// AtCap is the share of periods the host used ≥ 95 % of its CPU quota.
-	AtCap            float64 `json:"cpu_at_cap,omitempty"`
-	ThrottledSeconds float64 `json:"throttled_seconds,omitempty"`
-	MemoryPeakBytes  int64   `json:"memory_peak_bytes"`
-	OOMKills         int     `json:"oom_kills,omitempty"`
+	AtCap            float64      `json:"cpu_at_cap,omitempty"`
+	ThrottledSeconds float64      `json:"throttled_seconds,omitempty"`
+	MemoryPeakBytes  int64        `json:"memory_peak_bytes"`
+	OOMKills         int          `json:"oom_kills,omitempty"`
+	NICs             []NICSummary `json:"nics,omitempty"`
+}
+
+// NICSummary is one NIC over a run: its cap, what crossed it (bytes), and
+// the mean and highest rate of the periods, each direction.
+type NICSummary struct {
+	Name      string  `json:"name"`
+	Network   string  `json:"network"`
+	RateBps   int64   `json:"rate_bps,omitempty"`
+	TxBytes   float64 `json:"tx_bytes"`
+	RxBytes   float64 `json:"rx_bytes"`
+	TxMeanBps float64 `json:"tx_mean_bps"`
+	TxMaxBps  float64 `json:"tx_max_bps"`
+	RxMeanBps float64 `json:"rx_mean_bps"`
+	RxMaxBps  float64 `json:"rx_max_bps"`
 }
 
 // Summarize reduces a run's samples to one line per host, in plan order.
@@ -127,7 +166,20 @@ func Summarize(samples []Sample, hosts []plan.Host) []Summary {
 		var cores []float64
 		var prevT float64
 		atCap := 0
+		nics := map[string]*NICSummary{}
+		var order []string
 		for _, s := range ss {
+			for _, r := range s.NICs {
+				n := nics[r.Name]
+				if n == nil {
+					n = &NICSummary{Name: r.Name, Network: r.Network, RateBps: r.RateBps}
+					nics[r.Name] = n
+					order = append(order, r.Name)
+				}
+				n.TxBytes += r.TxBps / 8 * (s.T - prevT)
+				n.RxBytes += r.RxBps / 8 * (s.T - prevT)
+				n.TxMaxBps, n.RxMaxBps = max(n.TxMaxBps, r.TxBps), max(n.RxMaxBps, r.RxBps)
+			}
 			cores = append(cores, s.Cores)
 			sum.CPUMean += s.Cores
 			sum.CPUMax = max(sum.CPUMax, s.Cores)
@@ -140,6 +192,13 @@ func Summarize(samples []Sample, hosts []plan.Host) []Summary {
 			}
 		}
 		sum.CPUMean /= float64(len(ss))
+		if span := ss[len(ss)-1].T; span > 0 {
+			for _, name := range order {
+				n := nics[name]
+				n.TxMeanBps, n.RxMeanBps = 8*n.TxBytes/span, 8*n.RxBytes/span
+				sum.NICs = append(sum.NICs, *n)
+			}
+		}
 		sort.Float64s(cores)
 		sum.CPUP95 = stats.Percentile(cores, 95)
 		if h.Machine != nil {

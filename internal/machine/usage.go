@@ -19,6 +19,15 @@ type Usage struct {
 	MemoryBytes int64         // memory charged now (resident memory and page cache)
 	MemoryPeak  int64         // the most ever charged
 	OOMKills    int           // processes the memory limit's OOM killer ended
+	NICs        []NICBytes    // what the host sent and received on each NIC so far
+}
+
+// NICBytes are one NIC's byte counters, from the host's side.
+type NICBytes struct {
+	Name    string // eth0, eth1
+	Network string // application, cluster
+	RateBps int64  // the NIC's cap (0: none)
+	Tx, Rx  uint64
 }
 
 // Read reads a host's counters now; ok is false when the host has no cgroups.

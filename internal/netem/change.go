@@ -92,20 +92,8 @@ func (k Link) Describe() string {
 		s += fmt.Sprintf(", loss %g%%", k.Loss)
 	}
 	if k.Bandwidth > 0 {
-		s += ", bandwidth " + FormatRate(k.Bandwidth)
+		s += ", bandwidth " + spec.FormatRate(k.Bandwidth)
 	}
 	return s
 }
 
-// FormatRate prints bits per second the way tc reads them.
-func FormatRate(bps int64) string {
-	switch {
-	case bps%1e9 == 0:
-		return fmt.Sprintf("%dgbit", bps/1e9)
-	case bps%1e6 == 0:
-		return fmt.Sprintf("%dmbit", bps/1e6)
-	case bps%1e3 == 0:
-		return fmt.Sprintf("%dkbit", bps/1e3)
-	}
-	return fmt.Sprintf("%dbit", bps)
-}

@@ -82,7 +82,9 @@ func Build(p *plan.Plan, links []Link) Config {
 	for _, h := range p.Hosts {
 		for _, o := range p.Hosts {
 			if q, ok := linkIndex(links, h.Region, o.Region); ok {
-				c.Rules = append(c.Rules, Rule{Host: h.Name, Netns: h.Netns, Peer: o.Address, Queue: uint16(q)})
+				for _, addr := range o.Addresses() { // the peer's every NIC crosses the link
+					c.Rules = append(c.Rules, Rule{Host: h.Name, Netns: h.Netns, Peer: addr, Queue: uint16(q)})
+				}
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/nic"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
@@ -174,36 +175,35 @@ func (e *Emulator) tc(ctx context.Context, host string, args ...string) error {
 }
 
 // shape sets each host's egress bandwidth towards the hosts of a
-// bandwidth-limited link: an htb class per link on eth0 (unclassified
-// traffic is not shaped). Each sending host gets the link's rate, like a
+// bandwidth-limited link: an htb class per link on the NIC that reaches
+// them, below the NIC's own rate when it has one (unclassified traffic is
+// shaped only by that rate). Each sending host gets the link's rate, like a
 // per-VM egress cap.
 func (e *Emulator) shape(ctx context.Context, c Config) error {
 	for _, hr := range c.Hosts() {
-		h := hr.Host
-		_ = e.tc(ctx, h, "qdisc", "del", "dev", "eth0", "root") // absent: fine
-		limited := map[uint16]bool{}
-		for _, r := range c.Rules {
-			if r.Host == h && c.Links[r.Queue].Bandwidth > 0 {
-				limited[r.Queue] = true
-			}
-		}
-		if len(limited) == 0 {
+		h, ok := e.plan.Host(hr.Host)
+		if !ok {
 			continue
 		}
-		if err := e.tc(ctx, h, "qdisc", "add", "dev", "eth0", "root", "handle", "1:", "htb", "default", "9999"); err != nil {
-			return err
-		}
-		for q := range limited {
-			rate := FormatRate(c.Links[q].Bandwidth)
-			class := fmt.Sprintf("1:%d", 10+q)
-			if err := e.tc(ctx, h, "class", "add", "dev", "eth0", "parent", "1:", "classid", class, "htb", "rate", rate, "ceil", rate); err != nil {
-				return err
+		for _, card := range h.NICs {
+			var classes []nic.Class
+			for q, k := range c.Links {
+				if k.Bandwidth <= 0 {
+					continue
+				}
+				cl := nic.Class{Minor: 10 + q, RateBps: k.Bandwidth}
+				for _, r := range c.Rules {
+					if r.Host == h.Name && int(r.Queue) == q && e.plan.NetworkOf(r.Peer) == card.Network {
+						cl.Peers = append(cl.Peers, r.Peer)
+					}
+				}
+				if len(cl.Peers) > 0 {
+					classes = append(classes, cl)
+				}
 			}
-		}
-		for _, r := range c.Rules {
-			if r.Host == h && limited[r.Queue] {
-				if err := e.tc(ctx, h, "filter", "add", "dev", "eth0", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
-					"match", "ip", "dst", r.Peer+"/32", "flowid", fmt.Sprintf("1:%d", 10+r.Queue)); err != nil {
+			_ = e.tc(ctx, h.Name, "qdisc", "del", "dev", card.Name, "root") // absent: fine
+			for _, cmd := range nic.Egress(card.Name, card.RateBps, classes) {
+				if err := e.tc(ctx, h.Name, cmd...); err != nil {
 					return err
 				}
 			}

@@ -42,6 +42,7 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 		return nil, hderr.User("links: emulating the WAN between regions needs network namespaces (run as root); remove the links to run rootless")
 	}
 	b.hosts()
+	b.networks()
 	b.cgroups()
 	b.machines()
 	if err := hderr.Users(b.problems); err != nil {
@@ -75,8 +76,16 @@ func Complete(p *Plan) {
 		p.Keeper = Daemon{Dir: filepath.Join(p.Dir, "keeper"), LogFile: filepath.Join(p.Dir, "keeper.log"),
 			PidFile: filepath.Join(p.Dir, "keeper.pid"), Marker: "--lab-dir " + p.Dir}
 	}
+	for i := range p.Hosts {
+		if h := &p.Hosts[i]; len(h.NICs) == 0 && p.Mode == ModeNetns {
+			h.NICs = []NIC{{Name: "eth0", Network: NetApplication, Address: h.Address, Veth: h.Veth, Bridge: p.Bridge}}
+		}
+	}
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
+		if n.ClusterAddress == "" {
+			n.ClusterAddress = n.Address
+		}
 		if p.Spec != nil {
 			for _, c := range p.Spec.Clusters {
 				if _, set := c.Config["wsrep_provider_options"]; set && c.Name == n.Cluster {

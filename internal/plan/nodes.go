@@ -38,7 +38,7 @@ func (b *builder) nodes() error {
 		var peers []string
 		for j := 1; j <= c.NodeCount(); j++ {
 			h := b.hostByName(fmt.Sprintf("%s%d", c.Name, j))
-			peers = append(peers, fmt.Sprintf("%s:%d", h.Address, GaleraPort))
+			peers = append(peers, fmt.Sprintf("%s:%d", h.clusterAddress(), GaleraPort))
 		}
 		for j := 1; j <= c.NodeCount(); j++ {
 			n, err := b.node(ci, j, c, peers, dbNodes)
@@ -128,14 +128,14 @@ func (b *builder) arbitrator(c spec.Cluster, peers []string) *Arbitrator {
 			}
 		}
 	}
-	opts := fmt.Sprintf("gmcast.listen_addr=tcp://%s:%d", h.Address, GaleraPort)
+	opts := fmt.Sprintf("gmcast.listen_addr=tcp://%s:%d", h.clusterAddress(), GaleraPort)
 	if seg >= 0 {
 		opts += fmt.Sprintf(";gmcast.segment=%d", seg)
 	}
 	if c.FailureDetection == spec.DetectionFast {
 		opts += ";" + mariadb.FastDetection
 	}
-	a := &Arbitrator{Name: h.Name, Group: b.p.Lab + "-" + c.Name, Region: h.Region, Netns: h.Netns, Address: h.Address,
+	a := &Arbitrator{Name: h.Name, Group: b.p.Lab + "-" + c.Name, Region: h.Region, Netns: h.Netns, Address: h.clusterAddress(),
 		PidFile: filepath.Join(dir, "garbd.pid"), LogFile: filepath.Join(dir, "garbd.log")}
 	a.Argv = []string{"garbd", "--name", h.Name, "--group", a.Group, "--address", "gcomm://" + strings.Join(peers, ","),
 		"--options", opts}
@@ -168,7 +168,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		serverID = 100 * (ci + 1)
 	}
 	n := Node{Name: name, Cluster: c.Name, Kind: c.Kind, Role: role(c.Kind, j), Region: c.NodeRegion(j), Host: name,
-		Netns: h.Netns, Address: h.Address, Port: MySQLPort, ServerID: serverID, Profile: c.Profile,
+		Netns: h.Netns, Address: h.Address, ClusterAddress: h.clusterAddress(), Port: MySQLPort, ServerID: serverID, Profile: c.Profile,
 		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
 		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
 		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, DrainFile: filepath.Join(dir, "drain")}
@@ -179,11 +179,11 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	if c.Kind == spec.KindGalera {
 		n.GaleraPort = GaleraPort
 		n.UUID = stableUUID(b.p.Lab + "/" + name)
-		n.ProviderOptions = mariadb.ProviderOptions(n.Address, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast, segment(c, j))
+		n.ProviderOptions = mariadb.ProviderOptions(n.ClusterAddress, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast, segment(c, j))
 	}
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: string(c.Kind), Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile, SSTLogDir: filepath.Join(n.Dir, "sst-logs"),
-		LogFile: n.LogFile, Address: n.Address, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
+		LogFile: n.LogFile, Address: n.Address, ClusterAddress: n.ClusterAddress, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
 		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes, b.hostByName(name).Machine), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
 		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1}

@@ -242,3 +242,39 @@ func TestMachinesRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterNetwork(t *testing.T) {
+	s, err := spec.Load([]byte(`
+networks: {application: {bandwidth: 1gbit}, cluster: {bandwidth: 200mbit}}
+clusters: [{name: db, nodes: 3, arbitrator: {}}, {name: dr, kind: standalone}]
+replication: [{from: db, to: dr}]
+load_balancers: [{name: lb, cluster: db}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "twonic", "/h", rootFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ClusterNetwork == "" || p.ClusterNetwork == p.Network || p.ClusterBridge != ClusterBridge {
+		t.Fatalf("cluster network %q beside %q", p.ClusterNetwork, p.Network)
+	}
+	for _, h := range p.Hosts {
+		want := 1
+		if h.Role == "db" || h.Role == "arbitrator" {
+			want = 2
+		}
+		if len(h.NICs) != want || h.NICs[0].RateBps != 1e9 || (want == 2 && (h.NICs[1].RateBps != 200e6 || h.NICs[1].Address != h.ClusterAddress)) {
+			t.Errorf("host %s NICs %+v", h.Name, h.NICs)
+		}
+	}
+	b, _ := json.MarshalIndent(p.Hosts, "", "  ")
+	golden.Check(t, "twonic-hosts", append(b, '\n'))
+	golden.Check(t, "twonic-db1.my.cnf", []byte(p.Nodes[0].Config))
+	golden.Check(t, "twonic-garbd.argv", []byte(strings.Join(p.Clusters[0].Arbitrator.Argv, "\n")+"\n"))
+	if _, err := Build(s, "twonic", "/h", Facts{User: "u", MemBytes: 8 << 30, GaleraLib: "/x"}); err == nil ||
+		!strings.Contains(err.Error(), "networks: separate NICs need network namespaces") {
+		t.Errorf("rootless with networks: %v", err)
+	}
+}

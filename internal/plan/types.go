@@ -32,24 +32,27 @@ type Facts struct {
 
 // Plan is a lab, fully resolved.
 type Plan struct {
-	Lab           string    `json:"lab"`
-	Dir           string    `json:"dir"`
-	Mode          string    `json:"mode"`
-	Network       string    `json:"network"`
-	Netns         string    `json:"netns,omitempty"` // the lab's switch namespace (holds the bridge)
-	Bridge        string    `json:"bridge,omitempty"`
-	Hosts         []Host    `json:"hosts"`
-	Clusters      []Cluster `json:"clusters"`
-	Nodes         []Node    `json:"nodes"`
-	Channels      []Channel `json:"channels,omitempty"`
-	LoadBalancers []LB      `json:"load_balancers"`
-	Client        Client    `json:"client"`
-	Secrets       Secrets   `json:"secrets"`
-	FaultLog      string    `json:"fault_log"`     // faults and drill steps, one JSON record a line
-	WAN           *WAN      `json:"wan,omitempty"` // root labs with links between regions
-	Keeper        Daemon    `json:"keeper"`        // the lab's keeper (hadrill keeper)
-	Backups       string    `json:"backups"`       // backups/<id>/ (prepared datadir, backup.json)
-	Archive       string    `json:"archive"`       // archive/<node>/: each node's archived binary logs
+	Lab     string `json:"lab"`
+	Dir     string `json:"dir"`
+	Mode    string `json:"mode"`
+	Network string `json:"network"`
+	Netns   string `json:"netns,omitempty"` // the lab's switch namespace (holds the bridge)
+	Bridge  string `json:"bridge,omitempty"`
+	// The cluster network (a second NIC on database hosts and arbitrators).
+	ClusterNetwork string    `json:"cluster_network,omitempty"`
+	ClusterBridge  string    `json:"cluster_bridge,omitempty"`
+	Hosts          []Host    `json:"hosts"`
+	Clusters       []Cluster `json:"clusters"`
+	Nodes          []Node    `json:"nodes"`
+	Channels       []Channel `json:"channels,omitempty"`
+	LoadBalancers  []LB      `json:"load_balancers"`
+	Client         Client    `json:"client"`
+	Secrets        Secrets   `json:"secrets"`
+	FaultLog       string    `json:"fault_log"`     // faults and drill steps, one JSON record a line
+	WAN            *WAN      `json:"wan,omitempty"` // root labs with links between regions
+	Keeper         Daemon    `json:"keeper"`        // the lab's keeper (hadrill keeper)
+	Backups        string    `json:"backups"`       // backups/<id>/ (prepared datadir, backup.json)
+	Archive        string    `json:"archive"`       // archive/<node>/: each node's archived binary logs
 	// Cgroups is the lab's cgroup directory per controller; each host's is
 	// <dir>/<host> (root labs on a machine with cgroup v1).
 	Cgroups map[string]string `json:"cgroups,omitempty"`
@@ -91,6 +94,11 @@ type Host struct {
 	Veth    string `json:"veth,omitempty"` // the bridge-side end of the host's link
 	// Machine is the host's size; nil: it shares this machine unlimited.
 	Machine *Machine `json:"machine,omitempty"`
+	// ClusterAddress is its address on the cluster network ("" without one).
+	ClusterAddress string `json:"cluster_address,omitempty"`
+	// NICs are its network interfaces (root labs): eth0, and eth1 on the
+	// cluster network.
+	NICs []NIC `json:"nics,omitempty"`
 }
 
 // Cluster is a resolved cluster.
@@ -142,19 +150,22 @@ type Channel struct {
 
 // Node is one database server.
 type Node struct {
-	Name       string    `json:"name"`
-	Cluster    string    `json:"cluster"`
-	Kind       spec.Kind `json:"kind"`
-	Role       Role      `json:"role"`
-	Region     string    `json:"region"`
-	Host       string    `json:"host"`
-	Netns      string    `json:"netns,omitempty"`
-	Address    string    `json:"address"`
-	Port       int       `json:"port"`
-	GaleraPort int       `json:"galera_port,omitempty"`
-	ServerID   int       `json:"server_id"`
-	GTIDDomain int       `json:"gtid_domain"`
-	UUID       string    `json:"uuid,omitempty"` // Galera node UUID used for the seeded primary view
+	Name    string    `json:"name"`
+	Cluster string    `json:"cluster"`
+	Kind    spec.Kind `json:"kind"`
+	Role    Role      `json:"role"`
+	Region  string    `json:"region"`
+	Host    string    `json:"host"`
+	Netns   string    `json:"netns,omitempty"`
+	Address string    `json:"address"`
+	// ClusterAddress is where its peers reach it for Galera, IST/SST and
+	// replication: the cluster network's address, else Address.
+	ClusterAddress string `json:"cluster_address"`
+	Port           int    `json:"port"`
+	GaleraPort     int    `json:"galera_port,omitempty"`
+	ServerID       int    `json:"server_id"`
+	GTIDDomain     int    `json:"gtid_domain"`
+	UUID           string `json:"uuid,omitempty"` // Galera node UUID used for the seeded primary view
 	// ProviderOptions is the node's wsrep_provider_options as in its my.cnf;
 	// UserProviderOptions: the spec sets them itself (hadrill then adds none).
 	ProviderOptions     string `json:"provider_options,omitempty"`

@@ -55,7 +55,7 @@ func (m *Manager) PrimaryOf(c *plan.Cluster) string {
 // source is how a replica reaches n (as the replication user).
 func (m *Manager) source(n *plan.Node) (mariadb.Source, error) {
 	pw, err := mariadb.ReadSecret(m.Plan.Secrets.Repl)
-	return mariadb.Source{Host: n.Address, Port: n.Port, User: plan.ReplUser, Password: pw}, err
+	return mariadb.Source{Host: n.PeerAddress(), Port: n.Port, User: plan.ReplUser, Password: pw}, err
 }
 
 // Ensure gives every running server its replication role; it
@@ -282,7 +282,7 @@ func (m *Manager) Move(ctx context.Context, recv *sql.DB, ch plan.Channel, choic
 // nodeAt names the node with that address ("" if none).
 func (m *Manager) nodeAt(addr string) string {
 	for _, n := range m.Plan.Nodes {
-		if n.Address == addr {
+		if n.Address == addr || n.PeerAddress() == addr {
 			return n.Name
 		}
 	}

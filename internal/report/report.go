@@ -20,6 +20,7 @@ import (
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/machine"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
@@ -47,6 +48,8 @@ type Run struct {
 	// (MiB) per second from hosts.csv.
 	Hosts            []machine.Summary
 	HostCPU, HostMem map[string][][2]float64
+	// HostSent: network -> host -> (t, Mbit/s sent on its NIC there).
+	HostSent map[string]map[string][][2]float64
 }
 
 // Report is the whole document.
@@ -93,7 +96,7 @@ func Load(home string, ids []string) (*Report, error) {
 			b, _ := json.Marshal(r.Hosts)
 			_ = json.Unmarshal(b, &run.Hosts)
 		}
-		run.HostCPU, run.HostMem = readHosts(results.ReadCSV(home, id, workload.HostsCSV))
+		run.HostCPU, run.HostMem, run.HostSent = readHosts(results.ReadCSV(home, id, workload.HostsCSV))
 		rep.Runs = append(rep.Runs, run)
 	}
 	if len(missing) > 0 {
@@ -197,12 +200,15 @@ func (rep *Report) HTML() ([]byte, error) {
 		figs = append(figs, figure{ID: c.ID, Title: c.Title, SVG: template.HTML(svg)}) // rendered here, not user input
 	}
 	t, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
-		"at":  pointAt,
-		"f1":  func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-		"f2":  func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-		"pct": func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },
-		"mib": func(v int64) string { return strconv.FormatFloat(float64(v)/(1<<20), 'f', 0, 64) + " MiB" },
-		"dur": func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
+		"at":    pointAt,
+		"f1":    func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		"f2":    func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+		"pct":   func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },
+		"mbit":  func(v int64) string { return strconv.FormatFloat(float64(v)/1e6, 'f', 0, 64) },
+		"mbitf": func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
+		"mb":    func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
+		"mib":   func(v int64) string { return strconv.FormatFloat(float64(v)/(1<<20), 'f', 0, 64) + " MiB" },
+		"dur":   func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
 		"opt": func(v *float64) string {
 			if v == nil {
 				return "never"
@@ -399,9 +405,11 @@ func table(raw json.RawMessage) *Table {
 	return t
 }
 
-// readHosts reads hosts.csv: host -> (t, cores) and host -> (t, MiB).
-func readHosts(rows [][]string) (cpu, mem map[string][][2]float64) {
+// readHosts reads hosts.csv: host -> (t, cores), host -> (t, MiB) and
+// network -> host -> (t, Mbit/s sent).
+func readHosts(rows [][]string) (cpu, mem map[string][][2]float64, sent map[string]map[string][][2]float64) {
 	cpu, mem = map[string][][2]float64{}, map[string][][2]float64{}
+	sent = map[string]map[string][][2]float64{}
 	for _, row := range rows {
 		if len(row) < 5 {
 			continue
@@ -414,8 +422,19 @@ func readHosts(rows [][]string) (cpu, mem map[string][][2]float64) {
 		}
 		cpu[row[1]] = append(cpu[row[1]], [2]float64{t, c})
 		mem[row[1]] = append(mem[row[1]], [2]float64{t, m / (1 << 20)})
+		for i, network := range []string{plan.NetApplication, plan.NetCluster} {
+			if len(row) <= 6+2*i {
+				break
+			}
+			if tx, err := strconv.ParseFloat(row[6+2*i], 64); err == nil {
+				if sent[network] == nil {
+					sent[network] = map[string][][2]float64{}
+				}
+				sent[network][row[1]] = append(sent[network][row[1]], [2]float64{t, tx / 1e6})
+			}
+		}
 	}
-	return cpu, mem
+	return cpu, mem, sent
 }
 
 // hostCharts draws each host's CPU and memory over the run, its machine's
@@ -441,5 +460,26 @@ func hostCharts(r Run) []Chart {
 			mem.Series = append(mem.Series, Series{Name: h + " limit", Cap: true, Points: [][2]float64{{from, lim}, {to, lim}}})
 		}
 	}
-	return []Chart{cpu, mem}
+	out := []Chart{cpu, mem}
+	for _, network := range []string{plan.NetApplication, plan.NetCluster} {
+		if len(r.HostSent[network]) == 0 {
+			continue
+		}
+		c := Chart{ID: "net-" + network + "-" + r.ID, Title: "Sent on the " + network + " network per host (dashed: its NIC's cap), run " + r.ID,
+			X: "seconds", Y: "Mbit/s", Markers: r.Markers}
+		for _, h := range sortedKeys(r.HostSent[network]) {
+			pts := r.HostSent[network][h]
+			c.Series = append(c.Series, Series{Name: h, Points: pts})
+			if s := caps[h]; s != nil && len(pts) > 0 {
+				for _, n := range s.NICs {
+					if n.Network == network && n.RateBps > 0 {
+						lim := float64(n.RateBps) / 1e6
+						c.Series = append(c.Series, Series{Name: h + " cap", Cap: true, Points: [][2]float64{{pts[0][0], lim}, {pts[len(pts)-1][0], lim}}})
+					}
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }

@@ -14,6 +14,9 @@ type Spec struct {
 	Replication   []Channel      `yaml:"replication,omitempty"`
 	LoadBalancers []LoadBalancer `yaml:"load_balancers,omitempty"`
 	Client        *Client        `yaml:"client,omitempty"`
+	// Networks: the application network's and an optional cluster
+	// network's NICs (default: one unlimited NIC per host).
+	Networks *Networks `yaml:"networks,omitempty"`
 	// Machines are host sizes the hosts may name (beside BuiltinMachines).
 	Machines []Machine         `yaml:"machines,omitempty"`
 	Labels   map[string]string `yaml:"labels,omitempty"`

@@ -63,3 +63,17 @@ func keys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// FormatRate renders bits per second the way a spec (and tc) writes them:
+// 100mbit, 1gbit, 500kbit.
+func FormatRate(bps int64) string {
+	switch {
+	case bps%1e9 == 0:
+		return fmt.Sprintf("%dgbit", bps/1e9)
+	case bps%1e6 == 0:
+		return fmt.Sprintf("%dmbit", bps/1e6)
+	case bps%1e3 == 0:
+		return fmt.Sprintf("%dkbit", bps/1e3)
+	}
+	return fmt.Sprintf("%dbit", bps)
+}

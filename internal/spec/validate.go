@@ -100,6 +100,7 @@ func (v *validator) validate(s *Spec) {
 	}
 	network := v.network(s.Network)
 	v.machines(s)
+	v.networks(s)
 	hosts := map[string]string{} // every host name: nodes, LBs, client
 	clusters := map[string]string{}
 	if len(s.Clusters) == 0 {

@@ -155,14 +155,20 @@ func Finish(l Lab, run *results.Run, interrupted bool, res any) error {
 const HostsCSV = "hosts.csv"
 
 // HostsHeader is hosts.csv's header.
-var HostsHeader = []string{"t", "host", "cpu_cores", "throttled", "memory_bytes", "oom_kills"}
+var HostsHeader = []string{"t", "host", "cpu_cores", "throttled", "memory_bytes", "oom_kills",
+	"app_tx_bps", "app_rx_bps", "cluster_tx_bps", "cluster_rx_bps"}
 
 // HostRows renders host samples as hosts.csv rows.
 func HostRows(samples []machine.Sample) [][]string {
 	rows := make([][]string, 0, len(samples))
 	for _, s := range samples {
+		nic := map[string][2]string{}
+		for _, r := range s.NICs {
+			nic[r.Network] = [2]string{strconv.FormatFloat(r.TxBps, 'f', 0, 64), strconv.FormatFloat(r.RxBps, 'f', 0, 64)}
+		}
 		rows = append(rows, []string{strconv.FormatFloat(s.T, 'f', 3, 64), s.Host, strconv.FormatFloat(s.Cores, 'f', 3, 64),
-			strconv.FormatFloat(s.Throttled, 'f', 3, 64), strconv.FormatInt(s.MemoryBytes, 10), strconv.Itoa(s.OOMKills)})
+			strconv.FormatFloat(s.Throttled, 'f', 3, 64), strconv.FormatInt(s.MemoryBytes, 10), strconv.Itoa(s.OOMKills),
+			nic[plan.NetApplication][0], nic[plan.NetApplication][1], nic[plan.NetCluster][0], nic[plan.NetCluster][1]})
 	}
 	return rows
 }

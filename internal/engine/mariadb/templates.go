@@ -59,7 +59,8 @@ type ServerConfig struct {
 	User                                           string // OS user to run as; empty when not root
 	DataDir, Socket, PidFile, LogFile              string
 	SSTLogDir                                      string // where the SST script archives its logs (Galera)
-	Address                                        string
+	Address                                        string // clients reach the server here
+	ClusterAddress                                 string // its peers reach it here (Galera, IST/SST, replication); empty: Address
 	Port, GaleraPort, ISTPort, SSTPort, ServerID   int
 	BufferPool, RedoLog, GCache                    string
 	GaleraLib                                      string

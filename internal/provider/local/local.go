@@ -14,6 +14,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/machine"
 	"github.com/hadrill/hadrill/internal/netns"
+	"github.com/hadrill/hadrill/internal/nic"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
 )
@@ -65,33 +66,70 @@ func (n *Netns) Dial(ctx context.Context, host, network, addr string) (net.Conn,
 	return netns.Dial(ctx, ns, network, addr)
 }
 
-// Setup creates the lab namespace with its bridge, then each host namespace
-// with a veth to the bridge. Nothing touches the root namespace.
+// Setup creates the lab namespace with a bridge per network, then each
+// host namespace with a veth per NIC to its network's bridge, each NIC
+// capped at its rate both ways. Nothing touches the root namespace.
 func (n *Netns) Setup(ctx context.Context) error {
 	if err := n.Claim(); err != nil {
 		return err
 	}
-	lab, br := n.p.Netns, n.p.Bridge
+	lab := n.p.Netns
 	if !netns.Exists(lab) {
-		if err := ipAll(ctx, [][]string{{"netns", "add", lab}, {"-n", lab, "link", "add", br, "type", "bridge"},
-			{"-n", lab, "link", "set", br, "up"}, {"-n", lab, "link", "set", "lo", "up"}}); err != nil {
+		cmds := [][]string{{"netns", "add", lab}, {"-n", lab, "link", "set", "lo", "up"}}
+		for _, br := range []string{n.p.Bridge, n.p.ClusterBridge} {
+			if br != "" {
+				cmds = append(cmds, []string{"-n", lab, "link", "add", br, "type", "bridge"}, []string{"-n", lab, "link", "set", br, "up"})
+			}
+		}
+		if err := ipAll(ctx, cmds); err != nil {
 			return err
 		}
 	}
-	bits := strings.SplitN(n.p.Network, "/", 2)[1]
 	for _, h := range n.p.Hosts {
 		if netns.Exists(h.Netns) {
 			continue
 		}
-		if err := ipAll(ctx, [][]string{{"netns", "add", h.Netns},
-			{"-n", lab, "link", "add", h.Veth, "type", "veth", "peer", "name", "eth0", "netns", h.Netns},
-			{"-n", lab, "link", "set", h.Veth, "master", br, "up"},
-			{"-n", h.Netns, "addr", "add", h.Address + "/" + bits, "dev", "eth0"},
-			{"-n", h.Netns, "link", "set", "eth0", "up"}, {"-n", h.Netns, "link", "set", "lo", "up"}}); err != nil {
+		cmds := [][]string{{"netns", "add", h.Netns}, {"-n", h.Netns, "link", "set", "lo", "up"}}
+		for _, c := range h.NICs {
+			cmds = append(cmds, []string{"-n", lab, "link", "add", c.Veth, "type", "veth", "peer", "name", c.Name, "netns", h.Netns},
+				[]string{"-n", lab, "link", "set", c.Veth, "master", c.Bridge, "up"},
+				[]string{"-n", h.Netns, "addr", "add", c.Address + "/" + n.bits(c.Network), "dev", c.Name},
+				[]string{"-n", h.Netns, "link", "set", c.Name, "up"})
+		}
+		if err := ipAll(ctx, cmds); err != nil {
 			return fmt.Errorf("host %s: %w", h.Name, err)
+		}
+		for _, c := range h.NICs {
+			if err := shapeNIC(ctx, h.Netns, lab, c); err != nil {
+				return fmt.Errorf("host %s: %s: %w", h.Name, c.Name, err)
+			}
 		}
 	}
 	return machine.Setup(n.p)
+}
+
+func (n *Netns) bits(network string) string {
+	cidr := n.p.Network
+	if network == plan.NetCluster {
+		cidr = n.p.ClusterNetwork
+	}
+	return strings.SplitN(cidr, "/", 2)[1]
+}
+
+// shapeNIC caps a NIC at its rate: what the host sends (on the NIC) and
+// what it receives (on the link's other end, in the lab's namespace).
+func shapeNIC(ctx context.Context, hostNs, labNs string, c plan.NIC) error {
+	for _, side := range []struct {
+		ns   string
+		cmds [][]string
+	}{{hostNs, nic.Egress(c.Name, c.RateBps, nil)}, {labNs, nic.Ingress(c.Veth, c.RateBps)}} {
+		for _, cmd := range side.cmds {
+			if out, err := exec.CommandContext(ctx, "tc", append([]string{"-n", side.ns}, cmd...)...).CombinedOutput(); err != nil {
+				return fmt.Errorf("tc %s: %v: %s", strings.Join(cmd, " "), err, strings.TrimSpace(string(out)))
+			}
+		}
+	}
+	return nil
 }
 
 // Teardown kills whatever still runs in the lab's namespaces (only processes
