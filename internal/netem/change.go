@@ -96,4 +96,3 @@ func (k Link) Describe() string {
 	}
 	return s
 }
-
