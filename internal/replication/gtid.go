@@ -78,19 +78,53 @@ func (p Position) Missing(o Position) []GTID {
 	return out
 }
 
-// Errant lists what a candidate has beyond reference in the given
-// domains (nil: all): transactions nobody else has, which promoting the
-// candidate would impose on, or hide from, the other servers.
-func Errant(candidate, reference Position, ignore map[uint32]bool) []GTID {
-	var out []GTID
-	for _, d := range candidate.domains() {
-		if ignore[d] {
+// State is a server's gtid_binlog_state: the last transaction of every
+// server in every domain its binary log holds. Unlike a Position (one GTID
+// per domain), it tells whose transactions a server has: a replica's own
+// write and its primary's next one may share a sequence number.
+type State map[[2]uint32]GTID
+
+// ParseState parses "1-101-57,1-103-58,2-201-3" (empty: no transactions).
+func ParseState(s string) (State, error) {
+	st := State{}
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		if part = strings.TrimSpace(part); part == "" {
 			continue
 		}
-		if ref, ok := reference[d]; !ok || ref.Seq < candidate[d].Seq {
-			out = append(out, candidate[d])
+		p, err := ParsePosition(part)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range p {
+			if _, dup := st[[2]uint32{g.Domain, g.Server}]; dup {
+				return nil, fmt.Errorf("GTID state %q names %d-%d twice", s, g.Domain, g.Server)
+			}
+			st[[2]uint32{g.Domain, g.Server}] = g
 		}
 	}
+	return st, nil
+}
+
+// Errant lists what a candidate has beyond reference in the domains not
+// ignored: transactions of a server the reference never received, or a
+// later one of a server than the reference has. Promoting the candidate
+// would impose them on, or hide them from, the other servers.
+func Errant(candidate, reference State, ignore map[uint32]bool) []GTID {
+	var out []GTID
+	for k, g := range candidate {
+		if ignore[g.Domain] {
+			continue
+		}
+		if ref, ok := reference[k]; !ok || ref.Seq < g.Seq {
+			out = append(out, g)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Domain != out[j].Domain {
+			return out[i].Domain < out[j].Domain
+		}
+		return out[i].Server < out[j].Server
+	})
 	return out
 }
 

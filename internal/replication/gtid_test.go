@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -39,14 +40,42 @@ func TestCoversAndErrant(t *testing.T) {
 	if got := b.Missing(a); !reflect.DeepEqual(got, []GTID{{1, 101, 10}, {2, 201, 3}}) {
 		t.Fatalf("missing %v", got)
 	}
-	if got := Errant(a, b, nil); len(got) != 2 {
-		t.Fatalf("errant %v", got)
+}
+
+func state(t *testing.T, s string) State {
+	t.Helper()
+	st, err := ParseState(s)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := Errant(a, b, map[uint32]bool{2: true}); !reflect.DeepEqual(got, []GTID{{1, 101, 10}}) {
-		t.Fatalf("errant ignoring 2: %v", got)
+	return st
+}
+
+func TestErrant(t *testing.T) {
+	for _, c := range []struct {
+		name, cand, ref string
+		ignore          map[uint32]bool
+		want            string
+	}{
+		{"ahead in two domains", "1-101-10,2-201-3", "1-101-9", nil, "[1-101-10 2-201-3]"},
+		{"ignored domain", "1-101-10,2-201-3", "1-101-9", map[uint32]bool{2: true}, "[1-101-10]"},
+		{"behind is not errant", "1-101-9", "1-101-10,2-201-3", nil, "[]"},
+		// the replica wrote 1-103-11 itself; the primary has since committed
+		// 1-102-11 and more: the same sequence number, another server
+		{"own write hidden by the primary's later ones", "1-102-10,1-103-11", "1-102-12", nil, "[1-103-11]"},
+		{"a former primary's writes everyone has", "1-103-4,1-102-10", "1-103-4,1-102-12", nil, "[]"},
+		{"no transactions", "", "1-101-1", nil, "[]"},
+	} {
+		got := fmt.Sprint(Errant(state(t, c.cand), state(t, c.ref), c.ignore))
+		if got == "[]" && c.want == "[]" {
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s: errant %s, want %s", c.name, got, c.want)
+		}
 	}
-	if got := Errant(b, a, nil); got != nil {
-		t.Fatalf("behind is not errant: %v", got)
+	if _, err := ParseState("1-101-1,1-101-2"); err == nil {
+		t.Error("a server named twice in a domain parsed")
 	}
 }
 

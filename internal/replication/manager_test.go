@@ -115,7 +115,7 @@ func TestPromoteRefusesBeforeChangingAnything(t *testing.T) {
 func positions(pos map[string]string) func(server, q string) *sqlfake.Result {
 	return func(server, q string) *sqlfake.Result {
 		switch {
-		case q == "SELECT @@gtid_binlog_pos":
+		case q == "SELECT @@gtid_binlog_pos", q == "SELECT @@gtid_binlog_state": // one server per domain here: state = position
 			return &sqlfake.Result{Columns: []string{"pos"}, Rows: [][]string{{pos[server]}}}
 		case strings.HasPrefix(q, "SELECT MASTER_GTID_WAIT"):
 			return &sqlfake.Result{Columns: []string{"r"}, Rows: [][]string{{"0"}}}
@@ -156,6 +156,27 @@ func TestPromoteRefusesErrantAndRestoresTheWriter(t *testing.T) {
 	}
 	if sent := f.sql.Sent("db2"); has(sent, "RESET SLAVE") {
 		t.Errorf("the refused candidate was changed: %q", sent)
+	}
+}
+
+// The keeper's heartbeats go on on the primary: a replica's own write and
+// the primary's later ones share sequence numbers. The errant write is
+// still seen (by server), not hidden by the primary being further along.
+func TestPromoteSeesAnErrantWriteBehindTheHeartbeats(t *testing.T) {
+	pos := map[string]string{"db1": "1-101-7", "db2": "1-101-5", "db3": "1-103-6"}
+	st := map[string]string{"db1": "1-101-7", "db2": "1-101-5", "db3": "1-101-5,1-103-6"}
+	m, _ := manager(t, func(server, q string) *sqlfake.Result {
+		switch q {
+		case "SELECT @@gtid_binlog_state":
+			return &sqlfake.Result{Columns: []string{"s"}, Rows: [][]string{{st[server]}}}
+		case "SELECT @@gtid_binlog_pos":
+			return &sqlfake.Result{Columns: []string{"pos"}, Rows: [][]string{{pos[server]}}}
+		}
+		return positions(pos)(server, q)
+	})
+	err := m.Promote(context.Background(), "db3", false)
+	if !hderr.IsUser(err) || !strings.Contains(err.Error(), "errant") || !strings.Contains(err.Error(), "1-103-6") {
+		t.Fatalf("want the errant GTID 1-103-6 named, got %v", err)
 	}
 }
 

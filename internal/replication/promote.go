@@ -88,7 +88,15 @@ func (m *Manager) checkCandidate(ctx context.Context, c *plan.Cluster, n, old *p
 			problems = append(problems, fmt.Sprintf("%s has transactions %s lacks (up to %s)", name, n.Name, gtids(missing)))
 		}
 		if o == old {
-			if errant := Errant(cand, other, nil); len(errant) > 0 {
+			mineState, err := m.gtidState(ctx, n)
+			if err != nil {
+				return err
+			}
+			oldState, err := m.gtidState(ctx, o)
+			if err != nil {
+				return err
+			}
+			if errant := Errant(mineState, oldState, nil); len(errant) > 0 {
 				problems = append(problems, fmt.Sprintf("%s has errant transactions the primary %s never had: %s", n.Name, old.Name, gtids(errant)))
 			}
 		}
@@ -184,6 +192,17 @@ func (m *Manager) pointAt(ctx context.Context, n *plan.Node, conn string, src ma
 
 func (m *Manager) execOn(ctx context.Context, n *plan.Node, stmts ...string) error {
 	return server.Exec(ctx, m.Servers.Admin, n, stmts...)
+}
+
+// gtidState reads a server's gtid_binlog_state.
+func (m *Manager) gtidState(ctx context.Context, n *plan.Node) (State, error) {
+	db := m.Servers.Admin(n)
+	defer db.Close()
+	var s string
+	if err := db.QueryRowContext(ctx, "SELECT @@gtid_binlog_state").Scan(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return ParseState(s)
 }
 
 func (m *Manager) gtidPos(ctx context.Context, n *plan.Node) (string, error) {
