@@ -79,7 +79,7 @@ client:
 		t.Errorf("audit after deleting an acknowledged row: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	report := e.ok("report", last.RunID, "-o", e.home+"/drill.html")
-	if !strings.Contains(report.stdout+report.stderr, "1 charts") {
+	if !strings.Contains(report.stdout+report.stderr, "report of 1 run(s)") || strings.Contains(report.stdout+report.stderr, " 0 charts") {
 		t.Errorf("report of a drill: %s%s", report.stdout, report.stderr)
 	}
 	e.ok("down", "--name", "itdrl")
