@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/nic"
+	"github.com/hadrill/hadrill/internal/infra/nic"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
 )

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hadrill/hadrill/internal/machine"
+	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/infra/nic"
 	"github.com/hadrill/hadrill/internal/netns"
-	"github.com/hadrill/hadrill/internal/nic"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
 )
