@@ -183,10 +183,13 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage) []HostInfo {
 	if len(before) == 0 {
 		return nil
 	}
+	var first time.Time
 	for _, u := range before {
-		time.Sleep(time.Until(u.At.Add(cpuWindow)))
-		break
+		if first.IsZero() || u.At.Before(first) {
+			first = u.At
+		}
 	}
+	time.Sleep(time.Until(first.Add(cpuWindow)))
 	var out []HostInfo
 	for _, h := range p.Hosts {
 		a, ok := before[h.Name]
