@@ -443,8 +443,8 @@ func hostCharts(r Run) []Chart {
 	if len(r.HostCPU) == 0 {
 		return nil
 	}
-	cpu := Chart{ID: "cpu-" + r.ID, Title: "CPU per host (dashed: its machine's quota), run " + r.ID, X: "seconds", Y: "cores", Markers: r.Markers}
-	mem := Chart{ID: "mem-" + r.ID, Title: "Memory per host (dashed: its machine's limit), run " + r.ID, X: "seconds", Y: "MiB", Markers: r.Markers}
+	cpu := Chart{ID: "cpu-" + r.ID, Title: "CPU per host, run " + r.ID, X: "seconds", Y: "cores", Markers: r.Markers}
+	mem := Chart{ID: "mem-" + r.ID, Title: "Memory per host, run " + r.ID, X: "seconds", Y: "MiB", Markers: r.Markers}
 	caps := map[string]*machine.Summary{}
 	for i := range r.Hosts {
 		caps[r.Hosts[i].Host] = &r.Hosts[i]
@@ -458,6 +458,7 @@ func hostCharts(r Run) []Chart {
 			cpu.Series = append(cpu.Series, Series{Name: h + " quota", Cap: true, Points: [][2]float64{{from, s.Machine.CPUs}, {to, s.Machine.CPUs}}})
 			lim := float64(s.Machine.MemoryBytes) / (1 << 20)
 			mem.Series = append(mem.Series, Series{Name: h + " limit", Cap: true, Points: [][2]float64{{from, lim}, {to, lim}}})
+			cpu.Title, mem.Title = "CPU per host (dashed: its machine's quota), run "+r.ID, "Memory per host (dashed: its machine's limit), run "+r.ID
 		}
 	}
 	out := []Chart{cpu, mem}
@@ -465,7 +466,7 @@ func hostCharts(r Run) []Chart {
 		if len(r.HostSent[network]) == 0 {
 			continue
 		}
-		c := Chart{ID: "net-" + network + "-" + r.ID, Title: "Sent on the " + network + " network per host (dashed: its NIC's cap), run " + r.ID,
+		c := Chart{ID: "net-" + network + "-" + r.ID, Title: "Sent on the " + network + " network per host, run " + r.ID,
 			X: "seconds", Y: "Mbit/s", Markers: r.Markers}
 		for _, h := range sortedKeys(r.HostSent[network]) {
 			pts := r.HostSent[network][h]
@@ -475,6 +476,7 @@ func hostCharts(r Run) []Chart {
 					if n.Network == network && n.RateBps > 0 {
 						lim := float64(n.RateBps) / 1e6
 						c.Series = append(c.Series, Series{Name: h + " cap", Cap: true, Points: [][2]float64{{pts[0][0], lim}, {pts[len(pts)-1][0], lim}}})
+						c.Title = "Sent on the " + network + " network per host (dashed: its NIC's cap), run " + r.ID
 					}
 				}
 			}
