@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
@@ -66,5 +68,43 @@ func TestReportIsSelfContained(t *testing.T) {
 	}
 	if _, err := Load(home, []string{"a", "nope", "gone"}); err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), `"gone"`) {
 		t.Errorf("unknown runs: %v", err)
+	}
+}
+
+func TestHostCharts(t *testing.T) {
+	cpu, mem, sent := readHosts([][]string{
+		{"1.000", "db1", "0.500", "0.9", "104857600", "0", "8000000", "1000", "40000000", "2000"},
+		{"2.000", "db1", "0.480", "0.8", "209715200", "0", "8000000", "1000", "40000000", "2000"},
+		{"1.000", "client", "0.200", "0", "1048576", "0", "1000", "8000000", "", ""},
+		{"bad", "row"},
+	})
+	r := Run{Run: &results.Run{ID: "r1"}, HostCPU: cpu, HostMem: mem, HostSent: sent,
+		Hosts: []machine.Summary{{Host: "db1", Machine: &plan.Machine{Name: "small", CPUs: 0.5, MemoryBytes: 1 << 30},
+			NICs: []machine.NICSummary{{Name: "eth1", Network: plan.NetCluster, RateBps: 50e6}}}}}
+	charts := hostCharts(r)
+	if len(charts) != 4 {
+		t.Fatalf("%d charts, want cpu, memory, application and cluster", len(charts))
+	}
+	names := func(c Chart) string {
+		var out []string
+		for _, s := range c.Series {
+			out = append(out, s.Name)
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(charts[0]); got != "client,db1,db1 quota" || !strings.Contains(charts[0].Title, "dashed") {
+		t.Errorf("cpu chart %q: %s", charts[0].Title, got)
+	}
+	if got := charts[1].Series[1].Points[1][1]; got != 200 {
+		t.Errorf("db1 memory at 2 s: %v MiB, want 200", got)
+	}
+	if got := names(charts[3]); got != "db1,db1 cap" || charts[3].Series[1].Points[0][1] != 50 {
+		t.Errorf("cluster chart %q: %s", charts[3].Title, got)
+	}
+	if strings.Contains(charts[2].Title, "dashed") {
+		t.Errorf("the application chart has no cap to draw: %q", charts[2].Title)
+	}
+	if hostCharts(Run{Run: &results.Run{ID: "r2"}}) != nil {
+		t.Error("a run without hosts.csv has no host charts")
 	}
 }

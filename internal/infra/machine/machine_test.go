@@ -120,3 +120,22 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("last sample %+v after %d readings", last, len(s)+1)
 	}
 }
+
+func TestNICRatesAndSummary(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	a := Usage{At: t0, NICs: []NICBytes{{Name: "eth1", Network: "cluster", RateBps: 50e6, Tx: 1000, Rx: 0}}}
+	b := Usage{At: t0.Add(2 * time.Second), NICs: []NICBytes{{Name: "eth1", Network: "cluster", RateBps: 50e6, Tx: 1000 + 5e6, Rx: 1e6}}}
+	r := nicRates(a, b)
+	if len(r) != 1 || r[0].TxBps != 20e6 || r[0].RxBps != 4e6 || r[0].RateBps != 50e6 {
+		t.Fatalf("rates %+v, want 20 Mbit/s out, 4 in", r)
+	}
+	samples := []Sample{{T: 2, Host: "db1", NICs: r}, {T: 4, Host: "db1", NICs: []NICRate{{Name: "eth1", Network: "cluster", RateBps: 50e6}}}}
+	sums := Summarize(samples, labPlan().Hosts)
+	n := sums[0].NICs
+	if len(n) != 1 || n[0].TxBytes != 5e6 || n[0].RxBytes != 1e6 || n[0].TxMaxBps != 20e6 || n[0].TxMeanBps != 10e6 {
+		t.Errorf("NIC summary %+v: 5 MB sent over 4 s (10 Mbit/s mean, 20 at most)", n)
+	}
+	if nicRates(b, a)[0].TxBps != 0 {
+		t.Error("counters going back (a NIC made again) give no rate")
+	}
+}
