@@ -24,7 +24,7 @@ func statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st := l.Status(cmd.Context())
+			st := l.StatusOver(cmd.Context(), lab.CPUWindow)
 			return emit(st, func() { printStatus(st) })
 		},
 	}
@@ -134,7 +134,10 @@ func printHosts(st lab.Status) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "HOST\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS\tNICS")
 	for _, h := range st.Hosts {
-		machine, cpu, mem := "(unlimited)", fmt.Sprintf("%.2f", h.CPUCores), spec.FormatSize(h.MemoryBytes)
+		machine, cpu, mem := "(unlimited)", "-", spec.FormatSize(h.MemoryBytes)
+		if h.CPUCores != nil {
+			cpu = fmt.Sprintf("%.2f", *h.CPUCores)
+		}
 		if m := h.Machine; m != nil {
 			machine = m.String()
 			cpu += " of " + spec.FormatCores(m.CPUs)

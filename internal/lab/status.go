@@ -41,14 +41,15 @@ type HostInfo struct {
 	Name        string        `json:"name"`
 	Role        string        `json:"role"`
 	Machine     *plan.Machine `json:"machine,omitempty"`
-	CPUCores    float64       `json:"cpu_cores"` // in use now (over the status probe)
+	CPUCores    *float64      `json:"cpu_cores,omitempty"` // in use now (`status` measures it over 200 ms; others do not)
 	MemoryBytes int64         `json:"memory_bytes"`
 	OOMKills    int           `json:"oom_kills"` // processes killed by the memory limit since the host was made
 	NICs        []plan.NIC    `json:"nics,omitempty"`
 }
 
-// cpuWindow is the least time over which status measures CPU in use.
-const cpuWindow = 200 * time.Millisecond
+// CPUWindow is the least time over which `status` measures each host's CPU
+// in use (the commands that print a status at their end do not wait for it).
+const CPUWindow = 200 * time.Millisecond
 
 // ArbitratorInfo is one Galera arbitrator.
 type ArbitratorInfo struct {
@@ -114,7 +115,11 @@ type ClientInfo struct {
 }
 
 // Status probes every node (in parallel) and reports the lab.
-func (l *Lab) Status(ctx context.Context) Status {
+func (l *Lab) Status(ctx context.Context) Status { return l.StatusOver(ctx, 0) }
+
+// StatusOver is Status with each host's CPU in use measured over at least
+// window (none when 0).
+func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	p := l.p
 	s := Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir,
 		Nodes: make([]NodeInfo, len(p.Nodes)), LoadBalancers: []LBInfo{},
@@ -174,12 +179,13 @@ func (l *Lab) Status(ctx context.Context) Status {
 			s.Arbitrators = append(s.Arbitrators, ai)
 		}
 	}
-	s.Hosts = hostInfo(p, before)
+	s.Hosts = hostInfo(p, before, window)
 	return s
 }
 
-// hostInfo reads each measured host again, at least cpuWindow after before.
-func hostInfo(p *plan.Plan, before map[string]machine.Usage) []HostInfo {
+// hostInfo reads each measured host again, at least window after before
+// (CPU in use is measured only over a window).
+func hostInfo(p *plan.Plan, before map[string]machine.Usage, window time.Duration) []HostInfo {
 	if len(before) == 0 {
 		return nil
 	}
@@ -189,7 +195,9 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage) []HostInfo {
 			first = u.At
 		}
 	}
-	time.Sleep(time.Until(first.Add(cpuWindow)))
+	if window > 0 {
+		time.Sleep(time.Until(first.Add(window)))
+	}
 	var out []HostInfo
 	for _, h := range p.Hosts {
 		a, ok := before[h.Name]
@@ -197,8 +205,12 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage) []HostInfo {
 		if !ok || !ok2 {
 			continue
 		}
-		out = append(out, HostInfo{Name: h.Name, Role: h.Role, Machine: h.Machine, CPUCores: machine.Cores(a, b),
-			MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs})
+		info := HostInfo{Name: h.Name, Role: h.Role, Machine: h.Machine, MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs}
+		if window > 0 {
+			cores := machine.Cores(a, b)
+			info.CPUCores = &cores
+		}
+		out = append(out, info)
 	}
 	return out
 }
