@@ -3,6 +3,7 @@ module github.com/hadrill/hadrill
 go 1.26.8
 
 require (
+	bazil.org/fuse v0.0.0-20230120002735-62a210ff1fd5
 	codeberg.org/go-fonts/liberation v0.5.0
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/spf13/cobra v1.10.2

@@ -19,7 +19,7 @@ func ArchiveDir(p *plan.Plan, node string) string { return filepath.Join(p.Archi
 // Binary logs only grow (and are never rewritten), so each file is copied
 // from where its archived copy ends.
 func ArchiveBinlogs(n *plan.Node, dir string) error {
-	files, err := Binlogs(n.DataDir)
+	files, err := Binlogs(n.Binlogs())
 	if err != nil || len(files) == 0 {
 		return err
 	}
@@ -27,7 +27,7 @@ func ArchiveBinlogs(n *plan.Node, dir string) error {
 		return err
 	}
 	for _, f := range files {
-		if err := appendNew(filepath.Join(n.DataDir, f), filepath.Join(dir, f)); err != nil {
+		if err := appendNew(filepath.Join(n.Binlogs(), f), filepath.Join(dir, f)); err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,6 +67,14 @@ func Preflight(p *plan.Plan, f plan.Facts) error {
 	}
 	if p.WAN != nil {
 		need = append(need, "iptables", "tc")
+	}
+	if p.Disks != nil {
+		need = append(need, "losetup", "blkid", "mount", "umount", "fusermount3")
+		for _, nv := range p.AllVolumes() {
+			if fs := "mkfs." + nv.Volume.FS; !slices.Contains(need, fs) {
+				need = append(need, fs)
+			}
+		}
 	}
 	var missing []string
 	for _, b := range need {

@@ -55,6 +55,7 @@ func skeleton(home, name string) *plan.Plan {
 	p := &plan.Plan{Lab: name, Dir: state.LabDir(home, name), Mode: plan.ModeRootless}
 	if f := facts.Machine(); f.Root {
 		p.Mode, p.Netns, p.Cgroups = plan.ModeNetns, "hd-"+name, plan.LabCgroups(name, f)
+		p.Disks = plan.NewDisks(p.Dir) // whatever an interrupted up made of them
 	}
 	return p
 }

@@ -49,7 +49,7 @@ func newLab(home string, st *state.Lab, log io.Writer) *Lab {
 	if log == nil {
 		log = io.Discard
 	}
-	l := &Lab{home: home, State: st, p: st.Plan, Prov: local.New(st.Plan), Log: log, Facts: facts.Machine()}
+	l := &Lab{home: home, State: st, p: st.Plan, Prov: local.New(st.Plan, exe()), Log: log, Facts: facts.Machine()}
 	l.hosts = hosts{l.Prov}
 	l.servers = servers{l.Prov, l.Facts.User}
 	l.wan = netem.New(l.p, l.hosts, exe(), log)

@@ -98,6 +98,11 @@ func (l *Lab) create(ctx context.Context) error {
 	if err := l.writeSecrets(); err != nil {
 		return err
 	}
+	if p.Disks != nil { // the datadirs are copied onto the volumes: mounted first
+		if err := l.Prov.Setup(ctx); err != nil {
+			return err
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return l.Prov.Setup(gctx) })
 	g.Go(func() error { return l.initDatadirs(gctx) })
@@ -174,7 +179,13 @@ func (l *Lab) initDatadirs(ctx context.Context) error {
 	for i := range l.p.Nodes {
 		n := &l.p.Nodes[i]
 		g.Go(func() error {
+			if err := os.MkdirAll(n.Dir, 0o755); err != nil { // its datadir may be on a volume elsewhere
+				return err
+			}
 			if err := mariadb.CopyDatadir(gctx, tmpl, n.DataDir); err != nil {
+				return err
+			}
+			if err := mariadb.PlaceLogs(gctx, n.DataDir, n.RedoDir, n.BinlogDir); err != nil {
 				return err
 			}
 			return l.seed(n)

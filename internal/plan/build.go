@@ -51,6 +51,9 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 	if err := b.nodes(); err != nil {
 		return nil, err
 	}
+	if err := hderr.Users(b.problems); err != nil {
+		return nil, err
+	}
 	Complete(b.p)
 	return b.p, nil
 }

@@ -56,6 +56,8 @@ type Plan struct {
 	// Cgroups is the lab's cgroup directory per controller; each host's is
 	// <dir>/<host> (root labs on a machine with cgroup v1).
 	Cgroups map[string]string `json:"cgroups,omitempty"`
+	// Disks are the lab's emulated disks (nil: nodes use the lab's own file system).
+	Disks *Disks `json:"disks,omitempty"`
 	// Warnings are what makes every result of this lab doubtful (machines
 	// promised more CPUs than exist); each run carries them.
 	Warnings []string   `json:"warnings,omitempty"`
@@ -178,6 +180,11 @@ type Node struct {
 	LogFile             string `json:"log_file"`
 	ConfigFile          string `json:"config_file"`
 	Config              string `json:"config"`
+	// Volumes hold its datadir (and its logs) on emulated disks; RedoDir
+	// and BinlogDir are where its redo and binary logs go ("": the datadir).
+	Volumes   []Volume `json:"volumes,omitempty"`
+	RedoDir   string   `json:"redo_dir,omitempty"`
+	BinlogDir string   `json:"binlog_dir,omitempty"`
 	// Server is the node's mariadbd as a daemon.
 	Server Daemon `json:"server"`
 	// The node's health agent (hadrill agent) and its drain switch.

@@ -17,6 +17,8 @@ type Spec struct {
 	// Networks: the application network's and an optional cluster
 	// network's NICs (default: one unlimited NIC per host).
 	Networks *Networks `yaml:"networks,omitempty"`
+	// Disks are disk classes volumes may name (beside BuiltinDisks).
+	Disks []DiskClass `yaml:"disks,omitempty"`
 	// Machines are host sizes the hosts may name (beside BuiltinMachines).
 	Machines []Machine         `yaml:"machines,omitempty"`
 	Labels   map[string]string `yaml:"labels,omitempty"`
@@ -61,6 +63,9 @@ type Cluster struct {
 	// Machine is every node's size (a name from machines or the built-in
 	// sizes); empty: the node shares this machine with everything else.
 	Machine string `yaml:"machine,omitempty"`
+	// Storage puts every node's datadir and logs on emulated cloud disks
+	// (empty: the lab's own file system).
+	Storage *Storage `yaml:"storage,omitempty"`
 	// FailureDetection is how fast Galera members evict a silent peer:
 	// stock (Galera's defaults: suspected after 5 s) or fast (a LAN setting:
 	// suspected after 0.5 s, so writes resume within about a second).

@@ -101,6 +101,7 @@ func (v *validator) validate(s *Spec) {
 	network := v.network(s.Network)
 	v.machines(s)
 	v.networks(s)
+	v.disks(s)
 	hosts := map[string]string{} // every host name: nodes, LBs, client
 	clusters := map[string]string{}
 	if len(s.Clusters) == 0 {
@@ -109,6 +110,7 @@ func (v *validator) validate(s *Spec) {
 	for i, c := range s.Clusters {
 		v.cluster(fmt.Sprintf("clusters[%d]", i), c, regions, clusters, hosts, network)
 		v.clusterMachine(s, fmt.Sprintf("clusters[%d]", i), c)
+		v.storage(s, fmt.Sprintf("clusters[%d]", i), c.Storage)
 	}
 	v.links(s.Links, regions)
 	v.channels(s, clusters)

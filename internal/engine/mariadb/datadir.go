@@ -41,6 +41,30 @@ func CopyDatadir(ctx context.Context, src, dst string) error {
 	return nil
 }
 
+// PlaceLogs moves a copied datadir's redo log into redoDir and makes
+// binlogDir, when the node keeps them on a volume of their own ("": they
+// stay in the datadir).
+func PlaceLogs(ctx context.Context, datadir, redoDir, binlogDir string) error {
+	for _, d := range []string{redoDir, binlogDir} {
+		if d != "" {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	if redoDir == "" {
+		return nil
+	}
+	logs, _ := filepath.Glob(filepath.Join(datadir, "ib_logfile*"))
+	for _, f := range logs {
+		out, err := exec.CommandContext(ctx, "mv", f, redoDir+"/").CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("move the redo log: %v: %s", err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
 // SeedGalera writes grastate.dat and gvwstate.dat so that every member of a
 // new cluster holds the same state (stateUUID:seqno) and the same last
 // primary view: started together, they re-form the primary component from

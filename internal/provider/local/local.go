@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/infra/nic"
 	"github.com/hadrill/hadrill/internal/netns"
@@ -19,10 +20,11 @@ import (
 	"github.com/hadrill/hadrill/internal/provider"
 )
 
-// New returns the provider for a plan's mode.
-func New(p *plan.Plan) provider.Provider {
+// New returns the provider for a plan's mode; exe is the hadrill binary
+// (the daemons under hosts, like the disk emulator, are `exe ...`).
+func New(p *plan.Plan, exe string) provider.Provider {
 	if p.Mode == plan.ModeNetns {
-		return &Netns{p: p}
+		return &Netns{p: p, exe: exe}
 	}
 	return &Rootless{p: p}
 }
@@ -40,7 +42,10 @@ func (r *Rootless) Dial(ctx context.Context, _, network, addr string) (net.Conn,
 }
 
 // Netns hosts are network namespaces on a per-lab bridge.
-type Netns struct{ p *plan.Plan }
+type Netns struct {
+	p   *plan.Plan
+	exe string
+}
 
 func (n *Netns) Kind() string { return plan.ModeNetns }
 
@@ -105,7 +110,10 @@ func (n *Netns) Setup(ctx context.Context) error {
 			}
 		}
 	}
-	return machine.Setup(n.p)
+	if err := machine.Setup(n.p); err != nil {
+		return err
+	}
+	return disk.Setup(ctx, n.p, n.exe)
 }
 
 func (n *Netns) bits(network string) string {
@@ -146,6 +154,9 @@ func (n *Netns) Teardown(ctx context.Context) error {
 		if err := ip(ctx, "netns", "del", ns); err != nil && netns.Exists(ns) {
 			errs = append(errs, err.Error())
 		}
+	}
+	if err := disk.Teardown(ctx, n.p, n.exe); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if err := machine.Teardown(n.p); err != nil {
 		errs = append(errs, err.Error())

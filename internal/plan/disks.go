@@ -1,0 +1,106 @@
+package plan
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// Disks are a lab's emulated cloud disks: one daemon (`hadrill disk`)
+// serves every disk as a file in its FUSE mount, each file is a loop
+// device, and a node's volume is a file system on one or several (striped)
+// of them, mounted below Mounts (a shared mount, so mounts and unmounts
+// reach the copies that every host's processes see).
+type Disks struct {
+	Daemon    Daemon `json:"daemon"`
+	Config    string `json:"config"`     // disks.json: every disk the daemon serves
+	ReadyFile string `json:"ready_file"` // written with its pid once mounted
+	Images    string `json:"images"`     // the disks' backing files (sparse)
+	Fuse      string `json:"fuse"`       // the daemon's mount: a file per disk
+	Mounts    string `json:"mounts"`     // volumes are mounted below it
+}
+
+// NewDisks lays out the disks' files of the lab in dir.
+func NewDisks(dir string) *Disks {
+	d := filepath.Join(dir, "disks")
+	return &Disks{Config: filepath.Join(d, "disks.json"), ReadyFile: filepath.Join(d, "daemon.ready"),
+		Images: filepath.Join(d, "images"), Fuse: filepath.Join(d, "fuse"), Mounts: filepath.Join(dir, "volumes"),
+		Daemon: Daemon{Dir: filepath.Join(d, "daemon"), LogFile: filepath.Join(d, "daemon.log"),
+			PidFile: filepath.Join(d, "daemon.pid"), Marker: filepath.Join(d, "disks.json")}}
+}
+
+// Volume is part of a node's storage: Disks of a class, one file system.
+type Volume struct {
+	Role  string         `json:"role"` // data | logs
+	Class spec.DiskClass `json:"class"`
+	FS    string         `json:"fs"`
+	Disks []string       `json:"disks"` // names: files in Disks.Fuse, images in Disks.Images
+	Mount string         `json:"mount"`
+}
+
+// Volume roles.
+const (
+	VolumeData = "data"
+	VolumeLogs = "logs"
+)
+
+// Image is a disk's backing file; Device its file in the daemon's mount.
+func (d *Disks) Image(disk string) string  { return filepath.Join(d.Images, disk+".img") }
+func (d *Disks) Device(disk string) string { return filepath.Join(d.Fuse, disk) }
+
+// AllVolumes lists every node's volumes (node name, volume).
+func (p *Plan) AllVolumes() []NodeVolume {
+	var out []NodeVolume
+	for i := range p.Nodes {
+		for j := range p.Nodes[i].Volumes {
+			out = append(out, NodeVolume{Node: &p.Nodes[i], Volume: &p.Nodes[i].Volumes[j]})
+		}
+	}
+	return out
+}
+
+// NodeVolume is a volume with its node.
+type NodeVolume struct {
+	Node   *Node
+	Volume *Volume
+}
+
+// storage gives a node its volumes and moves its datadir, redo log and
+// binary log onto them. Rootless labs cannot have them.
+func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
+	st := c.Storage
+	if st == nil || st.Data == nil {
+		return
+	}
+	if b.p.Mode != ModeNetns {
+		b.problems = append(b.problems, fmt.Sprintf("clusters[%d].storage: emulated disks need root (loop devices, mounts); remove storage to run rootless", ci))
+		return
+	}
+	if b.p.Disks == nil {
+		b.p.Disks = NewDisks(b.p.Dir)
+	}
+	add := func(role string, v *spec.Volume) *Volume {
+		class, _ := b.s.DiskNamed(v.Disk)
+		vol := Volume{Role: role, Class: class, FS: v.FileSystem(), Mount: filepath.Join(b.p.Disks.Mounts, n.Name, role)}
+		for k := 1; k <= max(v.Count, 1); k++ {
+			vol.Disks = append(vol.Disks, fmt.Sprintf("%s-%s%d", n.Name, role, k))
+		}
+		n.Volumes = append(n.Volumes, vol)
+		return &n.Volumes[len(n.Volumes)-1]
+	}
+	data := add(VolumeData, st.Data)
+	n.DataDir = filepath.Join(data.Mount, "mysql")
+	if st.Logs != nil {
+		logs := add(VolumeLogs, st.Logs)
+		n.RedoDir, n.BinlogDir = filepath.Join(logs.Mount, "redo"), filepath.Join(logs.Mount, "binlog")
+	}
+}
+
+// Binlogs is where the node's binary logs are.
+func (n *Node) Binlogs() string {
+	if n.BinlogDir != "" {
+		return n.BinlogDir
+	}
+	return n.DataDir
+}

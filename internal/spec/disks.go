@@ -1,0 +1,158 @@
+package spec
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DiskClass is a kind of cloud disk: its IOPS and throughput caps and the
+// latency of each IO, as a provider sells them.
+type DiskClass struct {
+	Name       string `yaml:"name" json:"name"`
+	IOPS       int    `yaml:"iops" json:"iops"`             // operations per second (an IO over 256K counts as several)
+	Throughput string `yaml:"throughput" json:"throughput"` // bytes per second, e.g. 60M
+	Latency    string `yaml:"latency" json:"latency"`       // each IO's completion time, e.g. 2ms
+	Size       string `yaml:"size,omitempty" json:"size,omitempty"`
+}
+
+// BuiltinDisks are the disk classes every spec may name: lab-scale versions
+// of the disks the reference designs run on.
+var BuiltinDisks = []DiskClass{
+	{Name: "standard", IOPS: 500, Throughput: "60M", Latency: "2ms", Size: "8G"},   // a 500-IOPS standard data disk
+	{Name: "premium", IOPS: 5000, Throughput: "200M", Latency: "1ms", Size: "8G"},  // a premium SSD
+	{Name: "local", IOPS: 20000, Throughput: "500M", Latency: "200us", Size: "8G"}, // a VM's local temporary disk
+}
+
+// Volume is what holds part of a node's files: Count disks of a class,
+// striped (RAID 0) when more than one, with a file system.
+type Volume struct {
+	Disk  string `yaml:"disk" json:"disk"`
+	Count int    `yaml:"count,omitempty" json:"count,omitempty"` // default 1
+	FS    string `yaml:"fs,omitempty" json:"fs,omitempty"`       // ext4 | xfs | btrfs (default xfs; btrfs when striped)
+}
+
+// Storage places a node's files on volumes: data holds the datadir (and
+// the redo and binary logs unless logs is given); logs holds the redo log
+// and the binary log.
+type Storage struct {
+	Data *Volume `yaml:"data,omitempty" json:"data,omitempty"`
+	Logs *Volume `yaml:"logs,omitempty" json:"logs,omitempty"`
+}
+
+// File systems a volume may have.
+var FileSystems = []string{"ext4", "xfs", "btrfs"}
+
+// Bounds of a disk class.
+const (
+	MaxDiskIOPS    = 1_000_000
+	MaxDisksInRAID = 8
+)
+
+// DiskNamed resolves a disk class: the spec's own first, then the built-ins.
+func (s *Spec) DiskNamed(name string) (DiskClass, bool) {
+	for _, d := range s.Disks {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	for _, d := range BuiltinDisks {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return DiskClass{}, false
+}
+
+func (s *Spec) diskNames() []string {
+	var out []string
+	for _, list := range [][]DiskClass{s.Disks, BuiltinDisks} {
+		for _, d := range list {
+			if !slices.Contains(out, d.Name) {
+				out = append(out, d.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LatencyDuration, ThroughputBytes and SizeBytes read a class's values (0 when unset or bad).
+func (d DiskClass) LatencyDuration() time.Duration { l, _ := time.ParseDuration(d.Latency); return l }
+func (d DiskClass) ThroughputBytes() int64         { b, _ := ParseSize(d.Throughput); return b }
+func (d DiskClass) SizeBytes() int64 {
+	if d.Size == "" {
+		return 8 << 30
+	}
+	b, _ := ParseSize(d.Size)
+	return b
+}
+
+// String is how a class is shown: "standard (500 IOPS, 60M/s, 2ms)".
+func (d DiskClass) String() string {
+	return fmt.Sprintf("%s (%d IOPS, %s/s, %s)", d.Name, d.IOPS, d.Throughput, d.Latency)
+}
+
+// FileSystem is the volume's file system after defaults.
+func (v Volume) FileSystem() string {
+	switch {
+	case v.FS != "":
+		return v.FS
+	case v.Count > 1:
+		return "btrfs"
+	}
+	return "xfs"
+}
+
+func (v *validator) disks(s *Spec) {
+	seen := map[string]string{}
+	for i, d := range s.Disks {
+		p := fmt.Sprintf("disks[%d]", i)
+		v.name(p+".name", d.Name, seen)
+		if d.IOPS < 1 || d.IOPS > MaxDiskIOPS {
+			v.add(p+".iops", "expected 1 to %d operations per second, got %d", MaxDiskIOPS, d.IOPS)
+		}
+		if b, err := ParseSize(d.Throughput); err != nil || b < 1<<20 {
+			v.add(p+".throughput", "expected bytes per second of at least 1M like 60M or 1G, got %q", d.Throughput)
+		}
+		if l, err := time.ParseDuration(d.Latency); err != nil || l < 0 || l > time.Second {
+			v.add(p+".latency", "expected a duration from 0 to 1s like 2ms or 200us, got %q", d.Latency)
+		}
+		if b, err := ParseSize(d.Size); d.Size != "" && (err != nil || b < 1<<30 || b > 1<<40) {
+			v.add(p+".size", "expected a size from 1G to 1T like 8G, got %q", d.Size)
+		}
+	}
+}
+
+// storage checks a cluster's storage: known classes, counts, file systems.
+func (v *validator) storage(s *Spec, p string, st *Storage) {
+	if st == nil {
+		return
+	}
+	if st.Data == nil && st.Logs != nil {
+		v.add(p+".storage.data", "required when logs are given (the datadir needs a volume of its own first)")
+	}
+	for _, vol := range []struct {
+		path string
+		v    *Volume
+	}{{p + ".storage.data", st.Data}, {p + ".storage.logs", st.Logs}} {
+		if vol.v == nil {
+			continue
+		}
+		if vol.v.Disk == "" {
+			v.add(vol.path+".disk", "required (name of a disk class: %s)", strings.Join(s.diskNames(), ", "))
+		} else if _, ok := s.DiskNamed(vol.v.Disk); !ok {
+			v.add(vol.path+".disk", "unknown disk class %q (known: %s)", vol.v.Disk, strings.Join(s.diskNames(), ", "))
+		}
+		if vol.v.Count < 0 || vol.v.Count > MaxDisksInRAID {
+			v.add(vol.path+".count", "expected 1 to %d disks, got %d", MaxDisksInRAID, vol.v.Count)
+		}
+		if vol.v.FS != "" && !slices.Contains(FileSystems, vol.v.FS) {
+			v.add(vol.path+".fs", "expected one of %s, got %q", strings.Join(FileSystems, ", "), vol.v.FS)
+		} else if vol.v.Count > 1 && vol.v.FS != "" && vol.v.FS != "btrfs" {
+			v.add(vol.path+".fs", "%d striped disks are one btrfs volume (raid0; there is no md here), got %q", vol.v.Count, vol.v.FS)
+		}
+	}
+}
