@@ -37,6 +37,11 @@ func planCmd() *cobra.Command {
 					}
 					fmt.Printf("  %-8s %-10s %-8s %-15s %-18s %s\n", host.Name, host.Role, host.Region, host.Address, host.Netns, machine)
 				}
+				for _, n := range p.Nodes {
+					for _, v := range n.Volumes {
+						fmt.Printf("  %-8s %s volume: %d× %s, %s, mounted at %s\n", n.Name, v.Role, len(v.Disks), v.Class, v.FS, v.Mount)
+					}
+				}
 				for _, w := range p.Warnings {
 					warnf("warning: %s", w)
 				}

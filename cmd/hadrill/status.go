@@ -126,13 +126,13 @@ func printStatus(st lab.Status) {
 func printHosts(st lab.Status) {
 	show := false
 	for _, h := range st.Hosts {
-		show = show || h.Machine != nil || h.OOMKills > 0 || len(h.NICs) > 1 || (len(h.NICs) == 1 && h.NICs[0].RateBps > 0)
+		show = show || h.Machine != nil || h.OOMKills > 0 || len(h.NICs) > 1 || (len(h.NICs) == 1 && h.NICs[0].RateBps > 0) || len(h.Volumes) > 0
 	}
 	if !show {
 		return
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "HOST\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS\tNICS")
+	fmt.Fprintln(w, "HOST\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS\tNICS\tDISKS")
 	for _, h := range st.Hosts {
 		machine, cpu, mem := "(unlimited)", "-", spec.FormatSize(h.MemoryBytes)
 		if h.CPUCores != nil {
@@ -151,7 +151,11 @@ func printHosts(st lab.Status) {
 			}
 			nics = append(nics, fmt.Sprintf("%s %s %s (%s)", c.Name, c.Network, c.Address, rate))
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", h.Name, machine, cpu, mem, h.OOMKills, strings.Join(nics, ", "))
+		var vols []string
+		for _, v := range h.Volumes {
+			vols = append(vols, fmt.Sprintf("%s: %d× %s %s", v.Role, len(v.Disks), v.Class, v.FS))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", h.Name, machine, cpu, mem, h.OOMKills, strings.Join(nics, ", "), strings.Join(vols, "; "))
 	}
 	w.Flush()
 }

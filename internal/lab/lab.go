@@ -17,6 +17,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/netns"
@@ -25,6 +26,7 @@ import (
 	"github.com/hadrill/hadrill/internal/provider/local"
 	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 )
 
@@ -113,6 +115,16 @@ func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, 
 // lab's namespace: what that end receives, the host sent).
 func (l *Lab) HostUsage(host string) (machine.Usage, bool) {
 	u, ok := machine.Read(l.p, host)
+	if n, isNode := l.p.Node(host); isNode {
+		for _, io := range disk.Read(l.p, n) {
+			c := volumeClass(n, io.Volume)
+			u.Disks = append(u.Disks, machine.DiskIO{Name: io.Name, Volume: io.Volume, IOPSCap: c.IOPS, BpsCap: c.ThroughputBytes(),
+				Ops: io.Reads + io.Writes + io.Flushes, Bytes: io.ReadBytes + io.WriteBytes, TicksMs: io.TicksMs, BusyMs: io.BusyMs})
+		}
+		if len(u.Disks) > 0 && u.At.IsZero() {
+			u.At, ok = time.Now(), true
+		}
+	}
 	h, known := l.p.Host(host)
 	if !known || len(h.NICs) == 0 || l.p.Netns == "" {
 		return u, ok
@@ -130,6 +142,15 @@ func (l *Lab) HostUsage(host string) (machine.Usage, bool) {
 		}
 	}
 	return u, ok || len(u.NICs) > 0
+}
+
+func volumeClass(n *plan.Node, role string) spec.DiskClass {
+	for _, v := range n.Volumes {
+		if v.Role == role {
+			return v.Class
+		}
+	}
+	return spec.DiskClass{}
 }
 
 // Servers is the lab's database servers as the rooms see them.

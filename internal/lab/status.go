@@ -45,6 +45,7 @@ type HostInfo struct {
 	MemoryBytes int64         `json:"memory_bytes"`
 	OOMKills    int           `json:"oom_kills"` // processes killed by the memory limit since the host was made
 	NICs        []plan.NIC    `json:"nics,omitempty"`
+	Volumes     []plan.Volume `json:"volumes,omitempty"` // a node's emulated disks
 }
 
 // CPUWindow is the least time over which `status` measures each host's CPU
@@ -206,6 +207,9 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage, window time.Duratio
 			continue
 		}
 		info := HostInfo{Name: h.Name, Role: h.Role, Machine: h.Machine, MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs}
+		if n, ok := p.Node(h.Name); ok {
+			info.Volumes = n.Volumes
+		}
 		if window > 0 {
 			cores := machine.Cores(a, b)
 			info.CPUCores = &cores

@@ -48,6 +48,9 @@ type Run struct {
 	// (MiB) per second from hosts.csv.
 	Hosts            []machine.Summary
 	HostCPU, HostMem map[string][][2]float64
+	// DiskIOPS: disk -> (t, IOPS) from disks.csv; DiskCap: disk -> its class's IOPS.
+	DiskIOPS map[string][][2]float64
+	DiskCap  map[string]float64
 	// HostSent: network -> host -> (t, Mbit/s sent on its NIC there).
 	HostSent map[string]map[string][][2]float64
 }
@@ -97,6 +100,7 @@ func Load(home string, ids []string) (*Report, error) {
 			_ = json.Unmarshal(b, &run.Hosts)
 		}
 		run.HostCPU, run.HostMem, run.HostSent = readHosts(results.ReadCSV(home, id, workload.HostsCSV))
+		run.DiskIOPS, run.DiskCap = readDisks(results.ReadCSV(home, id, workload.DisksCSV))
 		rep.Runs = append(rep.Runs, run)
 	}
 	if len(missing) > 0 {
@@ -462,6 +466,17 @@ func hostCharts(r Run) []Chart {
 		}
 	}
 	out := []Chart{cpu, mem}
+	if len(r.DiskIOPS) > 0 {
+		c := Chart{ID: "iops-" + r.ID, Title: "IOPS per disk (dashed: its class's cap), run " + r.ID, X: "seconds", Y: "IO/s", Markers: r.Markers}
+		for _, d := range sortedKeys(r.DiskIOPS) {
+			pts := r.DiskIOPS[d]
+			c.Series = append(c.Series, Series{Name: d, Points: pts})
+			if lim := r.DiskCap[d]; lim > 0 && len(pts) > 0 {
+				c.Series = append(c.Series, Series{Name: d + " cap", Cap: true, Points: [][2]float64{{pts[0][0], lim}, {pts[len(pts)-1][0], lim}}})
+			}
+		}
+		out = append(out, c)
+	}
 	for _, network := range []string{plan.NetApplication, plan.NetCluster} {
 		if len(r.HostSent[network]) == 0 {
 			continue
@@ -484,4 +499,22 @@ func hostCharts(r Run) []Chart {
 		out = append(out, c)
 	}
 	return out
+}
+
+// readDisks reads disks.csv: disk -> (t, IOPS), and each disk's IOPS cap.
+func readDisks(rows [][]string) (map[string][][2]float64, map[string]float64) {
+	iops, caps := map[string][][2]float64{}, map[string]float64{}
+	for _, row := range rows {
+		if len(row) < 6 {
+			continue
+		}
+		t, err1 := strconv.ParseFloat(row[0], 64)
+		v, err2 := strconv.ParseFloat(row[4], 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		iops[row[2]] = append(iops[row[2]], [2]float64{t, v})
+		caps[row[2]], _ = strconv.ParseFloat(row[5], 64)
+	}
+	return iops, caps
 }

@@ -148,7 +148,30 @@ func Finish(l Lab, run *results.Run, interrupted bool, res any) error {
 	if err := results.Save(l.Home(), run); err != nil || len(samples) == 0 {
 		return err
 	}
+	if rows := DiskRows(samples); len(rows) > 0 {
+		if err := results.WriteCSV(l.Home(), run.ID, DisksCSV, DisksHeader, rows); err != nil {
+			return err
+		}
+	}
 	return results.WriteCSV(l.Home(), run.ID, HostsCSV, HostsHeader, HostRows(samples))
+}
+
+// DisksCSV is a run's per-disk samples, one row per emulated disk and second.
+const DisksCSV = "disks.csv"
+
+// DisksHeader is disks.csv's header.
+var DisksHeader = []string{"t", "host", "disk", "volume", "iops", "iops_cap", "mbps", "latency_ms", "util"}
+
+// DiskRows renders the disks of host samples as disks.csv rows.
+func DiskRows(samples []machine.Sample) [][]string {
+	var rows [][]string
+	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+	for _, s := range samples {
+		for _, d := range s.Disks {
+			rows = append(rows, []string{f(s.T, 3), s.Host, d.Name, d.Volume, f(d.IOPS, 1), strconv.Itoa(d.IOPSCap), f(d.Bps/1e6, 2), f(d.LatencyMs, 2), f(d.Util, 3)})
+		}
+	}
+	return rows
 }
 
 // HostsCSV is a run's per-host samples, one row per host and second.

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -292,4 +293,54 @@ func loopBacking() map[string]string {
 		out["/dev/"+filepath.Base(filepath.Dir(filepath.Dir(f)))] = back
 	}
 	return out
+}
+
+// IO are a disk's counters as its loop device counts them.
+type IO struct {
+	Name, Volume           string
+	Reads, Writes, Flushes uint64
+	ReadBytes, WriteBytes  uint64
+	TicksMs, BusyMs        uint64 // time IOs spent (summed), time the disk was busy
+}
+
+// Read reads the counters of a node's disks (none without volumes).
+func Read(p *plan.Plan, n *plan.Node) []IO {
+	if p.Disks == nil {
+		return nil
+	}
+	var out []IO
+	for _, v := range n.Volumes {
+		for _, d := range v.Disks {
+			loops := loopsOf(p.Disks.Device(d))
+			if len(loops) == 0 {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(loops[0]), "stat"))
+			if err != nil {
+				continue
+			}
+			if io, ok := parseStat(string(b)); ok {
+				io.Name, io.Volume = d, v.Role
+				out = append(out, io)
+			}
+		}
+	}
+	return out
+}
+
+// parseStat reads /sys/block/DEV/stat (see the kernel's iostats.rst).
+func parseStat(s string) (IO, bool) {
+	f := strings.Fields(s)
+	if len(f) < 11 {
+		return IO{}, false
+	}
+	v := make([]uint64, len(f))
+	for i := range f {
+		v[i], _ = strconv.ParseUint(f[i], 10, 64)
+	}
+	io := IO{Reads: v[0], ReadBytes: v[2] * 512, Writes: v[4], WriteBytes: v[6] * 512, TicksMs: v[3] + v[7], BusyMs: v[9]}
+	if len(f) >= 17 {
+		io.Flushes, io.TicksMs = v[15], io.TicksMs+v[16]
+	}
+	return io, true
 }

@@ -20,6 +20,37 @@ type Sample struct {
 	MemoryBytes int64   // memory charged at the end of the period
 	OOMKills    int     // memory-limit kills since the recording started
 	NICs        []NICRate
+	Disks       []DiskRate
+}
+
+// DiskRate is what one disk did over a period.
+type DiskRate struct {
+	Name, Volume string
+	IOPSCap      int
+	IOPS, Bps    float64
+	LatencyMs    float64 // mean time per IO (0: no IO)
+	Util         float64 // share of the period it had IOs in flight
+}
+
+func diskRates(a, b Usage) []DiskRate {
+	dt := b.At.Sub(a.At).Seconds()
+	var out []DiskRate
+	for _, db := range b.Disks {
+		r := DiskRate{Name: db.Name, Volume: db.Volume, IOPSCap: db.IOPSCap}
+		for _, da := range a.Disks {
+			if da.Name != db.Name || dt <= 0 || db.Ops < da.Ops || db.Bytes < da.Bytes || db.TicksMs < da.TicksMs || db.BusyMs < da.BusyMs {
+				continue
+			}
+			ops := float64(db.Ops - da.Ops)
+			r.IOPS, r.Bps = ops/dt, 8*float64(db.Bytes-da.Bytes)/dt
+			r.Util = min(float64(db.BusyMs-da.BusyMs)/1000/dt, 1)
+			if ops > 0 {
+				r.LatencyMs = float64(db.TicksMs-da.TicksMs) / ops
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // NICRate is what a host sent and received on one NIC over a period.
@@ -86,7 +117,7 @@ func (r *Recorder) loop(read Reader, hosts []plan.Host, every time.Duration) {
 				continue
 			}
 			s := Sample{T: u.At.Sub(start).Seconds(), Host: h.Name, Cores: Cores(a, u), MemoryBytes: u.MemoryBytes,
-				OOMKills: u.OOMKills - first[h.Name].OOMKills, NICs: nicRates(a, u)}
+				OOMKills: u.OOMKills - first[h.Name].OOMKills, NICs: nicRates(a, u), Disks: diskRates(a, u)}
 			if dt := u.At.Sub(a.At); dt > 0 && u.Throttled >= a.Throttled {
 				s.Throttled = float64(u.Throttled-a.Throttled) / float64(dt)
 			}
@@ -129,11 +160,27 @@ type Summary struct {
 	CPUP95  float64 `json:"cpu_p95"`
 	CPUMax  float64 `json:"cpu_max"`
 	// AtCap is the share of periods the host used ≥ 95 % of its CPU quota.
-	AtCap            float64      `json:"cpu_at_cap,omitempty"`
-	ThrottledSeconds float64      `json:"throttled_seconds,omitempty"`
-	MemoryPeakBytes  int64        `json:"memory_peak_bytes"`
-	OOMKills         int          `json:"oom_kills,omitempty"`
-	NICs             []NICSummary `json:"nics,omitempty"`
+	AtCap            float64       `json:"cpu_at_cap,omitempty"`
+	ThrottledSeconds float64       `json:"throttled_seconds,omitempty"`
+	MemoryPeakBytes  int64         `json:"memory_peak_bytes"`
+	OOMKills         int           `json:"oom_kills,omitempty"`
+	NICs             []NICSummary  `json:"nics,omitempty"`
+	Disks            []DiskSummary `json:"disks,omitempty"`
+}
+
+// DiskSummary is one emulated disk over a run: its IOPS (mean and highest
+// period) against its class's cap, its throughput, the mean time per IO,
+// how busy it was, and the share of the run it sat at its IOPS cap.
+type DiskSummary struct {
+	Name      string  `json:"name"`
+	Volume    string  `json:"volume"`
+	IOPSCap   int     `json:"iops_cap"`
+	IOPSMean  float64 `json:"iops_mean"`
+	IOPSMax   float64 `json:"iops_max"`
+	MBpsMean  float64 `json:"mbps_mean"` // megabits per second
+	LatencyMs float64 `json:"latency_ms"`
+	Util      float64 `json:"util"`
+	AtCap     float64 `json:"at_cap"`
 }
 
 // NICSummary is one NIC over a run: its cap, what crossed it (bytes), and
@@ -166,6 +213,7 @@ func Summarize(samples []Sample, hosts []plan.Host) []Summary {
 		var cores []float64
 		var prevT float64
 		atCap := 0
+		sum.Disks = summarizeDisks(ss)
 		nics := map[string]*NICSummary{}
 		var order []string
 		for _, s := range ss {
@@ -220,10 +268,54 @@ func Warnings(sums []Summary) []string {
 		case s.OOMKills > 0:
 			out = append(out, fmt.Sprintf("host %s: %d process(es) killed by the kernel's out-of-memory killer", s.Host, s.OOMKills))
 		}
+		for _, d := range s.Disks {
+			if d.AtCap >= 0.5 {
+				out = append(out, fmt.Sprintf("host %s: disk %s (%s) at its IOPS cap (%d) %.0f %% of the run: it was the bottleneck",
+					s.Host, d.Name, d.Volume, d.IOPSCap, 100*d.AtCap))
+			}
+		}
 		if s.Machine != nil && s.AtCap >= 0.5 {
 			out = append(out, fmt.Sprintf("host %s: at its machine's CPU quota (%s cores) %.0f %% of the run: its CPU was the bottleneck",
 				s.Host, spec.FormatCores(s.Machine.CPUs), 100*s.AtCap))
 		}
+	}
+	return out
+}
+
+// summarizeDisks reduces one host's samples to a line per disk.
+func summarizeDisks(ss []Sample) []DiskSummary {
+	by := map[string]*DiskSummary{}
+	var order []string
+	n := map[string]float64{}
+	ios := map[string]float64{}
+	for _, s := range ss {
+		for _, r := range s.Disks {
+			d := by[r.Name]
+			if d == nil {
+				d = &DiskSummary{Name: r.Name, Volume: r.Volume, IOPSCap: r.IOPSCap}
+				by[r.Name] = d
+				order = append(order, r.Name)
+			}
+			n[r.Name]++
+			d.IOPSMean += r.IOPS
+			d.IOPSMax = max(d.IOPSMax, r.IOPS)
+			d.MBpsMean += r.Bps / 1e6
+			d.LatencyMs += r.LatencyMs * r.IOPS // weighted by IOs
+			ios[r.Name] += r.IOPS
+			d.Util += r.Util
+			if r.IOPSCap > 0 && r.IOPS >= 0.95*float64(r.IOPSCap) {
+				d.AtCap++
+			}
+		}
+	}
+	var out []DiskSummary
+	for _, name := range order {
+		d, k := by[name], n[name]
+		if ios[name] > 0 {
+			d.LatencyMs /= ios[name]
+		}
+		d.IOPSMean, d.MBpsMean, d.Util, d.AtCap = d.IOPSMean/k, d.MBpsMean/k, d.Util/k, d.AtCap/k
+		out = append(out, *d)
 	}
 	return out
 }

@@ -20,6 +20,16 @@ type Usage struct {
 	MemoryPeak  int64         // the most ever charged
 	OOMKills    int           // processes the memory limit's OOM killer ended
 	NICs        []NICBytes    // what the host sent and received on each NIC so far
+	Disks       []DiskIO      // what each of its emulated disks did so far
+}
+
+// DiskIO is one emulated disk's counters (its loop device's) and its class's caps.
+type DiskIO struct {
+	Name, Volume    string
+	IOPSCap         int
+	BpsCap          int64
+	Ops, Bytes      uint64 // reads, writes and flushes; bytes read and written
+	TicksMs, BusyMs uint64 // time IOs spent (summed); time the disk had IOs in flight
 }
 
 // NICBytes are one NIC's byte counters, from the host's side.
