@@ -204,6 +204,12 @@ func (e *env) assertNoLeftovers() {
 			}
 		}
 	}
+	backing, _ := filepath.Glob("/sys/block/loop*/loop/backing_file") // loop devices over the lab's disks
+	for _, f := range backing {
+		if b, _ := os.ReadFile(f); bytes.Contains(b, []byte(e.home)) {
+			e.t.Errorf("leftover loop device %s over %s", filepath.Base(filepath.Dir(filepath.Dir(f))), bytes.TrimSpace(b))
+		}
+	}
 	mounts, _ := os.ReadFile("/proc/mounts")
 	if bytes.Contains(mounts, []byte(e.home)) {
 		e.t.Errorf("leftover mount under %s", e.home)

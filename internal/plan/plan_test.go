@@ -278,3 +278,37 @@ load_balancers: [{name: lb, cluster: db}]
 		t.Errorf("rootless with networks: %v", err)
 	}
 }
+
+func TestStorage(t *testing.T) {
+	s, err := spec.Load([]byte(`
+disks: [{name: slow, iops: 100, throughput: 10M, latency: 5ms, size: 2G}]
+clusters:
+  - {name: db, nodes: 2, storage: {data: {disk: standard, count: 2}, logs: {disk: slow, fs: ext4}}}
+  - {name: dr, kind: standalone}
+replication: [{from: db, to: dr}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "vols", "/h", rootFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db1, dr1 := p.Nodes[0], p.Nodes[2]
+	if len(db1.Volumes) != 2 || db1.Volumes[0].FS != "btrfs" || len(db1.Volumes[0].Disks) != 2 || db1.Volumes[1].FS != "ext4" ||
+		db1.Volumes[1].Class.Name != "slow" || db1.DataDir != "/h/labs/vols/volumes/db1/data/mysql" ||
+		db1.RedoDir != "/h/labs/vols/volumes/db1/logs/redo" || db1.Binlogs() != "/h/labs/vols/volumes/db1/logs/binlog" {
+		t.Errorf("db1 storage: %+v datadir %s redo %s binlog %s", db1.Volumes, db1.DataDir, db1.RedoDir, db1.Binlogs())
+	}
+	if len(dr1.Volumes) != 0 || dr1.DataDir != "/h/labs/vols/nodes/dr1/data" || dr1.Binlogs() != dr1.DataDir {
+		t.Errorf("dr1 has no storage: %+v %s", dr1.Volumes, dr1.DataDir)
+	}
+	if p.Disks == nil || p.Disks.Device("db1-data1") != "/h/labs/vols/disks/fuse/db1-data1" {
+		t.Errorf("disks %+v", p.Disks)
+	}
+	golden.Check(t, "vols-db1.my.cnf", []byte(db1.Config))
+	if _, err := Build(s, "vols", "/h", Facts{User: "u", MemBytes: 8 << 30, GaleraLib: "/x"}); err == nil ||
+		!strings.Contains(err.Error(), "clusters[0].storage: emulated disks need root") {
+		t.Errorf("rootless with storage: %v", err)
+	}
+}

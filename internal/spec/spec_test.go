@@ -179,3 +179,31 @@ client: {machine: y}
 		t.Errorf("a spec's own machine shadows the built-in one of that name: %+v", m)
 	}
 }
+
+func TestStorageValidation(t *testing.T) {
+	_, err := Load([]byte(`
+disks: [{name: bad, iops: 0, throughput: 10K, latency: 2s, size: 10M}]
+clusters:
+  - {name: db, storage: {logs: {disk: standard}}}
+  - {name: dc, storage: {data: {disk: nope, count: 9, fs: zfs}}}
+  - {name: dd, storage: {data: {disk: standard, count: 2, fs: xfs}}}
+`))
+	if err == nil {
+		t.Fatal("bad storage accepted")
+	}
+	for _, want := range []string{
+		"disks[0].iops: expected 1 to",
+		"disks[0].throughput: expected bytes per second of at least 1M",
+		"disks[0].latency: expected a duration from 0 to 1s",
+		"disks[0].size: expected a size from 1G to 1T",
+		"clusters[0].storage.data: required when logs are given",
+		`clusters[1].storage.data.disk: unknown disk class "nope" (known: bad, local, premium, standard)`,
+		"clusters[1].storage.data.count: expected 1 to 8 disks, got 9",
+		`clusters[1].storage.data.fs: expected one of ext4, xfs, btrfs, got "zfs"`,
+		`clusters[2].storage.data.fs: 2 striped disks are one btrfs volume`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+}
