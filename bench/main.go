@@ -27,7 +27,7 @@ var scenarios = []struct {
 	run  func(bin string, runs int)
 }{
 	{"deploy", deploy}, {"failover", failover}, {"agent", agentLatency}, {"overhead", overhead}, {"wan", wan}, {"drills", drills},
-	{"machines", machines}, {"networks", networks},
+	{"machines", machines}, {"networks", networks}, {"disks", disks},
 }
 
 func main() {

@@ -23,7 +23,7 @@ func TestCloud3(t *testing.T) {
 		Hosts []struct {
 			Name    string `json:"name"`
 			Volumes []struct {
-				Role  string   `json:"role"`
+				Name  string   `json:"name"`
 				FS    string   `json:"fs"`
 				Disks []string `json:"disks"`
 				Mount string   `json:"mount"`
@@ -31,7 +31,7 @@ func TestCloud3(t *testing.T) {
 		} `json:"hosts"`
 	}
 	e.statusInto("itcloud", &st)
-	if v := st.Hosts[0].Volumes; len(v) != 2 || v[0].Role != "data" || v[0].FS != "btrfs" || len(v[0].Disks) != 2 || v[1].FS != "xfs" {
+	if v := st.Hosts[0].Volumes; len(v) != 2 || v[0].Name != "data" || v[0].FS != "btrfs" || len(v[0].Disks) != 2 || v[1].FS != "xfs" {
 		t.Fatalf("db1 volumes %+v", v)
 	}
 	mounts, _ := os.ReadFile("/proc/mounts")
@@ -110,7 +110,7 @@ func TestCloud3(t *testing.T) {
 // then down leaves nothing.
 func TestKilledUpWithDisks(t *testing.T) {
 	e := newEnv(t)
-	spec := e.writeSpec("itkd", "name: itkd\nclusters: [{name: db, kind: standalone, storage: {data: {disk: premium, count: 2}, logs: {disk: standard}}}]\n")
+	spec := e.writeSpec("itkd", "name: itkd\nclusters: [{name: db, kind: standalone, storage: {volumes: [{name: data, disk: premium, count: 2}, {name: logs, disk: standard}], redo: logs}}]\n")
 	c, _ := e.startUp("hosts and datadirs ready", "-f", spec)
 	syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 	c.Wait()

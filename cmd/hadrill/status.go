@@ -153,7 +153,7 @@ func printHosts(st lab.Status) {
 		}
 		var vols []string
 		for _, v := range h.Volumes {
-			vols = append(vols, fmt.Sprintf("%s: %d× %s %s", v.Role, len(v.Disks), v.Class, v.FS))
+			vols = append(vols, fmt.Sprintf("%s: %d× %s %s", v.Name, len(v.Disks), v.Class, v.FS))
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", h.Name, machine, cpu, mem, h.OOMKills, strings.Join(nics, ", "), strings.Join(vols, "; "))
 	}

@@ -146,7 +146,7 @@ func (l *Lab) HostUsage(host string) (machine.Usage, bool) {
 
 func volumeClass(n *plan.Node, role string) spec.DiskClass {
 	for _, v := range n.Volumes {
-		if v.Role == role {
+		if v.Name == role {
 			return v.Class
 		}
 	}

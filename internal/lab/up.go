@@ -185,7 +185,7 @@ func (l *Lab) initDatadirs(ctx context.Context) error {
 			if err := mariadb.CopyDatadir(gctx, tmpl, n.DataDir); err != nil {
 				return err
 			}
-			if err := mariadb.PlaceLogs(gctx, n.DataDir, n.RedoDir, n.BinlogDir); err != nil {
+			if err := mariadb.PlaceLogs(gctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir); err != nil {
 				return err
 			}
 			return l.seed(n)

@@ -32,18 +32,12 @@ func NewDisks(dir string) *Disks {
 
 // Volume is part of a node's storage: Disks of a class, one file system.
 type Volume struct {
-	Role  string         `json:"role"` // data | logs
+	Name  string         `json:"name"`
 	Class spec.DiskClass `json:"class"`
 	FS    string         `json:"fs"`
 	Disks []string       `json:"disks"` // names: files in Disks.Fuse, images in Disks.Images
 	Mount string         `json:"mount"`
 }
-
-// Volume roles.
-const (
-	VolumeData = "data"
-	VolumeLogs = "logs"
-)
 
 // Image is a disk's backing file; Device its file in the daemon's mount.
 func (d *Disks) Image(disk string) string  { return filepath.Join(d.Images, disk+".img") }
@@ -66,11 +60,11 @@ type NodeVolume struct {
 	Volume *Volume
 }
 
-// storage gives a node its volumes and moves its datadir, redo log and
-// binary log onto them. Rootless labs cannot have them.
+// storage gives a node its volumes and places its datadir, redo log,
+// binary log and tmpdir on them. Rootless labs cannot have them.
 func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
 	st := c.Storage
-	if st == nil || st.Data == nil {
+	if st == nil || len(st.Volumes) == 0 {
 		return
 	}
 	if b.p.Mode != ModeNetns {
@@ -80,20 +74,26 @@ func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
 	if b.p.Disks == nil {
 		b.p.Disks = NewDisks(b.p.Dir)
 	}
-	add := func(role string, v *spec.Volume) *Volume {
+	mounts := map[string]string{}
+	for _, v := range st.Volumes {
 		class, _ := b.s.DiskNamed(v.Disk)
-		vol := Volume{Role: role, Class: class, FS: v.FileSystem(), Mount: filepath.Join(b.p.Disks.Mounts, n.Name, role)}
+		vol := Volume{Name: v.Name, Class: class, FS: v.FileSystem(), Mount: filepath.Join(b.p.Disks.Mounts, n.Name, v.Name)}
 		for k := 1; k <= max(v.Count, 1); k++ {
-			vol.Disks = append(vol.Disks, fmt.Sprintf("%s-%s%d", n.Name, role, k))
+			vol.Disks = append(vol.Disks, fmt.Sprintf("%s-%s%d", n.Name, v.Name, k))
 		}
 		n.Volumes = append(n.Volumes, vol)
-		return &n.Volumes[len(n.Volumes)-1]
+		mounts[v.Name] = vol.Mount
 	}
-	data := add(VolumeData, st.Data)
-	n.DataDir = filepath.Join(data.Mount, "mysql")
-	if st.Logs != nil {
-		logs := add(VolumeLogs, st.Logs)
-		n.RedoDir, n.BinlogDir = filepath.Join(logs.Mount, "redo"), filepath.Join(logs.Mount, "binlog")
+	datadir, redo, binlog, tmpdir := st.Placement()
+	n.DataDir = filepath.Join(mounts[datadir], "mysql")
+	if redo != datadir {
+		n.RedoDir = filepath.Join(mounts[redo], "redo")
+	}
+	if binlog != datadir {
+		n.BinlogDir = filepath.Join(mounts[binlog], "binlog")
+	}
+	if st.Tmpdir != "" {
+		n.TmpDir = filepath.Join(mounts[tmpdir], "tmp")
 	}
 }
 

@@ -184,7 +184,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	}
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: string(c.Kind), Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile, SSTLogDir: filepath.Join(n.Dir, "sst-logs"),
-		LogFile: n.LogFile, RedoDir: n.RedoDir, BinlogDir: n.BinlogDir, Address: n.Address, ClusterAddress: n.ClusterAddress, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
+		LogFile: n.LogFile, RedoDir: n.RedoDir, BinlogDir: n.BinlogDir, TmpDir: n.TmpDir, Address: n.Address, ClusterAddress: n.ClusterAddress, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
 		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes, b.hostByName(name).Machine), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
 		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1}

@@ -180,11 +180,13 @@ type Node struct {
 	LogFile             string `json:"log_file"`
 	ConfigFile          string `json:"config_file"`
 	Config              string `json:"config"`
-	// Volumes hold its datadir (and its logs) on emulated disks; RedoDir
-	// and BinlogDir are where its redo and binary logs go ("": the datadir).
+	// Volumes hold its files on emulated disks; RedoDir, BinlogDir and
+	// TmpDir are where its redo log, binary log and temporary files go when
+	// not in the datadir ("").
 	Volumes   []Volume `json:"volumes,omitempty"`
 	RedoDir   string   `json:"redo_dir,omitempty"`
 	BinlogDir string   `json:"binlog_dir,omitempty"`
+	TmpDir    string   `json:"tmp_dir,omitempty"`
 	// Server is the node's mariadbd as a daemon.
 	Server Daemon `json:"server"`
 	// The node's health agent (hadrill agent) and its drain switch.

@@ -26,20 +26,41 @@ var BuiltinDisks = []DiskClass{
 	{Name: "local", IOPS: 20000, Throughput: "500M", Latency: "200us", Size: "8G"}, // a VM's local temporary disk
 }
 
-// Volume is what holds part of a node's files: Count disks of a class,
-// striped (RAID 0) when more than one, with a file system.
+// Volume is a named set of disks on every node of a cluster: Count disks of
+// a class, striped (RAID 0) when more than one, with a file system.
 type Volume struct {
+	Name  string `yaml:"name" json:"name"`
 	Disk  string `yaml:"disk" json:"disk"`
 	Count int    `yaml:"count,omitempty" json:"count,omitempty"` // default 1
 	FS    string `yaml:"fs,omitempty" json:"fs,omitempty"`       // ext4 | xfs | btrfs (default xfs; btrfs when striped)
 }
 
-// Storage places a node's files on volumes: data holds the datadir (and
-// the redo and binary logs unless logs is given); logs holds the redo log
-// and the binary log.
+// Storage gives every node of a cluster its volumes and places its files
+// on them: the datadir (default: the first volume), the redo log, the
+// binary log and tmpdir (default: the datadir's volume).
 type Storage struct {
-	Data *Volume `yaml:"data,omitempty" json:"data,omitempty"`
-	Logs *Volume `yaml:"logs,omitempty" json:"logs,omitempty"`
+	Volumes []Volume `yaml:"volumes" json:"volumes"`
+	Datadir string   `yaml:"datadir,omitempty" json:"datadir,omitempty"`
+	Redo    string   `yaml:"redo,omitempty" json:"redo,omitempty"`
+	Binlog  string   `yaml:"binlog,omitempty" json:"binlog,omitempty"`
+	Tmpdir  string   `yaml:"tmpdir,omitempty" json:"tmpdir,omitempty"`
+}
+
+// Placement is where each of a node's files goes, after defaults.
+func (st Storage) Placement() (datadir, redo, binlog, tmpdir string) {
+	if len(st.Volumes) > 0 {
+		datadir = st.Volumes[0].Name
+	}
+	if st.Datadir != "" {
+		datadir = st.Datadir
+	}
+	or := func(v string) string {
+		if v == "" {
+			return datadir
+		}
+		return v
+	}
+	return datadir, or(st.Redo), or(st.Binlog), or(st.Tmpdir)
 }
 
 // File systems a volume may have.
@@ -126,33 +147,37 @@ func (v *validator) disks(s *Spec) {
 	}
 }
 
-// storage checks a cluster's storage: known classes, counts, file systems.
+// storage checks a cluster's storage: its volumes (names, known classes,
+// counts, file systems) and that every placement names one of them.
 func (v *validator) storage(s *Spec, p string, st *Storage) {
 	if st == nil {
 		return
 	}
-	if st.Data == nil && st.Logs != nil {
-		v.add(p+".storage.data", "required when logs are given (the datadir needs a volume of its own first)")
+	p += ".storage"
+	if len(st.Volumes) == 0 {
+		v.add(p+".volumes", "at least one volume is required (like {name: data, disk: standard})")
 	}
-	for _, vol := range []struct {
-		path string
-		v    *Volume
-	}{{p + ".storage.data", st.Data}, {p + ".storage.logs", st.Logs}} {
-		if vol.v == nil {
-			continue
+	names := map[string]string{}
+	for i, vol := range st.Volumes {
+		vp := fmt.Sprintf("%s.volumes[%d]", p, i)
+		v.name(vp+".name", vol.Name, names)
+		if vol.Disk == "" {
+			v.add(vp+".disk", "required (name of a disk class: %s)", strings.Join(s.diskNames(), ", "))
+		} else if _, ok := s.DiskNamed(vol.Disk); !ok {
+			v.add(vp+".disk", "unknown disk class %q (known: %s)", vol.Disk, strings.Join(s.diskNames(), ", "))
 		}
-		if vol.v.Disk == "" {
-			v.add(vol.path+".disk", "required (name of a disk class: %s)", strings.Join(s.diskNames(), ", "))
-		} else if _, ok := s.DiskNamed(vol.v.Disk); !ok {
-			v.add(vol.path+".disk", "unknown disk class %q (known: %s)", vol.v.Disk, strings.Join(s.diskNames(), ", "))
+		if vol.Count < 0 || vol.Count > MaxDisksInRAID {
+			v.add(vp+".count", "expected 1 to %d disks, got %d", MaxDisksInRAID, vol.Count)
 		}
-		if vol.v.Count < 0 || vol.v.Count > MaxDisksInRAID {
-			v.add(vol.path+".count", "expected 1 to %d disks, got %d", MaxDisksInRAID, vol.v.Count)
+		if vol.FS != "" && !slices.Contains(FileSystems, vol.FS) {
+			v.add(vp+".fs", "expected one of %s, got %q", strings.Join(FileSystems, ", "), vol.FS)
+		} else if vol.Count > 1 && vol.FS != "" && vol.FS != "btrfs" {
+			v.add(vp+".fs", "%d striped disks are one btrfs volume (raid0; there is no md here), got %q", vol.Count, vol.FS)
 		}
-		if vol.v.FS != "" && !slices.Contains(FileSystems, vol.v.FS) {
-			v.add(vol.path+".fs", "expected one of %s, got %q", strings.Join(FileSystems, ", "), vol.v.FS)
-		} else if vol.v.Count > 1 && vol.v.FS != "" && vol.v.FS != "btrfs" {
-			v.add(vol.path+".fs", "%d striped disks are one btrfs volume (raid0; there is no md here), got %q", vol.v.Count, vol.v.FS)
+	}
+	for _, ref := range []struct{ field, name string }{{"datadir", st.Datadir}, {"redo", st.Redo}, {"binlog", st.Binlog}, {"tmpdir", st.Tmpdir}} {
+		if ref.name != "" && names[ref.name] == "" && len(st.Volumes) > 0 {
+			v.add(p+"."+ref.field, "unknown volume %q (volumes: %s)", ref.name, strings.Join(keys(names), ", "))
 		}
 	}
 }

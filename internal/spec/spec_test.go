@@ -184,9 +184,9 @@ func TestStorageValidation(t *testing.T) {
 	_, err := Load([]byte(`
 disks: [{name: bad, iops: 0, throughput: 10K, latency: 2s, size: 10M}]
 clusters:
-  - {name: db, storage: {logs: {disk: standard}}}
-  - {name: dc, storage: {data: {disk: nope, count: 9, fs: zfs}}}
-  - {name: dd, storage: {data: {disk: standard, count: 2, fs: xfs}}}
+  - {name: db, storage: {volumes: []}}
+  - {name: dc, storage: {volumes: [{name: data, disk: nope, count: 9, fs: zfs}, {name: data, disk: standard}], redo: logs}}
+  - {name: dd, storage: {volumes: [{name: data, disk: standard, count: 2, fs: xfs}]}}
 `))
 	if err == nil {
 		t.Fatal("bad storage accepted")
@@ -196,11 +196,13 @@ clusters:
 		"disks[0].throughput: expected bytes per second of at least 1M",
 		"disks[0].latency: expected a duration from 0 to 1s",
 		"disks[0].size: expected a size from 1G to 1T",
-		"clusters[0].storage.data: required when logs are given",
-		`clusters[1].storage.data.disk: unknown disk class "nope" (known: bad, local, premium, standard)`,
-		"clusters[1].storage.data.count: expected 1 to 8 disks, got 9",
-		`clusters[1].storage.data.fs: expected one of ext4, xfs, btrfs, got "zfs"`,
-		`clusters[2].storage.data.fs: 2 striped disks are one btrfs volume`,
+		"clusters[0].storage.volumes: at least one volume is required",
+		`clusters[1].storage.volumes[0].disk: unknown disk class "nope" (known: bad, local, premium, standard)`,
+		"clusters[1].storage.volumes[0].count: expected 1 to 8 disks, got 9",
+		`clusters[1].storage.volumes[0].fs: expected one of ext4, xfs, btrfs, got "zfs"`,
+		`clusters[1].storage.volumes[1].name: duplicate name "data"`,
+		`clusters[1].storage.redo: unknown volume "logs" (volumes: data)`,
+		`clusters[2].storage.volumes[0].fs: 2 striped disks are one btrfs volume`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%s", want, err)

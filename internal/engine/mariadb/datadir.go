@@ -42,10 +42,10 @@ func CopyDatadir(ctx context.Context, src, dst string) error {
 }
 
 // PlaceLogs moves a copied datadir's redo log into redoDir and makes
-// binlogDir, when the node keeps them on a volume of their own ("": they
-// stay in the datadir).
-func PlaceLogs(ctx context.Context, datadir, redoDir, binlogDir string) error {
-	for _, d := range []string{redoDir, binlogDir} {
+// binlogDir and tmpDir, when the node keeps them on a volume of their own
+// ("": they stay where they are).
+func PlaceLogs(ctx context.Context, datadir, redoDir, binlogDir, tmpDir string) error {
+	for _, d := range []string{redoDir, binlogDir, tmpDir} {
 		if d != "" {
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				return err
