@@ -46,6 +46,21 @@ func machinesCmd() *cobra.Command {
 	}
 }
 
+func disksCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "disks",
+		Short: "List the built-in disk classes a spec's volumes may name (IOPS, throughput, latency per IO)",
+		Args:  args(0, 0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			return emit(spec.BuiltinDisks, func() {
+				for _, d := range spec.BuiltinDisks {
+					fmt.Printf("%-9s %6d IOPS  %5s/s  %6s per IO  %s each\n", d.Name, d.IOPS, d.Throughput, d.Latency, d.Size)
+				}
+			})
+		},
+	}
+}
+
 func presetsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "presets [show NAME]",
