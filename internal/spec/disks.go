@@ -63,7 +63,7 @@ func (st Storage) Placement() (datadir, redo, binlog, tmpdir string) {
 	return datadir, or(st.Redo), or(st.Binlog), or(st.Tmpdir)
 }
 
-// File systems a volume may have.
+// FileSystems are the file systems a volume may have.
 var FileSystems = []string{"ext4", "xfs", "btrfs"}
 
 // Bounds of a disk class.
@@ -100,9 +100,13 @@ func (s *Spec) diskNames() []string {
 	return out
 }
 
-// LatencyDuration, ThroughputBytes and SizeBytes read a class's values (0 when unset or bad).
+// LatencyDuration is the class's latency per IO (0 when unset or bad).
 func (d DiskClass) LatencyDuration() time.Duration { l, _ := time.ParseDuration(d.Latency); return l }
-func (d DiskClass) ThroughputBytes() int64         { b, _ := ParseSize(d.Throughput); return b }
+
+// ThroughputBytes is the class's bytes per second (0 when unset or bad).
+func (d DiskClass) ThroughputBytes() int64 { b, _ := ParseSize(d.Throughput); return b }
+
+// SizeBytes is one disk's size (8G when unset).
 func (d DiskClass) SizeBytes() int64 {
 	if d.Size == "" {
 		return 8 << 30

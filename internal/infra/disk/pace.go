@@ -1,3 +1,7 @@
+// Package disk emulates a lab's cloud disks: each IO paced to its class
+// (IOPS, throughput, latency), served as a file by the `hadrill disk` FUSE
+// daemon, attached as a loop device, and the nodes' volumes (file systems
+// on one or several striped disks) mounted and torn down.
 package disk
 
 import (
