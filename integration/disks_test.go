@@ -45,17 +45,6 @@ func TestCloud3(t *testing.T) {
 		t.Errorf("db1's files are not on its volumes: %s", got)
 	}
 
-	r := e.ok("bench", "sysbench", "--name", "itcloud", "--workload", "oltp_write_only", "--threads", "4", "--time", "5", "--tables", "1", "--table-size", "1000", "-o", "json")
-	var out struct {
-		RunID string `json:"run_id"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(e.home, "runs", out.RunID, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var run struct {
 		Hosts []struct {
 			Host  string `json:"host"`
@@ -67,9 +56,7 @@ func TestCloud3(t *testing.T) {
 			} `json:"disks"`
 		} `json:"hosts"`
 	}
-	if err := json.Unmarshal(b, &run); err != nil {
-		t.Fatal(err)
-	}
+	e.sweepRecord("itcloud", &run, "--workload", "oltp_write_only", "--threads", "4", "--time", "5", "--tables", "1", "--table-size", "1000")
 	disks := 0
 	for _, h := range run.Hosts {
 		for _, d := range h.Disks {

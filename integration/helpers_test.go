@@ -246,3 +246,24 @@ func (e *env) startUp(marker string, args ...string) (*exec.Cmd, *syncBuffer) {
 	}
 	return c, buf
 }
+
+// sweepRecord runs a sysbench sweep on a lab (args after `bench sysbench`)
+// and decodes the stored run's run.json into v; it returns the run's id.
+func (e *env) sweepRecord(lab string, v any, args ...string) string {
+	e.t.Helper()
+	r := e.ok(append([]string{"bench", "sysbench", "--name", lab, "-o", "json"}, args...)...)
+	var out struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		e.t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(e.home, "runs", out.RunID, "run.json"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		e.t.Fatalf("run.json: %v\n%s", err, b)
+	}
+	return out.RunID
+}

@@ -92,13 +92,6 @@ load_balancers: [{name: lb, cluster: db, machine: small}]
 		t.Errorf("buffer pool %s, want half of the machine's 1G", v)
 	}
 
-	r := e.ok("bench", "sysbench", "--name", "itmach", "--threads", "8", "--time", "6", "--tables", "2", "--table-size", "2000", "-o", "json")
-	var out struct {
-		RunID string `json:"run_id"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatal(err)
-	}
 	var run struct {
 		Hosts []struct {
 			Host    string  `json:"host"`
@@ -106,22 +99,16 @@ load_balancers: [{name: lb, cluster: db, machine: small}]
 			CPUMean float64 `json:"cpu_mean"`
 		} `json:"hosts"`
 	}
-	b, err := os.ReadFile(filepath.Join(e.home, "runs", out.RunID, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &run); err != nil {
-		t.Fatal(err)
-	}
+	runID := e.sweepRecord("itmach", &run, "--threads", "8", "--time", "6", "--tables", "2", "--table-size", "2000")
 	if len(run.Hosts) != 5 {
-		t.Fatalf("run records %d hosts, want 5: %s", len(run.Hosts), b)
+		t.Fatalf("run records %d hosts, want 5: %+v", len(run.Hosts), run.Hosts)
 	}
 	for _, h := range run.Hosts {
 		if strings.HasPrefix(h.Host, "db") && (h.CPUMax > 0.6 || h.CPUMean <= 0) {
 			t.Errorf("host %s used up to %.2f cores (mean %.2f) on a 0.5-CPU machine", h.Host, h.CPUMax, h.CPUMean)
 		}
 	}
-	if rows, err := os.ReadFile(filepath.Join(e.home, "runs", out.RunID, "hosts.csv")); err != nil || strings.Count(string(rows), "\n") < 10 {
+	if rows, err := os.ReadFile(filepath.Join(e.home, "runs", runID, "hosts.csv")); err != nil || strings.Count(string(rows), "\n") < 10 {
 		t.Errorf("hosts.csv: %v\n%s", err, rows)
 	}
 

@@ -2,8 +2,6 @@ package integration
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,17 +42,6 @@ load_balancers: [{name: lb, cluster: db}]
 		t.Errorf("db1's Galera address %q is not on the cluster network", v)
 	}
 
-	r := e.ok("bench", "sysbench", "--name", "itnic", "--workload", "oltp_write_only", "--threads", "4", "--time", "5", "--tables", "1", "--table-size", "2000", "-o", "json")
-	var out struct {
-		RunID string `json:"run_id"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(e.home, "runs", out.RunID, "run.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var run struct {
 		Hosts []struct {
 			Host string `json:"host"`
@@ -65,9 +52,7 @@ load_balancers: [{name: lb, cluster: db}]
 			} `json:"nics"`
 		} `json:"hosts"`
 	}
-	if err := json.Unmarshal(b, &run); err != nil {
-		t.Fatal(err)
-	}
+	e.sweepRecord("itnic", &run, "--workload", "oltp_write_only", "--threads", "4", "--time", "5", "--tables", "1", "--table-size", "2000")
 	var cluster, app float64 // what the writer's peers received: write sets, and health checks
 	for _, h := range run.Hosts {
 		for _, n := range h.NICs {
