@@ -30,15 +30,21 @@ func diskCmd() *cobra.Command {
 			if err := json.Unmarshal(b, &specs); err != nil {
 				return hderr.User("--config: %v", err)
 			}
-			return disk.Serve(cmd.Context(), mount, specs, func() {
-				if ready != "" {
-					_ = os.WriteFile(ready, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-				}
-			})
+			return disk.Serve(cmd.Context(), mount, specs, readyFile(ready))
 		},
 	}
 	c.Flags().StringVar(&config, "config", "", "the disks (JSON)")
 	c.Flags().StringVar(&mount, "mount", "", "where the disks appear as files")
 	c.Flags().StringVar(&ready, "ready-file", "", "written with the daemon's pid once mounted")
 	return c
+}
+
+// readyFile is a daemon's "ready" callback: it writes the daemon's pid into
+// path (nothing when path is empty), which its starter waits for.
+func readyFile(path string) func() {
+	return func() {
+		if path != "" {
+			_ = os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
+		}
+	}
 }

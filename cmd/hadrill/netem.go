@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -27,11 +25,7 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 			if config == "" {
 				return hderr.User("--config: required (a lab's netem.json)")
 			}
-			return netem.Run(cmd.Context(), config, cmd.ErrOrStderr(), func() {
-				if ready != "" {
-					_ = os.WriteFile(ready, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
-				}
-			})
+			return netem.Run(cmd.Context(), config, cmd.ErrOrStderr(), readyFile(ready))
 		},
 	}
 	c.Flags().StringVar(&config, "config", "", "the lab's netem.json")

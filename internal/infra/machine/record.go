@@ -213,21 +213,8 @@ func Summarize(samples []Sample, hosts []plan.Host) []Summary {
 		var cores []float64
 		var prevT float64
 		atCap := 0
-		sum.Disks = summarizeDisks(ss)
-		nics := map[string]*NICSummary{}
-		var order []string
+		sum.Disks, sum.NICs = summarizeDisks(ss), summarizeNICs(ss)
 		for _, s := range ss {
-			for _, r := range s.NICs {
-				n := nics[r.Name]
-				if n == nil {
-					n = &NICSummary{Name: r.Name, Network: r.Network, RateBps: r.RateBps}
-					nics[r.Name] = n
-					order = append(order, r.Name)
-				}
-				n.TxBytes += r.TxBps / 8 * (s.T - prevT)
-				n.RxBytes += r.RxBps / 8 * (s.T - prevT)
-				n.TxMaxBps, n.RxMaxBps = max(n.TxMaxBps, r.TxBps), max(n.RxMaxBps, r.RxBps)
-			}
 			cores = append(cores, s.Cores)
 			sum.CPUMean += s.Cores
 			sum.CPUMax = max(sum.CPUMax, s.Cores)
@@ -240,13 +227,6 @@ func Summarize(samples []Sample, hosts []plan.Host) []Summary {
 			}
 		}
 		sum.CPUMean /= float64(len(ss))
-		if span := ss[len(ss)-1].T; span > 0 {
-			for _, name := range order {
-				n := nics[name]
-				n.TxMeanBps, n.RxMeanBps = 8*n.TxBytes/span, 8*n.RxBytes/span
-				sum.NICs = append(sum.NICs, *n)
-			}
-		}
 		sort.Float64s(cores)
 		sum.CPUP95 = stats.Percentile(cores, 95)
 		if h.Machine != nil {
@@ -282,20 +262,61 @@ func Warnings(sums []Summary) []string {
 	return out
 }
 
+// byName keeps one entry per name, in the order names first appear.
+type byName[T any] struct {
+	m     map[string]*T
+	order []string
+}
+
+// get returns name's entry, made by first when it is new.
+func (b *byName[T]) get(name string, first func() T) *T {
+	if b.m == nil {
+		b.m = map[string]*T{}
+	}
+	e, ok := b.m[name]
+	if !ok {
+		v := first()
+		e = &v
+		b.m[name] = e
+		b.order = append(b.order, name)
+	}
+	return e
+}
+
+// summarizeNICs reduces one host's samples to a line per NIC: bytes each
+// way over the run, mean and highest rate.
+func summarizeNICs(ss []Sample) []NICSummary {
+	var nics byName[NICSummary]
+	var prevT float64
+	for _, s := range ss {
+		for _, r := range s.NICs {
+			n := nics.get(r.Name, func() NICSummary { return NICSummary{Name: r.Name, Network: r.Network, RateBps: r.RateBps} })
+			n.TxBytes += r.TxBps / 8 * (s.T - prevT)
+			n.RxBytes += r.RxBps / 8 * (s.T - prevT)
+			n.TxMaxBps, n.RxMaxBps = max(n.TxMaxBps, r.TxBps), max(n.RxMaxBps, r.RxBps)
+		}
+		prevT = s.T
+	}
+	span := ss[len(ss)-1].T
+	var out []NICSummary
+	for _, name := range nics.order {
+		n := nics.m[name]
+		if span > 0 {
+			n.TxMeanBps, n.RxMeanBps = 8*n.TxBytes/span, 8*n.RxBytes/span
+		}
+		out = append(out, *n)
+	}
+	return out
+}
+
 // summarizeDisks reduces one host's samples to a line per disk.
 func summarizeDisks(ss []Sample) []DiskSummary {
-	by := map[string]*DiskSummary{}
-	var order []string
+	var disks byName[DiskSummary]
 	n := map[string]float64{}
 	ios := map[string]float64{}
 	for _, s := range ss {
 		for _, r := range s.Disks {
-			d := by[r.Name]
-			if d == nil {
-				d = &DiskSummary{Name: r.Name, Volume: r.Volume, IOPSCap: r.IOPSCap}
-				by[r.Name] = d
-				order = append(order, r.Name)
-			}
+			d := disks.get(r.Name, func() DiskSummary { return DiskSummary{Name: r.Name, Volume: r.Volume, IOPSCap: r.IOPSCap} })
 			n[r.Name]++
 			d.IOPSMean += r.IOPS
 			d.IOPSMax = max(d.IOPSMax, r.IOPS)
@@ -309,8 +330,8 @@ func summarizeDisks(ss []Sample) []DiskSummary {
 		}
 	}
 	var out []DiskSummary
-	for _, name := range order {
-		d, k := by[name], n[name]
+	for _, name := range disks.order {
+		d, k := disks.m[name], n[name]
 		if ios[name] > 0 {
 			d.LatencyMs /= ios[name]
 		}
