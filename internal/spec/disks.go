@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -74,31 +73,10 @@ const (
 
 // DiskNamed resolves a disk class: the spec's own first, then the built-ins.
 func (s *Spec) DiskNamed(name string) (DiskClass, bool) {
-	for _, d := range s.Disks {
-		if d.Name == name {
-			return d, true
-		}
-	}
-	for _, d := range BuiltinDisks {
-		if d.Name == name {
-			return d, true
-		}
-	}
-	return DiskClass{}, false
+	return lookup(name, diskName, s.Disks, BuiltinDisks)
 }
 
-func (s *Spec) diskNames() []string {
-	var out []string
-	for _, list := range [][]DiskClass{s.Disks, BuiltinDisks} {
-		for _, d := range list {
-			if !slices.Contains(out, d.Name) {
-				out = append(out, d.Name)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func (s *Spec) diskNames() []string { return catalog(diskName, s.Disks, BuiltinDisks) }
 
 // LatencyDuration is the class's latency per IO (0 when unset or bad).
 func (d DiskClass) LatencyDuration() time.Duration { l, _ := time.ParseDuration(d.Latency); return l }

@@ -3,7 +3,6 @@ package spec
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 )
 
@@ -34,34 +33,11 @@ const (
 // MachineNamed resolves a machine name: the spec's own machines first, then
 // the built-in sizes.
 func (s *Spec) MachineNamed(name string) (Machine, bool) {
-	for _, m := range s.Machines {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	for _, m := range BuiltinMachines {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return Machine{}, false
+	return lookup(name, machineName, s.Machines, BuiltinMachines)
 }
 
 // MachineNames lists every machine a spec may name, sorted.
-func (s *Spec) MachineNames() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, list := range [][]Machine{s.Machines, BuiltinMachines} {
-		for _, m := range list {
-			if !seen[m.Name] {
-				seen[m.Name] = true
-				out = append(out, m.Name)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func (s *Spec) MachineNames() []string { return catalog(machineName, s.Machines, BuiltinMachines) }
 
 // MemoryBytes is the machine's memory (0 when it does not parse).
 func (m Machine) MemoryBytes() int64 {
