@@ -26,7 +26,7 @@ func diskCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var specs []disk.Spec
+			var specs []disk.Device
 			if err := json.Unmarshal(b, &specs); err != nil {
 				return hderr.User("--config: %v", err)
 			}

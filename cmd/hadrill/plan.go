@@ -39,7 +39,7 @@ func planCmd() *cobra.Command {
 				}
 				for _, n := range p.Nodes {
 					for _, v := range n.Volumes {
-						fmt.Printf("  %-8s %s volume: %d× %s, %s, mounted at %s\n", n.Name, v.Name, len(v.Disks), v.Class, v.FS, v.Mount)
+						fmt.Printf("  %-8s %s volume: %s, mounted at %s\n", n.Name, v.Name, v, v.Mount)
 					}
 				}
 				for _, w := range p.Warnings {

@@ -153,7 +153,13 @@ func printHosts(st lab.Status) {
 		}
 		var vols []string
 		for _, v := range h.Volumes {
-			vols = append(vols, fmt.Sprintf("%s: %d× %s %s", v.Name, len(v.Disks), v.Class, v.FS))
+			vol := fmt.Sprintf("%s: %s", v.Name, v)
+			for _, m := range h.DisksMeasured {
+				if m.Volume == v.Name && m.Error == "" {
+					vol += fmt.Sprintf(" (measured %s: %.0f IOPS, %.2f ms)", m.At.Local().Format("15:04:05"), m.IOPS, m.LatencyP50)
+				}
+			}
+			vols = append(vols, vol)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", h.Name, machine, cpu, mem, h.OOMKills, strings.Join(nics, ", "), strings.Join(vols, "; "))
 	}

@@ -49,12 +49,12 @@ func machinesCmd() *cobra.Command {
 func disksCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "disks",
-		Short: "List the built-in disk classes a spec's volumes may name (IOPS, throughput, latency per IO)",
+		Short: "List the built-in disk classes a spec's volumes may name (IOPS, throughput, latency per IO, host caching)",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			return emit(spec.BuiltinDisks, func() {
 				for _, d := range spec.BuiltinDisks {
-					fmt.Printf("%-9s %6d IOPS  %5s/s  %6s per IO  %s each\n", d.Name, d.IOPS, d.Throughput, d.Latency, d.Size)
+					fmt.Printf("%-9s %6d IOPS  %5s/s  %6s per IO  %s each  host caching %s\n", d.Name, d.IOPS, d.Throughput, d.Latency, d.Size, d.CachingPolicy())
 				}
 			})
 		},

@@ -69,7 +69,7 @@ func Preflight(p *plan.Plan, f plan.Facts) error {
 		need = append(need, "iptables", "tc")
 	}
 	if p.Disks != nil {
-		need = append(need, "losetup", "blkid", "mount", "umount", "fusermount3")
+		need = append(need, "losetup", "blkid", "mount", "umount", "fusermount3", "fio")
 		for _, nv := range p.AllVolumes() {
 			if fs := "mkfs." + nv.Volume.FS; !slices.Contains(need, fs) {
 				need = append(need, fs)

@@ -119,7 +119,8 @@ func (l *Lab) HostUsage(host string) (machine.Usage, bool) {
 		for _, io := range disk.Read(l.p, n) {
 			c := volumeClass(n, io.Volume)
 			u.Disks = append(u.Disks, machine.DiskIO{Name: io.Name, Volume: io.Volume, IOPSCap: c.IOPS, BpsCap: c.ThroughputBytes(),
-				Ops: io.Reads + io.Writes + io.Flushes, Bytes: io.ReadBytes + io.WriteBytes, TicksMs: io.TicksMs, BusyMs: io.BusyMs})
+				ClassLatencyMs: float64(c.LatencyDuration().Microseconds()) / 1000,
+				Ops:            io.Reads + io.Writes + io.Flushes, Bytes: io.ReadBytes + io.WriteBytes, TicksMs: io.TicksMs, BusyMs: io.BusyMs})
 		}
 		if len(u.Disks) > 0 && u.At.IsZero() {
 			u.At, ok = time.Now(), true

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/netem"
@@ -46,6 +47,8 @@ type HostInfo struct {
 	OOMKills    int           `json:"oom_kills"` // processes killed by the memory limit since the host was made
 	NICs        []plan.NIC    `json:"nics,omitempty"`
 	Volumes     []plan.Volume `json:"volumes,omitempty"` // a node's emulated disks
+	// DisksMeasured are its volumes as last measured (at up or start).
+	DisksMeasured []disk.Measured `json:"disks_measured,omitempty"`
 }
 
 // CPUWindow is the least time over which `status` measures each host's CPU
@@ -200,6 +203,7 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage, window time.Duratio
 		time.Sleep(time.Until(first.Add(window)))
 	}
 	var out []HostInfo
+	measured := disk.Last(p)
 	for _, h := range p.Hosts {
 		a, ok := before[h.Name]
 		b, ok2 := machine.Read(p, h.Name)
@@ -209,6 +213,11 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage, window time.Duratio
 		info := HostInfo{Name: h.Name, Role: h.Role, Machine: h.Machine, MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs}
 		if n, ok := p.Node(h.Name); ok {
 			info.Volumes = n.Volumes
+			for _, m := range measured {
+				if m.Node == n.Name {
+					info.DisksMeasured = append(info.DisksMeasured, m)
+				}
+			}
 		}
 		if window > 0 {
 			cores := machine.Cores(a, b)

@@ -14,6 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -89,6 +90,9 @@ func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions)
 	if _, err := l.wan.Check(ctx, false); err != nil {
 		return nil, err
 	}
+	if _, err := disk.Check(ctx, l.p, l.Log); err != nil {
+		return nil, err
+	}
 	return l, l.save(state.Running)
 }
 
@@ -136,6 +140,9 @@ func (l *Lab) create(ctx context.Context) error {
 		return err
 	}
 	if _, err := l.wan.Check(ctx, false); err != nil {
+		return err
+	}
+	if _, err := disk.Check(ctx, p, l.Log); err != nil {
 		return err
 	}
 	l.logf("lab %s up in %.1fs", p.Lab, time.Since(t0).Seconds())

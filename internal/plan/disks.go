@@ -8,10 +8,10 @@ import (
 )
 
 // Disks are a lab's emulated cloud disks: one daemon (`hadrill disk`)
-// serves every disk as a file in its FUSE mount, each file is a loop
-// device, and a node's volume is a file system on one or several (striped)
-// of them, mounted below Mounts (a shared mount, so mounts and unmounts
-// reach the copies that every host's processes see).
+// serves every volume as a file in its FUSE mount (its disks striped when
+// it has several), each file is a loop device with a file system, mounted
+// below Mounts (a shared mount, so mounts and unmounts reach the copies
+// that every host's processes see).
 type Disks struct {
 	Daemon    Daemon `json:"daemon"`
 	Config    string `json:"config"`     // disks.json: every disk the daemon serves
@@ -32,16 +32,34 @@ func NewDisks(dir string) *Disks {
 
 // Volume is part of a node's storage: Disks of a class, one file system.
 type Volume struct {
-	Name  string         `json:"name"`
-	Class spec.DiskClass `json:"class"`
-	FS    string         `json:"fs"`
-	Disks []string       `json:"disks"` // names: files in Disks.Fuse, images in Disks.Images
-	Mount string         `json:"mount"`
+	Name           string         `json:"name"`
+	Class          spec.DiskClass `json:"class"`
+	FS             string         `json:"fs"`
+	AllocationUnit int64          `json:"allocation_unit"`
+	Device         string         `json:"device"`           // its file in Disks.Fuse
+	Disks          []string       `json:"disks"`            // names: images in Disks.Images
+	Stripe         int64          `json:"stripe,omitempty"` // RAID 0 chunk when striped
+	Mount          string         `json:"mount"`
 }
 
-// Image is a disk's backing file; Device its file in the daemon's mount.
-func (d *Disks) Image(disk string) string  { return filepath.Join(d.Images, disk+".img") }
-func (d *Disks) Device(disk string) string { return filepath.Join(d.Fuse, disk) }
+// Image is a disk's backing file; Device a volume's file in the daemon's
+// mount.
+func (d *Disks) Image(disk string) string    { return filepath.Join(d.Images, disk+".img") }
+func (d *Disks) Device(device string) string { return filepath.Join(d.Fuse, device) }
+
+// String is how a volume is shown: "2× standard (500 IOPS, 60M/s, 2ms)
+// striped 64K, xfs".
+func (v Volume) String() string {
+	s := fmt.Sprintf("%d× %s", len(v.Disks), v.Class)
+	if v.Stripe > 0 {
+		s += " striped " + spec.FormatSize(v.Stripe)
+	}
+	s += ", " + v.FS
+	if v.AllocationUnit > 4096 {
+		s += " " + spec.FormatSize(v.AllocationUnit) + " allocation unit"
+	}
+	return s
+}
 
 // AllVolumes lists every node's volumes (node name, volume).
 func (p *Plan) AllVolumes() []NodeVolume {
@@ -77,7 +95,8 @@ func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
 	mounts := map[string]string{}
 	for _, v := range st.Volumes {
 		class, _ := b.s.DiskNamed(v.Disk)
-		vol := Volume{Name: v.Name, Class: class, FS: v.FileSystem(), Mount: filepath.Join(b.p.Disks.Mounts, n.Name, v.Name)}
+		vol := Volume{Name: v.Name, Class: class, FS: v.FileSystem(), AllocationUnit: v.AllocationBytes(), Device: n.Name + "-" + v.Name,
+			Stripe: v.StripeBytes(), Mount: filepath.Join(b.p.Disks.Mounts, n.Name, v.Name)}
 		for k := 1; k <= max(v.Count, 1); k++ {
 			vol.Disks = append(vol.Disks, fmt.Sprintf("%s-%s%d", n.Name, v.Name, k))
 		}

@@ -295,7 +295,7 @@ replication: [{from: db, to: dr}]
 		t.Fatal(err)
 	}
 	db1, dr1 := p.Nodes[0], p.Nodes[2]
-	if len(db1.Volumes) != 3 || db1.TmpDir != "/h/labs/vols/volumes/db1/tmp/tmp" || db1.Volumes[0].FS != "btrfs" || len(db1.Volumes[0].Disks) != 2 || db1.Volumes[1].FS != "ext4" ||
+	if len(db1.Volumes) != 3 || db1.TmpDir != "/h/labs/vols/volumes/db1/tmp/tmp" || db1.Volumes[0].FS != "xfs" || len(db1.Volumes[0].Disks) != 2 || db1.Volumes[0].Stripe != 64<<10 || db1.Volumes[0].Device != "db1-data" || db1.Volumes[1].Stripe != 0 || db1.Volumes[1].FS != "ext4" ||
 		db1.Volumes[1].Class.Name != "slow" || db1.DataDir != "/h/labs/vols/volumes/db1/data/mysql" ||
 		db1.RedoDir != "/h/labs/vols/volumes/db1/logs/redo" || db1.Binlogs() != "/h/labs/vols/volumes/db1/logs/binlog" {
 		t.Errorf("db1 storage: %+v datadir %s redo %s binlog %s", db1.Volumes, db1.DataDir, db1.RedoDir, db1.Binlogs())

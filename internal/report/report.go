@@ -78,7 +78,7 @@ func Load(home string, ids []string) (*Report, error) {
 		switch r.Kind {
 		case "commit-latency":
 			_ = json.Unmarshal(r.Results, &run.Commits)
-		case "visibility", "bulk-replication", "slap":
+		case "visibility", "bulk-replication", "slap", "disk":
 			run.Table = table(r.Results)
 		case "drill":
 			run.Drill = &drill.Result{}
@@ -378,7 +378,7 @@ func table(raw json.RawMessage) *Table {
 	for k := range objs[0] {
 		t.Columns = append(t.Columns, k)
 	}
-	first := map[string]int{"from": 0, "to": 1, "target": 2}
+	first := map[string]int{"from": 0, "to": 1, "target": 2, "node": 3, "volume": 4, "test": 5}
 	sort.Slice(t.Columns, func(i, j int) bool {
 		a, aok := first[t.Columns[i]]
 		b, bok := first[t.Columns[j]]

@@ -29,6 +29,7 @@ const (
 	Visibility      Kind = "visibility"
 	BulkReplication Kind = "bulk-replication"
 	Drill           Kind = "drill"
+	DiskBench       Kind = "disk"
 )
 
 // Run is one benchmark or drill.
@@ -51,6 +52,10 @@ type Run struct {
 	Faults any `json:"faults,omitempty"`
 	// WAN is every emulated link's round trip, measured just before the run.
 	WAN any `json:"wan,omitempty"`
+	// Disks is every emulated volume as last measured against its class
+	// (at up or start; measuring before each run would spend burst credits
+	// and fill host caches the run should find as they were).
+	Disks any `json:"disks_measured,omitempty"`
 	// Hosts is each measured host over the run (CPU, memory, memory-limit
 	// kills) beside its machine's caps; hosts.csv has the per-second samples.
 	Hosts any `json:"hosts,omitempty"`

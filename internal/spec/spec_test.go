@@ -182,11 +182,14 @@ client: {machine: y}
 
 func TestStorageValidation(t *testing.T) {
 	_, err := Load([]byte(`
-disks: [{name: bad, iops: 0, throughput: 10K, latency: 2s, size: 10M}]
+disks:
+  - {name: bad, iops: 0, throughput: 10K, latency: 2s, size: 10M, caching: write}
+  - {name: bursty, iops: 500, throughput: 60M, latency: 2ms, burst: {iops: 400, throughput: 10M, duration: 48h}}
+  - {name: nobucket, iops: 500, throughput: 60M, latency: 2ms, burst: {duration: 30m}, warmup: {after_idle: 1m, lasts: x, speed: 1.5}}
 clusters:
   - {name: db, storage: {volumes: []}}
   - {name: dc, storage: {volumes: [{name: data, disk: nope, count: 9, fs: zfs}, {name: data, disk: standard}], redo: logs}}
-  - {name: dd, storage: {volumes: [{name: data, disk: standard, count: 2, fs: xfs}]}}
+  - {name: dd, storage: {volumes: [{name: data, disk: standard, stripe: 64K, allocation_unit: 64K, fs: btrfs}, {name: logs, disk: standard, count: 2, stripe: 3K, allocation_unit: 128K}]}}
 `))
 	if err == nil {
 		t.Fatal("bad storage accepted")
@@ -197,12 +200,22 @@ clusters:
 		"disks[0].latency: expected a duration from 0 to 1s",
 		"disks[0].size: expected a size from 1G to 1T",
 		"clusters[0].storage.volumes: at least one volume is required",
-		`clusters[1].storage.volumes[0].disk: unknown disk class "nope" (known: bad, local, premium, standard)`,
+		`disks[0].caching: expected one of none, read, readwrite, got "write"`,
+		"disks[1].burst.iops: expected more than the class's 500",
+		"disks[1].burst.throughput: expected bytes per second above the class's 60M",
+		`disks[1].burst.duration: expected how long a full bucket lasts at the burst rate, 1s to 24h like 30m, got "48h"`,
+		"disks[2].burst: expected iops or throughput above the class's",
+		`disks[2].warmup.lasts: expected how long a warm-up lasts`,
+		"disks[2].warmup.speed: expected the share of the caps a warming disk runs at, above 0 and below 1",
+		`clusters[1].storage.volumes[0].disk: unknown disk class "nope" (known: bad, bursty, local, nobucket, os, premium, standard)`,
 		"clusters[1].storage.volumes[0].count: expected 1 to 8 disks, got 9",
 		`clusters[1].storage.volumes[0].fs: expected one of ext4, xfs, btrfs, got "zfs"`,
 		`clusters[1].storage.volumes[1].name: duplicate name "data"`,
 		`clusters[1].storage.redo: unknown volume "logs" (volumes: data)`,
-		`clusters[2].storage.volumes[0].fs: 2 striped disks are one btrfs volume`,
+		"clusters[2].storage.volumes[0].stripe: a stripe needs a striped volume (count 2 or more), count is 1",
+		`clusters[2].storage.volumes[0].allocation_unit: btrfs allocates in 4K sectors here`,
+		`clusters[2].storage.volumes[1].stripe: expected a power of two from 4K to 1M like 64K, got "3K"`,
+		`clusters[2].storage.volumes[1].allocation_unit: expected a power of two from 4K to 64K like 64K, got "128K"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%s", want, err)

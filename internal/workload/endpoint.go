@@ -17,6 +17,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
@@ -122,6 +123,9 @@ func NewRun(ctx context.Context, l Lab, kind results.Kind, command []string, par
 		Params: params, Topology: l.Plan().Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
 	if len(wan) > 0 {
 		r.WAN = wan
+	}
+	if d := disk.Last(l.Plan()); len(d) > 0 {
+		r.Disks = d
 	}
 	r.Warnings = append(r.Warnings, l.Plan().Warnings...)
 	recording(r.ID, machine.Record(l.HostUsage, l.Plan().Hosts, time.Second))

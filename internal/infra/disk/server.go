@@ -2,9 +2,12 @@ package disk
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 
@@ -13,33 +16,153 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Spec is one emulated disk the daemon serves: a file named Name in its
-// mount, backed by Image (a sparse file of Size bytes), paced by Pace.
-type Spec struct {
-	Name    string        `json:"name"`
-	Image   string        `json:"image"`
-	Size    int64         `json:"size"`
-	IOPS    float64       `json:"iops"`
-	Bps     float64       `json:"bps"`
-	Unit    int64         `json:"unit"`
-	Burst   float64       `json:"burst"`
-	Latency time.Duration `json:"latency"`
+// Device is a file the daemon serves: one volume's block device, the
+// volume's disks striped in chunks of Stripe bytes when it has several
+// (RAID 0: chunk k lives on disk k mod N, as md does it).
+type Device struct {
+	Name   string `json:"name"`
+	Stripe int64  `json:"stripe,omitempty"`
+	Disks  []Disk `json:"disks"`
 }
 
-// Counters are what a served disk did.
-type Counters struct {
-	Reads, Writes, ReadBytes, WriteBytes, Flushes atomic.Int64
-	BusyNanos                                     atomic.Int64 // sum of every IO's time from arrival to completion
+// Disk is one emulated cloud disk: its backing file (sparse, Size bytes),
+// its pace and its host caching policy.
+type Disk struct {
+	Name      string        `json:"name"`
+	Image     string        `json:"image"`
+	Size      int64         `json:"size"`
+	IOPS      float64       `json:"iops"`
+	Bps       float64       `json:"bps"`
+	Unit      int64         `json:"unit"`
+	Latency   time.Duration `json:"latency"`
+	BurstIOPS float64       `json:"burst_iops,omitempty"`
+	BurstBps  float64       `json:"burst_bps,omitempty"`
+	BurstFor  time.Duration `json:"burst_for,omitempty"`
+	WarmIdle  time.Duration `json:"warm_idle,omitempty"`
+	WarmFor   time.Duration `json:"warm_for,omitempty"`
+	WarmSpeed float64       `json:"warm_speed,omitempty"`
+	Caching   string        `json:"caching,omitempty"` // none | read | readwrite
+	Window    time.Duration `json:"window,omitempty"`  // the caps hold over this window (Pace.Window)
 }
 
-type served struct {
-	spec Spec
+// Host caching, as clouds offer it on a disk: reads of data the host has
+// seen (read or written) come from its cache; with readwrite, writes are
+// acknowledged from it too and reach the disk behind (a flush waits until
+// they have, at most writebackWindow of the disk's time behind).
+const (
+	cacheChunk      = 64 << 10
+	cacheLatency    = 200 * time.Microsecond
+	writebackWindow = 2 * time.Second
+)
+
+// StatsFile is the daemon's file of counters (JSON: Stats by disk name).
+const StatsFile = ".stats"
+
+// Stats are what a disk did since the daemon started.
+type Stats struct {
+	Reads      int64 `json:"reads"`
+	Writes     int64 `json:"writes"`
+	Flushes    int64 `json:"flushes"`
+	ReadBytes  int64 `json:"read_bytes"`
+	WriteBytes int64 `json:"write_bytes"`
+	CacheHits  int64 `json:"cache_hits"`
+	WaitNanos  int64 `json:"wait_ns"` // summed over IOs: arrival to completion
+	BusyNanos  int64 `json:"busy_ns"` // time with at least one IO in flight
+}
+
+type member struct {
+	spec Disk
 	pace *Pace
 	file *os.File
-	c    Counters
+
+	mu        sync.Mutex
+	cached    []uint64 // a bit per cacheChunk the host cache holds
+	stats     Stats
+	busyUntil time.Time
+	runs      []sequential
 }
 
-type filesystem struct{ disks map[string]*served }
+// sequential is a run of nearby IOs a disk has queued: an IO within
+// mergeGap of the span a run covers, while its IOs are still queued or in
+// flight, is merged with them (as the block layer merges adjacent
+// requests; the pieces of one large IO may arrive in any order, and
+// several streams may be interleaved): the run is one request, costing
+// the disk its whole span's operations or transfer time (the longer), and
+// completing when the span has been transferred.
+type sequential struct {
+	start, end int64     // the span on the disk
+	began      time.Time // when the request started on the disk
+	done       time.Time // when it completes
+}
+
+const (
+	mergeGap = 256 << 10
+	maxRuns  = 16
+)
+
+// run finds the queued run an IO of n bytes at off arriving at now joins
+// (nil: none). Call with m.mu held.
+func (m *member) run(now time.Time, off, n int64) *sequential {
+	for i := range m.runs {
+		r := &m.runs[i]
+		if now.Before(r.done) && off+n >= r.start-mergeGap && off <= r.end+mergeGap {
+			return r
+		}
+	}
+	return nil
+}
+
+// newRun records a request the disk starts, replacing the oldest run when
+// it tracks maxRuns. Call with m.mu held.
+func (m *member) newRun(r sequential) {
+	if len(m.runs) < maxRuns {
+		m.runs = append(m.runs, r)
+		return
+	}
+	oldest := 0
+	for i := range m.runs {
+		if m.runs[i].done.Before(m.runs[oldest].done) {
+			oldest = i
+		}
+	}
+	m.runs[oldest] = r
+}
+
+// reserve books an IO of the disk (its bytes n starting at off).
+func (m *member) reserve(now time.Time, off, n int64) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r := m.run(now, off, n); r != nil {
+		before := m.pace.Cost(r.end - r.start)
+		r.start, r.end = min(r.start, off), max(r.end, off+n)
+		after := m.pace.Cost(r.end - r.start)
+		m.pace.Extend(after - before)
+		r.done = latest(r.done, r.began.Add(max(m.pace.Latency, m.pace.TransferTime(r.end-r.start))))
+		return r.done
+	}
+	began, done := m.pace.reserve(now, n, m.pace.Ops(n))
+	m.newRun(sequential{start: off, end: off + n, began: began, done: done})
+	return done
+}
+
+// first is where an IO's bytes on m start.
+func first(segs []segment, m *member) int64 {
+	for _, s := range segs {
+		if s.m == m {
+			return s.moff
+		}
+	}
+	return 0
+}
+
+type device struct {
+	name    string
+	stripe  int64
+	members []*member
+	size    int64
+}
+
+type filesystem struct{ devices map[string]*device }
 
 func (f *filesystem) Root() (fs.Node, error) { return root{f}, nil }
 
@@ -51,42 +174,245 @@ func (root) Attr(_ context.Context, a *fuse.Attr) error {
 }
 
 func (r root) Lookup(_ context.Context, name string) (fs.Node, error) {
-	if d, ok := r.f.disks[name]; ok {
+	if name == StatsFile {
+		return statsFile{r.f}, nil
+	}
+	if d, ok := r.f.devices[name]; ok {
 		return d, nil
 	}
 	return nil, syscall.ENOENT
 }
 
 func (r root) ReadDirAll(context.Context) ([]fuse.Dirent, error) {
-	var out []fuse.Dirent
-	for name := range r.f.disks {
+	out := []fuse.Dirent{{Name: StatsFile, Type: fuse.DT_File}}
+	for name := range r.f.devices {
 		out = append(out, fuse.Dirent{Name: name, Type: fuse.DT_File})
 	}
 	return out, nil
 }
 
-func (d *served) Attr(_ context.Context, a *fuse.Attr) error {
-	a.Mode, a.Size, a.BlockSize = 0o600, uint64(d.spec.Size), 4096
+// statsFile is read fresh at every open.
+type statsFile struct{ f *filesystem }
+
+func (statsFile) Attr(_ context.Context, a *fuse.Attr) error {
+	a.Mode, a.Size = 0o400, 1<<20
 	return nil
 }
 
-// Open serves the disk with direct IO: no page cache between the loop
-// device and the emulated disk, so every IO is paced.
-func (d *served) Open(_ context.Context, _ *fuse.OpenRequest, resp *fuse.OpenResponse) (fs.Handle, error) {
+func (s statsFile) Open(_ context.Context, _ *fuse.OpenRequest, resp *fuse.OpenResponse) (fs.Handle, error) {
+	resp.Flags |= fuse.OpenDirectIO
+	return s, nil
+}
+
+func (s statsFile) ReadAll(context.Context) ([]byte, error) {
+	out := map[string]Stats{}
+	now := time.Now()
+	for _, d := range s.f.devices {
+		for _, m := range d.members {
+			m.mu.Lock()
+			st := m.stats
+			if ahead := m.busyUntil.Sub(now); ahead > 0 { // busy booked beyond now
+				st.BusyNanos -= int64(ahead)
+			}
+			m.mu.Unlock()
+			out[m.spec.Name] = st
+		}
+	}
+	return json.Marshal(out)
+}
+
+func (d *device) Attr(_ context.Context, a *fuse.Attr) error {
+	a.Mode, a.Size, a.BlockSize = 0o600, uint64(d.size), 4096
+	return nil
+}
+
+// Open serves the device with direct IO: no page cache between the loop
+// device and the emulated disks, so every IO is paced.
+func (d *device) Open(_ context.Context, _ *fuse.OpenRequest, resp *fuse.OpenResponse) (fs.Handle, error) {
 	resp.Flags |= fuse.OpenDirectIO
 	return d, nil
 }
 
-// wait holds an IO until the disk completes it. A nanosleep on the
+// segment is the part of an IO on one disk: bytes [off, off+n) of the
+// device are bytes [moff, moff+n) of member m.
+type segment struct {
+	m       *member
+	off, n  int64
+	moff    int64
+	devSpan int64 // offset of the segment in the IO's buffer
+}
+
+// split maps an IO of the device onto its disks' chunks.
+func (d *device) split(off, n int64) []segment {
+	if len(d.members) == 1 {
+		return []segment{{m: d.members[0], off: off, n: n, moff: off}}
+	}
+	var out []segment
+	k := int64(len(d.members))
+	for pos := off; pos < off+n; {
+		chunk := pos / d.stripe
+		within := pos % d.stripe
+		size := min(d.stripe-within, off+n-pos)
+		out = append(out, segment{m: d.members[chunk%k], off: pos, n: size, moff: (chunk/k)*d.stripe + within, devSpan: pos - off})
+		pos += size
+	}
+	return out
+}
+
+// perMember sums an IO's bytes on each disk (the chunks of one IO on one
+// disk are contiguous there: the disk sees one request, as md merges them).
+func perMember(segs []segment) map[*member]int64 {
+	out := map[*member]int64{}
+	for _, s := range segs {
+		out[s.m] += s.n
+	}
+	return out
+}
+
+func (d *device) Read(ctx context.Context, req *fuse.ReadRequest, resp *fuse.ReadResponse) error {
+	arrived := time.Now()
+	size := min(int64(req.Size), max(d.size-req.Offset, 0))
+	buf := make([]byte, size)
+	segs := d.split(req.Offset, size)
+	for _, s := range segs {
+		if _, err := s.m.file.ReadAt(buf[s.devSpan:s.devSpan+s.n], s.moff); err != nil && !isEOF(err) {
+			return err
+		}
+	}
+	done := arrived
+	for m, n := range perMember(segs) {
+		done = latest(done, m.read(arrived, segs, n))
+	}
+	resp.Data = buf
+	return sleepUntil(ctx, done)
+}
+
+func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.WriteResponse) error {
+	arrived := time.Now()
+	n := int64(len(req.Data))
+	if req.Offset+n > d.size {
+		return syscall.ENOSPC
+	}
+	segs := d.split(req.Offset, n)
+	for _, s := range segs {
+		if _, err := s.m.file.WriteAt(req.Data[s.devSpan:s.devSpan+s.n], s.moff); err != nil {
+			return err
+		}
+	}
+	done := arrived
+	for m, bytes := range perMember(segs) {
+		done = latest(done, m.write(arrived, segs, bytes))
+	}
+	resp.Size = int(n)
+	return sleepUntil(ctx, done)
+}
+
+// Fsync is a cache flush: one operation on every disk (as a cloud disk
+// counts it), which on a write-back cached disk also waits for the writes
+// the cache holds.
+func (d *device) Fsync(ctx context.Context, _ *fuse.FsyncRequest) error {
+	arrived := time.Now()
+	done := arrived
+	for _, m := range d.members {
+		done = latest(done, m.flush(arrived))
+	}
+	return sleepUntil(ctx, done)
+}
+
+func (d *device) Flush(context.Context, *fuse.FlushRequest) error { return nil }
+
+func (m *member) read(arrived time.Time, segs []segment, n int64) time.Time {
+	hit := m.spec.Caching == "read" || m.spec.Caching == "readwrite"
+	if hit {
+		m.mu.Lock()
+		for _, s := range segs {
+			hit = hit && (s.m != m || m.holds(s.moff, s.n))
+		}
+		m.mu.Unlock()
+	}
+	var done time.Time
+	if hit {
+		done = arrived.Add(cacheLatency)
+	} else {
+		done = m.reserve(arrived, first(segs, m), n)
+	}
+	m.account(arrived, done, func(st *Stats) {
+		st.Reads++
+		st.ReadBytes += n
+		if hit {
+			st.CacheHits++
+		}
+	}, segs)
+	return done
+}
+
+func (m *member) write(arrived time.Time, segs []segment, n int64) time.Time {
+	done := m.reserve(arrived, first(segs, m), n)
+	acked := done
+	if m.spec.Caching == "readwrite" { // acknowledged from the host's cache
+		acked = latest(arrived.Add(cacheLatency), done.Add(-writebackWindow))
+	}
+	m.account(arrived, done, func(st *Stats) { st.Writes++; st.WriteBytes += n }, segs)
+	return acked
+}
+
+func (m *member) flush(arrived time.Time) time.Time {
+	done := m.pace.Reserve(arrived, 0)
+	if m.spec.Caching == "readwrite" {
+		done = latest(done, m.pace.Drained())
+	}
+	m.account(arrived, done, func(st *Stats) { st.Flushes++ }, nil)
+	return done
+}
+
+// account counts an IO of the disk (arriving, completing at done) and,
+// for a cached disk, marks its chunks held.
+func (m *member) account(arrived, done time.Time, count func(*Stats), segs []segment) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	count(&m.stats)
+	m.stats.WaitNanos += int64(done.Sub(arrived))
+	switch {
+	case !arrived.Before(m.busyUntil):
+		m.stats.BusyNanos += int64(done.Sub(arrived))
+		m.busyUntil = done
+	case done.After(m.busyUntil):
+		m.stats.BusyNanos += int64(done.Sub(m.busyUntil))
+		m.busyUntil = done
+	}
+	if m.cached != nil {
+		for _, s := range segs {
+			if s.m == m {
+				m.hold(s.moff, s.n)
+			}
+		}
+	}
+}
+
+func (m *member) holds(off, n int64) bool {
+	for c := off / cacheChunk; c <= (off+n-1)/cacheChunk; c++ {
+		if m.cached[c/64]&(1<<(c%64)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *member) hold(off, n int64) {
+	for c := off / cacheChunk; c <= (off+n-1)/cacheChunk; c++ {
+		m.cached[c/64] |= 1 << (c % 64)
+	}
+}
+
+// sleepUntil holds an IO until the disk completes it. A nanosleep on the
 // goroutine's own thread, not a Go timer: an idle Go program wakes its
 // timers to the millisecond, which would add up to 1 ms to every IO.
-func (d *served) wait(ctx context.Context, arrived time.Time, n int64) error {
-	done := d.pace.Reserve(arrived, n)
+func sleepUntil(ctx context.Context, done time.Time) error {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) // this thread's sleeps end on time, not up to 50 µs late
 	for {
 		left := time.Until(done)
 		if left <= 0 {
-			break
+			return nil
 		}
 		if ctx.Err() != nil {
 			return syscall.EINTR
@@ -94,71 +420,43 @@ func (d *served) wait(ctx context.Context, arrived time.Time, n int64) error {
 		ts := unix.NsecToTimespec(int64(min(left, 100*time.Millisecond)))
 		_ = unix.Nanosleep(&ts, nil)
 	}
-	d.c.BusyNanos.Add(int64(time.Since(arrived)))
-	return nil
 }
 
-func (d *served) Read(ctx context.Context, req *fuse.ReadRequest, resp *fuse.ReadResponse) error {
-	arrived := time.Now()
-	buf := make([]byte, req.Size)
-	n, err := d.file.ReadAt(buf, req.Offset)
-	if err != nil && n == 0 && req.Offset < d.spec.Size {
-		return err
-	}
-	resp.Data = buf[:n]
-	if err := d.wait(ctx, arrived, int64(req.Size)); err != nil {
-		return err
-	}
-	d.c.Reads.Add(1)
-	d.c.ReadBytes.Add(int64(n))
-	return nil
-}
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
-func (d *served) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.WriteResponse) error {
-	arrived := time.Now()
-	if req.Offset+int64(len(req.Data)) > d.spec.Size {
-		return syscall.ENOSPC
-	}
-	n, err := d.file.WriteAt(req.Data, req.Offset)
-	if err != nil {
-		return err
-	}
-	resp.Size = n
-	if err := d.wait(ctx, arrived, int64(n)); err != nil {
-		return err
-	}
-	d.c.Writes.Add(1)
-	d.c.WriteBytes.Add(int64(n))
-	return nil
-}
-
-// Fsync is a cache flush: it costs one operation (as a cloud disk's does).
-func (d *served) Fsync(ctx context.Context, _ *fuse.FsyncRequest) error {
-	if err := d.wait(ctx, time.Now(), 0); err != nil {
-		return err
-	}
-	d.c.Flushes.Add(1)
-	return nil
-}
-
-func (d *served) Flush(context.Context, *fuse.FlushRequest) error { return nil }
-
-// Serve mounts the disks at dir and serves them until ctx ends (then it
-// unmounts). The backing images are created sparse when missing.
-func Serve(ctx context.Context, dir string, specs []Spec, ready func()) error {
-	f := &filesystem{disks: map[string]*served{}}
-	for _, s := range specs {
-		file, err := os.OpenFile(s.Image, os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			return fmt.Errorf("disk %s: %w", s.Name, err)
-		}
-		defer file.Close()
-		if st, _ := file.Stat(); st.Size() < s.Size {
-			if err := file.Truncate(s.Size); err != nil {
+// Serve mounts the devices at dir and serves them until ctx ends (then it
+// unmounts). The disks' backing images are created sparse when missing.
+func Serve(ctx context.Context, dir string, devices []Device, ready func()) error {
+	f := &filesystem{devices: map[string]*device{}}
+	for _, dv := range devices {
+		d := &device{name: dv.Name, stripe: max(dv.Stripe, 4096)}
+		for _, s := range dv.Disks {
+			file, err := os.OpenFile(s.Image, os.O_RDWR|os.O_CREATE, 0o600)
+			if err != nil {
 				return fmt.Errorf("disk %s: %w", s.Name, err)
 			}
+			defer file.Close()
+			if st, _ := file.Stat(); st.Size() < s.Size {
+				if err := file.Truncate(s.Size); err != nil {
+					return fmt.Errorf("disk %s: %w", s.Name, err)
+				}
+			}
+			m := &member{spec: s, file: file, pace: &Pace{IOPS: s.IOPS, Bps: s.Bps, Unit: s.Unit, Latency: s.Latency, Window: s.Window,
+				BurstIOPS: s.BurstIOPS, BurstBps: s.BurstBps, BurstFor: s.BurstFor, WarmIdle: s.WarmIdle, WarmFor: s.WarmFor, WarmSpeed: s.WarmSpeed}}
+			if s.Caching == "read" || s.Caching == "readwrite" {
+				m.cached = make([]uint64, s.Size/cacheChunk/64+1)
+			}
+			d.members = append(d.members, m)
 		}
-		f.disks[s.Name] = &served{spec: s, file: file, pace: &Pace{IOPS: s.IOPS, Bps: s.Bps, Unit: s.Unit, Burst: s.Burst, Latency: s.Latency}}
+		if len(d.members) == 0 {
+			return fmt.Errorf("device %s: no disks", dv.Name)
+		}
+		per := d.members[0].spec.Size
+		if len(d.members) > 1 {
+			per -= per % d.stripe
+		}
+		d.size = per * int64(len(d.members))
+		f.devices[dv.Name] = d
 	}
 	c, err := fuse.Mount(dir, fuse.FSName("hadrill-disk"), fuse.Subtype("hadrill"), fuse.MaxBackground(128), fuse.CongestionThreshold(96))
 	if err != nil {

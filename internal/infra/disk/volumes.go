@@ -14,21 +14,43 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
 
-// Specs are the disks the daemon serves for a plan: every disk of every
-// node's volumes, paced to its class.
-func Specs(p *plan.Plan) []Spec {
-	var out []Spec
+// Devices are what the daemon serves for a plan: every node's volumes,
+// each of its disks paced to its class.
+func Devices(p *plan.Plan) []Device {
+	var out []Device
 	for _, nv := range p.AllVolumes() {
-		c := nv.Volume.Class
-		for _, d := range nv.Volume.Disks {
-			out = append(out, Spec{Name: d, Image: p.Disks.Image(d), Size: c.SizeBytes(), IOPS: float64(c.IOPS),
-				Bps: float64(c.ThroughputBytes()), Unit: 256 << 10, Latency: c.LatencyDuration()})
+		v := nv.Volume
+		dv := Device{Name: v.Device, Stripe: v.Stripe}
+		for _, d := range v.Disks {
+			dv.Disks = append(dv.Disks, diskOf(d, p.Disks.Image(d), v.Class))
 		}
+		out = append(out, dv)
 	}
 	return out
+}
+
+// Window is how long every emulated disk's caps are counted over.
+const Window = 20 * time.Millisecond
+
+func diskOf(name, image string, c spec.DiskClass) Disk {
+	d := Disk{Name: name, Image: image, Size: c.SizeBytes(), IOPS: float64(c.IOPS), Bps: float64(c.ThroughputBytes()),
+		Unit: 256 << 10, Latency: c.LatencyDuration(), Caching: c.CachingPolicy(), Window: Window}
+	if b := c.Burst; b != nil {
+		d.BurstIOPS = float64(b.IOPS)
+		t, _ := spec.ParseSize(b.Throughput)
+		d.BurstBps = float64(t)
+		d.BurstFor, _ = time.ParseDuration(b.Duration)
+	}
+	if w := c.WarmUp; w != nil {
+		d.WarmIdle, _ = time.ParseDuration(w.AfterIdle)
+		d.WarmFor, _ = time.ParseDuration(w.Lasts)
+		d.WarmSpeed = w.Speed
+	}
+	return d
 }
 
 // Daemon is the lab's disk daemon under supervision.
@@ -83,7 +105,7 @@ func startDaemon(ctx context.Context, p *plan.Plan, exe string) error {
 	if dm.Running() && mounted(d.Fuse) {
 		return nil
 	}
-	b, err := json.MarshalIndent(Specs(p), "", "  ")
+	b, err := json.MarshalIndent(Devices(p), "", "  ")
 	if err != nil {
 		return err
 	}
@@ -107,40 +129,29 @@ func mountVolume(ctx context.Context, d *plan.Disks, v *plan.Volume) error {
 	if mounted(v.Mount) {
 		return nil
 	}
-	var loops []string
-	for _, disk := range v.Disks {
-		loop, err := attach(ctx, d.Device(disk))
-		if err != nil {
-			return fmt.Errorf("disk %s: %w", disk, err)
-		}
-		loops = append(loops, loop)
+	loop, err := attach(ctx, d.Device(v.Device))
+	if err != nil {
+		return err
 	}
-	if fsType(ctx, loops[0]) == "" {
-		if err := mkfs(ctx, v.FS, loops); err != nil {
+	if fsType(ctx, loop) == "" {
+		if err := run(ctx, [][]string{mkfs(v, loop)}); err != nil {
 			return err
 		}
 	}
 	if err := os.MkdirAll(v.Mount, 0o755); err != nil {
 		return err
 	}
-	argv := []string{"mount", "-t", v.FS, "-o", "noatime"}
+	opts := "noatime"
 	if v.FS == "btrfs" {
 		// no copy-on-write for data: a database's files are overwritten in
-		// place, and btrfs serialises direct writes that must allocate (a
-		// stripe of four then writes no faster than one disk)
-		argv[4] += ",nodatacow"
+		// place, and btrfs serialises direct writes that must allocate
+		opts += ",nodatacow"
 	}
-	if v.FS == "btrfs" && len(loops) > 1 {
-		var devs []string
-		for _, l := range loops {
-			devs = append(devs, "device="+l)
-		}
-		argv[4] += "," + strings.Join(devs, ",")
-	}
-	return run(ctx, [][]string{append(argv, loops[0], v.Mount)})
+	return run(ctx, [][]string{{"mount", "-t", v.FS, "-o", opts, loop, v.Mount}})
 }
 
-// attach gives a disk its loop device (the one it has, or a new one).
+// attach gives a volume's device its loop device (the one it has, or a new
+// one).
 func attach(ctx context.Context, device string) (string, error) {
 	if loops := loopsOf(device); len(loops) > 0 {
 		return loops[0], nil
@@ -152,22 +163,33 @@ func attach(ctx context.Context, device string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-func mkfs(ctx context.Context, fs string, loops []string) error {
-	var argv []string
-	switch fs {
+// mkfs is the command that makes a volume's file system: its allocation
+// unit (XFS block size, ext4 bigalloc cluster) and, when striped, aligned
+// to the stripe (XFS su/sw, ext4 stride/stripe width, as on md).
+func mkfs(v *plan.Volume, dev string) []string {
+	n := int64(len(v.Disks))
+	switch v.FS {
 	case "ext4":
-		argv = []string{"mkfs.ext4", "-q", "-F", "-E", "nodiscard,lazy_itable_init=1,lazy_journal_init=1", loops[0]}
-	case "xfs":
-		argv = []string{"mkfs.xfs", "-q", "-f", "-K", loops[0]}
-	case "btrfs":
-		argv = append([]string{"mkfs.btrfs", "-q", "-f", "-K", "-d", "raid0", "-m", "raid0"}, loops...)
-		if len(loops) == 1 {
-			argv = []string{"mkfs.btrfs", "-q", "-f", "-K", loops[0]}
+		ext := "nodiscard,lazy_itable_init=1,lazy_journal_init=1"
+		if v.Stripe > 0 {
+			ext += fmt.Sprintf(",stride=%d,stripe_width=%d", v.Stripe/4096, v.Stripe/4096*n)
 		}
-	default:
-		return fmt.Errorf("file system %q", fs)
+		argv := []string{"mkfs.ext4", "-q", "-F", "-E", ext}
+		if v.AllocationUnit > 4096 {
+			argv = append(argv, "-O", "bigalloc", "-C", strconv.FormatInt(v.AllocationUnit, 10))
+		}
+		return append(argv, dev)
+	case "btrfs":
+		return []string{"mkfs.btrfs", "-q", "-f", "-K", dev}
 	}
-	return run(ctx, [][]string{argv})
+	argv := []string{"mkfs.xfs", "-q", "-f", "-K"}
+	if v.AllocationUnit > 4096 {
+		argv = append(argv, "-b", "size="+strconv.FormatInt(v.AllocationUnit, 10))
+	}
+	if v.Stripe > 0 {
+		argv = append(argv, "-d", fmt.Sprintf("su=%d,sw=%d", v.Stripe, n))
+	}
+	return append(argv, dev)
 }
 
 func fsType(ctx context.Context, dev string) string {
@@ -301,52 +323,63 @@ func loopBacking() map[string]string {
 	return out
 }
 
-// IO are a disk's counters as its loop device counts them.
+// IO are a disk's counters as the daemon counts them.
 type IO struct {
 	Name, Volume           string
 	Reads, Writes, Flushes uint64
 	ReadBytes, WriteBytes  uint64
+	CacheHits              uint64
 	TicksMs, BusyMs        uint64 // time IOs spent (summed), time the disk was busy
 }
 
-// Read reads the counters of a node's disks (none without volumes).
+// Read reads the counters of a node's disks (none without volumes, or
+// when the daemon does not answer).
 func Read(p *plan.Plan, n *plan.Node) []IO {
-	if p.Disks == nil {
+	if p.Disks == nil || len(n.Volumes) == 0 {
+		return nil
+	}
+	stats, err := readStats(p.Disks)
+	if err != nil {
 		return nil
 	}
 	var out []IO
 	for _, v := range n.Volumes {
 		for _, d := range v.Disks {
-			loops := loopsOf(p.Disks.Device(d))
-			if len(loops) == 0 {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(loops[0]), "stat"))
-			if err != nil {
-				continue
-			}
-			if io, ok := parseStat(string(b)); ok {
-				io.Name, io.Volume = d, v.Name
-				out = append(out, io)
+			if st, ok := stats[d]; ok {
+				out = append(out, ioOf(d, v.Name, st))
 			}
 		}
 	}
 	return out
 }
 
-// parseStat reads /sys/block/DEV/stat (see the kernel's iostats.rst).
-func parseStat(s string) (IO, bool) {
-	f := strings.Fields(s)
-	if len(f) < 11 {
-		return IO{}, false
+// readStats reads the daemon's counters; a daemon that does not answer
+// within a second (stopped) reads as none rather than holding the caller.
+func readStats(d *plan.Disks) (map[string]Stats, error) {
+	type result struct {
+		b   []byte
+		err error
 	}
-	v := make([]uint64, len(f))
-	for i := range f {
-		v[i], _ = strconv.ParseUint(f[i], 10, 64)
+	ch := make(chan result, 1)
+	go func() {
+		b, err := os.ReadFile(filepath.Join(d.Fuse, StatsFile))
+		ch <- result{b, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		var stats map[string]Stats
+		return stats, json.Unmarshal(r.b, &stats)
+	case <-time.After(time.Second):
+		return nil, errors.New("the disk daemon does not answer")
 	}
-	io := IO{Reads: v[0], ReadBytes: v[2] * 512, Writes: v[4], WriteBytes: v[6] * 512, TicksMs: v[3] + v[7], BusyMs: v[9]}
-	if len(f) >= 17 {
-		io.Flushes, io.TicksMs = v[15], io.TicksMs+v[16]
-	}
-	return io, true
+}
+
+func ioOf(name, volume string, st Stats) IO {
+	u := func(v int64) uint64 { return uint64(max(v, 0)) }
+	return IO{Name: name, Volume: volume, Reads: u(st.Reads), Writes: u(st.Writes), Flushes: u(st.Flushes),
+		ReadBytes: u(st.ReadBytes), WriteBytes: u(st.WriteBytes), CacheHits: u(st.CacheHits),
+		TicksMs: u(st.WaitNanos / 1e6), BusyMs: u(st.BusyNanos / 1e6)}
 }

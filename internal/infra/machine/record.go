@@ -25,18 +25,19 @@ type Sample struct {
 
 // DiskRate is what one disk did over a period.
 type DiskRate struct {
-	Name, Volume string
-	IOPSCap      int
-	IOPS, Bps    float64
-	LatencyMs    float64 // mean time per IO (0: no IO)
-	Util         float64 // share of the period it had IOs in flight
+	Name, Volume   string
+	IOPSCap        int
+	ClassLatencyMs float64
+	IOPS, Bps      float64
+	LatencyMs      float64 // mean time per IO (0: no IO)
+	Util           float64 // share of the period it had IOs in flight
 }
 
 func diskRates(a, b Usage) []DiskRate {
 	dt := b.At.Sub(a.At).Seconds()
 	var out []DiskRate
 	for _, db := range b.Disks {
-		r := DiskRate{Name: db.Name, Volume: db.Volume, IOPSCap: db.IOPSCap}
+		r := DiskRate{Name: db.Name, Volume: db.Volume, IOPSCap: db.IOPSCap, ClassLatencyMs: db.ClassLatencyMs}
 		for _, da := range a.Disks {
 			if da.Name != db.Name || dt <= 0 || db.Ops < da.Ops || db.Bytes < da.Bytes || db.TicksMs < da.TicksMs || db.BusyMs < da.BusyMs {
 				continue
@@ -179,8 +180,11 @@ type DiskSummary struct {
 	IOPSMax   float64 `json:"iops_max"`
 	MBpsMean  float64 `json:"mbps_mean"` // megabits per second
 	LatencyMs float64 `json:"latency_ms"`
-	Util      float64 `json:"util"`
-	AtCap     float64 `json:"at_cap"`
+	// ClassLatencyMs is the class's time per IO: LatencyMs above it is
+	// queueing (or a busy machine).
+	ClassLatencyMs float64 `json:"class_latency_ms"`
+	Util           float64 `json:"util"`
+	AtCap          float64 `json:"at_cap"`
 }
 
 // NICSummary is one NIC over a run: its cap, what crossed it (bytes), and
@@ -316,7 +320,9 @@ func summarizeDisks(ss []Sample) []DiskSummary {
 	ios := map[string]float64{}
 	for _, s := range ss {
 		for _, r := range s.Disks {
-			d := disks.get(r.Name, func() DiskSummary { return DiskSummary{Name: r.Name, Volume: r.Volume, IOPSCap: r.IOPSCap} })
+			d := disks.get(r.Name, func() DiskSummary {
+				return DiskSummary{Name: r.Name, Volume: r.Volume, IOPSCap: r.IOPSCap, ClassLatencyMs: r.ClassLatencyMs}
+			})
 			n[r.Name]++
 			d.IOPSMean += r.IOPS
 			d.IOPSMax = max(d.IOPSMax, r.IOPS)

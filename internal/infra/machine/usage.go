@@ -28,8 +28,9 @@ type DiskIO struct {
 	Name, Volume    string
 	IOPSCap         int
 	BpsCap          int64
-	Ops, Bytes      uint64 // reads, writes and flushes; bytes read and written
-	TicksMs, BusyMs uint64 // time IOs spent (summed); time the disk had IOs in flight
+	ClassLatencyMs  float64 // the class's time per IO
+	Ops, Bytes      uint64  // reads, writes and flushes; bytes read and written
+	TicksMs, BusyMs uint64  // time IOs spent (summed); time the disk had IOs in flight
 }
 
 // NICBytes are one NIC's byte counters, from the host's side.
