@@ -19,7 +19,7 @@ import (
 // its own (document 000's placement).
 func disks(bin string, runs int) {
 	spec := tempSpec(`clusters:
-  - {name: one, kind: standalone, storage: {volumes: [{name: data, disk: standard, fs: btrfs}]}}
+  - {name: one, kind: standalone, storage: {volumes: [{name: data, disk: standard}]}}
   - {name: two, kind: standalone, storage: {volumes: [{name: data, disk: standard, count: 2}]}}
   - {name: four, kind: standalone, storage: {volumes: [{name: data, disk: standard, count: 4}]}}
 `)
@@ -59,7 +59,7 @@ func disks(bin string, runs int) {
 	for _, c := range []struct {
 		name, label string
 		v           float64
-	}{{"one1", "1 disk", one}, {"two1", "2 striped (btrfs raid0)", two}, {"four1", "4 striped", four}} {
+	}{{"one1", "1 disk", one}, {"two1", "2 striped (RAID 0, 64K, xfs)", two}, {"four1", "4 striped", four}} {
 		fmt.Fprintf(w, "disks fio\t%s, 16k random write, QD16\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t\n", c.label, runs, c.v, minf(iops[c.name]), maxf(iops[c.name]), c.v/one)
 	}
 	fmt.Fprintf(w, "disks fio\t4 striped, 16k random write, QD32\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t\n", runs, median(deep), minf(deep), maxf(deep), median(deep)/one)

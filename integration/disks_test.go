@@ -11,9 +11,10 @@ import (
 )
 
 // TestCloud3: the cloud3 preset (1-CPU machines, data on two striped
-// 500-IOPS disks, logs on a third, a cluster NIC) comes up with each node's
-// files on its volumes, a sweep records every disk against its cap, a
-// failover drill passes, the data survives stop and start, and after kill -9
+// 500-IOPS disks, logs on a third, tmpdir on a local disk, a cluster NIC)
+// comes up with each node's files on its volumes and each volume measured
+// at its class, a sweep records every disk against its cap, fio measures a
+// volume at its class (bad input refused), a failover drill passes, the data survives stop and start, and after kill -9
 // of the disk daemon, down leaves nothing (no mount, loop device, process
 // or cgroup: checked by the env).
 func TestCloud3(t *testing.T) {
@@ -23,16 +24,26 @@ func TestCloud3(t *testing.T) {
 		Hosts []struct {
 			Name    string `json:"name"`
 			Volumes []struct {
-				Name  string   `json:"name"`
-				FS    string   `json:"fs"`
-				Disks []string `json:"disks"`
-				Mount string   `json:"mount"`
+				Name   string   `json:"name"`
+				FS     string   `json:"fs"`
+				Disks  []string `json:"disks"`
+				Stripe int      `json:"stripe"`
+				Mount  string   `json:"mount"`
 			} `json:"volumes"`
+			Measured []struct {
+				Volume     string  `json:"volume"`
+				IOPS       float64 `json:"iops"`
+				TargetIOPS float64 `json:"target_iops"`
+				Error      string  `json:"error"`
+			} `json:"disks_measured"`
 		} `json:"hosts"`
 	}
 	e.statusInto("itcloud", &st)
-	if v := st.Hosts[0].Volumes; len(v) != 2 || v[0].Name != "data" || v[0].FS != "btrfs" || len(v[0].Disks) != 2 || v[1].FS != "xfs" {
+	if v := st.Hosts[0].Volumes; len(v) != 3 || v[0].Name != "data" || v[0].FS != "xfs" || len(v[0].Disks) != 2 || v[0].Stripe != 64<<10 || v[1].FS != "xfs" || v[2].Name != "tmp" {
 		t.Fatalf("db1 volumes %+v", v)
+	}
+	if m := st.Hosts[0].Measured; len(m) != 3 || m[0].Error != "" || m[0].TargetIOPS != 1000 || m[0].IOPS < 700 || m[0].IOPS > 1150 {
+		t.Errorf("db1's volumes as measured at up: %+v", m)
 	}
 	mounts, _ := os.ReadFile("/proc/mounts")
 	for _, v := range st.Hosts[0].Volumes {
@@ -40,8 +51,9 @@ func TestCloud3(t *testing.T) {
 			t.Errorf("%s is not mounted as %s", v.Mount, v.FS)
 		}
 	}
-	got := e.sql("itcloud", "db1", "SELECT @@datadir, @@innodb_log_group_home_dir, @@log_bin_basename")
-	if !strings.Contains(got, "/volumes/db1/data/mysql") || !strings.Contains(got, "/volumes/db1/logs/redo") || !strings.Contains(got, "/volumes/db1/logs/binlog/binlog") {
+	got := e.sql("itcloud", "db1", "SELECT @@datadir, @@innodb_log_group_home_dir, @@log_bin_basename, @@tmpdir")
+	if !strings.Contains(got, "/volumes/db1/data/mysql") || !strings.Contains(got, "/volumes/db1/logs/redo") || !strings.Contains(got, "/volumes/db1/logs/binlog/binlog") ||
+		!strings.Contains(got, "/volumes/db1/tmp/tmp") {
 		t.Errorf("db1's files are not on its volumes: %s", got)
 	}
 
@@ -61,13 +73,41 @@ func TestCloud3(t *testing.T) {
 	for _, h := range run.Hosts {
 		for _, d := range h.Disks {
 			disks++
-			if d.IOPSCap != 500 || d.IOPSMax > 500*1.15 {
+			if (d.IOPSCap != 500 && d.IOPSCap != 20000) || d.IOPSMax > float64(d.IOPSCap)*1.15 {
 				t.Errorf("%s %s: %.0f IOPS at most, cap %d", h.Host, d.Name, d.IOPSMax, d.IOPSCap)
 			}
 		}
 	}
-	if disks != 9 {
-		t.Errorf("the run recorded %d disks, want 9", disks)
+	if disks != 12 {
+		t.Errorf("the run recorded %d disks, want 12", disks)
+	}
+
+	bad := e.run("bench", "disk", "--name", "itcloud", "--volume", "db9/data", "--test", "nope", "--runs", "0")
+	if bad.code != 2 || !strings.Contains(bad.stderr, `--volume: unknown volume "db9/data"`) || !strings.Contains(bad.stderr, `--test: unknown test "nope"`) ||
+		!strings.Contains(bad.stderr, "--runs: expected 1 to 100") {
+		t.Errorf("bad bench disk input: exit %d\n%s", bad.code, bad.stderr)
+	}
+	var fio struct {
+		Results []struct {
+			Test       string  `json:"test"`
+			IOPS       float64 `json:"iops"`
+			P50        float64 `json:"p50_ms"`
+			TargetIOPS float64 `json:"target_iops"`
+			TargetMs   float64 `json:"target_ms"`
+		} `json:"results"`
+	}
+	out := e.ok("bench", "disk", "--name", "itcloud", "--volume", "db1/data", "--test", "randwrite,latency", "--time", "3", "-o", "json")
+	if err := json.Unmarshal([]byte(out.stdout), &fio); err != nil || len(fio.Results) != 2 {
+		t.Fatalf("bench disk: %v\n%s", err, out.stdout)
+	}
+	if r := fio.Results[0]; r.TargetIOPS != 1000 || r.IOPS < 800 || r.IOPS > 1150 {
+		t.Errorf("fio random writes on two striped 500-IOPS disks: %+v", r)
+	}
+	if r := fio.Results[1]; r.TargetMs != 2 || r.P50 < 1.8 || r.P50 > 3 {
+		t.Errorf("fio reads one at a time on 2 ms disks: %+v", r)
+	}
+	if left, _ := filepath.Glob(filepath.Join(st.Hosts[0].Volumes[0].Mount, "hadrill-bench")); len(left) > 0 {
+		t.Errorf("bench disk left its files: %v", left)
 	}
 
 	var d drillResult

@@ -175,7 +175,7 @@ func (root) Attr(_ context.Context, a *fuse.Attr) error {
 
 func (r root) Lookup(_ context.Context, name string) (fs.Node, error) {
 	if name == StatsFile {
-		return statsFile{r.f}, nil
+		return statsFile(r), nil
 	}
 	if d, ok := r.f.devices[name]; ok {
 		return d, nil
