@@ -105,7 +105,9 @@ func (b *builder) machines() {
 	}
 	for ci, c := range b.s.Clusters {
 		for j := 1; j <= c.NodeCount(); j++ {
-			set(fmt.Sprintf("%s%d", c.Name, j), fmt.Sprintf("clusters[%d].machine", ci), c.Machine)
+			node := fmt.Sprintf("%s%d", c.Name, j)
+			set(node, fmt.Sprintf("clusters[%d].machine", ci), c.Machine)
+			set(node, fmt.Sprintf("clusters[%d].node_machines.%s", ci, node), c.NodeMachines[node])
 		}
 		if c.Arbitrator != nil {
 			set(c.Name+"arb", fmt.Sprintf("clusters[%d].arbitrator.machine", ci), c.Arbitrator.Machine)

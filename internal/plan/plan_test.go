@@ -160,7 +160,7 @@ var cgroupFacts = Facts{Root: true, User: "root", MemBytes: 24 << 30, CPUs: 2, G
 
 const machinesSpec = `
 machines: [{name: half, cpus: 0.5, memory: 1G}]
-clusters: [{name: db, nodes: 3, machine: d1}]
+clusters: [{name: db, nodes: 3, machine: d1, node_machines: {db3: d2}}]
 load_balancers: [{name: lb, cluster: db, machine: half}]
 client: {machine: d2}
 `
@@ -180,7 +180,7 @@ func TestMachines(t *testing.T) {
 			got[h.Name] = h.Machine.String()
 		}
 	}
-	want := map[string]string{"db1": "d1 (1 CPU, 3.5G)", "db2": "d1 (1 CPU, 3.5G)", "db3": "d1 (1 CPU, 3.5G)",
+	want := map[string]string{"db1": "d1 (1 CPU, 3.5G)", "db2": "d1 (1 CPU, 3.5G)", "db3": "d2 (2 CPUs, 7G)",
 		"lb": "half (0.5 CPUs, 1G)", "client": "d2 (2 CPUs, 7G)"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("machines: %v, want %v", got, want)
@@ -191,7 +191,10 @@ func TestMachines(t *testing.T) {
 	if d := p.CgroupDirs("db1"); fmt.Sprint(d) != "[/sys/fs/cgroup/cpu/hadrill/sized/db1 /sys/fs/cgroup/cpuacct/hadrill/sized/db1 /sys/fs/cgroup/memory/user/hadrill/sized/db1]" {
 		t.Errorf("cgroup dirs %v", d)
 	}
-	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "5 hosts are given 5.5 CPUs in all, this machine has 2") {
+	if !strings.Contains(p.Nodes[2].Config, "3584M") {
+		t.Errorf("db3's buffer pool does not follow its own machine:\n%s", p.Nodes[2].Config)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "5 hosts are given 6.5 CPUs in all, this machine has 2") {
 		t.Errorf("warnings %q", p.Warnings)
 	}
 	b, _ := json.MarshalIndent(p.Hosts, "", "  ")

@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -107,11 +108,27 @@ func (v *validator) clusterMachine(s *Spec, p string, c Cluster) {
 	if c.Arbitrator != nil {
 		v.machineRef(s, p+".arbitrator.machine", c.Arbitrator.Machine)
 	}
-	m, ok := v.machineRef(s, p+".machine", c.Machine)
-	if !ok || c.Memory == "" {
-		return
+	share, err := ParseSize(c.Memory)
+	holds := func(path string, m Machine) {
+		if c.Memory != "" && err == nil && m.MemoryBytes() > 0 && share > m.MemoryBytes() {
+			v.add(path, "%s is more than its machine %s has", c.Memory, m)
+		}
 	}
-	if share, err := ParseSize(c.Memory); err == nil && m.MemoryBytes() > 0 && share > m.MemoryBytes() {
-		v.add(p+".memory", "%s is more than its machine %s has", c.Memory, m)
+	if m, ok := v.machineRef(s, p+".machine", c.Machine); ok {
+		holds(p+".memory", m)
+	}
+	for _, node := range keys(c.NodeMachines) {
+		path := p + ".node_machines." + node
+		if k, err := strconv.Atoi(strings.TrimPrefix(node, c.Name)); !strings.HasPrefix(node, c.Name) || err != nil || k < 1 || k > c.NodeCount() {
+			v.add(path, "unknown node %q (the cluster's nodes are %s1 to %s%d)", node, c.Name, c.Name, c.NodeCount())
+			continue
+		}
+		if c.NodeMachines[node] == "" {
+			v.add(path, "expected a machine name (like small or d1)")
+			continue
+		}
+		if m, ok := v.machineRef(s, path, c.NodeMachines[node]); ok {
+			holds(path, m)
+		}
 	}
 }

@@ -148,7 +148,7 @@ func FuzzLoad(f *testing.F) {
 func TestMachinesValidation(t *testing.T) {
 	_, err := Load([]byte(`
 machines: [{name: big, cpus: 0, memory: 100M}, {name: Big2, cpus: 0.333, memory: 1G}, {name: big, cpus: 1, memory: 1G}]
-clusters: [{name: db, machine: huge, memory: 8G, arbitrator: {machine: nope}, kind: galera}, {name: dc, machine: d1, memory: 4G}]
+clusters: [{name: db, machine: huge, memory: 8G, arbitrator: {machine: nope}, kind: galera}, {name: dc, machine: d1, memory: 4G, node_machines: {dc1: small, dc7: d1, x: d1, dc2: zz}}]
 load_balancers: [{name: lb, cluster: db, machine: x}]
 client: {machine: y}
 `))
@@ -164,6 +164,10 @@ client: {machine: y}
 		`clusters[0].machine: unknown machine "huge" (known: Big2, a3, big, d1, d2, small)`,
 		`clusters[0].arbitrator.machine: unknown machine "nope"`,
 		"clusters[1].memory: 4G is more than its machine d1 (1 CPU, 3.5G) has",
+		"clusters[1].node_machines.dc1: 4G is more than its machine small (0.5 CPUs, 1G) has",
+		`clusters[1].node_machines.dc2: unknown machine "zz"`,
+		`clusters[1].node_machines.dc7: unknown node "dc7" (the cluster's nodes are dc1 to dc3)`,
+		`clusters[1].node_machines.x: unknown node "x"`,
 		`load_balancers[0].machine: unknown machine "x"`,
 		`client.machine: unknown machine "y"`,
 	} {

@@ -63,6 +63,9 @@ type Cluster struct {
 	// Machine is every node's size (a name from machines or the built-in
 	// sizes); empty: the node shares this machine with everything else.
 	Machine string `yaml:"machine,omitempty"`
+	// NodeMachines gives single nodes another machine than the cluster's
+	// (node name -> machine), e.g. {db3: small}.
+	NodeMachines map[string]string `yaml:"node_machines,omitempty"`
 	// Storage puts every node's datadir and logs on emulated cloud disks
 	// (empty: the lab's own file system).
 	Storage *Storage `yaml:"storage,omitempty"`

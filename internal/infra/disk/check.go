@@ -75,9 +75,11 @@ const (
 	probeLatency  = 200 * time.Millisecond
 	probeIOPS     = 500 * time.Millisecond
 	probeDepthPer = 16 // outstanding reads per disk
+	probesAtOnce  = 3
 )
 
-// Check measures every volume of the plan (all at once: a second in all),
+// Check measures every volume of the plan (probesAtOnce at a time: more
+// starve each other of this computer's cores; about a second each),
 // records the result in the lab (Last) and writes a line per volume to
 // log; an unmeasurable volume (the daemon dead) fails it.
 func Check(ctx context.Context, p *plan.Plan, log io.Writer) ([]Measured, error) {
@@ -90,10 +92,13 @@ func Check(ctx context.Context, p *plan.Plan, log io.Writer) ([]Measured, error)
 	vols := p.AllVolumes()
 	out := make([]Measured, len(vols))
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, probesAtOnce)
 	for i, nv := range vols {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			out[i] = Measure(ctx, p, nv.Node, nv.Volume)
 		}()
 	}

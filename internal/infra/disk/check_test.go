@@ -1,0 +1,48 @@
+package disk
+
+import (
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+func TestTargets(t *testing.T) {
+	std, _ := (&spec.Spec{}).DiskNamed("standard")
+	slowBytes := spec.DiskClass{Name: "slow", IOPS: 5000, Throughput: "4M", Latency: "1ms"}
+	bursty := spec.DiskClass{Name: "b", IOPS: 500, Throughput: "100M", Latency: "2ms", Burst: &spec.Burst{IOPS: 3500, Duration: "30m"}}
+	for _, c := range []struct {
+		v         plan.Volume
+		iops, lat float64
+	}{
+		{plan.Volume{Class: std, Disks: []string{"a", "b"}}, 1000, 2},
+		{plan.Volume{Class: slowBytes, Disks: []string{"a"}}, 4 << 20 / probeBlock, 1}, // the throughput cap binds first
+		{plan.Volume{Class: bursty, Disks: []string{"a"}}, 3500, 2},                    // a new disk's bucket is full
+	} {
+		iops, lat := Targets(&c.v)
+		if iops != c.iops || lat != c.lat {
+			t.Errorf("%s ×%d: targets %.0f IOPS, %.2f ms; want %.0f, %.2f", c.v.Class.Name, len(c.v.Disks), iops, lat, c.iops, c.lat)
+		}
+	}
+}
+
+func TestJudge(t *testing.T) {
+	for _, c := range []struct {
+		m    Measured
+		want bool
+	}{
+		{Measured{TargetIOPS: 1000, IOPS: 960, TargetLatency: 2, LatencyP50: 2.15}, true},
+		{Measured{TargetIOPS: 1000, IOPS: 850, TargetLatency: 2, LatencyP50: 2.15}, false},  // too few IOPS
+		{Measured{TargetIOPS: 1000, IOPS: 1200, TargetLatency: 2, LatencyP50: 2.15}, false}, // more than the cap: not paced
+		{Measured{TargetIOPS: 1000, IOPS: 5000, TargetLatency: 2, LatencyP50: 0.3, Cached: true}, true},
+		{Measured{TargetIOPS: 1000, IOPS: 1000, TargetLatency: 2, LatencyP50: 3}, false}, // slow
+		{Measured{TargetIOPS: 1000, IOPS: 1000, TargetLatency: 2, LatencyP50: 2, Error: "no loop device"}, false},
+	} {
+		if got := Judge(c.m); got.OK != c.want {
+			t.Errorf("%+v judged OK=%v, want %v", c.m, got.OK, c.want)
+		}
+	}
+	if p := (Measured{Node: "db1", Volume: "data", Error: "fio: x"}).Problem(); p != "db1 data volume: not measured: fio: x" {
+		t.Errorf("problem: %q", p)
+	}
+}
