@@ -43,9 +43,9 @@ type WarmUp struct {
 // BuiltinDisks are the disk classes every spec may name: lab-scale versions
 // of the disks the reference designs run on.
 var BuiltinDisks = []DiskClass{
-	{Name: "standard", IOPS: 500, Throughput: "60M", Latency: "2ms", Size: "8G"},   // a 500-IOPS standard data disk
-	{Name: "premium", IOPS: 5000, Throughput: "200M", Latency: "1ms", Size: "8G"},  // a premium SSD
-	{Name: "local", IOPS: 20000, Throughput: "500M", Latency: "200us", Size: "8G"}, // a VM's local temporary disk
+	{Name: "standard", IOPS: 500, Throughput: "60M", Latency: "2ms", Size: "8G"},                 // a 500-IOPS standard data disk
+	{Name: "premium", IOPS: 5000, Throughput: "200M", Latency: "1ms", Size: "8G"},                // a premium SSD
+	{Name: "local", IOPS: 20000, Throughput: "500M", Latency: "200us", Size: "8G"},               // a VM's local temporary disk
 	{Name: "os", IOPS: 500, Throughput: "60M", Latency: "2ms", Size: "8G", Caching: "readwrite"}, // a VM's OS disk: standard, host-cached
 }
 

@@ -137,7 +137,9 @@ func Last(p *plan.Plan) []Measured {
 	return out
 }
 
-func checkFile(p *plan.Plan) string { return filepath.Join(filepath.Dir(p.Disks.Config), "measured.json") }
+func checkFile(p *plan.Plan) string {
+	return filepath.Join(filepath.Dir(p.Disks.Config), "measured.json")
+}
 
 // Measure runs fio's random reads against one volume's device: read only,
 // direct, so neither the file system nor the page cache stands between;

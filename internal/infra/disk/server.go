@@ -51,7 +51,7 @@ type Disk struct {
 // they have, at most writebackWindow of the disk's time behind).
 const (
 	cacheChunk      = 64 << 10
-	cacheLatency    = 200 * time.Microsecond
+	cacheLatency    = 100 * time.Microsecond // held; the kernel's path adds about as much again
 	writebackWindow = 2 * time.Second
 )
 
@@ -82,11 +82,11 @@ type member struct {
 	runs      []sequential
 }
 
-// sequential is a run of nearby IOs a disk has queued: an IO within
-// mergeGap of the span a run covers, while its IOs are still queued or in
-// flight, is merged with them (as the block layer merges adjacent
-// requests; the pieces of one large IO may arrive in any order, and
-// several streams may be interleaved): the run is one request, costing
+// sequential is a run of adjacent IOs a disk has queued: an IO that
+// touches the span a run covers (ends where it starts, starts where it
+// ends, or overlaps it), while its IOs are still queued or in flight, is
+// merged with them (as the block layer merges adjacent requests; several
+// streams may be interleaved): the run is one request, costing
 // the disk its whole span's operations or transfer time (the longer), and
 // completing when the span has been transferred.
 type sequential struct {
@@ -96,8 +96,7 @@ type sequential struct {
 }
 
 const (
-	mergeGap = 256 << 10
-	maxRuns  = 16
+	maxRuns = 16
 )
 
 // run finds the queued run an IO of n bytes at off arriving at now joins
@@ -105,7 +104,7 @@ const (
 func (m *member) run(now time.Time, off, n int64) *sequential {
 	for i := range m.runs {
 		r := &m.runs[i]
-		if now.Before(r.done) && off+n >= r.start-mergeGap && off <= r.end+mergeGap {
+		if now.Before(r.done) && off+n >= r.start && off <= r.end {
 			return r
 		}
 	}
