@@ -3,11 +3,13 @@ package integration
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestCloud3: the cloud3 preset (1-CPU machines, data on two striped
@@ -142,5 +144,76 @@ func TestKilledUpWithDisks(t *testing.T) {
 	syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 	c.Wait()
 	e.ok("down", "--name", "itkd")
+	e.assertNoLeftovers()
+}
+
+// TestDiskClasses: a bursting disk runs at its burst rate while its credits
+// last, then at its caps (seen second by second in the run's disks.csv); a
+// host-cached disk answers reads of data it has seen from the cache; the
+// file systems have the allocation unit asked for; the run is reported.
+func TestDiskClasses(t *testing.T) {
+	e := newEnv(t)
+	spec := e.writeSpec("itdc", `name: itdc
+disks:
+  - {name: bursty, iops: 100, throughput: 60M, latency: 2ms, size: 2G, burst: {iops: 400, duration: 4s}}
+  - {name: cached, iops: 100, throughput: 60M, latency: 2ms, size: 2G, caching: read}
+clusters:
+  - {name: db, kind: standalone, storage: {volumes: [{name: data, disk: premium, fs: ext4, allocation_unit: 64K}, {name: b, disk: bursty}, {name: c, disk: cached, allocation_unit: 64K}]}}
+`)
+	e.ok("up", "-f", spec, "--name", "itdc")
+	mounts, _ := os.ReadFile("/proc/mounts")
+	if !strings.Contains(string(mounts), "/volumes/db1/data ext4") || !strings.Contains(string(mounts), "/volumes/db1/c xfs") {
+		t.Errorf("volumes not mounted as asked:\n%s", mounts)
+	}
+	if out, err := exec.Command("xfs_info", filepath.Join(e.home, "labs", "itdc", "volumes", "db1", "c")).CombinedOutput(); err != nil || !strings.Contains(string(out), "bsize=65536") {
+		t.Errorf("the c volume's XFS has not 64K blocks: %v\n%s", err, out)
+	}
+
+	// the bucket: 4 s at 400 IOPS; what the check at up spent is refilled
+	// by the time the benchmark starts (idle time refills at 100 IOPS)
+	time.Sleep(3 * time.Second)
+	var res struct {
+		RunID   string `json:"run_id"`
+		Results []struct {
+			Volume     string  `json:"volume"`
+			IOPS       float64 `json:"iops"`
+			TargetIOPS float64 `json:"target_iops"`
+		} `json:"results"`
+	}
+	out := e.ok("bench", "disk", "--name", "itdc", "--volume", "db1/b,db1/c", "--test", "randwrite,randread", "--time", "8", "-o", "json")
+	if err := json.Unmarshal([]byte(out.stdout), &res); err != nil || len(res.Results) != 4 {
+		t.Fatalf("bench disk: %v\n%s", err, out.stdout)
+	}
+	b := res.Results[0] // 8 s: about 4 at 400, then at 100 (the ramp spends some first)
+	if b.IOPS < 150 || b.IOPS > 300 {
+		t.Errorf("random writes on a bursting disk averaged %.0f IOPS over 8 s, want about 250 (4 s at 400, 4 s at 100)", b.IOPS)
+	}
+	c := res.Results[3] // reads of a file fio just wrote: the host cache holds it
+	if c.IOPS < 3*c.TargetIOPS {
+		t.Errorf("random reads of cached data on a host-cached disk: %.0f IOPS, want well above the disk's %.0f", c.IOPS, c.TargetIOPS)
+	}
+	csv, err := os.ReadFile(filepath.Join(e.home, "runs", res.RunID, "disks.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	high, low := 0, 0
+	for _, line := range strings.Split(string(csv), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < 6 || f[2] != "db1-b1" {
+			continue
+		}
+		iops, _ := strconv.ParseFloat(f[4], 64)
+		switch {
+		case iops > 300:
+			high++
+		case iops > 50 && iops < 130:
+			low++
+		}
+	}
+	if high < 2 || low < 2 {
+		t.Errorf("the bursting disk's seconds: %d at the burst rate, %d at its caps; want both\n%s", high, low, csv)
+	}
+	e.ok("report", res.RunID, "-o", filepath.Join(e.home, "r.html"))
+	e.ok("down", "--name", "itdc")
 	e.assertNoLeftovers()
 }
