@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -52,7 +53,7 @@ func disks(bin string, runs int) {
 	}
 	one, two, four := median(iops["one1"]), median(iops["two1"]), median(iops["four1"])
 	lat := median(qd1)
-	tps := placement(bin, runs)
+	tps, util := placement(bin, runs)
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\tvolume (500-IOPS standard disks)\truns\tmedian IOPS\tmin\tmax\tratio\t")
@@ -67,10 +68,10 @@ func disks(bin string, runs int) {
 	fmt.Printf("QD1 16k random read on 1 disk: p50 %.2f ms (configured 2 ms, %+.1f %%); the disk daemon's CPU: %.1f %% of a core per 1,000 IOPS\n",
 		lat, 100*(lat/2-1), 100*median(cpuPer1k))
 	w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "\nscenario\tlayout (durable, oltp_insert, 4 threads)\truns\tmedian tps\tratio\t")
+	fmt.Fprintln(w, "\nscenario\tlayout (durable, oltp_insert, 4 threads)\truns\tmedian tps\tratio\tdisks busy (median run)\t")
 	base := median(tps["all on one disk"])
 	for _, k := range []string{"all on one disk", "all on 2 striped", "redo log on a second disk"} {
-		fmt.Fprintf(w, "disks sysbench\t%s\t%d\t%.1f\t%.2f\t\n", k, runs, median(tps[k]), median(tps[k])/base)
+		fmt.Fprintf(w, "disks sysbench\t%s\t%d\t%.1f\t%.2f\t%s\t\n", k, runs, median(tps[k]), median(tps[k])/base, util[k])
 	}
 	w.Flush()
 	fmt.Printf("\ntarget: one disk 500 IOPS ± 5 %%: %v (%.0f); 2 striped ≥ 1.9×: %v (%.2f×); 4 striped ≥ 3.7×: %v (%.2f×); QD1 p50 within ± 10 %% of 2 ms: %v (%.2f ms)\n",
@@ -117,8 +118,9 @@ func cpuSeconds(pid int) float64 {
 }
 
 // placement: durable standalone servers with three layouts, an insert-heavy
-// sweep on each in turn; transactions per second by layout.
-func placement(bin string, runs int) map[string][]float64 {
+// sweep on each in turn; transactions per second by layout, and how busy
+// each disk of the layout was in its last run.
+func placement(bin string, runs int) (map[string][]float64, map[string]string) {
 	spec := tempSpec(`clusters:
   - {name: a, kind: standalone, profile: durable, storage: {volumes: [{name: data, disk: standard}]}}
   - {name: b, kind: standalone, profile: durable, storage: {volumes: [{name: data, disk: standard, count: 2}]}}
@@ -127,19 +129,47 @@ func placement(bin string, runs int) map[string][]float64 {
 	_, home := scratchLab(bin, "bplace", "-f", spec)
 	layouts := map[string]string{"a1": "all on one disk", "b1": "all on 2 striped", "c1": "redo log on a second disk"}
 	out := map[string][]float64{}
+	util := map[string]string{}
 	for i := 1; i <= runs; i++ {
 		for _, node := range []string{"a1", "b1", "c1"} {
 			res := run(bin, "--home", home, "bench", "sysbench", "--name", "bplace", "--target", node, "--workload", "oltp_insert",
 				"--threads", "4", "--time", "10", "--tables", "1", "--table-size", "1000", "-o", "json")
 			var r struct {
+				RunID   string `json:"run_id"`
 				Results []struct {
 					TPS float64 `json:"tps"`
 				} `json:"results"`
 			}
 			check(json.Unmarshal([]byte(res), &r))
 			out[layouts[node]] = append(out[layouts[node]], r.Results[0].TPS)
+			util[layouts[node]] = diskUtil(home, r.RunID, node)
 			fmt.Fprintf(os.Stderr, "run %d/%d %s: %.1f tps\n", i, runs, layouts[node], r.Results[0].TPS)
 		}
 	}
-	return out
+	return out, util
+}
+
+// diskUtil is how busy each disk of a host was over a run ("data1 93 %,
+// redo1 40 %"), from its run.json.
+func diskUtil(home, runID, host string) string {
+	var r struct {
+		Hosts []struct {
+			Host  string `json:"host"`
+			Disks []struct {
+				Name string  `json:"name"`
+				Util float64 `json:"util"`
+			} `json:"disks"`
+		} `json:"hosts"`
+	}
+	check(json.Unmarshal(must(os.ReadFile(filepath.Join(home, "runs", runID, "run.json"))), &r))
+	var parts []string
+	for _, h := range r.Hosts {
+		if h.Host != host {
+			continue
+		}
+		for _, d := range h.Disks {
+			parts = append(parts, fmt.Sprintf("%s %.0f %%", strings.TrimPrefix(d.Name, host+"-"), 100*d.Util))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

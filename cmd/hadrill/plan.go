@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +37,13 @@ func planCmd() *cobra.Command {
 						machine = "machine " + host.Machine.String()
 					}
 					fmt.Printf("  %-8s %-10s %-8s %-15s %-18s %s\n", host.Name, host.Role, host.Region, host.Address, host.Netns, machine)
+					if len(host.NICs) > 1 || (len(host.NICs) == 1 && host.NICs[0].RateBps > 0) {
+						var nics []string
+						for _, c := range host.NICs {
+							nics = append(nics, c.String())
+						}
+						fmt.Printf("  %-8s NICs: %s\n", host.Name, strings.Join(nics, ", "))
+					}
 				}
 				for _, n := range p.Nodes {
 					for _, v := range n.Volumes {

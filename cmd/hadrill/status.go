@@ -145,11 +145,7 @@ func printHosts(st lab.Status) {
 		}
 		var nics []string
 		for _, c := range h.NICs {
-			rate := "unlimited"
-			if c.RateBps > 0 {
-				rate = spec.FormatRate(c.RateBps)
-			}
-			nics = append(nics, fmt.Sprintf("%s %s %s (%s)", c.Name, c.Network, c.Address, rate))
+			nics = append(nics, c.String())
 		}
 		var vols []string
 		for _, v := range h.Volumes {

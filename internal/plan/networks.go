@@ -25,6 +25,15 @@ type NIC struct {
 	RateBps int64  `json:"rate_bps,omitempty"`
 }
 
+// String is how a NIC is shown: "eth1 cluster 198.18.40.11 (1gbit)".
+func (c NIC) String() string {
+	rate := "unlimited"
+	if c.RateBps > 0 {
+		rate = spec.FormatRate(c.RateBps)
+	}
+	return fmt.Sprintf("%s %s %s (%s)", c.Name, c.Network, c.Address, rate)
+}
+
 // ClusterBridge is the cluster network's bridge in the lab's namespace.
 const ClusterBridge = "hdbr1"
 
