@@ -74,6 +74,8 @@ as err/s when several nodes take writes. Results go to the run store (hadrill ru
 	f.IntVar(&p.Runs, "runs", 1, "runs per thread count (the median is kept)")
 	f.StringVar(&p.RandType, "rand-type", "uniform", "row distribution: uniform, gaussian, special (sysbench's default), pareto")
 	f.IntVar(&p.Interval, "report-interval", 1, "seconds between time-series samples")
+	f.IntVar(&p.Warmup, "warmup", 2, "seconds each run warms up before it is measured (not counted)")
+	f.IntVar(&p.RandSeed, "rand-seed", 1, "sysbench's random seed, recorded with the run (0: from the clock)")
 	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name, or mysql://HOST:PORT")
 	f.StringVar(&credentials, "credentials", "", "my.cnf-style file with user= and password= (external targets)")
 	return c

@@ -68,6 +68,11 @@ func Run(ctx context.Context, l Lab, s Sweep) (*Outcome, error) {
 		for r := 1; r <= s.Params.Runs && ctx.Err() == nil; r++ {
 			step++
 			progress(s.Log, step, steps, t0, fmt.Sprintf("%s, %d threads, run %d/%d", s.Params.Workload, threads, r, s.Params.Runs))
+			if w := sysbench.WarmupArgv(s.Params, t, threads); w != nil {
+				if _, err := runOnce(ctx, l, w, filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r))); err != nil && ctx.Err() == nil {
+					return nil, fmt.Errorf("warm-up: %w", err)
+				}
+			}
 			began := time.Now()
 			res, err := runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})

@@ -29,6 +29,13 @@ type Params struct {
 	RandType   string `json:"rand_type"`
 	Interval   int    `json:"report_interval_s"`
 	MultiWrite bool   `json:"multi_writer"` // several nodes take writes: ignore certification errors
+	// Warmup is how long a run of the same load goes before each measured
+	// run, unrecorded: a cold cache's first seconds are not averaged in
+	// (Debian's sysbench 1.0 has no --warmup-time).
+	Warmup int `json:"warmup_s"`
+	// RandSeed seeds sysbench's generator (0: sysbench seeds from the clock
+	// and runs differ in which rows they touch). Recorded with the run.
+	RandSeed int `json:"rand_seed"`
 }
 
 // Target is where sysbench connects; Config is the 0600 file holding the
@@ -51,12 +58,23 @@ func Argv(p Params, t Target, threads int, step string) []string {
 		"--threads=" + strconv.Itoa(threads)}
 	if step == "run" {
 		argv = append(argv, "--time="+strconv.Itoa(p.Time), "--report-interval="+strconv.Itoa(max(p.Interval, 1)),
-			"--rand-type="+p.RandType, "--histogram=on", "--percentile=95")
+			"--rand-type="+p.RandType, "--histogram=on", "--percentile=95", "--rand-seed="+strconv.Itoa(p.RandSeed))
 		if p.MultiWrite {
 			argv = append(argv, "--mysql-ignore-errors="+IgnoreErrors)
 		}
 	}
 	return append(argv, step)
+}
+
+// WarmupArgv is the command line of the unrecorded run before a measured
+// one (none without a warm-up).
+func WarmupArgv(p Params, t Target, threads int) []string {
+	if p.Warmup <= 0 {
+		return nil
+	}
+	w := p
+	w.Time, w.Interval = p.Warmup, p.Warmup
+	return Argv(w, t, threads, "run")
 }
 
 // Check validates sweep parameters and names every problem.
@@ -83,6 +101,12 @@ func (p Params) Check() []string {
 	}
 	if p.Runs < 1 || p.Runs > 100 {
 		problems = append(problems, fmt.Sprintf("--runs: expected 1 to 100, got %d", p.Runs))
+	}
+	if p.Warmup < 0 || p.Warmup > 3600 {
+		problems = append(problems, fmt.Sprintf("--warmup: expected 0 to 3600 seconds, got %d", p.Warmup))
+	}
+	if p.RandSeed < 0 {
+		problems = append(problems, fmt.Sprintf("--rand-seed: expected 0 (from the clock) or a positive seed, got %d", p.RandSeed))
 	}
 	switch p.RandType {
 	case "uniform", "gaussian", "special", "pareto":
