@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/study"
+)
+
+func studyCmd() *cobra.Command {
+	c := &cobra.Command{Use: "study", Short: "Reproduce a published experiment: its set-ups, load and figures, reported beside the document's"}
+	var file string
+	load := func(args []string) (*study.Study, error) {
+		if file != "" {
+			if len(args) > 0 {
+				return nil, hderr.User("NAME: give a study name or --file, not both")
+			}
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return nil, hderr.User("--file: %v", err)
+			}
+			s, err := study.Load(b)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
+		if len(args) != 1 {
+			return nil, hderr.User("NAME: expected a study name (known: %s) or --file", strings.Join(study.Names(), ", "))
+		}
+		return study.Embedded(args[0])
+	}
+	list := &cobra.Command{
+		Use: "list", Short: "List the embedded studies", Args: args(0, 0, "no arguments"),
+		RunE: func(*cobra.Command, []string) error {
+			var all []*study.Study
+			for _, n := range study.Names() {
+				s, err := study.Embedded(n)
+				if err != nil {
+					return err
+				}
+				all = append(all, s)
+			}
+			return emit(all, func() {
+				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "STUDY\tVARIANTS\tTITLE\tSTATUS")
+				for _, s := range all {
+					status := "runs"
+					if s.Needs != "" {
+						status = "needs " + s.Needs
+					}
+					fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", s.Name, len(s.Variants), s.Title, status)
+				}
+				w.Flush()
+			})
+		},
+	}
+	show := &cobra.Command{
+		Use: "show NAME | --file FILE", Short: "Print a study (the embedded one's YAML, or the file's after checking it)", Args: args(0, 1, "a study name"),
+		RunE: func(_ *cobra.Command, a []string) error {
+			s, err := load(a)
+			if err != nil {
+				return err
+			}
+			if file == "" && g.output != "json" {
+				src, _ := study.Source(s.Name)
+				_, err := os.Stdout.Write(src)
+				return err
+			}
+			return emit(s, func() { fmt.Printf("%s: %s (%d variants, %d steps)\n", s.Name, s.Title, len(s.Variants), len(s.Steps)) })
+		},
+	}
+	show.Flags().StringVar(&file, "file", "", "a study file of your own")
+	var o study.Options
+	var keep bool
+	run := &cobra.Command{
+		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b]",
+		Short: "Run a study: every variant's lab up, the rounds interleaved, a summary beside the published figures; the labs removed after",
+		Long: `Brings every variant's lab up (named st<variant>), runs the study's steps on each variant, round
+after round with the variants interleaved (each round starts one later), then removes the labs (--keep
+leaves them). Every step is a run in the run store; the study's own run holds each figure's median,
+range, 95 % bootstrap interval, change against the baseline ("within noise" when the intervals
+overlap) and the published value, and opens with its finding. Ctrl-C stops it: what was measured is
+summarised and kept, and the labs are removed.`,
+		Args: args(0, 1, "a study name"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			s, err := load(a)
+			if err != nil {
+				return err
+			}
+			h, err := home()
+			if err != nil {
+				return err
+			}
+			o.Home, o.Keep, o.Command, o.Log = h, keep, os.Args, progressLog()
+			res, id, err := study.Run(cmd.Context(), s, o)
+			if err != nil {
+				return err
+			}
+			if err := emit(map[string]any{"run_id": id, "result": res}, func() {
+				fmt.Printf("study run %s\n\n%s\n\nreport: hadrill study report %s -o %s.html\n", id, res.Finding, id, s.Name)
+			}); err != nil {
+				return err
+			}
+			return interrupted(res.Interrupted, id)
+		},
+	}
+	run.Flags().StringVar(&file, "file", "", "a study file of your own")
+	run.Flags().StringVar(&o.Scale, "scale", "quick", "quick (fits this computer in minutes) or full (the document's protocol)")
+	run.Flags().StringSliceVar(&o.Variants, "variants", nil, "run only these variants (default: all)")
+	run.Flags().BoolVar(&keep, "keep", false, "leave the variants' labs up afterwards")
+	var out string
+	report := &cobra.Command{
+		Use: "report RUN -o FILE.html", Short: "Write a study run's report: its finding, charts with the published figures, every figure with its spread",
+		Args: args(1, 1, "a study run id"),
+		RunE: func(_ *cobra.Command, a []string) error {
+			if reportFile != "" { // -o FILE.html, as for `hadrill report`
+				out = reportFile
+			}
+			if out == "" {
+				return hderr.User("--out: required (the HTML file to write, or -o FILE.html)")
+			}
+			h, err := home()
+			if err != nil {
+				return err
+			}
+			r, res, err := study.LoadRun(h, a[0])
+			if err != nil {
+				return err
+			}
+			b, err := study.HTML(r, res)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(out, b, 0o644); err != nil {
+				return err
+			}
+			fmt.Printf("wrote %s: study %s, run %s\n", out, res.Study.Name, r.ID)
+			return nil
+		},
+	}
+	report.Flags().StringVar(&out, "out", "", "the HTML file to write (or -o FILE.html)")
+	c.AddCommand(list, show, run, report)
+	return c
+}

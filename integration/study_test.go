@@ -1,0 +1,99 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStudy: a short study of two variants from a file runs end to end
+// (both labs up, rounds interleaved, a summary with spreads, deltas and the
+// reference beside them, a report), leaves no lab behind, and bad input is
+// refused before anything is made.
+func TestStudy(t *testing.T) {
+	e := newEnv(t)
+	file := e.writeSpec("short.yaml", `name: short
+title: Galera against async, briefly
+source: a test
+variants:
+  - {name: async, preset: async, baseline: true}
+  - {name: galera, preset: galera3}
+steps:
+  - {name: commit, kind: commit-latency}
+  - {name: oltp, kind: sysbench, workload: oltp_write_only}
+scales:
+  quick: {runs: 2, count: 20, threads: [2], time: 3, warmup: 1, tables: 1, table_size: 1000}
+  full: {runs: 3, count: 100, threads: [8], time: 30, warmup: 5, tables: 4, table_size: 10000}
+reference:
+  - {step: commit, variant: galera, metric: avg_ms, value: 2, text: "2 ms"}
+expect:
+  - {step: commit, variant: galera, metric: avg_ms, max: 20, why: "a local commit"}
+`)
+	bad := e.run("study", "run", "--file", file, "--scale", "huge", "--variants", "nope")
+	if bad.code != 2 || !strings.Contains(bad.stderr, `--scale: expected quick or full, got "huge"`) || !strings.Contains(bad.stderr, `--variants: unknown variant "nope"`) {
+		t.Errorf("bad study input: exit %d\n%s", bad.code, bad.stderr)
+	}
+	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
+		t.Errorf("refused input left labs: %v", labs)
+	}
+
+	r := e.ok("study", "run", "--file", file, "-o", "json")
+	var out struct {
+		RunID  string `json:"run_id"`
+		Result struct {
+			Rounds  int `json:"rounds"`
+			Samples []struct {
+				Round   int    `json:"round"`
+				Variant string `json:"variant"`
+			} `json:"samples"`
+			Cells []struct {
+				Step, Metric, Variant string
+				N                     int       `json:"n"`
+				Median                float64   `json:"median"`
+				Delta                 *struct{} `json:"delta"`
+				Published             *struct{} `json:"published"`
+			} `json:"cells"`
+			Checks []struct {
+				Met bool `json:"met"`
+			} `json:"checks"`
+			Finding string `json:"finding"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	res := out.Result
+	if res.Rounds != 2 || len(res.Cells) != 12 || len(res.Checks) != 1 || !res.Checks[0].Met {
+		t.Errorf("study result: %d rounds, %d cells, checks %+v\n%s", res.Rounds, len(res.Cells), res.Checks, r.stdout)
+	}
+	// interleaved: round 1 starts with async, round 2 with galera
+	var firsts []string
+	for _, s := range res.Samples {
+		if len(firsts) < s.Round {
+			firsts = append(firsts, s.Variant)
+		}
+	}
+	if strings.Join(firsts, ",") != "async,galera" {
+		t.Errorf("rounds started with %v, want async then galera", firsts)
+	}
+	for _, c := range res.Cells {
+		if c.N != 2 || c.Median <= 0 || (c.Variant == "galera") != (c.Delta != nil) {
+			t.Errorf("cell %+v", c)
+		}
+	}
+	if !strings.Contains(res.Finding, "Mean time of an autocommit INSERT") || !strings.Contains(res.Finding, "published 2 ms") ||
+		!strings.Contains(res.Finding, "reproduced on 1 of 1") {
+		t.Errorf("finding: %s", res.Finding)
+	}
+	html := filepath.Join(e.home, "study.html")
+	e.ok("study", "report", out.RunID, "-o", html)
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), res.Finding[:40]) || !strings.Contains(string(b), "<svg") {
+		t.Errorf("study report: %v", err)
+	}
+	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
+		t.Errorf("the study left labs: %v", labs)
+	}
+	e.assertNoLeftovers()
+}

@@ -1,0 +1,138 @@
+package study
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"math"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/results"
+)
+
+// HTML renders a study run as one self-contained page: the finding first,
+// the expectations, a chart per main figure (each variant's median, its
+// interval and range, the published value beside it), then every figure
+// with its spread, change against the baseline and published value.
+func HTML(run *results.Run, res *Result) ([]byte, error) {
+	titles := map[string]string{}
+	for _, v := range res.Study.Variants {
+		titles[v.Name] = v.Title()
+	}
+	type row struct {
+		Cell
+		Title, Delta, Published, Interval string
+	}
+	type chart struct {
+		Title string
+		SVG   template.HTML
+	}
+	var rows []row
+	for _, c := range res.Cells {
+		r := row{Cell: c, Title: titles[c.Variant], Delta: "baseline", Interval: fmt.Sprintf("%s–%s", number(c.Lo), number(c.Hi))}
+		if c.Delta != nil {
+			r.Delta = change(*c.Delta, titles[res.Study.Baseline()])
+		}
+		if c.Published != nil {
+			r.Published = fmt.Sprintf("%s (%.2f×)", published(*c.Published, c.Metric), c.Ratio)
+		}
+		rows = append(rows, r)
+	}
+	var charts []chart
+	for _, st := range res.Study.Steps {
+		for _, m := range metricsIn(res.Cells, st.Name) {
+			if !primary(m) {
+				continue
+			}
+			var cs []Cell
+			for _, c := range res.Cells {
+				if c.Step == st.Name && c.Metric == m {
+					cs = append(cs, c)
+				}
+			}
+			charts = append(charts, chart{Title: describe(st, m), SVG: template.HTML(bars(cs, titles, m))})
+		}
+	}
+	var ids []string
+	for _, x := range res.Samples {
+		if len(ids) == 0 || ids[len(ids)-1] != x.RunID {
+			ids = append(ids, x.RunID)
+		}
+	}
+	var b bytes.Buffer
+	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": charts, "RunIDs": ids})
+	return b.Bytes(), err
+}
+
+// bars draws one horizontal bar per variant: the median, the interval as a
+// band, the range as a line, the published value as a diamond; the axis is
+// logarithmic when the figures span more than 20×.
+func bars(cells []Cell, titles map[string]string, metric string) string {
+	const left, width, rowH = 190.0, 520.0, 34.0
+	hi, lo := 0.0, math.Inf(1)
+	for _, c := range cells {
+		hi = max(hi, c.Max)
+		lo = min(lo, max(c.Min, 1e-9))
+		if c.Published != nil {
+			hi = max(hi, c.Published.Value)
+			lo = min(lo, c.Published.Value)
+		}
+	}
+	logScale := hi/lo > 20
+	x := func(v float64) float64 {
+		if hi <= 0 {
+			return left
+		}
+		if logScale {
+			a, b := math.Log10(lo/2), math.Log10(hi*1.1)
+			return left + width*(math.Log10(max(v, lo/2))-a)/(b-a)
+		}
+		return left + width*v/(hi*1.1)
+	}
+	var s strings.Builder
+	h := rowH*float64(len(cells)) + 40
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+120, h)
+	for i, c := range cells {
+		y := 10 + rowH*float64(i)
+		fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text>`, left-8, y+16, template.HTMLEscapeString(titles[c.Variant]))
+		fmt.Fprintf(&s, `<rect x="%.0f" y="%.0f" width="%.1f" height="18" fill="#8fb3d9"/>`, left, y+4, x(c.Median)-left)
+		fmt.Fprintf(&s, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="#2b5d8a" opacity="0.6"><title>95 %% interval</title></rect>`, x(c.Lo), y+9, max(x(c.Hi)-x(c.Lo), 1))
+		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#222"><title>range</title></line>`, x(c.Min), x(c.Max), y+13, y+13)
+		label := figure(metric, c.Median)
+		if c.Published != nil {
+			px := x(c.Published.Value)
+			fmt.Fprintf(&s, `<path d="M%.1f %.0f l6 7 l-6 7 l-6 -7 z" fill="#d95f02"><title>published %s</title></path>`, px, y+6, template.HTMLEscapeString(published(*c.Published, metric)))
+			label += " (published " + published(*c.Published, metric) + ")"
+		}
+		fmt.Fprintf(&s, `<text x="%.1f" y="%.0f">%s</text>`, max(x(c.Max), x(c.Median))+10, y+17, template.HTMLEscapeString(label))
+	}
+	scale := "linear axis"
+	if logScale {
+		scale = "logarithmic axis"
+	}
+	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">bar: median of the rounds; band: 95 %% interval; line: range; ◆ published (%s)</text></svg>`, left, h-8, scale)
+	return s.String()
+}
+
+var page = template.Must(template.New("study").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>hadrill study {{.Res.Study.Name}}</title>
+<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}
+.finding{font-size:1.05em;line-height:1.5;background:#f4f7fb;padding:1em;border-left:4px solid #2b5d8a}
+.met{color:#1a7f37}.missed{color:#b42318}</style></head><body>
+<h1>{{.Res.Study.Title}}</h1>
+<p class="finding" id="finding">{{.Res.Finding}}</p>
+<p>Study <code>{{.Res.Study.Name}}</code>, run {{.Run.ID}}, {{.Res.Scale}} scale: {{.Res.Protocol.Runs}} round(s), variants interleaved (each round starts one later){{if .Res.Interrupted}}, <b>interrupted</b>{{end}}.
+Source: {{.Res.Study.Source}}.</p>
+{{with .Res.Study.About}}<p>{{.}}</p>{{end}}
+{{if .Res.Checks}}<h2>Does it reproduce?</h2><ul>{{range .Res.Checks}}
+<li class="{{if .Met}}met{{else}}missed{{end}}">{{if .Met}}✔{{else}}✘{{end}} {{.Variant}} {{.Step}} {{.Metric}}: {{if .Measured}}{{printf "%.3g" .Median}}{{else}}not measured{{end}}{{with .Min}}, at least {{.}}{{end}}{{with .Max}}, at most {{.}}{{end}} — {{.Why}}</li>{{end}}</ul>{{end}}
+{{range .Charts}}<h2>{{.Title}}</h2>{{.SVG}}{{end}}
+<h2>Every figure</h2>
+<table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>95 % interval</th><th>against the baseline</th><th>published</th></tr>
+{{range .Rows}}<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>{{.Title}}</td><td>{{.N}}</td><td>{{printf "%.3g" .Median}}</td><td>{{printf "%.3g" .Min}}</td><td>{{printf "%.3g" .Max}}</td><td>{{.Interval}}</td><td>{{.Delta}}</td><td>{{.Published}}</td></tr>
+{{end}}</table>
+<h2>Protocol</h2>
+<p>Labs: {{range $v, $l := .Res.Labs}}{{$v}} → {{$l}} {{end}}. Every step of every round is a run of its own in the run store (hosts, configurations, versions recorded there): {{range .RunIDs}}{{.}} {{end}}</p>
+</body></html>
+`))

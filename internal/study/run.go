@@ -1,0 +1,255 @@
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/state"
+	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+)
+
+// Kind is a study's kind of run in the run store.
+const Kind results.Kind = "study"
+
+// Options choose how a study runs.
+type Options struct {
+	Home     string
+	Scale    string   // quick | full
+	Variants []string // a subset (empty: all)
+	Keep     bool     // leave the labs up afterwards
+	Command  []string
+	Log      io.Writer // progress
+}
+
+// Result is a study run as stored (the run's results).
+type Result struct {
+	Study       *Study            `json:"study"`
+	Scale       string            `json:"scale"`
+	Protocol    Scale             `json:"protocol"`
+	Variants    []string          `json:"variants"`
+	Labs        map[string]string `json:"labs"` // variant -> lab
+	Rounds      int               `json:"rounds"`
+	Samples     []Sample          `json:"samples"`
+	Cells       []Cell            `json:"cells"`
+	Checks      []Check           `json:"checks,omitempty"`
+	Finding     string            `json:"finding"`
+	Interrupted bool              `json:"interrupted"`
+}
+
+// LabName is the lab a study runs a variant in.
+func LabName(variant string) string { return "st" + variant }
+
+// Choose checks the options against the study: the scale and the variants
+// exist, and no lab of a variant's name is there already (a study does not
+// run in, or remove, labs it did not make).
+func Choose(s *Study, o Options) (Scale, []string, error) {
+	var problems []string
+	sc, ok := s.Scales.Named(o.Scale)
+	if !ok {
+		problems = append(problems, fmt.Sprintf("--scale: expected quick or full, got %q", o.Scale))
+	}
+	if s.Needs != "" {
+		problems = append(problems, fmt.Sprintf("NAME: study %s cannot run yet: it needs %s", s.Name, s.Needs))
+	}
+	var all, chosen []string
+	for _, v := range s.Variants {
+		all = append(all, v.Name)
+	}
+	for _, v := range o.Variants {
+		if !slices.Contains(all, v) {
+			problems = append(problems, fmt.Sprintf("--variants: unknown variant %q (known: %s)", v, strings.Join(all, ", ")))
+		}
+	}
+	for _, v := range all {
+		if len(o.Variants) == 0 || slices.Contains(o.Variants, v) {
+			chosen = append(chosen, v)
+		}
+	}
+	for _, v := range chosen {
+		if _, err := state.Load(o.Home, LabName(v)); err == nil {
+			problems = append(problems, fmt.Sprintf("--variants: a lab named %s (variant %s) exists already; remove it with `hadrill down --name %s`", LabName(v), v, LabName(v)))
+		}
+	}
+	return sc, chosen, hderr.Users(problems)
+}
+
+// Run runs a study: every chosen variant's lab up, then Runs rounds with
+// the variants interleaved, each going through every step; then the labs
+// down (unless Keep), also when interrupted or failing. What was measured
+// is summarised and stored as a run either way.
+func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
+	sc, variants, err := Choose(s, o)
+	if err != nil {
+		return nil, "", err
+	}
+	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}}
+	labs := map[string]*lab.Lab{}
+	defer func() {
+		if o.Keep {
+			return
+		}
+		for _, v := range variants {
+			if res.Labs[v] == "" {
+				continue
+			}
+			fmt.Fprintf(o.Log, "study: removing lab %s\n", res.Labs[v])
+			if err := lab.Down(context.WithoutCancel(ctx), o.Home, res.Labs[v], false, io.Discard); err != nil {
+				fmt.Fprintf(o.Log, "warning: %s: %v\n", res.Labs[v], err)
+			}
+		}
+	}()
+	started := time.Now()
+	for _, name := range variants {
+		v := variant(s, name)
+		sp, err := v.Spec()
+		if err != nil {
+			return nil, "", err
+		}
+		fmt.Fprintf(o.Log, "study %s: bringing up %s (%s) as lab %s\n", s.Name, v.Title(), v.Preset, LabName(name))
+		l, err := lab.Up(ctx, o.Home, lab.UpOptions{Name: LabName(name), Spec: sp, SpecGiven: true, Log: io.Discard})
+		if l != nil || err == nil {
+			res.Labs[name] = LabName(name)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("variant %s: %w", name, err)
+		}
+		labs[name] = l
+	}
+	units := sc.Runs * len(variants) * len(s.Steps)
+	done, t0 := 0, time.Now()
+	for round := 1; round <= sc.Runs && ctx.Err() == nil; round++ {
+		for _, name := range Order(variants, round) {
+			for _, st := range s.Steps {
+				if ctx.Err() != nil {
+					break
+				}
+				done++
+				left := ""
+				if done > 1 {
+					left = fmt.Sprintf(", ~%s left", (time.Since(t0) / time.Duration(done-1) * time.Duration(units-done+1)).Round(time.Second))
+				}
+				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, sc.Runs, variant(s, name).Title(), st.Name, left)
+				samples, err := measure(ctx, labs[name], st, sc, o)
+				if err != nil && ctx.Err() == nil {
+					return nil, "", fmt.Errorf("variant %s, step %s: %w", name, st.Name, err)
+				}
+				for i := range samples {
+					samples[i].Round, samples[i].Variant = round, name
+				}
+				res.Samples = append(res.Samples, samples...)
+			}
+		}
+		if ctx.Err() == nil {
+			res.Rounds = round
+		}
+	}
+	res.Interrupted = ctx.Err() != nil
+	res.Cells, res.Checks = Summarize(s, sc, variants, res.Samples)
+	res.Finding = Finding(s, o.Scale, res.Rounds, res.Cells, res.Checks, res.Interrupted)
+	id, err := save(o, res, started)
+	return res, id, err
+}
+
+func variant(s *Study, name string) Variant {
+	for _, v := range s.Variants {
+		if v.Name == name {
+			return v
+		}
+	}
+	return Variant{}
+}
+
+// measure runs one step on one variant's lab (a run of its own in the
+// store) and returns its figures.
+func measure(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
+	target := st.Target
+	if target == "" {
+		target = "lb"
+	}
+	unlock, err := state.Lock(o.Home, l.Plan().Lab, state.Bench)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e, err := workload.Resolve(ctx, l, target, "")
+	if err != nil {
+		return nil, err
+	}
+	switch st.Kind {
+	case "commit-latency":
+		out, err := workload.CommitLatency(ctx, l, []workload.Endpoint{e}, sc.Count, o.Command, io.Discard)
+		if err != nil || len(out.Results) == 0 {
+			return nil, errors.Join(err, errIf(err == nil, "no commit measured"))
+		}
+		r := out.Results[0]
+		return []Sample{{Step: st.Name, Metric: "avg_ms", Value: r.Avg, RunID: out.RunID},
+			{Step: st.Name, Metric: "p50_ms", Value: r.P50, RunID: out.RunID},
+			{Step: st.Name, Metric: "p99_ms", Value: r.P99, RunID: out.RunID}}, nil
+	case "sysbench":
+		rand := st.RandType
+		if rand == "" {
+			rand = "uniform"
+		}
+		p := sysbench.Params{Workload: st.Workload, Tables: sc.Tables, TableSize: sc.TableSize, Threads: sc.Threads, Time: sc.Time,
+			Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: l.Balanced(target)}
+		out, err := workload.Run(ctx, l, workload.Sweep{Params: p, Target: e, Command: o.Command, Log: io.Discard})
+		if err != nil {
+			return nil, err
+		}
+		var samples []Sample
+		for _, pt := range out.Results {
+			if pt.Partial {
+				continue
+			}
+			samples = append(samples, Sample{Step: st.Name, Metric: fmt.Sprintf("tps@%d", pt.Threads), Value: pt.TPS, RunID: out.RunID},
+				Sample{Step: st.Name, Metric: fmt.Sprintf("p95_ms@%d", pt.Threads), Value: pt.P95, RunID: out.RunID},
+				Sample{Step: st.Name, Metric: fmt.Sprintf("avg_ms@%d", pt.Threads), Value: pt.AvgLat, RunID: out.RunID})
+		}
+		return samples, nil
+	}
+	return nil, fmt.Errorf("unknown step kind %q", st.Kind)
+}
+
+func errIf(cond bool, msg string) error {
+	if cond {
+		return errors.New(msg)
+	}
+	return nil
+}
+
+func save(o Options, res *Result, started time.Time) (string, error) {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return "", err
+	}
+	r := &results.Run{ID: results.NewID(started), Kind: Kind, Lab: res.Study.Name, Started: started.UTC(), Finished: time.Now().UTC(),
+		Command: o.Command, Params: map[string]any{"study": res.Study.Name, "scale": res.Scale, "variants": res.Variants},
+		Results: b, Interrupted: res.Interrupted}
+	return r.ID, results.Save(o.Home, r)
+}
+
+// LoadRun reads a stored study run.
+func LoadRun(home, id string) (*results.Run, *Result, error) {
+	r, err := results.Load(home, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.Kind != Kind {
+		return nil, nil, hderr.User("RUN: %s is a %s run, not a study's", id, r.Kind)
+	}
+	var res Result
+	if err := json.Unmarshal(r.Results, &res); err != nil {
+		return nil, nil, err
+	}
+	return r, &res, nil
+}

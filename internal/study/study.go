@@ -1,0 +1,353 @@
+// Package study runs a published experiment as one command: a study file
+// names the set-ups (variants of a base lab), the load (steps), how much of
+// it to run (a scale), and what the document published (the reference).
+// The runner brings every variant's lab up, interleaves the variants run
+// after run, and summarises each figure with its spread, its change against
+// the baseline and the published value beside it.
+package study
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+)
+
+// Study is one experiment.
+type Study struct {
+	Name   string `yaml:"name" json:"name"`
+	Title  string `yaml:"title" json:"title"`
+	Source string `yaml:"source" json:"source"` // the document: who, where, when
+	About  string `yaml:"about,omitempty" json:"about,omitempty"`
+	// Needs says what hadrill lacks to run it ("" when it runs).
+	Needs     string      `yaml:"needs,omitempty" json:"needs,omitempty"`
+	Variants  []Variant   `yaml:"variants" json:"variants"`
+	Steps     []Step      `yaml:"steps" json:"steps"`
+	Scales    Scales      `yaml:"scales" json:"scales"`
+	Reference []Reference `yaml:"reference,omitempty" json:"reference,omitempty"`
+	// Expect are the bounds a run must meet to reproduce the document.
+	Expect []Expect `yaml:"expect,omitempty" json:"expect,omitempty"`
+}
+
+// Variant is one set-up: a preset, patched (a spec fragment merged into
+// it: maps key by key, lists of named items by name, other values
+// replaced).
+type Variant struct {
+	Name     string         `yaml:"name" json:"name"`
+	Label    string         `yaml:"label,omitempty" json:"label,omitempty"` // how reports name it
+	Preset   string         `yaml:"preset" json:"preset"`
+	Patch    map[string]any `yaml:"patch,omitempty" json:"patch,omitempty"`
+	Baseline bool           `yaml:"baseline,omitempty" json:"baseline,omitempty"`
+}
+
+// Step is one measurement every variant goes through, each run.
+type Step struct {
+	Name     string `yaml:"name" json:"name"`
+	Kind     string `yaml:"kind" json:"kind"`                         // commit-latency | sysbench
+	Target   string `yaml:"target,omitempty" json:"target,omitempty"` // lb (default) or a node
+	Workload string `yaml:"workload,omitempty" json:"workload,omitempty"`
+	RandType string `yaml:"rand_type,omitempty" json:"rand_type,omitempty"`
+	About    string `yaml:"about,omitempty" json:"about,omitempty"`
+}
+
+// Scale is how much to run: quick fits this computer in minutes, full is
+// the document's own protocol.
+type Scale struct {
+	Runs      int   `yaml:"runs" json:"runs"`                                 // interleaved rounds
+	Count     int   `yaml:"count,omitempty" json:"count,omitempty"`           // commit-latency: INSERTs
+	Threads   []int `yaml:"threads,omitempty" json:"threads,omitempty"`       // sysbench
+	Time      int   `yaml:"time,omitempty" json:"time,omitempty"`             // sysbench: seconds measured
+	Warmup    int   `yaml:"warmup,omitempty" json:"warmup,omitempty"`         // sysbench: seconds before, unrecorded
+	Tables    int   `yaml:"tables,omitempty" json:"tables,omitempty"`         // sysbench dataset
+	TableSize int   `yaml:"table_size,omitempty" json:"table_size,omitempty"` // rows per table
+}
+
+// Scales are a study's quick and full protocols.
+type Scales struct {
+	Quick Scale `yaml:"quick" json:"quick"`
+	Full  Scale `yaml:"full" json:"full"`
+}
+
+// Named is a scale by name.
+func (s Scales) Named(name string) (Scale, bool) {
+	switch name {
+	case "quick":
+		return s.Quick, true
+	case "full":
+		return s.Full, true
+	}
+	return Scale{}, false
+}
+
+// Reference is a figure the document published.
+type Reference struct {
+	Step    string  `yaml:"step" json:"step"`
+	Variant string  `yaml:"variant" json:"variant"`
+	Metric  string  `yaml:"metric" json:"metric"`
+	Value   float64 `yaml:"value" json:"value"`
+	Text    string  `yaml:"text,omitempty" json:"text,omitempty"` // as published ("~0.25 ms")
+}
+
+// Expect bounds a figure's median.
+type Expect struct {
+	Step    string   `yaml:"step" json:"step"`
+	Variant string   `yaml:"variant" json:"variant"`
+	Metric  string   `yaml:"metric" json:"metric"`
+	Min     *float64 `yaml:"min,omitempty" json:"min,omitempty"`
+	Max     *float64 `yaml:"max,omitempty" json:"max,omitempty"`
+	Why     string   `yaml:"why,omitempty" json:"why,omitempty"`
+}
+
+// Kinds are the step kinds and the metrics each yields.
+var Kinds = map[string][]string{
+	"commit-latency": {"avg_ms", "p50_ms", "p99_ms"},
+	"sysbench":       {"tps", "p95_ms", "avg_ms"},
+}
+
+// Metrics are the figures a step yields at a scale: sysbench's per thread
+// count ("tps@32").
+func (st Step) Metrics(sc Scale) []string {
+	if st.Kind != "sysbench" {
+		return Kinds[st.Kind]
+	}
+	var out []string
+	for _, t := range sc.Threads {
+		for _, m := range Kinds["sysbench"] {
+			out = append(out, fmt.Sprintf("%s@%d", m, t))
+		}
+	}
+	return out
+}
+
+// Title is how reports name a variant (its label, or its name).
+func (v Variant) Title() string {
+	if v.Label != "" {
+		return v.Label
+	}
+	return v.Name
+}
+
+// Baseline is the variant the others are compared with (the one marked, or
+// the first).
+func (s *Study) Baseline() string {
+	for _, v := range s.Variants {
+		if v.Baseline {
+			return v.Name
+		}
+	}
+	if len(s.Variants) > 0 {
+		return s.Variants[0].Name
+	}
+	return ""
+}
+
+//go:embed studies/*.yaml
+var studyFS embed.FS
+
+// Names lists the embedded studies, sorted.
+func Names() []string {
+	entries, _ := studyFS.ReadDir("studies")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Source is an embedded study's YAML.
+func Source(name string) ([]byte, error) {
+	b, err := studyFS.ReadFile(path.Join("studies", name+".yaml"))
+	if err != nil {
+		return nil, hderr.User("NAME: unknown study %q (known: %s; or give a file with --file)", name, strings.Join(Names(), ", "))
+	}
+	return b, nil
+}
+
+// Embedded loads an embedded study.
+func Embedded(name string) (*Study, error) {
+	b, err := Source(name)
+	if err != nil {
+		return nil, err
+	}
+	return Load(b)
+}
+
+// Load reads and checks a study, naming every problem.
+func Load(b []byte) (*Study, error) {
+	var s Study
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return nil, hderr.User("study: %v", err)
+	}
+	return &s, hderr.Users(s.Problems())
+}
+
+// Problems lists what is wrong with a study (each field named).
+func (s *Study) Problems() []string {
+	var out []string
+	add := func(field, format string, a ...any) { out = append(out, field+": "+fmt.Sprintf(format, a...)) }
+	if !spec.ValidName(s.Name) && !validStudyName(s.Name) {
+		add("name", "expected lowercase letters, digits and dashes, got %q", s.Name)
+	}
+	if s.Title == "" {
+		add("title", "required")
+	}
+	if s.Source == "" {
+		add("source", "required: the document the study reproduces")
+	}
+	if len(s.Variants) < 1 {
+		add("variants", "at least one is required")
+	}
+	variants := map[string]bool{}
+	baselines := 0
+	for i, v := range s.Variants {
+		p := fmt.Sprintf("variants[%d]", i)
+		switch {
+		case !spec.ValidName(v.Name) || len(v.Name) > 14:
+			add(p+".name", "expected a lowercase letter, then up to 13 lowercase letters or digits, got %q", v.Name)
+		case variants[v.Name]:
+			add(p+".name", "duplicate variant %q", v.Name)
+		}
+		variants[v.Name] = true
+		if v.Baseline {
+			baselines++
+		}
+		if _, err := v.Spec(); err != nil {
+			for _, prob := range problemsOf(err) {
+				add(p, "%s", prob)
+			}
+		}
+	}
+	if baselines > 1 {
+		add("variants", "at most one baseline, got %d", baselines)
+	}
+	steps := map[string]Step{}
+	for i, st := range s.Steps {
+		p := fmt.Sprintf("steps[%d]", i)
+		if !validStudyName(st.Name) {
+			add(p+".name", "expected lowercase letters, digits and dashes, got %q", st.Name)
+		} else if _, dup := steps[st.Name]; dup {
+			add(p+".name", "duplicate step %q", st.Name)
+		}
+		steps[st.Name] = st
+		if _, ok := Kinds[st.Kind]; !ok {
+			add(p+".kind", "expected one of %s, got %q", strings.Join(kindNames(), ", "), st.Kind)
+		}
+		if st.Kind == "sysbench" && !slices.Contains(sysbench.Workloads, st.Workload) {
+			add(p+".workload", "expected one of %s, got %q", strings.Join(sysbench.Workloads, ", "), st.Workload)
+		}
+	}
+	if len(s.Steps) == 0 {
+		add("steps", "at least one is required")
+	}
+	for _, name := range []string{"quick", "full"} {
+		sc, _ := s.Scales.Named(name)
+		out = append(out, sc.problems("scales."+name, s.Steps)...)
+	}
+	figure := func(p, step, variant, metric string) {
+		st, ok := steps[step]
+		if !ok {
+			add(p+".step", "unknown step %q", step)
+		}
+		if !variants[variant] {
+			add(p+".variant", "unknown variant %q", variant)
+		}
+		if ok && !slices.Contains(st.Metrics(s.Scales.Full), metric) && !slices.Contains(st.Metrics(s.Scales.Quick), metric) {
+			add(p+".metric", "step %s yields %s, got %q", step, strings.Join(st.Metrics(s.Scales.Full), ", "), metric)
+		}
+	}
+	for i, r := range s.Reference {
+		figure(fmt.Sprintf("reference[%d]", i), r.Step, r.Variant, r.Metric)
+	}
+	for i, e := range s.Expect {
+		figure(fmt.Sprintf("expect[%d]", i), e.Step, e.Variant, e.Metric)
+		if e.Min == nil && e.Max == nil {
+			add(fmt.Sprintf("expect[%d]", i), "expected min, max or both")
+		}
+	}
+	return out
+}
+
+func (sc Scale) problems(p string, steps []Step) []string {
+	var out []string
+	add := func(field, format string, a ...any) { out = append(out, p+"."+field+": "+fmt.Sprintf(format, a...)) }
+	if sc.Runs < 1 || sc.Runs > 100 {
+		add("runs", "expected 1 to 100 rounds, got %d", sc.Runs)
+	}
+	for _, st := range steps {
+		switch st.Kind {
+		case "commit-latency":
+			if sc.Count < 1 || sc.Count > 1_000_000 {
+				add("count", "expected 1 to 1000000 INSERTs (step %s), got %d", st.Name, sc.Count)
+			}
+		case "sysbench":
+			if len(sc.Threads) == 0 {
+				add("threads", "at least one thread count is required (step %s)", st.Name)
+			}
+			for _, t := range sc.Threads {
+				if t < 1 || t > 4096 {
+					add("threads", "expected thread counts from 1 to 4096, got %d", t)
+				}
+			}
+			if sc.Time < 1 || sc.Time > 86400 {
+				add("time", "expected 1 to 86400 seconds (step %s), got %d", st.Name, sc.Time)
+			}
+			if sc.Warmup < 0 || sc.Warmup > 3600 {
+				add("warmup", "expected 0 to 3600 seconds, got %d", sc.Warmup)
+			}
+			if sc.Tables < 1 || sc.TableSize < 1 {
+				add("tables", "tables and table_size are required (step %s)", st.Name)
+			}
+		}
+	}
+	return dedupe(out)
+}
+
+func kindNames() []string {
+	var out []string
+	for k := range Kinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func validStudyName(s string) bool {
+	if s == "" || len(s) > 40 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func problemsOf(err error) []string {
+	if u, ok := err.(*hderr.UserError); ok {
+		return u.Problems
+	}
+	return []string{err.Error()}
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for _, v := range s {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}

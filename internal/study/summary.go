@@ -1,0 +1,241 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/stats"
+)
+
+// Order is the variants' order in round r (from 1): each round starts one
+// variant later, so no variant always runs first (on a warm or a cold
+// machine) and the rounds interleave A B C, B C A, C A B…
+func Order(variants []string, round int) []string {
+	n := len(variants)
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, variants[(i+round-1)%n])
+	}
+	return out
+}
+
+// Sample is one figure of one variant in one round.
+type Sample struct {
+	Round   int     `json:"round"`
+	Variant string  `json:"variant"`
+	Step    string  `json:"step"`
+	Metric  string  `json:"metric"`
+	Value   float64 `json:"value"`
+	RunID   string  `json:"run_id"`
+}
+
+// Cell is one figure of one variant over the rounds: its spread, its
+// change against the baseline's, and what the document published.
+type Cell struct {
+	Step    string `json:"step"`
+	Metric  string `json:"metric"`
+	Variant string `json:"variant"`
+	stats.Spread
+	Delta     *stats.Delta `json:"delta,omitempty"` // against the baseline (none for the baseline)
+	Published *Reference   `json:"published,omitempty"`
+	Ratio     float64      `json:"ratio,omitempty"` // median / published
+}
+
+// Check is an expectation against what was measured.
+type Check struct {
+	Expect
+	Median   float64 `json:"median"`
+	Measured bool    `json:"measured"`
+	Met      bool    `json:"met"`
+}
+
+// Summarize turns samples into cells (step, metric and variant in the
+// study's order) and judges the expectations.
+func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell, []Check) {
+	base := s.Baseline()
+	var cells []Cell
+	for _, st := range s.Steps {
+		for _, metric := range st.Metrics(sc) {
+			var baseSpread *stats.Spread
+			var row []Cell
+			for _, v := range variants {
+				var values []float64
+				for _, x := range samples {
+					if x.Variant == v && x.Step == st.Name && x.Metric == metric {
+						values = append(values, x.Value)
+					}
+				}
+				if len(values) == 0 {
+					continue
+				}
+				c := Cell{Step: st.Name, Metric: metric, Variant: v, Spread: stats.SpreadOf(values)}
+				for i, r := range s.Reference {
+					if r.Step == st.Name && r.Variant == v && r.Metric == metric {
+						c.Published = &s.Reference[i]
+						if r.Value != 0 {
+							c.Ratio = c.Median / r.Value
+						}
+					}
+				}
+				if v == base {
+					sp := c.Spread
+					baseSpread = &sp
+				}
+				row = append(row, c)
+			}
+			for i := range row {
+				if baseSpread != nil && row[i].Variant != base {
+					d := stats.Compare(row[i].Spread, *baseSpread)
+					row[i].Delta = &d
+				}
+			}
+			cells = append(cells, row...)
+		}
+	}
+	var checks []Check
+	for _, e := range s.Expect {
+		ch := Check{Expect: e}
+		for _, c := range cells {
+			if c.Step == e.Step && c.Variant == e.Variant && c.Metric == e.Metric {
+				ch.Median, ch.Measured = c.Median, true
+				ch.Met = (e.Min == nil || c.Median >= *e.Min) && (e.Max == nil || c.Median <= *e.Max)
+			}
+		}
+		checks = append(checks, ch)
+	}
+	return cells, checks
+}
+
+// primary is the figure a step is reported by: a commit's mean time, or
+// throughput at each thread count.
+func primary(metric string) bool { return metric == "avg_ms" || strings.HasPrefix(metric, "tps@") }
+
+// Finding is the report's opening paragraph, computed from the cells: for
+// each step its main figure per variant (median of the rounds, with its
+// interval, the change against the baseline and the published value), then
+// whether the expectations were met.
+func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, interrupted bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %s scale, %d round(s) of every variant interleaved", s.Title, scale, rounds)
+	if interrupted {
+		b.WriteString(" (interrupted: what was measured)")
+	}
+	b.WriteString(". ")
+	titles := map[string]string{}
+	for _, v := range s.Variants {
+		titles[v.Name] = v.Title()
+	}
+	for _, st := range s.Steps {
+		for _, metric := range metricsIn(cells, st.Name) {
+			if !primary(metric) {
+				continue
+			}
+			var parts []string
+			for _, c := range cells {
+				if c.Step != st.Name || c.Metric != metric {
+					continue
+				}
+				p := fmt.Sprintf("%s %s", titles[c.Variant], figure(metric, c.Median))
+				if c.N > 1 {
+					p += fmt.Sprintf(" (95 %% interval %s–%s)", number(c.Lo), number(c.Hi))
+				}
+				if c.Delta != nil {
+					p += ", " + change(*c.Delta, titles[s.Baseline()])
+				}
+				if c.Published != nil {
+					p += fmt.Sprintf("; published %s", published(*c.Published, metric))
+				}
+				parts = append(parts, p)
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(&b, "%s: %s. ", describe(st, metric), strings.Join(parts, "; "))
+			}
+		}
+	}
+	if len(checks) > 0 {
+		met := 0
+		var missed []string
+		for _, c := range checks {
+			if c.Met {
+				met++
+			} else if c.Measured {
+				missed = append(missed, fmt.Sprintf("%s %s %s (%s)", titles[c.Variant], c.Step, figure(c.Metric, c.Median), c.Why))
+			} else {
+				missed = append(missed, fmt.Sprintf("%s %s not measured", titles[c.Variant], c.Step))
+			}
+		}
+		fmt.Fprintf(&b, "The document's result is reproduced on %d of %d counts", met, len(checks))
+		if len(missed) > 0 {
+			fmt.Fprintf(&b, "; not on: %s", strings.Join(missed, "; "))
+		}
+		b.WriteString(".")
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// change says a delta: in percent, or as a factor when the figure is
+// more than double or less than half the baseline's.
+func change(d stats.Delta, base string) string {
+	if d.WithinNoise {
+		return fmt.Sprintf("%+.0f %% against %s, within noise", d.Percent, base)
+	}
+	if f := 1 + d.Percent/100; f >= 2 || (f > 0 && f <= 0.5) {
+		return fmt.Sprintf("%s× %s", number(f), base)
+	}
+	return fmt.Sprintf("%+.0f %% against %s", d.Percent, base)
+}
+
+func metricsIn(cells []Cell, step string) []string {
+	var out []string
+	for _, c := range cells {
+		if c.Step == step && (len(out) == 0 || out[len(out)-1] != c.Metric) {
+			out = append(out, c.Metric)
+		}
+	}
+	return out
+}
+
+func describe(st Step, metric string) string {
+	if st.Kind == "commit-latency" {
+		return "Mean time of an autocommit INSERT"
+	}
+	threads := strings.TrimPrefix(metric, "tps@")
+	return fmt.Sprintf("Transactions per second, sysbench %s with %s clients", st.Workload, threads)
+}
+
+func figure(metric string, v float64) string {
+	switch {
+	case strings.HasSuffix(metric, "_ms") || strings.Contains(metric, "_ms@"):
+		return number(v) + " ms"
+	case strings.HasPrefix(metric, "tps"):
+		return number(v) + " TPS"
+	}
+	return number(v)
+}
+
+func published(r Reference, metric string) string {
+	if r.Text != "" {
+		return r.Text
+	}
+	return figure(metric, r.Value)
+}
+
+// number prints a figure with about three significant digits.
+func number(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}

@@ -1,0 +1,80 @@
+package study
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/results"
+)
+
+func TestOrder(t *testing.T) {
+	v := []string{"a", "b", "c"}
+	got := fmt.Sprint(Order(v, 1), Order(v, 2), Order(v, 3), Order(v, 4))
+	if got != "[a b c] [b c a] [c a b] [a b c]" {
+		t.Errorf("rounds: %s", got)
+	}
+}
+
+// seed002Samples are three rounds of figures shaped like a quick run.
+func seed002Samples() []Sample {
+	var out []Sample
+	fig := map[string][3]float64{"async": {0.31, 0.29, 0.33}, "semisync": {101.2, 100.9, 101.6}, "galera1": {0.62, 0.6, 0.71}, "galera2": {101.8, 102.4, 101.5}}
+	tps := map[string][3]float64{"async": {612, 598, 605}, "semisync": {61, 60.5, 62}, "galera1": {640, 590, 615}, "galera2": {221, 225, 219}}
+	for v, f := range fig {
+		for r := 0; r < 3; r++ {
+			out = append(out, Sample{Round: r + 1, Variant: v, Step: "commit", Metric: "avg_ms", Value: f[r]},
+				Sample{Round: r + 1, Variant: v, Step: "commit", Metric: "p50_ms", Value: f[r] * 0.98},
+				Sample{Round: r + 1, Variant: v, Step: "oltp", Metric: "tps@32", Value: tps[v][r]})
+		}
+	}
+	return out
+}
+
+func TestSummarizeAndFinding(t *testing.T) {
+	s, err := Embedded("seed002-wan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := []string{"async", "semisync", "galera1", "galera2"}
+	cells, checks := Summarize(s, s.Scales.Quick, variants, seed002Samples())
+	var semi, galera1 Cell
+	for _, c := range cells {
+		if c.Step == "commit" && c.Metric == "avg_ms" && c.Variant == "semisync" {
+			semi = c
+		}
+		if c.Step == "oltp" && c.Variant == "galera1" {
+			galera1 = c
+		}
+	}
+	if semi.Median != 101.2 || semi.Delta == nil || semi.Delta.WithinNoise || semi.Published == nil || semi.Ratio < 0.99 || semi.Ratio > 0.993 {
+		t.Errorf("semi-sync commit: %+v", semi)
+	}
+	if galera1.Delta == nil || !galera1.Delta.WithinNoise {
+		t.Errorf("Galera one site against async, 32 clients: overlapping rounds are within noise: %+v", galera1)
+	}
+	if len(checks) != 4 || slices.ContainsFunc(checks, func(c Check) bool { return !c.Met }) {
+		t.Errorf("checks %+v", checks)
+	}
+	golden.Check(t, "seed002-finding", []byte(Finding(s, "quick", 3, cells, checks, false)+"\n"))
+}
+
+func TestHTML(t *testing.T) {
+	s, _ := Embedded("seed002-wan")
+	variants := []string{"async", "semisync", "galera1", "galera2"}
+	res := &Result{Study: s, Scale: "quick", Protocol: s.Scales.Quick, Variants: variants, Rounds: 3, Samples: seed002Samples(),
+		Labs: map[string]string{"async": "stasync"}}
+	res.Cells, res.Checks = Summarize(s, s.Scales.Quick, variants, res.Samples)
+	res.Finding = Finding(s, "quick", 3, res.Cells, res.Checks, false)
+	b, err := HTML(&results.Run{ID: "20261123-000000-abcd"}, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"reproduced on 4 of 4 counts", "<svg", "published ~102 ms", "logarithmic axis", "within noise", "✔"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+}
