@@ -9,7 +9,7 @@ LDFLAGS    := -s -w -X main.version=$(VERSION)
 DEBS       := mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat rsync iproute2 procps haproxy iptables sysbench fio xfsprogs btrfs-progs fuse3
 GOFILES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum $(shell find internal -name '*.yaml' -o -name '*.tmpl' -o -name '*.cnf')
 
-.PHONY: all build deps test unit fuzz integration bench demo clean
+.PHONY: all build deps test unit fuzz integration bench studies demo clean
 
 all: build
 
@@ -48,6 +48,14 @@ integration: build
 
 bench: deps build
 	$(GO) run ./bench -bin $(CURDIR)/$(BIN)
+
+# Every runnable study at quick scale (about 5 minutes each), a report per study in studies/.
+studies: deps build
+	mkdir -p studies
+	set -e; for s in $$(./$(BIN) study list -o json | python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(sys.stdin) if not x.get("needs")))'); do \
+		id=$$(./$(BIN) study run $$s --scale quick -o json | python3 -c 'import json,sys; print(json.load(sys.stdin)["run_id"])'); \
+		./$(BIN) study report $$id -o studies/$$s.html; \
+	done
 
 # The main job: deploy galera3 behind its load balancer, measure a short sysbench sweep through it,
 # commit latency, then a failover drill (kill -9 of the writer under traffic, acknowledged-write
