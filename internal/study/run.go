@@ -12,9 +12,11 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/fio"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
@@ -181,6 +183,12 @@ func measure(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]S
 		return nil, err
 	}
 	defer unlock()
+	switch st.Kind {
+	case "bulk-replication":
+		return bulk(ctx, l, st, sc, o)
+	case "disk":
+		return disk(ctx, l, st, sc, o)
+	}
 	e, err := workload.Resolve(ctx, l, target, "")
 	if err != nil {
 		return nil, err
@@ -218,6 +226,66 @@ func measure(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]S
 		return samples, nil
 	}
 	return nil, fmt.Errorf("unknown step kind %q", st.Kind)
+}
+
+// bulk writes each row count on one node and times until all are on
+// another (by default the first and the last node: in two regions, one in
+// each).
+func bulk(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
+	names := l.Plan().NodeNames()
+	from, to := st.From, st.To
+	if from == "" {
+		from = names[0]
+	}
+	if to == "" {
+		to = names[len(names)-1]
+	}
+	a, err := workload.Resolve(ctx, l, from, "")
+	if err != nil {
+		return nil, err
+	}
+	b, err := workload.Resolve(ctx, l, to, "")
+	if err != nil {
+		return nil, err
+	}
+	out, err := workload.BulkReplication(ctx, l, a, b, sc.Rows, o.Command, io.Discard)
+	if err != nil {
+		return nil, err
+	}
+	var samples []Sample
+	rows, _ := out.Results.([]workload.Bulk)
+	for _, r := range rows {
+		samples = append(samples, Sample{Step: st.Name, Metric: fmt.Sprintf("visible_s@%d", r.Rows), Value: r.VisibleS, RunID: out.RunID},
+			Sample{Step: st.Name, Metric: fmt.Sprintf("after_last_s@%d", r.Rows), Value: r.AfterLastS, RunID: out.RunID})
+	}
+	return samples, nil
+}
+
+// disk runs one fio test on a node's volume (by default the first node
+// with volumes, its first volume, the 1 GB file test).
+func disk(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
+	var nv *plan.NodeVolume
+	for _, x := range l.Plan().AllVolumes() {
+		if (st.Node == "" || x.Node.Name == st.Node) && (st.Volume == "" || x.Volume.Name == st.Volume) {
+			nv = &x
+			break
+		}
+	}
+	if nv == nil {
+		return nil, fmt.Errorf("no volume %q on node %q (the variant needs storage)", st.Volume, st.Node)
+	}
+	test, _ := fio.Named(testName(st))
+	p := workload.DiskParams{Volumes: []string{nv.Node.Name + "/" + nv.Volume.Name}, Tests: []string{test.Name},
+		Time: time.Duration(max(sc.Time, 1)) * time.Second, Runs: 1}
+	out, err := workload.DiskBench(ctx, l, []plan.NodeVolume{*nv}, []fio.Test{test}, p, o.Command, io.Discard)
+	if err != nil || len(out.Results) == 0 {
+		return nil, errors.Join(err, errIf(err == nil, "no fio result"))
+	}
+	r := out.Results[0]
+	return []Sample{{Step: st.Name, Metric: "seconds", Value: r.Seconds, RunID: out.RunID},
+		{Step: st.Name, Metric: "iops", Value: r.IOPS, RunID: out.RunID},
+		{Step: st.Name, Metric: "mbps", Value: r.MBps, RunID: out.RunID},
+		{Step: st.Name, Metric: "p50_ms", Value: r.P50Ms, RunID: out.RunID}}, nil
 }
 
 func errIf(cond bool, msg string) error {

@@ -48,7 +48,7 @@ type Cell struct {
 // Check is an expectation against what was measured.
 type Check struct {
 	Expect
-	Median   float64 `json:"median"`
+	Median   float64 `json:"median"` // the variant's median, or its ratio to Than's
 	Measured bool    `json:"measured"`
 	Met      bool    `json:"met"`
 }
@@ -96,14 +96,28 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 			cells = append(cells, row...)
 		}
 	}
+	median := func(variant, step, metric string) (float64, bool) {
+		for _, c := range cells {
+			if c.Step == step && c.Variant == variant && c.Metric == metric {
+				return c.Median, true
+			}
+		}
+		return 0, false
+	}
 	var checks []Check
 	for _, e := range s.Expect {
 		ch := Check{Expect: e}
-		for _, c := range cells {
-			if c.Step == e.Step && c.Variant == e.Variant && c.Metric == e.Metric {
-				ch.Median, ch.Measured = c.Median, true
-				ch.Met = (e.Min == nil || c.Median >= *e.Min) && (e.Max == nil || c.Median <= *e.Max)
+		v, ok := median(e.Variant, e.Step, e.Metric)
+		if e.Than != "" {
+			other, found := median(e.Than, e.Step, e.Metric)
+			ok = ok && found && other != 0
+			if ok {
+				v /= other
 			}
+		}
+		if ok {
+			ch.Median, ch.Measured = v, true
+			ch.Met = (e.Min == nil || v >= *e.Min) && (e.Max == nil || v <= *e.Max)
 		}
 		checks = append(checks, ch)
 	}
@@ -112,7 +126,9 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 
 // primary is the figure a step is reported by: a commit's mean time, or
 // throughput at each thread count.
-func primary(metric string) bool { return metric == "avg_ms" || strings.HasPrefix(metric, "tps@") }
+func primary(metric string) bool {
+	return metric == "avg_ms" || metric == "seconds" || strings.HasPrefix(metric, "tps@") || strings.HasPrefix(metric, "visible_s@")
+}
 
 // Finding is the report's opening paragraph, computed from the cells: for
 // each step its main figure per variant (median of the rounds, with its
@@ -162,6 +178,8 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 		for _, c := range checks {
 			if c.Met {
 				met++
+			} else if c.Measured && c.Than != "" {
+				missed = append(missed, fmt.Sprintf("%s %s %s× %s (%s)", titles[c.Variant], c.Step, number(c.Median), titles[c.Than], c.Why))
 			} else if c.Measured {
 				missed = append(missed, fmt.Sprintf("%s %s %s (%s)", titles[c.Variant], c.Step, figure(c.Metric, c.Median), c.Why))
 			} else {
@@ -200,11 +218,26 @@ func metricsIn(cells []Cell, step string) []string {
 }
 
 func describe(st Step, metric string) string {
-	if st.Kind == "commit-latency" {
+	switch st.Kind {
+	case "commit-latency":
 		return "Mean time of an autocommit INSERT"
+	case "bulk-replication":
+		return fmt.Sprintf("Seconds from the first of %s single-row commits until all are on the other node", strings.TrimPrefix(metric, "visible_s@"))
+	case "disk":
+		if metric == "seconds" {
+			return fmt.Sprintf("Seconds of fio's %s test", testName(st))
+		}
+		return fmt.Sprintf("fio's %s test, %s", testName(st), metric)
 	}
 	threads := strings.TrimPrefix(metric, "tps@")
 	return fmt.Sprintf("Transactions per second, sysbench %s with %s clients", st.Workload, threads)
+}
+
+func testName(st Step) string {
+	if st.Test == "" {
+		return "file1g"
+	}
+	return st.Test
 }
 
 func figure(metric string, v float64) string {
@@ -213,6 +246,8 @@ func figure(metric string, v float64) string {
 		return number(v) + " ms"
 	case strings.HasPrefix(metric, "tps"):
 		return number(v) + " TPS"
+	case metric == "seconds" || strings.HasPrefix(metric, "visible_s") || strings.HasPrefix(metric, "after_last_s"):
+		return number(v) + " s"
 	}
 	return number(v)
 }

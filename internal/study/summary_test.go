@@ -78,3 +78,26 @@ func TestHTML(t *testing.T) {
 		}
 	}
 }
+
+func TestRelativeExpect(t *testing.T) {
+	s, err := Embedded("seed003-alloc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []Sample
+	for r, v := range []float64{4.6, 4.5, 4.7} {
+		samples = append(samples, Sample{Round: r + 1, Variant: "au4k", Step: "write", Metric: "seconds", Value: v},
+			Sample{Round: r + 1, Variant: "au64k", Step: "write", Metric: "seconds", Value: v + 0.05})
+	}
+	cells, checks := Summarize(s, s.Scales.Quick, []string{"au4k", "au64k"}, samples)
+	if len(checks) != 1 || !checks[0].Measured || checks[0].Met || checks[0].Median < 1.0 || checks[0].Median > 1.02 {
+		t.Errorf("64K against 4K: %+v", checks)
+	}
+	f := Finding(s, "quick", 3, cells, checks, false)
+	for _, want := range []string{"Seconds of fio's file1g test", "XFS, 64K blocks 4.65 s", "published 2.0 s (NTFS 64K, 16 disks)",
+		"reproduced on 0 of 1 counts; not on: XFS, 64K blocks write 1.01× XFS, 4K blocks (the document: 64K clusters wrote the file 20 % faster)"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("finding lacks %q:\n%s", want, f)
+		}
+	}
+}
