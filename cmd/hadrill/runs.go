@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/stats"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +46,7 @@ func runsCmd() *cobra.Command {
 			})
 		},
 	}, &cobra.Command{
-		Use: "compare RUN_ID...", Short: "Compare sysbench runs side by side (TPS and p95/p99 per thread count)",
+		Use: "compare RUN_ID...", Short: "Compare sysbench runs side by side (TPS with its spread over runs, p95/p99, the change against the first run)",
 		Args: args(1, -1, "one or more run ids"),
 		RunE: func(_ *cobra.Command, ids []string) error {
 			h, err := home()
@@ -62,19 +63,40 @@ func runsCmd() *cobra.Command {
 				}
 				var pts []sysbench.Point
 				_ = json.Unmarshal(r.Results, &pts)
+				col := column{ID: id, Spread: map[int]stats.Spread{}}
 				for i := range pts {
+					var tps []float64
+					for _, run := range pts[i].Runs {
+						tps = append(tps, run.TPS)
+					}
+					if len(tps) == 0 {
+						tps = []float64{pts[i].TPS}
+					}
+					col.Spread[pts[i].Threads] = stats.SpreadOf(tps)
 					pts[i].Runs = nil
 				}
-				cols = append(cols, column{ID: id, Points: pts})
+				col.Points = pts
+				cols = append(cols, col)
 			}
 			if len(problems) > 0 {
 				return hderr.Join(problems)
 			}
+			for i := 1; i < len(cols); i++ { // against the first run
+				cols[i].Delta = map[int]stats.Delta{}
+				for threads, sp := range cols[i].Spread {
+					if base, ok := cols[0].Spread[threads]; ok {
+						cols[i].Delta[threads] = stats.Compare(sp, base)
+					}
+				}
+			}
 			return emit(cols, func() {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprint(w, "threads\t")
-				for _, c := range cols {
-					fmt.Fprintf(w, "%s tps\tp95\tp99\t", c.ID)
+				for i, c := range cols {
+					fmt.Fprintf(w, "%s tps\truns (min–max)\tp95\tp99\t", c.ID)
+					if i > 0 {
+						fmt.Fprint(w, "vs first\t")
+					}
 				}
 				fmt.Fprintln(w)
 				var lists [][]sysbench.Point
@@ -83,16 +105,31 @@ func runsCmd() *cobra.Command {
 				}
 				for _, threads := range sysbench.ThreadCounts(lists...) {
 					fmt.Fprintf(w, "%d\t", threads)
-					for _, c := range cols {
+					for i, c := range cols {
 						if pt, ok := pointAt(c.Points, threads); ok {
-							fmt.Fprintf(w, "%.1f\t%.2f\t%.2f\t", pt.TPS, pt.P95, pt.P99)
+							sp := c.Spread[threads]
+							fmt.Fprintf(w, "%.1f\t%d (%.1f–%.1f)\t%.2f\t%.2f\t", pt.TPS, sp.N, sp.Min, sp.Max, pt.P95, pt.P99)
 						} else {
-							fmt.Fprint(w, "-\t-\t-\t")
+							fmt.Fprint(w, "-\t-\t-\t-\t")
+						}
+						if i > 0 {
+							if d, ok := c.Delta[threads]; !ok {
+								fmt.Fprint(w, "-\t")
+							} else if d.Unknown {
+								fmt.Fprintf(w, "%+.1f %% (1 run: noise unknown)\t", d.Percent)
+							} else if d.WithinNoise {
+								fmt.Fprintf(w, "%+.1f %% (noise)\t", d.Percent)
+							} else {
+								fmt.Fprintf(w, "%+.1f %%\t", d.Percent)
+							}
 						}
 					}
 					fmt.Fprintln(w)
 				}
 				w.Flush()
+				if len(cols) > 1 {
+					fmt.Println("vs first: the change of the median TPS against the first run's; (noise) when the 95 % intervals of their runs overlap (record --runs 3 or more)")
+				}
 			})
 		},
 	})
@@ -108,8 +145,11 @@ func pointAt(pts []sysbench.Point, threads int) (sysbench.Point, bool) {
 	return sysbench.Point{}, false
 }
 
-// column is one run in a comparison.
+// column is one run in a comparison: its points, the spread of each
+// point's runs (TPS) and, after the first, the change against the first.
 type column struct {
-	ID     string           `json:"run_id"`
-	Points []sysbench.Point `json:"results"`
+	ID     string               `json:"run_id"`
+	Points []sysbench.Point     `json:"results"`
+	Spread map[int]stats.Spread `json:"tps_spread"`
+	Delta  map[int]stats.Delta  `json:"tps_vs_first,omitempty"`
 }

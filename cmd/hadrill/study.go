@@ -133,7 +133,8 @@ summarised and kept, and the labs are removed.`,
 			if err != nil {
 				return err
 			}
-			b, err := study.HTML(r, res)
+			settings, versions := study.Environment(h, res)
+			b, err := study.HTML(r, res, settings, versions)
 			if err != nil {
 				return err
 			}

@@ -50,12 +50,18 @@ func SpreadOf(values []float64) Spread {
 type Delta struct {
 	Percent     float64 `json:"percent"`
 	WithinNoise bool    `json:"within_noise"`
+	// Unknown: one side has a single measurement, so there is no interval
+	// to tell noise by.
+	Unknown bool `json:"noise_unknown,omitempty"`
 }
 
 // Compare compares a spread with a baseline's (a zero baseline median
 // gives no percentage).
 func Compare(s, base Spread) Delta {
-	d := Delta{WithinNoise: s.Lo <= base.Hi && base.Lo <= s.Hi}
+	d := Delta{WithinNoise: s.Lo <= base.Hi && base.Lo <= s.Hi, Unknown: s.N < 2 || base.N < 2}
+	if d.Unknown {
+		d.WithinNoise = false
+	}
 	if base.Median != 0 {
 		d.Percent = 100 * (s.Median - base.Median) / math.Abs(base.Median)
 	}

@@ -31,6 +31,9 @@ func TestCompare(t *testing.T) {
 	if d := Compare(far, base); d.WithinNoise || d.Percent < 49 || d.Percent > 51 {
 		t.Errorf("far: %+v", d)
 	}
+	if d := Compare(SpreadOf([]float64{100}), SpreadOf([]float64{100.5})); !d.Unknown || d.WithinNoise {
+		t.Errorf("single runs: noise cannot be told: %+v", d)
+	}
 	if d := Compare(far, Spread{}); d.Percent != 0 {
 		t.Errorf("zero baseline: %+v", d)
 	}

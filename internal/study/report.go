@@ -14,7 +14,10 @@ import (
 // the expectations, a chart per main figure (each variant's median, its
 // interval and range, the published value beside it), then every figure
 // with its spread, change against the baseline and published value.
-func HTML(run *results.Run, res *Result) ([]byte, error) {
+//
+// settings and versions are what differs between the variants
+// (Environment).
+func HTML(run *results.Run, res *Result, settings, versions []Difference) ([]byte, error) {
 	titles := map[string]string{}
 	for _, v := range res.Study.Variants {
 		titles[v.Name] = v.Title()
@@ -60,7 +63,8 @@ func HTML(run *results.Run, res *Result) ([]byte, error) {
 		}
 	}
 	var b bytes.Buffer
-	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": charts, "RunIDs": ids})
+	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": charts, "RunIDs": ids,
+		"Settings": settings, "Versions": versions})
 	return b.Bytes(), err
 }
 
@@ -132,6 +136,13 @@ Source: {{.Res.Study.Source}}.</p>
 <table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>95 % interval</th><th>against the baseline</th><th>published</th></tr>
 {{range .Rows}}<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>{{.Title}}</td><td>{{.N}}</td><td>{{printf "%.3g" .Median}}</td><td>{{printf "%.3g" .Min}}</td><td>{{printf "%.3g" .Max}}</td><td>{{.Interval}}</td><td>{{.Delta}}</td><td>{{.Published}}</td></tr>
 {{end}}</table>
+<h2>What differs between the variants</h2>
+{{if .Settings}}<table><tr><th>setting (first database node's my.cnf)</th>{{range $.Res.Variants}}<th>{{.}}</th>{{end}}</tr>
+{{range .Settings}}{{$d := .}}<tr><td>{{.Setting}}</td>{{range $.Res.Variants}}<td>{{index $d.Values .}}</td>{{end}}</tr>
+{{end}}</table>{{else}}<p>The variants' servers have the same settings (lab names and addresses aside).</p>{{end}}
+{{if .Versions}}<table><tr><th>tool version</th>{{range $.Res.Variants}}<th>{{.}}</th>{{end}}</tr>
+{{range .Versions}}{{$d := .}}<tr><td>{{.Setting}}</td>{{range $.Res.Variants}}<td>{{index $d.Values .}}</td>{{end}}</tr>
+{{end}}</table>{{else}}<p>Every variant ran the same versions of the server and tools.</p>{{end}}
 <h2>Protocol</h2>
 <p>Labs: {{range $v, $l := .Res.Labs}}{{$v}} → {{$l}} {{end}}. Every step of every round is a run of its own in the run store (hosts, configurations, versions recorded there): {{range .RunIDs}}{{.}} {{end}}</p>
 </body></html>

@@ -198,6 +198,9 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 // change says a delta: in percent, or as a factor when the figure is
 // more than double or less than half the baseline's.
 func change(d stats.Delta, base string) string {
+	if d.Unknown {
+		return fmt.Sprintf("%+.0f %% against %s (one round: noise unknown)", d.Percent, base)
+	}
 	if d.WithinNoise {
 		return fmt.Sprintf("%+.0f %% against %s, within noise", d.Percent, base)
 	}

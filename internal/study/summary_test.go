@@ -68,11 +68,11 @@ func TestHTML(t *testing.T) {
 		Labs: map[string]string{"async": "stasync"}}
 	res.Cells, res.Checks = Summarize(s, s.Scales.Quick, variants, res.Samples)
 	res.Finding = Finding(s, "quick", 3, res.Cells, res.Checks, false)
-	b, err := HTML(&results.Run{ID: "20261123-000000-abcd"}, res)
+	b, err := HTML(&results.Run{ID: "20261123-000000-abcd"}, res, []Difference{{Setting: "galera.wsrep_on", Values: map[string]string{"async": "OFF", "galera1": "ON"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"reproduced on 4 of 4 counts", "<svg", "published ~102 ms", "logarithmic axis", "within noise", "✔"} {
+	for _, want := range []string{"reproduced on 4 of 4 counts", "<svg", "published ~102 ms", "logarithmic axis", "within noise", "✔", "<td>galera.wsrep_on</td><td>OFF</td><td></td><td>ON</td>", "same versions"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -1,0 +1,100 @@
+package study
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/results"
+)
+
+// Difference is one setting that is not the same in every variant: its
+// value in each (empty: not set).
+type Difference struct {
+	Setting string            `json:"setting"`
+	Values  map[string]string `json:"values"` // variant -> value
+}
+
+var address = regexp.MustCompile(`\b198\.1[89]\.\d{1,3}\.\d{1,3}\b`)
+
+// Settings reads a my.cnf into section.key -> value, with the lab's own
+// name and addresses blanked (they always differ between labs and say
+// nothing about the set-up).
+func Settings(cnf, lab string) map[string]string {
+	out := map[string]string{}
+	section := ""
+	for _, line := range strings.Split(cnf, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";"):
+			continue
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = strings.Trim(line, "[]")
+			continue
+		}
+		k, v, _ := strings.Cut(line, "=")
+		k = strings.ReplaceAll(strings.TrimSpace(k), "-", "_")
+		v = strings.TrimSpace(v)
+		if lab != "" {
+			v = strings.ReplaceAll(v, "/"+lab+"/", "/<lab>/")
+			v = strings.ReplaceAll(v, lab, "<lab>")
+		}
+		out[section+"."+k] = address.ReplaceAllString(v, "<address>")
+	}
+	return out
+}
+
+// Differences lists the settings that differ between variants, sorted.
+func Differences(byVariant map[string]map[string]string) []Difference {
+	keys := map[string]bool{}
+	for _, s := range byVariant {
+		for k := range s {
+			keys[k] = true
+		}
+	}
+	var out []Difference
+	for k := range keys {
+		d := Difference{Setting: k, Values: map[string]string{}}
+		seen := map[string]bool{}
+		for v, s := range byVariant {
+			d.Values[v] = s[k]
+			seen[s[k]] = true
+		}
+		if len(seen) > 1 {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Setting < out[j].Setting })
+	return out
+}
+
+// Environment is what differs between a study run's variants, read from
+// their runs in the store: the first database node's settings, and the
+// versions of the tools.
+func Environment(home string, res *Result) (settings, versions []Difference) {
+	cnf, vers := map[string]map[string]string{}, map[string]map[string]string{}
+	for _, v := range res.Variants {
+		for _, x := range res.Samples {
+			if x.Variant != v || x.RunID == "" {
+				continue
+			}
+			r, err := results.Load(home, x.RunID)
+			if err != nil {
+				break
+			}
+			var names []string
+			for name := range r.Configs {
+				if strings.HasSuffix(name, "/my.cnf") {
+					names = append(names, name)
+				}
+			}
+			sort.Strings(names)
+			if len(names) > 0 {
+				cnf[v] = Settings(r.Configs[names[0]], r.Lab)
+			}
+			vers[v] = r.Versions
+			break
+		}
+	}
+	return Differences(cnf), Differences(vers)
+}
