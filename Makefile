@@ -6,7 +6,7 @@ GO         ?= go
 BIN        := bin/hadrill
 VERSION    := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -s -w -X main.version=$(VERSION)
-DEBS       := mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat rsync iproute2 procps haproxy iptables sysbench fio xfsprogs btrfs-progs fuse3
+DEBS       := mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat rsync iproute2 procps haproxy iptables sysbench fio xfsprogs btrfs-progs fuse3 chromium
 GOFILES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum $(shell find internal -name '*.yaml' -o -name '*.tmpl' -o -name '*.cnf')
 
 .PHONY: all build deps test unit fuzz integration bench studies demo clean

@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,6 +92,24 @@ expect:
 	e.ok("study", "report", out.RunID, "-o", html)
 	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), res.Finding[:40]) || !strings.Contains(string(b), "<svg") {
 		t.Errorf("study report: %v", err)
+	}
+	// as a browser shows it: headless Chromium's DOM holds the finding, the
+	// spread and the reference figure, and a screenshot is made
+	browser := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-breakpad", "--no-first-run", "--user-data-dir=" + filepath.Join(e.home, "chromium")}
+	dom, err := exec.Command("chromium", append(browser, "--dump-dom", "file://"+html)...).Output()
+	if err != nil {
+		t.Fatalf("chromium: %v", err)
+	}
+	for _, want := range []string{"Mean time of an autocommit INSERT: async", "95 % interval", "published 2 ms", "✔ galera commit avg_ms", "<svg"} {
+		if !strings.Contains(string(dom), want) {
+			t.Errorf("the report in Chromium lacks %q", want)
+		}
+	}
+	png := filepath.Join(e.home, "study.png")
+	if out, err := exec.Command("chromium", append(browser, "--screenshot="+png, "--window-size=1100,1400", "file://"+html)...).CombinedOutput(); err != nil {
+		t.Errorf("chromium screenshot: %v\n%s", err, out)
+	} else if st, err := os.Stat(png); err != nil || st.Size() < 20000 {
+		t.Errorf("the screenshot is missing or blank: %v", err)
 	}
 	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
 		t.Errorf("the study left labs: %v", labs)

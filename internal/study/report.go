@@ -72,7 +72,7 @@ func HTML(run *results.Run, res *Result, settings, versions []Difference) ([]byt
 // band, the range as a line, the published value as a diamond; the axis is
 // logarithmic when the figures span more than 20×.
 func bars(cells []Cell, titles map[string]string, metric string) string {
-	const left, width, rowH = 190.0, 520.0, 34.0
+	const left, width, rowH = 190.0, 480.0, 34.0
 	hi, lo := 0.0, math.Inf(1)
 	for _, c := range cells {
 		hi = max(hi, c.Max)
@@ -95,7 +95,7 @@ func bars(cells []Cell, titles map[string]string, metric string) string {
 	}
 	var s strings.Builder
 	h := rowH*float64(len(cells)) + 40
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+120, h)
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+260, h)
 	for i, c := range cells {
 		y := 10 + rowH*float64(i)
 		fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text>`, left-8, y+16, template.HTMLEscapeString(titles[c.Variant]))
