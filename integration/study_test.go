@@ -96,7 +96,12 @@ expect:
 	// as a browser shows it: headless Chromium's DOM holds the finding, the
 	// spread and the reference figure, and a screenshot is made
 	browser := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-breakpad", "--no-first-run", "--user-data-dir=" + filepath.Join(e.home, "chromium")}
-	dom, err := exec.Command("chromium", append(browser, "--dump-dom", "file://"+html)...).Output()
+	chromium := func(args ...string) *exec.Cmd {
+		c := exec.Command("chromium", append(browser, args...)...)
+		c.Env = append(os.Environ(), "HOME="+e.home) // its crash reports stay in the test's home
+		return c
+	}
+	dom, err := chromium("--dump-dom", "file://"+html).Output()
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
@@ -106,7 +111,7 @@ expect:
 		}
 	}
 	png := filepath.Join(e.home, "study.png")
-	if out, err := exec.Command("chromium", append(browser, "--screenshot="+png, "--window-size=1100,1400", "file://"+html)...).CombinedOutput(); err != nil {
+	if out, err := chromium("--screenshot="+png, "--window-size=1100,1400", "file://"+html).CombinedOutput(); err != nil {
 		t.Errorf("chromium screenshot: %v\n%s", err, out)
 	} else if st, err := os.Stat(png); err != nil || st.Size() < 20000 {
 		t.Errorf("the screenshot is missing or blank: %v", err)

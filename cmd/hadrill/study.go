@@ -81,7 +81,7 @@ func studyCmd() *cobra.Command {
 	run := &cobra.Command{
 		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b]",
 		Short: "Run a study: every variant's lab up, the rounds interleaved, a summary beside the published figures; the labs removed after",
-		Long: `Brings every variant's lab up (named st<variant>), runs the study's steps on each variant, round
+		Long: `Brings every variant's lab up (named s, four characters of the study, the variant), runs the study's steps on each variant, round
 after round with the variants interleaved (each round starts one later), then removes the labs (--keep
 leaves them). Every step is a run in the run store; the study's own run holds each figure's median,
 range, 95 % bootstrap interval, change against the baseline ("within noise" when the intervals

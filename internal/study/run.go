@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,8 +50,15 @@ type Result struct {
 	Interrupted bool              `json:"interrupted"`
 }
 
-// LabName is the lab a study runs a variant in.
-func LabName(variant string) string { return "st" + variant }
+// LabName is the lab a study runs a variant in: "s", four characters
+// from the study's name, the variant (lab names are machine-wide: two
+// studies with a variant of the same name can run at once).
+func LabName(study, variant string) string {
+	h := fnv.New32a()
+	h.Write([]byte(study))
+	code := strconv.FormatUint(uint64(h.Sum32()%(36*36*36*36)), 36)
+	return "s" + strings.Repeat("0", 4-len(code)) + code + variant
+}
 
 // Choose checks the options against the study: the scale and the variants
 // exist, and no lab of a variant's name is there already (a study does not
@@ -78,8 +87,8 @@ func Choose(s *Study, o Options) (Scale, []string, error) {
 		}
 	}
 	for _, v := range chosen {
-		if _, err := state.Load(o.Home, LabName(v)); err == nil {
-			problems = append(problems, fmt.Sprintf("--variants: a lab named %s (variant %s) exists already; remove it with `hadrill down --name %s`", LabName(v), v, LabName(v)))
+		if _, err := state.Load(o.Home, LabName(s.Name, v)); err == nil {
+			problems = append(problems, fmt.Sprintf("--variants: a lab named %s (variant %s) exists already; remove it with `hadrill down --name %s`", LabName(s.Name, v), v, LabName(s.Name, v)))
 		}
 	}
 	return sc, chosen, hderr.Users(problems)
@@ -117,10 +126,10 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		fmt.Fprintf(o.Log, "study %s: bringing up %s (%s) as lab %s\n", s.Name, v.Title(), v.Preset, LabName(name))
-		l, err := lab.Up(ctx, o.Home, lab.UpOptions{Name: LabName(name), Spec: sp, SpecGiven: true, Log: io.Discard})
+		fmt.Fprintf(o.Log, "study %s: bringing up %s (%s) as lab %s\n", s.Name, v.Title(), v.Preset, LabName(s.Name, name))
+		l, err := lab.Up(ctx, o.Home, lab.UpOptions{Name: LabName(s.Name, name), Spec: sp, SpecGiven: true, Log: io.Discard})
 		if l != nil || err == nil {
-			res.Labs[name] = LabName(name)
+			res.Labs[name] = LabName(s.Name, name)
 		}
 		if err != nil {
 			return nil, "", fmt.Errorf("variant %s: %w", name, err)

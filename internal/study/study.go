@@ -232,8 +232,8 @@ func (s *Study) Problems() []string {
 	for i, v := range s.Variants {
 		p := fmt.Sprintf("variants[%d]", i)
 		switch {
-		case !spec.ValidName(v.Name) || len(v.Name) > 14:
-			add(p+".name", "expected a lowercase letter, then up to 13 lowercase letters or digits, got %q", v.Name)
+		case !spec.ValidName(v.Name) || len(v.Name) > 11:
+			add(p+".name", "expected a lowercase letter, then up to 10 lowercase letters or digits (its lab is named after it), got %q", v.Name)
 		case variants[v.Name]:
 			add(p+".name", "duplicate variant %q", v.Name)
 		}

@@ -101,3 +101,13 @@ expect:
 		}
 	}
 }
+
+func TestLabName(t *testing.T) {
+	a, b := LabName("seed002-wan", "async"), LabName("seed003-bulk", "async")
+	if a == b || len(a) != 10 || !strings.HasSuffix(a, "async") || !strings.HasPrefix(a, "s") || a != LabName("seed002-wan", "async") {
+		t.Errorf("lab names %q, %q: per study, stable, valid", a, b)
+	}
+	if long := LabName("x", "abcdefghijk"); len(long) > 16 {
+		t.Errorf("%q is longer than a lab name may be", long)
+	}
+}
