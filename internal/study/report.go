@@ -130,7 +130,7 @@ td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,td:n
 Source: {{.Res.Study.Source}}.</p>
 {{with .Res.Study.About}}<p>{{.}}</p>{{end}}
 {{if .Res.Checks}}<h2>Does it reproduce?</h2><ul>{{range .Res.Checks}}
-<li class="{{if .Met}}met{{else}}missed{{end}}">{{if .Met}}✔{{else}}✘{{end}} {{.Variant}} {{.Step}} {{.Metric}}: {{if .Measured}}{{printf "%.3g" .Median}}{{else}}not measured{{end}}{{with .Min}}, at least {{.}}{{end}}{{with .Max}}, at most {{.}}{{end}} — {{.Why}}</li>{{end}}</ul>{{end}}
+<li class="{{if .Met}}met{{else}}missed{{end}}">{{if .Met}}✔{{else}}✘{{end}} {{.Variant}} {{.Step}} {{.Metric}}{{with .Than}} against {{.}} (ratio){{end}}: {{if .Measured}}{{printf "%.3g" .Median}}{{if .WithinNoise}}, within the noise of the rounds{{end}}{{else}}not measured{{end}}{{with .Min}}, at least {{.}}{{end}}{{with .Max}}, at most {{.}}{{end}} — {{.Why}}</li>{{end}}</ul>{{end}}
 {{range .Charts}}<h2>{{.Title}}</h2>{{.SVG}}{{end}}
 <h2>Every figure</h2>
 <table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>95 % interval</th><th>against the baseline</th><th>published</th></tr>

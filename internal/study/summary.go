@@ -50,7 +50,10 @@ type Check struct {
 	Expect
 	Median   float64 `json:"median"` // the variant's median, or its ratio to Than's
 	Measured bool    `json:"measured"`
-	Met      bool    `json:"met"`
+	// WithinNoise: the ratio is in bounds that claim a difference, but the
+	// two variants' intervals overlap: not established, so not met.
+	WithinNoise bool `json:"within_noise,omitempty"`
+	Met         bool `json:"met"`
 }
 
 // Summarize turns samples into cells (step, metric and variant in the
@@ -96,28 +99,33 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 			cells = append(cells, row...)
 		}
 	}
-	median := func(variant, step, metric string) (float64, bool) {
+	cell := func(variant, step, metric string) (Cell, bool) {
 		for _, c := range cells {
 			if c.Step == step && c.Variant == variant && c.Metric == metric {
-				return c.Median, true
+				return c, true
 			}
 		}
-		return 0, false
+		return Cell{}, false
 	}
 	var checks []Check
 	for _, e := range s.Expect {
 		ch := Check{Expect: e}
-		v, ok := median(e.Variant, e.Step, e.Metric)
+		c, ok := cell(e.Variant, e.Step, e.Metric)
+		v := c.Median
 		if e.Than != "" {
-			other, found := median(e.Than, e.Step, e.Metric)
-			ok = ok && found && other != 0
+			other, found := cell(e.Than, e.Step, e.Metric)
+			ok = ok && found && other.Median != 0
 			if ok {
-				v /= other
+				v /= other.Median
+				// a claimed difference (the bounds exclude 1) must stand out
+				// of the noise of the two variants' rounds
+				d := stats.Compare(c.Spread, other.Spread)
+				ch.WithinNoise = d.WithinNoise && ((e.Min != nil && *e.Min > 1) || (e.Max != nil && *e.Max < 1))
 			}
 		}
 		if ok {
 			ch.Median, ch.Measured = v, true
-			ch.Met = (e.Min == nil || v >= *e.Min) && (e.Max == nil || v <= *e.Max)
+			ch.Met = (e.Min == nil || v >= *e.Min) && (e.Max == nil || v <= *e.Max) && !ch.WithinNoise
 		}
 		checks = append(checks, ch)
 	}
@@ -179,7 +187,11 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 			if c.Met {
 				met++
 			} else if c.Measured && c.Than != "" {
-				missed = append(missed, fmt.Sprintf("%s %s %s× %s (%s)", titles[c.Variant], c.Step, number(c.Median), titles[c.Than], c.Why))
+				noise := ""
+				if c.WithinNoise {
+					noise = ", within the noise of the rounds"
+				}
+				missed = append(missed, fmt.Sprintf("%s %s %s× %s%s (%s)", titles[c.Variant], c.Step, number(c.Median), titles[c.Than], noise, c.Why))
 			} else if c.Measured {
 				missed = append(missed, fmt.Sprintf("%s %s %s (%s)", titles[c.Variant], c.Step, figure(c.Metric, c.Median), c.Why))
 			} else {

@@ -95,9 +95,22 @@ func TestRelativeExpect(t *testing.T) {
 	}
 	f := Finding(s, "quick", 3, cells, checks, false)
 	for _, want := range []string{"Seconds of fio's file1g test", "XFS, 64K blocks 4.65 s", "published 2.0 s (NTFS 64K, 16 disks)",
-		"reproduced on 0 of 1 counts; not on: XFS, 64K blocks write 1.01× XFS, 4K blocks (the document: 64K clusters wrote the file 20 % faster)"} {
+		"reproduced on 0 of 1 counts; not on: XFS, 64K blocks write 1.01× XFS, 4K blocks, within the noise of the rounds (the document: 64K clusters wrote the file 20 % faster)"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("finding lacks %q:\n%s", want, f)
 		}
+	}
+}
+
+func TestClaimedDifferenceMustStandOutOfNoise(t *testing.T) {
+	s, _ := Embedded("seed000-bufferpool")
+	var samples []Sample
+	for r, v := range [][2]float64{{634, 672}, {535, 634}, {660, 711}} {
+		samples = append(samples, Sample{Round: r + 1, Variant: "pool128m", Step: "oltp", Metric: "tps@8", Value: v[0]},
+			Sample{Round: r + 1, Variant: "pool2g", Step: "oltp", Metric: "tps@8", Value: v[1]})
+	}
+	_, checks := Summarize(s, s.Scales.Quick, []string{"pool128m", "pool2g"}, samples)
+	if len(checks) != 1 || checks[0].Met || !checks[0].WithinNoise || checks[0].Median < 1.05 {
+		t.Errorf("+6 %% within noise is not a reproduced gain: %+v", checks)
 	}
 }
