@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/hadrill/hadrill/internal/results"
 )
@@ -56,6 +59,19 @@ func HTML(run *results.Run, res *Result, settings, versions []Difference) ([]byt
 			charts = append(charts, chart{Title: describe(st, m), SVG: template.HTML(bars(cs, titles, m))})
 		}
 	}
+	type setup struct{ Name, Title, Preset, Patch, Lab string }
+	var setups []setup
+	for _, v := range res.Study.Variants {
+		if !slices.Contains(res.Variants, v.Name) {
+			continue
+		}
+		patch := ""
+		if len(v.Patch) > 0 {
+			b, _ := yaml.Marshal(v.Patch)
+			patch = string(b)
+		}
+		setups = append(setups, setup{v.Name, v.Title(), v.Preset, patch, res.Labs[v.Name]})
+	}
 	var ids []string
 	for _, x := range res.Samples {
 		if len(ids) == 0 || ids[len(ids)-1] != x.RunID {
@@ -64,7 +80,7 @@ func HTML(run *results.Run, res *Result, settings, versions []Difference) ([]byt
 	}
 	var b bytes.Buffer
 	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": charts, "RunIDs": ids,
-		"Settings": settings, "Versions": versions})
+		"Settings": settings, "Versions": versions, "Setups": setups})
 	return b.Bytes(), err
 }
 
@@ -135,6 +151,10 @@ Source: {{.Res.Study.Source}}.</p>
 <h2>Every figure</h2>
 <table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>95 % interval</th><th>against the baseline</th><th>published</th></tr>
 {{range .Rows}}<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>{{.Title}}</td><td>{{.N}}</td><td>{{printf "%.3g" .Median}}</td><td>{{printf "%.3g" .Min}}</td><td>{{printf "%.3g" .Max}}</td><td>{{.Interval}}</td><td>{{.Delta}}</td><td>{{.Published}}</td></tr>
+{{end}}</table>
+<h2>Set-ups</h2>
+<table><tr><th>variant</th><th>preset</th><th>patch (merged into the preset)</th><th>lab</th></tr>
+{{range .Setups}}<tr><td>{{.Title}} ({{.Name}})</td><td>{{.Preset}}</td><td style="text-align:left"><pre>{{.Patch}}</pre></td><td>{{.Lab}}</td></tr>
 {{end}}</table>
 <h2>What differs between the variants</h2>
 {{if .Settings}}<table><tr><th>setting (first database node's my.cnf)</th>{{range $.Res.Variants}}<th>{{.}}</th>{{end}}</tr>

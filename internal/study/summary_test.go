@@ -72,7 +72,7 @@ func TestHTML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"reproduced on 4 of 4 counts", "<svg", "published ~102 ms", "logarithmic axis", "within noise", "✔", "<td>galera.wsrep_on</td><td>OFF</td><td></td><td>ON</td>", "same versions"} {
+	for _, want := range []string{"reproduced on 4 of 4 counts", "<svg", "published ~102 ms", "logarithmic axis", "within noise", "✔", "<td>galera.wsrep_on</td><td>OFF</td><td></td><td>ON</td>", "same versions", "innodb_flush_log_at_trx_commit: &#34;2&#34;", "<td>wan2-semisync</td>"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the report lacks %q", want)
 		}
