@@ -308,6 +308,16 @@ func (s *Study) Problems() []string {
 func (sc Scale) problems(p string, steps []Step) []string {
 	var out []string
 	add := func(field, format string, a ...any) { out = append(out, p+"."+field+": "+fmt.Sprintf(format, a...)) }
+	counts := func(field, what, step string, list []int, most int) {
+		if len(list) == 0 {
+			add(field, "at least one %s is required (step %s)", what, step)
+		}
+		for _, n := range list {
+			if n < 1 || n > most {
+				add(field, "expected %ss from 1 to %d, got %d", what, most, n)
+			}
+		}
+	}
 	if sc.Runs < 1 || sc.Runs > 100 {
 		add("runs", "expected 1 to 100 rounds, got %d", sc.Runs)
 	}
@@ -318,14 +328,7 @@ func (sc Scale) problems(p string, steps []Step) []string {
 				add("count", "expected 1 to 1000000 INSERTs (step %s), got %d", st.Name, sc.Count)
 			}
 		case "sysbench":
-			if len(sc.Threads) == 0 {
-				add("threads", "at least one thread count is required (step %s)", st.Name)
-			}
-			for _, t := range sc.Threads {
-				if t < 1 || t > 4096 {
-					add("threads", "expected thread counts from 1 to 4096, got %d", t)
-				}
-			}
+			counts("threads", "thread count", st.Name, sc.Threads, 4096)
 			if sc.Time < 1 || sc.Time > 86400 {
 				add("time", "expected 1 to 86400 seconds (step %s), got %d", st.Name, sc.Time)
 			}
@@ -336,14 +339,7 @@ func (sc Scale) problems(p string, steps []Step) []string {
 				add("tables", "tables and table_size are required (step %s)", st.Name)
 			}
 		case "bulk-replication":
-			if len(sc.Rows) == 0 {
-				add("rows", "at least one row count is required (step %s)", st.Name)
-			}
-			for _, n := range sc.Rows {
-				if n < 1 || n > 10_000_000 {
-					add("rows", "expected row counts from 1 to 10000000, got %d", n)
-				}
-			}
+			counts("rows", "row count", st.Name, sc.Rows, 10_000_000)
 		case "disk":
 			if t, _ := fio.Named(st.Test); !t.File && st.Test != "" && (sc.Time < 1 || sc.Time > 3600) {
 				add("time", "expected 1 to 3600 seconds (step %s), got %d", st.Name, sc.Time)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/workload/fio"
 )
 
 // Measured is a volume measured against its class: fio's random 4K reads
@@ -162,38 +163,11 @@ func Measure(ctx context.Context, p *plan.Plan, n *plan.Node, v *plan.Volume) Me
 		m.Error = fmt.Sprintf("fio on %s: %v", loops[0], err)
 		return m
 	}
-	jobs, err := parseFio(out)
+	jobs, err := fio.ParseJobs(fio.Test{Name: "probe", RW: "randread"}, out)
 	if err != nil || len(jobs) < 2 {
 		m.Error = fmt.Sprintf("fio on %s: %v", loops[0], err)
 		return m
 	}
-	m.LatencyP50, m.IOPS = jobs[0].p50, jobs[1].iops
+	m.LatencyP50, m.IOPS = jobs[0].P50Ms, jobs[1].IOPS
 	return Judge(m)
-}
-
-type fioResult struct{ iops, p50 float64 }
-
-// parseFio reads each job's reads from fio's JSON output.
-func parseFio(out []byte) ([]fioResult, error) {
-	var r struct {
-		Jobs []struct {
-			Read struct {
-				IOPS float64 `json:"iops"`
-				Clat struct {
-					Percentile map[string]float64 `json:"percentile"`
-				} `json:"clat_ns"`
-			} `json:"read"`
-		} `json:"jobs"`
-	}
-	if i := strings.IndexByte(string(out), '{'); i > 0 { // fio may print notes first
-		out = out[i:]
-	}
-	if err := json.Unmarshal(out, &r); err != nil {
-		return nil, fmt.Errorf("fio's output: %v", err)
-	}
-	var res []fioResult
-	for _, j := range r.Jobs {
-		res = append(res, fioResult{iops: j.Read.IOPS, p50: j.Read.Clat.Percentile["50.000000"] / 1e6})
-	}
-	return res, nil
 }

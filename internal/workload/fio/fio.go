@@ -1,6 +1,6 @@
 // Package fio is the disk benchmark hadrill runs on a node's volume: the
 // tests (fio jobs), the command line of each and the figures read back
-// from fio's JSON output.
+// from fio's JSON output (which the volume check at up reads too).
 package fio
 
 import (
@@ -86,17 +86,24 @@ type Result struct {
 	Seconds float64 `json:"seconds"` // the run's time (file1g: to write and flush the file)
 }
 
-// Parse reads a test's figures from fio's JSON output.
+// Parse reads a test's figures from fio's JSON output (its first job).
 func Parse(t Test, out []byte) (Result, error) {
+	jobs, err := ParseJobs(t, out)
+	if err != nil {
+		return Result{}, err
+	}
+	return jobs[0], nil
+}
+
+// ParseJobs reads every job of fio's JSON output as the test t (its reads
+// or its writes, an fsync test's flush time added to each write's).
+func ParseJobs(t Test, out []byte) ([]Result, error) {
 	type dir struct {
 		IOPS    float64 `json:"iops"`
 		BwBytes float64 `json:"bw_bytes"`
 		Clat    struct {
 			Percentile map[string]float64 `json:"percentile"`
 		} `json:"clat_ns"`
-		Lat struct {
-			Percentile map[string]float64 `json:"percentile"`
-		} `json:"lat_ns"`
 	}
 	var r struct {
 		Jobs []struct {
@@ -114,19 +121,22 @@ func Parse(t Test, out []byte) (Result, error) {
 		out = out[i:]
 	}
 	if err := json.Unmarshal(out, &r); err != nil || len(r.Jobs) == 0 {
-		return Result{}, fmt.Errorf("fio %s: unreadable output: %v", t.Name, err)
+		return nil, fmt.Errorf("fio %s: unreadable output: %v", t.Name, err)
 	}
-	j := r.Jobs[0]
-	d := j.Write
-	if strings.Contains(t.RW, "read") {
-		d = j.Read
+	var results []Result
+	for _, j := range r.Jobs {
+		d := j.Write
+		if strings.Contains(t.RW, "read") {
+			d = j.Read
+		}
+		pct := d.Clat.Percentile
+		res := Result{Test: t.Name, IOPS: d.IOPS, MBps: d.BwBytes / 1e6, Seconds: j.Runtime / 1000,
+			P50Ms: pct["50.000000"] / 1e6, P99Ms: pct["99.000000"] / 1e6}
+		if t.Fsync { // a commit's time: the write and its fsync
+			res.P50Ms += j.Sync.Lat.Percentile["50.000000"] / 1e6
+			res.P99Ms += j.Sync.Lat.Percentile["99.000000"] / 1e6
+		}
+		results = append(results, res)
 	}
-	pct := d.Clat.Percentile
-	res := Result{Test: t.Name, IOPS: d.IOPS, MBps: d.BwBytes / 1e6, Seconds: j.Runtime / 1000}
-	if t.Fsync { // a commit's time: the write and its fsync
-		res.P50Ms, res.P99Ms = (pct["50.000000"]+j.Sync.Lat.Percentile["50.000000"])/1e6, (pct["99.000000"]+j.Sync.Lat.Percentile["99.000000"])/1e6
-		return res, nil
-	}
-	res.P50Ms, res.P99Ms = pct["50.000000"]/1e6, pct["99.000000"]/1e6
-	return res, nil
+	return results, nil
 }
