@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -132,18 +131,11 @@ func placement(bin string, runs int) (map[string][]float64, map[string]string) {
 	util := map[string]string{}
 	for i := 1; i <= runs; i++ {
 		for _, node := range []string{"a1", "b1", "c1"} {
-			res := run(bin, "--home", home, "bench", "sysbench", "--name", "bplace", "--target", node, "--workload", "oltp_insert",
-				"--threads", "4", "--time", "10", "--tables", "1", "--table-size", "1000", "-o", "json")
-			var r struct {
-				RunID   string `json:"run_id"`
-				Results []struct {
-					TPS float64 `json:"tps"`
-				} `json:"results"`
-			}
-			check(json.Unmarshal([]byte(res), &r))
-			out[layouts[node]] = append(out[layouts[node]], r.Results[0].TPS)
-			util[layouts[node]] = diskUtil(home, r.RunID, node)
-			fmt.Fprintf(os.Stderr, "run %d/%d %s: %.1f tps\n", i, runs, layouts[node], r.Results[0].TPS)
+			id, tps := sweep(bin, home, "bplace", "--target", node, "--workload", "oltp_insert",
+				"--threads", "4", "--time", "10", "--tables", "1", "--table-size", "1000")
+			out[layouts[node]] = append(out[layouts[node]], tps)
+			util[layouts[node]] = diskUtil(home, id, node)
+			fmt.Fprintf(os.Stderr, "run %d/%d %s: %.1f tps\n", i, runs, layouts[node], tps)
 		}
 	}
 	return out, util
@@ -152,24 +144,9 @@ func placement(bin string, runs int) (map[string][]float64, map[string]string) {
 // diskUtil is how busy each disk of a host was over a run ("data1 93 %,
 // redo1 40 %"), from its run.json.
 func diskUtil(home, runID, host string) string {
-	var r struct {
-		Hosts []struct {
-			Host  string `json:"host"`
-			Disks []struct {
-				Name string  `json:"name"`
-				Util float64 `json:"util"`
-			} `json:"disks"`
-		} `json:"hosts"`
-	}
-	check(json.Unmarshal(must(os.ReadFile(filepath.Join(home, "runs", runID, "run.json"))), &r))
 	var parts []string
-	for _, h := range r.Hosts {
-		if h.Host != host {
-			continue
-		}
-		for _, d := range h.Disks {
-			parts = append(parts, fmt.Sprintf("%s %.0f %%", strings.TrimPrefix(d.Name, host+"-"), 100*d.Util))
-		}
+	for _, d := range hostSummary(home, runID, host).Disks {
+		parts = append(parts, fmt.Sprintf("%s %.0f %%", strings.TrimPrefix(d.Name, host+"-"), 100*d.Util))
 	}
 	return strings.Join(parts, ", ")
 }

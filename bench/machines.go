@@ -25,18 +25,11 @@ clusters: [{name: da, kind: standalone, machine: half}, {name: db, kind: standal
 	got := map[string][]sample{}
 	for i := 1; i <= runs; i++ {
 		for _, node := range []string{"da1", "db1"} {
-			out := run(bin, "--home", home, "bench", "sysbench", "--name", "bmach", "--target", node, "--workload", "oltp_read_only",
-				"--threads", "8", "--time", "8", "--tables", "2", "--table-size", "10000", "-o", "json")
-			var res struct {
-				RunID   string `json:"run_id"`
-				Results []struct {
-					TPS float64 `json:"tps"`
-				} `json:"results"`
-			}
-			check(json.Unmarshal([]byte(out), &res))
-			host := hostSummary(home, res.RunID, node)
-			got[node] = append(got[node], sample{res.Results[0].TPS, host.CPUP95, host.CPUMean})
-			fmt.Fprintf(os.Stderr, "run %d/%d %s: %.0f tps, cpu mean %.3f p95 %.3f\n", i, runs, node, res.Results[0].TPS, host.CPUMean, host.CPUP95)
+			id, tps := sweep(bin, home, "bmach", "--target", node, "--workload", "oltp_read_only",
+				"--threads", "8", "--time", "8", "--tables", "2", "--table-size", "10000")
+			host := hostSummary(home, id, node)
+			got[node] = append(got[node], sample{tps, host.CPUP95, host.CPUMean})
+			fmt.Fprintf(os.Stderr, "run %d/%d %s: %.0f tps, cpu mean %.3f p95 %.3f\n", i, runs, node, tps, host.CPUMean, host.CPUP95)
 		}
 	}
 	col := func(node string, f func(sample) float64) []float64 {
@@ -67,6 +60,10 @@ type hostUse struct {
 	Host    string  `json:"host"`
 	CPUMean float64 `json:"cpu_mean"`
 	CPUP95  float64 `json:"cpu_p95"`
+	Disks   []struct {
+		Name string  `json:"name"`
+		Util float64 `json:"util"`
+	} `json:"disks"`
 }
 
 func hostSummary(home, runID, host string) hostUse {

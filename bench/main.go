@@ -5,6 +5,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -120,6 +121,24 @@ func tryRun(name string, args ...string) {
 	if err := c.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: clean-up %s %s: %v\n", name, strings.Join(args, " "), err)
 	}
+}
+
+// sweep runs one `hadrill bench sysbench` on a lab (args: --target,
+// --workload, sizes…) and returns its run id and the TPS of its first
+// thread count.
+func sweep(bin, home, lab string, args ...string) (runID string, tps float64) {
+	out := run(bin, append([]string{"--home", home, "bench", "sysbench", "--name", lab, "-o", "json"}, args...)...)
+	var r struct {
+		RunID   string `json:"run_id"`
+		Results []struct {
+			TPS float64 `json:"tps"`
+		} `json:"results"`
+	}
+	check(json.Unmarshal([]byte(out), &r))
+	if len(r.Results) == 0 {
+		fail("bench sysbench %v measured nothing", args)
+	}
+	return r.RunID, r.Results[0].TPS
 }
 
 func median(v []float64) float64 { return stats.Median(v) }

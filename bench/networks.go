@@ -58,13 +58,9 @@ load_balancers: [{name: lb, cluster: db}]
 		fmt.Fprintf(os.Stderr, "run %d/%d: application %.1f Mbit/s on the wire (%.1f TCP payload), cluster %.1f (%.1f)\n",
 			i, runs, appWire/1e6, a/1e6, clWire/1e6, c/1e6)
 	}
-	out := run(bin, "--home", home, "bench", "sysbench", "--name", "bnic", "--workload", "oltp_write_only", "--threads", "4",
-		"--time", "10", "--tables", "2", "--table-size", "5000", "-o", "json")
-	var res struct {
-		RunID string `json:"run_id"`
-	}
-	check(json.Unmarshal([]byte(out), &res))
-	share := clusterShare(home, res.RunID)
+	id, _ := sweep(bin, home, "bnic", "--workload", "oltp_write_only", "--threads", "4",
+		"--time", "10", "--tables", "2", "--table-size", "5000")
+	share := clusterShare(home, id)
 
 	// htb counts a TCP stream's bytes as the frames it becomes on the wire
 	// (1514 bytes per 1448 of payload, timestamps on), as a real NIC carries

@@ -98,10 +98,7 @@ func TestCloud3(t *testing.T) {
 			TargetMs   float64 `json:"target_ms"`
 		} `json:"results"`
 	}
-	out := e.ok("bench", "disk", "--name", "itcloud", "--volume", "db1/data", "--test", "randwrite,latency", "--time", "3", "-o", "json")
-	if err := json.Unmarshal([]byte(out.stdout), &fio); err != nil || len(fio.Results) != 2 {
-		t.Fatalf("bench disk: %v\n%s", err, out.stdout)
-	}
+	e.benchDisk("itcloud", &fio, 2, "--volume", "db1/data", "--test", "randwrite,latency", "--time", "3")
 	if r := fio.Results[0]; r.TargetIOPS != 1000 || r.IOPS < 800 || r.IOPS > 1150 {
 		t.Errorf("fio random writes on two striped 500-IOPS disks: %+v", r)
 	}
@@ -180,10 +177,7 @@ clusters:
 			TargetIOPS float64 `json:"target_iops"`
 		} `json:"results"`
 	}
-	out := e.ok("bench", "disk", "--name", "itdc", "--volume", "db1/b,db1/c", "--test", "randwrite,randread", "--time", "8", "-o", "json")
-	if err := json.Unmarshal([]byte(out.stdout), &res); err != nil || len(res.Results) != 4 {
-		t.Fatalf("bench disk: %v\n%s", err, out.stdout)
-	}
+	e.benchDisk("itdc", &res, 4, "--volume", "db1/b,db1/c", "--test", "randwrite,randread", "--time", "8")
 	b := res.Results[0] // 8 s: about 4 at 400, then at 100 (the ramp spends some first)
 	if b.IOPS < 150 || b.IOPS > 300 {
 		t.Errorf("random writes on a bursting disk averaged %.0f IOPS over 8 s, want about 250 (4 s at 400, 4 s at 100)", b.IOPS)

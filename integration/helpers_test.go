@@ -267,3 +267,16 @@ func (e *env) sweepRecord(lab string, v any, args ...string) string {
 	}
 	return out.RunID
 }
+
+// benchDisk runs `hadrill bench disk` on a lab (args after it) and decodes
+// its output into v, which must hold want results.
+func (e *env) benchDisk(lab string, v any, want int, args ...string) {
+	e.t.Helper()
+	r := e.ok(append([]string{"bench", "disk", "--name", lab, "-o", "json"}, args...)...)
+	var n struct {
+		Results []json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil || json.Unmarshal([]byte(r.stdout), &n) != nil || len(n.Results) != want {
+		e.t.Fatalf("bench disk %v: %v, want %d results\n%s", args, err, want, r.stdout)
+	}
+}
