@@ -98,6 +98,8 @@ func (l *Lab) restorePlan(ctx context.Context, labs Labs, o *RestoreOptions) (t 
 	}
 	if c, ok := l.Plan.Cluster(o.Cluster); o.Cluster != "" && !ok {
 		problems = append(problems, hderr.User("--cluster: unknown cluster %q", o.Cluster))
+	} else if ok && c.NoBinlog {
+		problems = append(problems, hderr.User("--cluster: cluster %q runs without a binary log (binary_log: false): there is nothing to replay to a point in time", c.Name))
 	} else if ok {
 		o.Cluster = c.Name
 	}

@@ -28,7 +28,7 @@ func (b *builder) nodes() error {
 		dbNodes += c.NodeCount()
 	}
 	for ci, c := range b.s.Clusters {
-		pc := Cluster{Name: c.Name, Kind: c.Kind, GTIDDomain: ci + 1}
+		pc := Cluster{Name: c.Name, Kind: c.Kind, GTIDDomain: ci + 1, NoBinlog: !c.Binlog()}
 		switch c.Kind {
 		case spec.KindGalera:
 			pc.StateUUID = stableUUID(b.p.Lab + "/" + c.Name)
@@ -187,7 +187,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		LogFile: n.LogFile, RedoDir: n.RedoDir, BinlogDir: n.BinlogDir, TmpDir: n.TmpDir, Address: n.Address, ClusterAddress: n.ClusterAddress, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
 		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes, b.hostByName(name).Machine), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
-		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1}
+		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1, NoBinlog: !c.Binlog()}
 	if c.Kind == spec.KindGalera { // a member's own unreplicated writes get a domain of their own
 		cfg.GTIDDomain = 100*(ci+1) + j
 	}

@@ -315,3 +315,20 @@ replication: [{from: db, to: dr}]
 		t.Errorf("rootless with storage: %v", err)
 	}
 }
+
+// A Galera cluster without a binary log: no log_bin, no log_slave_updates,
+// and wsrep_gtid_mode off (it needs the binary log).
+func TestNoBinlogConfig(t *testing.T) {
+	s, err := spec.Load([]byte("clusters: [{name: db, kind: galera, binary_log: false}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "nobin", "/home/u/.hadrill", rootFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "nobinlog-db1.my.cnf", []byte(p.Nodes[0].Config))
+	if c, _ := p.Cluster("db"); !c.NoBinlog {
+		t.Error("the plan's cluster does not say its binary log is off")
+	}
+}

@@ -116,6 +116,8 @@ type Cluster struct {
 	GTIDDomain int `json:"gtid_domain"`
 	// Arbitrator is the cluster's garbd, if it has one.
 	Arbitrator *Arbitrator `json:"arbitrator,omitempty"`
+	// NoBinlog: the nodes keep no binary log (spec binary_log: false).
+	NoBinlog bool `json:"no_binlog,omitempty"`
 }
 
 // Arbitrator is garbd on a host of its own: a voting member without data.
@@ -267,6 +269,26 @@ func (p *Plan) CheckNodes(names []string) error {
 
 // LBAlias names a lab's first load balancer wherever a target is asked for.
 const LBAlias = "lb"
+
+// NodesAlias names, as a sysbench target, the writable nodes of the lab's
+// first Galera cluster as one host list: sysbench spreads its connections
+// over them itself (document 000's "sysbench built-in load balancer").
+const NodesAlias = "nodes"
+
+// Writers are the nodes NodesAlias names: the first Galera cluster's.
+func (p *Plan) Writers() ([]*Node, error) {
+	var out []*Node
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if n.Role == RoleGalera && (len(out) == 0 || out[0].Cluster == n.Cluster) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("target %q: lab %s has no Galera cluster (only a cluster's nodes all take writes)", NodesAlias, p.Lab)
+	}
+	return out, nil
+}
 
 // LB resolves a load balancer by name; LBAlias is the lab's first.
 func (p *Plan) LB(name string) (*LB, bool) {

@@ -14,6 +14,9 @@ type Machine struct {
 	Name   string  `yaml:"name" json:"name"`
 	CPUs   float64 `yaml:"cpus" json:"cpus"`
 	Memory string  `yaml:"memory" json:"memory"`
+	// Price is what the machine costs an hour (in the user's currency;
+	// studies divide throughput by it). 0: not priced.
+	Price float64 `yaml:"price,omitempty" json:"price,omitempty"`
 }
 
 // BuiltinMachines are the sizes every spec may name without defining them:
@@ -87,7 +90,38 @@ func (v *validator) machines(s *Spec) {
 		if b, err := ParseSize(m.Memory); err != nil || b < MinMachineMemory {
 			v.add(p+".memory", "expected a size of at least 256M like 1G or 3584M, got %q", m.Memory)
 		}
+		if m.Price < 0 || m.Price > 1e6 || math.IsNaN(m.Price) {
+			v.add(p+".price", "expected an hourly price from 0 to 1000000, got %g", m.Price)
+		}
 	}
+}
+
+// HourlyPrice is what the spec's database service costs an hour: the
+// machines of its nodes, arbitrators and load balancers (the client is the
+// load generator, not the service). ok is false when none of them is
+// priced; unpriced ones count 0.
+func (s *Spec) HourlyPrice() (price float64, ok bool) {
+	add := func(name string) {
+		if m, found := s.MachineNamed(name); found && m.Price > 0 {
+			price, ok = price+m.Price, true
+		}
+	}
+	for _, c := range s.Clusters {
+		for j := 1; j <= c.NodeCount(); j++ {
+			name := c.Machine
+			if m, set := c.NodeMachines[fmt.Sprintf("%s%d", c.Name, j)]; set {
+				name = m
+			}
+			add(name)
+		}
+		if c.Arbitrator != nil {
+			add(c.Arbitrator.Machine)
+		}
+	}
+	for _, lb := range s.LoadBalancers {
+		add(lb.Machine)
+	}
+	return price, ok
 }
 
 // machineRef checks a host's machine name; the machine when it is known.

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -224,5 +225,54 @@ clusters:
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%s", want, err)
 		}
+	}
+}
+
+func TestBinaryLogValidation(t *testing.T) {
+	_, err := Load([]byte(`
+clusters:
+  - {name: db, kind: galera, binary_log: false, storage: {volumes: [{name: data, disk: standard}], binlog: data}}
+  - {name: pr, kind: primary, nodes: 2, mode: async, binary_log: false}
+  - {name: dr, kind: standalone}
+replication: [{from: db, to: dr}]
+`))
+	if err == nil {
+		t.Fatal("binary_log: false accepted where it cannot be")
+	}
+	for _, want := range []string{
+		"clusters[0].storage.binlog: the binary log is off",
+		"clusters[1].binary_log: a primary cluster's replicas read its binary log",
+		`replication[0].from: cluster "db" has its binary log off`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+	s, err := Load([]byte("clusters: [{name: db, kind: galera, binary_log: false}]"))
+	if err != nil || s.Clusters[0].Binlog() {
+		t.Fatalf("a Galera cluster without a binary log: %v", err)
+	}
+}
+
+func TestHourlyPrice(t *testing.T) {
+	s, err := Load([]byte(`
+machines: [{name: big, cpus: 2, memory: 4G, price: 0.5}, {name: tiny, cpus: 0.5, memory: 1G, price: 0.05}]
+clusters: [{name: db, kind: galera, nodes: 3, machine: big, node_machines: {db3: tiny}, arbitrator: {machine: tiny}}]
+load_balancers: [{name: lb, cluster: db, machine: d1}]
+client: {machine: big}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := s.HourlyPrice(); !ok || math.Abs(p-1.1) > 1e-9 {
+		t.Errorf("two big nodes, a tiny one and a tiny arbitrator (the unpriced LB and the client not counted): %g %v", p, ok)
+	}
+	if _, err := Load([]byte("machines: [{name: x, cpus: 1, memory: 1G, price: -1}]\nclusters: [{name: db, kind: galera, machine: x}]")); err == nil ||
+		!strings.Contains(err.Error(), "machines[0].price: expected an hourly price") {
+		t.Errorf("a negative price: %v", err)
+	}
+	s, _ = Preset("galera3")
+	if _, ok := s.HourlyPrice(); ok {
+		t.Error("a spec without prices has no price")
 	}
 }

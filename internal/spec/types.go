@@ -82,10 +82,17 @@ type Cluster struct {
 	// holds no data) on a host of its own, named <cluster>arb: with 3 + 3
 	// nodes over two sites, an arbitrator in a third one keeps the side it
 	// can reach primary when the sites lose each other.
-	Arbitrator *Arbitrator       `yaml:"arbitrator,omitempty"`
-	Addresses  []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
-	Config     map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
+	Arbitrator *Arbitrator `yaml:"arbitrator,omitempty"`
+	// BinaryLog off runs the nodes without a binary log (document 000
+	// compares on and off): no replication channel from or into the
+	// cluster, no point-in-time restore, and Galera's GTID mode off with it.
+	BinaryLog *bool             `yaml:"binary_log,omitempty"`
+	Addresses []string          `yaml:"addresses,omitempty"` // optional fixed node addresses
+	Config    map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
 }
+
+// Binlog says whether the cluster's nodes keep a binary log (the default).
+func (c Cluster) Binlog() bool { return c.BinaryLog == nil || *c.BinaryLog }
 
 // Arbitrator places a Galera arbitrator.
 type Arbitrator struct {

@@ -189,6 +189,14 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	for j, a := range c.Addresses {
 		v.address(fmt.Sprintf("%s.addresses[%d]", p, j), a, network)
 	}
+	if !c.Binlog() {
+		if c.Kind == KindPrimary {
+			v.add(p+".binary_log", "a primary cluster's replicas read its binary log: it cannot be off")
+		}
+		if c.Storage != nil && c.Storage.Binlog != "" {
+			v.add(p+".storage.binlog", "the binary log is off (binary_log: false): no volume holds it")
+		}
+	}
 	for k, val := range c.Config {
 		if why := CheckOption(k, val); why != "" {
 			v.add(p+".config."+k, "%s", why)
@@ -329,8 +337,9 @@ func Warnings(s *Spec) []string {
 // receiving node applies the stream; multi-source is not planned).
 func (v *validator) channels(s *Spec, names map[string]string) {
 	kinds := map[string]Kind{}
+	binlog := map[string]bool{}
 	for _, c := range s.Clusters {
-		kinds[c.Name] = c.Kind
+		kinds[c.Name], binlog[c.Name] = c.Kind, c.Binlog()
 	}
 	into := map[string]string{}
 	for i, ch := range s.Replication {
@@ -339,6 +348,11 @@ func (v *validator) channels(s *Spec, names map[string]string) {
 		v.ref(p+".to", ch.To, "cluster", names)
 		if ch.From != "" && ch.From == ch.To {
 			v.add(p+".to", "a channel cannot replicate cluster %q into itself", ch.To)
+		}
+		for _, end := range []struct{ field, cluster string }{{"from", ch.From}, {"to", ch.To}} {
+			if on, ok := binlog[end.cluster]; ok && !on {
+				v.add(p+"."+end.field, "cluster %q has its binary log off (binary_log: false); a channel's ends keep one (GTIDs, log_slave_updates)", end.cluster)
+			}
 		}
 		if k := kinds[ch.To]; k == KindPrimary {
 			v.add(p+".to", "cluster %q is a primary cluster; a channel goes into a standalone server or a galera cluster", ch.To)

@@ -74,6 +74,7 @@ type ServerConfig struct {
 	// cluster's replicated write sets, the same on every member.
 	GTIDDomain, WsrepGTIDDomain   int
 	SemiSyncMaster, SemiSyncSlave bool
+	NoBinlog                      bool // binary log off (and Galera's GTID mode with it)
 	AckTimeoutMs                  int64
 }
 
