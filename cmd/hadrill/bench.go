@@ -14,6 +14,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/employees"
 	"github.com/hadrill/hadrill/internal/workload/slap"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
@@ -28,12 +29,13 @@ func sysbenchCmd() *cobra.Command {
 	var p sysbench.Params
 	var threads, target, credentials string
 	c := &cobra.Command{
-		Use:   "sysbench [--workload W] [--threads 1,4,16] [--time S] [--runs R] [--target lb|NODE|mysql://HOST:PORT]",
+		Use:   "sysbench [--workload W] [--threads 1,4,16] [--time S] [--runs R] [--target lb|nodes|NODE|mysql://HOST:PORT]",
 		Short: "Sweep a sysbench OLTP workload over thread counts from the lab's client host",
 		Long: `Prepares the dataset (or reuses one of the same shape), runs every thread count --runs
 times from the lab's client host and keeps the median run. Latency percentiles come from
 sysbench's histogram. Certification conflicts (1213, 1020, 1205) are retried and reported
-as err/s when several nodes take writes. Results go to the run store (hadrill runs list).`,
+as err/s when several nodes take writes. --target nodes gives sysbench the Galera nodes as its
+own host list (it spreads its connections over them: no load balancer). Results go to the run store (hadrill runs list).`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var problems []string
@@ -50,7 +52,7 @@ as err/s when several nodes take writes. Results go to the run store (hadrill ru
 			if err != nil {
 				return err
 			}
-			e, err := workload.Resolve(cmd.Context(), l, target, credentials)
+			e, err := workload.ResolveList(cmd.Context(), l, target, credentials)
 			if err != nil {
 				return err
 			}
@@ -76,7 +78,7 @@ as err/s when several nodes take writes. Results go to the run store (hadrill ru
 	f.IntVar(&p.Interval, "report-interval", 1, "seconds between time-series samples")
 	f.IntVar(&p.Warmup, "warmup", 2, "seconds each run warms up before it is measured (not counted)")
 	f.IntVar(&p.RandSeed, "rand-seed", 1, "sysbench's random seed, recorded with the run (0: from the clock)")
-	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name, or mysql://HOST:PORT")
+	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name, nodes (the Galera nodes as sysbench's host list), or mysql://HOST:PORT")
 	f.StringVar(&credentials, "credentials", "", "my.cnf-style file with user= and password= (external targets)")
 	return c
 }
@@ -271,9 +273,15 @@ func slapCmd() *cobra.Command {
 	var p slap.Params
 	var conc, target string
 	c := &cobra.Command{
-		Use:   "slap [--concurrency 1,10,50] [--iterations N] [--load read|write|mixed | --query SQL | --query-file FILE]",
+		Use:   "slap [--concurrency 1,10,50] [--iterations N] [--load read|write|mixed | --query SQL | --query-file FILE] [--dataset employees]",
 		Short: "Sweep mariadb-slap over client concurrency from the lab's client host (seed 001's read and write tests)",
-		Args:  args(0, 0, "no arguments"),
+		Long: `Runs mariadb-slap from the lab's client host at each concurrency, --iterations times, and stores
+the average, minimum and maximum seconds to run all queries. --dataset employees first generates
+(or reuses) a dataset shaped like MySQL's employees sample database in schema employees (about
+3.9 million rows at --dataset-size 1, made by the server in seconds to minutes) and, without
+--query, runs document 001's join-heavy read query over it; --number-of-queries 0 has each client
+run the query once per iteration, as document 001 did.`,
+		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var problems []string
 			cs, err := sysbench.ParseCounts("--concurrency", "client counts", conc, 4096)
@@ -281,6 +289,9 @@ func slapCmd() *cobra.Command {
 				problems = append(problems, err.Error())
 			}
 			p.Concurrency = cs
+			if p.Dataset == "employees" && p.Load == "" && p.Query == "" && p.QueryFile == "" {
+				p.Query = employees.Query // document 001's read test
+			}
 			if p.Load == "" && p.Query == "" && p.QueryFile == "" {
 				p.Load = "mixed"
 			}
@@ -289,7 +300,13 @@ func slapCmd() *cobra.Command {
 					problems = append(problems, fmt.Sprintf("--query-file: %v", err))
 				}
 			}
-			if p.Schema == "" {
+			if p.Dataset == "" {
+				p.DatasetSize = 0
+			}
+			switch {
+			case p.Schema == "" && p.Dataset != "":
+				p.Schema = p.Dataset
+			case p.Schema == "":
 				p.Schema = map[bool]string{true: slap.ScratchSchema, false: "app"}[p.Load != ""] // custom queries run in the application's schema
 			}
 			problems = append(problems, p.Check()...)
@@ -330,6 +347,8 @@ func slapCmd() *cobra.Command {
 	f.StringVar(&p.QueryFile, "query-file", "", "file of SQL to run instead of an auto-generated load")
 	f.StringVar(&p.Schema, "schema", "", "schema: generated loads run only in hd_slap (created and dropped by each run); queries default to app, which is never dropped")
 	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name")
+	f.StringVar(&p.Dataset, "dataset", "", "employees: generate (or reuse) an employees-shaped dataset to query (document 001)")
+	f.Float64Var(&p.DatasetSize, "dataset-size", 1, "the dataset's size, a fraction of the sample database (1: 300,024 employees, ~3.9 M rows)")
 	return c
 }
 

@@ -133,8 +133,7 @@ summarised and kept, and the labs are removed.`,
 			if err != nil {
 				return err
 			}
-			settings, versions := study.Environment(h, res)
-			b, err := study.HTML(r, res, settings, versions)
+			b, err := study.HTML(r, res, study.Gather(h, res))
 			if err != nil {
 				return err
 			}

@@ -212,9 +212,13 @@ func (l *Lab) LB(name string) (*plan.LB, error) {
 	return nil, hderr.User("--lb: unknown load balancer %q (load balancers: %v)", name, names)
 }
 
-// Balanced reports whether target names a balanced load balancer (writes
-// then reach several nodes at once).
+// Balanced reports whether target names a balanced load balancer or the
+// nodes as sysbench's own host list (writes then reach several nodes at
+// once).
 func (l *Lab) Balanced(target string) bool {
+	if target == plan.NodesAlias {
+		return true
+	}
 	lb, err := l.LB(target)
 	return err == nil && lb.Mode == spec.LBBalanced
 }

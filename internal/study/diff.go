@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/hadrill/hadrill/internal/results"
 )
 
 // Difference is one setting that is not the same in every variant: its
@@ -66,35 +64,4 @@ func Differences(byVariant map[string]map[string]string) []Difference {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Setting < out[j].Setting })
 	return out
-}
-
-// Environment is what differs between a study run's variants, read from
-// their runs in the store: the first database node's settings, and the
-// versions of the tools.
-func Environment(home string, res *Result) (settings, versions []Difference) {
-	cnf, vers := map[string]map[string]string{}, map[string]map[string]string{}
-	for _, v := range res.Variants {
-		for _, x := range res.Samples {
-			if x.Variant != v || x.RunID == "" {
-				continue
-			}
-			r, err := results.Load(home, x.RunID)
-			if err != nil {
-				break
-			}
-			var names []string
-			for name := range r.Configs {
-				if strings.HasSuffix(name, "/my.cnf") {
-					names = append(names, name)
-				}
-			}
-			sort.Strings(names)
-			if len(names) > 0 {
-				cnf[v] = Settings(r.Configs[names[0]], r.Lab)
-			}
-			vers[v] = r.Versions
-			break
-		}
-	}
-	return Differences(cnf), Differences(vers)
 }

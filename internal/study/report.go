@@ -18,9 +18,9 @@ import (
 // interval and range, the published value beside it), then every figure
 // with its spread, change against the baseline and published value.
 //
-// settings and versions are what differs between the variants
-// (Environment).
-func HTML(run *results.Run, res *Result, settings, versions []Difference) ([]byte, error) {
+// ctx is what the run's steps recorded (Gather): the differences between
+// the variants, their hosts, sysbench's latency histograms.
+func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 	titles := map[string]string{}
 	for _, v := range res.Study.Variants {
 		titles[v.Name] = v.Title()
@@ -59,7 +59,11 @@ func HTML(run *results.Run, res *Result, settings, versions []Difference) ([]byt
 			charts = append(charts, chart{Title: describe(st, m), SVG: template.HTML(bars(cs, titles, m))})
 		}
 	}
-	type setup struct{ Name, Title, Preset, Patch, Lab string }
+	for _, h := range ctx.Histograms {
+		charts = append(charts, chart{Title: fmt.Sprintf("Latency distribution, step %s with %d clients (every round's transactions)", h.Step, h.Threads),
+			SVG: template.HTML(cdf(h, res.Variants, titles))})
+	}
+	type setup struct{ Name, Title, Preset, Patch, Lab, Target, Price string }
 	var setups []setup
 	for _, v := range res.Study.Variants {
 		if !slices.Contains(res.Variants, v.Name) {
@@ -70,7 +74,15 @@ func HTML(run *results.Run, res *Result, settings, versions []Difference) ([]byt
 			b, _ := yaml.Marshal(v.Patch)
 			patch = string(b)
 		}
-		setups = append(setups, setup{v.Name, v.Title(), v.Preset, patch, res.Labs[v.Name]})
+		price := ""
+		if p, ok := v.HourlyPrice(); ok {
+			price = fmt.Sprintf("$%.2f/h", p)
+		}
+		preset, lab := v.Preset, res.Labs[v.Name]
+		if v.Endpoint != "" {
+			preset, lab = v.Endpoint, "none: a server outside the lab, load from this computer"
+		}
+		setups = append(setups, setup{v.Name, v.Title(), preset, patch, lab, v.Target, price})
 	}
 	var ids []string
 	for _, x := range res.Samples {
@@ -80,7 +92,7 @@ func HTML(run *results.Run, res *Result, settings, versions []Difference) ([]byt
 	}
 	var b bytes.Buffer
 	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": charts, "RunIDs": ids,
-		"Settings": settings, "Versions": versions, "Setups": setups})
+		"Settings": ctx.Settings, "Versions": ctx.Versions, "Setups": setups, "Hosts": ctx.Hosts, "Computer": ctx.Computer, "Titles": titles})
 	return b.Bytes(), err
 }
 
@@ -134,6 +146,65 @@ func bars(cells []Cell, titles map[string]string, metric string) string {
 	return s.String()
 }
 
+// cdf draws each variant's latency distribution as the share of
+// transactions at or under a latency (a logarithmic latency axis): curves
+// to the left are faster, a long flat top is the tail.
+func cdf(h Histogram, variants []string, titles map[string]string) string {
+	const left, width, top, height = 60.0, 560.0, 10.0, 220.0
+	colors := []string{"#2b5d8a", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e"}
+	lo, hi := math.Inf(1), 0.0
+	for _, bs := range h.Variants {
+		for _, b := range bs {
+			if b.Count > 0 {
+				lo, hi = min(lo, b.Value), max(hi, b.Value)
+			}
+		}
+	}
+	if hi <= 0 {
+		return ""
+	}
+	lo = max(lo, 0.001)
+	a, z := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi*1.01))
+	if z <= a {
+		z = a + 1
+	}
+	x := func(v float64) float64 { return left + width*(math.Log10(max(v, lo))-a)/(z-a) }
+	y := func(share float64) float64 { return top + height*(1-share) }
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+260, top+height+50)
+	for e := a; e <= z; e++ {
+		v := math.Pow(10, e)
+		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#ddd"/><text x="%.1f" y="%.0f" text-anchor="middle">%s ms</text>`,
+			x(v), x(v), top, top+height, x(v), top+height+16, number(v))
+	}
+	for _, share := range []float64{0, 0.5, 0.95, 1} {
+		fmt.Fprintf(&s, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%.0f %%</text>`,
+			left, left+width, y(share), y(share), left-6, y(share)+4, 100*share)
+	}
+	for i, v := range variants {
+		bs := h.Variants[v]
+		var total int64
+		for _, b := range bs {
+			total += b.Count
+		}
+		if total == 0 {
+			continue
+		}
+		color := colors[i%len(colors)]
+		var pts []string
+		var cum int64
+		for _, b := range bs {
+			cum += b.Count
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(b.Value), y(float64(cum)/float64(total))))
+		}
+		fmt.Fprintf(&s, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, color, strings.Join(pts, " "))
+		fmt.Fprintf(&s, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="%s"/><text x="%.0f" y="%.0f">%s (%d transactions)</text>`,
+			left+width+14, top+18*float64(i), color, left+width+32, top+18*float64(i)+10, template.HTMLEscapeString(titles[v]), total)
+	}
+	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">share of transactions at or under a latency (logarithmic axis; sysbench's histogram)</text></svg>`, left, top+height+40)
+	return s.String()
+}
+
 var page = template.Must(template.New("study").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>hadrill study {{.Res.Study.Name}}</title>
 <style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}table{border-collapse:collapse}
@@ -153,9 +224,14 @@ Source: {{.Res.Study.Source}}.</p>
 {{range .Rows}}<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>{{.Title}}</td><td>{{.N}}</td><td>{{printf "%.3g" .Median}}</td><td>{{printf "%.3g" .Min}}</td><td>{{printf "%.3g" .Max}}</td><td>{{.Interval}}</td><td>{{.Delta}}</td><td>{{.Published}}</td></tr>
 {{end}}</table>
 <h2>Set-ups</h2>
-<table><tr><th>variant</th><th>preset</th><th>patch (merged into the preset)</th><th>lab</th></tr>
-{{range .Setups}}<tr><td>{{.Title}} ({{.Name}})</td><td>{{.Preset}}</td><td style="text-align:left"><pre>{{.Patch}}</pre></td><td>{{.Lab}}</td></tr>
+<table><tr><th>variant</th><th>preset or endpoint</th><th>patch (merged into the preset)</th><th>load sent to</th><th>price</th><th>lab</th></tr>
+{{range .Setups}}<tr><td>{{.Title}} ({{.Name}})</td><td>{{.Preset}}</td><td style="text-align:left"><pre>{{.Patch}}</pre></td><td>{{or .Target "lb (each step's own target)"}}</td><td>{{.Price}}</td><td>{{.Lab}}</td></tr>
 {{end}}</table>
+<h2 id="hosts">Hosts, as measured</h2>
+<p>Every host of every variant's lab during the variant's first run (CPU in cores, disks and NICs with their caps and use){{with .Computer}}; all ran on one computer: {{index . "cpus"}} CPUs, {{index . "memory"}}, kernel {{index . "kernel"}}{{end}}.</p>
+{{if .Hosts}}<table><tr><th>variant</th><th>host</th><th>machine</th><th>CPU used</th><th>memory</th><th>disks</th><th>NICs</th></tr>
+{{range .Hosts}}<tr><td>{{index $.Titles .Variant}}</td><td>{{.Host}}</td><td>{{.Machine}}</td><td>{{.CPU}}</td><td>{{.Memory}}</td><td style="text-align:left">{{.Disks}}</td><td style="text-align:left">{{.NICs}}</td></tr>
+{{end}}</table>{{else}}<p>No host was measured (the runs are gone from the store).</p>{{end}}
 <h2>What differs between the variants</h2>
 {{if .Settings}}<table><tr><th>setting (first database node's my.cnf)</th>{{range $.Res.Variants}}<th>{{.}}</th>{{end}}</tr>
 {{range .Settings}}{{$d := .}}<tr><td>{{.Setting}}</td>{{range $.Res.Variants}}<td>{{index $d.Values .}}</td>{{end}}</tr>

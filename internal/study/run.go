@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,28 +105,53 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		return nil, "", err
 	}
 	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}}
-	labs := map[string]*lab.Lab{}
+	labs := map[string]workload.Lab{}
+	// servers outside the lab first: one that does not answer fails the
+	// study before any lab is made
+	for _, name := range variants {
+		if v := variant(s, name); v.Endpoint != "" {
+			d := workload.Direct{HomeDir: o.Home, Name: "study-" + s.Name}
+			if _, err := workload.ResolveList(ctx, d, v.Endpoint, v.Credentials); err != nil {
+				return nil, "", fmt.Errorf("variant %s: %w", name, err)
+			}
+			labs[name] = d
+		}
+	}
 	defer func() {
 		if o.Keep {
 			return
 		}
+		removed := map[string]bool{}
 		for _, v := range variants {
-			if res.Labs[v] == "" {
+			name := res.Labs[v]
+			if name == "" || removed[name] {
 				continue
 			}
-			fmt.Fprintf(o.Log, "study: removing lab %s\n", res.Labs[v])
-			if err := lab.Down(context.WithoutCancel(ctx), o.Home, res.Labs[v], false, io.Discard); err != nil {
-				fmt.Fprintf(o.Log, "warning: %s: %v\n", res.Labs[v], err)
+			removed[name] = true
+			fmt.Fprintf(o.Log, "study: removing lab %s\n", name)
+			if err := lab.Down(context.WithoutCancel(ctx), o.Home, name, false, io.Discard); err != nil {
+				fmt.Fprintf(o.Log, "warning: %s: %v\n", name, err)
 			}
 		}
 	}()
 	started := time.Now()
+	same := map[string]string{} // the spec as JSON -> the variant whose lab has it
 	for _, name := range variants {
 		v := variant(s, name)
+		if v.Endpoint != "" {
+			continue
+		}
 		sp, err := v.Spec()
 		if err != nil {
 			return nil, "", err
 		}
+		key, _ := json.Marshal(sp)
+		if owner, ok := same[string(key)]; ok { // the same set-up: one lab, reused
+			fmt.Fprintf(o.Log, "study %s: %s runs in lab %s (the same set-up as %s)\n", s.Name, v.Title(), res.Labs[owner], owner)
+			res.Labs[name], labs[name] = res.Labs[owner], labs[owner]
+			continue
+		}
+		same[string(key)] = name
 		fmt.Fprintf(o.Log, "study %s: bringing up %s (%s) as lab %s\n", s.Name, v.Title(), v.Preset, LabName(s.Name, name))
 		l, err := lab.Up(ctx, o.Home, lab.UpOptions{Name: LabName(s.Name, name), Spec: sp, SpecGiven: true, Log: io.Discard})
 		if l != nil || err == nil {
@@ -150,7 +176,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 					left = fmt.Sprintf(", ~%s left", (time.Since(t0) / time.Duration(done-1) * time.Duration(units-done+1)).Round(time.Second))
 				}
 				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, sc.Runs, variant(s, name).Title(), st.Name, left)
-				samples, err := measure(ctx, labs[name], st, sc, o)
+				samples, err := measure(ctx, labs[name], variant(s, name), st, sc, o)
 				if err != nil && ctx.Err() == nil {
 					return nil, "", fmt.Errorf("variant %s, step %s: %w", name, st.Name, err)
 				}
@@ -182,23 +208,44 @@ func variant(s *Study, name string) Variant {
 
 // measure runs one step on one variant's lab (a run of its own in the
 // store) and returns its figures.
-func measure(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
-	target := st.Target
-	if target == "" {
-		target = "lb"
+func measure(ctx context.Context, l workload.Lab, v Variant, st Step, sc Scale, o Options) ([]Sample, error) {
+	target, credentials := cmp.Or(st.Target, v.Target, plan.LBAlias), ""
+	if v.Endpoint != "" {
+		target, credentials = v.Endpoint, v.Credentials
+	} else {
+		unlock, err := state.Lock(o.Home, l.Plan().Lab, state.Bench)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 	}
-	unlock, err := state.Lock(o.Home, l.Plan().Lab, state.Bench)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	switch st.Kind {
 	case "bulk-replication":
 		return bulk(ctx, l, st, sc, o)
 	case "disk":
 		return disk(ctx, l, st, sc, o)
 	}
-	e, err := workload.Resolve(ctx, l, target, "")
+	if st.Kind == "slap" { // one server: mariadb-slap takes no host list
+		e, err := workload.Resolve(ctx, l, target, credentials)
+		if err != nil {
+			return nil, err
+		}
+		out, err := workload.Slap(ctx, l, e, st.slap(sc), o.Command, io.Discard)
+		if err != nil {
+			return nil, err
+		}
+		var samples []Sample
+		for _, pt := range out.Results {
+			samples = append(samples, Sample{Step: st.Name, Metric: fmt.Sprintf("avg_s@%d", pt.Concurrency), Value: pt.AvgS, RunID: out.RunID},
+				Sample{Step: st.Name, Metric: fmt.Sprintf("qps@%d", pt.Concurrency), Value: pt.QPS, RunID: out.RunID})
+		}
+		return samples, nil
+	}
+	resolve := workload.Resolve
+	if st.Kind == "sysbench" {
+		resolve = workload.ResolveList
+	}
+	e, err := resolve(ctx, l, target, credentials)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +265,7 @@ func measure(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]S
 			rand = "uniform"
 		}
 		p := sysbench.Params{Workload: st.Workload, Tables: sc.Tables, TableSize: sc.TableSize, Threads: sc.Threads, Time: sc.Time,
-			Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: l.Balanced(target)}
+			Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: balanced(l, target)}
 		out, err := workload.Run(ctx, l, workload.Sweep{Params: p, Target: e, Command: o.Command, Log: io.Discard})
 		if err != nil {
 			return nil, err
@@ -240,7 +287,7 @@ func measure(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]S
 // bulk writes each row count on one node and times until all are on
 // another (by default the first and the last node: in two regions, one in
 // each).
-func bulk(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
+func bulk(ctx context.Context, l workload.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
 	names := l.Plan().NodeNames()
 	from, to := st.From, st.To
 	if from == "" {
@@ -272,7 +319,7 @@ func bulk(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]Samp
 
 // disk runs one fio test on a node's volume (by default the first node
 // with volumes, its first volume, the 1 GB file test).
-func disk(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
+func disk(ctx context.Context, l workload.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
 	var nv *plan.NodeVolume
 	for _, x := range l.Plan().AllVolumes() {
 		if (st.Node == "" || x.Node.Name == st.Node) && (st.Volume == "" || x.Volume.Name == st.Volume) {
@@ -295,6 +342,13 @@ func disk(ctx context.Context, l *lab.Lab, st Step, sc Scale, o Options) ([]Samp
 		{Step: st.Name, Metric: "iops", Value: r.IOPS, RunID: out.RunID},
 		{Step: st.Name, Metric: "mbps", Value: r.MBps, RunID: out.RunID},
 		{Step: st.Name, Metric: "p50_ms", Value: r.P50Ms, RunID: out.RunID}}, nil
+}
+
+// balanced: the target spreads writes over several nodes (a lab's balanced
+// load balancer, or its nodes as sysbench's host list).
+func balanced(l workload.Lab, target string) bool {
+	b, ok := l.(interface{ Balanced(string) bool })
+	return ok && b.Balanced(target)
 }
 
 func errIf(cond bool, msg string) error {

@@ -10,6 +10,8 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"math"
+	"net/url"
 	"path"
 	"slices"
 	"sort"
@@ -18,8 +20,12 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/workload/employees"
 	"github.com/hadrill/hadrill/internal/workload/fio"
+	"github.com/hadrill/hadrill/internal/workload/slap"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
@@ -48,6 +54,31 @@ type Variant struct {
 	Preset   string         `yaml:"preset" json:"preset"`
 	Patch    map[string]any `yaml:"patch,omitempty" json:"patch,omitempty"`
 	Baseline bool           `yaml:"baseline,omitempty" json:"baseline,omitempty"`
+	// Target is where this variant's steps send their load when a step
+	// names none (default: lb); "nodes" gives sysbench the Galera nodes as
+	// its own host list. Variants whose labs would be the same share one.
+	Target string `yaml:"target,omitempty" json:"target,omitempty"`
+	// Endpoint is a server outside any lab (mysql://HOST:PORT, a managed
+	// service's or your own) in place of a preset: load runs from this
+	// computer with the user and password of the Credentials file.
+	Endpoint    string `yaml:"endpoint,omitempty" json:"endpoint,omitempty"`
+	Credentials string `yaml:"credentials,omitempty" json:"credentials,omitempty"`
+	// Price is what the set-up costs an hour (default: its machines'
+	// prices); sysbench throughput is then also given per unit of it.
+	Price float64 `yaml:"price,omitempty" json:"price,omitempty"`
+}
+
+// HourlyPrice is the variant's price an hour: its own, else its lab's
+// machines' (ok false: not priced).
+func (v Variant) HourlyPrice() (float64, bool) {
+	if v.Price > 0 || v.Endpoint != "" {
+		return v.Price, v.Price > 0
+	}
+	s, err := v.Spec()
+	if err != nil {
+		return 0, false
+	}
+	return s.HourlyPrice()
 }
 
 // Step is one measurement every variant goes through, each run.
@@ -62,7 +93,13 @@ type Step struct {
 	Node     string `yaml:"node,omitempty" json:"node,omitempty"`     // disk: the node (default: the first with volumes)
 	Volume   string `yaml:"volume,omitempty" json:"volume,omitempty"` // disk: its volume (default: the first)
 	Test     string `yaml:"test,omitempty" json:"test,omitempty"`     // disk: a bench disk test (default file1g)
-	About    string `yaml:"about,omitempty" json:"about,omitempty"`
+	// slap: an auto-generated load (read, write, mixed), or a query over a
+	// generated dataset (employees; its query defaults to document 001's).
+	Load    string `yaml:"load,omitempty" json:"load,omitempty"`
+	Dataset string `yaml:"dataset,omitempty" json:"dataset,omitempty"`
+	Query   string `yaml:"query,omitempty" json:"query,omitempty"`
+	Queries int    `yaml:"queries,omitempty" json:"queries,omitempty"` // slap: shared by the clients (0: each runs the query once)
+	About   string `yaml:"about,omitempty" json:"about,omitempty"`
 }
 
 // Scale is how much to run: quick fits this computer in minutes, full is
@@ -76,6 +113,10 @@ type Scale struct {
 	Tables    int   `yaml:"tables,omitempty" json:"tables,omitempty"`         // sysbench dataset
 	TableSize int   `yaml:"table_size,omitempty" json:"table_size,omitempty"` // rows per table
 	Rows      []int `yaml:"rows,omitempty" json:"rows,omitempty"`             // bulk-replication: rows per test
+	// slap: client counts, iterations per count, the dataset's size.
+	Concurrency []int   `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	Iterations  int     `yaml:"iterations,omitempty" json:"iterations,omitempty"`
+	DatasetSize float64 `yaml:"dataset_size,omitempty" json:"dataset_size,omitempty"`
 }
 
 // Scales are a study's quick and full protocols.
@@ -122,7 +163,7 @@ var Kinds = map[string][]string{
 	"sysbench":         {"tps", "p95_ms", "avg_ms"},
 	"bulk-replication": {"visible_s", "after_last_s"},
 	"disk":             {"seconds", "iops", "mbps", "p50_ms"},
-	"slap":             {"avg_s"}, // not built yet: only studies that say what they need may name it
+	"slap":             {"avg_s", "qps"},
 }
 
 // Metrics are the figures a step yields at a scale: sysbench's per thread
@@ -134,6 +175,8 @@ func (st Step) Metrics(sc Scale) []string {
 		per = sc.Threads
 	case "bulk-replication":
 		per = sc.Rows
+	case "slap":
+		per = sc.Concurrency
 	default:
 		return Kinds[st.Kind]
 	}
@@ -241,9 +284,25 @@ func (s *Study) Problems() []string {
 		if v.Baseline {
 			baselines++
 		}
-		if _, err := v.Spec(); err != nil {
-			for _, prob := range problemsOf(err) {
-				add(p, "%s", prob)
+		switch {
+		case v.Endpoint != "":
+			out = append(out, v.endpointProblems(p, s.Steps)...)
+		default:
+			if _, err := v.Spec(); err != nil {
+				for _, prob := range problemsOf(err) {
+					add(p, "%s", prob)
+				}
+			}
+			if v.Credentials != "" {
+				add(p+".credentials", "applies to an endpoint variant only")
+			}
+		}
+		if v.Price < 0 || v.Price > 1e6 || math.IsNaN(v.Price) {
+			add(p+".price", "expected an hourly price from 0 to 1000000, got %g", v.Price)
+		}
+		for _, st := range s.Steps {
+			if v.Target == plan.NodesAlias && st.Target == "" && st.Kind != "sysbench" {
+				add(p+".target", "%q (the nodes as one host list) is for sysbench steps only; step %s is %s (give it a target of its own)", v.Target, st.Name, st.Kind)
 			}
 		}
 	}
@@ -261,11 +320,19 @@ func (s *Study) Problems() []string {
 		steps[st.Name] = st
 		if _, ok := Kinds[st.Kind]; !ok {
 			add(p+".kind", "expected one of %s, got %q", strings.Join(kindNames(), ", "), st.Kind)
-		} else if st.Kind == "slap" && s.Needs == "" {
-			add(p+".kind", "slap steps in studies are not built yet (use commit-latency, sysbench, bulk-replication or disk)")
+		}
+		if st.Kind == "slap" {
+			for _, prob := range st.slap(Scale{Iterations: 1, DatasetSize: 1}).Check() {
+				add(p, "%s", slapField(prob))
+			}
+		} else if st.Load != "" || st.Dataset != "" || st.Query != "" {
+			add(p, "load, dataset and query are for slap steps, got a %s step", st.Kind)
 		}
 		if st.Kind == "sysbench" && !slices.Contains(sysbench.Workloads, st.Workload) {
 			add(p+".workload", "expected one of %s, got %q", strings.Join(sysbench.Workloads, ", "), st.Workload)
+		}
+		if st.Target == plan.NodesAlias && st.Kind != "sysbench" {
+			add(p+".target", "%q (the nodes as one host list) is for sysbench steps only, got a %s step", st.Target, st.Kind)
 		}
 		if _, ok := fio.Named(st.Test); st.Kind == "disk" && st.Test != "" && !ok {
 			add(p+".test", "expected one of %s, got %q", strings.Join(fio.Names(), ", "), st.Test)
@@ -286,8 +353,8 @@ func (s *Study) Problems() []string {
 		if !variants[variant] {
 			add(p+".variant", "unknown variant %q", variant)
 		}
-		if ok && !slices.Contains(st.Metrics(s.Scales.Full), metric) && !slices.Contains(st.Metrics(s.Scales.Quick), metric) {
-			add(p+".metric", "step %s yields %s, got %q", step, strings.Join(st.Metrics(s.Scales.Full), ", "), metric)
+		if ok && !slices.Contains(s.metrics(st, s.Scales.Full), metric) && !slices.Contains(s.metrics(st, s.Scales.Quick), metric) {
+			add(p+".metric", "step %s yields %s, got %q", step, strings.Join(s.metrics(st, s.Scales.Full), ", "), metric)
 		}
 	}
 	for i, r := range s.Reference {
@@ -300,6 +367,29 @@ func (s *Study) Problems() []string {
 		}
 		if e.Than != "" && (!variants[e.Than] || e.Than == e.Variant) {
 			add(fmt.Sprintf("expect[%d].than", i), "expected another variant of the study, got %q", e.Than)
+		}
+	}
+	return out
+}
+
+// endpointProblems checks a variant that is a server outside any lab: an
+// address, credentials, no preset, and steps that need no lab.
+func (v Variant) endpointProblems(p string, steps []Step) []string {
+	var out []string
+	add := func(field, format string, a ...any) { out = append(out, p+"."+field+": "+fmt.Sprintf(format, a...)) }
+	u, err := url.Parse(v.Endpoint)
+	if err != nil || !strings.HasPrefix(v.Endpoint, workload.External) || u.Hostname() == "" || u.Port() == "" || u.User != nil || u.Path != "" {
+		add("endpoint", "expected mysql://HOST:PORT (the user and password go in the credentials file), got %q", v.Endpoint)
+	}
+	if v.Credentials == "" {
+		add("credentials", "required with an endpoint: a my.cnf-style file with user= and password=")
+	}
+	if v.Preset != "" || len(v.Patch) > 0 || v.Target != "" {
+		add("endpoint", "an endpoint variant has no preset, patch or target (it is the server itself)")
+	}
+	for _, st := range steps {
+		if st.Kind != "sysbench" && st.Kind != "commit-latency" && st.Kind != "slap" {
+			add("endpoint", "step %s (%s) needs a lab; an endpoint runs sysbench, commit-latency and slap steps", st.Name, st.Kind)
 		}
 	}
 	return out
@@ -340,6 +430,14 @@ func (sc Scale) problems(p string, steps []Step) []string {
 			}
 		case "bulk-replication":
 			counts("rows", "row count", st.Name, sc.Rows, 10_000_000)
+		case "slap":
+			counts("concurrency", "client count", st.Name, sc.Concurrency, 4096)
+			if sc.Iterations < 1 || sc.Iterations > 1000 {
+				add("iterations", "expected 1 to 1000 (step %s), got %d", st.Name, sc.Iterations)
+			}
+			if st.Dataset != "" && (sc.DatasetSize < employees.MinSize || sc.DatasetSize > employees.MaxSize) {
+				add("dataset_size", "expected %g to %g, a fraction of the sample database (step %s), got %g", employees.MinSize, employees.MaxSize, st.Name, sc.DatasetSize)
+			}
 		case "disk":
 			if t, _ := fio.Named(st.Test); !t.File && st.Test != "" && (sc.Time < 1 || sc.Time > 3600) {
 				add("time", "expected 1 to 3600 seconds (step %s), got %d", st.Name, sc.Time)
@@ -347,6 +445,26 @@ func (sc Scale) problems(p string, steps []Step) []string {
 		}
 	}
 	return dedupe(out)
+}
+
+// slap is a slap step's parameters at a scale: a dataset's query defaults
+// to document 001's, and runs in the dataset's schema.
+func (st Step) slap(sc Scale) slap.Params {
+	p := slap.Params{Concurrency: sc.Concurrency, Iterations: sc.Iterations, Queries: st.Queries, Load: st.Load, Query: st.Query,
+		Dataset: st.Dataset, DatasetSize: sc.DatasetSize, Schema: slap.ScratchSchema}
+	if st.Dataset != "" {
+		p.Schema = st.Dataset
+		if p.Query == "" && p.Load == "" {
+			p.Query = employees.Query
+		}
+	}
+	return p
+}
+
+// slapField names a slap parameter problem by the study's field.
+func slapField(problem string) string {
+	return strings.NewReplacer("--load, --query, --query-file", "load, dataset, query", "--load", "load", "--query", "query",
+		"--dataset-size", "dataset_size", "--dataset", "dataset", "--schema", "dataset", "--iterations", "iterations", "--number-of-queries", "queries").Replace(problem)
 }
 
 func kindNames() []string {

@@ -111,3 +111,76 @@ func TestLabName(t *testing.T) {
 		t.Errorf("%q is longer than a lab name may be", long)
 	}
 }
+
+func TestBadEndpointsTargetsAndSlap(t *testing.T) {
+	_, err := Load([]byte(`
+name: bad2
+title: bad
+source: x
+variants:
+  - {name: a, preset: galera3, target: nodes, credentials: x.cnf, price: -2}
+  - {name: b, endpoint: "mysql://user:pw@db.example:3306"}
+  - {name: c, endpoint: "http://db.example", credentials: c.cnf, preset: galera3}
+steps:
+  - {name: commit, kind: commit-latency, target: nodes}
+  - {name: disk, kind: disk}
+  - {name: slap, kind: slap, dataset: employees, load: write}
+  - {name: rows, kind: sysbench, workload: oltp_read_only, query: "SELECT 1"}
+scales:
+  quick: {runs: 1, count: 10, threads: [1], time: 1, tables: 1, table_size: 10, concurrency: [0], iterations: 0, dataset_size: 9}
+  full: {runs: 1, count: 10, threads: [1], time: 1, tables: 1, table_size: 10, concurrency: [1], iterations: 1, dataset_size: 1}
+`))
+	if err == nil {
+		t.Fatal("a bad study loaded")
+	}
+	for _, want := range []string{
+		`variants[0].target: "nodes" (the nodes as one host list) is for sysbench steps only; step disk is disk`,
+		"variants[0].credentials: applies to an endpoint variant only",
+		"variants[0].price: expected an hourly price from 0 to 1000000, got -2",
+		`variants[1].endpoint: expected mysql://HOST:PORT (the user and password go in the credentials file), got "mysql://user:pw@db.example:3306"`,
+		"variants[1].credentials: required with an endpoint",
+		"variants[1].endpoint: step disk (disk) needs a lab",
+		`variants[2].endpoint: expected mysql://HOST:PORT`,
+		"variants[2].endpoint: an endpoint variant has no preset, patch or target",
+		`steps[0].target: "nodes" (the nodes as one host list) is for sysbench steps only, got a commit-latency step`,
+		"steps[2]: dataset: a generated load (load) makes its own tables",
+		"steps[3]: load, dataset and query are for slap steps, got a sysbench step",
+		"scales.quick.concurrency: expected client counts from 1 to 4096, got 0",
+		"scales.quick.iterations: expected 1 to 1000 (step slap), got 0",
+		"scales.quick.dataset_size: expected 0.01 to 4",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+}
+
+func TestPerDollar(t *testing.T) {
+	s, err := Embedded("seed004-managed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []Sample
+	for r, v := range [][3]float64{{100, 190, 250}, {104, 200, 240}, {98, 195, 260}} {
+		for i, name := range []string{"half", "one", "two"} {
+			samples = append(samples, Sample{Round: r + 1, Variant: name, Step: "oltp", Metric: "tps@32", Value: v[i]})
+		}
+	}
+	cells, checks := Summarize(s, s.Scales.Quick, []string{"half", "one", "two"}, samples)
+	per := map[string]float64{}
+	for _, c := range cells {
+		if c.Metric == "tps_per_dollar@32" {
+			per[c.Variant] = c.Median
+		}
+	}
+	if per["half"] != 2000 || per["one"] != 1950 || per["two"] != 1250 {
+		t.Errorf("TPS per dollar an hour: %v", per)
+	}
+	if len(checks) != 1 || !checks[0].Met {
+		t.Errorf("checks %+v", checks)
+	}
+	f := Finding(s, "quick", 3, cells, checks, false)
+	if !strings.Contains(f, "Transactions per second per dollar an hour, sysbench oltp_read_write with 32 clients: 0.5 CPU, 2G ($0.05/h) 2000 TPS per $/h") {
+		t.Errorf("finding: %s", f)
+	}
+}

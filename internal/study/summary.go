@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/hadrill/hadrill/internal/stats"
@@ -60,9 +61,10 @@ type Check struct {
 // study's order) and judges the expectations.
 func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell, []Check) {
 	base := s.Baseline()
+	samples = perDollar(s, samples)
 	var cells []Cell
 	for _, st := range s.Steps {
-		for _, metric := range st.Metrics(sc) {
+		for _, metric := range s.metrics(st, sc) {
 			var baseSpread *stats.Spread
 			var row []Cell
 			for _, v := range variants {
@@ -132,10 +134,49 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 	return cells, checks
 }
 
+// PerDollar is the metric of throughput per dollar an hour: a sysbench
+// step's TPS divided by the variant's hourly price (document 004's price
+// per performance, the other way up: more is better).
+const PerDollar = "tps_per_dollar"
+
+// metrics are a step's figures at a scale, with TPS per dollar when a
+// variant is priced.
+func (s *Study) metrics(st Step, sc Scale) []string {
+	out := st.Metrics(sc)
+	if st.Kind != "sysbench" || !slices.ContainsFunc(s.Variants, func(v Variant) bool { _, ok := v.HourlyPrice(); return ok }) {
+		return out
+	}
+	for _, n := range sc.Threads {
+		out = append(out, fmt.Sprintf("%s@%d", PerDollar, n))
+	}
+	return out
+}
+
+// perDollar adds each priced variant's TPS per dollar an hour to the
+// samples (derived, never stored).
+func perDollar(s *Study, samples []Sample) []Sample {
+	prices := map[string]float64{}
+	for _, v := range s.Variants {
+		if p, ok := v.HourlyPrice(); ok {
+			prices[v.Name] = p
+		}
+	}
+	out := slices.Clone(samples)
+	for _, x := range samples {
+		if n, ok := strings.CutPrefix(x.Metric, "tps@"); ok && prices[x.Variant] > 0 {
+			d := x
+			d.Metric, d.Value = PerDollar+"@"+n, x.Value/prices[x.Variant]
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // primary is the figure a step is reported by: a commit's mean time, or
 // throughput at each thread count.
 func primary(metric string) bool {
-	return metric == "avg_ms" || metric == "seconds" || strings.HasPrefix(metric, "tps@") || strings.HasPrefix(metric, "visible_s@")
+	return metric == "avg_ms" || metric == "seconds" || strings.HasPrefix(metric, "tps@") || strings.HasPrefix(metric, "visible_s@") ||
+		strings.HasPrefix(metric, "avg_s@") || strings.HasPrefix(metric, PerDollar+"@")
 }
 
 // Finding is the report's opening paragraph, computed from the cells: for
@@ -238,11 +279,20 @@ func describe(st Step, metric string) string {
 		return "Mean time of an autocommit INSERT"
 	case "bulk-replication":
 		return fmt.Sprintf("Seconds from the first of %s single-row commits until all are on the other node", strings.TrimPrefix(metric, "visible_s@"))
+	case "slap":
+		what := "the query " + map[bool]string{true: "over the generated " + st.Dataset + " dataset", false: "given"}[st.Dataset != ""]
+		if st.Load != "" {
+			what = "its generated " + st.Load + " load"
+		}
+		return fmt.Sprintf("Seconds for mariadb-slap's %s clients to run %s", strings.TrimPrefix(metric, "avg_s@"), what)
 	case "disk":
 		if metric == "seconds" {
 			return fmt.Sprintf("Seconds of fio's %s test", testName(st))
 		}
 		return fmt.Sprintf("fio's %s test, %s", testName(st), metric)
+	}
+	if n, ok := strings.CutPrefix(metric, PerDollar+"@"); ok {
+		return fmt.Sprintf("Transactions per second per dollar an hour, sysbench %s with %s clients", st.Workload, n)
 	}
 	threads := strings.TrimPrefix(metric, "tps@")
 	return fmt.Sprintf("Transactions per second, sysbench %s with %s clients", st.Workload, threads)
@@ -259,9 +309,11 @@ func figure(metric string, v float64) string {
 	switch {
 	case strings.HasSuffix(metric, "_ms") || strings.Contains(metric, "_ms@"):
 		return number(v) + " ms"
+	case strings.HasPrefix(metric, PerDollar):
+		return number(v) + " TPS per $/h"
 	case strings.HasPrefix(metric, "tps"):
 		return number(v) + " TPS"
-	case metric == "seconds" || strings.HasPrefix(metric, "visible_s") || strings.HasPrefix(metric, "after_last_s"):
+	case metric == "seconds" || strings.HasPrefix(metric, "visible_s") || strings.HasPrefix(metric, "after_last_s") || strings.HasPrefix(metric, "avg_s@"):
 		return number(v) + " s"
 	}
 	return number(v)

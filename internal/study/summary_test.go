@@ -8,6 +8,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/golden"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
 func TestOrder(t *testing.T) {
@@ -68,11 +69,18 @@ func TestHTML(t *testing.T) {
 		Labs: map[string]string{"async": "stasync"}}
 	res.Cells, res.Checks = Summarize(s, s.Scales.Quick, variants, res.Samples)
 	res.Finding = Finding(s, "quick", 3, res.Cells, res.Checks, false)
-	b, err := HTML(&results.Run{ID: "20261123-000000-abcd"}, res, []Difference{{Setting: "galera.wsrep_on", Values: map[string]string{"async": "OFF", "galera1": "ON"}}}, nil)
+	ctx := Context{Settings: []Difference{{Setting: "galera.wsrep_on", Values: map[string]string{"async": "OFF", "galera1": "ON"}}},
+		Hosts:    []HostRow{{Variant: "galera2", Host: "db3", Machine: "d1 (1 CPU, 3.5G)", CPU: "0.80 mean, 0.99 p95", Disks: "db3-data0 (data): 500 IOPS cap"}},
+		Computer: map[string]string{"cpus": "2", "memory": "24 GiB", "kernel": "6.18"},
+		Histograms: []Histogram{{Step: "oltp", Threads: 32, Variants: map[string][]sysbench.Bucket{
+			"async": {{Value: 1.2, Count: 10}, {Value: 2.5, Count: 5}}, "galera2": {{Value: 101, Count: 3}, {Value: 210, Count: 1}}}}}}
+	b, err := HTML(&results.Run{ID: "20261123-000000-abcd"}, res, ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"reproduced on 4 of 4 counts", "<svg", "published ~102 ms", "logarithmic axis", "within noise", "✔", "<td>galera.wsrep_on</td><td>OFF</td><td></td><td>ON</td>", "same versions", "innodb_flush_log_at_trx_commit: &#34;2&#34;", "<td>wan2-semisync</td>"} {
+	for _, want := range []string{"reproduced on 4 of 4 counts", "<svg", "published ~102 ms", "logarithmic axis", "within noise", "✔", "<td>galera.wsrep_on</td><td>OFF</td><td></td><td>ON</td>", "same versions", "innodb_flush_log_at_trx_commit: &#34;2&#34;", "<td>wan2-semisync</td>",
+		"Hosts, as measured", "<td>Galera, two sites</td><td>db3</td><td>d1 (1 CPU, 3.5G)</td>", "all ran on one computer: 2 CPUs",
+		"Latency distribution, step oltp with 32 clients", "<polyline", "async (control) (15 transactions)"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -30,39 +30,58 @@ type Endpoint struct {
 	User, Password string
 }
 
-// Open connects to the endpoint from the lab's client host.
+// Open connects to the endpoint from the lab's client host (to its first
+// server when it names several).
 func (e Endpoint) Open(l Lab) (*sql.DB, error) {
 	dial := func(ctx context.Context, a string) (net.Conn, error) {
 		return l.Dial(ctx, l.Plan().Client.Host, "tcp", a)
 	}
-	return mariadb.TCP("hd:"+l.Plan().Lab+":client:"+e.User, dial, fmt.Sprintf("%s:%d", e.Host, e.Port), e.User, e.Password, ""), nil
+	host, _, _ := strings.Cut(e.Host, ",")
+	return mariadb.TCP("hd:"+l.Plan().Lab+":client:"+e.User, dial, fmt.Sprintf("%s:%d", host, e.Port), e.User, e.Password, ""), nil
 }
+
+// External is how a target outside the lab starts: mysql://HOST:PORT.
+const External = "mysql://"
 
 // Resolve turns --target (lb, a load balancer or node name, or
 // mysql://HOST:PORT with a credentials file) into an endpoint, and checks
 // it answers.
 func Resolve(ctx context.Context, l Lab, target, credentials string) (Endpoint, error) {
+	if target == plan.NodesAlias {
+		return Endpoint{}, hderr.User("--target: %q (the nodes as one host list) is for sysbench only, which spreads its connections over them; name a load balancer or one node", target)
+	}
+	return ResolveList(ctx, l, target, credentials)
+}
+
+// ResolveList is Resolve that also takes NodesAlias: an endpoint whose
+// Host is a comma-separated list (sysbench's --mysql-host), every server of
+// which must answer.
+func ResolveList(ctx context.Context, l Lab, target, credentials string) (Endpoint, error) {
 	e, err := resolve(l, target, credentials)
 	if err != nil {
 		return e, err
 	}
-	db, _ := e.Open(l)
-	defer db.Close()
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		return e, hderr.User("--target: cannot connect to %s (%s:%d) from the client host: %v", e.Name, e.Host, e.Port, err)
+	for _, host := range strings.Split(e.Host, ",") {
+		one := e
+		one.Host = host
+		if err := one.ping(ctx, l); err != nil {
+			return e, hderr.User("--target: cannot connect to %s (%s:%d) from the client host: %v", e.Name, host, e.Port, err)
+		}
 	}
 	return e, nil
 }
 
+func (e Endpoint) ping(ctx context.Context, l Lab) error {
+	db, _ := e.Open(l)
+	defer db.Close()
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return db.PingContext(pctx)
+}
+
 func resolve(l Lab, target, credentials string) (Endpoint, error) {
-	app, err := os.ReadFile(l.Plan().Secrets.App)
-	if err != nil {
-		return Endpoint{}, err
-	}
-	e := Endpoint{Name: target, User: plan.AppUser, Password: strings.TrimSpace(string(app))}
-	if strings.HasPrefix(target, "mysql://") {
+	e := Endpoint{Name: target}
+	if strings.HasPrefix(target, External) {
 		u, err := url.Parse(target)
 		port, perr := strconv.Atoi(u.Port())
 		if err != nil || u.Hostname() == "" || perr != nil {
@@ -76,6 +95,23 @@ func resolve(l Lab, target, credentials string) (Endpoint, error) {
 			return e, hderr.User("--credentials: %v", err)
 		}
 		e.Host, e.Port, e.User, e.Password = u.Hostname(), port, user, pw
+		return e, nil
+	}
+	app, err := os.ReadFile(l.Plan().Secrets.App)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	e.User, e.Password = plan.AppUser, strings.TrimSpace(string(app))
+	if target == plan.NodesAlias {
+		nodes, err := l.Plan().Writers()
+		if err != nil {
+			return e, hderr.User("--target: %v", err)
+		}
+		var hosts []string
+		for _, n := range nodes {
+			hosts = append(hosts, n.Address)
+		}
+		e.Host, e.Port = strings.Join(hosts, ","), nodes[0].Port
 		return e, nil
 	}
 	t, err := l.Plan().Target(target)

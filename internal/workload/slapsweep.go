@@ -26,6 +26,11 @@ type SlapOutcome struct {
 // failed (and exits 0): such a run is stored with its errors as warnings
 // and reported as failed.
 func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []string, log io.Writer) (*SlapOutcome, error) {
+	if p.Dataset == "employees" {
+		if err := Employees(ctx, l, e, p.DatasetSize, log); err != nil {
+			return nil, err
+		}
+	}
 	run, err := NewRun(ctx, l, results.Slap, command, p)
 	if err != nil {
 		return nil, err

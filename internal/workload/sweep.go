@@ -120,6 +120,9 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 		fmt.Fprintf(s.Log, "reusing the prepared dataset (%d tables × %d rows)\n", tables, size)
 		return nil
 	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS sbtest"); err != nil { // a server outside the lab may lack it
+		return fmt.Errorf("creating schema sbtest on %s: %w", s.Target.Name, err)
+	}
 	threads := min(s.Params.Tables, 8) // sysbench prepares one table per thread
 	fmt.Fprintf(s.Log, "preparing %d tables × %d rows (%d in parallel)\n", s.Params.Tables, s.Params.TableSize, threads)
 	_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS sbtest.hd_prepared")

@@ -53,7 +53,8 @@ func CreateUsers(ctx context.Context, db *sql.DB, u Users, local bool) error {
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY PASSWORD '%s'", u.App, NativeHash(u.AppPassword)),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON app.* TO '%s'@'%%'", u.App),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON sbtest.* TO '%s'@'%%'", u.App),
-		fmt.Sprintf("GRANT ALL PRIVILEGES ON hd_slap.* TO '%s'@'%%'", u.App), // mariadb-slap's scratch schema (dropped and recreated per run)
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON hd_slap.* TO '%s'@'%%'", u.App),   // mariadb-slap's scratch schema (dropped and recreated per run)
+		fmt.Sprintf("GRANT ALL PRIVILEGES ON employees.* TO '%s'@'%%'", u.App), // the generated employees dataset (hadrill bench slap --dataset)
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'localhost' IDENTIFIED BY PASSWORD '%s'", u.Check, NativeHash(u.CheckPassword)),
 		fmt.Sprintf("GRANT SLAVE MONITOR ON *.* TO '%s'@'localhost'", u.Check), // SHOW ALL SLAVES STATUS, for /replica
 		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'%%' IDENTIFIED BY PASSWORD '%s'", u.Repl, NativeHash(u.ReplPassword)),

@@ -80,13 +80,17 @@ func Parse(text string) (Result, error) {
 
 // Params of a slap sweep.
 type Params struct {
-	Concurrency []int  `json:"concurrency"`
-	Iterations  int    `json:"iterations"`
-	Queries     int    `json:"number_of_queries"`
-	Load        string `json:"load"` // read | write | mixed (auto-generated), or "" with Query/QueryFile
-	Query       string `json:"query,omitempty"`
-	QueryFile   string `json:"query_file,omitempty"`
-	Schema      string `json:"schema"`
+	Concurrency []int `json:"concurrency"`
+	Iterations  int   `json:"iterations"`
+	Queries     int   `json:"number_of_queries"` // shared by the clients; 0: each client runs the queries once
+	// Dataset is a generated dataset the queries run over (employees) and
+	// DatasetSize its size, a fraction of the sample's.
+	Dataset     string  `json:"dataset,omitempty"`
+	DatasetSize float64 `json:"dataset_size,omitempty"`
+	Load        string  `json:"load"` // read | write | mixed (auto-generated), or "" with Query/QueryFile
+	Query       string  `json:"query,omitempty"`
+	QueryFile   string  `json:"query_file,omitempty"`
+	Schema      string  `json:"schema"`
 }
 
 // Loads are the auto-generated load types.
@@ -98,8 +102,8 @@ func (p Params) Check() []string {
 	if p.Iterations < 1 || p.Iterations > 1000 {
 		problems = append(problems, fmt.Sprintf("--iterations: expected 1 to 1000, got %d", p.Iterations))
 	}
-	if p.Queries < 1 {
-		problems = append(problems, fmt.Sprintf("--number-of-queries: expected at least 1, got %d", p.Queries))
+	if p.Queries < 0 {
+		problems = append(problems, fmt.Sprintf("--number-of-queries: expected 0 (each client runs the queries once) or more, got %d", p.Queries))
 	}
 	given := 0
 	for _, v := range []string{p.Load, p.Query, p.QueryFile} {
@@ -112,6 +116,16 @@ func (p Params) Check() []string {
 	}
 	if _, ok := Loads[p.Load]; p.Load != "" && !ok {
 		problems = append(problems, fmt.Sprintf("--load: expected read, write or mixed, got %q", p.Load))
+	}
+	switch {
+	case p.Dataset != "" && p.Dataset != "employees":
+		problems = append(problems, fmt.Sprintf("--dataset: expected employees (document 001's sample database, generated), got %q", p.Dataset))
+	case p.Dataset != "" && p.Load != "":
+		problems = append(problems, "--dataset: a generated load (--load) makes its own tables; the dataset is for --query or --query-file")
+	case p.Dataset != "" && p.Schema != p.Dataset:
+		problems = append(problems, fmt.Sprintf("--schema: the %s dataset is in schema %s, got %q", p.Dataset, p.Dataset, p.Schema))
+	case p.Dataset != "" && (p.DatasetSize < 0.01 || p.DatasetSize > 4):
+		problems = append(problems, fmt.Sprintf("--dataset-size: expected 0.01 to 4 (a fraction of the sample database's 300,024 employees), got %g", p.DatasetSize))
 	}
 	switch {
 	case p.Load != "" && p.Schema != ScratchSchema:
@@ -138,8 +152,10 @@ func Argv(p Params, defaults, host string, port int) []string {
 		conc[i] = strconv.Itoa(c)
 	}
 	argv := []string{"mariadb-slap", "--defaults-file=" + defaults, "--host=" + host, "--port=" + strconv.Itoa(port),
-		"--concurrency=" + strings.Join(conc, ","), "--iterations=" + strconv.Itoa(p.Iterations),
-		"--number-of-queries=" + strconv.Itoa(p.Queries), "--create-schema=" + p.Schema}
+		"--concurrency=" + strings.Join(conc, ","), "--iterations=" + strconv.Itoa(p.Iterations), "--create-schema=" + p.Schema}
+	if p.Queries > 0 {
+		argv = append(argv, "--number-of-queries="+strconv.Itoa(p.Queries))
+	}
 	switch {
 	case p.Load != "":
 		argv = append(argv, "--auto-generate-sql", "--auto-generate-sql-load-type="+p.Load)

@@ -51,7 +51,7 @@ func TestCheck(t *testing.T) {
 	if p := (Params{Iterations: 1, Queries: 10, Query: "SELECT 1", Schema: "app"}).Check(); len(p) != 0 {
 		t.Errorf("valid params: %v", p)
 	}
-	if p := (Params{Iterations: 0, Queries: 0, Load: "burst", Query: "SELECT 1", Schema: ScratchSchema}).Check(); len(p) != 4 {
+	if p := (Params{Iterations: 0, Queries: -1, Load: "burst", Query: "SELECT 1", Schema: ScratchSchema}).Check(); len(p) != 4 {
 		t.Errorf("want 4 problems, got %v", p)
 	}
 	// a benchmark drops or creates only what it owns

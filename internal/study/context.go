@@ -1,0 +1,162 @@
+package study
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+)
+
+// Context is what a study's report shows beside its figures, read from
+// the runs its steps stored: what differs between the variants, every
+// host of every variant as measured, the computer they all ran on, and
+// sysbench's latency histograms.
+type Context struct {
+	Settings, Versions []Difference
+	Hosts              []HostRow
+	Computer           map[string]string // the physical machine: cpus, memory, kernel
+	Histograms         []Histogram
+}
+
+// HostRow is one host of a variant's lab over the variant's first run:
+// its machine, the CPU and memory it used, its disks and NICs.
+type HostRow struct {
+	Variant, Host, Machine, CPU, Memory, Disks, NICs string
+}
+
+// Histogram is one sysbench step at one thread count: each variant's
+// latency buckets summed over its rounds.
+type Histogram struct {
+	Step     string
+	Threads  int
+	Variants map[string][]sysbench.Bucket
+}
+
+// Gather reads a study run's context from the run store (runs that are
+// gone are left out).
+func Gather(home string, res *Result) Context {
+	var c Context
+	cnf, vers := map[string]map[string]string{}, map[string]map[string]string{}
+	hist := map[string]*Histogram{}
+	kinds := map[string]string{}
+	for _, st := range res.Study.Steps {
+		kinds[st.Name] = st.Kind
+	}
+	for _, v := range res.Variants {
+		seen := map[string]bool{}
+		first := true
+		for _, x := range res.Samples {
+			if x.Variant != v || x.RunID == "" || seen[x.RunID] {
+				continue
+			}
+			seen[x.RunID] = true
+			r, err := results.Load(home, x.RunID)
+			if err != nil {
+				continue
+			}
+			if first {
+				first = false
+				cnf[v], vers[v] = firstSettings(r), r.Versions
+				c.Hosts = append(c.Hosts, hostRows(v, r)...)
+				if c.Computer == nil {
+					c.Computer = r.Host
+				}
+			}
+			if kinds[x.Step] == "sysbench" {
+				addHistograms(hist, x.Step, v, r)
+			}
+		}
+	}
+	c.Settings, c.Versions = Differences(cnf), Differences(vers)
+	var keys []string
+	for k := range hist {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		c.Histograms = append(c.Histograms, *hist[k])
+	}
+	return c
+}
+
+func firstSettings(r *results.Run) map[string]string {
+	var names []string
+	for name := range r.Configs {
+		if strings.HasSuffix(name, "/my.cnf") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil
+	}
+	return Settings(r.Configs[names[0]], r.Lab)
+}
+
+func hostRows(variant string, r *results.Run) []HostRow {
+	var sums []machine.Summary
+	if b, err := json.Marshal(r.Hosts); err != nil || json.Unmarshal(b, &sums) != nil {
+		return nil
+	}
+	var out []HostRow
+	for _, s := range sums {
+		row := HostRow{Variant: variant, Host: s.Host, Machine: "shares the computer",
+			CPU:    fmt.Sprintf("%.2f mean, %.2f p95", s.CPUMean, s.CPUP95),
+			Memory: fmt.Sprintf("%.0f MiB peak", float64(s.MemoryPeakBytes)/(1<<20))}
+		if s.Machine != nil {
+			row.Machine = s.Machine.String()
+		}
+		var disks, nics []string
+		for _, d := range s.Disks {
+			disks = append(disks, fmt.Sprintf("%s (%s): %d IOPS cap, %.0f mean, %.0f %% busy", d.Name, d.Volume, d.IOPSCap, d.IOPSMean, 100*d.Util))
+		}
+		for _, n := range s.NICs {
+			cap := "unlimited"
+			if n.RateBps > 0 {
+				cap = fmt.Sprintf("%.0f Mbit/s", float64(n.RateBps)/1e6)
+			}
+			nics = append(nics, fmt.Sprintf("%s (%s, %s): out %.1f, in %.1f Mbit/s mean", n.Name, n.Network, cap, n.TxMeanBps/1e6, n.RxMeanBps/1e6))
+		}
+		row.Disks, row.NICs = strings.Join(disks, "; "), strings.Join(nics, "; ")
+		out = append(out, row)
+	}
+	return out
+}
+
+func addHistograms(hist map[string]*Histogram, step, variant string, r *results.Run) {
+	var points []sysbench.Point
+	if json.Unmarshal(r.Results, &points) != nil {
+		return
+	}
+	for _, p := range points {
+		key := fmt.Sprintf("%s@%06d", step, p.Threads)
+		h := hist[key]
+		if h == nil {
+			h = &Histogram{Step: step, Threads: p.Threads, Variants: map[string][]sysbench.Bucket{}}
+			hist[key] = h
+		}
+		for _, run := range p.Runs {
+			h.Variants[variant] = mergeBuckets(h.Variants[variant], run.Histogram)
+		}
+	}
+}
+
+// mergeBuckets sums two histograms bucket by bucket (sysbench's buckets
+// are fixed, so equal bounds are the same bucket).
+func mergeBuckets(a, b []sysbench.Bucket) []sysbench.Bucket {
+	by := map[float64]int64{}
+	for _, x := range slices.Concat(a, b) {
+		by[x.Value] += x.Count
+	}
+	out := make([]sysbench.Bucket, 0, len(by))
+	for v, n := range by {
+		out = append(out, sysbench.Bucket{Value: v, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Value < out[j].Value })
+	return out
+}

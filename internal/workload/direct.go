@@ -1,0 +1,45 @@
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"net"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/netem"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// Direct is this computer as the client of servers outside any lab (a
+// managed service's endpoint, a server of your own): load runs here, not
+// in a lab's client host, and there is nothing to emulate, measure or
+// break. Name is what its runs are filed under.
+type Direct struct {
+	HomeDir, Name string
+}
+
+// DirectHost is Direct's one host, the client.
+const DirectHost = "this-computer"
+
+func (d Direct) Home() string { return d.HomeDir }
+
+func (d Direct) Plan() *plan.Plan {
+	return &plan.Plan{Lab: d.Name, Client: plan.Client{Host: DirectHost}}
+}
+
+// Wrap runs argv here, as it is.
+func (Direct) Wrap(_ string, argv []string) []string { return argv }
+
+func (Direct) Dial(ctx context.Context, _, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// Admin has no servers to administer (Direct has no nodes: nothing asks).
+func (Direct) Admin(*plan.Node) *sql.DB { return nil }
+
+func (Direct) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
+func (Direct) Faults(time.Time, time.Time) []fault.Record         { return nil }
+func (Direct) HostUsage(string) (machine.Usage, bool)             { return machine.Usage{}, false }
