@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -168,14 +169,14 @@ func cdf(h Histogram, variants []string, titles map[string]string) string {
 	if z <= a {
 		z = a + 1
 	}
-	x := func(v float64) float64 { return left + width*(math.Log10(max(v, lo))-a)/(z-a) }
+	x := func(v float64) float64 { return left + width*(math.Log10(max(v, math.Pow(10, a)))-a)/(z-a) }
 	y := func(share float64) float64 { return top + height*(1-share) }
 	var s strings.Builder
 	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+260, top+height+50)
 	for e := a; e <= z; e++ {
 		v := math.Pow(10, e)
 		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#ddd"/><text x="%.1f" y="%.0f" text-anchor="middle">%s ms</text>`,
-			x(v), x(v), top, top+height, x(v), top+height+16, number(v))
+			x(v), x(v), top, top+height, x(v), top+height+16, strconv.FormatFloat(v, 'g', -1, 64))
 	}
 	for _, share := range []float64{0, 0.5, 0.95, 1} {
 		fmt.Fprintf(&s, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%.0f %%</text>`,
