@@ -74,6 +74,9 @@ func (l *Lab) Backup(ctx context.Context, name string) (*Info, error) {
 		return nil, err
 	}
 	n, _ := l.Plan.Node(name)
+	if c, ok := l.Plan.Cluster(n.Cluster); ok && c.NoBinlog {
+		return nil, hderr.User("NODE: %s's cluster %s runs without a binary log (binary_log: false); a backup here is the start of a point-in-time restore, which replays the binary log", name, c.Name)
+	}
 	if !l.Servers.Alive(n) {
 		return nil, hderr.User("NODE: %s is down; a backup needs a running server", name)
 	}

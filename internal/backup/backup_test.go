@@ -87,3 +87,20 @@ func TestRestoreRefusesBeforeCreating(t *testing.T) {
 		t.Errorf("restored lab: %+v", s.Clusters[0])
 	}
 }
+
+// A cluster without a binary log has nothing to replay: neither a backup
+// (the start of a point-in-time restore) nor a restore is taken.
+func TestNoBinlogRefused(t *testing.T) {
+	p := &plan.Plan{Lab: "src", Dir: t.TempDir(), Clusters: []plan.Cluster{{Name: "db", Nodes: []string{"db1"}, NoBinlog: true}},
+		Nodes: []plan.Node{{Name: "db1", Cluster: "db"}}}
+	plan.Complete(p)
+	l := &Lab{Plan: p}
+	_, err := l.Backup(context.Background(), "db1")
+	if !hderr.IsUser(err) || !strings.Contains(err.Error(), "runs without a binary log") {
+		t.Errorf("backup: %v", err)
+	}
+	_, err = l.Restore(context.Background(), labs{}, RestoreOptions{To: "2026-01-01 00:00:00", Cluster: "db"})
+	if !hderr.IsUser(err) || !strings.Contains(err.Error(), `--cluster: cluster "db" runs without a binary log`) {
+		t.Errorf("restore: %v", err)
+	}
+}
