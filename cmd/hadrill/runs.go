@@ -1,13 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/stats"
+	"github.com/hadrill/hadrill/internal/study"
 
 	"github.com/spf13/cobra"
 
@@ -55,12 +59,18 @@ func runsCmd() *cobra.Command {
 			}
 			var cols []column
 			var problems []error
+			var runs []*results.Run
 			for _, id := range ids {
 				r, err := results.Load(h, id)
 				if err != nil {
 					problems = append(problems, err)
 					continue
 				}
+				if r.Kind != results.Sysbench {
+					problems = append(problems, hderr.User("RUN_ID: %s is a %s run; runs compare sets sysbench runs side by side (a study compares any step between set-ups: hadrill study)", id, r.Kind))
+					continue
+				}
+				runs = append(runs, r)
 				var pts []sysbench.Point
 				_ = json.Unmarshal(r.Results, &pts)
 				col := column{ID: id, Spread: map[int]stats.Spread{}}
@@ -129,11 +139,61 @@ func runsCmd() *cobra.Command {
 				w.Flush()
 				if len(cols) > 1 {
 					fmt.Println("vs first: the change of the median TPS against the first run's; (noise) when the 95 % intervals of their runs overlap (record --runs 3 or more)")
+					printRunDifferences(runs)
 				}
 			})
 		},
 	})
 	return c
+}
+
+// printRunDifferences lists what differs between the runs: the first
+// database node's settings, the tools' versions, the load's parameters.
+func printRunDifferences(runs []*results.Run) {
+	cnf, vers, params := map[string]map[string]string{}, map[string]map[string]string{}, map[string]map[string]string{}
+	for _, r := range runs {
+		var names []string
+		for name := range r.Configs {
+			if strings.HasSuffix(name, "/my.cnf") {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		if len(names) > 0 {
+			cnf[r.ID] = study.Settings(r.Configs[names[0]], r.Lab)
+		}
+		vers[r.ID] = r.Versions
+		var p map[string]any
+		b, _ := json.Marshal(r.Params)
+		_ = json.Unmarshal(b, &p)
+		params[r.ID] = map[string]string{}
+		for k, v := range p {
+			params[r.ID][k] = fmt.Sprint(v)
+		}
+	}
+	for _, part := range []struct {
+		what  string
+		diffs []study.Difference
+	}{{"setting (first database node's my.cnf)", study.Differences(cnf)}, {"tool version", study.Differences(vers)}, {"load parameter", study.Differences(params)}} {
+		if len(part.diffs) == 0 {
+			continue
+		}
+		fmt.Printf("\nwhat differs, %s:\n", part.what)
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprint(w, "\t")
+		for _, r := range runs {
+			fmt.Fprintf(w, "%s\t", r.ID)
+		}
+		fmt.Fprintln(w)
+		for _, d := range part.diffs {
+			fmt.Fprintf(w, "%s\t", d.Setting)
+			for _, r := range runs {
+				fmt.Fprintf(w, "%s\t", cmp.Or(d.Values[r.ID], "-"))
+			}
+			fmt.Fprintln(w)
+		}
+		w.Flush()
+	}
 }
 
 func pointAt(pts []sysbench.Point, threads int) (sysbench.Point, bool) {
