@@ -284,7 +284,8 @@ func describe(st Step, metric string) string {
 		if st.Load != "" {
 			what = "its generated " + st.Load + " load"
 		}
-		return fmt.Sprintf("Seconds for mariadb-slap's %s clients to run %s", strings.TrimPrefix(metric, "avg_s@"), what)
+		n := strings.TrimPrefix(metric, "avg_s@")
+		return fmt.Sprintf("Seconds for %s mariadb-slap client%s to run %s", n, map[bool]string{true: "", false: "s"}[n == "1"], what)
 	case "disk":
 		if metric == "seconds" {
 			return fmt.Sprintf("Seconds of fio's %s test", testName(st))

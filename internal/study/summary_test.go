@@ -122,3 +122,32 @@ func TestClaimedDifferenceMustStandOutOfNoise(t *testing.T) {
 		t.Errorf("+6 %% within noise is not a reproduced gain: %+v", checks)
 	}
 }
+
+func TestSlapFinding(t *testing.T) {
+	s, err := Embedded("seed001-slap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []Sample
+	for r := 1; r <= 3; r++ {
+		for _, c := range []int{1, 4, 8} {
+			f := float64(r) / 100
+			samples = append(samples,
+				Sample{Round: r, Variant: "osdisk", Step: "read", Metric: fmt.Sprintf("avg_s@%d", c), Value: 0.4*float64(c) + f},
+				Sample{Round: r, Variant: "stripe4", Step: "read", Metric: fmt.Sprintf("avg_s@%d", c), Value: 0.2*float64(c) + f},
+				Sample{Round: r, Variant: "osdisk", Step: "write", Metric: fmt.Sprintf("avg_s@%d", c), Value: 14 + f},
+				Sample{Round: r, Variant: "stripe4", Step: "write", Metric: fmt.Sprintf("avg_s@%d", c), Value: 12 + f})
+		}
+	}
+	cells, checks := Summarize(s, s.Scales.Quick, []string{"osdisk", "stripe4"}, samples)
+	if len(checks) != 1 || !checks[0].Met || checks[0].Median < 1.9 {
+		t.Errorf("the stripe reads twice as fast: %+v", checks)
+	}
+	f := Finding(s, "quick", 3, cells, checks, false)
+	for _, want := range []string{"Seconds for 1 mariadb-slap client to run the query over the generated employees dataset: OS disk (ext4, host-cached) 0.420 s",
+		"Seconds for 8 mariadb-slap clients to run its generated write load", "reproduced on 1 of 1 counts"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("finding lacks %q:\n%s", want, f)
+		}
+	}
+}
