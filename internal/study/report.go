@@ -2,6 +2,7 @@ package study
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -47,9 +48,21 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 	}
 	var charts []chart
 	for _, st := range res.Study.Steps {
+		drawn := map[string]bool{}
 		for _, m := range metricsIn(res.Cells, st.Name) {
 			if !primary(m) {
 				continue
+			}
+			// a figure at several client counts: one chart across them, as
+			// the documents draw it
+			if base, _, per := strings.Cut(m, "@"); per {
+				if series := seriesOf(res.Cells, st.Name, base); len(series) > 1 {
+					if !drawn[base] {
+						drawn[base] = true
+						charts = append(charts, chart{Title: across(st, base), SVG: template.HTML(lines(series, res.Variants, titles, base))})
+					}
+					continue
+				}
 			}
 			var cs []Cell
 			for _, c := range res.Cells {
@@ -144,6 +157,98 @@ func bars(cells []Cell, titles map[string]string, metric string) string {
 		scale = "logarithmic axis"
 	}
 	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">bar: median of the rounds; band: 95 %% interval; line: range; ◆ published (%s)</text></svg>`, left, h-8, scale)
+	return s.String()
+}
+
+// seriesOf is a step's figure at each count it was measured at (the n of
+// "tps@n"), in rising order, each with its cells.
+func seriesOf(cells []Cell, step, base string) map[int][]Cell {
+	out := map[int][]Cell{}
+	for _, c := range cells {
+		b, n, ok := strings.Cut(c.Metric, "@")
+		if c.Step != step || !ok || b != base {
+			continue
+		}
+		k, err := strconv.Atoi(n)
+		if err == nil {
+			out[k] = append(out[k], c)
+		}
+	}
+	return out
+}
+
+// across titles a chart of a figure over client counts.
+func across(st Step, base string) string {
+	d := strings.NewReplacer("with N clients", "by clients", "Seconds for N mariadb-slap clients", "Seconds for mariadb-slap's clients").Replace(describe(st, base+"@N"))
+	if strings.Contains(d, " N ") {
+		d += ", by N"
+	}
+	return d
+}
+
+// lines draws a figure against the client count (or row count), a line per
+// variant through its medians with each 95 % interval as a bar and the
+// published figures as diamonds; counts are evenly spaced.
+func lines(series map[int][]Cell, variants []string, titles map[string]string, base string) string {
+	const left, width, top, height = 70.0, 520.0, 10.0, 240.0
+	colors := []string{"#2b5d8a", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e"}
+	var counts []int
+	hi := 0.0
+	for n, cs := range series {
+		counts = append(counts, n)
+		for _, c := range cs {
+			hi = max(hi, c.Hi, c.Median)
+			if c.Published != nil {
+				hi = max(hi, c.Published.Value)
+			}
+		}
+	}
+	slices.Sort(counts)
+	if hi <= 0 {
+		hi = 1
+	}
+	hi *= 1.1
+	x := func(i int) float64 { return left + width*(float64(i)+0.5)/float64(len(counts)) }
+	y := func(v float64) float64 { return top + height*(1-v/hi) }
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+280, top+height+50)
+	for k := 0; k <= 4; k++ {
+		v := hi * float64(k) / 4
+		fmt.Fprintf(&s, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%s</text>`,
+			left, left+width, y(v), y(v), left-6, y(v)+4, number(v))
+	}
+	for i, n := range counts {
+		fmt.Fprintf(&s, `<text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`, x(i), top+height+16, n)
+	}
+	for vi, v := range variants {
+		color := colors[vi%len(colors)]
+		var pts []string
+		for i, n := range counts {
+			for _, c := range series[n] {
+				if c.Variant != v {
+					continue
+				}
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(c.Median)))
+				fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="3" opacity="0.5"><title>95 %% interval %s–%s</title></line>`,
+					x(i), x(i), y(c.Lo), y(c.Hi), color, number(c.Lo), number(c.Hi))
+				fmt.Fprintf(&s, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s: %s</title></circle>`, x(i), y(c.Median), color,
+					template.HTMLEscapeString(titles[v]), template.HTMLEscapeString(figure(c.Metric, c.Median)))
+				if c.Published != nil {
+					fmt.Fprintf(&s, `<path d="M%.1f %.1f l6 7 l-6 7 l-6 -7 z" fill="none" stroke="%s" stroke-width="2"><title>published %s</title></path>`,
+						x(i)+10, y(c.Published.Value)-7, color, template.HTMLEscapeString(published(*c.Published, c.Metric)))
+				}
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		fmt.Fprintf(&s, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, color, strings.Join(pts, " "))
+		fmt.Fprintf(&s, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`,
+			left+width+14, top+18*float64(vi), color, left+width+32, top+18*float64(vi)+10, template.HTMLEscapeString(titles[v]))
+	}
+	unit := map[string]string{"tps": "TPS", "avg_s": "seconds", "visible_s": "seconds", PerDollar: "TPS per $/h"}[base]
+	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">%s (median of the rounds; bar: 95 %% interval; ◇ published) against the count below</text></svg>`,
+		left, top+height+40, cmp.Or(unit, base))
 	return s.String()
 }
 

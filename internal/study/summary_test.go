@@ -150,4 +150,19 @@ func TestSlapFinding(t *testing.T) {
 			t.Errorf("finding lacks %q:\n%s", want, f)
 		}
 	}
+	res := &Result{Study: s, Scale: "quick", Protocol: s.Scales.Quick, Variants: []string{"osdisk", "stripe4"}, Rounds: 3, Samples: samples,
+		Cells: cells, Checks: checks, Finding: f}
+	b, err := HTML(&results.Run{ID: "x"}, res, Context{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// one chart across the client counts per step, as document 001 draws it
+	for _, want := range []string{"<h2>Seconds for mariadb-slap&#39;s clients to run the query over the generated employees dataset</h2>", "<polyline", "seconds (median of the rounds"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if strings.Contains(string(b), "<h2>Seconds for 4 mariadb-slap clients") {
+		t.Error("a bar chart per client count beside the chart across them")
+	}
 }
