@@ -77,7 +77,7 @@ func localServer(t *testing.T) (port int) {
 func TestStudyEndpointAndSlap(t *testing.T) {
 	e := newEnv(t)
 	port := localServer(t)
-	creds := e.writeSpec("bench.cnf", "[client]\nuser=bench\npassword=benchpw\n")
+	e.writeSpec("bench.cnf", "[client]\nuser=bench\npassword=benchpw\n") // found beside the study file
 	study := func(endpoint string) string {
 		return e.writeSpec("endpoint.yaml", fmt.Sprintf(`name: endpoint
 title: A lab server against a server of my own
@@ -91,14 +91,14 @@ variants:
       machines: [{name: one, cpus: 1, memory: 2G, price: 0.1}]
       load_balancers: null
       clusters: [{name: db, kind: standalone, nodes: 1, mode: null, machine: one}]
-  - {name: mine, endpoint: "%s", credentials: %s, price: 0.4}
+  - {name: mine, endpoint: "%s", credentials: bench.cnf, price: 0.4}
 steps:
   - {name: read, kind: slap, dataset: employees}
   - {name: oltp, kind: sysbench, workload: oltp_read_write}
 scales:
   quick: {runs: 2, concurrency: [1, 2], iterations: 1, dataset_size: 0.02, threads: [2], time: 3, warmup: 1, tables: 1, table_size: 1000}
   full: {runs: 3, concurrency: [1, 10], iterations: 10, dataset_size: 1, threads: [8], time: 30, warmup: 5, tables: 4, table_size: 10000}
-`, endpoint, creds))
+`, endpoint))
 	}
 	dead := e.run("study", "run", "--file", study("mysql://127.0.0.1:1"))
 	if dead.code == 0 || !strings.Contains(dead.stderr, "variant mine: --target: cannot connect") {

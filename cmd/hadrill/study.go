@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -27,6 +28,11 @@ func studyCmd() *cobra.Command {
 			s, err := study.Load(b)
 			if err != nil {
 				return nil, err
+			}
+			for i, v := range s.Variants { // an endpoint's credentials file is found beside the study file
+				if v.Credentials != "" && !filepath.IsAbs(v.Credentials) {
+					s.Variants[i].Credentials = filepath.Join(filepath.Dir(file), v.Credentials)
+				}
 			}
 			return s, nil
 		}
