@@ -6,7 +6,7 @@ GO         ?= go
 BIN        := bin/hadrill
 VERSION    := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -s -w -X main.version=$(VERSION)
-DEBS       := mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat rsync iproute2 procps haproxy iptables sysbench fio xfsprogs btrfs-progs fuse3 chromium
+DEBS       := mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat rsync iproute2 procps haproxy iptables sysbench fio xfsprogs btrfs-progs fuse3 chromium keepalived
 GOFILES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum $(shell find internal -name '*.yaml' -o -name '*.tmpl' -o -name '*.cnf')
 
 .PHONY: all build deps test unit fuzz integration bench studies demo clean
@@ -54,10 +54,10 @@ bench: deps build
 studies: deps build
 	mkdir -p studies
 	rm -f studies/findings.txt
-	set -e; for s in $$(./$(BIN) study list -o json | python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(sys.stdin) if not x.get("needs")))'); do \
-		./$(BIN) study run $$s --scale quick -o json > studies/$$s.json; \
+	set -e; for s in $$($(BIN) study list -o json | python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(sys.stdin) if not x.get("needs")))'); do \
+		$(BIN) study run $$s --scale quick -o json > studies/$$s.json; \
 		id=$$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' studies/$$s.json); \
-		./$(BIN) study report $$id -o studies/$$s.html; \
+		$(BIN) study report $$id -o studies/$$s.html; \
 		python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2] + ": " + r["result"]["finding"] + "\n")' studies/$$s.json $$s >> studies/findings.txt; \
 	done
 	cat studies/findings.txt

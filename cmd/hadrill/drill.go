@@ -113,8 +113,12 @@ func printDrill(r *drill.Result) {
 	}
 	fmt.Printf("drill %s on cluster %s (profile %s), targets %s — run %s\n", r.Scenario, r.Cluster, r.Profile, strings.Join(r.Targets, ","), r.RunID)
 	fmt.Printf("  writes: %d issued, %d acknowledged, %d failed; reads: %d, %d failed\n", r.Writes, r.WritesAcked, r.WritesFailed, r.Reads, r.ReadsFailed)
-	fmt.Printf("  client-visible gap: %.3f s; writes back after %s; re-formed after %s; all Synced after %s\n",
-		r.Gap.Seconds, opt(r.WritesBackS), opt(r.ReformedS), opt(r.SyncedS))
+	if sc, ok := drill.Lookup(r.Scenario); ok && sc.OnLB {
+		fmt.Printf("  client-visible gap: %.3f s; writes back after %s (through the same address)\n", r.Gap.Seconds, opt(r.WritesBackS))
+	} else {
+		fmt.Printf("  client-visible gap: %.3f s; writes back after %s; re-formed after %s; all Synced after %s\n",
+			r.Gap.Seconds, opt(r.WritesBackS), opt(r.ReformedS), opt(r.SyncedS))
+	}
 	for _, c := range r.Codes {
 		fmt.Printf("  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)
 	}

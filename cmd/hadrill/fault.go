@@ -33,6 +33,20 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			},
 		})
 	}
+	for _, e := range fault.Of(fault.OnHost) {
+		c.AddCommand(&cobra.Command{
+			Use:   e.Use,
+			Short: e.Short,
+			Args:  args(1, -1, "one or more load balancer hosts"),
+			RunE: func(cmd *cobra.Command, a []string) error {
+				l, err := changeLab()
+				if err != nil {
+					return err
+				}
+				return l.LBFault(cmd.Context(), a, true)
+			},
+		})
+	}
 	var from []string
 	pe := fault.Of(fault.OnNetwork)[0]
 	part := &cobra.Command{

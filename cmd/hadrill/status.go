@@ -94,6 +94,14 @@ func printStatus(st lab.Status) {
 	}
 	for _, lb := range st.LoadBalancers {
 		fmt.Fprintf(w, "%s\t%s\tlb/%s\t\t%s:%d\t%s\t\t%s\n", lb.Name, lb.Cluster, lb.Mode, lb.Address, lb.Port, lb.State, backends(lb))
+		for _, in := range lb.Instances { // a pair: which host holds the virtual IP
+			state := map[bool]string{true: "haproxy up", false: "haproxy down"}[in.Haproxy]
+			if in.Keepalived != nil && !*in.Keepalived {
+				state += ", keepalived down"
+			}
+			holds := map[bool]string{true: "holds " + lb.Address, false: "standby"}[in.Holder]
+			fmt.Fprintf(w, "  %s\t%s\tlb host\t\t%s\t%s\t\t%s\n", in.Host, lb.Cluster, in.Address, state, holds)
+		}
 	}
 	for _, a := range st.Arbitrators {
 		fmt.Fprintf(w, "%s\t%s\tarbitrator\t%s\t%s:4567\t%s\t%d\t\n", a.Name, a.Cluster, a.Region, a.Address, a.State, a.Pid)

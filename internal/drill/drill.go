@@ -215,7 +215,15 @@ func (d *drill) activeOr(given []string) ([]string, error) {
 
 // writer is the node the load balancer sends writes to now.
 func (d *drill) writer() (string, error) {
-	st, err := haproxy.Stat(context.Background(), d.lb.AdminSocket)
+	socket := d.lb.AdminSocket
+	if h, err := d.l.LBHolder(context.Background(), d.lb); err == nil { // a pair: the active host's HAProxy
+		for _, in := range d.lb.Instances {
+			if in.Host == h {
+				socket = in.AdminSocket
+			}
+		}
+	}
+	st, err := haproxy.Stat(context.Background(), socket)
 	if err != nil {
 		return "", fmt.Errorf("load balancer %s: %w", d.lb.Name, err)
 	}

@@ -26,6 +26,10 @@ type Lab interface {
 	Recover(ctx context.Context, force string) error
 	Restart(ctx context.Context, names []string) error
 	RecordFault(r fault.Record) error
+	// LBFault takes a load balancer host down (its HAProxy, or crash: the
+	// whole host); LBHolder is the host holding a load balancer's address.
+	LBFault(ctx context.Context, hosts []string, crash bool) error
+	LBHolder(ctx context.Context, lb *plan.LB) (string, error)
 }
 
 // nodes resolves names to the plan's nodes, in the plan's order.

@@ -20,6 +20,9 @@ type Scenario struct {
 	// --node as another way to name the one target.
 	MaxTargets int
 	NodeFlag   bool
+	// OnLB: the fault is a load balancer host's; the cluster itself is not
+	// touched (no re-forming or syncing to report).
+	OnLB bool
 	// targets resolves the targets given (defaults when none) and checks
 	// them against the lab before anything starts.
 	targets func(d *drill, given []string) ([]string, error)
@@ -39,10 +42,12 @@ const (
 	Partition      = "partition"
 	FullOutage     = "full-outage"
 	RollingRestart = "rolling-restart"
+	LBFailover     = "lb-failover"
+	LBCrash        = "lb-crash"
 )
 
 // registry lists the drills, in the order the CLI shows them.
-var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart}
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &lbFailover, &lbCrash}
 
 // Scenarios are the drills there are.
 func Scenarios() []*Scenario { return registry }

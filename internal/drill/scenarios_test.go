@@ -31,7 +31,7 @@ func TestRegistry(t *testing.T) {
 	if _, ok := Lookup("chaos"); ok {
 		t.Error("an unknown drill was found")
 	}
-	if names() != "failover, partition, full-outage, rolling-restart" {
+	if names() != "failover, partition, full-outage, rolling-restart, lb-failover, lb-crash" {
 		t.Errorf("order %s", names())
 	}
 }
@@ -52,6 +52,10 @@ func (fakeLab) Heal(context.Context) error                               { panic
 func (fakeLab) Recover(context.Context, string) error                    { panic("recover") }
 func (fakeLab) Restart(context.Context, []string) error                  { panic("restart") }
 func (fakeLab) RecordFault(fault.Record) error                           { panic("record") }
+func (fakeLab) LBFault(context.Context, []string, bool) error            { panic("lb fault") }
+func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
+	return lb.Instances[len(lb.Instances)-1].Host, nil
+}
 
 func galera3(mode string) fakeLab {
 	p := &plan.Plan{Lab: "t", Mode: mode,
@@ -59,6 +63,14 @@ func galera3(mode string) fakeLab {
 		Nodes:         []plan.Node{{Name: "db1", Cluster: "db"}, {Name: "db2", Cluster: "db"}, {Name: "db3", Cluster: "db"}},
 		LoadBalancers: []plan.LB{{Name: "lb", Cluster: "db"}}}
 	return fakeLab{workloadtest.Lab{P: p}}
+}
+
+// pair is galera3 behind a load balancer pair (lb1, lb2; lb2 holds the address).
+func pair() fakeLab {
+	l := galera3(plan.ModeNetns)
+	l.P.LoadBalancers[0].VirtualIP = true
+	l.P.LoadBalancers[0].Instances = []plan.LBInstance{{Host: "lb1"}, {Host: "lb2"}}
+	return l
 }
 
 func TestPrepareRefusesBadInput(t *testing.T) {
@@ -70,7 +82,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		want []string
 	}{
 		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "chaos", 0 },
-			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart)`, "--rate"}},
+			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, lb-failover, lb-crash)`, "--rate"}},
 		{"durations", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Hold, o.Timeout = Failover, 0, 2*time.Hour },
 			[]string{"--hold", "--timeout"}},
 		{"targets for a whole-cluster drill", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = FullOutage, []string{"db1"} },
@@ -81,6 +93,10 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 			[]string{"network namespaces"}},
 		{"unknown lb", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.LB = RollingRestart, "lb9" },
 			[]string{`unknown load balancer "lb9"`}},
+		{"lb failover of a single load balancer", galera3(plan.ModeNetns), func(o *Options) { o.Scenario = LBFailover },
+			[]string{"load balancer lb runs on one host: nothing takes over when it dies (give it replicas: 2)"}},
+		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },
+			[]string{`HOST: "db1" is not a host of load balancer lb (hosts: lb1, lb2, or active)`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := ok
@@ -99,5 +115,9 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 	d, err := prepare(galera3(plan.ModeNetns), Options{Scenario: FullOutage, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db2,db3" {
 		t.Fatalf("full outage targets the whole cluster: %v %v", d, err)
+	}
+	d, err = prepare(pair(), Options{Scenario: LBFailover, Rate: 10, Hold: time.Second, Timeout: time.Second})
+	if err != nil || strings.Join(d.res.Targets, ",") != "lb2" {
+		t.Fatalf("lb failover takes down the host holding the address: %v %v", d, err)
 	}
 }

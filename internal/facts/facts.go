@@ -65,6 +65,9 @@ func Preflight(p *plan.Plan, f plan.Facts) error {
 	if len(p.LoadBalancers) > 0 {
 		need = append(need, "haproxy")
 	}
+	if slices.ContainsFunc(p.LoadBalancers, func(lb plan.LB) bool { return lb.VirtualIP }) {
+		need = append(need, "keepalived")
+	}
 	if p.WAN != nil {
 		need = append(need, "iptables", "tc")
 	}

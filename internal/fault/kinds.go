@@ -18,6 +18,8 @@ const (
 	// Drill steps, recorded in the same log.
 	Recover Kind = "recover"
 	Restart Kind = "restart"
+	// Crash: a host's every process killed and its NIC down.
+	Crash Kind = "crash"
 )
 
 // Class says what a fault acts on.
@@ -27,6 +29,7 @@ const (
 	OnProcess Class = iota // a node's server process
 	OnNetwork              // hosts' packets (iptables in their namespaces)
 	OnLink                 // a WAN link between regions (the netem daemon)
+	OnHost                 // a whole host (a load balancer's)
 )
 
 // Entry describes one fault kind for the CLI and for validation.
@@ -41,10 +44,11 @@ type Entry struct {
 // fault: a constant above, an entry here, and its effect in process.go
 // (a process), network.go (packets) or netem's Emulator.Change (a link).
 var Kinds = []Entry{
-	{Kill, OnProcess, "kill NODE...", "kill -9 the servers of nodes (a crash)"},
+	{Kill, OnProcess, "kill NODE|LB_HOST...", "kill -9 the servers of nodes (a crash), or the HAProxy of load balancer hosts"},
 	{Stop, OnProcess, "stop NODE...", "stop the servers of nodes cleanly (they leave their cluster)"},
 	{Pause, OnProcess, "pause NODE...", "freeze the servers of nodes (SIGSTOP): alive but silent, as under a long stall"},
 	{Resume, OnProcess, "resume NODE...", "thaw paused servers (SIGCONT)"},
+	{Crash, OnHost, "crash LB_HOST...", "Crash load balancer hosts: every process killed and the NIC down (heal brings them back)"},
 	{Partition, OnNetwork, "partition TARGET... [--from OTHER,...]", "Cut hosts or a region off from everyone else (or from --from) with iptables in their namespaces"},
 	{Delay, OnLink, "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
 	{Loss, OnLink, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},

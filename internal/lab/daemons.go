@@ -13,7 +13,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/keeper"
-	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/supervise"
@@ -50,18 +50,7 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 		}
 	}
 	for i := range l.p.LoadBalancers {
-		lb := &l.p.LoadBalancers[i]
-		if err := os.MkdirAll(lb.Dir, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(lb.ConfigFile, []byte(lb.Config), 0o644); err != nil {
-			return err
-		}
-		err := ensure(ctx, l.haproxy(lb), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
-			_, err := haproxy.Stat(ctx, lb.AdminSocket)
-			return err
-		})
-		if err != nil {
+		if err := l.Balancer(&l.p.LoadBalancers[i]).Start(ctx); err != nil {
 			return err
 		}
 	}
@@ -85,12 +74,10 @@ func ensure(ctx context.Context, d supervise.Daemon, deadline, every time.Durati
 	return p.WaitReady(ctx, deadline, every, ready)
 }
 
-// haproxy is a load balancer under supervision, in the foreground (-db) so
-// the supervisor holds its pid.
-func (l *Lab) haproxy(lb *plan.LB) supervise.Daemon {
-	d := lb.Haproxy
-	return supervise.Daemon{Name: lb.Name + " haproxy", Argv: l.Wrap(lb.Host, []string{"haproxy", "-f", lb.ConfigFile, "-db"}),
-		Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
+// Balancer is a load balancer on its hosts (HAProxy, and keepalived for a
+// pair).
+func (l *Lab) Balancer(b *plan.LB) lb.Balancer {
+	return lb.Balancer{LB: b, Hosts: l.hosts, Exe: exe()}
 }
 
 // garbd is a cluster's arbitrator under supervision.
@@ -163,7 +150,7 @@ func (l *Lab) stopDaemons() error {
 		errs = append(errs, agent.Daemon(l.p, &l.p.Nodes[i], exe(), l.Wrap).Kill())
 	}
 	for i := range l.p.LoadBalancers {
-		errs = append(errs, l.haproxy(&l.p.LoadBalancers[i]).Kill())
+		errs = append(errs, l.Balancer(&l.p.LoadBalancers[i]).Stop())
 	}
 	errs = append(errs, keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop())
 	for _, c := range l.p.Clusters {

@@ -2,6 +2,8 @@ package lab
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +18,23 @@ import (
 // ProcessFault kills, stops, pauses or resumes the servers of nodes (see
 // fault.Process).
 func (l *Lab) ProcessFault(ctx context.Context, kind fault.Kind, names []string) error {
+	var nodes, lbs []string
+	for _, name := range names {
+		switch {
+		case !slices.Contains(l.lbHosts(), name):
+			nodes = append(nodes, name)
+		case kind != fault.Kill:
+			return hderr.User("NODE: %s is a load balancer host: it takes kill (its HAProxy) or crash (the whole host), not %s", name, kind)
+		default:
+			lbs = append(lbs, name)
+		}
+	}
+	if len(lbs) > 0 {
+		if len(nodes) > 0 {
+			return hderr.User("NODE: kill nodes (%s) and load balancer hosts (%s) in two commands", strings.Join(nodes, ", "), strings.Join(lbs, ", "))
+		}
+		return l.LBFault(ctx, lbs, false)
+	}
 	err := fault.Process(ctx, l.p, l.servers, fault.Log(l.p.FaultLog), kind, names, func(s string) { l.logf("%s", s) })
 	if kind == fault.Kill || kind == fault.Stop {
 		if serr := l.saveDerived(); err == nil {
@@ -59,6 +78,11 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	for i := range l.p.LoadBalancers { // a crashed load balancer host's NIC comes back
+		if err := l.Balancer(&l.p.LoadBalancers[i]).Revive(ctx); err != nil {
+			return err
+		}
+	}
 	if err := l.wan.Heal(ctx); err != nil {
 		return err
 	}
@@ -71,6 +95,62 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 		}
 	}
 	return l.startAll(ctx)
+}
+
+// LBFault takes hosts of load balancers down: kill -9 of their HAProxy,
+// or (crash) every process of each with its NIC down; every name is
+// checked first. Heal restores them.
+func (l *Lab) LBFault(ctx context.Context, hosts []string, crash bool) error {
+	var problems []string
+	for _, h := range hosts {
+		if !slices.Contains(l.lbHosts(), h) {
+			problems = append(problems, fmt.Sprintf("HOST: %q is not a load balancer host (hosts: %s)", h, strings.Join(l.lbHosts(), ", ")))
+		}
+	}
+	if err := hderr.Users(problems); err != nil {
+		return err
+	}
+	for _, h := range hosts {
+		if err := l.lbFault(ctx, h, crash); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *Lab) lbFault(ctx context.Context, host string, crash bool) error {
+	for i := range l.p.LoadBalancers {
+		b := l.Balancer(&l.p.LoadBalancers[i])
+		if _, ok := b.Instance(host); !ok {
+			continue
+		}
+		rec := fault.Record{Fault: fault.Kill, Targets: []string{host}, At: time.Now().UTC()}
+		if crash {
+			rec.Fault = fault.Crash
+		}
+		if err := b.Crash(ctx, host, crash); err != nil {
+			return err
+		}
+		l.logf("%s: %s", host, map[bool]string{true: "crashed (every process killed, NIC down)", false: "haproxy killed (kill -9)"}[crash])
+		return l.RecordFault(rec)
+	}
+	return fmt.Errorf("%s is not a load balancer host", host)
+}
+
+// LBHolder is the host holding a load balancer's address now.
+func (l *Lab) LBHolder(ctx context.Context, b *plan.LB) (string, error) {
+	return l.Balancer(b).Holder(ctx)
+}
+
+// lbHosts are the hosts the load balancers run on.
+func (l *Lab) lbHosts() []string {
+	var out []string
+	for _, lb := range l.p.LoadBalancers {
+		for _, in := range lb.Instances {
+			out = append(out, in.Host)
+		}
+	}
+	return out
 }
 
 func (l *Lab) needNetns(kind fault.Kind) error {

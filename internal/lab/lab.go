@@ -106,6 +106,19 @@ func (h hosts) Run(ctx context.Context, host string, argv ...string) error {
 	return nil
 }
 
+// Output runs argv on host and returns what it printed.
+func (h hosts) Output(ctx context.Context, host string, argv ...string) ([]byte, error) {
+	w := h.prov.Wrap(host, argv)
+	out, err := exec.CommandContext(ctx, w[0], w[1:]...).Output()
+	if err != nil {
+		return out, fmt.Errorf("%s: %s: %w", host, strings.Join(argv, " "), err)
+	}
+	return out, nil
+}
+
+// Wrap turns argv into the command that runs it on host.
+func (h hosts) Wrap(host string, argv []string) []string { return h.prov.Wrap(host, argv) }
+
 func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, error) {
 	return h.prov.Dial(ctx, host, network, addr)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -108,6 +109,9 @@ type LBInfo struct {
 	State   string      `json:"state"` // running | down
 	// Backends are the servers as HAProxy sees them (proxy "writes", and "reads" when balanced).
 	Backends []haproxy.ServerState `json:"backends"`
+	// Instances are a pair's two hosts (Address is then the virtual IP,
+	// Netns the namespace of the host holding it).
+	Instances []lb.Instance `json:"instances,omitempty"`
 }
 
 // ClientInfo is the host load generators run on.
@@ -159,14 +163,23 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 		}(i)
 	}
 	wg.Wait()
-	for _, lb := range p.LoadBalancers {
-		info := LBInfo{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Netns: lb.Netns, Address: lb.Address,
-			Port: lb.Port, State: "down", Backends: []haproxy.ServerState{}}
-		if l.haproxy(&lb).Running() {
-			info.State = "running"
-			if b, err := haproxy.Stat(ctx, lb.AdminSocket); err == nil {
-				info.Backends = b
+	for i := range p.LoadBalancers {
+		b := l.Balancer(&p.LoadBalancers[i])
+		info := LBInfo{Name: b.LB.Name, Cluster: b.LB.Cluster, Mode: b.LB.Mode, Netns: b.LB.Netns, Address: b.LB.Address,
+			Port: b.LB.Port, State: "down", Backends: []haproxy.ServerState{}, Instances: b.Instances(ctx)}
+		for j, in := range info.Instances {
+			if in.Holder { // where the address is now
+				info.Netns = b.LB.Instances[j].Netns
+				if in.Haproxy {
+					info.State = "running"
+					if st, err := haproxy.Stat(ctx, b.LB.Instances[j].AdminSocket); err == nil {
+						info.Backends = st
+					}
+				}
 			}
+		}
+		if !b.LB.VirtualIP {
+			info.Instances = nil // one host: the fields above say it all
 		}
 		s.LoadBalancers = append(s.LoadBalancers, info)
 	}

@@ -106,9 +106,20 @@ func Complete(p *Plan) {
 	}
 	for i := range p.LoadBalancers {
 		lb := &p.LoadBalancers[i]
-		if lb.Haproxy.Marker == "" {
-			lb.Haproxy = Daemon{Dir: lb.Dir, LogFile: lb.LogFile, PidFile: lb.PidFile, Marker: lb.ConfigFile}
+		if len(lb.Instances) == 0 { // stored before pairs: its one host
+			lb.Instances = []LBInstance{{Host: lb.Host, Netns: lb.Netns, Address: lb.Address, Dir: lb.Dir, ConfigFile: lb.ConfigFile,
+				PidFile: lb.PidFile, LogFile: lb.LogFile, AdminSocket: lb.AdminSocket, Config: lb.Config, Haproxy: lb.Haproxy}}
 		}
+		for j := range lb.Instances {
+			in := &lb.Instances[j]
+			if in.Haproxy.Marker == "" {
+				in.Haproxy = Daemon{Dir: in.Dir, LogFile: in.LogFile, PidFile: in.PidFile, Marker: in.ConfigFile}
+			}
+			if k := in.Keepalived; k != nil && k.Daemon.Marker == "" {
+				k.Daemon = Daemon{Dir: in.Dir, LogFile: filepath.Join(in.Dir, "keepalived.log"), PidFile: k.PidFile, Marker: k.ConfigFile}
+			}
+		}
+		lb.Haproxy, lb.Config = lb.Instances[0].Haproxy, lb.Instances[0].Config
 	}
 	for i := range p.Clusters {
 		if a := p.Clusters[i].Arbitrator; a != nil && a.Garbd.Marker == "" {
@@ -196,21 +207,46 @@ func (b *builder) hosts() {
 		}
 	}
 	for i, lb := range b.s.LoadBalancers {
-		h := b.host(lb.Name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d].address", i), lb.Address, 101+i)
-		dir := filepath.Join(b.p.Dir, "lb", lb.Name)
-		l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Host: h.Name, Netns: h.Netns, Address: h.Address,
-			Port: MySQLPort, Dir: dir, ConfigFile: filepath.Join(dir, "haproxy.cfg"), PidFile: filepath.Join(dir, "haproxy.pid"),
-			LogFile: filepath.Join(dir, "haproxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
-		if lb.Mode == spec.LBBalanced {
-			l.ReadPort = ReadPort
-		}
-		b.p.LoadBalancers = append(b.p.LoadBalancers, l)
+		b.loadBalancer(i, lb)
 	}
 	h := b.host(b.s.Client.Name, "client", b.s.Client.Region, "client.address", b.s.Client.Address, 201)
 	sec := filepath.Join(b.p.Dir, "secrets")
 	b.p.Secrets = Secrets{Dir: sec, App: filepath.Join(sec, "app.password"), Check: filepath.Join(sec, "check.password"),
 		Repl: filepath.Join(sec, "repl.password"), Client: filepath.Join(sec, "client.cnf")}
 	b.p.Client = Client{Host: h.Name, Netns: h.Netns, Address: h.Address, DefaultsFile: b.p.Secrets.Client}
+}
+
+// loadBalancer places a load balancer: on a host of its own name, or as a
+// pair on <name>1 and <name>2 sharing a virtual IP (the address clients
+// use), which needs network namespaces.
+func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
+	path := fmt.Sprintf("load_balancers[%d].address", i)
+	dir := filepath.Join(b.p.Dir, "lb", lb.Name)
+	instance := func(h Host, dir string) LBInstance {
+		return LBInstance{Host: h.Name, Netns: h.Netns, Address: h.Address, Dir: dir, ConfigFile: filepath.Join(dir, "haproxy.cfg"),
+			PidFile: filepath.Join(dir, "haproxy.pid"), LogFile: filepath.Join(dir, "haproxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
+	}
+	l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Port: MySQLPort}
+	if lb.Mode == spec.LBBalanced {
+		l.ReadPort = ReadPort
+	}
+	if !lb.Pair() {
+		h := b.host(lb.Name, "lb", lb.Region, path, lb.Address, 101+i)
+		l.Address, l.Instances = h.Address, []LBInstance{instance(h, dir)}
+	} else {
+		if b.p.Mode != ModeNetns {
+			b.problems = append(b.problems, fmt.Sprintf("load_balancers[%d].replicas: a pair sharing a virtual IP needs network namespaces (run as root); remove replicas to run rootless", i))
+		}
+		l.Address, l.VirtualIP = b.address(path, lb.Address, 101+i), true
+		for k := 1; k <= 2; k++ {
+			name := fmt.Sprintf("%s%d", lb.Name, k)
+			h := b.host(name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d] (host %s)", i, name), "", 150+10*i+k)
+			l.Instances = append(l.Instances, instance(h, filepath.Join(dir, name)))
+		}
+	}
+	first := l.Instances[0]
+	l.Host, l.Netns, l.Dir, l.ConfigFile, l.PidFile, l.LogFile, l.AdminSocket = first.Host, first.Netns, first.Dir, first.ConfigFile, first.PidFile, first.LogFile, first.AdminSocket
+	b.p.LoadBalancers = append(b.p.LoadBalancers, l)
 }
 
 func (b *builder) hostByName(name string) Host {

@@ -115,6 +115,10 @@ func (b *builder) machines() {
 	}
 	for i, lb := range b.s.LoadBalancers {
 		set(lb.Name, fmt.Sprintf("load_balancers[%d].machine", i), lb.Machine)
+		if lb.Pair() {
+			set(lb.Name+"1", fmt.Sprintf("load_balancers[%d].machine", i), lb.Machine)
+			set(lb.Name+"2", fmt.Sprintf("load_balancers[%d].machine", i), lb.Machine)
+		}
 	}
 	set(b.s.Client.Name, "client.machine", b.s.Client.Machine)
 	asked = dedupe(asked)

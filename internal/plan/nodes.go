@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/lb/keepalived"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -90,12 +92,12 @@ func (b *builder) semiSync(c spec.Cluster, name string) (master, slave bool, tim
 func (b *builder) loadBalancers() error {
 	for i := range b.p.LoadBalancers {
 		lb := &b.p.LoadBalancers[i]
-		if len(lb.AdminSocket) > maxSocketPath {
-			return hderr.User("--home: the socket path %s is longer than a unix socket allows; use a shorter --home", lb.AdminSocket)
-		}
 		c := haproxy.Config{Lab: b.p.Lab, Name: lb.Name, Cluster: lb.Cluster, Mode: string(lb.Mode), Address: lb.Address,
-			Port: lb.Port, ReadPort: lb.ReadPort, CheckPort: AgentPort, AdminSocket: lb.AdminSocket, Timing: haproxy.DefaultTiming,
+			Port: lb.Port, ReadPort: lb.ReadPort, CheckPort: AgentPort, Timing: haproxy.DefaultTiming,
 			WriteCheck: "/", ReadCheck: "/"}
+		if lb.VirtualIP { // each host of the pair listens on every address: the virtual one comes and goes
+			c.Address = "0.0.0.0"
+		}
 		if pc, _ := b.p.Cluster(lb.Cluster); pc != nil && pc.Kind == spec.KindPrimary {
 			c.WriteCheck, c.ReadCheck = "/primary", "/replica"
 		}
@@ -104,13 +106,41 @@ func (b *builder) loadBalancers() error {
 				c.Backends = append(c.Backends, haproxy.Backend{Name: n.Name, Address: n.Address, Port: n.Port})
 			}
 		}
-		text, err := haproxy.Render(c)
-		if err != nil {
-			return err
+		for j := range lb.Instances {
+			in := &lb.Instances[j]
+			if len(in.AdminSocket) > maxSocketPath {
+				return hderr.User("--home: the socket path %s is longer than a unix socket allows; use a shorter --home", in.AdminSocket)
+			}
+			c.AdminSocket = in.AdminSocket
+			text, err := haproxy.Render(c)
+			if err != nil {
+				return err
+			}
+			in.Config = text
+			if lb.VirtualIP {
+				if in.Keepalived, err = b.keepalived(i, lb, j); err != nil {
+					return err
+				}
+			}
 		}
-		lb.Config = text
 	}
 	return nil
+}
+
+// keepalived is the VRRP daemon of the j-th host of load balancer i's
+// pair: unicast to the other host, the first preferred at start-up.
+func (b *builder) keepalived(i int, lb *LB, j int) (*Keepalived, error) {
+	in, peer := lb.Instances[j], lb.Instances[1-j]
+	k := &Keepalived{ConfigFile: filepath.Join(in.Dir, "keepalived.conf"), Check: filepath.Join(in.Dir, "haproxy-up"),
+		PidFile: filepath.Join(in.Dir, "keepalived.pid"), MainPidFile: filepath.Join(in.Dir, "keepalived-main.pid"),
+		VRRPPidFile: filepath.Join(in.Dir, "keepalived-vrrp.pid")}
+	prefix, err := netip.ParsePrefix(b.p.Network)
+	if err != nil {
+		return nil, err
+	}
+	k.Config, err = keepalived.Render(keepalived.Config{Lab: b.p.Lab, LB: lb.Name, Host: in.Host, Interface: "eth0", Self: in.Address,
+		Peer: peer.Address, VIP: lb.Address, Prefix: prefix.Bits(), RouterID: 51 + i, Priority: 110 - 10*j, Advert: keepalived.Advert, Check: k.Check})
+	return k, err
 }
 
 // arbitrator places garbd: it joins the nodes' group (wsrep_cluster_name)

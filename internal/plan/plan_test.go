@@ -332,3 +332,39 @@ func TestNoBinlogConfig(t *testing.T) {
 		t.Error("the plan's cluster does not say its binary log is off")
 	}
 }
+
+// A load balancer pair: two hosts, HAProxy listening on every address of
+// each, keepalived on each moving the virtual IP (the address clients use).
+func TestLBPair(t *testing.T) {
+	s, err := spec.Load([]byte("clusters: [{name: db, kind: galera}]\nload_balancers: [{name: lb, cluster: db, replicas: 2, machine: small}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "pair", "/home/u/.hadrill", cgroupFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := p.LoadBalancers[0]
+	if !lb.VirtualIP || len(lb.Instances) != 2 || lb.Address == lb.Instances[0].Address || lb.Instances[0].Host != "lb1" || lb.Instances[1].Host != "lb2" {
+		t.Fatalf("pair: %+v", lb)
+	}
+	for _, in := range lb.Instances {
+		if in.Keepalived == nil || in.Netns != "hd-pair-"+in.Host || !strings.Contains(in.Config, "bind 0.0.0.0:3306") || !strings.Contains(in.Config, in.AdminSocket) {
+			t.Errorf("instance %s: %+v", in.Host, in)
+		}
+		golden.Check(t, "pair-"+in.Host+".keepalived.conf", []byte(in.Keepalived.Config))
+	}
+	machines := map[string]string{}
+	for _, h := range p.Hosts {
+		if h.Machine != nil {
+			machines[h.Name] = h.Machine.Name
+		}
+	}
+	if machines["lb1"] != "small" || machines["lb2"] != "small" {
+		t.Errorf("both hosts of the pair get the load balancer's machine: %v", machines)
+	}
+	if _, err := Build(s, "pair", "/home/u/.hadrill", Facts{User: "alice", MemBytes: 8 << 30}); err == nil ||
+		!strings.Contains(err.Error(), "load_balancers[0].replicas: a pair sharing a virtual IP needs network namespaces") {
+		t.Errorf("a rootless pair: %v", err)
+	}
+}

@@ -214,6 +214,39 @@ type LB struct {
 	AdminSocket string      `json:"admin_socket"`
 	Config      string      `json:"config"`
 	Haproxy     Daemon      `json:"haproxy"`
+	// Instances are the hosts the load balancer runs on: one, or a pair
+	// sharing the virtual IP Address (VirtualIP). The fields above are the
+	// first instance's (labs stored before pairs have only those).
+	Instances []LBInstance `json:"instances"`
+	VirtualIP bool         `json:"virtual_ip,omitempty"`
+}
+
+// LBInstance is one host of a load balancer: its HAProxy, and in a pair
+// its keepalived.
+type LBInstance struct {
+	Host        string      `json:"host"`
+	Netns       string      `json:"netns,omitempty"`
+	Address     string      `json:"address"` // the host's own address
+	Dir         string      `json:"dir"`
+	ConfigFile  string      `json:"config_file"`
+	PidFile     string      `json:"pid_file"`
+	LogFile     string      `json:"log_file"`
+	AdminSocket string      `json:"admin_socket"`
+	Config      string      `json:"config"`
+	Haproxy     Daemon      `json:"haproxy"`
+	Keepalived  *Keepalived `json:"keepalived,omitempty"`
+}
+
+// Keepalived is a pair host's VRRP daemon: its config, the script it runs
+// to see whether the host's HAProxy answers, its pid files.
+type Keepalived struct {
+	ConfigFile  string `json:"config_file"`
+	Config      string `json:"config"`
+	Check       string `json:"check"`         // the script (written at start: it names the hadrill binary)
+	PidFile     string `json:"pid_file"`      // the supervisor's
+	MainPidFile string `json:"main_pid_file"` // keepalived's own (-p), and its VRRP process's (-r)
+	VRRPPidFile string `json:"vrrp_pid_file"`
+	Daemon      Daemon `json:"daemon"`
 }
 
 // Client is the host load generators run on.

@@ -123,9 +123,18 @@ type LoadBalancer struct {
 	Cluster string `yaml:"cluster"`
 	Mode    LBMode `yaml:"mode,omitempty"` // single-writer | balanced
 	Region  string `yaml:"region,omitempty"`
+	// Address is where clients connect: the host's address, or with two
+	// replicas the virtual IP the pair shares.
 	Address string `yaml:"address,omitempty"`
 	Machine string `yaml:"machine,omitempty"`
+	// Replicas 2 runs the load balancer on two hosts (<name>1, <name>2),
+	// HAProxy on each, keepalived (VRRP) moving the virtual IP to the one
+	// whose HAProxy runs: no single point of failure. Default 1.
+	Replicas int `yaml:"replicas,omitempty"`
 }
+
+// Pair says whether the load balancer is a redundant pair.
+func (lb LoadBalancer) Pair() bool { return lb.Replicas == 2 }
 
 // Client is the host load generators run on.
 type Client struct {

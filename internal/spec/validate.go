@@ -122,6 +122,13 @@ func (v *validator) validate(s *Spec) {
 		v.ref(p+".region", lb.Region, "region", regions)
 		v.address(p+".address", lb.Address, network)
 		v.machineRef(s, p+".machine", lb.Machine)
+		if lb.Replicas < 0 || lb.Replicas > 2 {
+			v.add(p+".replicas", "expected 1 (one HAProxy host) or 2 (two sharing a virtual IP), got %d", lb.Replicas)
+		}
+		if lb.Pair() && lb.Name != "" {
+			v.name(p+".name", lb.Name+"1", hosts)
+			v.name(p+".name", lb.Name+"2", hosts)
+		}
 	}
 	if c := s.Client; c != nil {
 		v.name("client.name", c.Name, hosts)

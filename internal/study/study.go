@@ -21,8 +21,8 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/employees"
 	"github.com/hadrill/hadrill/internal/workload/fio"
 	"github.com/hadrill/hadrill/internal/workload/slap"

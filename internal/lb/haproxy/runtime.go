@@ -116,3 +116,28 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// Alive says whether a HAProxy answers on its admin socket within the
+// context's time ("show info" names it).
+func Alive(ctx context.Context, socket string) error {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(deadline)
+	}
+	if _, err := io.WriteString(c, "show info\n"); err != nil {
+		return err
+	}
+	b, err := io.ReadAll(c)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(string(b), "Name: HAProxy") {
+		return fmt.Errorf("show info: unexpected answer %q", firstLine(string(b)))
+	}
+	return nil
+}
