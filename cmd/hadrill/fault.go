@@ -37,13 +37,13 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 		c.AddCommand(&cobra.Command{
 			Use:   e.Use,
 			Short: e.Short,
-			Args:  args(1, -1, "one or more load balancer hosts"),
+			Args:  args(1, -1, "one or more hosts"),
 			RunE: func(cmd *cobra.Command, a []string) error {
 				l, err := changeLab()
 				if err != nil {
 					return err
 				}
-				return l.LBFault(cmd.Context(), a, true)
+				return l.CrashHosts(cmd.Context(), a)
 			},
 		})
 	}

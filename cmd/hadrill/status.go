@@ -132,15 +132,16 @@ func printStatus(st lab.Status) {
 // printHosts shows the hosts' machines and what they use, when a host has a
 // machine or lost a process to the memory limit.
 func printHosts(st lab.Status) {
-	show := false
+	show, domains := false, false
 	for _, h := range st.Hosts {
-		show = show || h.Machine != nil || h.OOMKills > 0 || len(h.NICs) > 1 || (len(h.NICs) == 1 && h.NICs[0].RateBps > 0) || len(h.Volumes) > 0
+		domains = domains || h.FaultDomain != h.Name
+		show = show || domains || h.Machine != nil || h.OOMKills > 0 || len(h.NICs) > 1 || (len(h.NICs) == 1 && h.NICs[0].RateBps > 0) || len(h.Volumes) > 0
 	}
 	if !show {
 		return
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "HOST\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS\tNICS\tDISKS")
+	fmt.Fprintln(w, "HOST\tFAULT DOMAIN\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS\tNICS\tDISKS")
 	for _, h := range st.Hosts {
 		machine, cpu, mem := "(unlimited)", "-", spec.FormatSize(h.MemoryBytes)
 		if h.CPUCores != nil {
@@ -165,7 +166,7 @@ func printHosts(st lab.Status) {
 			}
 			vols = append(vols, vol)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", h.Name, machine, cpu, mem, h.OOMKills, strings.Join(nics, ", "), strings.Join(vols, "; "))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", h.Name, h.FaultDomain, machine, cpu, mem, h.OOMKills, strings.Join(nics, ", "), strings.Join(vols, "; "))
 	}
 	w.Flush()
 }

@@ -26,9 +26,11 @@ type Lab interface {
 	Recover(ctx context.Context, force string) error
 	Restart(ctx context.Context, names []string) error
 	RecordFault(r fault.Record) error
-	// LBFault takes a load balancer host down (its HAProxy, or crash: the
-	// whole host); LBHolder is the host holding a load balancer's address.
-	LBFault(ctx context.Context, hosts []string, crash bool) error
+	// LBFault kills load balancer hosts' HAProxy; CrashHosts crashes hosts
+	// (every process, NICs down); LBHolder is the host holding a load
+	// balancer's address.
+	LBFault(ctx context.Context, hosts []string) error
+	CrashHosts(ctx context.Context, hosts []string) error
 	LBHolder(ctx context.Context, lb *plan.LB) (string, error)
 }
 

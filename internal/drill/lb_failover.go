@@ -62,7 +62,11 @@ func lbTarget(d *drill, given []string) ([]string, error) {
 func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 	host := d.res.Targets[0]
 	d.faultAt = time.Now()
-	if err := d.l.LBFault(ctx, []string{host}, crash); err != nil {
+	fail := d.l.LBFault
+	if crash {
+		fail = d.l.CrashHosts
+	}
+	if err := fail(ctx, []string{host}); err != nil {
 		return d.faultAt, err
 	}
 	d.logf("%s down (%s); waiting for writes to resume through %s", host, map[bool]string{true: "crashed", false: "haproxy killed"}[crash], d.lb.Address)

@@ -44,10 +44,11 @@ const (
 	RollingRestart = "rolling-restart"
 	LBFailover     = "lb-failover"
 	LBCrash        = "lb-crash"
+	DomainOutage   = "domain-outage"
 )
 
 // registry lists the drills, in the order the CLI shows them.
-var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &lbFailover, &lbCrash}
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &lbFailover, &lbCrash, &domainOutage}
 
 // Scenarios are the drills there are.
 func Scenarios() []*Scenario { return registry }

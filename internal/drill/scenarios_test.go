@@ -31,7 +31,7 @@ func TestRegistry(t *testing.T) {
 	if _, ok := Lookup("chaos"); ok {
 		t.Error("an unknown drill was found")
 	}
-	if names() != "failover, partition, full-outage, rolling-restart, lb-failover, lb-crash" {
+	if names() != "failover, partition, full-outage, rolling-restart, lb-failover, lb-crash, domain-outage" {
 		t.Errorf("order %s", names())
 	}
 }
@@ -52,7 +52,8 @@ func (fakeLab) Heal(context.Context) error                               { panic
 func (fakeLab) Recover(context.Context, string) error                    { panic("recover") }
 func (fakeLab) Restart(context.Context, []string) error                  { panic("restart") }
 func (fakeLab) RecordFault(fault.Record) error                           { panic("record") }
-func (fakeLab) LBFault(context.Context, []string, bool) error            { panic("lb fault") }
+func (fakeLab) LBFault(context.Context, []string) error                  { panic("lb fault") }
+func (fakeLab) CrashHosts(context.Context, []string) error               { panic("crash") }
 func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
 	return lb.Instances[len(lb.Instances)-1].Host, nil
 }
@@ -61,7 +62,10 @@ func galera3(mode string) fakeLab {
 	p := &plan.Plan{Lab: "t", Mode: mode,
 		Clusters:      []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}},
 		Nodes:         []plan.Node{{Name: "db1", Cluster: "db"}, {Name: "db2", Cluster: "db"}, {Name: "db3", Cluster: "db"}},
-		LoadBalancers: []plan.LB{{Name: "lb", Cluster: "db"}}}
+		LoadBalancers: []plan.LB{{Name: "lb", Cluster: "db"}},
+		Hosts: []plan.Host{{Name: "db1", FaultDomain: "fd0"}, {Name: "db2", FaultDomain: "fd1"}, {Name: "db3", FaultDomain: "fd0"},
+			{Name: "lb", FaultDomain: "fd0"}, {Name: "client", FaultDomain: "client"}},
+		Client: plan.Client{Host: "client"}}
 	return fakeLab{workloadtest.Lab{P: p}}
 }
 
@@ -82,7 +86,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		want []string
 	}{
 		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "chaos", 0 },
-			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, lb-failover, lb-crash)`, "--rate"}},
+			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, lb-failover, lb-crash, domain-outage)`, "--rate"}},
 		{"durations", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Hold, o.Timeout = Failover, 0, 2*time.Hour },
 			[]string{"--hold", "--timeout"}},
 		{"targets for a whole-cluster drill", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = FullOutage, []string{"db1"} },
@@ -95,6 +99,8 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 			[]string{`unknown load balancer "lb9"`}},
 		{"lb failover of a single load balancer", galera3(plan.ModeNetns), func(o *Options) { o.Scenario = LBFailover },
 			[]string{"load balancer lb runs on one host: nothing takes over when it dies (give it replicas: 2)"}},
+		{"an unknown fault domain", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = DomainOutage, []string{"rack9"} },
+			[]string{"DOMAIN: name a fault domain (domains: fd0, fd1; the client's host is the observer)"}},
 		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },
 			[]string{`HOST: "db1" is not a host of load balancer lb (hosts: lb1, lb2, or active)`}},
 	} {
@@ -115,6 +121,10 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 	d, err := prepare(galera3(plan.ModeNetns), Options{Scenario: FullOutage, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db2,db3" {
 		t.Fatalf("full outage targets the whole cluster: %v %v", d, err)
+	}
+	d, err = prepare(galera3(plan.ModeNetns), Options{Scenario: DomainOutage, Targets: []string{"fd0"}, Rate: 10, Hold: time.Second, Timeout: time.Second})
+	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db3,lb" || d.sc.faulted(d) != 2 {
+		t.Fatalf("a domain outage crashes the domain's hosts: %v %v", d, err)
 	}
 	d, err = prepare(pair(), Options{Scenario: LBFailover, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "lb2" {

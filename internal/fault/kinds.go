@@ -29,7 +29,7 @@ const (
 	OnProcess Class = iota // a node's server process
 	OnNetwork              // hosts' packets (iptables in their namespaces)
 	OnLink                 // a WAN link between regions (the netem daemon)
-	OnHost                 // a whole host (a load balancer's)
+	OnHost                 // whole hosts (every process, their NICs)
 )
 
 // Entry describes one fault kind for the CLI and for validation.
@@ -48,7 +48,7 @@ var Kinds = []Entry{
 	{Stop, OnProcess, "stop NODE...", "stop the servers of nodes cleanly (they leave their cluster)"},
 	{Pause, OnProcess, "pause NODE...", "freeze the servers of nodes (SIGSTOP): alive but silent, as under a long stall"},
 	{Resume, OnProcess, "resume NODE...", "thaw paused servers (SIGCONT)"},
-	{Crash, OnHost, "crash LB_HOST...", "Crash load balancer hosts: every process killed and the NIC down (heal brings them back)"},
+	{Crash, OnHost, "crash HOST...", "Crash hosts as machines losing power: every process killed at once, their NICs down (heal brings them back)"},
 	{Partition, OnNetwork, "partition TARGET... [--from OTHER,...]", "Cut hosts or a region off from everyone else (or from --from) with iptables in their namespaces"},
 	{Delay, OnLink, "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
 	{Loss, OnLink, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
@@ -33,7 +34,7 @@ func (l *Lab) ProcessFault(ctx context.Context, kind fault.Kind, names []string)
 		if len(nodes) > 0 {
 			return hderr.User("NODE: kill nodes (%s) and load balancer hosts (%s) in two commands", strings.Join(nodes, ", "), strings.Join(lbs, ", "))
 		}
-		return l.LBFault(ctx, lbs, false)
+		return l.LBFault(ctx, lbs)
 	}
 	err := fault.Process(ctx, l.p, l.servers, fault.Log(l.p.FaultLog), kind, names, func(s string) { l.logf("%s", s) })
 	if kind == fault.Kill || kind == fault.Stop {
@@ -78,10 +79,8 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	for i := range l.p.LoadBalancers { // a crashed load balancer host's NIC comes back
-		if err := l.Balancer(&l.p.LoadBalancers[i]).Revive(ctx); err != nil {
-			return err
-		}
+	if err := l.nicsUp(ctx); err != nil { // a crashed host's NICs come back
+		return err
 	}
 	if err := l.wan.Heal(ctx); err != nil {
 		return err
@@ -97,10 +96,9 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 	return l.startAll(ctx)
 }
 
-// LBFault takes hosts of load balancers down: kill -9 of their HAProxy,
-// or (crash) every process of each with its NIC down; every name is
-// checked first. Heal restores them.
-func (l *Lab) LBFault(ctx context.Context, hosts []string, crash bool) error {
+// LBFault kills the HAProxy of load balancer hosts (kill -9), every name
+// checked first. Heal starts them again.
+func (l *Lab) LBFault(ctx context.Context, hosts []string) error {
 	var problems []string
 	for _, h := range hosts {
 		if !slices.Contains(l.lbHosts(), h) {
@@ -110,31 +108,24 @@ func (l *Lab) LBFault(ctx context.Context, hosts []string, crash bool) error {
 	if err := hderr.Users(problems); err != nil {
 		return err
 	}
+	at := time.Now().UTC()
 	for _, h := range hosts {
-		if err := l.lbFault(ctx, h, crash); err != nil {
+		if err := l.balancerOf(h).Kill(h, false); err != nil {
 			return err
 		}
+		l.logf("%s: haproxy killed (kill -9)", h)
 	}
-	return nil
+	return l.RecordFault(fault.Record{Fault: fault.Kill, Targets: hosts, At: at})
 }
 
-func (l *Lab) lbFault(ctx context.Context, host string, crash bool) error {
+// balancerOf is the load balancer a host belongs to.
+func (l *Lab) balancerOf(host string) lb.Balancer {
 	for i := range l.p.LoadBalancers {
-		b := l.Balancer(&l.p.LoadBalancers[i])
-		if _, ok := b.Instance(host); !ok {
-			continue
+		if b := l.Balancer(&l.p.LoadBalancers[i]); slices.ContainsFunc(b.LB.Instances, func(in plan.LBInstance) bool { return in.Host == host }) {
+			return b
 		}
-		rec := fault.Record{Fault: fault.Kill, Targets: []string{host}, At: time.Now().UTC()}
-		if crash {
-			rec.Fault = fault.Crash
-		}
-		if err := b.Crash(ctx, host, crash); err != nil {
-			return err
-		}
-		l.logf("%s: %s", host, map[bool]string{true: "crashed (every process killed, NIC down)", false: "haproxy killed (kill -9)"}[crash])
-		return l.RecordFault(rec)
 	}
-	return fmt.Errorf("%s is not a load balancer host", host)
+	return lb.Balancer{LB: &plan.LB{}}
 }
 
 // LBHolder is the host holding a load balancer's address now.

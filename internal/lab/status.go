@@ -42,6 +42,7 @@ type Status struct {
 type HostInfo struct {
 	Name        string        `json:"name"`
 	Role        string        `json:"role"`
+	FaultDomain string        `json:"fault_domain"`
 	Machine     *plan.Machine `json:"machine,omitempty"`
 	CPUCores    *float64      `json:"cpu_cores,omitempty"` // in use now (`status` measures it over 200 ms; others do not)
 	MemoryBytes int64         `json:"memory_bytes"`
@@ -223,7 +224,7 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage, window time.Duratio
 		if !ok || !ok2 {
 			continue
 		}
-		info := HostInfo{Name: h.Name, Role: h.Role, Machine: h.Machine, MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs}
+		info := HostInfo{Name: h.Name, Role: h.Role, FaultDomain: h.FaultDomain, Machine: h.Machine, MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs}
 		if n, ok := p.Node(h.Name); ok {
 			info.Volumes = n.Volumes
 			for _, m := range measured {

@@ -166,38 +166,18 @@ func (b Balancer) Instance(host string) (*plan.LBInstance, bool) {
 	return nil, false
 }
 
-// Crash takes an instance down: kill -9 of its HAProxy, or (whole) of
-// every process of the host with its NIC down, as a crashed machine
-// vanishes from the network with the addresses it held.
-func (b Balancer) Crash(ctx context.Context, host string, whole bool) error {
+// Kill kills an instance's HAProxy (kill -9) and, with keepalived, its
+// keepalived too (as when its whole host dies).
+func (b Balancer) Kill(host string, keepalived bool) error {
 	in, ok := b.Instance(host)
 	if !ok {
 		return fmt.Errorf("load balancer %s has no host %s", b.LB.Name, host)
 	}
 	var errs []error
-	if whole && in.Keepalived != nil {
+	if keepalived && in.Keepalived != nil {
 		errs = append(errs, b.Keepalived(in).Kill())
 	}
-	errs = append(errs, b.Haproxy(in).Kill())
-	if whole {
-		_, err := b.Hosts.Output(ctx, in.Host, "ip", "link", "set", "eth0", "down")
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// Revive brings the NIC of every instance of a pair up again (after a
-// crash); Start then starts what is not running.
-func (b Balancer) Revive(ctx context.Context) error {
-	if !b.LB.VirtualIP {
-		return nil
-	}
-	var errs []error
-	for _, in := range b.LB.Instances {
-		_, err := b.Hosts.Output(ctx, in.Host, "ip", "link", "set", "eth0", "up")
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, b.Haproxy(in).Kill())...)
 }
 
 // Holds says whether `ip -o -4 addr show` output lists the address.

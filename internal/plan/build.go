@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
@@ -80,6 +81,9 @@ func Complete(p *Plan) {
 			PidFile: filepath.Join(p.Dir, "keeper.pid"), Marker: "--lab-dir " + p.Dir}
 	}
 	for i := range p.Hosts {
+		if h := &p.Hosts[i]; h.FaultDomain == "" { // stored before fault domains: each host its own
+			h.FaultDomain = h.Name
+		}
 		if h := &p.Hosts[i]; len(h.NICs) == 0 && p.Mode == ModeNetns {
 			h.NICs = []NIC{{Name: "eth0", Network: NetApplication, Address: h.Address, Veth: h.Veth, Bridge: p.Bridge}}
 		}
@@ -201,15 +205,18 @@ func (b *builder) hosts() {
 				fixed = c.Addresses[j-1]
 			}
 			b.host(fmt.Sprintf("%s%d", c.Name, j), "db", c.NodeRegion(j), fmt.Sprintf("clusters[%d].addresses[%d]", ci, j-1), fixed, 10*(ci+1)+j)
+			b.domain(c.NodeDomain(j))
 		}
 		if c.Arbitrator != nil {
 			b.host(c.Name+"arb", "arbitrator", c.Arbitrator.Region, fmt.Sprintf("clusters[%d].arbitrator", ci), "", 10*(ci+1))
+			b.domain(cmp.Or(c.Arbitrator.FaultDomain, c.Name+"arb"))
 		}
 	}
 	for i, lb := range b.s.LoadBalancers {
 		b.loadBalancer(i, lb)
 	}
 	h := b.host(b.s.Client.Name, "client", b.s.Client.Region, "client.address", b.s.Client.Address, 201)
+	b.domain(h.Name)
 	sec := filepath.Join(b.p.Dir, "secrets")
 	b.p.Secrets = Secrets{Dir: sec, App: filepath.Join(sec, "app.password"), Check: filepath.Join(sec, "check.password"),
 		Repl: filepath.Join(sec, "repl.password"), Client: filepath.Join(sec, "client.cnf")}
@@ -232,6 +239,7 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 	}
 	if !lb.Pair() {
 		h := b.host(lb.Name, "lb", lb.Region, path, lb.Address, 101+i)
+		b.domain(lb.HostDomain(1))
 		l.Address, l.Instances = h.Address, []LBInstance{instance(h, dir)}
 	} else {
 		if b.p.Mode != ModeNetns {
@@ -241,12 +249,27 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 		for k := 1; k <= 2; k++ {
 			name := fmt.Sprintf("%s%d", lb.Name, k)
 			h := b.host(name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d] (host %s)", i, name), "", 150+10*i+k)
+			b.domain(lb.HostDomain(k))
 			l.Instances = append(l.Instances, instance(h, filepath.Join(dir, name)))
 		}
 	}
 	first := l.Instances[0]
 	l.Host, l.Netns, l.Dir, l.ConfigFile, l.PidFile, l.LogFile, l.AdminSocket = first.Host, first.Netns, first.Dir, first.ConfigFile, first.PidFile, first.LogFile, first.AdminSocket
 	b.p.LoadBalancers = append(b.p.LoadBalancers, l)
+}
+
+// domain puts the host placed last in a fault domain.
+func (b *builder) domain(d string) { b.p.Hosts[len(b.p.Hosts)-1].FaultDomain = d }
+
+// Domain lists the hosts of a fault domain, in plan order.
+func (p *Plan) Domain(name string) []Host {
+	var out []Host
+	for _, h := range p.Hosts {
+		if h.FaultDomain == name {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 func (b *builder) hostByName(name string) Host {

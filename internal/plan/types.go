@@ -94,6 +94,9 @@ type Host struct {
 	Netns   string `json:"netns,omitempty"`
 	Address string `json:"address"`
 	Veth    string `json:"veth,omitempty"` // the bridge-side end of the host's link
+	// FaultDomain is what the host fails together with (its own name
+	// unless the spec groups hosts).
+	FaultDomain string `json:"fault_domain,omitempty"`
 	// Machine is the host's size; nil: it shares this machine unlimited.
 	Machine *Machine `json:"machine,omitempty"`
 	// ClusterAddress is its address on the cluster network ("" without one).

@@ -276,3 +276,30 @@ client: {machine: big}
 		t.Error("a spec without prices has no price")
 	}
 }
+
+func TestFaultDomains(t *testing.T) {
+	s, err := Load([]byte(`
+clusters: [{name: db, kind: galera, nodes: 3, fault_domains: [fd0, fd1]}, {name: dc, kind: galera, nodes: 3, fault_domains: [fd0, fd1, fd2]},
+           {name: dd, kind: galera, nodes: 2, fault_domains: [fd0, fd1], arbitrator: {fault_domain: fd2}}]
+load_balancers: [{name: lb, cluster: db, replicas: 2, fault_domains: [fd0]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(Warnings(s), "\n")
+	for _, want := range []string{"clusters[0]: fault domain fd0 holds 2 of the cluster's 3 members: losing it loses the majority",
+		"load_balancers[0]: both hosts of the pair are in fault domain fd0"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q:\n%s", want, w)
+		}
+	}
+	if strings.Contains(w, "clusters[1]") || strings.Contains(w, "clusters[2]") {
+		t.Errorf("three domains, or two and an arbitrator in a third, keep a majority:\n%s", w)
+	}
+	if d := s.Clusters[0].NodeDomain(3); d != "fd0" {
+		t.Errorf("node 3 of 2 domains round-robin: %s", d)
+	}
+	if _, err := Load([]byte("clusters: [{name: db, kind: galera, fault_domains: [Bad Name]}]")); err == nil || !strings.Contains(err.Error(), "clusters[0].fault_domains[0]") {
+		t.Errorf("a bad domain name: %v", err)
+	}
+}

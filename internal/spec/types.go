@@ -3,6 +3,8 @@
 // reports every problem at once with its field path; Defaults fills the rest.
 package spec
 
+import "fmt"
+
 // Spec is a lab topology as written by the user (after defaults).
 type Spec struct {
 	Name          string         `yaml:"name,omitempty"`
@@ -83,6 +85,11 @@ type Cluster struct {
 	// nodes over two sites, an arbitrator in a third one keeps the side it
 	// can reach primary when the sites lose each other.
 	Arbitrator *Arbitrator `yaml:"arbitrator,omitempty"`
+	// FaultDomains spread the nodes over named fault domains, round-robin
+	// (node 1 in the first, node 2 in the second, …), as a cloud's
+	// availability set does: hosts of one domain share a rack, a power
+	// supply, a switch and fail together. Default: every host its own.
+	FaultDomains []string `yaml:"fault_domains,omitempty"`
 	// BinaryLog off runs the nodes without a binary log (document 000
 	// compares on and off): no replication channel from or into the
 	// cluster, no point-in-time restore, and Galera's GTID mode off with it.
@@ -91,13 +98,35 @@ type Cluster struct {
 	Config    map[string]string `yaml:"config,omitempty"`    // my.cnf [mariadbd] overrides
 }
 
+// NodeDomain is the fault domain of the cluster's j-th node (1-based): the
+// domains round-robin, or the node's own name without any.
+func (c Cluster) NodeDomain(j int) string {
+	if len(c.FaultDomains) == 0 {
+		return fmt.Sprintf("%s%d", c.Name, j)
+	}
+	return c.FaultDomains[(j-1)%len(c.FaultDomains)]
+}
+
+// HostDomain is the fault domain of the load balancer's k-th host
+// (1-based; a single load balancer's is 1).
+func (lb LoadBalancer) HostDomain(k int) string {
+	if len(lb.FaultDomains) == 0 {
+		if lb.Pair() {
+			return fmt.Sprintf("%s%d", lb.Name, k)
+		}
+		return lb.Name
+	}
+	return lb.FaultDomains[(k-1)%len(lb.FaultDomains)]
+}
+
 // Binlog says whether the cluster's nodes keep a binary log (the default).
 func (c Cluster) Binlog() bool { return c.BinaryLog == nil || *c.BinaryLog }
 
 // Arbitrator places a Galera arbitrator.
 type Arbitrator struct {
-	Region  string `yaml:"region,omitempty"` // default: the cluster's region
-	Machine string `yaml:"machine,omitempty"`
+	Region      string `yaml:"region,omitempty"` // default: the cluster's region
+	Machine     string `yaml:"machine,omitempty"`
+	FaultDomain string `yaml:"fault_domain,omitempty"`
 }
 
 // Channel is a replication stream between clusters.
@@ -127,6 +156,9 @@ type LoadBalancer struct {
 	// replicas the virtual IP the pair shares.
 	Address string `yaml:"address,omitempty"`
 	Machine string `yaml:"machine,omitempty"`
+	// FaultDomains place its host (or a pair's two, round-robin) in fault
+	// domains (see Cluster.FaultDomains).
+	FaultDomains []string `yaml:"fault_domains,omitempty"`
 	// Replicas 2 runs the load balancer on two hosts (<name>1, <name>2),
 	// HAProxy on each, keepalived (VRRP) moving the virtual IP to the one
 	// whose HAProxy runs: no single point of failure. Default 1.

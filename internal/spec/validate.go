@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -125,6 +126,11 @@ func (v *validator) validate(s *Spec) {
 		if lb.Replicas < 0 || lb.Replicas > 2 {
 			v.add(p+".replicas", "expected 1 (one HAProxy host) or 2 (two sharing a virtual IP), got %d", lb.Replicas)
 		}
+		for j, d := range lb.FaultDomains {
+			if !ValidName(d) {
+				v.add(fmt.Sprintf("%s.fault_domains[%d]", p, j), "%q is not a valid name (%s)", d, NameRule)
+			}
+		}
 		if lb.Pair() && lb.Name != "" {
 			v.name(p+".name", lb.Name+"1", hosts)
 			v.name(p+".name", lb.Name+"2", hosts)
@@ -195,6 +201,14 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	}
 	for j, a := range c.Addresses {
 		v.address(fmt.Sprintf("%s.addresses[%d]", p, j), a, network)
+	}
+	for j, d := range c.FaultDomains {
+		if !ValidName(d) {
+			v.add(fmt.Sprintf("%s.fault_domains[%d]", p, j), "%q is not a valid name (%s)", d, NameRule)
+		}
+	}
+	if a := c.Arbitrator; a != nil && a.FaultDomain != "" && !ValidName(a.FaultDomain) {
+		v.add(p+".arbitrator.fault_domain", "%q is not a valid name (%s)", a.FaultDomain, NameRule)
 	}
 	if !c.Binlog() {
 		if c.Kind == KindPrimary {
@@ -335,8 +349,48 @@ func Warnings(s *Spec) []string {
 			out = append(out, fmt.Sprintf("clusters[%d]: a 2-node Galera cluster without an arbitrator loses its majority when either node fails "+
 				"(the survivor goes non-primary and refuses writes); add a third node or `arbitrator: {region: ...}`", i))
 		}
+		if w := domainMajority(c); w != "" {
+			out = append(out, fmt.Sprintf("clusters[%d]: %s", i, w))
+		}
+	}
+	for i, lb := range s.LoadBalancers {
+		if lb.Pair() && lb.HostDomain(1) == lb.HostDomain(2) {
+			out = append(out, fmt.Sprintf("load_balancers[%d]: both hosts of the pair are in fault domain %s: losing it loses the load balancer", i, lb.HostDomain(1)))
+		}
 	}
 	return out
+}
+
+// domainMajority says when one fault domain holds half or more of a Galera
+// cluster's members (nodes and arbitrator): losing that domain loses the
+// majority, and the survivors refuse writes.
+func domainMajority(c Cluster) string {
+	if c.Kind != KindGalera || c.NodeCount() < 2 || len(c.FaultDomains) == 0 && (c.Arbitrator == nil || c.Arbitrator.FaultDomain == "") {
+		return "" // every host its own domain: a 2-node cluster is warned of already
+	}
+	count := map[string]int{}
+	var order []string
+	add := func(d string) {
+		if count[d] == 0 {
+			order = append(order, d)
+		}
+		count[d]++
+	}
+	for j := 1; j <= c.NodeCount(); j++ {
+		add(c.NodeDomain(j))
+	}
+	members := c.NodeCount()
+	if c.Arbitrator != nil {
+		members++
+		add(cmp.Or(c.Arbitrator.FaultDomain, c.Name+"arb"))
+	}
+	for _, d := range order {
+		if 2*count[d] >= members {
+			return fmt.Sprintf("fault domain %s holds %d of the cluster's %d members: losing it loses the majority "+
+				"and the survivors refuse writes (spread the nodes over more domains, or add an arbitrator in another)", d, count[d], members)
+		}
+	}
+	return ""
 }
 
 // channels checks replication between clusters: each channel joins two

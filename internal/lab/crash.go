@@ -1,0 +1,109 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/agent"
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/supervise"
+)
+
+// CrashHosts crashes hosts as machines that lose power: every process of
+// each killed at once (a node's server and health agent, a load balancer
+// host's HAProxy and keepalived, an arbitrator's garbd) and its NICs down,
+// so it vanishes from the network with the addresses it held instead of
+// refusing connections. Every name is checked first; the client host is the
+// observer and does not crash. Heal brings them back.
+func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
+	var problems []string
+	if l.p.Mode != plan.ModeNetns {
+		problems = append(problems, fmt.Sprintf("fault crash: a crash takes a host's NICs down, which needs network namespaces (run as root); lab %s runs rootless", l.p.Lab))
+	}
+	var crashable []string
+	for _, h := range l.p.Hosts {
+		if h.Name != l.p.Client.Host {
+			crashable = append(crashable, h.Name)
+		}
+	}
+	if len(names) == 0 {
+		problems = append(problems, "HOST: name at least one host (hosts: "+strings.Join(crashable, ", ")+")")
+	}
+	for _, name := range names {
+		if !slices.Contains(crashable, name) {
+			problems = append(problems, fmt.Sprintf("HOST: %q is not a host that can crash (hosts: %s; the client is the observer)", name, strings.Join(crashable, ", ")))
+		}
+	}
+	if err := hderr.Users(problems); err != nil {
+		return err
+	}
+	at := time.Now().UTC()
+	var errs []error
+	for _, name := range names {
+		errs = append(errs, l.killHost(name))
+	}
+	for _, name := range names {
+		errs = append(errs, l.nics(ctx, name, "down"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	l.logf("crashed %s (every process killed, NICs down)", strings.Join(names, ", "))
+	return errors.Join(l.saveDerived(), l.RecordFault(fault.Record{Fault: fault.Crash, Targets: names, At: at}))
+}
+
+// killHost kills every daemon of a host with SIGKILL.
+func (l *Lab) killHost(name string) error {
+	var errs []error
+	if n, ok := l.p.Node(name); ok {
+		if pid := server.Pid(n); pid != 0 {
+			errs = append(errs, syscall.Kill(pid, syscall.SIGKILL))
+			supervise.WaitGone(pid, 10*time.Second)
+		}
+		errs = append(errs, agent.Daemon(l.p, n, exe(), l.Wrap).Kill())
+	}
+	if slices.Contains(l.lbHosts(), name) {
+		errs = append(errs, l.balancerOf(name).Kill(name, true))
+	}
+	for _, c := range l.p.Clusters {
+		if a := c.Arbitrator; a != nil && a.Name == name {
+			errs = append(errs, l.garbd(a).Kill())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// nics sets every NIC of a host up or down.
+func (l *Lab) nics(ctx context.Context, name, state string) error {
+	for _, h := range l.p.Hosts {
+		if h.Name != name {
+			continue
+		}
+		var errs []error
+		for _, nic := range h.NICs {
+			errs = append(errs, l.hosts.Run(ctx, h.Name, "ip", "link", "set", nic.Name, state))
+		}
+		return errors.Join(errs...)
+	}
+	return nil
+}
+
+// nicsUp brings every NIC of every host up (what a crash took down).
+func (l *Lab) nicsUp(ctx context.Context) error {
+	if l.p.Mode != plan.ModeNetns {
+		return nil
+	}
+	var errs []error
+	for _, h := range l.p.Hosts {
+		errs = append(errs, l.nics(ctx, h.Name, "up"))
+	}
+	return errors.Join(errs...)
+}
