@@ -50,11 +50,29 @@ func planCmd() *cobra.Command {
 						fmt.Printf("  %-8s %s volume: %s, mounted at %s\n", n.Name, v.Name, v, v.Mount)
 					}
 				}
+				for _, lb := range p.LoadBalancers {
+					if lb.VirtualIP {
+						fmt.Printf("  %-8s virtual IP %s, held by one of %s, %s (keepalived)\n", lb.Name, lb.Address, lb.Instances[0].Host, lb.Instances[1].Host)
+					}
+				}
+				for _, h := range p.Hosts {
+					if h.FaultDomain != h.Name {
+						fmt.Printf("  %-8s fault domain %s\n", h.Name, h.FaultDomain)
+					}
+				}
 				for _, w := range p.Warnings {
 					warnf("warning: %s", w)
 				}
 				for _, n := range p.Nodes {
 					fmt.Printf("\n# %s\n%s", n.ConfigFile, n.Config)
+				}
+				for _, lb := range p.LoadBalancers {
+					for _, in := range lb.Instances {
+						fmt.Printf("\n# %s\n%s", in.ConfigFile, in.Config)
+						if k := in.Keepalived; k != nil {
+							fmt.Printf("\n# %s\n%s", k.ConfigFile, k.Config)
+						}
+					}
 				}
 			})
 		},
