@@ -91,8 +91,8 @@ func studyCmd() *cobra.Command {
 after round with the variants interleaved (each round starts one later), then removes the labs (--keep
 leaves them). Every step is a run in the run store; the study's own run holds each figure's median,
 range, 95 % bootstrap interval, change against the baseline ("within noise" when the intervals
-overlap) and the published value, and opens with its finding. Ctrl-C stops it: what was measured is
-summarised and kept, and the labs are removed.`,
+overlap) and the published value, and opens with its finding. Ctrl-C, or a step that fails, stops it:
+what was measured is summarised and kept (exit 1), and the labs are removed.`,
 		Args: args(0, 1, "a study name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			s, err := load(a)
@@ -104,14 +104,18 @@ summarised and kept, and the labs are removed.`,
 				return err
 			}
 			o.Home, o.Keep, o.Command, o.Log = h, keep, os.Args, progressLog()
-			res, id, err := study.Run(cmd.Context(), s, o)
-			if err != nil {
-				return err
+			res, id, runErr := study.Run(cmd.Context(), s, o)
+			if res == nil || id == "" {
+				return runErr
 			}
+			// stored, even when a step failed: show what was measured
 			if err := emit(map[string]any{"run_id": id, "result": res}, func() {
 				fmt.Printf("study run %s\n\n%s\n\nreport: hadrill study report %s -o %s.html\n", id, res.Finding, id, s.Name)
 			}); err != nil {
 				return err
+			}
+			if runErr != nil {
+				return runErr
 			}
 			return interrupted(res.Interrupted, id)
 		},

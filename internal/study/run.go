@@ -49,6 +49,9 @@ type Result struct {
 	Checks      []Check           `json:"checks,omitempty"`
 	Finding     string            `json:"finding"`
 	Interrupted bool              `json:"interrupted"`
+	// Failed is the step that failed and stopped the study (what was
+	// measured before it is kept).
+	Failed string `json:"failed,omitempty"`
 }
 
 // LabName is the lab a study runs a variant in: "s", four characters
@@ -164,10 +167,11 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	}
 	units := sc.Runs * len(variants) * len(s.Steps)
 	done, t0 := 0, time.Now()
-	for round := 1; round <= sc.Runs && ctx.Err() == nil; round++ {
+	stop := func() bool { return ctx.Err() != nil || res.Failed != "" }
+	for round := 1; round <= sc.Runs && !stop(); round++ {
 		for _, name := range Order(variants, round) {
 			for _, st := range s.Steps {
-				if ctx.Err() != nil {
+				if stop() {
 					break
 				}
 				done++
@@ -177,8 +181,10 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 				}
 				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, sc.Runs, variant(s, name).Title(), st.Name, left)
 				samples, err := measure(ctx, labs[name], variant(s, name), st, sc, o)
-				if err != nil && ctx.Err() == nil {
-					return nil, "", fmt.Errorf("variant %s, step %s: %w", name, st.Name, err)
+				if err != nil && ctx.Err() == nil { // stop, keep what was measured
+					res.Failed = fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, err)
+					fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, res.Failed)
+					break
 				}
 				for i := range samples {
 					samples[i].Round, samples[i].Variant = round, name
@@ -186,14 +192,20 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 				res.Samples = append(res.Samples, samples...)
 			}
 		}
-		if ctx.Err() == nil {
+		if !stop() {
 			res.Rounds = round
 		}
 	}
-	res.Interrupted = ctx.Err() != nil
+	res.Interrupted = ctx.Err() != nil || res.Failed != ""
 	res.Cells, res.Checks = Summarize(s, sc, variants, res.Samples)
 	res.Finding = Finding(s, o.Scale, res.Rounds, res.Cells, res.Checks, res.Interrupted)
+	if res.Failed != "" {
+		res.Finding = "Stopped by a failed step (" + res.Failed + "); what was measured before it: " + res.Finding
+	}
 	id, err := save(o, res, started)
+	if err == nil && res.Failed != "" {
+		err = fmt.Errorf("study %s stopped: %s (what was measured is kept in run %s)", s.Name, res.Failed, id)
+	}
 	return res, id, err
 }
 
