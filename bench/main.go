@@ -28,7 +28,7 @@ var scenarios = []struct {
 	run  func(bin string, runs int)
 }{
 	{"deploy", deploy}, {"failover", failover}, {"agent", agentLatency}, {"overhead", overhead}, {"wan", wan}, {"drills", drills},
-	{"machines", machines}, {"networks", networks}, {"disks", disks},
+	{"machines", machines}, {"networks", networks}, {"disks", disks}, {"lbpair", lbPair},
 }
 
 func main() {
