@@ -322,6 +322,8 @@ td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,td:n
 <p>Study <code>{{.Res.Study.Name}}</code>, run {{.Run.ID}}, {{.Res.Scale}} scale: {{.Res.Protocol.Runs}} round(s), variants interleaved (each round starts one later){{if .Res.Interrupted}}, <b>interrupted</b>{{end}}.
 Source: {{.Res.Study.Source}}.</p>
 {{with .Res.Study.About}}<p>{{.}}</p>{{end}}
+{{with .Res.Failed}}<p class="missed">Stopped early: a step failed twice: <code>{{.}}</code></p>{{end}}
+{{with .Res.Retried}}<p>Steps that failed once and were run again (a busy machine can make a health check flap): {{range .}}<code>{{.}}</code> {{end}}</p>{{end}}
 {{if .Res.Checks}}<h2>Does it reproduce?</h2><ul>{{range .Res.Checks}}
 <li class="{{if .Met}}met{{else}}missed{{end}}">{{if .Met}}✔{{else}}✘{{end}} {{.Variant}} {{.Step}} {{.Metric}}{{with .Than}} against {{.}} (ratio){{end}}: {{if .Measured}}{{printf "%.3g" .Median}}{{if .WithinNoise}}, within the noise of the rounds{{end}}{{else}}not measured{{end}}{{with .Min}}, at least {{.}}{{end}}{{with .Max}}, at most {{.}}{{end}} — {{.Why}}</li>{{end}}</ul>{{end}}
 {{range .Charts}}<h2>{{.Title}}</h2>{{.SVG}}{{end}}

@@ -49,9 +49,11 @@ type Result struct {
 	Checks      []Check           `json:"checks,omitempty"`
 	Finding     string            `json:"finding"`
 	Interrupted bool              `json:"interrupted"`
-	// Failed is the step that failed and stopped the study (what was
-	// measured before it is kept).
-	Failed string `json:"failed,omitempty"`
+	// Failed is the step that failed twice and stopped the study (what was
+	// measured before it is kept); Retried are steps that failed once and
+	// were run again (on a busy machine a health check may flap).
+	Failed  string   `json:"failed,omitempty"`
+	Retried []string `json:"retried,omitempty"`
 }
 
 // LabName is the lab a study runs a variant in: "s", four characters
@@ -181,6 +183,13 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 				}
 				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, sc.Runs, variant(s, name).Title(), st.Name, left)
 				samples, err := measure(ctx, labs[name], variant(s, name), st, sc, o)
+				if err != nil && ctx.Err() == nil { // once more, after a pause; the failure is recorded
+					what := fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, firstLine(err.Error()))
+					fmt.Fprintf(o.Log, "study %s: %s; running it again in %v\n", s.Name, what, retryPause)
+					res.Retried = append(res.Retried, what)
+					sleepCtx(ctx, retryPause)
+					samples, err = measure(ctx, labs[name], variant(s, name), st, sc, o)
+				}
 				if err != nil && ctx.Err() == nil { // stop, keep what was measured
 					res.Failed = fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, err)
 					fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, res.Failed)
@@ -200,13 +209,31 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	res.Cells, res.Checks = Summarize(s, sc, variants, res.Samples)
 	res.Finding = Finding(s, o.Scale, res.Rounds, res.Cells, res.Checks, res.Interrupted)
 	if res.Failed != "" {
-		res.Finding = "Stopped by a failed step (" + res.Failed + "); what was measured before it: " + res.Finding
+		res.Finding = "Stopped by a step that failed twice (" + firstLine(res.Failed) + "); what was measured before it: " + res.Finding
+	} else if len(res.Retried) > 0 {
+		res.Finding += fmt.Sprintf(" %d step(s) failed once and were run again (%s).", len(res.Retried), strings.Join(res.Retried, "; "))
 	}
 	id, err := save(o, res, started)
 	if err == nil && res.Failed != "" {
 		err = fmt.Errorf("study %s stopped: %s (what was measured is kept in run %s)", s.Name, res.Failed, id)
 	}
 	return res, id, err
+}
+
+// retryPause is how long a failed step waits before it runs again.
+const retryPause = 5 * time.Second
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// firstLine is an error's first line (sysbench's repeat the same failure).
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func variant(s *Study, name string) Variant {
