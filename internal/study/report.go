@@ -277,7 +277,7 @@ func cdf(h Histogram, variants []string, titles map[string]string) string {
 	x := func(v float64) float64 { return left + width*(math.Log10(max(v, math.Pow(10, a)))-a)/(z-a) }
 	y := func(share float64) float64 { return top + height*(1-share) }
 	var s strings.Builder
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+260, top+height+50)
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+400, top+height+50)
 	for e := a; e <= z; e++ {
 		v := math.Pow(10, e)
 		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#ddd"/><text x="%.1f" y="%.0f" text-anchor="middle">%s ms</text>`,
