@@ -56,7 +56,7 @@ client: {name: client}
 	if got := e.sql("itlbp", "lb", "SELECT 41+1"); !strings.HasSuffix(got, "42") {
 		t.Errorf("a query through the virtual IP: %q", got)
 	}
-	for _, bad := range [][]string{{"drill", "lb-failover", "db1"}, {"drill", "lb-crash", "nosuch"}, {"fault", "crash", "db1"}, {"fault", "stop", "lb1"}} {
+	for _, bad := range [][]string{{"drill", "lb-failover", "db1"}, {"drill", "lb-crash", "nosuch"}, {"fault", "kill", "lb1", "db1"}, {"fault", "stop", "lb1"}} {
 		if r := e.run(append(bad, "--name", "itlbp")...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s", bad, r.code, r.stderr)
 		}
