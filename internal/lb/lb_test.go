@@ -24,7 +24,9 @@ type fakeHosts struct {
 	ran   *[]string
 }
 
-func (f fakeHosts) Wrap(host string, argv []string) []string { return append([]string{"on", host}, argv...) }
+func (f fakeHosts) Wrap(host string, argv []string) []string {
+	return append([]string{"on", host}, argv...)
+}
 func (f fakeHosts) Output(_ context.Context, host string, argv ...string) ([]byte, error) {
 	*f.ran = append(*f.ran, host+": "+strings.Join(argv, " "))
 	a, ok := f.addrs[host]

@@ -3,13 +3,13 @@
 package mariadb
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
-	"text/template"
+
+	tmpl "github.com/hadrill/hadrill/internal/render"
 )
 
 //go:embed templates
@@ -42,15 +42,7 @@ func render(name string, data any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t, err := template.New(name).Option("missingkey=error").Parse(src)
-	if err != nil {
-		return "", fmt.Errorf("template %s: %w", name, err)
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, data); err != nil {
-		return "", fmt.Errorf("template %s: %w", name, err)
-	}
-	return buf.String(), nil
+	return tmpl.Text(name, src, data)
 }
 
 // ServerConfig is everything my.cnf.tmpl needs for one node.

@@ -3,9 +3,9 @@
 package haproxy
 
 import (
-	"bytes"
 	"embed"
-	"text/template"
+
+	"github.com/hadrill/hadrill/internal/render"
 )
 
 //go:embed templates/haproxy.cfg.tmpl
@@ -50,13 +50,5 @@ var DefaultTiming = Timing{Inter: "200ms", FastInter: "100ms", DownInter: "500ms
 
 // Render renders haproxy.cfg.
 func Render(c Config) (string, error) {
-	t, err := template.New("haproxy.cfg").Option("missingkey=error").Parse(TemplateSource())
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, c); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
+	return render.Text("haproxy.cfg", TemplateSource(), c)
 }

@@ -4,9 +4,9 @@
 package keepalived
 
 import (
-	"bytes"
 	"embed"
-	"text/template"
+
+	"github.com/hadrill/hadrill/internal/render"
 )
 
 //go:embed templates/keepalived.conf.tmpl
@@ -40,13 +40,5 @@ const Advert = "0.1"
 
 // Render renders keepalived.conf.
 func Render(c Config) (string, error) {
-	t, err := template.New("keepalived.conf").Option("missingkey=error").Parse(TemplateSource())
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, c); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
+	return render.Text("keepalived.conf", TemplateSource(), c)
 }
