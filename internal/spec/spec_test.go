@@ -303,3 +303,13 @@ load_balancers: [{name: lb, cluster: db, replicas: 2, fault_domains: [fd0]}]
 		t.Errorf("a bad domain name: %v", err)
 	}
 }
+
+func TestPrimaryReadOnlyIsHadrills(t *testing.T) {
+	_, err := Load([]byte("clusters: [{name: db, kind: primary, nodes: 2, config: {skip-read-only: 1}}]"))
+	if err == nil || !strings.Contains(err.Error(), "clusters[0].config.skip-read-only: hadrill decides which server of a primary cluster is writable") {
+		t.Errorf("read_only on a primary cluster: %v", err)
+	}
+	if _, err := Load([]byte("clusters: [{name: db, kind: galera, config: {read_only: 1}}]")); err != nil {
+		t.Errorf("read_only on a Galera cluster is the user's: %v", err)
+	}
+}

@@ -219,6 +219,10 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		}
 	}
 	for k, val := range c.Config {
+		if c.Kind == KindPrimary && NormalizeOption(k) == "read_only" {
+			v.add(p+".config."+k, "hadrill decides which server of a primary cluster is writable (the current primary; the others and a returning former primary stay read-only)")
+			continue
+		}
 		if why := CheckOption(k, val); why != "" {
 			v.add(p+".config."+k, "%s", why)
 		}
