@@ -38,7 +38,7 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 	for i := range l.p.Nodes {
 		n := &l.p.Nodes[i]
 		addr := fmt.Sprintf("%s:%d", n.Address, n.AgentPort)
-		err := ensure(ctx, agent.Daemon(l.p, n, exe(), l.Wrap), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
+		err := agent.Daemon(l.p, n, exe(), l.Wrap).EnsureReady(ctx, 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
 			c, err := l.Prov.Dial(ctx, n.Host, "tcp", addr)
 			if err == nil {
 				c.Close()
@@ -65,15 +65,6 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 	return nil
 }
 
-// ensure starts d unless it runs and waits until ready answers.
-func ensure(ctx context.Context, d supervise.Daemon, deadline, every time.Duration, ready func(context.Context) error) error {
-	p, err := d.Ensure()
-	if err != nil || p == nil {
-		return err
-	}
-	return p.WaitReady(ctx, deadline, every, ready)
-}
-
 // Balancer is a load balancer on its hosts (HAProxy, and keepalived for a
 // pair).
 func (l *Lab) Balancer(b *plan.LB) lb.Balancer {
@@ -96,7 +87,7 @@ func (l *Lab) startArbitrators(ctx context.Context) error {
 			continue
 		}
 		n := l.running(c.Name)[0]
-		err := ensure(ctx, l.garbd(a), arbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
+		err := l.garbd(a).EnsureReady(ctx, arbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
 			db := l.Admin(n)
 			defer db.Close()
 			st, err := mariadb.Status(ctx, db, "wsrep_cluster_size")

@@ -69,7 +69,7 @@ func (b Balancer) Start(ctx context.Context) error {
 		if err := os.WriteFile(in.ConfigFile, []byte(in.Config), 0o644); err != nil {
 			return err
 		}
-		err := ensure(ctx, b.Haproxy(in), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
+		err := b.Haproxy(in).EnsureReady(ctx, 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
 			_, err := haproxy.Stat(ctx, in.AdminSocket)
 			return err
 		})
@@ -90,7 +90,7 @@ func (b Balancer) Start(ctx context.Context) error {
 				_ = os.Remove(k.MainPidFile)
 				_ = os.Remove(k.VRRPPidFile)
 			}
-			if err := ensure(ctx, b.Keepalived(in), 10*time.Second, 20*time.Millisecond, func(context.Context) error { return nil }); err != nil {
+			if _, err := b.Keepalived(in).Ensure(); err != nil { // ready when it holds the address or stands by: waitHeld
 				return err
 			}
 		}
@@ -217,13 +217,4 @@ func (b Balancer) Instances(ctx context.Context) []Instance {
 		out = append(out, x)
 	}
 	return out
-}
-
-// ensure starts d unless it runs and waits until ready answers.
-func ensure(ctx context.Context, d supervise.Daemon, deadline, every time.Duration, ready func(context.Context) error) error {
-	p, err := d.Ensure()
-	if err != nil || p == nil {
-		return err
-	}
-	return p.WaitReady(ctx, deadline, every, ready)
 }

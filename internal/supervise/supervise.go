@@ -77,6 +77,16 @@ func (d Daemon) Kill() error {
 	return nil
 }
 
+// EnsureReady starts the daemon unless it runs and, when it started it,
+// waits until ready answers (every interval, at most deadline).
+func (d Daemon) EnsureReady(ctx context.Context, deadline, every time.Duration, ready func(context.Context) error) error {
+	p, err := d.Ensure()
+	if err != nil || p == nil {
+		return err
+	}
+	return p.WaitReady(ctx, deadline, every, ready)
+}
+
 // Proc is a started daemon.
 type Proc struct {
 	Name string
