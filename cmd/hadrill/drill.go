@@ -116,7 +116,7 @@ func printDrill(r *drill.Result) {
 	if sc, ok := drill.Lookup(r.Scenario); ok && sc.OnLB {
 		fmt.Printf("  client-visible gap: %.3f s; writes back after %s (through the same address)\n", r.Gap.Seconds, opt(r.WritesBackS))
 	} else {
-		fmt.Printf("  client-visible gap: %.3f s; writes back after %s; re-formed after %s; all Synced after %s\n",
+		fmt.Printf("  client-visible gap: %.3f s; writes back after %s; re-formed after %s; whole again after %s\n",
 			r.Gap.Seconds, opt(r.WritesBackS), opt(r.ReformedS), opt(r.SyncedS))
 	}
 	for _, c := range r.Codes {

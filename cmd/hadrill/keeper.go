@@ -6,14 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/keeper"
-	"github.com/hadrill/hadrill/internal/state"
 )
 
 func keeperCmd() *cobra.Command {
 	var labDir string
 	c := &cobra.Command{
 		Use:    "keeper --name LAB",
-		Short:  "Run a lab's keeper: heartbeats, DR channel re-pointing, binlog archiving (hadrill starts it)",
+		Short:  "Run a lab's keeper: heartbeats, DR channel re-pointing, automatic failover, binlog archiving (hadrill starts it)",
 		Hidden: true,
 		Args:   args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -26,13 +25,7 @@ func keeperCmd() *cobra.Command {
 			fmt.Fprintf(log, "keeper for lab %s (%s)\n", l.Plan().Lab, labDir)
 			repl := l.Replication()
 			repl.Log = log
-			k := &keeper.Keeper{Repl: repl, Log: log, Reload: func() (map[string]string, error) {
-				st, err := state.Load(l.Home(), l.Plan().Lab)
-				if err != nil {
-					return nil, err
-				}
-				return st.Primaries, nil
-			}}
+			k := &keeper.Keeper{Repl: repl, Log: log}
 			return k.Run(cmd.Context())
 		},
 	}

@@ -108,6 +108,11 @@ func printStatus(st lab.Status) {
 	}
 	fmt.Fprintf(w, "%s\t\tclient\t\t%s\t\t\t\n", st.Client.Name, st.Client.Address)
 	w.Flush()
+	for _, n := range st.Nodes {
+		if n.Fenced != "" {
+			fmt.Printf("%s is fenced: it %s\n", n.Name, n.Fenced)
+		}
+	}
 	printHosts(st)
 	printReplication(st)
 	for _, k := range st.Links {

@@ -177,16 +177,39 @@ func TestDecide(t *testing.T) {
 }
 
 func TestSampleVerdicts(t *testing.T) {
-	whole := Sample{Nodes: map[string]NodeSample{"db1": {"Synced", true, 4}, "db2": {"Synced", true, 4}, "db3": {"Synced", true, 4}}}
+	whole := Sample{Nodes: map[string]NodeSample{"db1": {State: "Synced", Primary: true, Size: 4}, "db2": {State: "Synced", Primary: true, Size: 4}, "db3": {State: "Synced", Primary: true, Size: 4}}}
 	if !whole.Whole(4) || whole.Whole(3) {
 		t.Fatal("three nodes + arbitrator: whole at 4 members only")
 	}
-	after := Sample{Nodes: map[string]NodeSample{"db1": {State: "down"}, "db2": {"Synced", true, 2}, "db3": {"Synced", true, 2}}}
+	after := Sample{Nodes: map[string]NodeSample{"db1": {State: "down"}, "db2": {State: "Synced", Primary: true, Size: 2}, "db3": {State: "Synced", Primary: true, Size: 2}}}
 	if after.Whole(3) || !after.Reformed([]string{"db1"}, 2) || after.Reformed([]string{"db1"}, 3) {
 		t.Fatal("re-formed without db1 at size 2")
 	}
-	split := Sample{Nodes: map[string]NodeSample{"db1": {"Synced", false, 1}, "db2": {"Initialized", false, 2}}}
+	split := Sample{Nodes: map[string]NodeSample{"db1": {State: "Synced", Primary: false, Size: 1}, "db2": {State: "Initialized", Primary: false, Size: 2}}}
 	if split.Reformed(nil, 0) {
 		t.Fatal("no primary component: not re-formed")
+	}
+}
+
+func TestReplicatedSampleVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		nodes           map[string]NodeSample
+		fenced          map[string]bool
+		whole, reformed bool // reformed: without db1
+	}{
+		{"one writer, both follow", map[string]NodeSample{"db1": {State: "running", Writable: true}, "db2": {State: "running", Source: "db1"}, "db3": {State: "running", Source: "db1"}}, nil, true, false},
+		{"primary killed", map[string]NodeSample{"db1": {State: "down"}, "db2": {State: "running"}, "db3": {State: "running"}}, nil, false, false},
+		{"promoted, old primary down", map[string]NodeSample{"db1": {State: "down"}, "db2": {State: "running", Writable: true}, "db3": {State: "running", Source: "db2"}}, nil, false, true},
+		{"old primary back as a replica", map[string]NodeSample{"db1": {State: "running", Source: "db2"}, "db2": {State: "running", Writable: true}, "db3": {State: "running", Source: "db2"}}, nil, true, true},
+		{"old primary back, fenced", map[string]NodeSample{"db1": {State: "running"}, "db2": {State: "running", Writable: true}, "db3": {State: "running", Source: "db2"}}, map[string]bool{"db1": true}, true, true},
+		{"old primary back, not yet placed", map[string]NodeSample{"db1": {State: "running"}, "db2": {State: "running", Writable: true}, "db3": {State: "running", Source: "db2"}}, nil, false, true},
+		{"two writers", map[string]NodeSample{"db1": {State: "running", Writable: true}, "db2": {State: "running", Writable: true}}, nil, false, true},
+		{"a replica of the old primary", map[string]NodeSample{"db1": {State: "running"}, "db2": {State: "running", Writable: true}, "db3": {State: "running", Source: "db1"}}, map[string]bool{"db1": true}, false, true},
+	} {
+		s := Sample{Replicated: true, Nodes: c.nodes, Fenced: c.fenced}
+		if s.Whole(3) != c.whole || s.Reformed([]string{"db1"}, 2) != c.reformed {
+			t.Errorf("%s: whole %v reformed %v, want %v %v", c.name, s.Whole(3), s.Reformed([]string{"db1"}, 2), c.whole, c.reformed)
+		}
 	}
 }

@@ -47,8 +47,8 @@ type Result struct {
 	ReadsFailed     int                          `json:"reads_failed"`
 	Gap             Gap                          `json:"client_gap"`
 	WritesBackS     *float64                     `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
-	ReformedS       *float64                     `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component)
-	SyncedS         *float64                     `json:"synced_s"`             // fault → every node Synced in one primary component again
+	ReformedS       *float64                     `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component; a primary cluster: another node takes writes)
+	SyncedS         *float64                     `json:"synced_s"`             // fault → every node Synced in one primary component again (a primary cluster: one writer, every other node replicating from it or fenced)
 	Codes           []CodeSpan                   `json:"error_codes"`
 	Audit           []NodeAudit                  `json:"audit"`             // per node: verified, missing or unverified
 	Lost            map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it was read and found to lack
@@ -56,10 +56,14 @@ type Result struct {
 	Checksums       map[string]map[string]string `json:"checksums"`                  // node → table → CHECKSUM TABLE (nodes that were read)
 	ChecksumsUnread map[string]string            `json:"checksums_unread,omitempty"` // node → why its checksums could not be read
 	ChecksumsAgree  bool                         `json:"checksums_agree"`            // every node read, and all the same
-	Interrupted     bool                         `json:"interrupted"`                // a signal ended the drill early; what it broke was undone
-	Verdict         string                       `json:"verdict"`                    // passed, lost, failed, unverified or interrupted
-	Problems        []string                     `json:"problems,omitempty"`
-	Passed          bool                         `json:"passed"`
+	// Fenced: a primary cluster's nodes kept out of replication at the end
+	// (a former primary holding transactions the new primary never
+	// received: node → what); their checksums are not compared.
+	Fenced      map[string]string `json:"fenced,omitempty"`
+	Interrupted bool              `json:"interrupted"` // a signal ended the drill early; what it broke was undone
+	Verdict     string            `json:"verdict"`     // passed, lost, failed, unverified or interrupted
+	Problems    []string          `json:"problems,omitempty"`
+	Passed      bool              `json:"passed"`
 }
 
 type drill struct {
@@ -101,7 +105,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	defer w.Close()
 	defer r.Close()
 	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
-	d.s = startSampler(bg, l, d.nodes, d.cluster.Members(), 100*time.Millisecond)
+	d.s = startSampler(bg, l, d.cluster, d.nodes, 100*time.Millisecond)
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
 	d.logf("%s drill on cluster %s: %d writes/s and %d reads/s through %s", o.Scenario, d.cluster.Name, o.Rate, o.Rate/2, d.lb.Name)
 	sleep(ctx, o.Before)
@@ -184,9 +188,15 @@ func prepare(l Lab, o Options) (*drill, error) {
 		d.lb = lb
 	}
 	d.cluster, _ = l.Plan().Cluster(d.lb.Cluster)
-	if d.cluster.Kind != spec.KindGalera {
-		return nil, hderr.User("drill: load balancer %s fronts %s cluster %s; drills need a Galera cluster (a primary cluster has no automatic failover to drill)",
-			d.lb.Name, d.cluster.Kind, d.cluster.Name)
+	switch c := d.cluster; {
+	case c.Kind == spec.KindPrimary && !sc.Replicated:
+		return nil, hderr.User("SCENARIO: load balancer %s fronts primary cluster %s; the %s drill needs a Galera cluster (primary clusters: %s)",
+			d.lb.Name, c.Name, sc.Name, replicatedNames())
+	case c.Kind == spec.KindPrimary && sc.AutoFailover && !c.AutoFailover:
+		return nil, hderr.User("SCENARIO: cluster %s fails over by hand (failover: manual): nothing would promote a replica when its primary dies; "+
+			"set failover: auto on the cluster to drill it", c.Name)
+	case c.Kind != spec.KindGalera && c.Kind != spec.KindPrimary:
+		return nil, hderr.User("drill: load balancer %s fronts %s cluster %s; drills need a Galera or a primary cluster", d.lb.Name, c.Kind, c.Name)
 	}
 	d.nodes = nodes(l.Plan(), d.cluster.Nodes)
 	d.res = &Result{Scenario: o.Scenario, Cluster: d.cluster.Name, Profile: d.nodes[0].Profile, WritesPerS: o.Rate, Lost: map[string][]int64{}}

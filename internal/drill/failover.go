@@ -12,13 +12,18 @@ import (
 )
 
 // failover: kill -9 one node (default: the load balancer's writer), wait
-// for writes to resume and the survivors to re-form, start it again.
+// for writes to resume and the survivors to re-form (a primary cluster: a
+// replica promoted by the keeper), start it again (a former primary
+// rejoins as a replica, or is fenced when it holds what the new primary
+// never received).
 var failover = Scenario{
-	Name:       Failover,
-	Usage:      "failover [NODE|active]",
-	Short:      "Kill -9 a node (default: the load balancer's writer), then start it again",
-	MaxTargets: 1,
-	NodeFlag:   true,
+	Name:         Failover,
+	Usage:        "failover [NODE|active]",
+	Short:        "Kill -9 a node (default: the load balancer's writer), then start it again",
+	MaxTargets:   1,
+	NodeFlag:     true,
+	Replicated:   true,
+	AutoFailover: true,
 	targets: func(d *drill, given []string) ([]string, error) {
 		t, err := d.activeOr(given)
 		if err != nil {

@@ -7,28 +7,44 @@ import (
 
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
 // NodeSample is what one node said at one moment.
 type NodeSample struct {
 	State   server.State
-	Primary bool // in a primary component
-	Size    int  // cluster size it sees
+	Primary bool // Galera: in a primary component
+	Size    int  // Galera: the cluster size it sees
+	// Primary clusters: it takes writes, or the node it replicates from
+	// with both threads running ("" when it does not).
+	Writable bool
+	Source   string
 }
 
 // Sample is every node of the cluster at one moment.
 type Sample struct {
 	At    time.Time
 	Nodes map[string]NodeSample
+	// Replicated: the nodes of a primary cluster (roles, not Galera
+	// membership); Fenced are its nodes kept out of replication on purpose.
+	Replicated bool
+	Fenced     map[string]bool
 }
 
 // Reformed reports whether some node outside the faulted ones is in a
 // primary component of exactly want members (the cluster has re-formed
-// without the faulted nodes); want 0 means any size.
+// without the faulted nodes); want 0 means any size. In a primary
+// cluster: whether a node outside the faulted ones takes writes.
 func (s Sample) Reformed(faulted []string, want int) bool {
 	for name, n := range s.Nodes {
-		if contains(faulted, name) || !n.Primary || n.State != server.Synced {
+		if contains(faulted, name) {
+			continue
+		}
+		if s.Replicated && n.Writable {
+			return true
+		}
+		if s.Replicated || !n.Primary || n.State != server.Synced {
 			continue
 		}
 		if want == 0 || n.Size == want {
@@ -40,7 +56,12 @@ func (s Sample) Reformed(faulted []string, want int) bool {
 
 // Whole reports whether every node is Synced in one primary component of
 // members members (the nodes, and an arbitrator when the cluster has one).
+// In a primary cluster: one node takes writes and every other node
+// replicates from it, or is fenced.
 func (s Sample) Whole(members int) bool {
+	if s.Replicated {
+		return s.wholeReplicated()
+	}
 	for _, n := range s.Nodes {
 		if !n.Primary || n.State != server.Synced || n.Size != members {
 			return false
@@ -49,22 +70,61 @@ func (s Sample) Whole(members int) bool {
 	return len(s.Nodes) > 0
 }
 
+func (s Sample) wholeReplicated() bool {
+	writer := ""
+	for name, n := range s.Nodes {
+		if n.Writable {
+			if writer != "" {
+				return false // two writers
+			}
+			writer = name
+		}
+	}
+	if writer == "" {
+		return false
+	}
+	for name, n := range s.Nodes {
+		if name != writer && n.Source != writer && !(s.Fenced[name] && n.State == server.Running) {
+			return false
+		}
+	}
+	return true
+}
+
 // sampler is a workload sampler over the cluster's nodes, read as Samples.
 type sampler struct {
-	members int // a whole cluster's size
+	members    int               // a whole cluster's size
+	replicated bool              // a primary cluster
+	addrs      map[string]string // a node's addresses → its name
+	fenced     func() map[string]string
 	*workload.Sampler
 }
 
-func startSampler(ctx context.Context, l Lab, nodes []*plan.Node, members int, every time.Duration) *sampler {
-	return &sampler{members: members, Sampler: workload.StartSampler(ctx, l, nodes, every)}
+func startSampler(ctx context.Context, l Lab, c *plan.Cluster, nodes []*plan.Node, every time.Duration) *sampler {
+	s := &sampler{members: c.Members(), replicated: c.Kind == spec.KindPrimary, addrs: map[string]string{}, fenced: l.Fenced,
+		Sampler: workload.StartSampler(ctx, l, nodes, every)}
+	for _, n := range nodes {
+		s.addrs[n.Address], s.addrs[n.PeerAddress()] = n.Name, n.Name
+	}
+	return s
 }
 
 // sampleOf reads a snapshot as the drill's verdicts need it.
-func sampleOf(sn workload.Snapshot) Sample {
-	smp := Sample{At: sn.At, Nodes: map[string]NodeSample{}}
+func (s *sampler) sampleOf(sn workload.Snapshot) Sample {
+	smp := Sample{At: sn.At, Nodes: map[string]NodeSample{}, Replicated: s.replicated}
+	if s.replicated {
+		smp.Fenced = map[string]bool{}
+		for name, why := range s.fenced() {
+			smp.Fenced[name] = why != ""
+		}
+	}
 	for name, st := range sn.Nodes {
 		size, _ := strconv.Atoi(st.Status["wsrep_cluster_size"])
-		smp.Nodes[name] = NodeSample{State: st.State, Primary: st.Primary(), Size: size}
+		ns := NodeSample{State: st.State, Primary: st.Primary(), Size: size, Writable: st.Writable()}
+		if src := s.addrs[st.Status[server.KeySource]]; src != "" && st.Replicating(st.Status[server.KeySource]) {
+			ns.Source = src
+		}
+		smp.Nodes[name] = ns
 	}
 	return smp
 }
@@ -72,7 +132,7 @@ func sampleOf(sn workload.Snapshot) Sample {
 // first is the first sample at or after from that satisfies ok.
 func (s *sampler) first(from time.Time, ok func(Sample) bool) (time.Time, bool) {
 	for _, sn := range s.Snapshots() {
-		if !sn.At.Before(from) && ok(sampleOf(sn)) {
+		if !sn.At.Before(from) && ok(s.sampleOf(sn)) {
 			return sn.At, true
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
@@ -56,7 +57,18 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	for _, ids := range r.Lost {
 		r.LostCount += len(ids)
 	}
-	sums := ChecksumVerdict(checksums(ctx, d.l, d.nodes))
+	var compared []*plan.Node
+	for _, n := range d.nodes {
+		if why := d.l.Fenced()[n.Name]; why != "" && d.cluster.Kind == spec.KindPrimary {
+			if r.Fenced == nil {
+				r.Fenced = map[string]string{}
+			}
+			r.Fenced[n.Name] = why
+			continue
+		}
+		compared = append(compared, n)
+	}
+	sums := ChecksumVerdict(checksums(ctx, d.l, compared))
 	r.Checksums, r.ChecksumsUnread, r.ChecksumsAgree = sums.Read, sums.Unread, sums.Agree
 	other := append([]string(nil), d.problems...)
 	if r.WritesBackS == nil && !d.faultAt.IsZero() && !r.Interrupted {
@@ -64,6 +76,9 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	}
 	r.Verdict = Decide(r.Audit, sums.Differ, len(sums.Unread), other, r.Interrupted)
 	r.Problems = append(other, auditProblems(r.Audit)...)
+	for _, name := range slices.Sorted(maps.Keys(r.Fenced)) {
+		r.Problems = append(r.Problems, fmt.Sprintf("%s is fenced: it %s", name, r.Fenced[name]))
+	}
 	if len(sums.Differ) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("nodes disagree on tables %s (CHECKSUM TABLE)", strings.Join(sums.Differ, ", ")))
 	}

@@ -32,6 +32,9 @@ type Lab interface {
 	LBFault(ctx context.Context, hosts []string) error
 	CrashHosts(ctx context.Context, hosts []string) error
 	LBHolder(ctx context.Context, lb *plan.LB) (string, error)
+	// Fenced are the primary clusters' nodes kept read-only and outside
+	// replication (node → why), as recorded now.
+	Fenced() map[string]string
 }
 
 // nodes resolves names to the plan's nodes, in the plan's order.

@@ -22,6 +22,7 @@ var (
 		Short:      "Kill -9 the HAProxy of a load balancer pair's active host (default), then start it again",
 		MaxTargets: 1,
 		OnLB:       true,
+		Replicated: true,
 		targets:    lbTarget,
 		inject:     func(ctx context.Context, d *drill) (time.Time, error) { return lbDown(ctx, d, false) },
 	}
@@ -31,6 +32,7 @@ var (
 		Short:      "Crash a load balancer pair's active host (every process killed, its NIC down), then bring it back",
 		MaxTargets: 1,
 		OnLB:       true,
+		Replicated: true,
 		targets:    lbTarget,
 		inject:     func(ctx context.Context, d *drill) (time.Time, error) { return lbDown(ctx, d, true) },
 	}

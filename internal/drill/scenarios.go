@@ -23,6 +23,9 @@ type Scenario struct {
 	// OnLB: the fault is a load balancer host's; the cluster itself is not
 	// touched (no re-forming or syncing to report).
 	OnLB bool
+	// Replicated: the drill also runs on a primary cluster (replicas
+	// following a primary); AutoFailover: there, only with failover: auto.
+	Replicated, AutoFailover bool
 	// targets resolves the targets given (defaults when none) and checks
 	// them against the lab before anything starts.
 	targets func(d *drill, given []string) ([]string, error)
@@ -83,4 +86,15 @@ func reformedWithout(d *drill, r *Result) {
 	if t, ok := d.s.first(d.faultAt, func(s Sample) bool { return s.Reformed(r.Targets, survivors) && !s.Whole(d.cluster.Members()) }); ok {
 		r.ReformedS = secs(t.Sub(d.faultAt))
 	}
+}
+
+// replicatedNames lists the drills that run on primary clusters.
+func replicatedNames() string {
+	var out []string
+	for _, s := range registry {
+		if s.Replicated {
+			out = append(out, s.Name)
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -58,6 +58,8 @@ func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
 	return lb.Instances[len(lb.Instances)-1].Host, nil
 }
 
+func (fakeLab) Fenced() map[string]string { return nil }
+
 func galera3(mode string) fakeLab {
 	p := &plan.Plan{Lab: "t", Mode: mode,
 		Clusters:      []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}},
@@ -67,6 +69,14 @@ func galera3(mode string) fakeLab {
 			{Name: "lb", FaultDomain: "fd0"}, {Name: "client", FaultDomain: "client"}},
 		Client: plan.Client{Host: "client"}}
 	return fakeLab{workloadtest.Lab{P: p}}
+}
+
+// async2 is a primary cluster (db1 primary, db2) behind a load balancer.
+func async2(auto bool) fakeLab {
+	l := galera3(plan.ModeNetns)
+	l.P.Clusters[0] = plan.Cluster{Name: "db", Kind: spec.KindPrimary, Nodes: []string{"db1", "db2"}, Primary: "db1", AutoFailover: auto}
+	l.P.Nodes = l.P.Nodes[:2]
+	return l
 }
 
 // pair is galera3 behind a load balancer pair (lb1, lb2; lb2 holds the address).
@@ -101,6 +111,10 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 			[]string{"load balancer lb runs on one host: nothing takes over when it dies (give it replicas: 2)"}},
 		{"an unknown fault domain", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = DomainOutage, []string{"rack9"} },
 			[]string{"DOMAIN: name a fault domain (domains: fd0, fd1; the client's host is the observer)"}},
+		{"a primary cluster's partition", async2(true), func(o *Options) { o.Scenario, o.Targets = Partition, []string{"db1"} },
+			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the partition drill needs a Galera cluster (primary clusters: failover, lb-failover, lb-crash)"}},
+		{"failover of a primary cluster failing over by hand", async2(false), func(o *Options) { o.Scenario, o.Targets = Failover, []string{"db1"} },
+			[]string{"cluster db fails over by hand (failover: manual)", "set failover: auto"}},
 		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },
 			[]string{`HOST: "db1" is not a host of load balancer lb (hosts: lb1, lb2, or active)`}},
 	} {
@@ -125,6 +139,10 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 	d, err = prepare(galera3(plan.ModeNetns), Options{Scenario: DomainOutage, Targets: []string{"fd0"}, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db3,lb" || d.sc.faulted(d) != 2 {
 		t.Fatalf("a domain outage crashes the domain's hosts: %v %v", d, err)
+	}
+	d, err = prepare(async2(true), Options{Scenario: Failover, Targets: []string{"db1"}, Rate: 10, Hold: time.Second, Timeout: time.Second})
+	if err != nil || strings.Join(d.res.Targets, ",") != "db1" {
+		t.Fatalf("failover of a primary cluster with failover: auto: %v %v", d, err)
 	}
 	d, err = prepare(pair(), Options{Scenario: LBFailover, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "lb2" {

@@ -1,7 +1,10 @@
 // Package keeper is `hadrill keeper`, one daemon per lab: it writes
 // heartbeats on every replicated cluster (replica lag is how old their copy
 // is), re-points a DR channel whose source node stopped being a healthy
-// member of its Galera cluster, and archives every node's binary logs.
+// member of its Galera cluster, fails a primary cluster with `failover:
+// auto` over to a replica when its primary dies, and archives every node's
+// binary logs. It keeps nothing it needs across a restart to itself: the
+// roles are in the lab's roles.json, the lag in the servers.
 package keeper
 
 import (
@@ -33,26 +36,42 @@ func Daemon(p *plan.Plan, home, exe string) supervise.Daemon {
 // Keeper watches one lab.
 type Keeper struct {
 	Repl *replication.Manager
-	// Reload returns the primaries recorded in lab.json (promote changes them).
-	Reload func() (map[string]string, error)
-	Log    io.Writer
+	Log  io.Writer
 
 	conns  *server.Conns
 	last   map[string]string // last error per subject, logged once
 	tables map[string]bool   // heartbeat table created on this node
+	guards map[string]*guard // per primary cluster with automatic failover
 }
+
+// guard is what the keeper saw of a primary cluster's primary.
+type guard struct {
+	primary  string
+	lastSeen time.Time // it last answered
+	misses   int       // ticks in a row it did not
+}
+
+// Misses is how many ticks in a row the primary must not answer before
+// the keeper looks for a failover (a primary killed a moment ago is gone
+// for good; one answer lost to a busy machine is not).
+const Misses = 2
+
+// probeTimeout bounds the primary's answer to the keeper.
+const probeTimeout = 300 * time.Millisecond
 
 // Run keeps the lab until ctx is cancelled.
 func (k *Keeper) Run(ctx context.Context) error {
 	p := k.Repl.Plan
 	k.conns = server.NewConns(k.Repl.Servers.Admin)
 	defer k.conns.Close()
-	k.last, k.tables = map[string]string{}, map[string]bool{}
+	k.last, k.tables, k.guards = map[string]string{}, map[string]bool{}, map[string]*guard{}
 	t := time.NewTicker(Tick)
 	defer t.Stop()
 	for i := 0; ; i++ {
-		if prim, err := k.Reload(); err == nil {
-			k.Repl.Primaries = prim
+		for j := range p.Clusters {
+			if c := &p.Clusters[j]; c.AutoFailover {
+				k.guard(ctx, c)
+			}
 		}
 		for _, ch := range p.Channels {
 			k.watch(ctx, ch)
@@ -164,4 +183,34 @@ func (k *Keeper) watch(ctx context.Context, ch plan.Channel) {
 		return
 	}
 	k.logOnce("channel "+ch.Name, k.Repl.Move(ctx, k.conns.DB(recv), ch, choice))
+}
+
+// guard watches a primary cluster's primary and fails the cluster over
+// once it has not answered for Misses ticks (replication.Manager.Failover
+// confirms the failure with the replicas and chooses).
+func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
+	g := k.guards[c.Name]
+	primary := k.Repl.PrimaryOf(c)
+	if g == nil || g.primary != primary {
+		g = &guard{primary: primary}
+		k.guards[c.Name] = g
+	}
+	n, _ := k.Repl.Plan.Node(primary)
+	if server.Probe(ctx, k.conns.DB(n), n, probeTimeout).State.Answering() {
+		g.lastSeen, g.misses = time.Now(), 0
+		k.logOnce("failover "+c.Name, nil)
+		return
+	}
+	if g.misses++; g.misses < Misses {
+		return
+	}
+	promoted, why, err := k.Repl.Failover(ctx, k.conns, c, primary, g.lastSeen)
+	switch {
+	case err != nil:
+		k.logOnce("failover "+c.Name, err)
+	case promoted == "":
+		k.logOnce("failover "+c.Name, fmt.Errorf("%s is not answering; no failover: %s", primary, why))
+	default:
+		k.logOnce("failover "+c.Name, nil)
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/server"
@@ -76,7 +77,9 @@ func strayNamespaces(ctx context.Context, home, name string) error {
 // destroy stops the servers (cleanly when the data is kept), removes the
 // hosts, and removes or keeps the files.
 func (l *Lab) destroy(ctx context.Context, keepData bool) error {
-	var errs []error
+	// the keeper first: it would fail a primary cluster over to a replica
+	// about to go too
+	errs := []error{keeper.Daemon(l.p, l.home, exe()).Kill()}
 	nodes := l.Nodes(nil)
 	if keepData {
 		errs = append(errs, server.StopAll(nodes, server.StopGrace))

@@ -78,14 +78,7 @@ func (l *Lab) WAN() *netem.Emulator { return l.wan }
 
 // Replication is the lab's replication manager (roles, promote, DR channels).
 func (l *Lab) Replication() *replication.Manager {
-	return &replication.Manager{Plan: l.p, Servers: l.servers, Primaries: l.State.Primaries, Log: l.Log,
-		SetPrimary: func(cluster, node string) error {
-			if l.State.Primaries == nil {
-				l.State.Primaries = map[string]string{}
-			}
-			l.State.Primaries[cluster] = node
-			return state.Save(l.home, l.State)
-		}}
+	return &replication.Manager{Plan: l.p, Servers: l.servers, Roles: state.RolesOf(l.p.Dir), Log: l.Log}
 }
 
 // Backups is the lab's backups and binary log archive.
@@ -257,4 +250,11 @@ func (l *Lab) RecordFault(r fault.Record) error { return fault.Log(l.p.FaultLog)
 // Faults lists the faults injected between from and to.
 func (l *Lab) Faults(from, to time.Time) []fault.Record {
 	return fault.Log(l.p.FaultLog).Between(from, to)
+}
+
+// Fenced are the primary clusters' nodes kept read-only and outside
+// replication (node → why), as recorded now.
+func (l *Lab) Fenced() map[string]string {
+	r, _ := state.RolesOf(l.p.Dir).Read()
+	return r.Fenced
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hadrill/hadrill/internal/galera"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -72,6 +73,13 @@ func (l *Lab) ExplainKills(before map[string]int, err error) error {
 func (l *Lab) Stop(ctx context.Context, names []string) error {
 	if err := l.p.CheckNodes(names); err != nil {
 		return err
+	}
+	if len(names) == 0 {
+		// the whole lab: the keeper first, or it would fail a primary
+		// cluster over to a replica that is about to stop too
+		if err := keeper.Daemon(l.p, l.home, exe()).Kill(); err != nil {
+			return err
+		}
 	}
 	if err := server.StopAll(l.Nodes(names), server.StopGrace); err != nil {
 		return err

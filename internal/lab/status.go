@@ -14,6 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
 
@@ -94,6 +95,9 @@ type NodeInfo struct {
 	Pid     int          `json:"pid"`
 	Profile string       `json:"profile"`
 	Drained bool         `json:"drained"`
+	// Fenced says why a node of a primary cluster is kept read-only and
+	// outside replication (role fenced).
+	Fenced string `json:"fenced,omitempty"`
 	// Replication (servers with binary logs): GTID position, read_only,
 	// each replication connection, and a primary's semi-sync state.
 	replication.Detail
@@ -141,6 +145,8 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	}
 	var wg sync.WaitGroup
 	repl := l.Replication()
+	roles, _ := state.RolesOf(p.Dir).Read()
+	fenced := roles.Fenced
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
@@ -160,6 +166,9 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 				if r := s.Nodes[i].Detail.Role; r != "" {
 					s.Nodes[i].Role = r
 				}
+			}
+			if why := fenced[n.Name]; why != "" {
+				s.Nodes[i].Role, s.Nodes[i].Fenced = plan.RoleFenced, why
 			}
 		}(i)
 	}

@@ -36,6 +36,10 @@ func (b *builder) nodes() error {
 			pc.StateUUID = stableUUID(b.p.Lab + "/" + c.Name)
 		case spec.KindPrimary:
 			pc.Mode, pc.Primary = c.Mode, c.Name+"1"
+			if c.Failover == spec.FailoverAuto {
+				pc.AutoFailover = true
+				pc.FailoverMaxLag, _ = time.ParseDuration(c.FailoverMaxLag)
+			}
 		}
 		var peers []string
 		for j := 1; j <= c.NodeCount(); j++ {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -115,6 +116,10 @@ type Cluster struct {
 	// Primary clusters: the replication mode and the node that starts as primary.
 	Mode    spec.ReplMode `json:"mode,omitempty"`
 	Primary string        `json:"primary,omitempty"`
+	// AutoFailover: the keeper promotes a replica when the primary dies,
+	// leaving behind at most FailoverMaxLag of its writes.
+	AutoFailover   bool          `json:"auto_failover,omitempty"`
+	FailoverMaxLag time.Duration `json:"failover_max_lag,omitempty"`
 	// GTIDDomain is the domain id of the cluster's replicated transactions.
 	GTIDDomain int `json:"gtid_domain"`
 	// Arbitrator is the cluster's garbd, if it has one.
@@ -286,6 +291,9 @@ const (
 	RoleStandalone Role = "standalone"
 	RolePrimary    Role = "primary"
 	RoleReplica    Role = "replica"
+	// RoleFenced: a primary cluster's node kept read-only and outside
+	// replication because it holds transactions the primary never received.
+	RoleFenced Role = "fenced"
 )
 
 // BuiltFrom reports whether the plan was built from s (a lab started again

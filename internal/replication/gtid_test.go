@@ -42,7 +42,7 @@ func TestCoversAndErrant(t *testing.T) {
 	}
 }
 
-func state(t *testing.T, s string) State {
+func gtidState(t *testing.T, s string) State {
 	t.Helper()
 	st, err := ParseState(s)
 	if err != nil {
@@ -66,7 +66,7 @@ func TestErrant(t *testing.T) {
 		{"a former primary's writes everyone has", "1-103-4,1-102-10", "1-103-4,1-102-12", nil, "[]"},
 		{"no transactions", "", "1-101-1", nil, "[]"},
 	} {
-		got := fmt.Sprint(Errant(state(t, c.cand), state(t, c.ref), c.ignore))
+		got := fmt.Sprint(Errant(gtidState(t, c.cand), gtidState(t, c.ref), c.ignore))
 		if got == "[]" && c.want == "[]" {
 			continue
 		}

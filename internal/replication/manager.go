@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
@@ -17,6 +18,7 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
 )
 
 // Servers is what replication needs of a lab's servers.
@@ -27,15 +29,25 @@ type Servers interface {
 	Alive(n *plan.Node) bool
 }
 
+// RoleStore is where a lab records its primary clusters' roles (the
+// lab's roles.json: state.RoleFile), read fresh at every decision because
+// the keeper may change them while a command runs.
+type RoleStore interface {
+	Read() (state.Roles, error)
+	Update(change func(*state.Roles)) error
+	// Lock serializes changes of roles: every start's Ensure, a
+	// promotion, an automatic failover.
+	Lock(ctx context.Context) (unlock func(), err error)
+}
+
 // Manager gives a lab's servers their replication roles and changes them.
 type Manager struct {
 	Plan    *plan.Plan
 	Servers Servers
-	// Primaries are the primary clusters' current primaries (lab.json);
-	// SetPrimary records a promotion there.
-	Primaries  map[string]string
-	SetPrimary func(cluster, node string) error
-	Log        io.Writer
+	// Roles records the current primaries and the fenced nodes (nil: the
+	// plan's first nodes, nothing recorded).
+	Roles RoleStore
+	Log   io.Writer
 }
 
 func (m *Manager) logf(format string, args ...any) {
@@ -44,12 +56,66 @@ func (m *Manager) logf(format string, args ...any) {
 	}
 }
 
+// roles reads the record (an unreadable one counts as empty, and says so).
+func (m *Manager) roles() state.Roles {
+	if m.Roles == nil {
+		return state.Roles{}
+	}
+	r, err := m.Roles.Read()
+	if err != nil {
+		m.logf("roles: %v", err)
+	}
+	return r
+}
+
+// lock takes the roles lock (no store: nothing to serialize).
+func (m *Manager) lock(ctx context.Context) (func(), error) {
+	if m.Roles == nil {
+		return func() {}, nil
+	}
+	return m.Roles.Lock(ctx)
+}
+
 // PrimaryOf is a primary cluster's current primary.
 func (m *Manager) PrimaryOf(c *plan.Cluster) string {
-	if p := m.Primaries[c.Name]; p != "" {
+	if p := m.roles().Primaries[c.Name]; p != "" && slices.Contains(c.Nodes, p) {
 		return p
 	}
 	return c.Primary
+}
+
+// Fenced says why a node is fenced ("" when it is not).
+func (m *Manager) Fenced(node string) string { return m.roles().Fenced[node] }
+
+// setPrimary records a cluster's new primary (no longer fenced, if it was).
+func (m *Manager) setPrimary(cluster, node string) error {
+	if m.Roles == nil {
+		return nil
+	}
+	return m.Roles.Update(func(r *state.Roles) {
+		if r.Primaries == nil {
+			r.Primaries = map[string]string{}
+		}
+		r.Primaries[cluster] = node
+		delete(r.Fenced, node)
+	})
+}
+
+// setFenced records why a node is fenced, or that it no longer is (why "").
+func (m *Manager) setFenced(node, why string) error {
+	if m.Roles == nil || m.roles().Fenced[node] == why {
+		return nil
+	}
+	return m.Roles.Update(func(r *state.Roles) {
+		if why == "" {
+			delete(r.Fenced, node)
+			return
+		}
+		if r.Fenced == nil {
+			r.Fenced = map[string]string{}
+		}
+		r.Fenced[node] = why
+	})
 }
 
 // source is how a replica reaches n (as the replication user).
@@ -65,6 +131,11 @@ func (m *Manager) source(n *plan.Node) (mariadb.Source, error) {
 // receiver follows a node of the source cluster. Connections that exist
 // are left alone: the server resumes them itself.
 func (m *Manager) Ensure(ctx context.Context) error {
+	unlock, err := m.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	for i := range m.Plan.Clusters {
 		c := &m.Plan.Clusters[i]
 		if c.Kind != spec.KindPrimary {
@@ -82,25 +153,101 @@ func (m *Manager) Ensure(ctx context.Context) error {
 	return nil
 }
 
+// ensurePrimaryCluster makes the recorded primary writable and every other
+// running node its replica, except a node holding transactions the primary
+// never received (a former primary that committed what no replica got):
+// that one is fenced, read-only and outside replication, until it is
+// rebuilt. While the primary is down the others only stay read-only (a
+// failover, automatic or `promote --force`, decides what comes next).
 func (m *Manager) ensurePrimaryCluster(ctx context.Context, c *plan.Cluster) error {
 	primary, _ := m.Plan.Node(m.PrimaryOf(c))
-	src, err := m.source(primary)
-	if err != nil {
-		return err
-	}
+	up := m.Servers.Alive(primary)
 	for _, name := range c.Nodes {
 		n, _ := m.Plan.Node(name)
 		if n == primary || !m.Servers.Alive(n) {
 			continue
 		}
-		if err := m.follow(ctx, n, "", src, true); err != nil {
+		if !up {
+			if err := m.execOn(ctx, n, "SET GLOBAL read_only=ON"); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := m.rejoin(ctx, n, primary); err != nil {
 			return err
 		}
 	}
-	if !m.Servers.Alive(primary) {
+	if !up {
 		return nil
 	}
 	return m.execOn(ctx, primary, primaryStmts(c)...)
+}
+
+// rejoin makes n (running, not the primary) a read-only replica of
+// primary, unless n holds transactions the primary lacks: then n is
+// fenced. n's state is read before the primary's: the primary writes on,
+// and what n received from it must be found in the primary's.
+func (m *Manager) rejoin(ctx context.Context, n, primary *plan.Node) error {
+	if err := m.execOn(ctx, n, "SET GLOBAL read_only=ON"); err != nil {
+		return err
+	}
+	mine, err := m.gtidState(ctx, n)
+	if err != nil {
+		return err
+	}
+	ref, err := m.gtidState(ctx, primary)
+	if err != nil {
+		return err
+	}
+	if errant := Errant(mine, ref, nil); len(errant) > 0 {
+		why := fmt.Sprintf("holds transactions the primary %s never received (%s); it stays read-only and outside replication until it is rebuilt",
+			primary.Name, gtids(errant))
+		if m.Fenced(n.Name) != why {
+			m.logf("%s %s", n.Name, why)
+		}
+		db := m.Servers.Admin(n)
+		err := mariadb.StopSlave(ctx, db, "")
+		db.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		return m.setFenced(n.Name, why)
+	}
+	if err := m.setFenced(n.Name, ""); err != nil {
+		return err
+	}
+	src, err := m.source(primary)
+	if err != nil {
+		return err
+	}
+	db := m.Servers.Admin(n)
+	defer db.Close()
+	chans, err := mariadb.Replicas(ctx, db)
+	if err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	for _, ch := range chans {
+		if ch["connection_name"] == "" && m.nodeAt(ch["master_host"]) == primary.Name {
+			if ch["slave_io_running"] == "No" && ch["slave_sql_running"] == "No" { // stopped while it was fenced
+				m.logf("%s: replicating from %s again", n.Name, primary.Name)
+				return mariadb.Exec(ctx, db, "START SLAVE ''")
+			}
+			return nil // follows the primary already (the server resumes the connection itself)
+		}
+	}
+	// A new node, a former primary or a replica of one: everything it has,
+	// the primary has too, so it continues from its own binary log.
+	m.logf("%s: replicating from %s (GTID, from its own position)", n.Name, primary.Name)
+	if err := mariadb.StopReplicating(ctx, db, ""); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if err := mariadb.Exec(ctx, db, "SET GLOBAL gtid_slave_pos=@@gtid_binlog_pos"); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if err := mariadb.Replicate(ctx, db, "", src); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return nil
 }
 
 // primaryStmts make a node its cluster's writable primary, waiting for

@@ -13,6 +13,7 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/sqlfake"
+	"github.com/hadrill/hadrill/internal/state"
 )
 
 // fakeServers: which nodes run, and a recording fake server per node.
@@ -38,21 +39,56 @@ func semisync3(t *testing.T) *plan.Plan {
 	return p
 }
 
+// memRoles is a role record in memory.
+type memRoles struct {
+	r     state.Roles
+	locks int
+}
+
+func (m *memRoles) Read() (state.Roles, error)             { return m.r, nil }
+func (m *memRoles) Update(change func(*state.Roles)) error { change(&m.r); return nil }
+func (m *memRoles) Lock(context.Context) (func(), error) {
+	m.locks++
+	return func() {}, nil
+}
+
 func manager(t *testing.T, answer func(server, query string) *sqlfake.Result) (*Manager, *fakeServers) {
 	f := &fakeServers{up: map[string]bool{"db1": true, "db2": true, "db3": true}, sql: &sqlfake.Servers{Answer: answer}}
 	return &Manager{Plan: semisync3(t), Servers: f}, f
+}
+
+// changes drops the queries that only read.
+func changes(sent []string) []string {
+	return slices.DeleteFunc(slices.Clone(sent), func(s string) bool {
+		return strings.HasPrefix(s, "SELECT") || strings.HasPrefix(s, "SHOW")
+	})
 }
 
 func has(sent []string, prefix string) bool {
 	return slices.ContainsFunc(sent, func(s string) bool { return strings.HasPrefix(s, prefix) })
 }
 
+// states answers every node's gtid_binlog_state.
+func states(st map[string]string, then func(server, q string) *sqlfake.Result) func(server, q string) *sqlfake.Result {
+	return func(server, q string) *sqlfake.Result {
+		if q == "SELECT @@gtid_binlog_state" {
+			return &sqlfake.Result{Columns: []string{"s"}, Rows: [][]string{{st[server]}}}
+		}
+		if then != nil {
+			return then(server, q)
+		}
+		return nil
+	}
+}
+
+var same = map[string]string{"db1": "1-101-5", "db2": "1-101-5", "db3": "1-101-4"}
+
 func TestEnsureGivesRoles(t *testing.T) {
-	m, f := manager(t, nil)
+	m, f := manager(t, states(same, nil))
 	if err := m.Ensure(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.sql.Sent("db1"); !slices.Equal(got, []string{"SET GLOBAL read_only=OFF", "SET GLOBAL rpl_semi_sync_master_enabled=ON"}) {
+	if got := changes(f.sql.Sent("db1")); !slices.Equal(got, []string{"SET GLOBAL read_only=OFF", "SET GLOBAL rpl_semi_sync_master_enabled=ON"}) {
 		t.Errorf("primary was sent %q", got)
 	}
 	for _, r := range []string{"db2", "db3"} {
@@ -67,12 +103,12 @@ func TestEnsureGivesRoles(t *testing.T) {
 }
 
 func TestEnsureLeavesExistingConnectionsAndDownNodes(t *testing.T) {
-	m, f := manager(t, func(server, q string) *sqlfake.Result {
+	m, f := manager(t, states(same, func(server, q string) *sqlfake.Result {
 		if q == "SHOW ALL SLAVES STATUS" && server == "db2" {
 			return &sqlfake.Result{Columns: []string{"Connection_name", "Master_Host"}, Rows: [][]string{{"", "198.18.0.11"}}}
 		}
 		return nil
-	})
+	}))
 	f.up["db3"] = false
 	if err := m.Ensure(context.Background()); err != nil {
 		t.Fatal(err)
@@ -82,6 +118,47 @@ func TestEnsureLeavesExistingConnectionsAndDownNodes(t *testing.T) {
 	}
 	if sent := f.sql.Sent("db3"); len(sent) != 0 {
 		t.Errorf("a down node was sent %q", sent)
+	}
+}
+
+// A former primary that committed what the primary never received is
+// fenced: read-only, its replication stopped, never pointed at the primary.
+func TestEnsureFencesADivergedNodeAndRejoinsTheOthers(t *testing.T) {
+	roles := &memRoles{r: state.Roles{Primaries: map[string]string{"db": "db2"}}}
+	m, f := manager(t, states(map[string]string{"db1": "1-101-9", "db2": "1-101-7,1-102-8", "db3": "1-101-7"}, func(server, q string) *sqlfake.Result {
+		if q == "SHOW ALL SLAVES STATUS" && server == "db3" { // still follows the old primary
+			return &sqlfake.Result{Columns: []string{"Connection_name", "Master_Host"}, Rows: [][]string{{"", "198.18.0.11"}}}
+		}
+		return nil
+	}))
+	m.Roles = roles
+	if err := m.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if sent := f.sql.Sent("db1"); sent[0] != "SET GLOBAL read_only=ON" || has(sent, "CHANGE MASTER") || !has(sent, "STOP SLAVE ''") {
+		t.Errorf("the diverged former primary was sent %q", sent)
+	}
+	if why := roles.r.Fenced["db1"]; !strings.Contains(why, "1-101-9") {
+		t.Errorf("db1 fenced for %q", why)
+	}
+	if sent := f.sql.Sent("db3"); !has(sent, "SET GLOBAL gtid_slave_pos=@@gtid_binlog_pos") || !has(sent, "CHANGE MASTER '' TO MASTER_HOST='198.18.0.12'") {
+		t.Errorf("db3 does not follow the new primary db2: %q", sent)
+	}
+	if sent := changes(f.sql.Sent("db2")); !slices.Equal(sent, []string{"SET GLOBAL read_only=OFF", "SET GLOBAL rpl_semi_sync_master_enabled=ON"}) {
+		t.Errorf("the primary db2 was sent %q", sent)
+	}
+}
+
+func TestEnsureWithThePrimaryDownKeepsReplicasReadOnly(t *testing.T) {
+	m, f := manager(t, states(same, nil))
+	f.up["db1"] = false
+	if err := m.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"db2", "db3"} {
+		if sent := changes(f.sql.Sent(r)); !slices.Equal(sent, []string{"SET GLOBAL read_only=ON"}) {
+			t.Errorf("%s was sent %q", r, sent)
+		}
 	}
 }
 
@@ -126,13 +203,13 @@ func positions(pos map[string]string) func(server, q string) *sqlfake.Result {
 
 func TestPromoteSwitchover(t *testing.T) {
 	m, f := manager(t, positions(map[string]string{"db1": "1-101-5", "db2": "1-101-5", "db3": "1-101-5"}))
-	var recorded []string
-	m.SetPrimary = func(cluster, node string) error { recorded = append(recorded, cluster+"="+node); return nil }
+	roles := &memRoles{}
+	m.Roles = roles
 	if err := m.Promote(context.Background(), "db2", false); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(recorded, []string{"db=db2"}) || m.PrimaryOf(&m.Plan.Clusters[0]) != "db2" {
-		t.Errorf("primary recorded %v, now %s", recorded, m.PrimaryOf(&m.Plan.Clusters[0]))
+	if roles.r.Primaries["db"] != "db2" || m.PrimaryOf(&m.Plan.Clusters[0]) != "db2" || roles.locks != 1 {
+		t.Errorf("primary recorded %v, now %s, locked %d times", roles.r.Primaries, m.PrimaryOf(&m.Plan.Clusters[0]), roles.locks)
 	}
 	if sent := f.sql.Sent("db1"); sent[0] != "SET GLOBAL read_only=ON" || !has(sent, "CHANGE MASTER '' TO MASTER_HOST='198.18.0.12'") {
 		t.Errorf("old primary: read-only first, then follows db2; was sent %q", sent)

@@ -34,6 +34,11 @@ func (m *Manager) Promote(ctx context.Context, name string, force bool) error {
 		return hderr.User("NODE: %s is a %s node; promote makes a replica of a primary cluster its primary", name, n.Kind)
 	}
 	c, _ := m.Plan.Cluster(n.Cluster)
+	unlock, err := m.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	oldName := m.PrimaryOf(c)
 	if oldName == name {
 		return hderr.User("NODE: %s is already the primary of cluster %s", name, c.Name)
@@ -133,14 +138,8 @@ func (m *Manager) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.No
 	if err := m.execOn(ctx, n, primaryStmts(c)...); err != nil {
 		return err
 	}
-	if m.Primaries == nil {
-		m.Primaries = map[string]string{}
-	}
-	m.Primaries[c.Name] = n.Name
-	if m.SetPrimary != nil {
-		if err := m.SetPrimary(c.Name, n.Name); err != nil {
-			return err
-		}
+	if err := m.setPrimary(c.Name, n.Name); err != nil {
+		return err
 	}
 	m.logf("%s is the primary of cluster %s", n.Name, c.Name)
 	src, err := m.source(n)

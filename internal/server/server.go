@@ -90,6 +90,9 @@ func Probe(ctx context.Context, db *sql.DB, n *plan.Node, timeout time.Duration)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if n.Kind == spec.KindPrimary {
+		return probeReplication(ctx, db)
+	}
 	if n.Kind != spec.KindGalera {
 		if err := db.PingContext(ctx); err != nil {
 			return Status{State: Unresponsive}
@@ -101,6 +104,47 @@ func Probe(ctx context.Context, db *sql.DB, n *plan.Node, timeout time.Duration)
 		return Status{State: Unresponsive}
 	}
 	return Status{State: State(st["wsrep_local_state_comment"]), Status: st}
+}
+
+// Keys of a primary cluster member's Status: read_only (1 or 0), and its
+// own replication connection's source address and threads ("" without one).
+const (
+	KeyReadOnly = "read_only"
+	KeySource   = "source_host"
+	KeyIO       = "io_thread"
+	KeySQL      = "sql_thread"
+)
+
+// probeReplication reads a primary cluster member's role: read_only and
+// its replication connection.
+func probeReplication(ctx context.Context, db *sql.DB) Status {
+	var ro string
+	if err := db.QueryRowContext(ctx, "SELECT @@read_only").Scan(&ro); err != nil {
+		return Status{State: Unresponsive}
+	}
+	st := Status{State: Running, Status: map[string]string{KeyReadOnly: ro}}
+	chans, err := mariadb.Replicas(ctx, db)
+	if err != nil {
+		return Status{State: Unresponsive}
+	}
+	for _, c := range chans {
+		if c["connection_name"] == "" {
+			st.Status[KeySource], st.Status[KeyIO], st.Status[KeySQL] = c["master_host"], c["slave_io_running"], c["slave_sql_running"]
+		}
+	}
+	return st
+}
+
+// Writable reports whether a primary cluster member takes writes: not
+// read-only and not replicating.
+func (s Status) Writable() bool {
+	return s.State == Running && s.Status[KeyReadOnly] == "0" && s.Status[KeySource] == ""
+}
+
+// Replicating reports whether a primary cluster member follows source
+// (an address) with both threads running.
+func (s Status) Replicating(source string) bool {
+	return s.State == Running && s.Status[KeySource] == source && s.Status[KeyIO] == "Yes" && s.Status[KeySQL] == "Yes"
 }
 
 // Exec runs statements on a node through a new admin pool from admin; the

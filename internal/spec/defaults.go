@@ -15,6 +15,15 @@ const (
 	DefaultAckTimeout = "10s"
 )
 
+// Failover modes of primary clusters.
+const (
+	FailoverManual = "manual"
+	FailoverAuto   = "auto"
+	// DefaultFailoverMaxLag is how far behind the dead primary an
+	// automatic failover may leave the cluster.
+	DefaultFailoverMaxLag = "10s"
+)
+
 // Defaults fills every field the user may leave out. It never overrides what
 // the user wrote, so validation still sees the user's mistakes.
 func Defaults(s *Spec) {
@@ -58,6 +67,12 @@ func Defaults(s *Spec) {
 			}
 			if c.AckTimeout == "" && c.Mode == ModeSemiSync {
 				c.AckTimeout = DefaultAckTimeout
+			}
+			if c.Failover == "" {
+				c.Failover = FailoverManual
+			}
+			if c.FailoverMaxLag == "" && c.Failover == FailoverAuto {
+				c.FailoverMaxLag = DefaultFailoverMaxLag
 			}
 		}
 	}

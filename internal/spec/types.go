@@ -80,6 +80,17 @@ type Cluster struct {
 	// AckTimeout, then falls back to async).
 	Mode       ReplMode `yaml:"mode,omitempty"`
 	AckTimeout string   `yaml:"ack_timeout,omitempty"`
+	// Failover is what happens when a primary cluster's primary dies:
+	// manual (the default: `hadrill promote --force`), or auto (the keeper
+	// promotes the replica that received the most, once the primary is
+	// unreachable and no replica still hears it).
+	Failover string `yaml:"failover,omitempty"`
+	// FailoverMaxLag bounds what an automatic failover may give up: the
+	// chosen replica must have applied, within this long, everything the
+	// dead primary wrote up to this long before it was last seen alive;
+	// else the failover is refused and the cluster waits for its primary
+	// (default 10s).
+	FailoverMaxLag string `yaml:"failover_max_lag,omitempty"`
 	// Arbitrator adds garbd (Galera's arbitrator: a member that votes but
 	// holds no data) on a host of its own, named <cluster>arb: with 3 + 3
 	// nodes over two sites, an arbitrator in a third one keeps the side it

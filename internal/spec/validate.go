@@ -185,6 +185,18 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	case c.Mode != "":
 		v.add(p+".mode", "applies to primary clusters only (galera clusters replicate synchronously)")
 	}
+	switch {
+	case c.Kind == KindPrimary:
+		oneOf(v, p+".failover", c.Failover, FailoverManual, FailoverAuto)
+	case c.Failover != "":
+		v.add(p+".failover", "applies to primary clusters only (a galera cluster fails over by itself)")
+	}
+	if c.FailoverMaxLag != "" {
+		if c.Failover != FailoverAuto {
+			v.add(p+".failover_max_lag", "applies only with failover: auto")
+		}
+		v.duration(p+".failover_max_lag", c.FailoverMaxLag, 0, time.Hour)
+	}
 	if c.AckTimeout != "" {
 		if c.Mode != ModeSemiSync {
 			v.add(p+".ack_timeout", "applies only with mode semi-sync")

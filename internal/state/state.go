@@ -31,8 +31,8 @@ type Lab struct {
 	Created time.Time  `json:"created"`
 	Updated time.Time  `json:"updated"`
 	Plan    *plan.Plan `json:"plan"`
-	// Primaries is each primary cluster's current primary (after a
-	// promotion it differs from the plan's first node).
+	// Primaries is where labs of earlier versions kept each primary
+	// cluster's current primary; Load moves it to roles.json (RoleFile).
 	Primaries map[string]string `json:"primaries,omitempty"`
 }
 
@@ -92,6 +92,11 @@ func Load(home, name string) (*Lab, error) {
 		return nil, fmt.Errorf("lab %q: %s is damaged: %v", name, file(home, name), err)
 	}
 	plan.Complete(l.Plan)
+	if len(l.Primaries) > 0 {
+		if err := migratePrimaries(&l); err != nil {
+			return nil, err
+		}
+	}
 	return &l, nil
 }
 
@@ -130,4 +135,22 @@ func Resolve(home, name string) (string, error) {
 		return "", hderr.User("no lab in %s: start one with `hadrill up`", home)
 	}
 	return "", hderr.User("--name: %d labs exist (%s); say which one", len(labs), listOrNone(home))
+}
+
+// migratePrimaries moves the primaries an earlier version kept in lab.json
+// into roles.json (unless that exists already), so that lab.json, which
+// commands re-save, never holds them again.
+func migratePrimaries(l *Lab) error {
+	f := RolesOf(l.Plan.Dir)
+	r, err := f.Read()
+	if err != nil {
+		return err
+	}
+	if len(r.Primaries) == 0 {
+		if err := f.Update(func(r *Roles) { r.Primaries = l.Primaries }); err != nil {
+			return err
+		}
+	}
+	l.Primaries = nil
+	return nil
 }

@@ -23,7 +23,7 @@ type Source struct {
 // second lets the replica notice a silent source.
 func Replicate(ctx context.Context, db *sql.DB, conn string, src Source) error {
 	q := quote(conn)
-	if err := stopSlave(ctx, db, q); err != nil {
+	if err := StopSlave(ctx, db, conn); err != nil {
 		return err
 	}
 	return Exec(ctx, db,
@@ -35,15 +35,16 @@ func Replicate(ctx context.Context, db *sql.DB, conn string, src Source) error {
 // StopReplicating stops and forgets a replication connection.
 func StopReplicating(ctx context.Context, db *sql.DB, conn string) error {
 	q := quote(conn)
-	if err := stopSlave(ctx, db, q); err != nil {
+	if err := StopSlave(ctx, db, conn); err != nil {
 		return err
 	}
 	return Exec(ctx, db, "RESET SLAVE "+q+" ALL")
 }
 
-// stopSlave stops a connection; one that does not exist is stopped already.
-func stopSlave(ctx context.Context, db *sql.DB, q string) error {
-	_, err := db.ExecContext(ctx, "STOP SLAVE "+q)
+// StopSlave stops a connection's threads and keeps its settings; one that
+// does not exist is stopped already.
+func StopSlave(ctx context.Context, db *sql.DB, conn string) error {
+	_, err := db.ExecContext(ctx, "STOP SLAVE "+quote(conn))
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == 1617 { // ER_SLAVE_NOT_CONFIGURED / no such master connection
 		return nil

@@ -1,0 +1,256 @@
+package replication
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
+)
+
+// ReplicaView is what the failover manager read of one replica of a
+// primary cluster while its primary did not answer.
+type ReplicaView struct {
+	Node      string
+	Reachable bool   // answered the manager
+	Fenced    bool   // kept out of replication (never a candidate)
+	Source    string // the node its replication connection reads ("" without one)
+	IO        string // its IO thread: Yes, Connecting, No
+	SQL       string // its SQL thread: Yes, No
+	SQLError  string
+	Received  Position // gtid_io_pos: what it received from the primary
+	Applied   Position // gtid_slave_pos: what it applied
+}
+
+// has is everything the replica holds or will hold: what it received, and
+// what it applied (which a restarted replica may not have received anew).
+func (v ReplicaView) has() Position {
+	out := Position{}
+	for _, p := range []Position{v.Applied, v.Received} {
+		for d, g := range p {
+			if cur, ok := out[d]; !ok || cur.Seq < g.Seq {
+				out[d] = g
+			}
+		}
+	}
+	return out
+}
+
+// PrimaryDown decides whether a primary that did not answer the manager is
+// down for its replicas too. Some replica must answer (else there is
+// nothing to promote and nothing confirms the failure), and no replica may
+// still be connected to the primary: if one is, the manager alone is cut
+// off from it (a partition), and promoting would make two primaries.
+func PrimaryDown(primary string, views []ReplicaView) (bool, string) {
+	answering := 0
+	for _, v := range views {
+		if !v.Reachable {
+			continue
+		}
+		answering++
+		if v.Source == primary && v.IO == "Yes" {
+			return false, fmt.Sprintf("%s still receives from %s", v.Node, primary)
+		}
+	}
+	if answering == 0 {
+		return false, "no replica answers"
+	}
+	return true, fmt.Sprintf("%s does not answer and no replica receives from it", primary)
+}
+
+// Choice is a failover's decision.
+type Choice struct {
+	Node string // the replica to promote ("" : none)
+	// Wait is what it must apply before it takes writes (what it received).
+	Wait   Position
+	Reason string
+}
+
+// ChooseFailover picks the replica to promote after primary died: one
+// that followed it, answers, is not fenced, can apply (its SQL thread has
+// not stopped on an error) and holds everything any other replica holds
+// (promoting a replica that lags another would drop what only the other
+// received). Of several, the first that applied all it received (no wait),
+// else the first in the cluster's order. No candidate, or replicas that
+// diverged (none holds all the others hold): no choice, and Reason says
+// why.
+func ChooseFailover(primary string, views []ReplicaView) Choice {
+	var cands []ReplicaView
+	var why []string
+	for _, v := range views {
+		switch {
+		case !v.Reachable:
+			why = append(why, v.Node+" does not answer")
+		case v.Fenced:
+			why = append(why, v.Node+" is fenced")
+		case v.Source != primary:
+			why = append(why, fmt.Sprintf("%s does not replicate from %s", v.Node, primary))
+		case v.SQL != "Yes" && v.SQLError != "":
+			why = append(why, fmt.Sprintf("%s stopped applying: %s", v.Node, v.SQLError))
+		default:
+			cands = append(cands, v)
+		}
+	}
+	if len(cands) == 0 {
+		return Choice{Reason: "no replica can take over: " + strings.Join(why, "; ")}
+	}
+	var covering []ReplicaView
+	for _, c := range cands {
+		all := true
+		for _, o := range cands {
+			if !c.has().Covers(o.has()) {
+				all = false
+			}
+		}
+		if all {
+			covering = append(covering, c)
+		}
+	}
+	if len(covering) == 0 {
+		var pos []string
+		for _, c := range cands {
+			pos = append(pos, fmt.Sprintf("%s has %s", c.Node, c.has()))
+		}
+		return Choice{Reason: "the replicas diverged, none holds what all the others hold: " + strings.Join(pos, "; ")}
+	}
+	pick := covering[0]
+	for _, c := range covering {
+		if c.Applied.Covers(c.Received) {
+			pick = c
+			break
+		}
+	}
+	reason := fmt.Sprintf("%s holds everything the other replicas received (%s)", pick.Node, pick.has())
+	if len(cands) == 1 {
+		reason = fmt.Sprintf("%s is the only replica that can take over (%s)", pick.Node, pick.has())
+	}
+	return Choice{Node: pick.Node, Wait: pick.Received, Reason: reason}
+}
+
+// LagVerdict judges the chosen replica's copy once it applied what it
+// received: its newest heartbeat (written on the primary every 0.5 s) may
+// be at most maxLag older than the moment the primary was last seen alive,
+// else what the primary committed in between would be given up.
+func LagVerdict(lastSeen, heartbeat time.Time, maxLag time.Duration) (bool, string) {
+	if heartbeat.IsZero() {
+		return false, "its copy holds no heartbeat of the primary: how far behind it is cannot be told"
+	}
+	behind := lastSeen.Sub(heartbeat)
+	if behind > maxLag {
+		return false, fmt.Sprintf("its copy is %.1fs older than the primary's last sign of life (failover_max_lag %v)", behind.Seconds(), maxLag)
+	}
+	return true, fmt.Sprintf("its copy is at most %.1fs older than the primary's last sign of life", max(behind, 0).Seconds())
+}
+
+// Views reads every replica of a primary cluster (all nodes but primary)
+// over conns, each within timeout.
+func (m *Manager) Views(ctx context.Context, conns *server.Conns, c *plan.Cluster, primary string, timeout time.Duration) []ReplicaView {
+	fenced := m.roles().Fenced
+	var out []ReplicaView
+	for _, name := range c.Nodes {
+		if name == primary {
+			continue
+		}
+		n, _ := m.Plan.Node(name)
+		v := ReplicaView{Node: name, Fenced: fenced[name] != ""}
+		out = append(out, v)
+		if !m.Servers.Alive(n) {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, timeout)
+		out[len(out)-1] = m.view(qctx, conns.DB(n), v)
+		cancel()
+	}
+	return out
+}
+
+func (m *Manager) view(ctx context.Context, db *sql.DB, v ReplicaView) ReplicaView {
+	chans, err := mariadb.Replicas(ctx, db)
+	if err != nil {
+		return v
+	}
+	var applied string
+	if err := db.QueryRowContext(ctx, "SELECT @@gtid_slave_pos").Scan(&applied); err != nil {
+		return v
+	}
+	v.Reachable = true
+	v.Applied, _ = ParsePosition(applied)
+	for _, ch := range chans {
+		if ch["connection_name"] != "" {
+			continue
+		}
+		c := Channel(ch)
+		v.Source, v.IO, v.SQL, v.SQLError = m.nodeAt(ch["master_host"]), ch["slave_io_running"], ch["slave_sql_running"], ch["last_sql_error"]
+		v.Received, _ = ParsePosition(c["gtid_io_pos"])
+	}
+	return v
+}
+
+// Failover promotes a replica of c, whose primary (old) stopped answering
+// the keeper at lastSeen, if the failure is confirmed (PrimaryDown), a
+// replica holds what all others hold (ChooseFailover), applies it within
+// the cluster's failover_max_lag and then lags at most that much
+// (LagVerdict). It returns the promoted node, or "" and why not. It holds
+// the roles lock and re-reads the record first: a promotion meanwhile
+// (another keeper tick, `promote`) is never repeated.
+func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Cluster, old string, lastSeen time.Time) (string, string, error) {
+	unlock, err := m.lock(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	defer unlock()
+	if cur := m.PrimaryOf(c); cur != old {
+		return "", fmt.Sprintf("%s is the primary already", cur), nil
+	}
+	oldNode, _ := m.Plan.Node(old)
+	views := m.Views(ctx, conns, c, old, time.Second)
+	down, downWhy := PrimaryDown(old, views)
+	if !down {
+		return "", downWhy, nil
+	}
+	choice := ChooseFailover(old, views)
+	if choice.Node == "" {
+		return "", choice.Reason, nil
+	}
+	n, _ := m.Plan.Node(choice.Node)
+	limit := c.FailoverMaxLag
+	if err := m.waitApplied(ctx, n, choice.Wait.String(), limit); err != nil {
+		return "", fmt.Sprintf("%s chosen (%s), but %v", n.Name, choice.Reason, err), nil
+	}
+	hb, err := m.heartbeat(ctx, conns.DB(n), c.Name)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if lastSeen.IsZero() || lastSeen.Before(hb) {
+		lastSeen = hb // the keeper restarted meanwhile: the newest sign of life is the heartbeat itself
+	}
+	ok, lag := LagVerdict(lastSeen, hb, limit)
+	if !ok {
+		return "", fmt.Sprintf("%s chosen (%s), but %s", n.Name, choice.Reason, lag), nil
+	}
+	m.logf("%s automatic failover of cluster %s: %s; %s; %s", time.Now().Format(time.RFC3339Nano), c.Name, downWhy, choice.Reason, lag)
+	if err := m.takeOver(ctx, c, n, oldNode, false); err != nil {
+		return "", "", err
+	}
+	return n.Name, choice.Reason, nil
+}
+
+// heartbeat is the newest heartbeat of a cluster a node holds (zero: none).
+func (m *Manager) heartbeat(ctx context.Context, db *sql.DB, cluster string) (time.Time, error) {
+	var us sql.NullInt64
+	err := db.QueryRowContext(ctx, "SELECT CAST(UNIX_TIMESTAMP(ts) * 1000000 AS SIGNED) FROM "+HeartbeatTable+" WHERE cluster = ?", cluster).Scan(&us)
+	var me *mysql.MySQLError
+	if errors.Is(err, sql.ErrNoRows) || (errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)) || (err == nil && !us.Valid) {
+		return time.Time{}, nil // no heartbeat written yet (no table, no database, no row)
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMicro(us.Int64), nil
+}
