@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -28,7 +31,7 @@ var scenarios = []struct {
 	run  func(bin string, runs int)
 }{
 	{"deploy", deploy}, {"failover", failover}, {"agent", agentLatency}, {"overhead", overhead}, {"wan", wan}, {"drills", drills},
-	{"machines", machines}, {"networks", networks}, {"disks", disks}, {"lbpair", lbPair},
+	{"machines", machines}, {"networks", networks}, {"disks", disks}, {"lbpair", lbPair}, {"rto", rto},
 }
 
 func main() {
@@ -46,6 +49,7 @@ func main() {
 		return
 	}
 	_ = mysql.SetLogger(&mysql.NopLogger{})
+	cleanUpOnSignal()
 	if *runs < 1 {
 		fail("-runs: expected a positive number, got %d", *runs)
 	}
@@ -158,15 +162,37 @@ func check(err error) {
 
 // cleanups run (last first) when a scenario ends or fails: a failed bench
 // leaves no lab behind.
-var cleanups []func()
+var (
+	cleanupMu sync.Mutex
+	cleanups  []func()
+)
 
-func atExit(f func()) { cleanups = append(cleanups, f) }
+func atExit(f func()) {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	cleanups = append(cleanups, f)
+}
 
 func runCleanups() {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
 	for i := len(cleanups) - 1; i >= 0; i-- {
 		cleanups[i]()
 	}
 	cleanups = nil
+}
+
+// cleanUpOnSignal: INT, TERM or HUP end the bench after its cleanups, so an
+// interrupted bench leaves no lab behind either.
+func cleanUpOnSignal() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "bench: %v: removing its labs\n", s)
+		runCleanups()
+		os.Exit(1)
+	}()
 }
 
 func fail(format string, a ...any) {
@@ -186,13 +212,28 @@ func tempSpec(text string) string {
 	return f.Name()
 }
 
+// downAll removes every lab of home, then work (the directory holding
+// it). An interrupted drill may take longer to undo its fault than `down`
+// waits for it: down is tried again, and work is kept (and named) if the
+// labs would not go, rather than removing files under running servers.
+func downAll(bin, home, work string) {
+	for i := 0; i < 4; i++ {
+		if _, err := exec.Command(bin, "--home", home, "down", "--all").CombinedOutput(); err == nil {
+			os.RemoveAll(work)
+			return
+		}
+		time.Sleep(5 * time.Second)
+	}
+	fmt.Fprintf(os.Stderr, "bench: the labs of %s would not go; remove them with `%s --home %s down --all`\n", home, bin, home)
+}
+
 // scratchLab creates a home in a temporary directory, brings a lab up in
 // it (extra: further `up` arguments) and registers its removal.
 func scratchLab(bin, name string, extra ...string) (work, home string) {
 	work, err := os.MkdirTemp("/tmp", "hdbench-")
 	check(err)
 	home = filepath.Join(work, "home")
-	atExit(func() { tryRun(bin, "--home", home, "down", "--all"); os.RemoveAll(work) })
+	atExit(func() { downAll(bin, home, work) })
 	run(bin, append([]string{"--home", home, "up", "--name", name, "-o", "json"}, extra...)...)
 	return work, home
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // autoResult is what these tests read of a drill's result.
@@ -24,8 +25,12 @@ type autoResult struct {
 // the load balancer follows, the old primary comes back as a replica (or
 // fenced, saying why), and what the drill reports lost is what an
 // independent read of every acknowledged id finds missing on the new
-// primary. The keeper killed and started again knows the new primary
-// (semisync: a second failover from it). Bad input is refused.
+// primary. async: the primary paused (SIGSTOP) is replaced once the
+// replicas give up on it, and resumed it is turned read-only and a replica
+// (or fenced), never a second writer. semisync: the keeper killed and
+// started again knows the new primary (a second failover from it, this
+// time its host crashed); a replica holding a transaction of its own is
+// fenced, and rebuild makes it a replica again. Bad input is refused.
 func TestAutoFailover(t *testing.T) {
 	e := newEnv(t)
 	for _, bad := range []string{
@@ -54,6 +59,45 @@ client: {name: client}
 				t.Errorf("partition drill on a primary cluster: exit %d\n%s", r.code, r.stderr)
 			}
 			primary := e.failover(c.lab, "db1")
+			if c.nodes == 2 {
+				// a paused primary: the replicas give up on it after slave_net_timeout and the keeper
+				// promotes; resumed, it must not take writes again
+				e.ok("fault", "pause", primary, "--name", c.lab)
+				old := primary
+				deadline := time.Now().Add(30 * time.Second)
+				for primary == old && time.Now().Before(deadline) {
+					time.Sleep(250 * time.Millisecond)
+					for _, n := range e.repl(c.lab).Nodes {
+						if n.Role == "primary" && n.Name != old {
+							primary = n.Name
+						}
+					}
+				}
+				if primary == old {
+					t.Fatalf("no failover from the paused primary %s within 30s", old)
+				}
+				e.ok("fault", "resume", old, "--name", c.lab)
+				deadline = time.Now().Add(10 * time.Second)
+				for {
+					var back string
+					for _, n := range e.repl(c.lab).Nodes {
+						if n.Name == old && (n.Role == "fenced" || (n.Role == "replica" && len(n.Replication) > 0 && n.Replication[0].Source == primary)) {
+							back = n.Role
+						}
+					}
+					if back != "" {
+						t.Logf("%s: paused primary %s replaced by %s; resumed, it is a %s", c.lab, old, primary, back)
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the resumed former primary %s is neither a replica of %s nor fenced: %+v", old, primary, e.repl(c.lab).Nodes)
+					}
+					time.Sleep(250 * time.Millisecond)
+				}
+				if got := e.val(c.lab, old, "SELECT @@read_only"); got != "1" {
+					t.Errorf("the resumed former primary %s: read_only %s", old, got)
+				}
+			}
 			if c.nodes == 3 {
 				// the keeper restarted knows the new primary: a second failover starts from it
 				b, err := os.ReadFile(filepath.Join(e.home, "labs", c.lab, "keeper.pid"))
@@ -65,7 +109,38 @@ client: {name: client}
 					t.Fatal(err)
 				}
 				e.ok("start", "--all", "--name", c.lab)
-				e.failover(c.lab, primary)
+				primary = e.failover(c.lab, primary, "--crash")
+				// a replica given a transaction of its own and cut loose is fenced by the keeper;
+				// rebuild makes it a copy of the primary again, its own transaction kept aside
+				replica := ""
+				for _, n := range e.repl(c.lab).Nodes {
+					if n.Role == "replica" {
+						replica = n.Name
+					}
+				}
+				if replica == "" {
+					t.Fatalf("no replica left: %+v", e.repl(c.lab).Nodes)
+				}
+				e.sql(c.lab, replica, "STOP SLAVE; RESET SLAVE ALL; CREATE DATABASE hd_errant")
+				e.waitRole(c.lab, replica, "fenced", 10*time.Second)
+				if r := e.run("rebuild", primary, "--name", c.lab); r.code != 2 || !strings.Contains(r.stderr, "is the primary") {
+					t.Errorf("rebuild of the primary: exit %d\n%s", r.code, r.stderr)
+				}
+				for _, n := range e.repl(c.lab).Nodes {
+					if n.Role == "fenced" {
+						e.ok("rebuild", n.Name, "--name", c.lab)
+					}
+				}
+				for _, n := range e.repl(c.lab).Nodes {
+					if n.Name != primary && (n.Role != "replica" || len(n.Replication) == 0 || n.Replication[0].IO != "Yes" || n.Replication[0].SQL != "Yes") {
+						t.Errorf("after rebuild %s is %s: %+v", n.Name, n.Role, n.Replication)
+					}
+				}
+				if got := e.sql(c.lab, replica, "SHOW DATABASES LIKE 'hd_errant'"); got != "" {
+					t.Errorf("the rebuilt %s still has its own transaction: %q", replica, got)
+				}
+				e.sql(c.lab, "lb", "CREATE TABLE app.after_rebuild (id INT PRIMARY KEY); INSERT INTO app.after_rebuild VALUES (1)")
+				e.waitRow(c.lab, replica, "SELECT COUNT(*) FROM app.after_rebuild", "1", 10*time.Second)
 			}
 			e.ok("down", "--name", c.lab)
 		})
@@ -75,10 +150,10 @@ client: {name: client}
 
 // failover drills a failover of the primary old and checks what followed;
 // it returns the new primary.
-func (e *env) failover(lab, old string) string {
+func (e *env) failover(lab, old string, extra ...string) string {
 	t := e.t
 	t.Helper()
-	r := e.run("drill", "failover", "--name", lab, "--rate", "100", "--before", "1s", "--after", "1s", "-o", "json")
+	r := e.run(append([]string{"drill", "failover", "--name", lab, "--rate", "100", "--before", "1s", "--after", "1s", "-o", "json"}, extra...)...)
 	var res autoResult
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("drill: exit %d: %v\n%s%s", r.code, err, r.stdout, r.stderr)
@@ -88,7 +163,11 @@ func (e *env) failover(lab, old string) string {
 	if len(res.Targets) != 1 || res.Targets[0] != old || res.WritesBackS == nil || res.SyncedS == nil || res.WritesAcked == 0 {
 		t.Fatalf("drill result: %+v\n%s", res, r.stderr)
 	}
-	if res.Gap.Seconds > 10 {
+	limit := 10.0
+	if slices.Contains(extra, "--crash") {
+		limit = 20 // the replicas notice a silent primary only after slave_net_timeout (4 s)
+	}
+	if res.Gap.Seconds > limit {
 		t.Errorf("writes stopped for %.1fs", res.Gap.Seconds)
 	}
 	st := e.repl(lab)
@@ -147,4 +226,21 @@ func (e *env) failover(lab, old string) string {
 		t.Errorf("semi-sync lost %d acknowledged writes", len(missing))
 	}
 	return primary
+}
+
+// waitRole waits until status gives node the role want.
+func (e *env) waitRole(lab, node, want string, limit time.Duration) {
+	e.t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		for _, n := range e.repl(lab).Nodes {
+			if n.Name == node && n.Role == want {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%s not %s within %v: %+v", node, want, limit, e.repl(lab).Nodes)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }

@@ -70,6 +70,9 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		if scn.NodeFlag {
 			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
 		}
+		if scn.CrashFlag {
+			f.BoolVar(&o.Crash, "crash", false, "crash the node's host (every process killed, its NICs down: peers hear nothing) instead of kill -9 of its server")
+		}
 		c.AddCommand(sc)
 	}
 	c.AddCommand(&cobra.Command{
@@ -133,7 +136,7 @@ func printDrill(r *drill.Result) {
 	}
 	switch r.Verdict {
 	case drill.VerdictPassed:
-		fmt.Println("  PASSED: every acknowledged write is on every node")
+		fmt.Println("  PASSED: every acknowledged write is on every node in service")
 	case drill.VerdictInterrupted:
 		fmt.Println("  nothing acknowledged was lost in what the drill saw")
 	default:
@@ -151,6 +154,8 @@ func printAudit(audit []drill.NodeAudit) {
 			fmt.Printf("  %s: verified, all %d acknowledged writes present\n", a.Node, a.Checked)
 		case drill.NodeMissing:
 			fmt.Printf("  %s: MISSING %d of %d acknowledged writes\n", a.Node, len(a.Missing), a.Checked)
+		case drill.NodeFenced:
+			fmt.Printf("  %s: fenced, out of service, not audited: it %s\n", a.Node, a.Reason)
 		default:
 			fmt.Printf("  %s: unverified (could not be read: %s)\n", a.Node, a.Reason)
 		}

@@ -21,7 +21,7 @@ func keeperCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log := cmd.ErrOrStderr()
+			log := keeper.Stamped(cmd.ErrOrStderr())
 			fmt.Fprintf(log, "keeper for lab %s (%s)\n", l.Plan().Lab, labDir)
 			repl := l.Replication()
 			repl.Log = log

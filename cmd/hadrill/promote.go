@@ -29,6 +29,30 @@ Promote refuses, changing nothing, when NODE holds transactions the primary neve
 	return c
 }
 
+func rebuildCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rebuild NODE",
+		Short: "Make a replica of a primary cluster (a fenced former primary) a fresh copy of its primary",
+		Long: `rebuild takes a mariabackup of the primary, replaces NODE's data with it and makes NODE
+replicate from the backup's GTID position. It is how a fenced node (a former primary
+holding transactions the new primary never received) comes back into service. NODE's
+old data, binary logs and their archive are kept beside the new ones
+(<datadir>.replaced-<time>), so what only it held can still be read.`,
+		Args: args(1, 1, "one node name"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			l, err := changeLab()
+			if err != nil {
+				return err
+			}
+			if err := l.Rebuild(cmd.Context(), a[0]); err != nil {
+				return err
+			}
+			st := l.Status(cmd.Context())
+			return emit(st, func() { printStatus(st) })
+		},
+	}
+}
+
 func drCmd() *cobra.Command {
 	dr := &cobra.Command{Use: "dr", Short: "Disaster-recovery channels between clusters"}
 	var to string

@@ -169,9 +169,13 @@ func TestDecide(t *testing.T) {
 		{"interrupted, all verified", []NodeAudit{ok, ok}, nil, 0, nil, true, VerdictInterrupted},
 		{"interrupted and unread", []NodeAudit{ok, unread}, nil, 1, nil, true, VerdictUnverified},
 		{"no node audited", nil, nil, 0, nil, false, VerdictUnverified},
+		{"a fenced node is out of service, not a loss", []NodeAudit{ok, {Node: "db4", State: NodeFenced, Reason: "holds 1-101-9"}}, nil, 0, nil, false, VerdictPassed},
 	} {
 		if got := Decide(c.audit, c.differ, c.unreadSums, c.problems, c.interrupted); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+		if c.want == VerdictPassed && !settled(c.audit) {
+			t.Errorf("%s: a passing audit needs a second look", c.name)
 		}
 	}
 }

@@ -26,6 +26,7 @@ type Options struct {
 	Before   time.Duration // traffic before the fault
 	After    time.Duration // traffic after the cluster is whole again
 	Hold     time.Duration // failover, partition: how long the fault stays if writes do not resume by themselves
+	Crash    bool          // failover: crash the node's host (every process, NICs down) instead of kill -9 of its server
 	Timeout  time.Duration // for the cluster to be whole again after recovery
 	LB       string        // which load balancer (default: the first)
 	Command  []string
@@ -39,6 +40,7 @@ type Result struct {
 	Cluster         string                       `json:"cluster"`
 	Profile         string                       `json:"profile"`
 	Targets         []string                     `json:"targets"`
+	Crash           bool                         `json:"crash,omitempty"` // the targets' hosts crashed (every process, NICs down)
 	WritesPerS      int                          `json:"writes_per_s"`
 	Writes          int                          `json:"writes"`
 	WritesAcked     int                          `json:"writes_acked"`
@@ -199,7 +201,13 @@ func prepare(l Lab, o Options) (*drill, error) {
 		return nil, hderr.User("drill: load balancer %s fronts %s cluster %s; drills need a Galera or a primary cluster", d.lb.Name, c.Kind, c.Name)
 	}
 	d.nodes = nodes(l.Plan(), d.cluster.Nodes)
-	d.res = &Result{Scenario: o.Scenario, Cluster: d.cluster.Name, Profile: d.nodes[0].Profile, WritesPerS: o.Rate, Lost: map[string][]int64{}}
+	d.res = &Result{Scenario: o.Scenario, Cluster: d.cluster.Name, Profile: d.nodes[0].Profile, WritesPerS: o.Rate, Lost: map[string][]int64{}, Crash: o.Crash}
+	if o.Crash && !sc.CrashFlag {
+		return nil, hderr.User("--crash: applies to the failover drill only")
+	}
+	if o.Crash && l.Plan().Mode != plan.ModeNetns {
+		return nil, hderr.User("--crash: a crashed host is a network namespace whose NICs go down; this lab runs without namespaces (rootless)")
+	}
 	t, err := sc.targets(d, append([]string(nil), o.Targets...))
 	d.res.Targets = t
 	return d, err

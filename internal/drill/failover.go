@@ -19,9 +19,10 @@ import (
 var failover = Scenario{
 	Name:         Failover,
 	Usage:        "failover [NODE|active]",
-	Short:        "Kill -9 a node (default: the load balancer's writer), then start it again",
+	Short:        "Kill -9 a node (default: the load balancer's writer) or crash its host (--crash), then start it again",
 	MaxTargets:   1,
 	NodeFlag:     true,
+	CrashFlag:    true,
 	Replicated:   true,
 	AutoFailover: true,
 	targets: func(d *drill, given []string) ([]string, error) {
@@ -39,10 +40,21 @@ var failover = Scenario{
 	},
 	inject: func(ctx context.Context, d *drill) (time.Time, error) {
 		d.faultAt = time.Now()
-		if err := d.l.ProcessFault(ctx, fault.Kill, d.res.Targets); err != nil {
-			return d.faultAt, err
+		if d.o.Crash {
+			var hosts []string
+			for _, n := range nodes(d.l.Plan(), d.res.Targets) {
+				hosts = append(hosts, n.Host)
+			}
+			if err := d.l.CrashHosts(ctx, hosts); err != nil {
+				return d.faultAt, err
+			}
+			d.logf("crashed %s's host (every process killed, its NICs down); waiting for writes to resume", d.res.Targets[0])
+		} else {
+			if err := d.l.ProcessFault(ctx, fault.Kill, d.res.Targets); err != nil {
+				return d.faultAt, err
+			}
+			d.logf("killed %s (kill -9); waiting for writes to resume", d.res.Targets[0])
 		}
-		d.logf("killed %s (kill -9); waiting for writes to resume", d.res.Targets[0])
 		d.waitWrites(ctx, d.o.Hold)
 		d.waitReformed(ctx, d.cluster.Members()-1)
 		sleep(ctx, time.Second)

@@ -51,12 +51,7 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 			r.SyncedS = secs(d.wholeAt.Sub(d.faultAt))
 		}
 	}
-	acked := Acked(ops)
-	r.Audit = AuditNodes(ctx, d.l, d.nodes, r.RunID, acked, auditWait)
-	r.Lost = lostOf(r.Audit)
-	for _, ids := range r.Lost {
-		r.LostCount += len(ids)
-	}
+	// a fenced node is out of service: audited and compared are the others
 	var compared []*plan.Node
 	for _, n := range d.nodes {
 		if why := d.l.Fenced()[n.Name]; why != "" && d.cluster.Kind == spec.KindPrimary {
@@ -68,6 +63,15 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 		}
 		compared = append(compared, n)
 	}
+	acked := Acked(ops)
+	r.Audit = AuditNodes(ctx, d.l, compared, r.RunID, acked, auditWait)
+	for _, name := range slices.Sorted(maps.Keys(r.Fenced)) {
+		r.Audit = append(r.Audit, NodeAudit{Node: name, State: NodeFenced, Reason: r.Fenced[name]})
+	}
+	r.Lost = lostOf(r.Audit)
+	for _, ids := range r.Lost {
+		r.LostCount += len(ids)
+	}
 	sums := ChecksumVerdict(checksums(ctx, d.l, compared))
 	r.Checksums, r.ChecksumsUnread, r.ChecksumsAgree = sums.Read, sums.Unread, sums.Agree
 	other := append([]string(nil), d.problems...)
@@ -76,9 +80,6 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	}
 	r.Verdict = Decide(r.Audit, sums.Differ, len(sums.Unread), other, r.Interrupted)
 	r.Problems = append(other, auditProblems(r.Audit)...)
-	for _, name := range slices.Sorted(maps.Keys(r.Fenced)) {
-		r.Problems = append(r.Problems, fmt.Sprintf("%s is fenced: it %s", name, r.Fenced[name]))
-	}
 	if len(sums.Differ) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("nodes disagree on tables %s (CHECKSUM TABLE)", strings.Join(sums.Differ, ", ")))
 	}

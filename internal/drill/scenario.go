@@ -58,9 +58,13 @@ func (d *drill) fault(ctx context.Context) error {
 // whole: every member of the cluster Synced in one primary component.
 func (d *drill) whole(s Sample) bool { return s.Whole(d.cluster.Members()) }
 
+// waitWrites waits until a write sent after the fault was in place (now:
+// the fault's call returned; a write sent while it was being applied, say
+// before a crashed host's NICs went down, proves nothing) is acknowledged.
 func (d *drill) waitWrites(ctx context.Context, limit time.Duration) {
-	for end := time.Now().Add(limit); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
-		if d.t.ackedAfter(d.faultAt) {
+	since := time.Now()
+	for end := since.Add(limit); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
+		if d.t.ackedAfter(since) {
 			d.logf("writes acknowledged again after %.2fs", time.Since(d.faultAt).Seconds())
 			return
 		}

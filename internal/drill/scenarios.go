@@ -20,6 +20,9 @@ type Scenario struct {
 	// --node as another way to name the one target.
 	MaxTargets int
 	NodeFlag   bool
+	// CrashFlag adds --crash: the target's host crashes (every process,
+	// its NICs down) instead of its server being killed.
+	CrashFlag bool
 	// OnLB: the fault is a load balancer host's; the cluster itself is not
 	// touched (no re-forming or syncing to report).
 	OnLB bool

@@ -13,6 +13,11 @@ const (
 	NodeVerified   = "verified"   // every acknowledged id was read back
 	NodeMissing    = "missing"    // read, and some acknowledged ids are not there
 	NodeUnverified = "unverified" // could not be read (Reason says why)
+	// NodeFenced: a primary cluster's node kept out of replication (a
+	// former primary holding what the new one never received): not read,
+	// since what it lacks from after the failover it lacks by design
+	// (Reason: what it holds instead).
+	NodeFenced = "fenced"
 )
 
 // NodeAudit is the acknowledged-write audit of one node.
@@ -63,7 +68,7 @@ func AuditOf(acked []int64, reads map[string]Read) []NodeAudit {
 // the audit's wait runs out: a lagging or restarting node may catch up.)
 func settled(audit []NodeAudit) bool {
 	for _, a := range audit {
-		if a.State != NodeVerified {
+		if a.State != NodeVerified && a.State != NodeFenced {
 			return false
 		}
 	}

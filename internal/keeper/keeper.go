@@ -2,15 +2,19 @@
 // heartbeats on every replicated cluster (replica lag is how old their copy
 // is), re-points a DR channel whose source node stopped being a healthy
 // member of its Galera cluster, fails a primary cluster with `failover:
-// auto` over to a replica when its primary dies, and archives every node's
-// binary logs. It keeps nothing it needs across a restart to itself: the
+// auto` over to a replica when its primary dies, turns a second writer of a
+// primary cluster read-only at once and gives a node that strayed from its
+// role that role again, and archives every node's binary
+// logs. It keeps nothing it needs across a restart to itself: the
 // roles are in the lab's roles.json, the lag in the servers.
 package keeper
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/backup"
@@ -69,8 +73,13 @@ func (k *Keeper) Run(ctx context.Context) error {
 	defer t.Stop()
 	for i := 0; ; i++ {
 		for j := range p.Clusters {
-			if c := &p.Clusters[j]; c.AutoFailover {
+			c := &p.Clusters[j]
+			if c.AutoFailover {
 				k.guard(ctx, c)
+			}
+			if c.Kind == spec.KindPrimary {
+				_, err := k.Repl.Reconcile(ctx, k.conns, c, probeTimeout)
+				k.logOnce("roles "+c.Name, err)
 			}
 		}
 		for _, ch := range p.Channels {
@@ -101,7 +110,7 @@ func (k *Keeper) logOnce(subject string, err error) {
 	if k.last[subject] != msg {
 		k.last[subject] = msg
 		if err != nil && k.Log != nil {
-			fmt.Fprintf(k.Log, "%s %s: %v\n", time.Now().Format(time.RFC3339Nano), subject, err)
+			fmt.Fprintf(k.Log, "%s: %v\n", subject, err)
 		}
 	}
 }
@@ -213,4 +222,30 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 	default:
 		k.logOnce("failover "+c.Name, nil)
 	}
+}
+
+// Stamped writes each line to w behind the time it was written (the
+// keeper's log: what it did and when, to the millisecond a failover
+// needs).
+func Stamped(w io.Writer) io.Writer { return &stamped{w: w} }
+
+type stamped struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *stamped) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z ")
+	var out []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(line) > 0 {
+			out = append(append(out, now...), line...)
+		}
+	}
+	if _, err := s.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

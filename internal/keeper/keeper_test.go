@@ -1,6 +1,8 @@
 package keeper
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hadrill/hadrill/internal/plan"
@@ -20,5 +22,15 @@ func TestReplicated(t *testing.T) {
 	d := Daemon(p, "/h", "/bin/hadrill")
 	if d.Marker != "--lab-dir /h/labs/t" || d.Dir != "/h/labs/t/keeper" || d.Argv[len(d.Argv)-1] != "/h/labs/t" {
 		t.Errorf("keeper daemon %+v", d)
+	}
+}
+
+func TestStamped(t *testing.T) {
+	var b strings.Builder
+	w := Stamped(&b)
+	fmt.Fprintf(w, "one\ntwo\n")
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], "Z one") || !strings.HasSuffix(lines[1], "Z two") || lines[0][4] != '-' {
+		t.Errorf("stamped %q", b.String())
 	}
 }

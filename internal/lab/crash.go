@@ -46,12 +46,15 @@ func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
 		return err
 	}
 	at := time.Now().UTC()
+	// NICs first: a machine that loses power says nothing more, while a
+	// process killed on a live host has its kernel close its connections
+	// (the peers would learn of the crash at once)
 	var errs []error
 	for _, name := range names {
-		errs = append(errs, l.killHost(name))
+		errs = append(errs, l.nics(ctx, name, "down"))
 	}
 	for _, name := range names {
-		errs = append(errs, l.nics(ctx, name, "down"))
+		errs = append(errs, l.killHost(name))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err

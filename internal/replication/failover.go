@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -209,6 +210,9 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 		return "", fmt.Sprintf("%s is the primary already", cur), nil
 	}
 	oldNode, _ := m.Plan.Node(old)
+	if server.Probe(ctx, conns.DB(oldNode), oldNode, time.Second/2).State.Answering() {
+		return "", old + " answers again", nil // it came back while the lock was awaited
+	}
 	views := m.Views(ctx, conns, c, old, time.Second)
 	down, downWhy := PrimaryDown(old, views)
 	if !down {
@@ -234,7 +238,8 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 	if !ok {
 		return "", fmt.Sprintf("%s chosen (%s), but %s", n.Name, choice.Reason, lag), nil
 	}
-	m.logf("%s automatic failover of cluster %s: %s; %s; %s", time.Now().Format(time.RFC3339Nano), c.Name, downWhy, choice.Reason, lag)
+	m.logf("automatic failover of cluster %s: %s; %s; %s", c.Name, downWhy, choice.Reason, lag)
+	m.stopReceiving(ctx, c, old)
 	if err := m.takeOver(ctx, c, n, oldNode, false); err != nil {
 		return "", "", err
 	}
@@ -253,4 +258,81 @@ func (m *Manager) heartbeat(ctx context.Context, db *sql.DB, cluster string) (ti
 		return time.Time{}, err
 	}
 	return time.UnixMicro(us.Int64), nil
+}
+
+// Reconcile gives a primary cluster's nodes their roles again when one
+// has strayed from its role: a node that takes writes without being the
+// recorded primary (a former primary resumed after a pause, or started by
+// hand: two writers would diverge) turns read-only at once; a node that
+// answers but follows no one, or someone else, and is not fenced (it did
+// not answer when the primary changed) is given its role as every start
+// does: a replica of the primary, or fenced when it holds what the primary
+// never received. It returns the nodes it found astray.
+func (m *Manager) Reconcile(ctx context.Context, conns *server.Conns, c *plan.Cluster, timeout time.Duration) ([]string, error) {
+	astray := func(primary string) (writers, orphans []*plan.Node) {
+		p, _ := m.Plan.Node(primary)
+		fenced := m.roles().Fenced
+		for _, name := range c.Nodes {
+			n, _ := m.Plan.Node(name)
+			if name == primary {
+				continue
+			}
+			st := server.Probe(ctx, conns.DB(n), n, timeout)
+			switch {
+			case st.Writable():
+				writers = append(writers, n)
+			case st.State == server.Running && fenced[name] == "" && m.Servers.Alive(p) &&
+				st.Status[server.KeySource] != p.PeerAddress() && st.Status[server.KeySource] != p.Address:
+				orphans = append(orphans, n)
+			}
+		}
+		return writers, orphans
+	}
+	if w, o := astray(m.PrimaryOf(c)); len(w)+len(o) == 0 {
+		return nil, nil
+	}
+	unlock, err := m.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	primary := m.PrimaryOf(c) // a promotion may have finished meanwhile
+	writers, orphans := astray(primary)
+	var names []string
+	for _, n := range writers {
+		if err := m.execOn(ctx, n, "SET GLOBAL read_only=ON"); err != nil {
+			return names, err
+		}
+		m.logf("%s took writes without being the primary of cluster %s (%s is): read-only now", n.Name, c.Name, primary)
+		names = append(names, n.Name)
+	}
+	for _, n := range orphans {
+		names = append(names, n.Name)
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return names, m.ensurePrimaryCluster(ctx, c)
+}
+
+// stopReceiving stops the IO thread of every other running node at once,
+// once the failover is decided: a thread still trying to reach a crashed
+// host holds up STOP SLAVE for seconds (until its connection attempt
+// fails), which would otherwise be paid once per node, one after another.
+func (m *Manager) stopReceiving(ctx context.Context, c *plan.Cluster, old string) {
+	var wg sync.WaitGroup
+	for _, name := range c.Nodes {
+		n, _ := m.Plan.Node(name)
+		if name == old || !m.Servers.Alive(n) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, followWait)
+			defer cancel()
+			_ = m.execOn(sctx, n, "STOP SLAVE IO_THREAD ''") // a node without the connection, or one that does not answer, is dealt with by takeOver
+		}()
+	}
+	wg.Wait()
 }

@@ -188,7 +188,7 @@ func (m *Manager) ensurePrimaryCluster(ctx context.Context, c *plan.Cluster) err
 // fenced. n's state is read before the primary's: the primary writes on,
 // and what n received from it must be found in the primary's.
 func (m *Manager) rejoin(ctx context.Context, n, primary *plan.Node) error {
-	if err := m.execOn(ctx, n, "SET GLOBAL read_only=ON"); err != nil {
+	if err := m.execOn(ctx, n, replicaStmts...); err != nil {
 		return err
 	}
 	mine, err := m.gtidState(ctx, n)
@@ -420,7 +420,7 @@ func (m *Manager) Move(ctx context.Context, recv *sql.DB, ch plan.Channel, choic
 	if err != nil {
 		return err
 	}
-	m.logf("%s channel %s → %s: re-pointing to %s (%s)", time.Now().Format(time.RFC3339Nano), ch.From, ch.To, n.Name, choice.Reason)
+	m.logf("channel %s → %s: re-pointing to %s (%s)", ch.From, ch.To, n.Name, choice.Reason)
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return mariadb.Replicate(qctx, recv, ch.Name, src)
@@ -434,4 +434,35 @@ func (m *Manager) nodeAt(addr string) string {
 		}
 	}
 	return ""
+}
+
+// Seeded makes n, whose datadir was just replaced by a copy of its
+// cluster's primary as of the GTID position pos (a backup), that primary's
+// replica from there: its binary log starts at pos, it replicates from
+// pos, and it is no longer fenced. Callers hold the roles lock.
+func (m *Manager) Seeded(ctx context.Context, c *plan.Cluster, n *plan.Node, pos string) error {
+	p, err := ParsePosition(pos)
+	if err != nil {
+		return fmt.Errorf("the backup's position: %w", err)
+	}
+	primary, _ := m.Plan.Node(m.PrimaryOf(c))
+	src, err := m.source(primary)
+	if err != nil {
+		return err
+	}
+	db := m.Servers.Admin(n)
+	defer db.Close()
+	if err := mariadb.StopReplicating(ctx, db, ""); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	stmts := append(slices.Clone(replicaStmts), "RESET MASTER",
+		fmt.Sprintf("SET GLOBAL gtid_binlog_state='%s'", p), fmt.Sprintf("SET GLOBAL gtid_slave_pos='%s'", p))
+	if err := mariadb.Exec(ctx, db, stmts...); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if err := mariadb.Replicate(ctx, db, "", src); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	m.logf("%s replicates from %s from %s", n.Name, primary.Name, p)
+	return m.setFenced(n.Name, "")
 }

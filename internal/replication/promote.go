@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
@@ -17,6 +18,15 @@ import (
 // catchUp bounds how long a switchover waits for the candidate to apply
 // everything the old primary committed.
 const catchUp = 30 * time.Second
+
+// replicaStmts make a node read-only and stop it waiting for semi-sync
+// acknowledgements (a former primary's would make its SQL thread wait for
+// acknowledgements no one sends).
+var replicaStmts = []string{"SET GLOBAL read_only=ON", "SET GLOBAL rpl_semi_sync_master_enabled=OFF"}
+
+// followWait bounds how long a promotion waits for each other node to
+// turn read-only and follow the new primary.
+const followWait = 3 * time.Second
 
 // Promote makes a replica of a primary cluster its primary. With the old
 // primary running it is a switchover: the old primary turns read-only, the
@@ -151,19 +161,35 @@ func (m *Manager) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.No
 			return err
 		}
 	}
+	// every other node at once: one whose old source vanished with its
+	// host may take seconds to stop its IO thread, and a semi-sync primary
+	// waits for the first that attaches; a node that does not answer
+	// (paused, overloaded) is left to the keeper, which gives it its role
+	// once it answers
+	var wg sync.WaitGroup
+	fenced := m.roles().Fenced
 	for _, name := range c.Nodes {
 		o, _ := m.Plan.Node(name)
-		if o == n || !m.Servers.Alive(o) {
+		if o == n || !m.Servers.Alive(o) || fenced[name] != "" { // a fenced node stays out until it is rebuilt
 			continue
 		}
-		if err := m.execOn(ctx, o, "SET GLOBAL read_only=ON"); err != nil {
-			return err
-		}
-		if err := m.pointAt(ctx, o, "", src); err != nil {
-			return err
-		}
-		m.logf("%s follows %s", name, n.Name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			octx, cancel := context.WithTimeout(ctx, followWait)
+			defer cancel()
+			err := m.execOn(octx, o, replicaStmts...)
+			if err == nil {
+				err = m.pointAt(octx, o, "", src)
+			}
+			if err != nil {
+				m.logf("%s does not follow %s yet (%v); the keeper points it there once it answers", name, n.Name, err)
+				return
+			}
+			m.logf("%s follows %s", name, n.Name)
+		}()
 	}
+	wg.Wait()
 	for _, ch := range m.Plan.Channels {
 		if ch.From != c.Name {
 			continue

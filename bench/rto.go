@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"text/tabwriter"
+)
+
+// rto: the primary (the load balancer's writer) killed (kill -9 of its
+// server) or its host crashed (every process, NICs down: the replicas hear
+// nothing) under the same open-loop load (durable profile, 200 writes/s
+// through the load balancer), in async and semi-sync primary clusters with
+// failover: auto and in a Galera cluster with fast failure detection,
+// trials interleaved: the client-visible gap (RTO), acknowledged writes
+// lost (RPO) and how often the old primary came back fenced (it held
+// writes no one else had).
+func rto(bin string, runs int) {
+	runs = max(min(runs, 5), 3) // each run: every cluster, its primary killed and its host crashed
+	lb := "load_balancers:\n  - name: lb\n    cluster: db\n"
+	variants := []struct{ name, spec string }{
+		{"async", "clusters:\n  - name: db\n    kind: primary\n    nodes: 2\n    mode: async\n    profile: durable\n    failover: auto\n" + lb},
+		{"semi-sync", "clusters:\n  - name: db\n    kind: primary\n    nodes: 3\n    mode: semi-sync\n    profile: durable\n    failover: auto\n" + lb},
+		{"galera", "clusters:\n  - name: db\n    nodes: 3\n    profile: durable\n    failure_detection: fast\n" + lb},
+	}
+	type row struct {
+		gap, lost     []float64
+		fenced, fails int
+	}
+	faults := []string{"kill", "crash"}
+	rows := map[string]*row{}
+	homes := map[string]string{}
+	for i, v := range variants {
+		name := fmt.Sprintf("bdrto%d", i)
+		_, homes[v.name] = scratchLab(bin, name, "-f", tempSpec(v.spec))
+		for _, f := range faults {
+			rows[v.name+" "+f] = &row{}
+		}
+	}
+	for i := 1; i <= runs; i++ {
+		for j, v := range variants {
+			for _, f := range faults {
+				args := []string{"--home", homes[v.name], "--name", fmt.Sprintf("bdrto%d", j), "drill", "failover",
+					"--rate", "200", "--before", "2s", "--after", "1s", "-o", "json"}
+				if f == "crash" {
+					args = append(args, "--crash")
+				}
+				var res struct {
+					Gap         struct{ Seconds float64 } `json:"client_gap"`
+					LostCount   int                       `json:"lost_count"`
+					WritesAcked int                       `json:"writes_acked"`
+					Fenced      map[string]string         `json:"fenced"`
+					Passed      bool                      `json:"passed"`
+				}
+				out, _ := runAllowFail(bin, args...)
+				check(json.Unmarshal([]byte(out), &res))
+				r := rows[v.name+" "+f]
+				r.gap, r.lost = append(r.gap, res.Gap.Seconds), append(r.lost, float64(res.LostCount))
+				if len(res.Fenced) > 0 {
+					r.fenced++
+				}
+				if !res.Passed && res.LostCount == 0 && len(res.Fenced) == 0 {
+					r.fails++
+				}
+				fmt.Fprintf(os.Stderr, "failover %s (%s) %d/%d: gap %.3fs, %d acknowledged, %d lost, fenced %v\n", v.name, f, i, runs, res.Gap.Seconds,
+					res.WritesAcked, res.LostCount, res.Fenced)
+			}
+		}
+	}
+	runCleanups()
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "scenario\tcluster\tprimary\truns\tRTO median s\tmin s\tmax s\tRPO: lost acked, median\tmax\told primary fenced\tother failures\t")
+	for _, v := range variants {
+		for _, f := range faults {
+			r := rows[v.name+" "+f]
+			if len(r.gap) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "rto\t%s\t%s\t%d\t%.3f\t%.3f\t%.3f\t%.0f\t%.0f\t%d\t%d\t\n", v.name, map[string]string{"kill": "killed", "crash": "host crashed"}[f],
+				len(r.gap), median(r.gap), slices.Min(r.gap), slices.Max(r.gap), median(r.lost), slices.Max(r.lost), r.fenced, r.fails)
+		}
+	}
+	w.Flush()
+	lost := func(name string) float64 {
+		return slices.Max(append(rows[name+" kill"].lost, rows[name+" crash"].lost...))
+	}
+	fmt.Printf("\ntarget: semi-sync and Galera lose no acknowledged write: %v (%.0f, %.0f)\n",
+		lost("semi-sync") == 0 && lost("galera") == 0, lost("semi-sync"), lost("galera"))
+	fmt.Printf("target: automatic failover takes writes back within 1 s of a killed primary: %v (async %.2f s, semi-sync %.2f s)\n",
+		median(rows["async kill"].gap) < 1 && median(rows["semi-sync kill"].gap) < 1, median(rows["async kill"].gap), median(rows["semi-sync kill"].gap))
+}

@@ -1,0 +1,82 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/backup"
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
+)
+
+// Rebuild makes a replica of a primary cluster (a fenced former primary,
+// or any replica) a fresh copy of the primary: a mariabackup of the
+// primary, prepared, replaces its data, which is kept beside it
+// (`<datadir>.replaced-<time>`, its binary logs and their archive too: what
+// only it held stays readable), and it replicates from the backup's
+// position. The roles lock is held throughout, so the keeper does not give
+// the node a role half-way.
+func (l *Lab) Rebuild(ctx context.Context, name string) error {
+	if err := l.p.CheckNodes([]string{name}); err != nil {
+		return err
+	}
+	n, _ := l.p.Node(name)
+	c, _ := l.p.Cluster(n.Cluster)
+	if c.Kind != spec.KindPrimary {
+		return hderr.User("NODE: %s is a %s node; rebuild makes a replica of a primary cluster a fresh copy of its primary (a Galera node that rejoins gets a state transfer by itself)", name, c.Kind)
+	}
+	repl := l.Replication()
+	unlock, err := state.RolesOf(l.p.Dir).Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	primary, _ := l.p.Node(repl.PrimaryOf(c))
+	switch {
+	case primary == n:
+		return hderr.User("NODE: %s is the primary of cluster %s; rebuild one of its replicas (or promote another node first)", name, c.Name)
+	case !l.alive(primary):
+		return hderr.User("NODE: the primary %s of cluster %s is down: there is nothing to copy %s from", primary.Name, c.Name, name)
+	}
+	if why := repl.Fenced(name); why != "" {
+		l.logf("%s is fenced: it %s", name, why)
+	}
+	l.logf("rebuilding %s from a backup of the primary %s", name, primary.Name)
+	b, err := l.Backups().Backup(ctx, primary.Name)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(filepath.Dir(b.Dir)) // made for this, not kept as a backup
+	if l.alive(n) {
+		if err := server.StopAll([]*plan.Node{n}, server.StopGrace); err != nil {
+			return err
+		}
+	}
+	stamp := ".replaced-" + time.Now().UTC().Format("20060102T150405")
+	for _, dir := range []string{n.DataDir, n.BinlogDir, backup.ArchiveDir(l.p, name)} {
+		if dir == "" {
+			continue
+		}
+		if err := os.Rename(dir, dir+stamp); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	l.logf("%s: its data kept in %s", name, n.DataDir+stamp)
+	if err := mariadb.CopyDatadir(ctx, b.Dir, n.DataDir); err != nil {
+		return err
+	}
+	if err := mariadb.PlaceLogs(ctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir); err != nil {
+		return err
+	}
+	if err := l.start(ctx, []*plan.Node{n}, nil); err != nil {
+		return err
+	}
+	return repl.Seeded(ctx, c, n, b.GTID)
+}
