@@ -60,11 +60,14 @@ func rto(bin string, runs int) {
 				if len(res.Fenced) > 0 {
 					r.fenced++
 				}
-				if !res.Passed && res.LostCount == 0 && len(res.Fenced) == 0 {
+				if !res.Passed && res.LostCount == 0 {
 					r.fails++
 				}
 				fmt.Fprintf(os.Stderr, "failover %s (%s) %d/%d: gap %.3fs, %d acknowledged, %d lost, fenced %v\n", v.name, f, i, runs, res.Gap.Seconds,
 					res.WritesAcked, res.LostCount, res.Fenced)
+				for node := range res.Fenced { // back into service for the next trial
+					run(bin, "--home", homes[v.name], "--name", fmt.Sprintf("bdrto%d", j), "rebuild", node)
+				}
 			}
 		}
 	}

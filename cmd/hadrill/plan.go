@@ -8,6 +8,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 func planCmd() *cobra.Command {
@@ -53,6 +54,15 @@ func planCmd() *cobra.Command {
 				for _, lb := range p.LoadBalancers {
 					if lb.VirtualIP {
 						fmt.Printf("  %-8s virtual IP %s, held by one of %s, %s (keepalived)\n", lb.Name, lb.Address, lb.Instances[0].Host, lb.Instances[1].Host)
+					}
+				}
+				for _, c := range p.Clusters {
+					if c.Kind == spec.KindPrimary {
+						how := "manual (`hadrill promote`)"
+						if c.AutoFailover {
+							how = fmt.Sprintf("auto (the keeper promotes the replica that has everything; failover_max_lag %v)", c.FailoverMaxLag)
+						}
+						fmt.Printf("  %-8s %s replication, primary %s, failover %s\n", c.Name, c.Mode, c.Primary, how)
 					}
 				}
 				for _, h := range p.Hosts {

@@ -74,6 +74,7 @@ func (l *Lab) Stop(ctx context.Context, names []string) error {
 	if err := l.p.CheckNodes(names); err != nil {
 		return err
 	}
+	l.warnPrimaryStop(names)
 	if len(names) == 0 {
 		// the whole lab: the keeper first, or it would fail a primary
 		// cluster over to a replica that is about to stop too
@@ -85,6 +86,21 @@ func (l *Lab) Stop(ctx context.Context, names []string) error {
 		return err
 	}
 	return l.saveDerived()
+}
+
+// warnPrimaryStop says so when named nodes include the primary of a
+// cluster that fails over by itself: the keeper will promote a replica
+// (a planned stop is a switchover: `promote` first).
+func (l *Lab) warnPrimaryStop(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	repl := l.Replication()
+	for _, c := range l.p.Clusters {
+		if p := repl.PrimaryOf(&c); c.AutoFailover && slices.Contains(names, p) {
+			l.logf("note: %s is the primary of cluster %s (failover: auto): the keeper fails over to a replica once it stops; `hadrill promote` another node first for a switchover", p, c.Name)
+		}
+	}
 }
 
 // Start starts stopped nodes. A node of a Galera cluster that still has a
@@ -126,6 +142,7 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 	if err := l.p.CheckNodes(names); err != nil {
 		return err
 	}
+	l.warnPrimaryStop(names)
 	for _, n := range l.Nodes(names) {
 		l.logf("restarting %s", n.Name)
 		if err := server.Stop(n, server.StopGrace); err != nil {

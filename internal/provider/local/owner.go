@@ -33,6 +33,9 @@ func (n *Netns) Claim() error {
 	switch owner := n.owner(); {
 	case owner == n.p.Dir:
 		return nil
+	case owner != "" && n.stale(owner):
+		// a record of a lab whose directory and namespaces are both gone
+		// (removed by hand): nothing of it is left to protect
 	case owner != "":
 		return hderr.User("--name: lab name %q is in use on this machine by the lab in %s (network namespaces are machine-wide); choose another --name",
 			n.p.Lab, owner)
@@ -45,6 +48,13 @@ func (n *Netns) Claim() error {
 		return err
 	}
 	return os.WriteFile(n.ownerFile(), []byte(n.p.Dir+"\n"), 0o644)
+}
+
+// stale reports whether a claim by the lab in dir is left over: that lab's
+// directory is gone and no namespace of this name exists.
+func (n *Netns) stale(dir string) bool {
+	_, err := os.Stat(dir)
+	return errors.Is(err, os.ErrNotExist) && len(n.existing()) == 0
 }
 
 // mine reports whether teardown may touch the lab's namespaces: they are
