@@ -6,7 +6,9 @@ GO         ?= go
 BIN        := bin/hadrill
 VERSION    := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS    := -s -w -X main.version=$(VERSION)
-DEBS       := mariadb-server mariadb-client galera-4 galera-arbitrator-4 mariadb-backup socat rsync iproute2 procps haproxy iptables sysbench fio xfsprogs btrfs-progs fuse3 chromium keepalived
+# Debian packages hadrill drives (the real engine, never a stand-in): every one in the list that
+# `hadrill preflight` checks remote hosts against, each with the roles of the hosts that need it.
+DEBS       := $(shell sed -e 's/\#.*//' internal/preflight/packages.txt | awk 'NF { print $$1 }')
 GOFILES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum $(shell find internal -name '*.yaml' -o -name '*.tmpl' -o -name '*.cnf')
 
 .PHONY: all build deps test unit fuzz integration bench studies demo clean
@@ -18,7 +20,6 @@ build: $(BIN)
 $(BIN): $(GOFILES)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/hadrill
 
-# Debian packages hadrill drives (the real engine, never a stand-in).
 deps:
 	@missing=$$(for p in $(DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \

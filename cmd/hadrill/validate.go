@@ -11,11 +11,17 @@ import (
 )
 
 func validateCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "validate FILE",
-		Short: "Check a topology spec and print every problem, each with its field path",
+	var inv string
+	c := &cobra.Command{
+		Use:   "validate FILE [--inventory HOSTS.yaml]",
+		Short: "Check a topology spec (and an inventory of machines for it) and print every problem, each with its field path",
 		Args:  args(1, 1, "one spec file"),
 		RunE: func(_ *cobra.Command, a []string) error {
+			if inv != "" {
+				if _, _, err := specAndInventory("", a[0], inv); err != nil {
+					return err
+				}
+			}
 			s, _, err := readSpecFile("FILE", a[0], false)
 			if err != nil {
 				return err
@@ -26,9 +32,14 @@ func validateCmd() *cobra.Command {
 			}
 			return emit(map[string]any{"file": a[0], "valid": true, "spec": s}, func() {
 				fmt.Printf("%s: valid (%d cluster(s), %d node(s), %d load balancer(s))\n", a[0], len(s.Clusters), nodes, len(s.LoadBalancers))
+				if inv != "" {
+					fmt.Printf("%s: every host of the spec is there (hadrill preflight connects and checks them)\n", inv)
+				}
 			})
 		},
 	}
+	c.Flags().StringVar(&inv, "inventory", "", "an inventory of machines for the spec's hosts (YAML), checked without connecting")
+	return c
 }
 
 func machinesCmd() *cobra.Command {

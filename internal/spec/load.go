@@ -57,34 +57,56 @@ func Load(data []byte) (*Spec, error) {
 // parse returns the spec decoded as far as possible and the structural
 // problems; err only when there is no document to speak of.
 func parse(data []byte) (*Spec, []string, error) {
-	var root yaml.Node
+	var s Spec
+	problems, err := decode(data, &s, "spec", "a mapping with at least 'clusters'")
+	if err != nil {
+		return nil, nil, err
+	}
+	return &s, problems, nil
+}
+
+// Strict decodes one YAML document into out (a pointer to a struct) as a
+// spec is decoded: unknown fields, fields given twice and wrong types are
+// reported with their paths, every problem at once. root names the
+// document in messages ("inventory").
+func Strict(data []byte, out any, root string) error {
+	problems, err := decode(data, out, root, "a mapping")
+	if err != nil {
+		return err
+	}
+	return hderr.Users(problems)
+}
+
+// decode fills out as far as the document allows and returns the
+// structural problems; err only when there is no document to speak of.
+func decode(data []byte, out any, root, expected string) ([]string, error) {
+	var doc0 yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
+	if err := dec.Decode(&doc0); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil, hderr.User("spec: empty document (expected a mapping with at least 'clusters')")
+			return nil, hderr.User("%s: empty document (expected %s)", root, expected)
 		}
-		return nil, nil, hderr.User("spec: malformed YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, hderr.User("%s: malformed YAML: %s", root, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, nil, hderr.User("spec: more than one YAML document (expected exactly one)")
+		return nil, hderr.User("%s: more than one YAML document (expected exactly one)", root)
 	}
-	doc := &root
+	doc := &doc0
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
 	var problems []string
 	budget := maxNodes
-	check(doc, reflect.TypeOf(Spec{}), "", &problems, &budget)
+	check(doc, reflect.TypeOf(out).Elem(), root, "", &problems, &budget)
 	if budget < 0 {
-		return nil, nil, hderr.User("spec: document too large or too deeply aliased (more than %d nodes)", maxNodes)
+		return nil, hderr.User("%s: document too large or too deeply aliased (more than %d nodes)", root, maxNodes)
 	}
 	if doc.Kind != yaml.MappingNode {
-		return nil, nil, hderr.User("spec: expected a mapping with at least 'clusters', got %s", describe(doc))
+		return nil, hderr.User("%s: expected %s, got %s", root, expected, describe(doc))
 	}
-	var s Spec
-	_ = doc.Decode(&s) // type errors are in problems already; the rest decodes
-	return &s, problems, nil
+	_ = doc.Decode(out) // type errors are in problems already; the rest decodes
+	return problems, nil
 }
 
 // maxNodes bounds the walk so aliases cannot expand a small document
@@ -92,7 +114,7 @@ func parse(data []byte) (*Spec, []string, error) {
 const maxNodes = 100000
 
 // check walks a YAML node against the Go type it will decode into.
-func check(n *yaml.Node, t reflect.Type, path string, problems *[]string, budget *int) {
+func check(n *yaml.Node, t reflect.Type, root, path string, problems *[]string, budget *int) {
 	if *budget--; *budget < 0 {
 		return
 	}
@@ -105,7 +127,7 @@ func check(n *yaml.Node, t reflect.Type, path string, problems *[]string, budget
 	at := func(msg string, args ...any) {
 		p := path
 		if p == "" {
-			p = "spec"
+			p = root
 		}
 		*problems = append(*problems, fmt.Sprintf("%s: %s (line %d)", p, fmt.Sprintf(msg, args...), n.Line))
 	}
@@ -133,7 +155,7 @@ func check(n *yaml.Node, t reflect.Type, path string, problems *[]string, budget
 				*problems = append(*problems, fmt.Sprintf("%s: given twice (line %d)", join(path, name), k.Line))
 			}
 			seen[name] = true
-			check(v, f, join(path, name), problems, budget)
+			check(v, f, root, join(path, name), problems, budget)
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
@@ -141,7 +163,7 @@ func check(n *yaml.Node, t reflect.Type, path string, problems *[]string, budget
 			return
 		}
 		for i, item := range n.Content {
-			check(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), problems, budget)
+			check(item, t.Elem(), root, fmt.Sprintf("%s[%d]", path, i), problems, budget)
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
@@ -149,7 +171,7 @@ func check(n *yaml.Node, t reflect.Type, path string, problems *[]string, budget
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			check(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), problems, budget)
+			check(n.Content[i+1], t.Elem(), root, join(path, n.Content[i].Value), problems, budget)
 		}
 	default:
 		if n.Kind != yaml.ScalarNode {

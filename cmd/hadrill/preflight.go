@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/inventory"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/preflight"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+func preflightCmd() *cobra.Command {
+	var preset, file, inv string
+	var install bool
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "preflight [--preset P | -f FILE] --inventory HOSTS.yaml [--install]",
+		Short: "Check the machines of an inventory before a lab is made on them: SSH with a verified host key, root, packages, free ports, clock, disk",
+		Long: `Connects to every host of the inventory over SSH (its host key checked against known_hosts
+or a pinned fingerprint) and checks, for the host's part of the spec: root (or sudo -n), the CPU
+architecture, the Debian packages of its roles, the ports the lab listens on, room in hadrill's
+directory, and the clock against this computer's. It creates nothing; with --install it installs the
+missing packages (apt-get) and notes them in the host's directory. Every problem of every host is
+reported at once (exit 2).`,
+		Args: args(0, 0, "no arguments (use --preset or -f, and --inventory)"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, r, err := specAndInventory(preset, file, inv)
+			if err != nil {
+				return err
+			}
+			if timeout < time.Second || timeout > 5*time.Minute {
+				return hderr.User("--timeout: expected 1s to 5m, got %v", timeout)
+			}
+			rep := preflight.Run(cmd.Context(), r, preflight.Needs(p), preflight.Options{Install: install, Timeout: timeout, Arch: runtime.GOARCH,
+				Progress: func(format string, a ...any) { warnf(format, a...) }})
+			if err := cmd.Context().Err(); err != nil {
+				return err
+			}
+			if err := emit(rep, func() { printPreflight(rep) }); err != nil {
+				return err
+			}
+			return hderr.Users(rep.Problems())
+		},
+	}
+	c.Flags().StringVar(&preset, "preset", "", "embedded topology (see `hadrill presets`); default "+spec.DefaultPreset)
+	c.Flags().StringVarP(&file, "file", "f", "", "topology spec file (YAML)")
+	c.Flags().StringVar(&inv, "inventory", "", "the inventory: which machine each host of the spec is, and how to reach it (YAML)")
+	c.Flags().BoolVar(&install, "install", false, "install the missing Debian packages of each host's roles (apt-get)")
+	c.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long a connection to a host may take")
+	return c
+}
+
+// specAndInventory loads a spec and an inventory and holds them against
+// each other: every host of the spec's plan in the inventory, nothing else.
+func specAndInventory(preset, file, inv string) (*plan.Plan, *inventory.Resolved, error) {
+	var errs []error
+	if inv == "" {
+		errs = append(errs, hderr.User("--inventory: required: the file saying which machine each host is"))
+	}
+	s, name, _, err := loadSpec(preset, file)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var r *inventory.Resolved
+	if inv != "" {
+		if r, err = inventory.Load(inv, inventory.CurrentEnv()); err != nil {
+			errs = append(errs, prefix(inv, err))
+		}
+	}
+	if err := hderr.Join(errs); err != nil {
+		return nil, nil, err
+	}
+	p, err := preflight.Plan(s, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	var hosts []string
+	for _, h := range p.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	if err := r.Check(hosts); err != nil {
+		return nil, nil, prefix(inv, err)
+	}
+	return p, r, nil
+}
+
+func printPreflight(rep *preflight.Report) {
+	fmt.Printf("preflight of %d host(s) (inventory %s)\n", len(rep.Hosts), rep.Inventory)
+	for _, h := range rep.Hosts {
+		verdict := "ok"
+		if n := len(h.Problems); n > 0 {
+			verdict = fmt.Sprintf("%d problem(s)", n)
+		}
+		detail := "not reached"
+		if f := h.Facts; f != nil {
+			detail = fmt.Sprintf("%s %s, %d CPU(s), %.1f GiB, %.1f GiB free, clock %+.0f ms (±%.0f)", f.OS, f.Arch, f.CPUs, float64(f.MemBytes)/(1<<30),
+				float64(f.FreeBytes)/(1<<30), float64(f.Skew)/float64(time.Millisecond), float64(f.SkewError)/float64(time.Millisecond))
+		}
+		fmt.Printf("  %-8s %-28s %-16s %-13s %s\n", h.Name, h.Target, strings.Join(h.Need.Roles, ","), verdict, detail)
+		if len(h.Installed) > 0 {
+			fmt.Printf("  %-8s installed %s\n", h.Name, strings.Join(h.Installed, " "))
+		}
+	}
+	for _, h := range rep.Hosts {
+		for _, w := range h.Warnings {
+			warnf("warning: %s", w)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package integration
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestSSHPreflight: galera3's five hosts as sshd in namespaces, checked
+// over SSH by an unprivileged controller. All well: exit 0, every host
+// reached (one by a pinned fingerprint), its facts read. Then every kind
+// of trouble at once (nothing on the port, a changed host key, an unknown
+// one, a login refused, a port taken): exit 2 naming each, nothing
+// created on any host. A bad inventory is refused before any connection.
+func TestSSHPreflight(t *testing.T) {
+	e := newEnv(t)
+	s := newSSHHosts(e, "itssh", "198.19.250", "db1", "db2", "db3", "lb", "client")
+	if out, err := exec.Command("runuser", "-u", s.user.Username, "--", "ls", s.hosts["db1"].dir).CombinedOutput(); err == nil {
+		t.Fatalf("the controller user reads a host's directory: %s", out)
+	}
+	good := s.inventory("hosts.yaml", map[string]string{"lb": "fingerprint: " + s.hosts["lb"].fingerprint})
+	r := s.as("preflight", "--preset", "galera3", "--inventory", good, "-o", "json")
+	var rep struct {
+		OK    bool
+		Hosts []struct {
+			Name, Target string
+			Reached      bool
+			Need         struct{ Roles []string }
+			Facts        *struct {
+				UID       int
+				Arch      string
+				FreeBytes int64 `json:"free_bytes"`
+				Skew      int64 `json:"skew_ns"`
+			}
+			Problems, Warnings []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || !rep.OK || len(rep.Hosts) != 5 {
+		t.Fatalf("preflight: exit %d, %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	for _, h := range rep.Hosts {
+		if !h.Reached || h.Facts == nil || h.Facts.UID != 0 || h.Facts.FreeBytes == 0 || h.Facts.Skew > 1e8 || h.Facts.Skew < -1e8 {
+			t.Errorf("%s: %+v", h.Name, h)
+		}
+		t.Logf("%s %s %v: %+v %v", h.Name, h.Target, h.Need.Roles, *h.Facts, h.Warnings)
+	}
+	if r := s.as("preflight", "--preset", "galera3", "--inventory", good); r.code != 0 || strings.Count(r.stdout, " ok ") != 5 {
+		t.Errorf("text: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	} else {
+		t.Logf("preflight:\n%s", r.stdout)
+	}
+	if r := s.as("validate", "--inventory", good, e.writeSpec("g3.yaml", "name: g3\nclusters: [{name: db, nodes: 3}]\nload_balancers: [{name: lb, cluster: db}]\nclient: {name: client}\n")); r.code != 0 {
+		t.Errorf("validate --inventory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// every kind of trouble, all reported by one run
+	s.listen("db2", 4567)
+	s.write("other_known_hosts", s.hosts["db1"].addr+" "+s.hosts["db1"].hostKey+"\n"+s.hosts["db3"].addr+" "+s.hosts["db1"].hostKey+"\n")
+	s.write("empty_known_hosts", "")
+	bad := s.inventory("bad.yaml", map[string]string{
+		"db1":    "port: 2222",
+		"db3":    "known_hosts: other_known_hosts",
+		"lb":     "known_hosts: empty_known_hosts",
+		"client": "user: nobody",
+	})
+	r = s.as("preflight", "--preset", "galera3", "--inventory", bad)
+	t.Logf("troubled preflight:\n%s%s", r.stdout, r.stderr)
+	if r.code != 2 {
+		t.Fatalf("troubled preflight: exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"db1: cannot reach " + s.hosts["db1"].addr + ":2222: connection refused",
+		"db2: port 4567 is taken (something listens on 0.0.0.0:4567)",
+		"db3: " + s.hosts["db3"].addr + ":22: its host key " + s.hosts["db3"].fingerprint + " (ssh-ed25519) is not the one known for it",
+		"lb: " + s.hosts["lb"].addr + ":22: its host key " + s.hosts["lb"].fingerprint + " (ssh-ed25519) is not in",
+		"client: " + s.hosts["client"].addr + ":22 refused the login as nobody",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("want %q in\n%s", want, r.stderr)
+		}
+	}
+	for _, h := range s.hosts {
+		if out, _ := exec.Command("ls", "-A", h.dir).Output(); len(out) > 0 {
+			t.Errorf("preflight created %s on %s", out, h.name)
+		}
+	}
+
+	// a bad inventory: every problem at once, no connection
+	incomplete := s.write("incomplete.yaml", "hosts:\n  db1: {address: "+s.hosts["db1"].addr+", identity: ~/.ssh/id_ed25519}\n  db9: {address: 'not an address'}\n")
+	r = s.as("preflight", "--preset", "galera3", "--inventory", incomplete)
+	if r.code != 2 || !strings.Contains(r.stderr, "hosts.db9.address: expected an IP address or a DNS name") || !strings.Contains(r.stderr, incomplete) {
+		t.Errorf("bad inventory: exit %d\n%s", r.code, r.stderr)
+	}
+	missing := s.write("missing.yaml", "defaults: {identity: ~/.ssh/id_ed25519}\nhosts:\n  db1: {address: "+s.hosts["db1"].addr+"}\n  db9: {address: 198.19.250.99}\n")
+	r = s.as("preflight", "--preset", "galera3", "--inventory", missing)
+	for _, want := range []string{"hosts.db2: required", "hosts.lb: required", "hosts.client: required", "hosts.db9: the spec has no host of that name"} {
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("incomplete inventory: exit %d, want %q\n%s", r.code, want, r.stderr)
+		}
+	}
+	if r := s.as("preflight", "--preset", "galera3"); r.code != 2 || !strings.Contains(r.stderr, "--inventory: required") {
+		t.Errorf("no inventory: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,143 @@
+package preflight
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+func TestPackages(t *testing.T) {
+	ps := Packages()
+	if len(ps) < 10 {
+		t.Fatalf("packages.txt: %d packages", len(ps))
+	}
+	for _, p := range ps {
+		if p.Name == "mariadb-server" && p.Roles[0] != RoleDB {
+			t.Errorf("mariadb-server: %v", p.Roles)
+		}
+	}
+	if got := fmt.Sprint(For([]string{RoleLB, RoleLBPair})); got != "[iproute2 procps iptables haproxy keepalived]" {
+		t.Errorf("lb-pair packages: %s", got)
+	}
+	if got := fmt.Sprint(For([]string{RoleClient})); got != "[mariadb-client iproute2 procps iptables sysbench]" {
+		t.Errorf("client packages: %s", got)
+	}
+	for _, bad := range []string{"x\n", "x db nowhere\n"} {
+		if _, err := parsePackages(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+const probeOut = `uid 0
+arch x86_64
+kernel 6.1.0-28-amd64
+os debian 12
+cpus 4
+mem_kb 8052344
+package mariadb-server installed
+package galera-4 missing
+package socat missing
+dir absent /var/lib
+free_kb 20971520
+listen 0.0.0.0:22
+listen 127.0.0.1:3306
+listen [::]:22
+netem yes
+`
+
+func TestParseFacts(t *testing.T) {
+	f, err := ParseFacts(probeOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.MarshalIndent(f, "", "  ")
+	golden.Check(t, "facts.json", append(b, '\n'))
+	if _, err := ParseFacts("uid 0\narch x86_64\n"); err == nil || !strings.Contains(err.Error(), "no free_kb") {
+		t.Errorf("truncated output: %v", err)
+	}
+	if _, err := ParseFacts("uid zero\narch x\nfree_kb 1\n"); err == nil || !strings.Contains(err.Error(), `uid: "zero" is not a number`) {
+		t.Errorf("bad number: %v", err)
+	}
+}
+
+func TestNeeds(t *testing.T) {
+	for _, preset := range []string{"galera3", "semisync", "wan2-arbitrator"} {
+		s, err := spec.Preset(preset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Plan(s, s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.MarshalIndent(Needs(p), "", "  ")
+		golden.Check(t, "needs-"+preset+".json", append(b, '\n'))
+	}
+}
+
+func TestJudge(t *testing.T) {
+	good := Facts{UID: 0, Arch: "x86_64", OS: "debian 12", CPUs: 4, MemBytes: 8 << 30, FreeBytes: 10 << 30, Listening: []string{"0.0.0.0:22", "[::]:22"}, Netem: true}
+	db := Need{Roles: []string{RoleDB}, Ports: []int{3306, 4444, 4567, 4568, 9200}, MinFreeBytes: MinFreeDB}
+	with := func(change func(*Facts)) Facts {
+		f := good
+		change(&f)
+		return f
+	}
+	cases := []struct {
+		name     string
+		need     Need
+		facts    Facts
+		problems []string
+		warnings []string
+	}{
+		{"good", db, good, nil, nil},
+		{"not root", db, with(func(f *Facts) { f.UID = 1000 }), []string{"db1: commands run as uid 1000, not root"}, nil},
+		{"another architecture", db, with(func(f *Facts) { f.Arch = "aarch64" }), []string{"db1: the host is aarch64, this hadrill is built for amd64"}, nil},
+		{"missing packages", db, with(func(f *Facts) { f.Missing = []string{"galera-4", "socat"} }),
+			[]string{"db1: missing Debian packages for its role (db): galera-4, socat (hadrill preflight --install installs them, or apt-get install galera-4 socat)"}, nil},
+		{"no dpkg", db, with(func(f *Facts) { f.NoDpkg = true; f.OS = "rocky 9" }), []string{"db1: no dpkg"}, nil},
+		{"another Debian", db, with(func(f *Facts) { f.OS = "ubuntu 24.04" }), nil, []string{"db1: runs ubuntu 24.04; hadrill is tested on Debian 12"}},
+		{"disk full", db, with(func(f *Facts) { f.FreeBytes = 1 << 30 }), []string{"db1: 1.0 GiB free for hadrill's directory, 2.0 GiB needed (db)"}, nil},
+		{"a client needs little room", Need{Roles: []string{RoleClient}, MinFreeBytes: MinFreeOther}, with(func(f *Facts) { f.FreeBytes = 1 << 30 }), nil, nil},
+		{"port on every address", db, with(func(f *Facts) { f.Listening = append(f.Listening, "0.0.0.0:3306", "*:9200") }),
+			[]string{"db1: port 3306 is taken (something listens on 0.0.0.0:3306)", "db1: port 9200 is taken (something listens on *:9200)"}, nil},
+		{"port on its address", db, with(func(f *Facts) { f.Listening = append(f.Listening, "10.1.0.11:4567", "[::%lo]:4444") }),
+			[]string{"db1: port 4444 is taken", "db1: port 4567 is taken (something listens on 10.1.0.11:4567)"}, nil},
+		{"port on another address is free", db, with(func(f *Facts) { f.Listening = append(f.Listening, "127.0.0.1:3306") }), nil, nil},
+		{"no ss", db, with(func(f *Facts) { f.Listening = nil; f.ListenUnknown = true }), nil, []string{"db1: has no ss"}},
+		{"clock far off", db, with(func(f *Facts) { f.Skew = -3 * time.Second; f.SkewError = time.Millisecond }),
+			[]string{"db1: its clock is -3s off this computer's (at most 1s)"}, nil},
+		{"clock a little off", db, with(func(f *Facts) { f.Skew = 400 * time.Millisecond }), nil, []string{"db1: its clock is +400ms off"}},
+		{"skew within the measuring error", db, with(func(f *Facts) { f.Skew = 1100 * time.Millisecond; f.SkewError = 900 * time.Millisecond }), nil, nil},
+		{"machine larger than the host", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Machine: "large", CPUs: 8, MemBytes: 32 << 30}, good, nil,
+			[]string{"db1: the spec's machine large has 8 CPUs, the host 4", "db1: the spec's machine large has 32.0 GiB of memory, the host 8.0 GiB"}},
+		{"WAN without netem", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Links: true}, with(func(f *Facts) { f.Netem = false }), nil,
+			[]string{"db1: its kernel has no tc netem"}},
+		{"every problem at once", db, with(func(f *Facts) { f.UID = 5; f.Missing = []string{"fio"}; f.FreeBytes = 0; f.Skew = time.Hour }),
+			[]string{"uid 5", "fio", "0 KiB free", "1h0m0s off"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			problems, warnings := Judge("db1", "10.1.0.11", c.need, c.facts, "amd64")
+			check := func(what string, got, want []string) {
+				if len(want) == 0 && len(got) > 0 {
+					t.Errorf("%s: %v", what, got)
+				}
+				all := strings.Join(got, "\n")
+				for _, w := range want {
+					if !strings.Contains(all, w) {
+						t.Errorf("want %s %q, got:\n%s", what, w, all)
+					}
+				}
+			}
+			check("problem", problems, c.problems)
+			check("warning", warnings, c.warnings)
+		})
+	}
+}

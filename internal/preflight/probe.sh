@@ -1,0 +1,35 @@
+# hadrill preflight: what this host has, one fact a line ("key value").
+# It reads only. Arguments: hadrill's directory on the host, then the
+# packages to look for.
+dir=$1
+shift
+echo "uid $(id -u)"
+echo "arch $(uname -m)"
+echo "kernel $(uname -r)"
+if [ -r /etc/os-release ]; then
+	. /etc/os-release
+	echo "os ${ID:-unknown} ${VERSION_ID:-unknown}"
+fi
+echo "cpus $(nproc 2>/dev/null || echo 0)"
+awk '/^MemTotal:/ { print "mem_kb " $2 }' /proc/meminfo
+if command -v dpkg-query >/dev/null 2>&1; then
+	for p in "$@"; do
+		if dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+			echo "package $p installed"
+		else
+			echo "package $p missing"
+		fi
+	done
+else
+	echo "dpkg none"
+fi
+d=$dir
+while [ ! -e "$d" ]; do d=$(dirname "$d"); done
+if [ -d "$dir" ]; then echo "dir exists"; else echo "dir absent $d"; fi
+df -Pk "$d" | awk 'NR == 2 { print "free_kb " $4 }'
+if command -v ss >/dev/null 2>&1; then
+	ss -Hltn | awk '{ print "listen " $4 }'
+else
+	echo "listen unknown"
+fi
+if [ -e /sys/module/sch_netem ] || modinfo sch_netem >/dev/null 2>&1; then echo "netem yes"; else echo "netem no"; fi

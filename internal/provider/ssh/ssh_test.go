@@ -1,0 +1,55 @@
+package ssh
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/inventory"
+)
+
+func TestQuote(t *testing.T) {
+	for argv, want := range map[string]string{
+		"sh\x00-s\x00--\x00/var/lib/hadrill": "sh -s -- /var/lib/hadrill",
+		"echo\x00a b":                        "echo 'a b'",
+		"echo\x00it's":                       `echo 'it'\''s'`,
+		"echo\x00":                           "echo ''",
+		"echo\x00$HOME\x00`id`\x00*":         "echo '$HOME' '`id`' '*'",
+	} {
+		if got := Quote(strings.Split(argv, "\x00")); got != want {
+			t.Errorf("Quote(%q) = %s, want %s", argv, got, want)
+		}
+	}
+}
+
+// TestQuoteThroughAShell: what a POSIX shell makes of a quoted command
+// line is exactly the arguments quoted.
+func TestQuoteThroughAShell(t *testing.T) {
+	argv := []string{"printf", `%s\0`, "plain", "two words", "it's", `"double"`, "$(id)", "`id`", "a\nnewline", "back\\slash", "*", "", "-n", "ünï", "semi;colon", "&|<>"}
+	out, err := exec.Command("sh", "-c", Quote(argv)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if want := argv[2:]; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the shell gave\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestCommand(t *testing.T) {
+	if got := Command(inventory.Host{Sudo: true}, []string{"id", "-u"}); got != "sudo -n -- id -u" {
+		t.Errorf("sudo: %s", got)
+	}
+	if got := Command(inventory.Host{}, []string{"id", "-u"}); got != "id -u" {
+		t.Errorf("root: %s", got)
+	}
+}
+
+func TestLimited(t *testing.T) {
+	l := limited{max: 5}
+	l.Write([]byte("abc"))
+	if n, _ := l.Write([]byte("defgh")); n != 5 || !bytes.Equal(l.Bytes(), []byte("abcde")) {
+		t.Errorf("limited: %d %q", n, l.Bytes())
+	}
+}
