@@ -16,10 +16,10 @@ import (
 func TestSSHPreflight(t *testing.T) {
 	e := newEnv(t)
 	s := newSSHHosts(e, "itssh", "198.19.250", "db1", "db2", "db3", "lb", "client")
-	if out, err := exec.Command("runuser", "-u", s.user.Username, "--", "ls", s.hosts["db1"].dir).CombinedOutput(); err == nil {
+	if out, err := exec.Command("runuser", "-u", s.user.Username, "--", "ls", s.Hosts.Hosts["db1"].Dir).CombinedOutput(); err == nil {
 		t.Fatalf("the controller user reads a host's directory: %s", out)
 	}
-	good := s.inventory("hosts.yaml", map[string]string{"lb": "fingerprint: " + s.hosts["lb"].fingerprint})
+	good := s.inventory("hosts.yaml", map[string]string{"lb": "fingerprint: " + s.Hosts.Hosts["lb"].Fingerprint})
 	r := s.as("preflight", "--preset", "galera3", "--inventory", good, "-o", "json")
 	var rep struct {
 		OK    bool
@@ -55,8 +55,8 @@ func TestSSHPreflight(t *testing.T) {
 	}
 
 	// every kind of trouble, all reported by one run
-	s.listen("db2", 4567)
-	s.write("other_known_hosts", s.hosts["db1"].addr+" "+s.hosts["db1"].hostKey+"\n"+s.hosts["db3"].addr+" "+s.hosts["db1"].hostKey+"\n")
+	s.Listen("db2", 4567)
+	s.write("other_known_hosts", s.Hosts.Hosts["db1"].Address+" "+s.Hosts.Hosts["db1"].HostKey+"\n"+s.Hosts.Hosts["db3"].Address+" "+s.Hosts.Hosts["db1"].HostKey+"\n")
 	s.write("empty_known_hosts", "")
 	bad := s.inventory("bad.yaml", map[string]string{
 		"db1":    "port: 2222",
@@ -70,29 +70,29 @@ func TestSSHPreflight(t *testing.T) {
 		t.Fatalf("troubled preflight: exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{
-		"db1: cannot reach " + s.hosts["db1"].addr + ":2222: connection refused",
+		"db1: cannot reach " + s.Hosts.Hosts["db1"].Address + ":2222: connection refused",
 		"db2: port 4567 is taken (something listens on 0.0.0.0:4567)",
-		"db3: " + s.hosts["db3"].addr + ":22: its host key " + s.hosts["db3"].fingerprint + " (ssh-ed25519) is not the one known for it",
-		"lb: " + s.hosts["lb"].addr + ":22: its host key " + s.hosts["lb"].fingerprint + " (ssh-ed25519) is not in",
-		"client: " + s.hosts["client"].addr + ":22 refused the login as nobody",
+		"db3: " + s.Hosts.Hosts["db3"].Address + ":22: its host key " + s.Hosts.Hosts["db3"].Fingerprint + " (ssh-ed25519) is not the one known for it",
+		"lb: " + s.Hosts.Hosts["lb"].Address + ":22: its host key " + s.Hosts.Hosts["lb"].Fingerprint + " (ssh-ed25519) is not in",
+		"client: " + s.Hosts.Hosts["client"].Address + ":22 refused the login as nobody",
 	} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("want %q in\n%s", want, r.stderr)
 		}
 	}
-	for _, h := range s.hosts {
-		if out, _ := exec.Command("ls", "-A", h.dir).Output(); len(out) > 0 {
-			t.Errorf("preflight created %s on %s", out, h.name)
+	for _, h := range s.Hosts.Hosts {
+		if out, _ := exec.Command("ls", "-A", h.Dir).Output(); len(out) > 0 {
+			t.Errorf("preflight created %s on %s", out, h.Name)
 		}
 	}
 
 	// a bad inventory: every problem at once, no connection
-	incomplete := s.write("incomplete.yaml", "hosts:\n  db1: {address: "+s.hosts["db1"].addr+", identity: ~/.ssh/id_ed25519}\n  db9: {address: 'not an address'}\n")
+	incomplete := s.write("incomplete.yaml", "hosts:\n  db1: {address: "+s.Hosts.Hosts["db1"].Address+", identity: ~/.ssh/id_ed25519}\n  db9: {address: 'not an address'}\n")
 	r = s.as("preflight", "--preset", "galera3", "--inventory", incomplete)
 	if r.code != 2 || !strings.Contains(r.stderr, "hosts.db9.address: expected an IP address or a DNS name") || !strings.Contains(r.stderr, incomplete) {
 		t.Errorf("bad inventory: exit %d\n%s", r.code, r.stderr)
 	}
-	missing := s.write("missing.yaml", "defaults: {identity: ~/.ssh/id_ed25519}\nhosts:\n  db1: {address: "+s.hosts["db1"].addr+"}\n  db9: {address: 198.19.250.99}\n")
+	missing := s.write("missing.yaml", "defaults: {identity: ~/.ssh/id_ed25519}\nhosts:\n  db1: {address: "+s.Hosts.Hosts["db1"].Address+"}\n  db9: {address: 198.19.250.99}\n")
 	r = s.as("preflight", "--preset", "galera3", "--inventory", missing)
 	for _, want := range []string{"hosts.db2: required", "hosts.lb: required", "hosts.client: required", "hosts.db9: the spec has no host of that name"} {
 		if r.code != 2 || !strings.Contains(r.stderr, want) {

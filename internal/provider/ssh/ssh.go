@@ -47,6 +47,15 @@ type ConnectError struct {
 
 func (e *ConnectError) Error() string { return e.Msg }
 
+// DialTCP opens the TCP connection to a host (or its jump host): from this
+// computer's network, or, for a test, from a network namespace of it.
+var DialTCP = defaultDial
+
+func defaultDial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
 // Client is one connection to a host.
 type Client struct {
 	Host inventory.Host
@@ -59,10 +68,7 @@ func Connect(ctx context.Context, h inventory.Host, timeout time.Duration) (*Cli
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var jump *xssh.Client
-	dial := func(ctx context.Context, addr string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "tcp", addr)
-	}
+	dial := DialTCP
 	if h.Jump != nil {
 		j, err := Connect(ctx, *h.Jump, timeout)
 		if err != nil {

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/host"
+)
+
+// hostCmd answers a controller that reached this host over SSH: one
+// operation on the host's daemons or files, every path below --root.
+func hostCmd() *cobra.Command {
+	var root string
+	c := &cobra.Command{
+		Use:    "host --root DIR OPERATION [ARG...]",
+		Short:  "Answer a controller on this host: " + host.Ops + " (hadrill runs it over SSH)",
+		Hidden: true,
+		RunE: func(_ *cobra.Command, a []string) error {
+			return host.Serve(root, version, a, os.Stdin, os.Stdout)
+		},
+	}
+	c.Flags().StringVar(&root, "root", "", "hadrill's directory on this host: every path must lie below it")
+	c.Flags().SetInterspersed(false)
+	return c
+}

@@ -1,0 +1,72 @@
+// Package host is a lab's machine as the rooms above the provider see it:
+// run a command, read and write its files, own its daemons, dial from it.
+// A local host is a network namespace of this computer; a remote one is a
+// machine reached over SSH, where hadrill's own copy answers `hadrill host`
+// operations (Serve) confined to hadrill's directory there.
+package host
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/supervise"
+)
+
+// Host is one machine of a lab.
+type Host interface {
+	// Name is the host's name in the plan.
+	Name() string
+	// Run runs argv on the host with stdin (may be nil) and returns what it
+	// printed; a non-zero exit is an error carrying its last stderr line.
+	Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error)
+	// WriteFile replaces path's content at once (its directory made).
+	WriteFile(ctx context.Context, path string, data []byte, perm os.FileMode) error
+	// ReadFile reads a file; a missing one is an error os.ErrNotExist matches.
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+	// RemoveAll removes path and everything below it (a missing one is fine).
+	RemoveAll(ctx context.Context, path string) error
+	// Ensure starts the daemon unless it runs; started says whether it did.
+	Ensure(ctx context.Context, d Daemon) (pid int, started bool, err error)
+	// Pid is the daemon's pid while it runs, else 0.
+	Pid(ctx context.Context, d Daemon) (int, error)
+	// Stop ends the daemon: TERM, then KILL after grace.
+	Stop(ctx context.Context, d Daemon, grace time.Duration) error
+	// Kill ends the daemon and its process group at once.
+	Kill(ctx context.Context, d Daemon) error
+	// Dial connects from the host to addr ("tcp", or "unix" and a path).
+	Dial(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Daemon is a long-running process of a host: supervise.Daemon as the
+// plan gives it, its command not yet made to run on the host (the host
+// does that).
+type Daemon struct {
+	Name    string   `json:"name"`
+	Argv    []string `json:"argv"`
+	LogFile string   `json:"log_file"`
+	PidFile string   `json:"pid_file"`
+	Dir     string   `json:"dir"`
+	Marker  string   `json:"marker"`
+}
+
+// Supervised is the daemon for supervise, its argv made to run on the host.
+func (d Daemon) Supervised(argv []string) supervise.Daemon {
+	return supervise.Daemon{Name: d.Name, Argv: argv, LogFile: d.LogFile, PidFile: d.PidFile, Dir: d.Dir, Marker: d.Marker}
+}
+
+// Check says what makes a daemon unfit to start.
+func (d Daemon) Check() error {
+	switch {
+	case len(d.Argv) == 0:
+		return fmt.Errorf("%s: empty command", d.Name)
+	case d.Dir == "" || d.LogFile == "" || d.PidFile == "":
+		return fmt.Errorf("%s: a daemon needs a working directory, a log file and a pid file", d.Name)
+	case d.Marker == "":
+		return fmt.Errorf("%s: no identity marker", d.Name)
+	}
+	return nil
+}

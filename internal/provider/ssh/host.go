@@ -1,0 +1,179 @@
+package ssh
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/host"
+)
+
+// Remote is a host reached over SSH: commands run there directly, files
+// and daemons through hadrill's own copy on the host (`hadrill host`),
+// which keeps every path below the host's directory.
+type Remote struct {
+	name string
+	c    *Client
+	dir  string
+	bin  string // hadrill's copy on the host
+}
+
+var _ host.Host = (*Remote)(nil)
+
+// Install copies the hadrill binary exe to the host unless the host has it
+// already (the copy is named by its SHA-256, so versions never mix and a
+// second lab copies nothing), checks that it runs there and answers with
+// version, and returns the host.
+func Install(ctx context.Context, c *Client, exe, version string) (*Remote, error) {
+	f, err := os.Open(exe)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sum := sha256.New()
+	if _, err := io.Copy(sum, f); err != nil {
+		return nil, err
+	}
+	dir := c.Host.Dir
+	r := &Remote{name: c.Host.Name, c: c, dir: dir, bin: path.Join(dir, "bin", "hadrill-"+hex.EncodeToString(sum.Sum(nil))[:16])}
+	res, err := c.Run(ctx, []string{"test", "-x", r.bin}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.Code != 0 {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		script := `set -e; umask 077; mkdir -p "$1"; chmod 700 "$1"; tmp="$2.$$"; trap 'rm -f "$tmp"' EXIT; cat > "$tmp"; chmod 700 "$tmp"; mv "$tmp" "$2"`
+		res, err := c.Run(ctx, []string{"sh", "-c", script, "sh", path.Dir(r.bin), r.bin}, f)
+		if err != nil {
+			return nil, err
+		}
+		if res.Code != 0 {
+			return nil, fmt.Errorf("%s: copying hadrill to %s: %s", r.name, r.bin, lastLine(res.Stderr))
+		}
+	}
+	out, err := r.op(ctx, nil, "version")
+	if err != nil {
+		return nil, err
+	}
+	if got := strings.TrimSpace(string(out)); got != version {
+		return nil, fmt.Errorf("%s: hadrill's copy %s answers version %q, not %q", r.name, r.bin, got, version)
+	}
+	return r, nil
+}
+
+// Name is the host's name in the plan.
+func (r *Remote) Name() string { return r.name }
+
+// Binary is hadrill's copy on the host (daemons of hadrill run it).
+func (r *Remote) Binary() string { return r.bin }
+
+// Run runs argv on the host.
+func (r *Remote) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
+	res, err := r.c.Run(ctx, argv, stdin)
+	if err != nil {
+		return res.Stdout, err
+	}
+	if res.Code != 0 {
+		return res.Stdout, &RunError{Host: r.name, Argv: argv, Code: res.Code, Stderr: lastLine(res.Stderr)}
+	}
+	return res.Stdout, nil
+}
+
+// RunError is a command that ended with a non-zero status on a host.
+type RunError struct {
+	Host   string
+	Argv   []string
+	Code   int
+	Stderr string
+}
+
+func (e *RunError) Error() string {
+	return fmt.Sprintf("%s: %s: exit %d: %s", e.Host, strings.Join(e.Argv, " "), e.Code, e.Stderr)
+}
+
+// op runs `hadrill host --root DIR args…` on the host.
+func (r *Remote) op(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+	return r.Run(ctx, append([]string{r.bin, "host", "--root", r.dir}, args...), stdin)
+}
+
+// WriteFile replaces path on the host.
+func (r *Remote) WriteFile(ctx context.Context, p string, data []byte, perm os.FileMode) error {
+	_, err := r.op(ctx, bytes.NewReader(data), "write", p, fmt.Sprintf("%04o", perm.Perm()))
+	return err
+}
+
+// ReadFile reads a file of the host.
+func (r *Remote) ReadFile(ctx context.Context, p string) ([]byte, error) {
+	out, err := r.op(ctx, nil, "read", p)
+	if re, ok := err.(*RunError); ok && strings.Contains(re.Stderr, "no such file or directory") {
+		return nil, fmt.Errorf("%s: %s: %w", r.name, p, os.ErrNotExist)
+	}
+	return out, err
+}
+
+// RemoveAll removes path (below the host's directory) on the host.
+func (r *Remote) RemoveAll(ctx context.Context, p string) error {
+	_, err := r.op(ctx, nil, "rm", p)
+	return err
+}
+
+func (r *Remote) daemon(ctx context.Context, d host.Daemon, args ...string) (host.DaemonReply, error) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return host.DaemonReply{}, err
+	}
+	out, err := r.op(ctx, bytes.NewReader(b), append([]string{"daemon"}, args...)...)
+	if err != nil {
+		return host.DaemonReply{}, err
+	}
+	var reply host.DaemonReply
+	if err := json.Unmarshal(out, &reply); err != nil {
+		return reply, fmt.Errorf("%s: hadrill host daemon %s answered %q", r.name, args[0], bytes.TrimSpace(out))
+	}
+	return reply, nil
+}
+
+// Ensure starts the daemon on the host unless it runs.
+func (r *Remote) Ensure(ctx context.Context, d host.Daemon) (int, bool, error) {
+	reply, err := r.daemon(ctx, d, "ensure")
+	return reply.Pid, reply.Started, err
+}
+
+// Pid is the daemon's pid on the host while it runs, else 0.
+func (r *Remote) Pid(ctx context.Context, d host.Daemon) (int, error) {
+	reply, err := r.daemon(ctx, d, "pid")
+	return reply.Pid, err
+}
+
+// Stop ends the daemon: TERM, then KILL after grace.
+func (r *Remote) Stop(ctx context.Context, d host.Daemon, grace time.Duration) error {
+	_, err := r.daemon(ctx, d, "stop", grace.String())
+	return err
+}
+
+// Kill ends the daemon and its process group at once.
+func (r *Remote) Kill(ctx context.Context, d host.Daemon) error {
+	_, err := r.daemon(ctx, d, "kill")
+	return err
+}
+
+// Dial connects from the host.
+func (r *Remote) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return r.c.Dial(ctx, network, addr)
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
