@@ -73,7 +73,7 @@ func drainCmd(drain bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := l.Drain(names, drain); err != nil {
+			if err := l.Drain(cmd.Context(), names, drain); err != nil {
 				return err
 			}
 			st := l.Status(cmd.Context())

@@ -3,17 +3,16 @@ package agent
 import (
 	"fmt"
 
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
-// Daemon is a node's health agent under supervision: `exe agent` on the
-// node's host (wrap), answering on the node's address.
-func Daemon(p *plan.Plan, n *plan.Node, exe string, wrap func(host string, argv []string) []string) supervise.Daemon {
+// Daemon is a node's health agent: `exe agent` on the node's host (exe is
+// hadrill's binary there), answering on the node's address.
+func Daemon(p *plan.Plan, n *plan.Node, exe string) host.Daemon {
 	argv := []string{exe, "agent", "--node", n.Name, "--listen", fmt.Sprintf("%s:%d", n.Address, n.AgentPort),
 		"--socket", n.Socket, "--user", plan.CheckUser, "--password-file", p.Secrets.Check,
 		"--drain-file", n.DrainFile, "--pid-file", n.PidFile}
 	d := n.Agent
-	return supervise.Daemon{Name: n.Name + " agent", Argv: wrap(n.Host, argv), Dir: d.Dir, LogFile: d.LogFile,
-		PidFile: d.PidFile, Marker: d.Marker}
+	return host.Daemon{Name: n.Name + " agent", Argv: argv, Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
 }

@@ -20,6 +20,8 @@ import (
 type Host interface {
 	// Name is the host's name in the plan.
 	Name() string
+	// Exe is the hadrill binary on the host (hadrill's own daemons run it).
+	Exe() string
 	// Run runs argv on the host with stdin (may be nil) and returns what it
 	// printed; a non-zero exit is an error carrying its last stderr line.
 	Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error)
@@ -69,4 +71,36 @@ func (d Daemon) Check() error {
 		return fmt.Errorf("%s: no identity marker", d.Name)
 	}
 	return nil
+}
+
+// EnsureReady starts the daemon on h unless it runs and, when it started
+// it, waits until ready answers (every interval, within deadline); a
+// daemon that exits meanwhile fails at once, naming its log.
+func EnsureReady(ctx context.Context, h Host, d Daemon, deadline, every time.Duration, ready func(context.Context) error) error {
+	_, started, err := h.Ensure(ctx, d)
+	if err != nil || !started {
+		return err
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	var last error
+	for i := 0; ; i++ {
+		if last = ready(ctx); last == nil {
+			return nil
+		}
+		if i%5 == 4 { // now and then: has it died?
+			if pid, err := h.Pid(ctx, d); err == nil && pid == 0 {
+				return fmt.Errorf("%s exited while starting (see %s on %s): %v", d.Name, d.LogFile, h.Name(), last)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if err := parent.Err(); err != nil {
+				return err // interrupted
+			}
+			return fmt.Errorf("%s not ready after %v: %v", d.Name, deadline, last)
+		case <-time.After(every):
+		}
+	}
 }

@@ -91,7 +91,7 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 		if err := Within(root, path); err != nil {
 			return err
 		}
-		return writeAtomic(path, stdin, os.FileMode(perm))
+		return WriteAtomic(path, stdin, os.FileMode(perm))
 	case "read":
 		path, err := arg(1, "PATH")
 		if err != nil {
@@ -188,9 +188,9 @@ func Within(root, path string) error {
 	return nil
 }
 
-// writeAtomic replaces path with what r holds: a temporary file beside it,
-// synced and renamed over it.
-func writeAtomic(path string, r io.Reader, perm os.FileMode) error {
+// WriteAtomic replaces path with what r holds: a temporary file beside it,
+// synced and renamed over it (its directory made first).
+func WriteAtomic(path string, r io.Reader, perm os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
 		errs = append(errs, l.nics(ctx, name, "down"))
 	}
 	for _, name := range names {
-		errs = append(errs, l.killHost(name))
+		errs = append(errs, l.killHost(ctx, name))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -64,21 +64,22 @@ func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
 }
 
 // killHost kills every daemon of a host with SIGKILL.
-func (l *Lab) killHost(name string) error {
+func (l *Lab) killHost(ctx context.Context, name string) error {
 	var errs []error
 	if n, ok := l.p.Node(name); ok {
 		if pid := server.Pid(n); pid != 0 {
 			errs = append(errs, syscall.Kill(pid, syscall.SIGKILL))
 			supervise.WaitGone(pid, 10*time.Second)
 		}
-		errs = append(errs, agent.Daemon(l.p, n, exe(), l.Wrap).Kill())
+		h := l.Prov.Host(name)
+		errs = append(errs, h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
 	}
 	if slices.Contains(l.lbHosts(), name) {
 		errs = append(errs, l.balancerOf(name).Kill(name, true))
 	}
 	for _, c := range l.p.Clusters {
 		if a := c.Arbitrator; a != nil && a.Name == name {
-			errs = append(errs, l.garbd(a).Kill())
+			errs = append(errs, l.Prov.Host(a.Name).Kill(ctx, garbd(a)))
 		}
 	}
 	return errors.Join(errs...)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -12,11 +11,11 @@ import (
 	"github.com/hadrill/hadrill/internal/agent"
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Bounds: a load balancer routes once its checks saw rise × inter (0.4 s)
@@ -38,8 +37,9 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 	for i := range l.p.Nodes {
 		n := &l.p.Nodes[i]
 		addr := fmt.Sprintf("%s:%d", n.Address, n.AgentPort)
-		err := agent.Daemon(l.p, n, exe(), l.Wrap).EnsureReady(ctx, 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
-			c, err := l.Prov.Dial(ctx, n.Host, "tcp", addr)
+		h := l.Prov.Host(n.Host)
+		err := host.EnsureReady(ctx, h, agent.Daemon(l.p, n, h.Exe()), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
+			c, err := h.Dial(ctx, "tcp", addr)
 			if err == nil {
 				c.Close()
 			}
@@ -71,10 +71,16 @@ func (l *Lab) Balancer(b *plan.LB) lb.Balancer {
 	return lb.Balancer{LB: b, Hosts: l.hosts, Exe: exe()}
 }
 
-// garbd is a cluster's arbitrator under supervision.
-func (l *Lab) garbd(a *plan.Arbitrator) supervise.Daemon {
-	return supervise.Daemon{Name: a.Name + " garbd", Argv: l.Wrap(a.Name, a.Argv), Dir: a.Garbd.Dir, LogFile: a.Garbd.LogFile,
+// garbd is a cluster's arbitrator on its host.
+func garbd(a *plan.Arbitrator) host.Daemon {
+	return host.Daemon{Name: a.Name + " garbd", Argv: a.Argv, Dir: a.Garbd.Dir, LogFile: a.Garbd.LogFile,
 		PidFile: a.Garbd.PidFile, Marker: a.Garbd.Marker}
+}
+
+// garbdPid is the arbitrator's pid while it runs, else 0.
+func (l *Lab) garbdPid(ctx context.Context, a *plan.Arbitrator) int {
+	pid, _ := l.Prov.Host(a.Name).Pid(ctx, garbd(a))
+	return pid
 }
 
 // startArbitrators starts each cluster's garbd that is not running, once
@@ -83,11 +89,11 @@ func (l *Lab) startArbitrators(ctx context.Context) error {
 	for i := range l.p.Clusters {
 		c := &l.p.Clusters[i]
 		a := c.Arbitrator
-		if a == nil || l.garbd(a).Running() || len(l.running(c.Name)) == 0 {
+		if a == nil || l.garbdPid(ctx, a) != 0 || len(l.running(c.Name)) == 0 {
 			continue
 		}
 		n := l.running(c.Name)[0]
-		err := l.garbd(a).EnsureReady(ctx, arbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
+		err := host.EnsureReady(ctx, l.Prov.Host(a.Name), garbd(a), arbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
 			db := l.Admin(n)
 			defer db.Close()
 			st, err := mariadb.Status(ctx, db, "wsrep_cluster_size")
@@ -136,9 +142,12 @@ func (l *Lab) waitRouting(ctx context.Context, lb *plan.LB) error {
 // stopDaemons kills the agents, load balancers, keeper, WAN emulator and
 // arbitrators (they hold no data).
 func (l *Lab) stopDaemons() error {
+	ctx := context.Background()
 	var errs []error
 	for i := range l.p.Nodes {
-		errs = append(errs, agent.Daemon(l.p, &l.p.Nodes[i], exe(), l.Wrap).Kill())
+		n := &l.p.Nodes[i]
+		h := l.Prov.Host(n.Host)
+		errs = append(errs, h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
 	}
 	for i := range l.p.LoadBalancers {
 		errs = append(errs, l.Balancer(&l.p.LoadBalancers[i]).Stop())
@@ -146,7 +155,7 @@ func (l *Lab) stopDaemons() error {
 	errs = append(errs, keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop())
 	for _, c := range l.p.Clusters {
 		if c.Arbitrator != nil {
-			errs = append(errs, l.garbd(c.Arbitrator).Kill())
+			errs = append(errs, l.Prov.Host(c.Arbitrator.Name).Kill(ctx, garbd(c.Arbitrator)))
 		}
 	}
 	return errors.Join(errs...)
@@ -154,16 +163,17 @@ func (l *Lab) stopDaemons() error {
 
 // Drain takes nodes out of (or back into) load balancing: their agents
 // answer 503 while the drain file exists.
-func (l *Lab) Drain(names []string, drain bool) error {
+func (l *Lab) Drain(ctx context.Context, names []string, drain bool) error {
 	if err := l.p.CheckNodes(names); err != nil {
 		return err
 	}
 	for _, n := range l.Nodes(names) {
 		var err error
+		h := l.Prov.Host(n.Host)
 		if drain {
-			err = os.WriteFile(n.DrainFile, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
-		} else if err = os.Remove(n.DrainFile); errors.Is(err, os.ErrNotExist) {
-			err = nil
+			err = h.WriteFile(ctx, n.DrainFile, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+		} else {
+			err = h.RemoveAll(ctx, n.DrainFile)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
@@ -173,8 +183,8 @@ func (l *Lab) Drain(names []string, drain bool) error {
 }
 
 // Drained reports whether a node is drained.
-func Drained(n *plan.Node) bool {
-	_, err := os.Stat(n.DrainFile)
+func (l *Lab) Drained(ctx context.Context, n *plan.Node) bool {
+	_, err := l.Prov.Host(n.Host).ReadFile(ctx, n.DrainFile)
 	return err == nil
 }
 

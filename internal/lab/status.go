@@ -150,7 +150,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
-			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: server.Pid(n), Profile: n.Profile, Drained: Drained(n)}
+			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: server.Pid(n), Profile: n.Profile, Drained: l.Drained(ctx, n)}
 		if c, _ := p.Cluster(n.Cluster); c.Kind == spec.KindPrimary {
 			s.Nodes[i].Role = plan.RoleReplica
 			if repl.PrimaryOf(c) == n.Name {
@@ -196,7 +196,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	s.Links = l.linkInfo()
 	for _, c := range p.Clusters {
 		if a := c.Arbitrator; a != nil {
-			ai := ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down", Pid: l.garbd(a).Pid()}
+			ai := ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down", Pid: l.garbdPid(ctx, a)}
 			if ai.Pid != 0 {
 				ai.State = "running"
 				if supervise.Paused(ai.Pid) {

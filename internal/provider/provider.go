@@ -1,11 +1,13 @@
 // Package provider gives a lab its hosts. Nothing above it knows whether a
-// host is a network namespace, an address on lo, or (later) a remote machine.
+// host is a network namespace, an address on lo, or a remote machine.
 package provider
 
 import (
 	"context"
 	"errors"
 	"net"
+
+	"github.com/hadrill/hadrill/internal/host"
 )
 
 // ErrForeign means the machine-wide names a lab would use belong to a lab of
@@ -26,6 +28,8 @@ type Provider interface {
 	Wrap(host string, argv []string) []string
 	// Dial connects to addr from host.
 	Dial(ctx context.Context, host, network, addr string) (net.Conn, error)
+	// Host is one of the lab's hosts: its commands, files, daemons, dialing.
+	Host(name string) host.Host
 	// Kind names the provider for status output ("netns", "rootless").
 	Kind() string
 }

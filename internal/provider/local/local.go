@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/infra/nic"
@@ -26,11 +27,17 @@ func New(p *plan.Plan, exe string) provider.Provider {
 	if p.Mode == plan.ModeNetns {
 		return &Netns{p: p, exe: exe}
 	}
-	return &Rootless{p: p}
+	return &Rootless{p: p, exe: exe}
 }
 
 // Rootless hosts are addresses on lo: nothing to create, no isolation.
-type Rootless struct{ p *plan.Plan }
+type Rootless struct {
+	p   *plan.Plan
+	exe string
+}
+
+// Host is one of the lab's hosts.
+func (r *Rootless) Host(name string) host.Host { return HostOf(r, name, r.exe) }
 
 func (r *Rootless) Claim() error                          { return nil }
 func (r *Rootless) Setup(context.Context) error           { return nil }
@@ -48,6 +55,9 @@ type Netns struct {
 }
 
 func (n *Netns) Kind() string { return plan.ModeNetns }
+
+// Host is one of the lab's hosts.
+func (n *Netns) Host(name string) host.Host { return HostOf(n, name, n.exe) }
 
 func (n *Netns) nsOf(host string) string {
 	for _, h := range n.p.Hosts {

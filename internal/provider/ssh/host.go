@@ -75,8 +75,8 @@ func Install(ctx context.Context, c *Client, exe, version string) (*Remote, erro
 // Name is the host's name in the plan.
 func (r *Remote) Name() string { return r.name }
 
-// Binary is hadrill's copy on the host (daemons of hadrill run it).
-func (r *Remote) Binary() string { return r.bin }
+// Exe is hadrill's copy on the host (hadrill's own daemons run it).
+func (r *Remote) Exe() string { return r.bin }
 
 // Run runs argv on the host.
 func (r *Remote) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {

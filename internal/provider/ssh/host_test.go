@@ -60,16 +60,16 @@ func TestRemoteHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := os.Stat(r.Binary())
-	if err != nil || st.Mode().Perm() != 0o700 || !strings.HasPrefix(r.Binary(), hs.Hosts["db1"].Dir+"/bin/hadrill-") {
-		t.Fatalf("copy %s: %v %v", r.Binary(), st, err)
+	st, err := os.Stat(r.Exe())
+	if err != nil || st.Mode().Perm() != 0o700 || !strings.HasPrefix(r.Exe(), hs.Hosts["db1"].Dir+"/bin/hadrill-") {
+		t.Fatalf("copy %s: %v %v", r.Exe(), st, err)
 	}
 	before := st.ModTime()
 	time.Sleep(10 * time.Millisecond)
 	if _, err := Install(ctx, c, exe, v); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := os.Stat(r.Binary()); !st.ModTime().Equal(before) {
+	if st, _ := os.Stat(r.Exe()); !st.ModTime().Equal(before) {
 		t.Errorf("a second Install copied hadrill again")
 	}
 	if _, err := Install(ctx, c, exe, "another"); err == nil || !strings.Contains(err.Error(), `not "another"`) {

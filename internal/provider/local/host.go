@@ -1,0 +1,96 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/provider"
+)
+
+// Host is a host of a local lab: its commands run through the provider's
+// Wrap (its namespace and cgroups), its files are this computer's, its
+// daemons are supervised here.
+type Host struct {
+	name string
+	prov provider.Provider
+	exe  string
+}
+
+var _ host.Host = (*Host)(nil)
+
+// HostOf is the host named name of a local provider; exe is hadrill's binary.
+func HostOf(prov provider.Provider, name, exe string) *Host {
+	return &Host{name: name, prov: prov, exe: exe}
+}
+
+// Name is the host's name in the plan.
+func (h *Host) Name() string { return h.name }
+
+// Exe is the hadrill binary (this computer's).
+func (h *Host) Exe() string { return h.exe }
+
+// Run runs argv on the host.
+func (h *Host) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
+	w := h.prov.Wrap(h.name, argv)
+	cmd := exec.CommandContext(ctx, w[0], w[1:]...)
+	var errb bytes.Buffer
+	cmd.Stdin, cmd.Stderr = stdin, &errb
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s: %s: %v: %s", h.name, strings.Join(argv, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out, nil
+}
+
+// WriteFile replaces path's content at once.
+func (h *Host) WriteFile(_ context.Context, path string, data []byte, perm os.FileMode) error {
+	return host.WriteAtomic(path, bytes.NewReader(data), perm)
+}
+
+// ReadFile reads a file.
+func (h *Host) ReadFile(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
+
+// RemoveAll removes path and what is below it.
+func (h *Host) RemoveAll(_ context.Context, path string) error { return os.RemoveAll(path) }
+
+// Ensure starts the daemon unless it runs.
+func (h *Host) Ensure(_ context.Context, d host.Daemon) (int, bool, error) {
+	if err := d.Check(); err != nil {
+		return 0, false, err
+	}
+	sd := d.Supervised(h.prov.Wrap(h.name, d.Argv))
+	if pid := sd.Pid(); pid != 0 {
+		return pid, false, nil
+	}
+	p, err := sd.Start()
+	if err != nil {
+		return 0, false, err
+	}
+	return p.Pid, true, nil
+}
+
+// Pid is the daemon's pid while it runs, else 0.
+func (h *Host) Pid(_ context.Context, d host.Daemon) (int, error) {
+	return d.Supervised(nil).Pid(), nil
+}
+
+// Stop ends the daemon: TERM, then KILL after grace.
+func (h *Host) Stop(_ context.Context, d host.Daemon, grace time.Duration) error {
+	return d.Supervised(nil).Stop(grace)
+}
+
+// Kill ends the daemon and its process group at once.
+func (h *Host) Kill(_ context.Context, d host.Daemon) error { return d.Supervised(nil).Kill() }
+
+// Dial connects from the host.
+func (h *Host) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return h.prov.Dial(ctx, h.name, network, addr)
+}
