@@ -112,7 +112,13 @@ func (e *env) cmd(args ...string) *exec.Cmd {
 
 func (e *env) run(args ...string) result {
 	e.t.Helper()
-	c := e.cmd(args...)
+	return e.collect(e.cmd(args...), args)
+}
+
+// collect runs c (hadrill with args) and returns what it printed and its
+// exit code; a command that could not run fails the test.
+func (e *env) collect(c *exec.Cmd, args []string) result {
+	e.t.Helper()
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()

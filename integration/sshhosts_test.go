@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"os/user"
@@ -74,14 +73,5 @@ func (s *sshHosts) as(args ...string) result {
 		"--home", filepath.Join(s.Controller, "hadrill")}, args...)...)
 	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	c.Dir = s.Controller
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	code := 0
-	if x, ok := err.(*exec.ExitError); ok {
-		code = x.ExitCode()
-	} else if err != nil {
-		s.e.t.Fatalf("hadrill %v: %v", args, err)
-	}
-	return result{out.String(), errb.String(), code}
+	return s.e.collect(c, args)
 }
