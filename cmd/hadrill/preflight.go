@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -69,8 +70,13 @@ func specAndInventory(preset, file, inv string) (*plan.Plan, *inventory.Resolved
 	}
 	var r *inventory.Resolved
 	if inv != "" {
-		if r, err = inventory.Load(inv, inventory.CurrentEnv()); err != nil {
-			errs = append(errs, prefix(inv, err))
+		data, err := readBounded("--inventory", inv, "an inventory")
+		if err == nil {
+			r, err = inventory.Parse(data, filepath.Dir(inv), inv, inventory.CurrentEnv())
+			err = prefix(inv, err)
+		}
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := hderr.Join(errs); err != nil {

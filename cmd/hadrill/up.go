@@ -75,26 +75,36 @@ func loadSpec(preset, file string) (s *spec.Spec, name string, given bool, err e
 	return s, name, given, nil
 }
 
-// prefix puts the file name in front of every problem of a user error.
-// maxSpecFile bounds a spec file: a topology is a page of YAML.
+// maxSpecFile bounds the YAML files a user hands hadrill (a spec, an
+// inventory): each is a page.
 const maxSpecFile = 1 << 20
+
+// readBounded reads a user's YAML file (what: "a topology spec"), refusing
+// one larger than maxSpecFile without reading it whole.
+func readBounded(arg, file, what string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, hderr.User("%s: cannot read %s: %v", arg, file, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxSpecFile+1))
+	if err != nil {
+		return nil, hderr.User("%s: cannot read %s: %v", arg, file, err)
+	}
+	if len(data) > maxSpecFile {
+		return nil, hderr.User("%s: %s is larger than %d KiB; %s is a page of YAML", arg, file, maxSpecFile>>10, what)
+	}
+	return data, nil
+}
 
 // readSpecFile loads a spec file the same way for validate and up: bounded
 // in size, every problem at once, and the lab name it would get (the spec's
 // name, else the file's base name) checked by the rule up applies, unless
 // --name replaces it. Warnings go to stderr.
 func readSpecFile(arg, file string, named bool) (*spec.Spec, string, error) {
-	f, err := os.Open(file)
+	data, err := readBounded(arg, file, "a topology spec")
 	if err != nil {
-		return nil, "", hderr.User("%s: cannot read %s: %v", arg, file, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSpecFile+1))
-	if err != nil {
-		return nil, "", hderr.User("%s: cannot read %s: %v", arg, file, err)
-	}
-	if len(data) > maxSpecFile {
-		return nil, "", hderr.User("%s: %s is larger than %d KiB; a topology spec is a page of YAML", arg, file, maxSpecFile>>10)
+		return nil, "", err
 	}
 	s, err := spec.Load(data)
 	var problems []error
@@ -121,6 +131,7 @@ func readSpecFile(arg, file string, named bool) (*spec.Spec, string, error) {
 	return s, name, nil
 }
 
+// prefix puts the file name in front of every problem of a user error.
 func prefix(file string, err error) error {
 	u, ok := err.(*hderr.UserError)
 	if !ok {

@@ -75,32 +75,20 @@ func (d Daemon) Check() error {
 
 // EnsureReady starts the daemon on h unless it runs and, when it started
 // it, waits until ready answers (every interval, within deadline); a
-// daemon that exits meanwhile fails at once, naming its log.
+// daemon that exits meanwhile fails the wait, naming its log.
 func EnsureReady(ctx context.Context, h Host, d Daemon, deadline, every time.Duration, ready func(context.Context) error) error {
 	_, started, err := h.Ensure(ctx, d)
 	if err != nil || !started {
 		return err
 	}
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
-	var last error
-	for i := 0; ; i++ {
-		if last = ready(ctx); last == nil {
+	probes := 0
+	return supervise.Poll(ctx, d.Name, deadline, every, ready, func() error {
+		if probes++; probes%5 != 0 { // now and then: asking a remote host costs a round trip
 			return nil
 		}
-		if i%5 == 4 { // now and then: has it died?
-			if pid, err := h.Pid(ctx, d); err == nil && pid == 0 {
-				return fmt.Errorf("%s exited while starting (see %s on %s): %v", d.Name, d.LogFile, h.Name(), last)
-			}
+		if pid, err := h.Pid(ctx, d); err == nil && pid == 0 {
+			return fmt.Errorf("%s exited while starting (see %s on %s)", d.Name, d.LogFile, h.Name())
 		}
-		select {
-		case <-ctx.Done():
-			if err := parent.Err(); err != nil {
-				return err // interrupted
-			}
-			return fmt.Errorf("%s not ready after %v: %v", d.Name, deadline, last)
-		case <-time.After(every):
-		}
-	}
+		return nil
+	})
 }

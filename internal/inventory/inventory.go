@@ -6,13 +6,14 @@
 package inventory
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -99,17 +100,7 @@ type Resolved struct {
 }
 
 // Names lists the inventory's hosts, sorted.
-func (r *Resolved) Names() []string {
-	names := make([]string, 0, len(r.Hosts))
-	for n := range r.Hosts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// maxFile bounds an inventory: a page of YAML.
-const maxFile = 1 << 20
+func (r *Resolved) Names() []string { return slices.Sorted(maps.Keys(r.Hosts)) }
 
 // Env is what resolving depends on outside the file: the user's home
 // (for ~ and the default known_hosts) and whether an SSH agent is there.
@@ -122,19 +113,6 @@ type Env struct {
 func CurrentEnv() Env {
 	home, _ := os.UserHomeDir()
 	return Env{Home: home, Agent: os.Getenv("SSH_AUTH_SOCK") != ""}
-}
-
-// Load reads and resolves an inventory file; relative paths in it are
-// relative to the file's directory.
-func Load(file string, env Env) (*Resolved, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, hderr.User("--inventory: cannot read %s: %v", file, err)
-	}
-	if len(data) > maxFile {
-		return nil, hderr.User("--inventory: %s is larger than %d KiB; an inventory is a page of YAML", file, maxFile>>10)
-	}
-	return Parse(data, filepath.Dir(file), file, env)
 }
 
 // Parse resolves an inventory's YAML (dir: where relative paths start).
@@ -193,11 +171,11 @@ func (inv *Inventory) resolve(dir string, env Env, exists func(string) bool) (*R
 		add("defaults", "address, private_address, jump and fingerprint belong to one host, not to every host")
 	}
 	one := func(field, name string, t Target, jumps map[string]*Host) Host {
-		h := Host{Name: name, Address: t.Address, Port: first(t.Port, d.Port, DefaultPort), User: firstS(t.User, d.User, DefaultUser),
-			Identity: path(firstS(t.Identity, d.Identity)), KnownHosts: path(firstS(t.KnownHosts, d.KnownHosts)),
-			Fingerprint: t.Fingerprint, PrivateAddress: t.PrivateAddress, Dir: firstS(t.Dir, d.Dir, DefaultDir)}
+		h := Host{Name: name, Address: t.Address, Port: cmp.Or(t.Port, d.Port, DefaultPort), User: cmp.Or(t.User, d.User, DefaultUser),
+			Identity: path(cmp.Or(t.Identity, d.Identity)), KnownHosts: path(cmp.Or(t.KnownHosts, d.KnownHosts)),
+			Fingerprint: t.Fingerprint, PrivateAddress: t.PrivateAddress, Dir: cmp.Or(t.Dir, d.Dir, DefaultDir)}
 		h.Sudo = h.User != "root"
-		if s := firstB(t.Sudo, d.Sudo); s != nil {
+		if s := cmp.Or(t.Sudo, d.Sudo); s != nil {
 			h.Sudo = *s
 		}
 		switch {
@@ -238,13 +216,13 @@ func (inv *Inventory) resolve(dir string, env Env, exists func(string) bool) (*R
 			} else if j, ok := jumps[t.Jump]; ok {
 				h.Jump = j
 			} else {
-				add(field+".jump", "unknown jump host %q (expected one of: %s)", t.Jump, strings.Join(keys(jumps), ", "))
+				add(field+".jump", "unknown jump host %q (expected one of: %s)", t.Jump, strings.Join(slices.Sorted(maps.Keys(jumps)), ", "))
 			}
 		}
 		return h
 	}
 	jumps := map[string]*Host{}
-	for _, name := range sortedNames(inv.JumpHosts) {
+	for _, name := range slices.Sorted(maps.Keys(inv.JumpHosts)) {
 		t := inv.JumpHosts[name]
 		field := "jump_hosts." + name
 		if t.PrivateAddress != "" || t.Dir != "" {
@@ -259,7 +237,7 @@ func (inv *Inventory) resolve(dir string, env Env, exists func(string) bool) (*R
 	}
 	r := &Resolved{Hosts: map[string]Host{}}
 	private := map[string]string{}
-	for _, name := range sortedNames(inv.Hosts) {
+	for _, name := range slices.Sorted(maps.Keys(inv.Hosts)) {
 		t := inv.Hosts[name]
 		field := "hosts." + name
 		h := one(field, name, t, jumps)
@@ -304,49 +282,4 @@ func (r *Resolved) Check(hosts []string) error {
 		}
 	}
 	return hderr.Users(problems)
-}
-
-func first(v ...int) int {
-	for _, x := range v {
-		if x != 0 {
-			return x
-		}
-	}
-	return 0
-}
-
-func firstS(v ...string) string {
-	for _, x := range v {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
-func firstB(v ...*bool) *bool {
-	for _, x := range v {
-		if x != nil {
-			return x
-		}
-	}
-	return nil
-}
-
-func sortedNames(m map[string]Target) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-func keys(m map[string]*Host) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -129,7 +129,7 @@ func probe(ctx context.Context, c *ssh.Client, need Need) (Facts, error) {
 		return Facts{}, err
 	}
 	if res.Code != 0 {
-		msg := firstLine(res.Stderr)
+		msg := res.Reason()
 		if c.Host.Sudo && strings.HasPrefix(msg, "sudo") {
 			return Facts{}, fmt.Errorf("sudo -n does not run commands as root for %s (%s): hadrill needs root on its hosts", c.Host.User, msg)
 		}
@@ -153,7 +153,7 @@ for p in "$@"; do grep -qx "$p" "$dir/` + InstalledFile + `" 2>/dev/null || echo
 		return err
 	}
 	if res.Code != 0 {
-		return fmt.Errorf("exit %d: %s", res.Code, lastLine(res.Stderr))
+		return fmt.Errorf("exit %d: %s", res.Code, res.Reason())
 	}
 	return nil
 }
@@ -192,14 +192,4 @@ func clock(ctx context.Context, c *ssh.Client) (skew, uncertainty time.Duration,
 		}
 	}
 	return skew, uncertainty, nil
-}
-
-func firstLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.TrimSpace(lines[0])
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

@@ -9,10 +9,11 @@ package sshtest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -207,12 +208,7 @@ func (s *Hosts) Listen(host string, port int) {
 func (s *Hosts) Inventory(extra map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "defaults: {identity: %s, known_hosts: %s}\nhosts:\n", filepath.Join(s.Controller, ".ssh", "id_ed25519"), filepath.Join(s.Controller, ".ssh", "known_hosts"))
-	names := make([]string, 0, len(s.Hosts))
-	for n := range s.Hosts {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(s.Hosts)) {
 		h := s.Hosts[n]
 		fmt.Fprintf(&b, "  %s:\n    address: %s\n    dir: %s\n", n, h.Address, h.Dir)
 		for _, l := range strings.Split(extra[n], "\n") {

@@ -140,6 +140,20 @@ func (p *Proc) ExitErr() error { return p.err }
 
 // WaitReady polls probe until it succeeds, the process exits, or the deadline passes.
 func (p *Proc) WaitReady(ctx context.Context, deadline time.Duration, every time.Duration, probe func(context.Context) error) error {
+	return Poll(ctx, p.Name, deadline, every, probe, func() error {
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited during start-up (%v)", p.Name, p.err)
+		default:
+			return nil
+		}
+	})
+}
+
+// Poll calls probe every interval until it succeeds, gone reports the
+// daemon name dead (its error is returned), ctx ends, or deadline passes;
+// the deadline's error carries the probe's last reason of its own.
+func Poll(ctx context.Context, name string, deadline, every time.Duration, probe func(context.Context) error, gone func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	tick := time.NewTicker(every)
@@ -153,12 +167,13 @@ func (p *Proc) WaitReady(ctx context.Context, deadline time.Duration, every time
 		if last == nil || ctx.Err() == nil { // keep the probe's own reason, not the deadline that cut it short
 			last = err
 		}
+		if err := gone(); err != nil {
+			return err
+		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("%s exited during start-up (%v)", p.Name, p.err)
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("%s not ready after %v: %v", p.Name, deadline, last)
+				return fmt.Errorf("%s not ready after %v: %v", name, deadline, last)
 			}
 			return ctx.Err()
 		case <-tick.C:

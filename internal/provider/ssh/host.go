@@ -59,7 +59,7 @@ func Install(ctx context.Context, c *Client, exe, version string) (*Remote, erro
 			return nil, err
 		}
 		if res.Code != 0 {
-			return nil, fmt.Errorf("%s: copying hadrill to %s: %s", r.name, r.bin, lastLine(res.Stderr))
+			return nil, fmt.Errorf("%s: copying hadrill to %s: %s", r.name, r.bin, res.Reason())
 		}
 	}
 	out, err := r.op(ctx, nil, "version")
@@ -85,7 +85,7 @@ func (r *Remote) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byt
 		return res.Stdout, err
 	}
 	if res.Code != 0 {
-		return res.Stdout, &RunError{Host: r.name, Argv: argv, Code: res.Code, Stderr: lastLine(res.Stderr)}
+		return res.Stdout, &RunError{Host: r.name, Argv: argv, Code: res.Code, Stderr: res.Reason()}
 	}
 	return res.Stdout, nil
 }
@@ -171,9 +171,4 @@ func (r *Remote) Kill(ctx context.Context, d host.Daemon) error {
 // Dial connects from the host.
 func (r *Remote) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	return r.c.Dial(ctx, network, addr)
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

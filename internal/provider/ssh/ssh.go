@@ -268,6 +268,13 @@ type Result struct {
 	Code           int // exit status; -1 when it ended without one (a signal)
 }
 
+// Reason is the last line the command wrote to stderr (where a failing
+// command says why).
+func (r Result) Reason() string {
+	lines := strings.Split(strings.TrimSpace(string(r.Stderr)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
 // maxOutput bounds what one command's output may hold in memory.
 const maxOutput = 64 << 20
 

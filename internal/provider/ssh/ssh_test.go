@@ -53,3 +53,11 @@ func TestLimited(t *testing.T) {
 		t.Errorf("limited: %d %q", n, l.Bytes())
 	}
 }
+
+func TestReason(t *testing.T) {
+	for stderr, want := range map[string]string{"": "", "one\n": "one", "warning: x\nE: Unable to locate package nosuch\n\n": "E: Unable to locate package nosuch"} {
+		if got := (Result{Stderr: []byte(stderr)}).Reason(); got != want {
+			t.Errorf("Reason(%q) = %q, want %q", stderr, got, want)
+		}
+	}
+}
