@@ -5,7 +5,7 @@ SHELL      := /bin/bash
 GO         ?= go
 BIN        := bin/hadrill
 VERSION    := $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS    := -s -w -X main.version=$(VERSION)
+LDFLAGS    := -s -w -X github.com/hadrill/hadrill/internal/buildinfo.Version=$(VERSION)
 # Debian packages hadrill drives (the real engine, never a stand-in): every one in the list that
 # `hadrill preflight` checks remote hosts against, each with the roles of the hosts that need it.
 DEBS       := $(shell sed -e 's/\#.*//' internal/preflight/packages.txt | awk 'NF { print $$1 }')

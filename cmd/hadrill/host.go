@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -17,7 +19,12 @@ func hostCmd() *cobra.Command {
 		Short:  "Answer a controller on this host: " + host.Ops + " (hadrill runs it over SSH)",
 		Hidden: true,
 		RunE: func(_ *cobra.Command, a []string) error {
-			return host.Serve(root, version, a, os.Stdin, os.Stdout)
+			err := host.Serve(root, version, a, os.Stdin, os.Stdout)
+			if errors.Is(err, os.ErrNotExist) { // a status of its own: the controller tells it apart
+				fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())
+				os.Exit(host.ExitNotExist)
+			}
+			return err
 		},
 	}
 	c.Flags().StringVar(&root, "root", "", "hadrill's directory on this host: every path must lie below it")

@@ -16,12 +16,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hadrill/hadrill/internal/buildinfo"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/state"
 )
 
-// version is set at build time (-ldflags "-X main.version=...").
-var version = "dev"
+// version is this binary's (set at build time).
+var version = buildinfo.Version
 
 func main() {
 	_ = mysql.SetLogger(&mysql.NopLogger{}) // the driver's own logging would bypass our messages

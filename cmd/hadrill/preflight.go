@@ -70,12 +70,7 @@ func specAndInventory(preset, file, inv string) (*plan.Plan, *inventory.Resolved
 	}
 	var r *inventory.Resolved
 	if inv != "" {
-		data, err := readBounded("--inventory", inv, "an inventory")
-		if err == nil {
-			r, err = inventory.Parse(data, filepath.Dir(inv), inv, inventory.CurrentEnv())
-			err = prefix(inv, err)
-		}
-		if err != nil {
+		if r, err = loadInventory(inv); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -94,6 +89,16 @@ func specAndInventory(preset, file, inv string) (*plan.Plan, *inventory.Resolved
 		return nil, nil, prefix(inv, err)
 	}
 	return p, r, nil
+}
+
+// loadInventory reads and resolves an inventory file.
+func loadInventory(file string) (*inventory.Resolved, error) {
+	data, err := readBounded("--inventory", file, "an inventory")
+	if err != nil {
+		return nil, err
+	}
+	r, err := inventory.Parse(data, filepath.Dir(file), file, inventory.CurrentEnv())
+	return r, prefix(file, err)
 }
 
 func printPreflight(rep *preflight.Report) {

@@ -82,7 +82,11 @@ type openedLab struct {
 }
 
 func printStatus(st lab.Status) {
-	fmt.Printf("lab %s (%s, %s, network %s)\n", st.Name, st.Status, st.Mode, st.Network)
+	where := "network " + st.Network
+	if st.Inventory != "" {
+		where = "hosts of " + st.Inventory
+	}
+	fmt.Printf("lab %s (%s, %s, %s)\n", st.Name, st.Status, st.Mode, where)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NODE\tCLUSTER\tROLE\tREGION\tADDRESS\tSTATE\tPID\tPROFILE")
 	for _, n := range st.Nodes {

@@ -9,18 +9,29 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
 func upCmd() *cobra.Command {
-	var preset, file string
+	var preset, file, invFile string
 	c := &cobra.Command{
-		Use:   "up [--preset P | -f FILE] [--name LAB]",
+		Use:   "up [--preset P | -f FILE] [--name LAB] [--inventory HOSTS.yaml]",
 		Short: "Deploy a lab (or start a stopped one) and wait until every node serves",
-		Args:  args(0, 0, "no arguments (use --preset or -f)"),
+		Long: `Deploys a lab on this computer (network namespaces as root, else addresses on lo) or, with
+--inventory, on the machines the inventory names, reached over SSH: they are checked first (as
+` + "`hadrill preflight`" + ` does: every problem at once, nothing made), then each host gets hadrill's own
+copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is started instead.`,
+		Args: args(0, 0, "no arguments (use --preset or -f)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, name, given, err := loadSpec(preset, file)
+			var inv *inventory.Resolved
+			if invFile != "" {
+				var ierr error
+				inv, ierr = loadInventory(invFile)
+				err = hderr.Join([]error{err, ierr})
+			}
 			if err != nil {
 				return err
 			}
@@ -28,7 +39,7 @@ func upCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := lab.Up(cmd.Context(), h, lab.UpOptions{Name: name, Spec: s, SpecGiven: given, Log: os.Stderr})
+			l, err := lab.Up(cmd.Context(), h, lab.UpOptions{Name: name, Spec: s, SpecGiven: given, Log: os.Stderr, Inventory: inv})
 			if err != nil {
 				return err
 			}
@@ -45,6 +56,7 @@ func upCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&preset, "preset", "", "embedded topology (see `hadrill presets`); default "+spec.DefaultPreset)
 	c.Flags().StringVarP(&file, "file", "f", "", "topology spec file (YAML)")
+	c.Flags().StringVar(&invFile, "inventory", "", "place the lab on these machines, over SSH (YAML: see `hadrill preflight`)")
 	return c
 }
 

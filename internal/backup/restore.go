@@ -171,7 +171,13 @@ func replay(ctx context.Context, n *plan.Node, user, from string, t pitr.Target,
 		return fmt.Errorf("mariadb-binlog: %w (see %s)", err, logFile)
 	}
 	if err := apply.Wait(); err != nil {
-		return fmt.Errorf("replaying binary logs into %s: %w (see %s)\n%s", n.Name, err, logFile, mariadb.LogTail(logFile, 4))
+		return fmt.Errorf("replaying binary logs into %s: %w (see %s)\n%s", n.Name, err, logFile, logTail(logFile))
 	}
 	return nil
+}
+
+// logTail is the first error lines of a log on this computer.
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
+	return mariadb.LogTail(string(b), 4)
 }

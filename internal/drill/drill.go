@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -233,15 +234,18 @@ func (d *drill) activeOr(given []string) ([]string, error) {
 
 // writer is the node the load balancer sends writes to now.
 func (d *drill) writer() (string, error) {
-	socket := d.lb.AdminSocket
+	in := d.lb.Instances[0]
 	if h, err := d.l.LBHolder(context.Background(), d.lb); err == nil { // a pair: the active host's HAProxy
-		for _, in := range d.lb.Instances {
-			if in.Host == h {
-				socket = in.AdminSocket
+		for _, i := range d.lb.Instances {
+			if i.Host == h {
+				in = i
 			}
 		}
 	}
-	st, err := haproxy.Stat(context.Background(), socket)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return d.l.Dial(ctx, in.Host, network, addr)
+	}
+	st, err := haproxy.Stat(context.Background(), dial, in.AdminSocket)
 	if err != nil {
 		return "", fmt.Errorf("load balancer %s: %w", d.lb.Name, err)
 	}

@@ -33,15 +33,29 @@ type Host interface {
 	RemoveAll(ctx context.Context, path string) error
 	// Ensure starts the daemon unless it runs; started says whether it did.
 	Ensure(ctx context.Context, d Daemon) (pid int, started bool, err error)
-	// Pid is the daemon's pid while it runs, else 0.
-	Pid(ctx context.Context, d Daemon) (int, error)
+	// Process is the daemon's process while it runs (zero when it does not).
+	Process(ctx context.Context, d Daemon) (Process, error)
 	// Stop ends the daemon: TERM, then KILL after grace.
 	Stop(ctx context.Context, d Daemon, grace time.Duration) error
 	// Kill ends the daemon and its process group at once.
 	Kill(ctx context.Context, d Daemon) error
 	// Dial connects from the host to addr ("tcp", or "unix" and a path).
 	Dial(ctx context.Context, network, addr string) (net.Conn, error)
+	// SocketUser is the OS account a unix socket dialed through Dial sees
+	// (what MariaDB's unix_socket authentication takes as the user).
+	SocketUser() string
 }
+
+// Process is a daemon's process on its host: its pid while it runs (else
+// 0), and whether a signal stopped it (SIGSTOP: a paused fault).
+type Process struct {
+	Pid    int  `json:"pid"`
+	Paused bool `json:"paused,omitempty"`
+}
+
+// ExitNotExist is the exit status of `hadrill host read` for a missing
+// file (a controller tells it from any other failure by that alone).
+const ExitNotExist = 4
 
 // Daemon is a long-running process of a host: supervise.Daemon as the
 // plan gives it, its command not yet made to run on the host (the host
@@ -74,20 +88,26 @@ func (d Daemon) Check() error {
 }
 
 // EnsureReady starts the daemon on h unless it runs and, when it started
-// it, waits until ready answers (every interval, within deadline); a
-// daemon that exits meanwhile fails the wait, naming its log.
+// it, waits until ready answers (WaitReady).
 func EnsureReady(ctx context.Context, h Host, d Daemon, deadline, every time.Duration, ready func(context.Context) error) error {
 	_, started, err := h.Ensure(ctx, d)
 	if err != nil || !started {
 		return err
 	}
+	return WaitReady(ctx, h, d, deadline, every, ready)
+}
+
+// WaitReady waits until ready answers (every interval, within deadline)
+// for a daemon just started on h; one that exits meanwhile fails the wait,
+// naming its log.
+func WaitReady(ctx context.Context, h Host, d Daemon, deadline, every time.Duration, ready func(context.Context) error) error {
 	probes := 0
 	return supervise.Poll(ctx, d.Name, deadline, every, ready, func() error {
 		if probes++; probes%5 != 0 { // now and then: asking a remote host costs a round trip
 			return nil
 		}
-		if pid, err := h.Pid(ctx, d); err == nil && pid == 0 {
-			return fmt.Errorf("%s exited while starting (see %s on %s)", d.Name, d.LogFile, h.Name())
+		if p, err := h.Process(ctx, d); err == nil && p.Pid == 0 {
+			return fmt.Errorf("%s exited during start-up (see %s on %s)", d.Name, d.LogFile, h.Name())
 		}
 		return nil
 	})

@@ -16,11 +16,11 @@ import (
 )
 
 // Ops are the operations Serve answers, for usage messages.
-const Ops = "daemon ensure|pid|stop|kill (the daemon as JSON on stdin), write PATH MODE (the content on stdin), read PATH, rm PATH, version"
+const Ops = "daemon ensure|pid|stop|kill (the daemon as JSON on stdin), write PATH MODE (the content on stdin), read PATH, rm PATH, reap LAB_DIR, version"
 
 // DaemonReply is what a daemon operation prints.
 type DaemonReply struct {
-	Pid     int  `json:"pid"`
+	Process
 	Started bool `json:"started,omitempty"`
 }
 
@@ -107,6 +107,18 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 		defer f.Close()
 		_, err = io.Copy(stdout, f)
 		return err
+	case "reap":
+		dir, err := arg(1, "LAB_DIR (below ROOT/labs)")
+		if err != nil {
+			return err
+		}
+		if filepath.Dir(filepath.Clean(dir)) != filepath.Join(root, "labs") {
+			return hderr.User("host reap: expected a lab's directory %s/labs/LAB, got %q", root, dir)
+		}
+		if err := Within(root, dir); err != nil {
+			return err
+		}
+		return Reap(root, filepath.Clean(dir))
 	case "rm":
 		path, err := arg(1, "PATH")
 		if err != nil {
@@ -125,15 +137,15 @@ func daemonOp(op string, d Daemon, grace time.Duration) (DaemonReply, error) {
 	switch op {
 	case "ensure":
 		if pid := sd.Pid(); pid != 0 {
-			return DaemonReply{Pid: pid}, nil
+			return DaemonReply{Process: Process{Pid: pid}}, nil
 		}
 		p, err := sd.Start()
 		if err != nil {
 			return DaemonReply{}, err
 		}
-		return DaemonReply{Pid: p.Pid, Started: true}, nil
+		return DaemonReply{Process: Process{Pid: p.Pid}, Started: true}, nil
 	case "pid":
-		return DaemonReply{Pid: sd.Pid()}, nil
+		return DaemonReply{Process: ProcessOf(sd)}, nil
 	case "stop":
 		return DaemonReply{}, sd.Stop(grace)
 	case "kill":
@@ -147,6 +159,12 @@ func daemonOp(op string, d Daemon, grace time.Duration) (DaemonReply, error) {
 		return DaemonReply{}, nil
 	}
 	return DaemonReply{}, hderr.User("host daemon: unknown operation %q (expected ensure, pid, stop or kill)", op)
+}
+
+// ProcessOf is a supervised daemon's process on this computer.
+func ProcessOf(d supervise.Daemon) Process {
+	pid := d.Pid()
+	return Process{Pid: pid, Paused: pid != 0 && supervise.Paused(pid)}
 }
 
 // Within refuses a path that is not below root once symbolic links are

@@ -66,7 +66,7 @@ const probeTimeout = 300 * time.Millisecond
 // Run keeps the lab until ctx is cancelled.
 func (k *Keeper) Run(ctx context.Context) error {
 	p := k.Repl.Plan
-	k.conns = server.NewConns(k.Repl.Servers.Admin)
+	k.conns = server.NewConns(k.Repl.Servers)
 	defer k.conns.Close()
 	k.last, k.tables, k.guards = map[string]string{}, map[string]bool{}, map[string]*guard{}
 	t := time.NewTicker(Tick)
@@ -205,7 +205,7 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 		k.guards[c.Name] = g
 	}
 	n, _ := k.Repl.Plan.Node(primary)
-	if server.Probe(ctx, k.conns.DB(n), n, probeTimeout).State.Answering() {
+	if k.conns.Probe(ctx, n, probeTimeout).State.Answering() {
 		g.lastSeen, g.misses = time.Now(), 0
 		k.logOnce("failover "+c.Name, nil)
 		return

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/agent"
@@ -14,7 +13,6 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // CrashHosts crashes hosts as machines that lose power: every process of
@@ -67,15 +65,11 @@ func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
 func (l *Lab) killHost(ctx context.Context, name string) error {
 	var errs []error
 	if n, ok := l.p.Node(name); ok {
-		if pid := server.Pid(n); pid != 0 {
-			errs = append(errs, syscall.Kill(pid, syscall.SIGKILL))
-			supervise.WaitGone(pid, 10*time.Second)
-		}
 		h := l.Prov.Host(name)
-		errs = append(errs, h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
+		errs = append(errs, h.Kill(ctx, server.Daemon(n)), h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
 	}
 	if slices.Contains(l.lbHosts(), name) {
-		errs = append(errs, l.balancerOf(name).Kill(name, true))
+		errs = append(errs, l.balancerOf(name).Kill(ctx, name, true))
 	}
 	for _, c := range l.p.Clusters {
 		if a := c.Arbitrator; a != nil && a.Name == name {

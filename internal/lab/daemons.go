@@ -68,7 +68,7 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 // Balancer is a load balancer on its hosts (HAProxy, and keepalived for a
 // pair).
 func (l *Lab) Balancer(b *plan.LB) lb.Balancer {
-	return lb.Balancer{LB: b, Hosts: l.hosts, Exe: exe()}
+	return lb.Balancer{LB: b, Hosts: l.Prov.Host}
 }
 
 // garbd is a cluster's arbitrator on its host.
@@ -79,8 +79,8 @@ func garbd(a *plan.Arbitrator) host.Daemon {
 
 // garbdPid is the arbitrator's pid while it runs, else 0.
 func (l *Lab) garbdPid(ctx context.Context, a *plan.Arbitrator) int {
-	pid, _ := l.Prov.Host(a.Name).Pid(ctx, garbd(a))
-	return pid
+	p, _ := l.Prov.Host(a.Name).Process(ctx, garbd(a))
+	return p.Pid
 }
 
 // startArbitrators starts each cluster's garbd that is not running, once
@@ -150,7 +150,7 @@ func (l *Lab) stopDaemons() error {
 		errs = append(errs, h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
 	}
 	for i := range l.p.LoadBalancers {
-		errs = append(errs, l.Balancer(&l.p.LoadBalancers[i]).Stop())
+		errs = append(errs, l.Balancer(&l.p.LoadBalancers[i]).Stop(ctx))
 	}
 	errs = append(errs, keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop())
 	for _, c := range l.p.Clusters {

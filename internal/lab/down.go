@@ -15,7 +15,6 @@ import (
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/state"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Down removes a lab: its processes, hosts and (unless keepData) its files.
@@ -82,12 +81,10 @@ func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 	errs := []error{keeper.Daemon(l.p, l.home, exe()).Kill()}
 	nodes := l.Nodes(nil)
 	if keepData {
-		errs = append(errs, server.StopAll(nodes, server.StopGrace))
+		errs = append(errs, server.StopAll(ctx, l.Prov.Host, nodes, server.StopGrace))
 	} else {
 		for _, n := range nodes {
-			if pid := l.Pid(n); pid != 0 {
-				errs = append(errs, supervise.Kill(pid))
-			}
+			errs = append(errs, l.Prov.Host(n.Host).Kill(ctx, server.Daemon(n)))
 		}
 	}
 	errs = append(errs, l.stopDaemons(), l.Prov.Teardown(ctx))

@@ -12,7 +12,6 @@ import (
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
 
@@ -86,8 +85,8 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 		return err
 	}
 	for _, n := range l.Nodes(nil) {
-		if pid := server.Pid(n); pid != 0 && supervise.Paused(pid) {
-			if err := supervise.Resume(pid); err != nil {
+		if p, _ := l.Process(n); p.Paused {
+			if err := supervise.Resume(p.Pid); err != nil {
 				return err
 			}
 			l.logf("%s: resumed", n.Name)
@@ -110,7 +109,7 @@ func (l *Lab) LBFault(ctx context.Context, hosts []string) error {
 	}
 	at := time.Now().UTC()
 	for _, h := range hosts {
-		if err := l.balancerOf(h).Kill(h, false); err != nil {
+		if err := l.balancerOf(h).Kill(ctx, h, false); err != nil {
 			return err
 		}
 		l.logf("%s: haproxy killed (kill -9)", h)

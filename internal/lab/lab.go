@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/backup"
+	"github.com/hadrill/hadrill/internal/buildinfo"
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/netem"
@@ -24,6 +26,7 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/provider/local"
+	"github.com/hadrill/hadrill/internal/provider/ssh"
 	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -51,9 +54,16 @@ func newLab(home string, st *state.Lab, log io.Writer) *Lab {
 	if log == nil {
 		log = io.Discard
 	}
-	l := &Lab{home: home, State: st, p: st.Plan, Prov: local.New(st.Plan, exe()), Log: log, Facts: facts.Machine()}
+	f := facts.Machine()
+	var prov provider.Provider
+	if st.Plan.Mode == plan.ModeSSH {
+		prov = ssh.New(st.Plan, st.Inventory, exe(), buildinfo.Version)
+	} else {
+		prov = local.New(st.Plan, exe(), f.User)
+	}
+	l := &Lab{home: home, State: st, p: st.Plan, Prov: prov, Log: log, Facts: f}
 	l.hosts = hosts{l.Prov}
-	l.servers = servers{l.Prov, l.Facts.User}
+	l.servers = servers{l.Prov}
 	l.wan = netem.New(l.p, l.hosts, exe(), log)
 	return l
 }
@@ -167,23 +177,30 @@ func (l *Lab) Servers() Servers { return l.servers }
 // (replication.Servers, backup.Servers and fault.Servers are parts of it).
 type Servers interface {
 	Admin(n *plan.Node) *sql.DB
+	Process(n *plan.Node) (host.Process, error)
 	Alive(n *plan.Node) bool
 	Pid(n *plan.Node) int
 	Stop(n *plan.Node) error
 	Wrap(host string, argv []string) []string
 }
 
-// servers is the lab's database servers as the rooms see them: an admin
-// pool, whether one runs, its pid, a clean stop, argv run on its host.
-type servers struct {
-	prov provider.Provider
-	user string
-}
+// servers is the lab's database servers as the rooms see them, each
+// through its host: an admin pool, its process, whether one runs, its pid,
+// a clean stop, argv run on its host.
+type servers struct{ prov provider.Provider }
 
-func (s servers) Admin(n *plan.Node) *sql.DB               { return server.Admin(n, s.user) }
-func (s servers) Alive(n *plan.Node) bool                  { return server.Alive(n) }
-func (s servers) Pid(n *plan.Node) int                     { return server.Pid(n) }
-func (s servers) Stop(n *plan.Node) error                  { return server.Stop(n, server.StopGrace) }
+func (s servers) Admin(n *plan.Node) *sql.DB { return server.Admin(n, s.prov.Host(n.Host)) }
+func (s servers) Process(n *plan.Node) (host.Process, error) {
+	return server.Process(context.Background(), s.prov.Host(n.Host), n)
+}
+func (s servers) Alive(n *plan.Node) bool { return s.Pid(n) != 0 }
+func (s servers) Pid(n *plan.Node) int {
+	p, _ := s.Process(n)
+	return p.Pid
+}
+func (s servers) Stop(n *plan.Node) error {
+	return server.Stop(context.Background(), s.prov.Host(n.Host), n, server.StopGrace)
+}
 func (s servers) Wrap(host string, argv []string) []string { return s.prov.Wrap(host, argv) }
 
 // Open loads an existing lab.
@@ -204,7 +221,10 @@ func (l *Lab) save(status string) error {
 
 // Admin opens a root-equivalent connection pool to a node over its unix
 // socket (close it).
-func (l *Lab) Admin(n *plan.Node) *sql.DB { return server.Admin(n, l.Facts.User) }
+func (l *Lab) Admin(n *plan.Node) *sql.DB { return l.servers.Admin(n) }
+
+// Process is a node's server process as its host reports it.
+func (l *Lab) Process(n *plan.Node) (host.Process, error) { return l.servers.Process(n) }
 
 // AppDB connects to addr as the application user, dialed from the client host.
 func (l *Lab) AppDB(addr string) (*sql.DB, error) {
@@ -222,13 +242,14 @@ func (l *Lab) AppDB(addr string) (*sql.DB, error) {
 func (l *Lab) NodeState(ctx context.Context, n *plan.Node) server.State {
 	db := l.Admin(n)
 	defer db.Close()
-	return server.Probe(ctx, db, n, time.Second).State
+	proc, err := l.Process(n)
+	return server.Probe(ctx, db, n, proc, err, time.Second).State
 }
 
 // Pid is the node's server pid when it runs, else 0.
-func (l *Lab) Pid(n *plan.Node) int { return server.Pid(n) }
+func (l *Lab) Pid(n *plan.Node) int { return l.servers.Pid(n) }
 
-func (l *Lab) alive(n *plan.Node) bool { return server.Alive(n) }
+func (l *Lab) alive(n *plan.Node) bool { return l.servers.Alive(n) }
 
 // Wrap turns argv into the command that runs it on a host (inside the
 // host's namespace, or as it is in a rootless lab).

@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -23,13 +23,13 @@ import (
 // start starts servers and waits until all serve (extra: more options per node).
 func (l *Lab) start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	kills := l.Kills()
-	return l.ExplainKills(kills, server.StartAll(ctx, l.Wrap, l.Facts.User, nodes, extra))
+	return l.ExplainKills(kills, server.StartAll(ctx, l.Prov.Host, nodes, extra))
 }
 
 // startForming starts the members of a Galera cluster that form it together.
 func (l *Lab) startForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	kills := l.Kills()
-	return l.ExplainKills(kills, server.StartForming(ctx, l.Wrap, l.Facts.User, nodes, extra))
+	return l.ExplainKills(kills, server.StartForming(ctx, l.Prov.Host, nodes, extra))
 }
 
 // Kills counts the memory-limit kills on each measured host so far.
@@ -82,7 +82,7 @@ func (l *Lab) Stop(ctx context.Context, names []string) error {
 			return err
 		}
 	}
-	if err := server.StopAll(l.Nodes(names), server.StopGrace); err != nil {
+	if err := server.StopAll(ctx, l.Prov.Host, l.Nodes(names), server.StopGrace); err != nil {
 		return err
 	}
 	return l.saveDerived()
@@ -145,7 +145,7 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 	l.warnPrimaryStop(names)
 	for _, n := range l.Nodes(names) {
 		l.logf("restarting %s", n.Name)
-		if err := server.Stop(n, server.StopGrace); err != nil {
+		if err := server.Stop(ctx, l.Prov.Host(n.Host), n, server.StopGrace); err != nil {
 			return err
 		}
 		if n.Kind == spec.KindGalera && len(l.running(n.Cluster)) == 0 {
@@ -239,7 +239,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 	if choice.Mode == galera.StartTogether {
 		if choice.Reseed {
 			for _, n := range down {
-				if err := mariadb.SeedGalera(n.DataDir, saved[0].UUID, saved[0].Seqno, n.UUID, memberUUIDs(l.p, c)); err != nil {
+				if err := l.seedNode(ctx, n, saved[0].UUID, saved[0].Seqno, memberUUIDs(l.p, c)); err != nil {
 					return err
 				}
 			}
@@ -247,7 +247,13 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 		return l.startForming(ctx, down, extra)
 	}
 	first, _ := l.p.Node(choice.Bootstrap)
-	if err := mariadb.MarkSafeToBootstrap(first.DataDir); err != nil {
+	h := l.Prov.Host(first.Host)
+	grastate := filepath.Join(first.DataDir, mariadb.Grastate)
+	b, err := h.ReadFile(ctx, grastate)
+	if err != nil {
+		return err
+	}
+	if err := h.WriteFile(ctx, grastate, []byte(mariadb.SafeToBootstrap(string(b))), 0o660); err != nil {
 		return err
 	}
 	boot := map[string][]string{first.Name: append([]string{server.BootstrapFlag}, extra[first.Name]...)}
@@ -288,15 +294,15 @@ func (l *Lab) knownStates(ctx context.Context, nodes []*plan.Node) []galera.Save
 // knownState is a node's saved state; after a crash (seqno -1) the position
 // is recovered from InnoDB, as production start scripts do.
 func (l *Lab) knownState(ctx context.Context, n *plan.Node) galera.SavedState {
-	s := savedState(n)
+	h := l.Prov.Host(n.Host)
+	s := savedState(ctx, h, n)
 	if !s.Present || s.Seqno >= 0 || n.Kind != spec.KindGalera {
 		return s
 	}
-	if err := os.WriteFile(n.ConfigFile, []byte(n.Config), 0o644); err != nil {
+	if err := h.WriteFile(ctx, n.ConfigFile, []byte(n.Config), 0o644); err != nil {
 		return s
 	}
-	argv := l.Prov.Wrap(n.Host, []string{"mariadbd", "--defaults-file=" + n.ConfigFile})
-	uuid, seqno, err := mariadb.RecoverPosition(ctx, argv, filepath.Join(n.Dir, "recover.log"))
+	uuid, seqno, err := mariadb.RecoverPosition(ctx, h, server.Daemon(n).Argv, filepath.Join(n.Dir, "recover.log"))
 	if err != nil || seqno < 0 || uuid != s.UUID {
 		l.logf("%s: position not recovered (%v)", n.Name, orNone(err, uuid, s.UUID))
 		return s
@@ -322,9 +328,9 @@ func startArgs(s galera.SavedState) []string {
 	return []string{fmt.Sprintf("--wsrep-start-position=%s:%d", s.UUID, s.Seqno)}
 }
 
-func savedState(n *plan.Node) galera.SavedState {
+func savedState(ctx context.Context, h host.Host, n *plan.Node) galera.SavedState {
 	s := galera.SavedState{Node: n.Name}
-	b, err := os.ReadFile(filepath.Join(n.DataDir, "grastate.dat"))
+	b, err := h.ReadFile(ctx, filepath.Join(n.DataDir, mariadb.Grastate))
 	if err != nil {
 		return s
 	}
@@ -332,9 +338,24 @@ func savedState(n *plan.Node) galera.SavedState {
 		s = parsed
 		s.Node = n.Name
 	}
-	_, err = os.Stat(filepath.Join(n.DataDir, "gvwstate.dat"))
+	_, err = h.ReadFile(ctx, filepath.Join(n.DataDir, mariadb.Gvwstate))
 	s.HasView = err == nil
 	return s
+}
+
+// seedNode writes a Galera node's state files (see mariadb.SeedGalera).
+func (l *Lab) seedNode(ctx context.Context, n *plan.Node, stateUUID string, seqno int64, members []string) error {
+	files, err := mariadb.SeedGalera(stateUUID, seqno, n.UUID, members)
+	if err != nil {
+		return err
+	}
+	h := l.Prov.Host(n.Host)
+	for name, text := range files {
+		if err := h.WriteFile(ctx, filepath.Join(n.DataDir, name), []byte(text), 0o660); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // running lists the running nodes of a cluster.

@@ -55,7 +55,7 @@ func (l *Lab) Rebuild(ctx context.Context, name string) error {
 	}
 	defer os.RemoveAll(filepath.Dir(b.Dir)) // made for this, not kept as a backup
 	if l.alive(n) {
-		if err := server.StopAll([]*plan.Node{n}, server.StopGrace); err != nil {
+		if err := server.Stop(ctx, l.Prov.Host(n.Host), n, server.StopGrace); err != nil {
 			return err
 		}
 	}

@@ -25,6 +25,7 @@ type Status struct {
 	Status        string     `json:"status"`
 	Mode          string     `json:"mode"`
 	Network       string     `json:"network"`
+	Inventory     string     `json:"inventory,omitempty"` // a lab of remote hosts: the inventory it was placed by
 	Dir           string     `json:"dir"`
 	Nodes         []NodeInfo `json:"nodes"`
 	LoadBalancers []LBInfo   `json:"load_balancers"`
@@ -134,7 +135,7 @@ func (l *Lab) Status(ctx context.Context) Status { return l.StatusOver(ctx, 0) }
 // window (none when 0).
 func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	p := l.p
-	s := Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir,
+	s := Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir, Inventory: l.inventoryFile(),
 		Nodes: make([]NodeInfo, len(p.Nodes)), LoadBalancers: []LBInfo{},
 		Client: ClientInfo{Name: p.Client.Host, Netns: p.Client.Netns, Address: p.Client.Address, DefaultsFile: p.Client.DefaultsFile}}
 	before := map[string]machine.Usage{}
@@ -150,7 +151,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
-			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: server.Pid(n), Profile: n.Profile, Drained: l.Drained(ctx, n)}
+			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.Profile, Drained: l.Drained(ctx, n)}
 		if c, _ := p.Cluster(n.Cluster); c.Kind == spec.KindPrimary {
 			s.Nodes[i].Role = plan.RoleReplica
 			if repl.PrimaryOf(c) == n.Name {
@@ -182,7 +183,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 				info.Netns = b.LB.Instances[j].Netns
 				if in.Haproxy {
 					info.State = "running"
-					if st, err := haproxy.Stat(ctx, b.LB.Instances[j].AdminSocket); err == nil {
+					if st, err := b.Stat(ctx, &b.LB.Instances[j]); err == nil {
 						info.Backends = st
 					}
 				}

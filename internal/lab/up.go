@@ -15,6 +15,7 @@ import (
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/disk"
+	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -30,6 +31,9 @@ type UpOptions struct {
 	// FromBackup, when set, is a prepared backup every node's datadir is
 	// copied from (instead of a freshly initialised one).
 	FromBackup string
+	// Inventory, when set, places the lab's hosts on its machines (over
+	// SSH); they are checked (preflight) before anything is made.
+	Inventory *inventory.Resolved
 }
 
 // Up creates a lab, or starts an existing stopped one, and returns when
@@ -48,17 +52,27 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 		return startExisting(ctx, home, existing, o)
 	}
 	f := facts.Machine()
+	if o.Inventory != nil {
+		if o.FromBackup != "" {
+			return nil, hderr.User("--inventory: restoring a backup into a lab of remote hosts is not supported yet")
+		}
+		if f, err = remoteFacts(ctx, o.Spec, o.Name, o.Inventory, o.Log); err != nil {
+			return nil, err
+		}
+	}
 	p, err := plan.Build(o.Spec, o.Name, home, f)
 	if err != nil {
 		return nil, err
 	}
-	if err := facts.Preflight(p, f); err != nil {
-		return nil, err
+	if o.Inventory == nil {
+		if err := facts.Preflight(p, f); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := os.Stat(p.Dir); err == nil {
 		return nil, hderr.User("--name: %s exists but holds no lab.json; remove it or run `hadrill down --name %s`", p.Dir, o.Name)
 	}
-	l := newLab(home, &state.Lab{Plan: p}, o.Log)
+	l := newLab(home, &state.Lab{Plan: p, Inventory: o.Inventory}, o.Log)
 	l.fromBackup = o.FromBackup
 	if err := l.Prov.Claim(); err != nil {
 		return nil, err
@@ -109,7 +123,11 @@ func (l *Lab) create(ctx context.Context) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return l.Prov.Setup(gctx) })
-	g.Go(func() error { return l.initDatadirs(gctx) })
+	if p.Mode == plan.ModeSSH {
+		g.Go(func() error { return l.initRemoteDatadirs(gctx) })
+	} else {
+		g.Go(func() error { return l.initDatadirs(gctx) })
+	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -195,7 +213,7 @@ func (l *Lab) initDatadirs(ctx context.Context) error {
 			if err := mariadb.PlaceLogs(gctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir); err != nil {
 				return err
 			}
-			return l.seed(n)
+			return l.seed(gctx, n)
 		})
 	}
 	return g.Wait()
@@ -214,7 +232,7 @@ func (l *Lab) bootstrapLoners() map[string][]string {
 }
 
 // seed gives a Galera node the cluster's state and its last primary view.
-func (l *Lab) seed(n *plan.Node) error {
+func (l *Lab) seed(ctx context.Context, n *plan.Node) error {
 	if n.Kind != spec.KindGalera {
 		return nil
 	}
@@ -227,7 +245,7 @@ func (l *Lab) seed(n *plan.Node) error {
 			mn, _ := l.p.Node(m)
 			members = append(members, mn.UUID)
 		}
-		return mariadb.SeedGalera(n.DataDir, c.StateUUID, 0, n.UUID, members)
+		return l.seedNode(ctx, n, c.StateUUID, 0, members)
 	}
 	return fmt.Errorf("%s: cluster %s not in plan", n.Name, n.Cluster)
 }

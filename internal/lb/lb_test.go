@@ -3,9 +3,11 @@ package lb
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
@@ -24,12 +26,20 @@ type fakeHosts struct {
 	ran   *[]string
 }
 
-func (f fakeHosts) Wrap(host string, argv []string) []string {
-	return append([]string{"on", host}, argv...)
+func (f fakeHosts) host(name string) host.Host { return fakeHost{name: name, f: f} }
+
+// fakeHost is one of them (what the tests do not use panics: nil Host).
+type fakeHost struct {
+	host.Host
+	name string
+	f    fakeHosts
 }
-func (f fakeHosts) Output(_ context.Context, host string, argv ...string) ([]byte, error) {
-	*f.ran = append(*f.ran, host+": "+strings.Join(argv, " "))
-	a, ok := f.addrs[host]
+
+func (h fakeHost) Name() string { return h.name }
+func (h fakeHost) Exe() string  { return "/usr/bin/hadrill" }
+func (h fakeHost) Run(_ context.Context, argv []string, _ io.Reader) ([]byte, error) {
+	*h.f.ran = append(*h.f.ran, h.name+": "+strings.Join(argv, " "))
+	a, ok := h.f.addrs[h.name]
 	if !ok {
 		return nil, errors.New("no such host")
 	}
@@ -40,7 +50,7 @@ func TestHolderAndRevive(t *testing.T) {
 	var ran []string
 	pair := &plan.LB{Name: "lb", Address: "198.18.7.101", VirtualIP: true,
 		Instances: []plan.LBInstance{{Host: "lb1", AdminSocket: "/l/lb1/admin.sock"}, {Host: "lb2", AdminSocket: "/l/lb2/admin.sock"}}}
-	b := Balancer{LB: pair, Hosts: fakeHosts{addrs: map[string]string{"lb1": "198.18.7.151", "lb2": "198.18.7.101"}, ran: &ran}, Exe: "/usr/bin/hadrill"}
+	b := Balancer{LB: pair, Hosts: fakeHosts{addrs: map[string]string{"lb1": "198.18.7.151", "lb2": "198.18.7.101"}, ran: &ran}.host}
 	if h, err := b.Holder(context.Background()); h != "lb2" || err != nil {
 		t.Errorf("holder %q %v, want lb2", h, err)
 	}
@@ -50,11 +60,11 @@ func TestHolderAndRevive(t *testing.T) {
 	if s := b.CheckScript(&pair.Instances[0]); !strings.Contains(s, "exec '/usr/bin/hadrill' lb-check --socket '/l/lb1/admin.sock' --watch 850ms") {
 		t.Errorf("check script:\n%s", s)
 	}
-	single := Balancer{LB: &plan.LB{Name: "lb", Instances: []plan.LBInstance{{Host: "lb"}}}, Hosts: fakeHosts{ran: &ran}}
+	single := Balancer{LB: &plan.LB{Name: "lb", Instances: []plan.LBInstance{{Host: "lb"}}}, Hosts: fakeHosts{ran: &ran}.host}
 	if h, _ := single.Holder(context.Background()); h != "lb" {
 		t.Errorf("a single load balancer's host holds its address: %q", h)
 	}
-	if err := single.Kill("lb9", false); err == nil {
+	if err := single.Kill(context.Background(), "lb9", false); err == nil {
 		t.Error("crashing a host the load balancer does not have")
 	}
 }

@@ -39,7 +39,10 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 	}
 	b := &builder{s: s, f: f, p: &Plan{Lab: lab, Dir: filepath.Join(home, "labs", lab), Spec: s}}
 	b.network()
-	if len(s.Links) > 0 && b.p.Mode != ModeNetns {
+	switch {
+	case len(s.Links) > 0 && b.p.Mode == ModeSSH:
+		return nil, hderr.User("links: the WAN between regions is emulated on this computer only; on remote hosts the network between them is real: remove the links")
+	case len(s.Links) > 0 && b.p.Mode != ModeNetns:
 		return nil, hderr.User("links: emulating the WAN between regions needs network namespaces (run as root); remove the links to run rootless")
 	}
 	b.hosts()
@@ -93,6 +96,9 @@ func Complete(p *Plan) {
 		if n.ClusterAddress == "" {
 			n.ClusterAddress = n.Address
 		}
+		if n.CheckSecret == "" {
+			n.CheckSecret = p.Secrets.Check
+		}
 		if p.Spec != nil {
 			for _, c := range p.Spec.Clusters {
 				if _, set := c.Config["wsrep_provider_options"]; set && c.Name == n.Cluster {
@@ -143,6 +149,10 @@ type builder struct {
 
 func (b *builder) network() {
 	h := hash32(b.p.Lab)
+	if b.f.Remote != nil { // each host has an address of its own
+		b.p.Mode = ModeSSH
+		return
+	}
 	if b.f.Root {
 		b.p.Mode = ModeNetns
 		b.p.Netns = "hd-" + b.p.Lab
@@ -164,6 +174,9 @@ func (b *builder) network() {
 // address picks a host address: the spec's, or base + offset. In rootless
 // mode a fixed spec address keeps its last octet under the lab's 127.x.y.
 func (b *builder) address(path, fixed string, offset int) string {
+	if b.p.Mode == ModeSSH {
+		return "" // the inventory's (host)
+	}
 	a := b.base.As4()
 	a[3] = byte(offset)
 	if fixed != "" {
@@ -184,6 +197,12 @@ func (b *builder) address(path, fixed string, offset int) string {
 
 func (b *builder) host(name, role, region, path, fixed string, offset int) Host {
 	h := Host{Name: name, Role: role, Region: region, Address: b.address(path, fixed, offset)}
+	if r, ok := b.f.Remote[name]; ok {
+		h.Address = r.Address
+	}
+	if b.p.Mode == ModeSSH && h.Address == "" {
+		b.problems = append(b.problems, fmt.Sprintf("%s: host %s is not in the inventory", path, name))
+	}
 	if b.p.Mode == ModeNetns {
 		h.Netns = fmt.Sprintf("hd-%s-%s", b.p.Lab, name)
 		h.Veth = fmt.Sprintf("hdv%d", len(b.p.Hosts))
@@ -228,7 +247,7 @@ func (b *builder) hosts() {
 // use), which needs network namespaces.
 func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 	path := fmt.Sprintf("load_balancers[%d].address", i)
-	dir := filepath.Join(b.p.Dir, "lb", lb.Name)
+	dir := filepath.Join(b.hostDir(lb.Name), "lb", lb.Name)
 	instance := func(h Host, dir string) LBInstance {
 		return LBInstance{Host: h.Name, Netns: h.Netns, Address: h.Address, Dir: dir, ConfigFile: filepath.Join(dir, "haproxy.cfg"),
 			PidFile: filepath.Join(dir, "haproxy.pid"), LogFile: filepath.Join(dir, "haproxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
@@ -242,7 +261,10 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 		b.domain(lb.HostDomain(1))
 		l.Address, l.Instances = h.Address, []LBInstance{instance(h, dir)}
 	} else {
-		if b.p.Mode != ModeNetns {
+		switch b.p.Mode {
+		case ModeSSH:
+			b.problems = append(b.problems, fmt.Sprintf("load_balancers[%d].replicas: a pair sharing a virtual IP is not placed on remote hosts yet; remove replicas", i))
+		case ModeRootless:
 			b.problems = append(b.problems, fmt.Sprintf("load_balancers[%d].replicas: a pair sharing a virtual IP needs network namespaces (run as root); remove replicas to run rootless", i))
 		}
 		l.Address, l.VirtualIP = b.address(path, lb.Address, 101+i), true
@@ -250,12 +272,21 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 			name := fmt.Sprintf("%s%d", lb.Name, k)
 			h := b.host(name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d] (host %s)", i, name), "", 150+10*i+k)
 			b.domain(lb.HostDomain(k))
-			l.Instances = append(l.Instances, instance(h, filepath.Join(dir, name)))
+			l.Instances = append(l.Instances, instance(h, filepath.Join(b.hostDir(name), "lb", lb.Name, name)))
 		}
 	}
 	first := l.Instances[0]
 	l.Host, l.Netns, l.Dir, l.ConfigFile, l.PidFile, l.LogFile, l.AdminSocket = first.Host, first.Netns, first.Dir, first.ConfigFile, first.PidFile, first.LogFile, first.AdminSocket
 	b.p.LoadBalancers = append(b.p.LoadBalancers, l)
+}
+
+// hostDir is where a host keeps the lab's files: the lab's directory, or
+// on a remote host <hadrill's directory there>/labs/<lab>.
+func (b *builder) hostDir(name string) string {
+	if r, ok := b.f.Remote[name]; ok {
+		return filepath.Join(r.Dir, "labs", b.p.Lab)
+	}
+	return b.p.Dir
 }
 
 // domain puts the host placed last in a fault domain.

@@ -85,6 +85,10 @@ func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
 	if st == nil || len(st.Volumes) == 0 {
 		return
 	}
+	if b.p.Mode == ModeSSH { // the host's own disks: preflight reports them
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("clusters[%d].storage: disks are emulated on this computer only; on remote hosts %s's files are on the host's own disk", ci, n.Name))
+		return
+	}
 	if b.p.Mode != ModeNetns {
 		b.problems = append(b.problems, fmt.Sprintf("clusters[%d].storage: emulated disks need root (loop devices, mounts); remove storage to run rootless", ci))
 		return

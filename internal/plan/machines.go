@@ -124,6 +124,8 @@ func (b *builder) machines() {
 	asked = dedupe(asked)
 	switch {
 	case len(asked) == 0:
+	case b.p.Mode == ModeSSH: // a host is the machine it is: preflight holds it against the spec's
+		return
 	case b.p.Mode != ModeNetns:
 		for _, path := range asked {
 			b.problems = append(b.problems, path+": machines need root (each host's CPU and memory are limited in its own cgroup); remove it to run rootless")

@@ -98,6 +98,10 @@ func clusterNetwork(app netip.Prefix) netip.Prefix {
 // octet as eth0). Rootless labs cannot have them.
 func (b *builder) networks() {
 	n := b.s.Networks
+	if n != nil && b.p.Mode == ModeSSH {
+		b.problems = append(b.problems, "networks: separate NICs are emulated on this computer only; on remote hosts give each host's private_address in the inventory and remove networks")
+		return
+	}
 	if n != nil && b.p.Mode != ModeNetns {
 		b.problems = append(b.problems, "networks: separate NICs need network namespaces (run as root); remove networks to run rootless")
 		return

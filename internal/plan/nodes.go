@@ -152,7 +152,7 @@ func (b *builder) keepalived(i int, lb *LB, j int) (*Keepalived, error) {
 // next one), with the cluster's failure detection.
 func (b *builder) arbitrator(c spec.Cluster, peers []string) *Arbitrator {
 	h := b.hostByName(c.Name + "arb")
-	dir := filepath.Join(b.p.Dir, "arbitrator", h.Name)
+	dir := filepath.Join(b.hostDir(h.Name), "arbitrator", h.Name)
 	seg := -1
 	if len(c.Regions) > 1 {
 		seg = len(c.Regions)
@@ -192,7 +192,7 @@ func segment(c spec.Cluster, j int) int {
 func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (Node, error) {
 	name := fmt.Sprintf("%s%d", c.Name, j)
 	h := b.hostByName(name)
-	dir := filepath.Join(b.p.Dir, "nodes", name)
+	dir := filepath.Join(b.hostDir(name), "nodes", name)
 	// The members of a Galera cluster share one server_id (MariaDB's advice
 	// for wsrep_gtid_mode): a write set then has the same GTID on every
 	// member, so a replica can move between them by GTID. Every other
@@ -205,7 +205,10 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		Netns: h.Netns, Address: h.Address, ClusterAddress: h.clusterAddress(), Port: MySQLPort, ServerID: serverID, Profile: c.Profile,
 		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
 		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
-		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, DrainFile: filepath.Join(dir, "drain")}
+		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, DrainFile: filepath.Join(dir, "drain"), CheckSecret: b.p.Secrets.Check}
+	if b.p.Mode == ModeSSH { // the agent reads it on the node's host
+		n.CheckSecret = filepath.Join(b.hostDir(name), "secrets", "check.password")
+	}
 	b.storage(ci, c, &n)
 	if len(n.Socket) > maxSocketPath {
 		return n, hderr.User("--home: the socket path %s is %d bytes, longer than the %d a unix socket allows; use a shorter --home",
@@ -219,7 +222,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: string(c.Kind), Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile, SSTLogDir: filepath.Join(n.Dir, "sst-logs"),
 		LogFile: n.LogFile, RedoDir: n.RedoDir, BinlogDir: n.BinlogDir, TmpDir: n.TmpDir, Address: n.Address, ClusterAddress: n.ClusterAddress, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
-		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: bufferPool(c, b.f.MemBytes, dbNodes, b.hostByName(name).Machine), RedoLog: RedoLog,
+		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: b.bufferPool(c, name, dbNodes), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
 		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1, NoBinlog: !c.Binlog()}
 	if c.Kind == spec.KindGalera { // a member's own unreplicated writes get a domain of their own
@@ -231,7 +234,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 	if d, err := time.ParseDuration(timeout); err == nil {
 		cfg.AckTimeoutMs = d.Milliseconds()
 	}
-	if b.f.User == "root" {
+	if b.f.User == "root" || b.p.Mode == ModeSSH {
 		cfg.User = "root"
 	}
 	text, err := mariadb.RenderServer(cfg)
@@ -257,6 +260,13 @@ func role(kind spec.Kind, j int) Role {
 // bufferPool is half of the node's memory share, in 128M steps: the spec's
 // memory, else its host's machine's memory, else this machine's memory
 // divided among the lab's database nodes.
+func (b *builder) bufferPool(c spec.Cluster, node string, dbNodes int) string {
+	if r, ok := b.f.Remote[node]; ok { // a machine of its own
+		return bufferPool(c, r.MemBytes, 1, nil)
+	}
+	return bufferPool(c, b.f.MemBytes, dbNodes, b.hostByName(node).Machine)
+}
+
 func bufferPool(c spec.Cluster, machine int64, dbNodes int, host *Machine) string {
 	share := machine / int64(max(dbNodes, 1))
 	switch {

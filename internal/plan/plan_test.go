@@ -13,6 +13,13 @@ import (
 
 var rootFacts = Facts{Root: true, User: "root", MemBytes: 24 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}
 
+// sshFacts: every host of galera3 on a machine of its own, hadrill's
+// directory there /srv/hd, 4 GiB each.
+var sshFacts = Facts{User: "alice", MemBytes: 24 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so", Remote: map[string]Remote{
+	"db1": {Address: "10.0.0.11", Dir: "/srv/hd", MemBytes: 4 << 30}, "db2": {Address: "10.0.0.12", Dir: "/srv/hd", MemBytes: 4 << 30},
+	"db3": {Address: "10.0.0.13", Dir: "/srv/hd", MemBytes: 4 << 30}, "lb": {Address: "10.0.0.101", Dir: "/srv/hd", MemBytes: 4 << 30},
+	"client": {Address: "10.0.0.201", Dir: "/srv/hd", MemBytes: 4 << 30}}}
+
 func TestGolden(t *testing.T) {
 	cases := []struct {
 		name, preset string
@@ -25,6 +32,7 @@ func TestGolden(t *testing.T) {
 		{"wan2", "wan2", rootFacts},
 		{"wan2-semisync", "wan2-semisync", rootFacts},
 		{"wan2-arbitrator", "wan2-arbitrator", rootFacts},
+		{"galera3-ssh", "galera3", sshFacts},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

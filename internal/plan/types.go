@@ -12,10 +12,11 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-// Modes of the local provider.
+// Modes: of the local provider, and remote hosts.
 const (
 	ModeNetns    = "netns"    // one network namespace per host on a lab bridge (root)
 	ModeRootless = "rootless" // distinct 127.x addresses on lo, no namespaces
+	ModeSSH      = "ssh"      // each host a machine of its own, reached over SSH
 )
 
 // Facts are the few things about the machine a plan depends on.
@@ -29,9 +30,18 @@ type Facts struct {
 	// cpuacct, memory): the mount point joined with the cgroup hadrill runs
 	// in. Empty: no cgroup v1, so hosts are neither measured nor limited.
 	Cgroups map[string]string
+	// Remote, when set, places every host on a machine of its own (the
+	// inventory's): the plan is then of ModeSSH.
+	Remote map[string]Remote
 }
 
-// Plan is a lab, fully resolved.
+// Remote is a host's machine: the address the lab's traffic uses (its
+// private address), hadrill's directory there, and its memory.
+type Remote struct {
+	Address  string
+	Dir      string
+	MemBytes int64
+}
 type Plan struct {
 	Lab     string `json:"lab"`
 	Dir     string `json:"dir"`
@@ -203,6 +213,9 @@ type Node struct {
 	AgentPort int    `json:"agent_port"`
 	Agent     Daemon `json:"agent"`
 	DrainFile string `json:"drain_file"`
+	// CheckSecret is the health check user's password file on the node's
+	// host (the lab's secrets/check.password on this computer).
+	CheckSecret string `json:"check_secret"`
 }
 
 // LB is a load balancer: HAProxy on its own host in front of one cluster.

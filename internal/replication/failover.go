@@ -210,7 +210,7 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 		return "", fmt.Sprintf("%s is the primary already", cur), nil
 	}
 	oldNode, _ := m.Plan.Node(old)
-	if server.Probe(ctx, conns.DB(oldNode), oldNode, time.Second/2).State.Answering() {
+	if conns.Probe(ctx, oldNode, time.Second/2).State.Answering() {
 		return "", old + " answers again", nil // it came back while the lock was awaited
 	}
 	views := m.Views(ctx, conns, c, old, time.Second)
@@ -277,7 +277,7 @@ func (m *Manager) Reconcile(ctx context.Context, conns *server.Conns, c *plan.Cl
 			if name == primary {
 				continue
 			}
-			st := server.Probe(ctx, conns.DB(n), n, timeout)
+			st := conns.Probe(ctx, n, timeout)
 			switch {
 			case st.Writable():
 				writers = append(writers, n)

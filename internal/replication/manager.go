@@ -23,8 +23,9 @@ import (
 
 // Servers is what replication needs of a lab's servers.
 type Servers interface {
-	// Admin opens a root-equivalent pool to a node (close it).
-	Admin(n *plan.Node) *sql.DB
+	// Admin opens a root-equivalent pool to a node (close it); Process is
+	// its server's process as its host reports it.
+	server.Servers
 	// Alive reports whether the node's server runs.
 	Alive(n *plan.Node) bool
 }

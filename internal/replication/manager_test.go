@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/sqlfake"
@@ -24,6 +25,12 @@ type fakeServers struct {
 
 func (f *fakeServers) Admin(n *plan.Node) *sql.DB { return f.sql.DB(n.Name) }
 func (f *fakeServers) Alive(n *plan.Node) bool    { return f.up[n.Name] }
+func (f *fakeServers) Process(n *plan.Node) (host.Process, error) {
+	if f.up[n.Name] {
+		return host.Process{Pid: 1}, nil
+	}
+	return host.Process{}, nil
+}
 
 // semisync3: a semi-sync primary cluster db1 (primary), db2, db3.
 func semisync3(t *testing.T) *plan.Plan {

@@ -270,7 +270,7 @@ func (m *Manager) Repoint(ctx context.Context, channel, to string) error {
 		if !m.Servers.Alive(recv) {
 			return fmt.Errorf("channel %s: the receiver %s is down", ch.Name, recv.Name)
 		}
-		ps := server.NewConns(m.Servers.Admin)
+		ps := server.NewConns(m.Servers)
 		cands := m.Candidates(ctx, ps, from)
 		rdb := ps.DB(recv)
 		// On demand: the current source counts as unhealthy, and with --to so does every node but that one.

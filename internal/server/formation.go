@@ -60,12 +60,12 @@ func has(args []string, prefix string) bool {
 
 // endFormation sets the join period back to Galera's default on nodes
 // started with formationArgs.
-func endFormation(ctx context.Context, user string, nodes []*plan.Node, extra map[string][]string) error {
+func endFormation(ctx context.Context, hosts Hosts, nodes []*plan.Node, extra map[string][]string) error {
 	for _, n := range nodes {
 		if !has(extra[n.Name], "--wsrep-provider-options=") {
 			continue
 		}
-		db := Admin(n, user)
+		db := Admin(n, hosts(n.Host))
 		err := mariadb.Exec(ctx, db, fmt.Sprintf("SET GLOBAL wsrep_provider_options = '%s'", configuredJoin(n)))
 		db.Close()
 		if err != nil {
@@ -77,10 +77,10 @@ func endFormation(ctx context.Context, user string, nodes []*plan.Node, extra ma
 
 // StartForming starts nodes that form a cluster together and returns once
 // all are Synced and back on Galera's stock timing.
-func StartForming(ctx context.Context, wrap Wrap, user string, nodes []*plan.Node, extra map[string][]string) error {
+func StartForming(ctx context.Context, hosts Hosts, nodes []*plan.Node, extra map[string][]string) error {
 	extra = formationArgs(nodes, extra)
-	if err := StartAll(ctx, wrap, user, nodes, extra); err != nil {
+	if err := StartAll(ctx, hosts, nodes, extra); err != nil {
 		return err
 	}
-	return endFormation(ctx, user, nodes, extra)
+	return endFormation(ctx, hosts, nodes, extra)
 }

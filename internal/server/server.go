@@ -7,8 +7,9 @@ package server
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
-	"os"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -16,9 +17,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Deadlines. Galera needs evs/pc timeouts (5-30 s) to give up on peers, and
@@ -35,6 +36,7 @@ type State string
 
 const (
 	Down         State = "down"         // no server process
+	Unreachable  State = "unreachable"  // its host did not answer
 	Paused       State = "paused"       // stopped by a fault (SIGSTOP)
 	Unresponsive State = "unresponsive" // runs, but did not answer in time
 	Running      State = "running"      // a server outside Galera that answered
@@ -42,30 +44,38 @@ const (
 )
 
 // Answering reports whether the server answered the probe.
-func (s State) Answering() bool { return s != Down && s != Paused && s != Unresponsive }
+func (s State) Answering() bool {
+	return s != Down && s != Paused && s != Unresponsive && s != Unreachable
+}
 
-// Wrap turns argv into the command that runs it on a host.
-type Wrap func(host string, argv []string) []string
+// Hosts gives the host a node's server runs on.
+type Hosts func(name string) host.Host
 
-// Daemon is the node's mariadbd under supervision.
-func Daemon(n *plan.Node, wrap Wrap, extra ...string) supervise.Daemon {
-	argv := append([]string{"mariadbd", "--defaults-file=" + n.ConfigFile}, extra...)
+// Daemon is the node's mariadbd as its host runs it (extra: more server
+// options, e.g. --wsrep-new-cluster).
+func Daemon(n *plan.Node, extra ...string) host.Daemon {
 	d := n.Server
-	return supervise.Daemon{Name: n.Name + " mariadbd", Argv: wrap(n.Host, argv), Dir: d.Dir, LogFile: d.LogFile,
-		PidFile: d.PidFile, Marker: d.Marker}
+	return host.Daemon{Name: n.Name + " mariadbd", Argv: append([]string{"mariadbd", "--defaults-file=" + n.ConfigFile}, extra...),
+		Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
 }
 
-// Pid is the node's server pid while it runs, else 0.
-func Pid(n *plan.Node) int {
-	return supervise.Daemon{PidFile: n.Server.PidFile, Marker: n.Server.Marker}.Pid()
+// Process is the node's server process as its host reports it.
+func Process(ctx context.Context, h host.Host, n *plan.Node) (host.Process, error) {
+	p, err := h.Process(ctx, Daemon(n))
+	if err != nil {
+		return p, fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return p, nil
 }
 
-// Alive reports whether the node's server runs.
-func Alive(n *plan.Node) bool { return Pid(n) != 0 }
-
-// Admin opens a root-equivalent pool to a node over its unix socket as the
-// OS user (unix_socket authentication); close it.
-func Admin(n *plan.Node, user string) *sql.DB { return mariadb.Admin(n.Socket, user) }
+// Admin opens a root-equivalent pool to a node over its unix socket,
+// dialed through its host as the host's socket user (unix_socket
+// authentication); close it.
+func Admin(n *plan.Node, h host.Host) *sql.DB {
+	return mariadb.Admin("hd-admin:"+h.Name()+":"+n.Socket, func(ctx context.Context, socket string) (net.Conn, error) {
+		return h.Dial(ctx, "unix", socket)
+	}, n.Socket, h.SocketUser())
+}
 
 // Status is what a node says of itself: its state and, for a Galera member
 // that answered, its wsrep_% status variables.
@@ -79,13 +89,23 @@ func (s Status) Primary() bool {
 	return strings.EqualFold(s.Status["wsrep_cluster_status"], "Primary")
 }
 
-// Probe reads a node's state over db (its admin pool) within timeout.
-func Probe(ctx context.Context, db *sql.DB, n *plan.Node, timeout time.Duration) Status {
-	pid := Pid(n)
+// Servers is what probing needs of a lab's servers: an administrative
+// pool (close it) and the server's process.
+type Servers interface {
+	Admin(n *plan.Node) *sql.DB
+	Process(n *plan.Node) (host.Process, error)
+}
+
+// Probe reads a node's state over db (its admin pool) within timeout,
+// proc being its process as its host reported it (err: the host did not
+// answer).
+func Probe(ctx context.Context, db *sql.DB, n *plan.Node, proc host.Process, err error, timeout time.Duration) Status {
 	switch {
-	case pid == 0:
+	case err != nil:
+		return Status{State: Unreachable}
+	case proc.Pid == 0:
 		return Status{State: Down}
-	case supervise.Paused(pid):
+	case proc.Paused:
 		return Status{State: Paused}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -161,14 +181,20 @@ func Exec(ctx context.Context, admin func(*plan.Node) *sql.DB, n *plan.Node, stm
 // Conns keeps one administrative pool per node for a series of queries
 // (the keeper's loop, a sampler's); safe for concurrent use.
 type Conns struct {
-	open func(*plan.Node) *sql.DB
-	mu   sync.Mutex
-	m    map[string]*sql.DB
+	servers Servers
+	mu      sync.Mutex
+	m       map[string]*sql.DB
 }
 
-// NewConns starts an empty set of pools opened with open; Close them.
-func NewConns(open func(*plan.Node) *sql.DB) *Conns {
-	return &Conns{open: open, m: map[string]*sql.DB{}}
+// NewConns starts an empty set of pools opened by s; Close them.
+func NewConns(s Servers) *Conns {
+	return &Conns{servers: s, m: map[string]*sql.DB{}}
+}
+
+// Probe reads the node's state over its pool within timeout.
+func (c *Conns) Probe(ctx context.Context, n *plan.Node, timeout time.Duration) Status {
+	proc, err := c.servers.Process(n)
+	return Probe(ctx, c.DB(n), n, proc, err, timeout)
 }
 
 // DB is the node's pool, opened on first use.
@@ -178,7 +204,7 @@ func (c *Conns) DB(n *plan.Node) *sql.DB {
 	if db := c.m[n.Name]; db != nil {
 		return db
 	}
-	db := c.open(n)
+	db := c.servers.Admin(n)
 	c.m[n.Name] = db
 	return db
 }
@@ -193,26 +219,27 @@ func (c *Conns) Close() {
 	c.m = map[string]*sql.DB{}
 }
 
-// Start launches one node's mariadbd (extra: more server options, e.g.
-// --wsrep-new-cluster), after its previous process, killed a moment ago
-// perhaps, has gone and released its ports.
-func Start(n *plan.Node, wrap Wrap, extra ...string) (*supervise.Proc, error) {
-	if old := supervise.ReadPid(n.Server.PidFile); supervise.Present(old) && !supervise.WaitGone(old, 30*time.Second) {
-		return nil, fmt.Errorf("%s: the previous server (pid %d) has not exited", n.Name, old)
+// Start launches one node's mariadbd on its host (extra: more server
+// options, e.g. --wsrep-new-cluster), its my.cnf written first. A previous
+// process, killed a moment ago perhaps, is waited for until it has gone and
+// released its ports.
+func Start(ctx context.Context, h host.Host, n *plan.Node, extra ...string) error {
+	if err := h.WriteFile(ctx, n.ConfigFile, []byte(n.Config), 0o644); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	if err := os.WriteFile(n.ConfigFile, []byte(n.Config), 0o644); err != nil {
-		return nil, err
+	if _, _, err := h.Ensure(ctx, Daemon(n, extra...)); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	return Daemon(n, wrap, extra...).Start()
+	return nil
 }
 
 // WaitReady waits until the node serves: Synced and ready for Galera
 // members, answering queries otherwise. When the server exits instead, the
 // error carries its log's own error lines.
-func WaitReady(ctx context.Context, n *plan.Node, p *supervise.Proc, user string) error {
-	db := Admin(n, user)
+func WaitReady(ctx context.Context, h host.Host, n *plan.Node) error {
+	db := Admin(n, h)
 	defer db.Close()
-	err := p.WaitReady(ctx, ReadyDeadline, 50*time.Millisecond, func(ctx context.Context) error {
+	err := host.WaitReady(ctx, h, Daemon(n), ReadyDeadline, 50*time.Millisecond, func(ctx context.Context) error {
 		qctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
 		if n.Kind != spec.KindGalera {
@@ -228,8 +255,10 @@ func WaitReady(ctx context.Context, n *plan.Node, p *supervise.Proc, user string
 		return nil
 	})
 	if err != nil {
-		if t := mariadb.LogTail(n.LogFile, 4); t != "" {
-			err = fmt.Errorf("%w\n%s's error log (%s) says:\n%s", err, n.Name, n.LogFile, t)
+		if b, rerr := h.ReadFile(context.WithoutCancel(ctx), n.LogFile); rerr == nil { // also when a peer's failure ended the wait
+			if t := mariadb.LogTail(string(b), 4); t != "" {
+				err = fmt.Errorf("%w\n%s's error log (%s on %s) says:\n%s", err, n.Name, n.LogFile, h.Name(), t)
+			}
 		}
 	}
 	return err
@@ -238,45 +267,35 @@ func WaitReady(ctx context.Context, n *plan.Node, p *supervise.Proc, user string
 // StartAll starts several servers at once and waits for all of them. The
 // first failure cancels the other waits: a cluster member that died dooms
 // its peers' start, and its own error is the one that names the cause.
-func StartAll(ctx context.Context, wrap Wrap, user string, nodes []*plan.Node, extra map[string][]string) error {
-	procs := make([]*supervise.Proc, len(nodes))
-	for i, n := range nodes {
-		p, err := Start(n, wrap, extra[n.Name]...)
-		if err != nil {
+func StartAll(ctx context.Context, hosts Hosts, nodes []*plan.Node, extra map[string][]string) error {
+	for _, n := range nodes {
+		if err := Start(ctx, hosts(n.Host), n, extra[n.Name]...); err != nil {
 			return err
 		}
-		procs[i] = p
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	for i := range nodes {
-		g.Go(func() error { return WaitReady(gctx, nodes[i], procs[i], user) })
+	for _, n := range nodes {
+		g.Go(func() error { return WaitReady(gctx, hosts(n.Host), n) })
 	}
 	return g.Wait()
 }
 
 // Stop stops one node: TERM (a clean Galera leave), KILL after grace.
-func Stop(n *plan.Node, grace time.Duration) error {
-	if pid := Pid(n); pid != 0 {
-		if err := supervise.Stop(pid, grace); err != nil {
-			return fmt.Errorf("%s: %w", n.Name, err)
-		}
+func Stop(ctx context.Context, h host.Host, n *plan.Node, grace time.Duration) error {
+	if err := h.Stop(ctx, Daemon(n), grace); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	return nil
 }
 
 // StopAll stops nodes in parallel.
-func StopAll(nodes []*plan.Node, grace time.Duration) error {
+func StopAll(ctx context.Context, hosts Hosts, nodes []*plan.Node, grace time.Duration) error {
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = Stop(n, grace) }()
+		go func() { defer wg.Done(); errs[i] = Stop(ctx, hosts(n.Host), n, grace) }()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return errors.Join(errs...)
 }

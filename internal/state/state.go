@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
@@ -31,6 +32,9 @@ type Lab struct {
 	Created time.Time  `json:"created"`
 	Updated time.Time  `json:"updated"`
 	Plan    *plan.Plan `json:"plan"`
+	// Inventory is where a lab of remote hosts (plan mode ssh) runs: each
+	// host's machine and how to reach it.
+	Inventory *inventory.Resolved `json:"inventory,omitempty"`
 	// Primaries is where labs of earlier versions kept each primary
 	// cluster's current primary; Load moves it to roles.json (RoleFile).
 	Primaries map[string]string `json:"primaries,omitempty"`

@@ -87,6 +87,23 @@ func (d Daemon) EnsureReady(ctx context.Context, deadline, every time.Duration, 
 	return p.WaitReady(ctx, deadline, every, ready)
 }
 
+// exiting reports whether pid is this daemon's previous process on its way
+// out (killed a moment ago, it may still hold its ports and files): present,
+// and its command line holds the marker or is gone already (an exiting
+// process's memory is released before it leaves the process table).
+func (d Daemon) exiting(pid int) bool {
+	if !Present(pid) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && (len(b) == 0 || holds(b, d.Marker))
+}
+
+// holds reports whether a /proc cmdline holds marker as whole arguments.
+func holds(cmdline []byte, marker string) bool {
+	return strings.Contains(string(cmdline), strings.ReplaceAll(marker, " ", "\x00")+"\x00")
+}
+
 // Proc is a started daemon.
 type Proc struct {
 	Name string
@@ -106,6 +123,9 @@ func (d Daemon) Start() (*Proc, error) {
 	}
 	if d.Marker == "" {
 		return nil, fmt.Errorf("%s: no identity marker", d.Name)
+	}
+	if old := ReadPid(d.PidFile); d.exiting(old) && !WaitGone(old, 30*time.Second) {
+		return nil, fmt.Errorf("%s: the previous process (pid %d) has not exited", d.Name, old)
 	}
 	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: working directory: %w", d.Name, err)
@@ -271,7 +291,7 @@ func Owned(pid int, marker string) bool {
 		return false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && strings.Contains(string(b), strings.ReplaceAll(marker, " ", "\x00")+"\x00")
+	return err == nil && holds(b, marker)
 }
 
 // Stop sends TERM, waits up to grace, then KILL; it returns once pid is gone.

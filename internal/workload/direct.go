@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -39,6 +40,9 @@ func (Direct) Dial(ctx context.Context, _, network, addr string) (net.Conn, erro
 
 // Admin has no servers to administer (Direct has no nodes: nothing asks).
 func (Direct) Admin(*plan.Node) *sql.DB { return nil }
+
+// Process is nothing: Direct has no servers of its own.
+func (Direct) Process(*plan.Node) (host.Process, error) { return host.Process{}, nil }
 
 func (Direct) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
 func (Direct) Faults(time.Time, time.Time) []fault.Record         { return nil }

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"database/sql"
 	"net"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
 )
 
 // Lab is what load against a lab needs of it (lab.Lab is one): where it
@@ -22,8 +22,9 @@ type Lab interface {
 	Wrap(host string, argv []string) []string
 	// Dial connects from inside a host.
 	Dial(ctx context.Context, host, network, addr string) (net.Conn, error)
-	// Admin opens a root-equivalent pool to a node (close it).
-	Admin(n *plan.Node) *sql.DB
+	// Admin opens a root-equivalent pool to a node (close it); Process is
+	// its server's process as its host reports it.
+	server.Servers
 	// CheckWAN measures the emulated links and fails when one is off its target.
 	CheckWAN(ctx context.Context) ([]netem.Measured, error)
 	// Faults lists the faults injected between from and to.

@@ -40,7 +40,7 @@ func StartSampler(ctx context.Context, l Lab, nodes []*plan.Node, every time.Dur
 
 func (s *Sampler) loop(ctx context.Context, l Lab, nodes []*plan.Node, every time.Duration) {
 	defer close(s.done)
-	conns := server.NewConns(l.Admin)
+	conns := server.NewConns(l)
 	defer conns.Close()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -52,7 +52,7 @@ func (s *Sampler) loop(ctx context.Context, l Lab, nodes []*plan.Node, every tim
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st := server.Probe(ctx, conns.DB(n), n, probeTimeout)
+				st := conns.Probe(ctx, n, probeTimeout)
 				mu.Lock()
 				snap.Nodes[n.Name] = st
 				mu.Unlock()

@@ -13,32 +13,48 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// Admin opens a connection to a node as user over its unix socket
-// (unix_socket authentication: the OS account is the credential).
-func Admin(socket, user string) *sql.DB {
+// Admin opens a connection to a node as user over its unix socket, dialed
+// by dial (name identifies the dialer, e.g. "hd-admin:db1"); unix_socket
+// authentication: the OS account is the credential.
+func Admin(name string, dial DialFunc, socket, user string) *sql.DB {
+	register(name, dial)
 	c := mysql.NewConfig()
-	c.User, c.Net, c.Addr = user, "unix", socket
+	c.User, c.Net, c.Addr = user, name, socket
 	c.Timeout, c.ReadTimeout, c.WriteTimeout = 2*time.Second, 30*time.Second, 30*time.Second
 	return open(c)
 }
 
-// DialFunc dials a TCP address from some host of the lab.
+// DialFunc dials an address (TCP, or a unix socket's path) from some host
+// of the lab.
 type DialFunc func(ctx context.Context, addr string) (net.Conn, error)
 
 var (
 	dialMu sync.Mutex
-	dials  = map[string]bool{}
+	dials  = map[string]DialFunc{}
 )
+
+// register makes name a network the driver dials with dial. The driver
+// keeps the first function registered under a name for good, so it is
+// given one that looks up the latest: a lab opened again in this process
+// (its hosts connected anew) dials through its own connections.
+func register(name string, dial DialFunc) {
+	dialMu.Lock()
+	defer dialMu.Unlock()
+	if _, known := dials[name]; !known {
+		mysql.RegisterDialContext(name, func(ctx context.Context, a string) (net.Conn, error) {
+			dialMu.Lock()
+			d := dials[name]
+			dialMu.Unlock()
+			return d(ctx, a)
+		})
+	}
+	dials[name] = dial
+}
 
 // TCP opens a connection over TCP, dialed from a lab host (name identifies
 // the dialer, e.g. "hd:lab:client"), with a user and password.
 func TCP(name string, dial DialFunc, addr, user, password, dbname string) *sql.DB {
-	dialMu.Lock()
-	if !dials[name] {
-		mysql.RegisterDialContext(name, func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, a) })
-		dials[name] = true
-	}
-	dialMu.Unlock()
+	register(name, dial)
 	c := mysql.NewConfig()
 	c.User, c.Passwd, c.Net, c.Addr, c.DBName = user, password, name, addr, dbname
 	c.Timeout, c.ReadTimeout, c.WriteTimeout = 2*time.Second, 30*time.Second, 30*time.Second

@@ -10,23 +10,33 @@ import (
 	"strings"
 )
 
-// InstallDB initialises a fresh datadir with mariadb-install-db. osUser is
-// the account that will own the server: root@localhost (and osUser@localhost
-// when it is not root) authenticate by unix socket, so no password exists.
+// InstallDB initialises a fresh datadir with mariadb-install-db on this
+// computer (see InstallArgs).
 func InstallDB(ctx context.Context, datadir, osUser, redoLog string) error {
-	args := []string{"--no-defaults", "--datadir=" + datadir, "--auth-root-authentication-method=socket",
-		"--skip-test-db", "--skip-name-resolve", "--innodb-log-file-size=" + redoLog,
-		"--innodb-data-file-path=ibdata1:12M:autoextend"}
-	if osUser == "root" {
-		args = append(args, "--user=root")
-	} else {
-		args = append(args, "--auth-root-socket-user="+osUser)
-	}
-	out, err := exec.CommandContext(ctx, "mariadb-install-db", args...).CombinedOutput()
+	argv := InstallArgs(datadir, osUser, osUser == "root", redoLog)
+	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("mariadb-install-db: %v: %s", err, tail(string(out), 5))
 	}
 	return nil
+}
+
+// InstallArgs is the mariadb-install-db command that initialises datadir.
+// socketUser is the account that administers the server over its unix
+// socket: root@localhost (and socketUser@localhost when it is not root)
+// authenticate by unix socket, so no password exists. asRoot: the server
+// runs as root (the install runs as root too).
+func InstallArgs(datadir, socketUser string, asRoot bool, redoLog string) []string {
+	argv := []string{"mariadb-install-db", "--no-defaults", "--datadir=" + datadir, "--auth-root-authentication-method=socket",
+		"--skip-test-db", "--skip-name-resolve", "--innodb-log-file-size=" + redoLog,
+		"--innodb-data-file-path=ibdata1:12M:autoextend"}
+	if asRoot {
+		argv = append(argv, "--user=root")
+	}
+	if socketUser != "root" {
+		argv = append(argv, "--auth-root-socket-user="+socketUser)
+	}
+	return argv
 }
 
 // CopyDatadir copies a datadir (reflinks where the filesystem can).
@@ -71,46 +81,42 @@ func PlaceLogs(ctx context.Context, datadir, redoDir, binlogDir, tmpDir string) 
 // pc.recovery without a bootstrap and without any state transfer, exactly as
 // a cluster does after all nodes crashed at the same position.
 // A lone member (one-node cluster) gets no view: it bootstraps instead.
-func SeedGalera(datadir, stateUUID string, seqno int64, myUUID string, members []string) error {
+// It returns the files to write into the datadir, by name.
+func SeedGalera(stateUUID string, seqno int64, myUUID string, members []string) (map[string]string, error) {
 	gra, err := RenderGrastate(stateUUID, seqno, len(members) == 1)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	files := map[string]string{Grastate: gra}
+	if len(members) == 1 {
+		return files, nil
 	}
 	gvw, err := RenderGvwstate(myUUID, members)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(datadir, "grastate.dat"), []byte(gra), 0o660); err != nil {
-		return err
-	}
-	if len(members) == 1 {
-		return nil
-	}
-	return os.WriteFile(filepath.Join(datadir, "gvwstate.dat"), []byte(gvw), 0o660)
+	files[Gvwstate] = gvw
+	return files, nil
 }
 
-// MarkSafeToBootstrap sets safe_to_bootstrap: 1 in grastate.dat, once the
-// caller has decided this node is the one to bootstrap from.
-func MarkSafeToBootstrap(datadir string) error {
-	path := filepath.Join(datadir, "grastate.dat")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	text := regexp.MustCompile(`(?m)^safe_to_bootstrap:.*$`).ReplaceAllString(string(b), "safe_to_bootstrap: 1")
-	return os.WriteFile(path, []byte(text), 0o660)
+// Galera's state files in a datadir.
+const (
+	Grastate = "grastate.dat"
+	Gvwstate = "gvwstate.dat"
+)
+
+// SafeToBootstrap is grastate.dat's text with safe_to_bootstrap: 1, once
+// the caller has decided this node is the one to bootstrap from.
+func SafeToBootstrap(grastate string) string {
+	return regexp.MustCompile(`(?m)^safe_to_bootstrap:.*$`).ReplaceAllString(grastate, "safe_to_bootstrap: 1")
 }
 
-// LogTail returns the first n error lines of a log (the first errors name
-// the cause; later ones are its consequences), or its last n lines when it
-// has none: what a user needs when a server would not start.
-func LogTail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
+// LogTail returns the first n error lines of a log's text (the first
+// errors name the cause; later ones are its consequences), or its last n
+// lines when it has none: what a user needs when a server would not start.
+func LogTail(log string, n int) string {
 	var errs []string
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(log, "\n") {
 		if strings.Contains(l, "[ERROR]") {
 			errs = append(errs, strings.TrimSpace(l))
 		}
@@ -121,7 +127,7 @@ func LogTail(path string, n int) string {
 	if len(errs) > 0 {
 		return strings.Join(errs, "\n")
 	}
-	return tail(string(b), n)
+	return tail(log, n)
 }
 
 func tail(s string, n int) string {

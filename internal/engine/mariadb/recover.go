@@ -3,10 +3,10 @@ package mariadb
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
+
+	"github.com/hadrill/hadrill/internal/host"
 )
 
 var recoveredRE = regexp.MustCompile(`WSREP: Recovered position: ([0-9a-f-]{36}):(-?\d+)`)
@@ -22,19 +22,18 @@ func ParseRecovered(log string) (uuid string, seqno int64, err error) {
 	return last[1], seqno, nil
 }
 
-// RecoverPosition runs the server in --wsrep-recover mode (argv: the
-// node's mariadbd command, already wrapped for its host) and returns the
-// last committed position InnoDB holds: what a crashed node's grastate.dat
-// (seqno -1) no longer says.
-func RecoverPosition(ctx context.Context, argv []string, logFile string) (string, int64, error) {
-	_ = os.Remove(logFile)
-	args := append(append([]string{}, argv[1:]...), "--wsrep-recover", "--log-error="+logFile)
-	out, err := exec.CommandContext(ctx, argv[0], args...).CombinedOutput()
-	b, _ := os.ReadFile(logFile)
+// RecoverPosition runs the server in --wsrep-recover mode on its host (argv:
+// the node's mariadbd command) and returns the last committed position
+// InnoDB holds: what a crashed node's grastate.dat (seqno -1) no longer
+// says.
+func RecoverPosition(ctx context.Context, h host.Host, argv []string, logFile string) (string, int64, error) {
+	_ = h.RemoveAll(ctx, logFile)
+	out, err := h.Run(ctx, append(append([]string{}, argv...), "--wsrep-recover", "--log-error="+logFile), nil)
+	b, _ := h.ReadFile(ctx, logFile)
 	uuid, seqno, perr := ParseRecovered(string(b) + string(out))
 	if perr != nil {
 		if err != nil {
-			return "", -1, fmt.Errorf("wsrep-recover: %v: %s", err, LogTail(logFile, 3))
+			return "", -1, fmt.Errorf("wsrep-recover: %v: %s", err, LogTail(string(b), 3))
 		}
 		return "", -1, perr
 	}

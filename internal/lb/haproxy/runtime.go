@@ -90,12 +90,15 @@ func markServing(servers []ServerState) {
 // up: UP, or UP but failing its checks ("UP 1/2"), still takes traffic.
 func up(status string) bool { return strings.HasPrefix(status, "UP") }
 
-// Stat asks a running HAProxy for its servers' states over its admin socket.
-func Stat(ctx context.Context, socket string) ([]ServerState, error) {
-	var d net.Dialer
+// Dialer connects to an address ("unix" and a path) from a HAProxy's host.
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Stat asks a running HAProxy for its servers' states over its admin
+// socket, dialed through its host.
+func Stat(ctx context.Context, dial Dialer, socket string) ([]ServerState, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	c, err := d.DialContext(ctx, "unix", socket)
+	c, err := dial(ctx, "unix", socket)
 	if err != nil {
 		return nil, err
 	}

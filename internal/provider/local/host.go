@@ -22,13 +22,15 @@ type Host struct {
 	name string
 	prov provider.Provider
 	exe  string
+	user string
 }
 
 var _ host.Host = (*Host)(nil)
 
-// HostOf is the host named name of a local provider; exe is hadrill's binary.
-func HostOf(prov provider.Provider, name, exe string) *Host {
-	return &Host{name: name, prov: prov, exe: exe}
+// HostOf is the host named name of a local provider; exe is hadrill's binary,
+// user is the account hadrill runs as.
+func HostOf(prov provider.Provider, name, exe, user string) *Host {
+	return &Host{name: name, prov: prov, exe: exe, user: user}
 }
 
 // Name is the host's name in the plan.
@@ -77,10 +79,13 @@ func (h *Host) Ensure(_ context.Context, d host.Daemon) (int, bool, error) {
 	return p.Pid, true, nil
 }
 
-// Pid is the daemon's pid while it runs, else 0.
-func (h *Host) Pid(_ context.Context, d host.Daemon) (int, error) {
-	return d.Supervised(nil).Pid(), nil
+// Process is the daemon's process (zero when it does not run).
+func (h *Host) Process(_ context.Context, d host.Daemon) (host.Process, error) {
+	return host.ProcessOf(d.Supervised(nil)), nil
 }
+
+// SocketUser is the account hadrill runs as here.
+func (h *Host) SocketUser() string { return h.user }
 
 // Stop ends the daemon: TERM, then KILL after grace.
 func (h *Host) Stop(_ context.Context, d host.Daemon, grace time.Duration) error {

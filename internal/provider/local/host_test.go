@@ -18,7 +18,7 @@ import (
 // with the shared readiness wait.
 func TestHost(t *testing.T) {
 	dir := t.TempDir()
-	var h host.Host = New(&plan.Plan{Mode: plan.ModeRootless}, "/usr/bin/hadrill").Host("db1")
+	var h host.Host = New(&plan.Plan{Mode: plan.ModeRootless}, "/usr/bin/hadrill", "nobody").Host("db1")
 	ctx := context.Background()
 	if h.Name() != "db1" || h.Exe() != "/usr/bin/hadrill" {
 		t.Errorf("host %s, exe %s", h.Name(), h.Exe())
@@ -63,20 +63,20 @@ func TestHost(t *testing.T) {
 	if err != nil || pid == 0 || started {
 		t.Errorf("ensure of a running daemon: %d %v %v", pid, started, err)
 	}
-	if got, _ := h.Pid(ctx, d); got != pid {
-		t.Errorf("pid %d, want %d", got, pid)
+	if got, _ := h.Process(ctx, d); got.Pid != pid || got.Paused {
+		t.Errorf("process %+v, want pid %d", got, pid)
 	}
 	if err := h.Stop(ctx, d, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.Pid(ctx, d); got != 0 {
-		t.Errorf("pid after stop %d", got)
+	if got, _ := h.Process(ctx, d); got.Pid != 0 {
+		t.Errorf("process after stop %+v", got)
 	}
 	// a daemon that dies while starting fails the wait, naming its log
 	dead := d
 	dead.Argv = []string{"sh", "-c", "exit 1", marker}
 	err = host.EnsureReady(ctx, h, dead, 5*time.Second, 10*time.Millisecond, func(context.Context) error { return errors.New("no answer") })
-	if err == nil || !strings.Contains(err.Error(), "exited while starting") || !strings.Contains(err.Error(), d.LogFile) {
+	if err == nil || !strings.Contains(err.Error(), "exited during start-up") || !strings.Contains(err.Error(), d.LogFile) {
 		t.Errorf("a daemon that exits: %v", err)
 	}
 	if _, _, err := h.Ensure(ctx, host.Daemon{Name: "bad"}); err == nil {

@@ -22,22 +22,24 @@ import (
 )
 
 // New returns the provider for a plan's mode; exe is the hadrill binary
-// (the daemons under hosts, like the disk emulator, are `exe ...`).
-func New(p *plan.Plan, exe string) provider.Provider {
+// (the daemons under hosts, like the disk emulator, are `exe ...`), user
+// the account hadrill runs as.
+func New(p *plan.Plan, exe, user string) provider.Provider {
 	if p.Mode == plan.ModeNetns {
-		return &Netns{p: p, exe: exe}
+		return &Netns{p: p, exe: exe, user: user}
 	}
-	return &Rootless{p: p, exe: exe}
+	return &Rootless{p: p, exe: exe, user: user}
 }
 
 // Rootless hosts are addresses on lo: nothing to create, no isolation.
 type Rootless struct {
-	p   *plan.Plan
-	exe string
+	p    *plan.Plan
+	exe  string
+	user string
 }
 
 // Host is one of the lab's hosts.
-func (r *Rootless) Host(name string) host.Host { return HostOf(r, name, r.exe) }
+func (r *Rootless) Host(name string) host.Host { return HostOf(r, name, r.exe, r.user) }
 
 func (r *Rootless) Claim() error                          { return nil }
 func (r *Rootless) Setup(context.Context) error           { return nil }
@@ -50,14 +52,15 @@ func (r *Rootless) Dial(ctx context.Context, _, network, addr string) (net.Conn,
 
 // Netns hosts are network namespaces on a per-lab bridge.
 type Netns struct {
-	p   *plan.Plan
-	exe string
+	p    *plan.Plan
+	exe  string
+	user string
 }
 
 func (n *Netns) Kind() string { return plan.ModeNetns }
 
 // Host is one of the lab's hosts.
-func (n *Netns) Host(name string) host.Host { return HostOf(n, name, n.exe) }
+func (n *Netns) Host(name string) host.Host { return HostOf(n, name, n.exe, n.user) }
 
 func (n *Netns) nsOf(host string) string {
 	for _, h := range n.p.Hosts {
@@ -73,7 +76,12 @@ func (n *Netns) Wrap(host string, argv []string) []string {
 	return machine.Enter(n.p, host, netns.Wrap(n.nsOf(host), argv))
 }
 
+// Dial connects from a host's namespace. A unix socket is a path in this
+// computer's file system, the same from every namespace: dialed directly.
 func (n *Netns) Dial(ctx context.Context, host, network, addr string) (net.Conn, error) {
+	if network == "unix" {
+		return netns.Dial(ctx, "", network, addr)
+	}
 	ns := n.nsOf(host)
 	if ns == "" {
 		return nil, fmt.Errorf("unknown host %q", host)

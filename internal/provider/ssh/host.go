@@ -3,8 +3,6 @@ package ssh
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,12 +37,8 @@ func Install(ctx context.Context, c *Client, exe, version string) (*Remote, erro
 		return nil, err
 	}
 	defer f.Close()
-	sum := sha256.New()
-	if _, err := io.Copy(sum, f); err != nil {
-		return nil, err
-	}
 	dir := c.Host.Dir
-	r := &Remote{name: c.Host.Name, c: c, dir: dir, bin: path.Join(dir, "bin", "hadrill-"+hex.EncodeToString(sum.Sum(nil))[:16])}
+	r := &Remote{name: c.Host.Name, c: c, dir: dir, bin: BinPath(dir, exe)}
 	res, err := c.Run(ctx, []string{"test", "-x", r.bin}, nil)
 	if err != nil {
 		return nil, err
@@ -116,7 +110,7 @@ func (r *Remote) WriteFile(ctx context.Context, p string, data []byte, perm os.F
 // ReadFile reads a file of the host.
 func (r *Remote) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	out, err := r.op(ctx, nil, "read", p)
-	if re, ok := err.(*RunError); ok && strings.Contains(re.Stderr, "no such file or directory") {
+	if re, ok := err.(*RunError); ok && re.Code == host.ExitNotExist {
 		return nil, fmt.Errorf("%s: %s: %w", r.name, p, os.ErrNotExist)
 	}
 	return out, err
@@ -150,11 +144,14 @@ func (r *Remote) Ensure(ctx context.Context, d host.Daemon) (int, bool, error) {
 	return reply.Pid, reply.Started, err
 }
 
-// Pid is the daemon's pid on the host while it runs, else 0.
-func (r *Remote) Pid(ctx context.Context, d host.Daemon) (int, error) {
+// Process is the daemon's process on the host (zero when it does not run).
+func (r *Remote) Process(ctx context.Context, d host.Daemon) (host.Process, error) {
 	reply, err := r.daemon(ctx, d, "pid")
-	return reply.Pid, err
+	return reply.Process, err
 }
+
+// SocketUser is the login user: a unix socket is dialed by its SSH session.
+func (r *Remote) SocketUser() string { return r.c.Host.User }
 
 // Stop ends the daemon: TERM, then KILL after grace.
 func (r *Remote) Stop(ctx context.Context, d host.Daemon, grace time.Duration) error {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -129,14 +130,21 @@ func TestRemoteHost(t *testing.T) {
 		t.Errorf("echo over the socket: %q %v", buf, err)
 	}
 	conn.Close()
-	if got, _ := h.Pid(ctx, daemon); got != pid {
-		t.Errorf("pid %d, want %d", got, pid)
+	if got, _ := h.Process(ctx, daemon); got.Pid != pid || got.Paused {
+		t.Errorf("process %+v, want pid %d", got, pid)
+	}
+	// the hosts share this machine's processes: a SIGSTOP here is seen there
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := h.Process(ctx, daemon); got.Pid != pid || !got.Paused {
+		t.Errorf("a stopped daemon: %+v, want pid %d paused", got, pid)
 	}
 	if err := h.Stop(ctx, daemon, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.Pid(ctx, daemon); got != 0 {
-		t.Errorf("pid after stop: %d", got)
+	if got, _ := h.Process(ctx, daemon); got.Pid != 0 {
+		t.Errorf("process after stop: %+v", got)
 	}
 	if _, _, err := h.Ensure(ctx, daemon); err != nil {
 		t.Fatal(err)
@@ -144,8 +152,8 @@ func TestRemoteHost(t *testing.T) {
 	if err := h.Kill(ctx, daemon); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.Pid(ctx, daemon); got != 0 {
-		t.Errorf("pid after kill: %d", got)
+	if got, _ := h.Process(ctx, daemon); got.Pid != 0 {
+		t.Errorf("process after kill: %+v", got)
 	}
 	if err := h.RemoveAll(ctx, filepath.Join(root, "labs", "t")); err != nil {
 		t.Fatal(err)

@@ -369,8 +369,38 @@ func (st *Stream) Close() error {
 // Dial connects from the host to addr ("tcp" host:port, or "unix" and a
 // socket path).
 func (c *Client) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	return c.c.DialContext(ctx, network, addr)
+	ch, err := c.c.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return withDeadlines(ch), nil
 }
+
+// withDeadlines gives a forwarded channel what an SSH channel lacks and
+// database drivers need: read and write deadlines. The caller gets one end
+// of an in-memory pipe (which has them); two copiers join the other end to
+// the channel, and closing either side closes both.
+func withDeadlines(ch net.Conn) net.Conn {
+	mine, theirs := net.Pipe()
+	go func() {
+		_, _ = io.Copy(ch, theirs)
+		ch.Close()
+	}()
+	go func() {
+		_, _ = io.Copy(theirs, ch)
+		theirs.Close()
+	}()
+	return &piped{Conn: mine, ch: ch}
+}
+
+// piped is the caller's end, reporting the channel's addresses.
+type piped struct {
+	net.Conn
+	ch net.Conn
+}
+
+func (p *piped) LocalAddr() net.Addr  { return p.ch.LocalAddr() }
+func (p *piped) RemoteAddr() net.Addr { return p.ch.RemoteAddr() }
 
 // Command is the command line the host's shell runs for argv: every
 // argument quoted, behind `sudo -n --` for a host that needs it.

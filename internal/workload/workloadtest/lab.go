@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -23,7 +24,10 @@ func (Lab) Wrap(_ string, argv []string) []string { return argv }
 func (Lab) Dial(context.Context, string, string, string) (net.Conn, error) {
 	panic("workloadtest: nothing runs on this lab (dial)")
 }
-func (Lab) Admin(*plan.Node) *sql.DB                           { panic("workloadtest: nothing runs on this lab (admin)") }
+func (Lab) Admin(*plan.Node) *sql.DB { panic("workloadtest: nothing runs on this lab (admin)") }
+func (Lab) Process(*plan.Node) (host.Process, error) {
+	panic("workloadtest: nothing runs on this lab (process)")
+}
 func (Lab) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
 func (Lab) Faults(time.Time, time.Time) []fault.Record         { return nil }
 func (Lab) HostUsage(string) (machine.Usage, bool)             { return machine.Usage{}, false }

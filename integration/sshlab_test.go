@@ -1,0 +1,87 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSSHLab: galera3 placed by the ssh provider on five "remote machines"
+// (sshd in namespaces) by an unprivileged controller whose only way in is
+// SSH. Up forms the cluster behind its load balancer; status reads every
+// node, agent and HAProxy through the hosts; a node stopped and started
+// rejoins; down leaves nothing on any host (its directory empty again, no
+// process) and nothing on the controller.
+func TestSSHLab(t *testing.T) {
+	e := newEnv(t)
+	s := newSSHHosts(e, "itsshl", "198.19.251", "db1", "db2", "db3", "lb", "client")
+	t.Cleanup(func() { s.as("down", "--all") }) // before the hosts' sshd go
+	inv := s.inventory("hosts.yaml", nil)
+
+	r := s.as("up", "--preset", "galera3", "--name", "rg3", "--inventory", inv)
+	t.Logf("up:\n%s%s", r.stdout, r.stderr)
+	if r.code != 0 {
+		t.Fatalf("up over SSH: exit %d", r.code)
+	}
+	status := func() (st struct {
+		Mode  string
+		Nodes []struct {
+			Name, Address, State string
+			Pid                  int
+		}
+		LoadBalancers []struct {
+			State    string
+			Backends []struct {
+				Name    string
+				Serving bool
+			}
+		} `json:"load_balancers"`
+	}) {
+		t.Helper()
+		r := s.as("status", "--name", "rg3", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+			t.Fatalf("status: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		return st
+	}
+	st := status()
+	if st.Mode != "ssh" || len(st.Nodes) != 3 || len(st.LoadBalancers) != 1 || st.LoadBalancers[0].State != "running" {
+		t.Fatalf("status: %+v", st)
+	}
+	for _, n := range st.Nodes {
+		if n.State != "Synced" || n.Pid == 0 || n.Address != s.Hosts.Hosts[n.Name].Address {
+			t.Errorf("node %+v", n)
+		}
+	}
+	// every file of the lab is on its host, in hadrill's directory there
+	if _, err := os.Stat(filepath.Join(s.Hosts.Hosts["db2"].Dir, "labs", "rg3", "nodes", "db2", "data", "grastate.dat")); err != nil {
+		t.Errorf("db2's datadir is not on db2: %v", err)
+	}
+
+	if r := s.as("stop", "db2", "--name", "rg3"); r.code != 0 {
+		t.Fatalf("stop db2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := status().Nodes[1]; n.State != "down" || n.Pid != 0 {
+		t.Errorf("db2 after stop: %+v", n)
+	}
+	if r := s.as("start", "db2", "--name", "rg3"); r.code != 0 {
+		t.Fatalf("start db2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := status().Nodes[1]; n.State != "Synced" {
+		t.Errorf("db2 after start: %+v", n)
+	}
+
+	if r := s.as("down", "--name", "rg3"); r.code != 0 || !strings.Contains(r.stderr, "removed") {
+		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for name, h := range s.Hosts.Hosts {
+		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
+			t.Errorf("host %s keeps %v in hadrill's directory after down", name, left)
+		}
+	}
+	if left, _ := os.ReadDir(filepath.Join(s.Controller, "hadrill", "labs")); len(left) > 0 {
+		t.Errorf("the controller keeps %v", left)
+	}
+}

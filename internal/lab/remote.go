@@ -1,0 +1,94 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/inventory"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/preflight"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// remoteFacts checks the inventory's machines before anything is made on
+// them (preflight: every problem of every host at once, as bad input) and
+// returns what a plan needs of them: each host's address for the lab's
+// traffic, hadrill's directory there, its memory.
+func remoteFacts(ctx context.Context, s *spec.Spec, name string, inv *inventory.Resolved, log io.Writer) (plan.Facts, error) {
+	pp, err := preflight.Plan(s, name)
+	if err != nil {
+		return plan.Facts{}, err
+	}
+	var hosts []string
+	for _, h := range pp.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	if err := inv.Check(hosts); err != nil {
+		return plan.Facts{}, err
+	}
+	rep := preflight.Run(ctx, inv, preflight.Needs(pp), preflight.Options{Arch: runtime.GOARCH})
+	if err := ctx.Err(); err != nil {
+		return plan.Facts{}, err
+	}
+	for _, h := range rep.Hosts {
+		for _, w := range h.Warnings {
+			fmt.Fprintf(log, "warning: %s\n", w)
+		}
+	}
+	if err := hderr.Users(rep.Problems()); err != nil {
+		return plan.Facts{}, fmt.Errorf("preflight of %s:\n%w", inv.File, err)
+	}
+	f := plan.Facts{User: "root", GaleraLib: facts.GaleraLibs[0], Remote: map[string]plan.Remote{}}
+	for _, h := range rep.Hosts {
+		ih := inv.Hosts[h.Name]
+		r := plan.Remote{Address: ih.PrivateAddress, Dir: ih.Dir}
+		if h.Facts != nil {
+			r.MemBytes = h.Facts.MemBytes
+		}
+		f.Remote[h.Name] = r
+	}
+	return f, nil
+}
+
+// inventoryFile is the inventory a lab of remote hosts was placed by.
+func (l *Lab) inventoryFile() string {
+	if l.State.Inventory == nil {
+		return ""
+	}
+	return l.State.Inventory.File
+}
+
+// initRemoteDatadirs initialises each node's datadir on its own host (a
+// host's files are its own: there is nothing to copy from) and gives it
+// its Galera state and the health check's password.
+func (l *Lab) initRemoteDatadirs(ctx context.Context) error {
+	check, err := mariadb.ReadSecret(l.p.Secrets.Check)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range l.p.Nodes {
+		n := &l.p.Nodes[i]
+		g.Go(func() error {
+			h := l.Prov.Host(n.Host)
+			if err := h.WriteFile(gctx, n.CheckSecret, []byte(check+"\n"), 0o600); err != nil {
+				return err
+			}
+			if err := h.RemoveAll(gctx, n.DataDir); err != nil { // a datadir half made by an interrupted try
+				return err
+			}
+			if _, err := h.Run(gctx, mariadb.InstallArgs(n.DataDir, h.SocketUser(), true, plan.RedoLog), nil); err != nil {
+				return fmt.Errorf("%s: mariadb-install-db: %w", n.Name, err)
+			}
+			return l.seed(gctx, n)
+		})
+	}
+	return g.Wait()
+}
