@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/hadrill/hadrill/internal/sshtest"
 	"github.com/hadrill/hadrill/internal/stats"
 )
 
@@ -69,35 +70,59 @@ func main() {
 	runCleanups()
 }
 
-// deploy: galera3 `up` until ready vs the plain hand recipe, interleaved.
+// deploy: galera3 `up` until ready vs the plain hand recipe, and vs the
+// same `up` over SSH onto five "remote machines" (sshd in namespaces of
+// this computer: the cost of reaching hosts through SSH and hadrill's
+// copy there, not of a network), interleaved.
 func deploy(bin string, runs int) {
 	work, err := os.MkdirTemp("/tmp", "hdbench-")
 	check(err)
 	check(os.Chmod(work, 0o755)) // the recipe's servers run as the mysql user
 	home := filepath.Join(work, "home")
 	atExit(func() { tryRun(bin, "--home", home, "down", "--all"); os.RemoveAll(work) })
+	hosts := sshtest.Start(benchT{}, "bssh", "198.19.252", filepath.Join(work, "ssh"), "db1", "db2", "db3", "lb", "client")
+	hosts.Link("ctl", 250)
+	inv := filepath.Join(work, "hosts.yaml")
+	check(os.WriteFile(inv, []byte(hosts.Inventory(nil)), 0o600))
+	ctl := []string{"netns", "exec", "hd-bssh-ctl", bin, "--home", filepath.Join(work, "ctl")}
+	atExit(func() { tryRun("ip", append(ctl, "down", "--all")...) })
 	here, _ := os.Getwd()
 	recipe := filepath.Join(here, "bench", "recipe_deploy.sh")
-	var hd, plain []float64
+	var hd, remote, plain []float64
 	for i := 1; i <= runs; i++ {
 		t0 := time.Now()
 		run(bin, "--home", home, "up", "--name", "bdeploy", "-o", "json")
 		hd = append(hd, time.Since(t0).Seconds())
 		run(bin, "--home", home, "down", "--name", "bdeploy")
+		t0 = time.Now()
+		run("ip", append(ctl, "up", "--preset", "galera3", "--name", "bdeploy", "--inventory", inv, "-o", "json")...)
+		remote = append(remote, time.Since(t0).Seconds())
+		run("ip", append(ctl, "down", "--name", "bdeploy")...)
 		out := run("bash", recipe, filepath.Join(work, "recipe"))
 		s, err := strconv.ParseFloat(strings.TrimSpace(out), 64)
 		check(err)
 		plain = append(plain, s)
-		fmt.Fprintf(os.Stderr, "run %d/%d: hadrill %.2fs, plain recipe %.2fs\n", i, runs, hd[i-1], s)
+		fmt.Fprintf(os.Stderr, "run %d/%d: hadrill %.2fs, over SSH %.2fs, plain recipe %.2fs\n", i, runs, hd[i-1], remote[i-1], s)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\tvariant\truns\tmedian s\tmin s\tmax s\tratio\t")
 	fmt.Fprintf(w, "deploy\thadrill up galera3 (until all Synced + app login)\t%d\t%.2f\t%.2f\t%.2f\t1.00\t\n", runs, median(hd), minf(hd), maxf(hd))
+	fmt.Fprintf(w, "deploy\thadrill up galera3 --inventory (5 hosts over SSH, incl. preflight)\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t\n", runs, median(remote), minf(remote), maxf(remote), median(remote)/median(hd))
 	fmt.Fprintf(w, "deploy\tplain recipe (bootstrap + rsync SST joins)\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t\n", runs, median(plain), minf(plain), maxf(plain), median(plain)/median(hd))
 	w.Flush()
 	fmt.Printf("\ntarget: hadrill median ≤ 5.00 s: %v; ≥ 3× faster than the recipe: %v (%.1f×)\n",
 		median(hd) <= 5, median(plain)/median(hd) >= 3, median(plain)/median(hd))
+	fmt.Printf("over SSH: %.1f× the local provider (preflight, hadrill copied to each host, a datadir made on each)\n", median(remote)/median(hd))
 }
+
+// benchT lets the bench start sshtest's hosts: a failure ends the bench
+// (its cleanups run), a cleanup runs with the bench's.
+type benchT struct{}
+
+func (benchT) Helper()                        {}
+func (benchT) Skip(a ...any)                  { fail("%s", fmt.Sprint(a...)) }
+func (benchT) Fatalf(format string, a ...any) { fail(format, a...) }
+func (benchT) Cleanup(f func())               { atExit(f) }
 
 func run(name string, args ...string) string {
 	c := exec.Command(name, args...)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -9,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/netns"
+	"github.com/hadrill/hadrill/internal/plan"
 )
 
 func sqlCmd() *cobra.Command {
@@ -27,6 +31,9 @@ host as the application user, as an application would.`,
 			l, err := openLab()
 			if err != nil {
 				return err
+			}
+			if l.Plan().Mode == plan.ModeSSH {
+				return remoteSQL(cmd.Context(), l, a[0], app, execute)
 			}
 			argv, err := sqlArgv(l, a[0], app)
 			if err != nil {
@@ -62,6 +69,37 @@ func sqlArgv(l *lab.Lab, target string, app bool) ([]string, error) {
 		return []string{"mariadb", "--socket=" + t.Node.Socket, "--user=" + l.Facts.User}, nil
 	}
 	return client(t.Address()), nil
+}
+
+// remoteSQL runs the mariadb client on a remote host, as sqlArgv would
+// here: on a node's host over its socket, else on the client host. Its
+// standard input is the SQL (there is no terminal over the host's channel).
+func remoteSQL(ctx context.Context, l *lab.Lab, target string, app bool, execute string) error {
+	p := l.Plan()
+	t, err := p.Target(target)
+	if err != nil {
+		return hderr.User("NODE: %v", err)
+	}
+	var h host.Host
+	var argv []string
+	if t.Node != nil && !app {
+		h = l.Prov.Host(t.Node.Host)
+		argv = []string{"mariadb", "--socket=" + t.Node.Socket, "--user=" + h.SocketUser()}
+	} else {
+		addr, port := t.Address()
+		h = l.Prov.Host(p.Client.Host)
+		argv = []string{"mariadb", "--defaults-file=" + p.Client.DefaultsFile, "--host=" + addr, "--port=" + strconv.Itoa(port)}
+	}
+	var stdin io.Reader = os.Stdin
+	if execute != "" {
+		argv, stdin = append(argv, "-e", execute), nil
+	}
+	out, err := h.Run(ctx, argv, stdin)
+	os.Stdout.Write(out)
+	if err != nil {
+		return fmt.Errorf("sql %s: %w", target, err)
+	}
+	return nil
 }
 
 func logsCmd() *cobra.Command {

@@ -49,7 +49,11 @@ copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is sta
 			st := l.Status(cmd.Context())
 			return emit(st, func() {
 				printStatus(st)
-				warnf("\nconnect:   hadrill sql %s        (or: mariadb --defaults-file=%s)", st.Nodes[0].Name, st.Client.DefaultsFile)
+				on := ""
+				if st.Inventory != "" {
+					on = ", on " + st.Client.Name
+				}
+				warnf("\nconnect:   hadrill sql %s        (or%s: mariadb --defaults-file=%s)", st.Nodes[0].Name, on, st.Client.DefaultsFile)
 				warnf("tear down: hadrill down --name %s", st.Name)
 			})
 		},

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/plan"
 )
 
 // partition: cut nodes, hosts or a region off (default: the writer), wait
@@ -18,8 +17,8 @@ var partition = Scenario{
 	Short:      "Cut nodes, hosts or a region off (default: the writer), then heal",
 	MaxTargets: -1,
 	targets: func(d *drill, given []string) ([]string, error) {
-		if d.l.Plan().Mode != plan.ModeNetns {
-			return nil, hderr.User("drill partition: network faults need network namespaces (run as root); lab %s runs rootless", d.l.Plan().Lab)
+		if why := d.l.Plan().WithoutNetns(); why != "" {
+			return nil, hderr.User("drill partition: a network fault %s", why)
 		}
 		t, err := d.activeOr(given)
 		if err != nil {

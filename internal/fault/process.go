@@ -9,14 +9,16 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Servers is what process faults need of a lab's servers.
 type Servers interface {
-	Pid(n *plan.Node) int    // the server's pid while it runs, else 0
-	Stop(n *plan.Node) error // a clean shutdown
+	Process(n *plan.Node) (host.Process, error)    // the server's process, from its host
+	Stop(n *plan.Node) error                       // a clean shutdown
+	Kill(n *plan.Node) error                       // SIGKILL, returning once it has gone
+	Signal(n *plan.Node, sig syscall.Signal) error // SIGSTOP, SIGCONT
 }
 
 // Process kills (SIGKILL), stops (clean shutdown), pauses (SIGSTOP) or
@@ -40,13 +42,15 @@ func Process(ctx context.Context, p *plan.Plan, s Servers, log Log, kind Kind, n
 	}
 	var problems []string
 	for _, n := range nodes {
-		pid := s.Pid(n)
+		proc, err := s.Process(n)
 		switch {
-		case pid == 0:
+		case err != nil:
+			return err
+		case proc.Pid == 0:
 			problems = append(problems, fmt.Sprintf("NODE: %s is not running", n.Name))
-		case kind == Resume && !supervise.Paused(pid):
+		case kind == Resume && !proc.Paused:
 			problems = append(problems, fmt.Sprintf("NODE: %s is not paused", n.Name))
-		case kind == Pause && supervise.Paused(pid):
+		case kind == Pause && proc.Paused:
 			problems = append(problems, fmt.Sprintf("NODE: %s is paused already", n.Name))
 		}
 	}
@@ -56,18 +60,16 @@ func Process(ctx context.Context, p *plan.Plan, s Servers, log Log, kind Kind, n
 	at := time.Now().UTC()
 	var done []string
 	for _, n := range nodes {
-		pid := s.Pid(n)
 		var err error
 		switch kind {
 		case Kill:
-			err = syscall.Kill(pid, syscall.SIGKILL)
-			supervise.WaitGone(pid, 10*time.Second)
+			err = s.Kill(n)
 		case Stop:
 			err = s.Stop(n)
 		case Pause:
-			err = supervise.Pause(pid)
+			err = s.Signal(n, syscall.SIGSTOP)
 		case Resume:
-			err = supervise.Resume(pid)
+			err = s.Signal(n, syscall.SIGCONT)
 		}
 		if err != nil {
 			ferr := fmt.Errorf("%s %s: %w", kind, n.Name, err)

@@ -5,10 +5,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
@@ -19,11 +21,18 @@ type sleepers struct {
 	stopped []string
 }
 
-func (s *sleepers) Pid(n *plan.Node) int {
-	if supervise.Alive(s.pids[n.Name]) {
-		return s.pids[n.Name]
+func (s *sleepers) Process(n *plan.Node) (host.Process, error) {
+	pid := s.pids[n.Name]
+	if !supervise.Alive(pid) {
+		return host.Process{}, nil
 	}
-	return 0
+	return host.Process{Pid: pid, Paused: supervise.Paused(pid)}, nil
+}
+
+func (s *sleepers) Kill(n *plan.Node) error { return supervise.Kill(s.pids[n.Name]) }
+
+func (s *sleepers) Signal(n *plan.Node, sig syscall.Signal) error {
+	return syscall.Kill(s.pids[n.Name], sig)
 }
 
 func (s *sleepers) Stop(n *plan.Node) error {

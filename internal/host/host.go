@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/supervise"
@@ -39,6 +40,9 @@ type Host interface {
 	Stop(ctx context.Context, d Daemon, grace time.Duration) error
 	// Kill ends the daemon and its process group at once.
 	Kill(ctx context.Context, d Daemon) error
+	// Signal sends the daemon's process sig (SIGSTOP, SIGCONT) while it
+	// runs.
+	Signal(ctx context.Context, d Daemon, sig syscall.Signal) error
 	// Dial connects from the host to addr ("tcp", or "unix" and a path).
 	Dial(ctx context.Context, network, addr string) (net.Conn, error)
 	// SocketUser is the OS account a unix socket dialed through Dial sees

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -16,7 +17,7 @@ import (
 )
 
 // Ops are the operations Serve answers, for usage messages.
-const Ops = "daemon ensure|pid|stop|kill (the daemon as JSON on stdin), write PATH MODE (the content on stdin), read PATH, rm PATH, reap LAB_DIR, version"
+const Ops = "daemon ensure|pid|stop|kill|signal (the daemon as JSON on stdin), write PATH MODE (the content on stdin), read PATH, rm PATH, reap LAB_DIR, version"
 
 // DaemonReply is what a daemon operation prints.
 type DaemonReply struct {
@@ -48,7 +49,7 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 		_, err := fmt.Fprintln(stdout, version)
 		return err
 	case "daemon":
-		op, err := arg(1, "ensure, pid, stop or kill")
+		op, err := arg(1, "ensure, pid, stop, kill or signal")
 		if err != nil {
 			return err
 		}
@@ -57,6 +58,14 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 			if grace, err = time.ParseDuration(args[2]); err != nil || grace < 0 {
 				return hderr.User("host daemon stop: grace: expected a duration, got %q", args[2])
 			}
+		}
+		var sig syscall.Signal
+		if op == "signal" {
+			n, err := strconv.Atoi(strings.Join(args[2:], ""))
+			if err != nil || (syscall.Signal(n) != syscall.SIGSTOP && syscall.Signal(n) != syscall.SIGCONT) {
+				return hderr.User("host daemon signal: expected %d (STOP) or %d (CONT), got %q", syscall.SIGSTOP, syscall.SIGCONT, strings.Join(args[2:], " "))
+			}
+			sig = syscall.Signal(n)
 		}
 		var d Daemon
 		if err := json.NewDecoder(io.LimitReader(stdin, 1<<20)).Decode(&d); err != nil {
@@ -70,7 +79,7 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 				return err
 			}
 		}
-		reply, err := daemonOp(op, d, grace)
+		reply, err := daemonOp(op, d, grace, sig)
 		if err != nil {
 			return err
 		}
@@ -132,7 +141,7 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 	return hderr.User("host: unknown operation %q (expected %s)", args[0], Ops)
 }
 
-func daemonOp(op string, d Daemon, grace time.Duration) (DaemonReply, error) {
+func daemonOp(op string, d Daemon, grace time.Duration, sig syscall.Signal) (DaemonReply, error) {
 	sd := d.Supervised(d.Argv)
 	switch op {
 	case "ensure":
@@ -146,6 +155,8 @@ func daemonOp(op string, d Daemon, grace time.Duration) (DaemonReply, error) {
 		return DaemonReply{Process: Process{Pid: p.Pid}, Started: true}, nil
 	case "pid":
 		return DaemonReply{Process: ProcessOf(sd)}, nil
+	case "signal":
+		return DaemonReply{}, SignalOf(sd, sig)
 	case "stop":
 		return DaemonReply{}, sd.Stop(grace)
 	case "kill":
@@ -158,13 +169,22 @@ func daemonOp(op string, d Daemon, grace time.Duration) (DaemonReply, error) {
 		}
 		return DaemonReply{}, nil
 	}
-	return DaemonReply{}, hderr.User("host daemon: unknown operation %q (expected ensure, pid, stop or kill)", op)
+	return DaemonReply{}, hderr.User("host daemon: unknown operation %q (expected ensure, pid, stop, kill or signal)", op)
 }
 
 // ProcessOf is a supervised daemon's process on this computer.
 func ProcessOf(d supervise.Daemon) Process {
 	pid := d.Pid()
 	return Process{Pid: pid, Paused: pid != 0 && supervise.Paused(pid)}
+}
+
+// SignalOf sends a supervised daemon's process sig while it runs here.
+func SignalOf(d supervise.Daemon, sig syscall.Signal) error {
+	pid := d.Pid()
+	if pid == 0 {
+		return fmt.Errorf("%s is not running", d.Name)
+	}
+	return syscall.Kill(pid, sig)
 }
 
 // Within refuses a path that is not below root once symbolic links are

@@ -23,8 +23,8 @@ import (
 // observer and does not crash. Heal brings them back.
 func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
 	var problems []string
-	if l.p.Mode != plan.ModeNetns {
-		problems = append(problems, fmt.Sprintf("fault crash: a crash takes a host's NICs down, which needs network namespaces (run as root); lab %s runs rootless", l.p.Lab))
+	if why := l.p.WithoutNetns(); why != "" {
+		problems = append(problems, "fault crash: a crash takes a host's NICs down, which "+why)
 	}
 	var crashable []string
 	for _, h := range l.p.Hosts {

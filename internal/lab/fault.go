@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
@@ -12,7 +13,6 @@ import (
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // ProcessFault kills, stops, pauses or resumes the servers of nodes (see
@@ -86,7 +86,7 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 	}
 	for _, n := range l.Nodes(nil) {
 		if p, _ := l.Process(n); p.Paused {
-			if err := supervise.Resume(p.Pid); err != nil {
+			if err := l.servers.Signal(n, syscall.SIGCONT); err != nil {
 				return err
 			}
 			l.logf("%s: resumed", n.Name)
@@ -144,8 +144,8 @@ func (l *Lab) lbHosts() []string {
 }
 
 func (l *Lab) needNetns(kind fault.Kind) error {
-	if l.p.Mode != plan.ModeNetns {
-		return hderr.User("fault %s: network faults need network namespaces (run as root); lab %s runs rootless", kind, l.p.Lab)
+	if why := l.p.WithoutNetns(); why != "" {
+		return hderr.User("fault %s: a network fault %s", kind, why)
 	}
 	return nil
 }

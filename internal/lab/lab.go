@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/backup"
@@ -181,6 +182,8 @@ type Servers interface {
 	Alive(n *plan.Node) bool
 	Pid(n *plan.Node) int
 	Stop(n *plan.Node) error
+	Kill(n *plan.Node) error
+	Signal(n *plan.Node, sig syscall.Signal) error
 	Wrap(host string, argv []string) []string
 }
 
@@ -200,6 +203,12 @@ func (s servers) Pid(n *plan.Node) int {
 }
 func (s servers) Stop(n *plan.Node) error {
 	return server.Stop(context.Background(), s.prov.Host(n.Host), n, server.StopGrace)
+}
+func (s servers) Kill(n *plan.Node) error {
+	return s.prov.Host(n.Host).Kill(context.Background(), server.Daemon(n))
+}
+func (s servers) Signal(n *plan.Node, sig syscall.Signal) error {
+	return s.prov.Host(n.Host).Signal(context.Background(), server.Daemon(n), sig)
 }
 func (s servers) Wrap(host string, argv []string) []string { return s.prov.Wrap(host, argv) }
 

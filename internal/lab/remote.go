@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -33,10 +35,12 @@ func remoteFacts(ctx context.Context, s *spec.Spec, name string, inv *inventory.
 	if err := inv.Check(hosts); err != nil {
 		return plan.Facts{}, err
 	}
+	t0 := time.Now()
 	rep := preflight.Run(ctx, inv, preflight.Needs(pp), preflight.Options{Arch: runtime.GOARCH})
 	if err := ctx.Err(); err != nil {
 		return plan.Facts{}, err
 	}
+	fmt.Fprintf(log, "preflight of %d hosts (%.1fs)\n", len(rep.Hosts), time.Since(t0).Seconds())
 	for _, h := range rep.Hosts {
 		for _, w := range h.Warnings {
 			fmt.Fprintf(log, "warning: %s\n", w)
@@ -74,6 +78,13 @@ func (l *Lab) initRemoteDatadirs(ctx context.Context) error {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { // the application's credentials, where its client runs
+		b, err := os.ReadFile(l.p.Secrets.Client)
+		if err != nil {
+			return err
+		}
+		return l.Prov.Host(l.p.Client.Host).WriteFile(gctx, l.p.Client.DefaultsFile, b, 0o600)
+	})
 	for i := range l.p.Nodes {
 		n := &l.p.Nodes[i]
 		g.Go(func() error {

@@ -240,6 +240,9 @@ func (b *builder) hosts() {
 	b.p.Secrets = Secrets{Dir: sec, App: filepath.Join(sec, "app.password"), Check: filepath.Join(sec, "check.password"),
 		Repl: filepath.Join(sec, "repl.password"), Client: filepath.Join(sec, "client.cnf")}
 	b.p.Client = Client{Host: h.Name, Netns: h.Netns, Address: h.Address, DefaultsFile: b.p.Secrets.Client}
+	if b.p.Mode == ModeSSH { // a copy on the client host, where the client runs
+		b.p.Client.DefaultsFile = filepath.Join(b.hostDir(h.Name), "secrets", "client.cnf")
+	}
 }
 
 // loadBalancer places a load balancer: on a host of its own name, or as a

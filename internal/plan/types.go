@@ -418,3 +418,16 @@ func (p *Plan) Cluster(name string) (*Cluster, bool) {
 	}
 	return nil, false
 }
+
+// WithoutNetns says why what needs a host's network namespace cannot be
+// done in this lab ("" when it can): a rootless lab has none, and on remote
+// hosts it is not built yet.
+func (p *Plan) WithoutNetns() string {
+	switch p.Mode {
+	case ModeNetns:
+		return ""
+	case ModeSSH:
+		return fmt.Sprintf("not supported on remote hosts yet (lab %s runs over SSH)", p.Lab)
+	}
+	return fmt.Sprintf("needs network namespaces (run as root); lab %s runs rootless", p.Lab)
+}

@@ -17,13 +17,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 )
 
 // Hosts are a test's machines.
 type Hosts struct {
-	t      testing.TB
+	t      T
 	Lab    string // namespaces: hd-<Lab> (the bridge), hd-<Lab>-<host>
 	Subnet string // a /24 of the lab range, e.g. "198.19.250"
 	Dir    string // host keys, sshd configs and logs, each host's directory below hosts/
@@ -56,9 +55,17 @@ func Usable() string {
 	return ""
 }
 
+// T is what Start needs of its caller: a test, or the benchmark program.
+type T interface {
+	Helper()
+	Skip(args ...any)
+	Fatalf(format string, args ...any)
+	Cleanup(f func())
+}
+
 // Start makes the bridge and one host running sshd per name (at
 // Subnet.11, .12, …), and removes all of it when the test ends.
-func Start(t testing.TB, lab, subnet, dir string, names ...string) *Hosts {
+func Start(t T, lab, subnet, dir string, names ...string) *Hosts {
 	t.Helper()
 	if why := Usable(); why != "" {
 		t.Skip(why)
@@ -66,7 +73,7 @@ func Start(t testing.TB, lab, subnet, dir string, names ...string) *Hosts {
 	s := &Hosts{t: t, Lab: lab, Subnet: subnet, Dir: dir, Controller: filepath.Join(dir, "controller"), Hosts: map[string]*Host{}}
 	t.Cleanup(s.close)
 	if err := os.MkdirAll(filepath.Join(s.Controller, ".ssh"), 0o700); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if _, err := os.Stat("/run/sshd"); os.IsNotExist(err) { // sshd's privilege separation directory
 		os.Mkdir("/run/sshd", 0o755)
@@ -81,10 +88,10 @@ func Start(t testing.TB, lab, subnet, dir string, names ...string) *Hosts {
 	s.keygen(key)
 	pub, err := os.ReadFile(key + ".pub")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o644); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	var known []string
 	for i, name := range names {
@@ -92,7 +99,7 @@ func Start(t testing.TB, lab, subnet, dir string, names ...string) *Hosts {
 		known = append(known, h.Address+" "+h.HostKey)
 	}
 	if err := os.WriteFile(filepath.Join(s.Controller, ".ssh", "known_hosts"), []byte(strings.Join(known, "\n")+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	return s
 }
@@ -132,7 +139,7 @@ func (s *Hosts) start(name string, octet int) *Host {
 	netns, addr := s.Link(name, octet)
 	h := &Host{Name: name, Netns: netns, Address: addr, Dir: filepath.Join(s.Dir, "hosts", name)}
 	if err := os.MkdirAll(h.Dir, 0o700); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	key := filepath.Join(s.Dir, name+"_host_ed25519")
 	s.keygen(key)
@@ -141,7 +148,7 @@ func (s *Hosts) start(name string, octet int) *Host {
 	h.HostKey = f[0] + " " + f[1]
 	out, err := exec.Command("ssh-keygen", "-l", "-E", "sha256", "-f", key+".pub").Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	h.Fingerprint = strings.Fields(string(out))[1]
 	cfg := filepath.Join(s.Dir, name+"_sshd_config")
@@ -161,7 +168,7 @@ AcceptEnv none
 	c := exec.Command("ip", "netns", "exec", netns, "/usr/sbin/sshd", "-D", "-f", cfg, "-E", log)
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.Start(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	s.procs = append(s.procs, c)
 	s.waitLog(log, "Server listening on "+addr)
@@ -191,7 +198,7 @@ func (s *Hosts) Listen(host string, port int) {
 	c := exec.Command("ip", "netns", "exec", h.Netns, "socat", "-u", fmt.Sprintf("TCP-LISTEN:%d,bind=0.0.0.0,reuseaddr", port), "OPEN:/dev/null")
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := c.Start(); err != nil {
-		s.t.Fatal(err)
+		s.t.Fatalf("%v", err)
 	}
 	s.procs = append(s.procs, c)
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {

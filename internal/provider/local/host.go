@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/host"
@@ -94,6 +95,11 @@ func (h *Host) Stop(_ context.Context, d host.Daemon, grace time.Duration) error
 
 // Kill ends the daemon and its process group at once.
 func (h *Host) Kill(_ context.Context, d host.Daemon) error { return d.Supervised(nil).Kill() }
+
+// Signal sends the daemon's process sig.
+func (h *Host) Signal(_ context.Context, d host.Daemon, sig syscall.Signal) error {
+	return host.SignalOf(d.Supervised(nil), sig)
+}
 
 // Dial connects from the host.
 func (h *Host) Dial(ctx context.Context, network, addr string) (net.Conn, error) {

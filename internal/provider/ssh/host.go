@@ -9,7 +9,9 @@ import (
 	"net"
 	"os"
 	"path"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/host"
@@ -162,6 +164,12 @@ func (r *Remote) Stop(ctx context.Context, d host.Daemon, grace time.Duration) e
 // Kill ends the daemon and its process group at once.
 func (r *Remote) Kill(ctx context.Context, d host.Daemon) error {
 	_, err := r.daemon(ctx, d, "kill")
+	return err
+}
+
+// Signal sends the daemon's process sig on the host.
+func (r *Remote) Signal(ctx context.Context, d host.Daemon, sig syscall.Signal) error {
+	_, err := r.daemon(ctx, d, "signal", strconv.Itoa(int(sig)))
 	return err
 }
 

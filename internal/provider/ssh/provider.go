@@ -12,6 +12,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -298,6 +299,14 @@ func (l *lazy) Kill(ctx context.Context, d host.Daemon) error {
 		return err
 	}
 	return r.Kill(ctx, d)
+}
+
+func (l *lazy) Signal(ctx context.Context, d host.Daemon, sig syscall.Signal) error {
+	r, err := l.get(ctx)
+	if err != nil {
+		return err
+	}
+	return r.Signal(ctx, d, sig)
 }
 
 func (l *lazy) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
