@@ -13,7 +13,7 @@ import (
 // SSH. Up forms the cluster behind its load balancer; status reads every
 // node, agent and HAProxy through the hosts; a node stopped and started
 // rejoins, one paused is seen so and resumed; a failover drill loses no
-// acknowledged write; SQL runs on a node's host and through the load balancer from
+// acknowledged write; the whole lab stops and comes up again; SQL runs on a node's host and through the load balancer from
 // the client host; down leaves nothing on any host (its directory empty again, no
 // process) and nothing on the controller.
 func TestSSHLab(t *testing.T) {
@@ -111,6 +111,19 @@ func TestSSHLab(t *testing.T) {
 		t.Errorf("drill failover: exit %d %v %+v\n%s%s", r.code, err, d, r.stdout, r.stderr)
 	}
 	t.Logf("drill failover over SSH: %d writes acknowledged, %d lost, audit %+v", d.Acked, d.Lost, d.Audit)
+
+	// the whole lab stopped and brought up again from its hosts' datadirs
+	if r := s.as("stop", "--all", "--name", "rg3"); r.code != 0 {
+		t.Fatalf("stop --all: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := s.as("up", "--name", "rg3"); r.code != 0 {
+		t.Fatalf("up of the stopped lab: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, n := range status().Nodes {
+		if n.State != "Synced" {
+			t.Errorf("after stop --all and up: %+v", n)
+		}
+	}
 
 	if r := s.as("down", "--name", "rg3"); r.code != 0 || !strings.Contains(r.stderr, "removed") {
 		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -266,6 +266,13 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 			rest = append(rest, n)
 		}
 	}
+	// the joiners take their state from the node that bootstrapped: a node
+	// that has just joined by IST is missing those write sets in its gcache
+	// and fails as a donor ("IST didn't contain all write sets"); the
+	// trailing comma lets Galera pick another when it must
+	for _, n := range rest {
+		extra[n.Name] = append(extra[n.Name], "--wsrep-sst-donor="+first.Name+",")
+	}
 	return l.start(ctx, rest, extra)
 }
 
