@@ -11,7 +11,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/inventory"
-	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/preflight"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -31,14 +30,14 @@ missing packages (apt-get) and notes them in the host's directory. Every problem
 reported at once (exit 2).`,
 		Args: args(0, 0, "no arguments (use --preset or -f, and --inventory)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, r, err := specAndInventory(preset, file, inv)
+			needs, r, err := specAndInventory(preset, file, inv)
 			if err != nil {
 				return err
 			}
 			if timeout < time.Second || timeout > 5*time.Minute {
 				return hderr.User("--timeout: expected 1s to 5m, got %v", timeout)
 			}
-			rep := preflight.Run(cmd.Context(), r, preflight.Needs(p), preflight.Options{Install: install, Timeout: timeout, Arch: runtime.GOARCH,
+			rep := preflight.Run(cmd.Context(), r, needs, preflight.Options{Install: install, Timeout: timeout, Arch: runtime.GOARCH,
 				Progress: func(format string, a ...any) { warnf(format, a...) }})
 			if err := cmd.Context().Err(); err != nil {
 				return err
@@ -58,8 +57,8 @@ reported at once (exit 2).`,
 }
 
 // specAndInventory loads a spec and an inventory and holds them against
-// each other: every host of the spec's plan in the inventory, nothing else.
-func specAndInventory(preset, file, inv string) (*plan.Plan, *inventory.Resolved, error) {
+// each other (preflight.NeedsOf): what each host needs.
+func specAndInventory(preset, file, inv string) (map[string]preflight.Need, *inventory.Resolved, error) {
 	var errs []error
 	if inv == "" {
 		errs = append(errs, hderr.User("--inventory: required: the file saying which machine each host is"))
@@ -77,18 +76,11 @@ func specAndInventory(preset, file, inv string) (*plan.Plan, *inventory.Resolved
 	if err := hderr.Join(errs); err != nil {
 		return nil, nil, err
 	}
-	p, err := preflight.Plan(s, name)
+	needs, err := preflight.NeedsOf(s, name, r)
 	if err != nil {
 		return nil, nil, err
 	}
-	var hosts []string
-	for _, h := range p.Hosts {
-		hosts = append(hosts, h.Name)
-	}
-	if err := r.Check(hosts); err != nil {
-		return nil, nil, prefix(inv, err)
-	}
-	return p, r, nil
+	return needs, r, nil
 }
 
 // loadInventory reads and resolves an inventory file.

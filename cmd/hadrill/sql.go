@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -25,22 +24,35 @@ func sqlCmd() *cobra.Command {
 		Short: "Open a SQL shell on a node (as the server's admin) or through a load balancer (as the application user)",
 		Long: `On a node, hadrill connects over the node's unix socket as its administrator.
 With --app, or for a load balancer, it connects over TCP from the lab's client
-host as the application user, as an application would.`,
+host as the application user, as an application would. On remote hosts the
+client runs there, reading SQL from -e or standard input (no terminal).`,
 		Args: args(1, 1, "one node or load balancer name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			l, err := openLab()
 			if err != nil {
 				return err
 			}
-			if l.Plan().Mode == plan.ModeSSH {
-				return remoteSQL(cmd.Context(), l, a[0], app, execute)
-			}
-			argv, err := sqlArgv(l, a[0], app)
+			h, argv, err := sqlCommand(l, a[0], app)
 			if err != nil {
 				return err
 			}
 			if execute != "" {
 				argv = append(argv, "-e", execute)
+			}
+			if l.Plan().Mode == plan.ModeSSH {
+				var stdin io.Reader = os.Stdin
+				if execute != "" {
+					stdin = nil
+				}
+				out, err := h.Run(cmd.Context(), argv, stdin)
+				os.Stdout.Write(out)
+				if err != nil {
+					return fmt.Errorf("sql %s: %w", a[0], err)
+				}
+				return nil
+			}
+			if h.Name() == l.Plan().Client.Host { // from the client's namespace (here: not in its cgroups)
+				argv = netns.Wrap(l.Plan().Client.Netns, argv)
 			}
 			x := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
 			x.Stdin, x.Stdout, x.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -55,51 +67,21 @@ host as the application user, as an application would.`,
 	return c
 }
 
-func sqlArgv(l *lab.Lab, target string, app bool) ([]string, error) {
-	p := l.Plan()
-	client := func(addr string, port int) []string {
-		return netns.Wrap(p.Client.Netns, []string{"mariadb", "--defaults-file=" + p.Secrets.Client,
-			"--host=" + addr, "--port=" + strconv.Itoa(port)})
-	}
-	t, err := p.Target(target)
-	if err != nil {
-		return nil, hderr.User("NODE: %v", err)
-	}
-	if t.Node != nil && !app {
-		return []string{"mariadb", "--socket=" + t.Node.Socket, "--user=" + l.Facts.User}, nil
-	}
-	return client(t.Address()), nil
-}
-
-// remoteSQL runs the mariadb client on a remote host, as sqlArgv would
-// here: on a node's host over its socket, else on the client host. Its
-// standard input is the SQL (there is no terminal over the host's channel).
-func remoteSQL(ctx context.Context, l *lab.Lab, target string, app bool, execute string) error {
+// sqlCommand is the mariadb client command for target and the host it runs
+// on: a node's own host over its socket as the socket's user, else the
+// client host as the application user over TCP.
+func sqlCommand(l *lab.Lab, target string, app bool) (host.Host, []string, error) {
 	p := l.Plan()
 	t, err := p.Target(target)
 	if err != nil {
-		return hderr.User("NODE: %v", err)
+		return nil, nil, hderr.User("NODE: %v", err)
 	}
-	var h host.Host
-	var argv []string
 	if t.Node != nil && !app {
-		h = l.Prov.Host(t.Node.Host)
-		argv = []string{"mariadb", "--socket=" + t.Node.Socket, "--user=" + h.SocketUser()}
-	} else {
-		addr, port := t.Address()
-		h = l.Prov.Host(p.Client.Host)
-		argv = []string{"mariadb", "--defaults-file=" + p.Client.DefaultsFile, "--host=" + addr, "--port=" + strconv.Itoa(port)}
+		h := l.Prov.Host(t.Node.Host)
+		return h, []string{"mariadb", "--socket=" + t.Node.Socket, "--user=" + h.SocketUser()}, nil
 	}
-	var stdin io.Reader = os.Stdin
-	if execute != "" {
-		argv, stdin = append(argv, "-e", execute), nil
-	}
-	out, err := h.Run(ctx, argv, stdin)
-	os.Stdout.Write(out)
-	if err != nil {
-		return fmt.Errorf("sql %s: %w", target, err)
-	}
-	return nil
+	addr, port := t.Address()
+	return l.Prov.Host(p.Client.Host), []string{"mariadb", "--defaults-file=" + p.Client.DefaultsFile, "--host=" + addr, "--port=" + strconv.Itoa(port)}, nil
 }
 
 func logsCmd() *cobra.Command {

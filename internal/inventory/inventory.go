@@ -273,12 +273,12 @@ func (r *Resolved) Check(hosts []string) error {
 	var problems []string
 	for _, h := range hosts {
 		if _, ok := r.Hosts[h]; !ok {
-			problems = append(problems, fmt.Sprintf("hosts.%s: required: the spec has a host %s, the inventory does not say where it runs", h, h))
+			problems = append(problems, fmt.Sprintf("%s: hosts.%s: required: the spec has a host %s, the inventory does not say where it runs", r.File, h, h))
 		}
 	}
 	for _, name := range r.Names() {
 		if !slices.Contains(hosts, name) {
-			problems = append(problems, fmt.Sprintf("hosts.%s: the spec has no host of that name (its hosts: %s)", name, strings.Join(hosts, ", ")))
+			problems = append(problems, fmt.Sprintf("%s: hosts.%s: the spec has no host of that name (its hosts: %s)", r.File, name, strings.Join(hosts, ", ")))
 		}
 	}
 	return hderr.Users(problems)

@@ -24,19 +24,12 @@ import (
 // returns what a plan needs of them: each host's address for the lab's
 // traffic, hadrill's directory there, its memory.
 func remoteFacts(ctx context.Context, s *spec.Spec, name string, inv *inventory.Resolved, log io.Writer) (plan.Facts, error) {
-	pp, err := preflight.Plan(s, name)
+	needs, err := preflight.NeedsOf(s, name, inv)
 	if err != nil {
 		return plan.Facts{}, err
 	}
-	var hosts []string
-	for _, h := range pp.Hosts {
-		hosts = append(hosts, h.Name)
-	}
-	if err := inv.Check(hosts); err != nil {
-		return plan.Facts{}, err
-	}
 	t0 := time.Now()
-	rep := preflight.Run(ctx, inv, preflight.Needs(pp), preflight.Options{Arch: runtime.GOARCH})
+	rep := preflight.Run(ctx, inv, needs, preflight.Options{Arch: runtime.GOARCH})
 	if err := ctx.Err(); err != nil {
 		return plan.Facts{}, err
 	}

@@ -284,13 +284,17 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 }
 
 // hostDir is where a host keeps the lab's files: the lab's directory, or
-// on a remote host <hadrill's directory there>/labs/<lab>.
+// on a remote host RemoteLabDir.
 func (b *builder) hostDir(name string) string {
 	if r, ok := b.f.Remote[name]; ok {
-		return filepath.Join(r.Dir, "labs", b.p.Lab)
+		return RemoteLabDir(r.Dir, b.p.Lab)
 	}
 	return b.p.Dir
 }
+
+// RemoteLabDir is where a remote host whose hadrill directory is dir keeps
+// a lab's files (and everything of the lab there: down removes it whole).
+func RemoteLabDir(dir, lab string) string { return filepath.Join(dir, "labs", lab) }
 
 // domain puts the host placed last in a fault domain.
 func (b *builder) domain(d string) { b.p.Hosts[len(b.p.Hosts)-1].FaultDomain = d }

@@ -289,3 +289,20 @@ var remoteFacts = plan.Facts{Root: true, User: "root", MemBytes: 16 << 30, Galer
 func Plan(s *spec.Spec, name string) (*plan.Plan, error) {
 	return plan.Build(s, name, inventory.DefaultDir, remoteFacts)
 }
+
+// NeedsOf is what each host of a lab of the spec needs, once the spec's
+// hosts are held against the inventory's: every one there, nothing else.
+func NeedsOf(s *spec.Spec, name string, inv *inventory.Resolved) (map[string]Need, error) {
+	p, err := Plan(s, name)
+	if err != nil {
+		return nil, err
+	}
+	var hosts []string
+	for _, h := range p.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	if err := inv.Check(hosts); err != nil {
+		return nil, err
+	}
+	return Needs(p), nil
+}

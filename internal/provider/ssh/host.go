@@ -118,6 +118,13 @@ func (r *Remote) ReadFile(ctx context.Context, p string) ([]byte, error) {
 	return out, err
 }
 
+// Reap ends every process of the lab whose directory on the host is dir
+// and removes it (host.Reap).
+func (r *Remote) Reap(ctx context.Context, dir string) error {
+	_, err := r.op(ctx, nil, "reap", dir)
+	return err
+}
+
 // RemoveAll removes path (below the host's directory) on the host.
 func (r *Remote) RemoveAll(ctx context.Context, p string) error {
 	_, err := r.op(ctx, nil, "rm", p)

@@ -53,7 +53,7 @@ func (s *Provider) Kind() string { return plan.ModeSSH }
 
 // LabDir is where a host keeps the lab's files.
 func (s *Provider) LabDir(name string) string {
-	return path.Join(s.inv.Hosts[name].Dir, "labs", s.p.Lab)
+	return plan.RemoteLabDir(s.inv.Hosts[name].Dir, s.p.Lab)
 }
 
 func (s *Provider) ownerFile(name string) string { return path.Join(s.LabDir(name), "owner") }
@@ -120,8 +120,7 @@ func (s *Provider) Claim() error {
 	if err != nil {
 		for _, h := range marked {
 			if r, rerr := h.get(ctx); rerr == nil {
-				_, rerr = r.op(ctx, nil, "reap", s.LabDir(h.name))
-				err = errors.Join(err, rerr)
+				err = errors.Join(err, r.Reap(ctx, s.LabDir(h.name)))
 			}
 		}
 	}
@@ -153,8 +152,7 @@ func (s *Provider) Teardown(ctx context.Context) error {
 			mu.Unlock()
 			return nil
 		}
-		_, err = r.op(ctx, nil, "reap", s.LabDir(h.name))
-		return err
+		return r.Reap(ctx, s.LabDir(h.name))
 	})
 	if err == nil && len(foreign) > 0 {
 		return fmt.Errorf("hosts %s: %w", strings.Join(foreign, ", "), provider.ErrForeign)
