@@ -75,3 +75,14 @@ func (s *sshHosts) as(args ...string) result {
 	c.Dir = s.Controller
 	return s.e.collect(c, args)
 }
+
+// onHost runs argv on a host (in its namespace, as root, not over SSH) and
+// returns what it printed.
+func (s *sshHosts) onHost(name string, argv ...string) string {
+	s.e.t.Helper()
+	out, err := exec.Command("ip", append([]string{"netns", "exec", s.Hosts.Hosts[name].Netns}, argv...)...).CombinedOutput()
+	if err != nil {
+		s.e.t.Errorf("%s: %v: %v: %s", name, argv, err, out)
+	}
+	return string(out)
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSSHLab: galera3 placed by the ssh provider on five "remote machines"
@@ -47,6 +48,19 @@ func TestSSHLab(t *testing.T) {
 			t.Fatalf("status: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
 		}
 		return st
+	}
+	wait := func(i int, ok func(string) bool, what string) { // node i's state, within 30 s
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+			n := status().Nodes[i]
+			if ok(n.State) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("%s: %+v", what, n)
+				return
+			}
+		}
 	}
 	st := status()
 	if st.Mode != "ssh" || len(st.Nodes) != 3 || len(st.LoadBalancers) != 1 || st.LoadBalancers[0].State != "running" {
@@ -94,14 +108,48 @@ func TestSSHLab(t *testing.T) {
 		t.Fatalf("fault resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// what is not built over SSH yet says so, as bad input, and does nothing
-	if r := s.as("fault", "crash", "db1", "--name", "rg3"); r.code != 2 || !strings.Contains(r.stderr, "not supported on remote hosts yet") {
-		t.Errorf("fault crash over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// a short sysbench sweep from the client host through the load balancer
+	r = s.as("bench", "sysbench", "--name", "rg3", "--threads", "1,2", "--time", "2", "--tables", "1", "--table-size", "200", "-o", "json")
+	var sweep struct {
+		RunID   string `json:"run_id"`
+		Results []struct {
+			Threads  int
+			TPS, P95 float64
+		}
 	}
+	if err := json.Unmarshal([]byte(r.stdout), &sweep); err != nil || r.code != 0 || len(sweep.Results) != 2 || sweep.Results[1].TPS <= 0 || sweep.Results[1].P95 <= 0 {
+		t.Errorf("bench sysbench over SSH: exit %d %v %+v\n%s%s", r.code, err, sweep, r.stdout, r.stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(s.Hosts.Hosts["client"].Dir, "labs", "rg3", "secrets", "sysbench-*")); len(left) > 0 {
+		t.Errorf("sysbench's credentials stay on the client host: %v", left)
+	}
+
+	// a partition with iptables on the hosts: db3 cut off leaves the
+	// primary component, heal brings it back
+	if r := s.as("fault", "partition", "db3", "--name", "rg3"); r.code != 0 {
+		t.Fatalf("fault partition: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	wait(2, func(st string) bool { return st != "Synced" }, "db3 cut off")
+	if r := s.as("fault", "heal", "--name", "rg3"); r.code != 0 {
+		t.Fatalf("heal: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	wait(2, func(st string) bool { return st == "Synced" }, "db3 after heal")
+
+	// a crashed host: its daemons killed, its packets dropped; heal restarts it
+	if r := s.as("fault", "crash", "db1", "--name", "rg3"); r.code != 0 {
+		t.Fatalf("fault crash: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := status().Nodes[0]; n.State != "down" {
+		t.Errorf("db1 after crash: %+v", n)
+	}
+	if r := s.as("fault", "heal", "--name", "rg3"); r.code != 0 {
+		t.Fatalf("heal after crash: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	wait(0, func(st string) bool { return st == "Synced" }, "db1 after heal")
 
 	// a drill through the load balancer from the client host: the writer
 	// killed on its host, every acknowledged write audited on every node
-	r = s.as("drill", "failover", "--name", "rg3", "-o", "json")
+	r = s.as("drill", "failover", "--name", "rg3", "--crash", "-o", "json")
 	var d struct {
 		Acked int `json:"writes_acked"`
 		Lost  int `json:"lost_count"`
@@ -125,8 +173,16 @@ func TestSSHLab(t *testing.T) {
 		}
 	}
 
+	if r := s.as("fault", "partition", "db2", "--name", "rg3"); r.code != 0 { // left for down to take away
+		t.Fatalf("fault partition: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if r := s.as("down", "--name", "rg3"); r.code != 0 || !strings.Contains(r.stderr, "removed") {
 		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for name := range s.Hosts.Hosts {
+		if out := s.onHost(name, "iptables", "-S"); strings.Contains(out, "HDFAULT") {
+			t.Errorf("host %s keeps the lab's fault chain after down:\n%s", name, out)
+		}
 	}
 	for name, h := range s.Hosts.Hosts {
 		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
@@ -137,3 +193,4 @@ func TestSSHLab(t *testing.T) {
 		t.Errorf("the controller keeps %v", left)
 	}
 }
+

@@ -44,9 +44,7 @@ client runs there, reading SQL from -e or standard input (no terminal).`,
 				if execute != "" {
 					stdin = nil
 				}
-				out, err := h.Run(cmd.Context(), argv, stdin)
-				os.Stdout.Write(out)
-				if err != nil {
+				if err := h.Attach(cmd.Context(), argv, stdin, os.Stdout, os.Stderr); err != nil {
 					return fmt.Errorf("sql %s: %w", a[0], err)
 				}
 				return nil
@@ -103,13 +101,19 @@ func logsCmd() *cobra.Command {
 				return err
 			}
 			n, _ := l.Plan().Node(a[0])
-			argv := []string{"-n", strconv.Itoa(lines)}
+			argv := []string{"tail", "-n", strconv.Itoa(lines)}
 			if follow {
 				argv = append(argv, "-F")
 			}
-			x := exec.CommandContext(cmd.Context(), "tail", append(argv, n.LogFile)...)
-			x.Stdout, x.Stderr = os.Stdout, os.Stderr
-			if err := x.Run(); err != nil && cmd.Context().Err() == nil {
+			argv = append(argv, n.LogFile)
+			if l.Plan().Mode == plan.ModeSSH { // the log is on the node's host
+				err = l.Prov.Host(n.Host).Attach(cmd.Context(), argv, nil, os.Stdout, os.Stderr)
+			} else {
+				x := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
+				x.Stdout, x.Stderr = os.Stdout, os.Stderr
+				err = x.Run()
+			}
+			if err != nil && cmd.Context().Err() == nil {
 				return fmt.Errorf("logs %s: %w", a[0], err)
 			}
 			return nil

@@ -206,8 +206,8 @@ func prepare(l Lab, o Options) (*drill, error) {
 	if o.Crash && !sc.CrashFlag {
 		return nil, hderr.User("--crash: applies to the failover drill only")
 	}
-	if why := l.Plan().WithoutNetns(); o.Crash && why != "" {
-		return nil, hderr.User("--crash: a crash takes a host's NICs down, which %s", why)
+	if why := l.Plan().WithoutFirewall(); o.Crash && why != "" {
+		return nil, hderr.User("--crash: a crash cuts a host off the network, which %s", why)
 	}
 	t, err := sc.targets(d, append([]string(nil), o.Targets...))
 	d.res.Targets = t

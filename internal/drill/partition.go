@@ -17,7 +17,7 @@ var partition = Scenario{
 	Short:      "Cut nodes, hosts or a region off (default: the writer), then heal",
 	MaxTargets: -1,
 	targets: func(d *drill, given []string) ([]string, error) {
-		if why := d.l.Plan().WithoutNetns(); why != "" {
+		if why := d.l.Plan().WithoutFirewall(); why != "" {
 			return nil, hderr.User("drill partition: a network fault %s", why)
 		}
 		t, err := d.activeOr(given)

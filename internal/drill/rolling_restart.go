@@ -29,8 +29,7 @@ var rollingRestart = Scenario{
 		d.faultAt = time.Now()
 		var last time.Time
 		for _, name := range order {
-			last = time.Now()
-			d.logf("restarting %s", name)
+			last = time.Now() // Restart says "restarting NODE"
 			if err := d.l.Restart(ctx, []string{name}); err != nil {
 				return last, err
 			}

@@ -40,6 +40,8 @@ func (r Record) Label() string {
 type Cut struct {
 	Side []plan.Host
 	From []plan.Host
+	// Chain holds its rules on the side's hosts (ChainOf; empty: Chain).
+	Chain string
 }
 
 // NewCut resolves `fault partition TARGET... [--from OTHER...]`: each
@@ -79,7 +81,7 @@ func NewCut(p *plan.Plan, targets, from []string) (Cut, error) {
 	if err := hderr.Users(problems); err != nil {
 		return Cut{}, err
 	}
-	return Cut{Side: side, From: other}, nil
+	return Cut{Side: side, From: other, Chain: ChainOf(p)}, nil
 }
 
 func resolve(p *plan.Plan, names []string) (hosts []plan.Host, bad []string) {

@@ -73,15 +73,39 @@ func TestCutApplyUndoesOnFailure(t *testing.T) {
 
 func TestLift(t *testing.T) {
 	r := &runner{noChain: true}
-	if err := Lift(context.Background(), r, []plan.Host{a, b}); err != nil {
+	if err := Lift(context.Background(), r, Chain, []plan.Host{a, b}); err != nil {
 		t.Errorf("hosts never partitioned have no chain: %v", err)
 	}
 	if len(r.ran) != 2 {
 		t.Errorf("ran %v", r.ran)
 	}
 	r = &runner{failAt: 1}
-	if err := Lift(context.Background(), r, []plan.Host{a}); err == nil {
+	if err := Lift(context.Background(), r, Chain, []plan.Host{a}); err == nil {
 		t.Error("a failing flush must be reported")
+	}
+}
+
+// A remote lab's chain is its own, and down takes it away whole: every
+// jump to it, its rules, the chain; a host without it is fine.
+func TestRemove(t *testing.T) {
+	p := &plan.Plan{Lab: "rg3", Mode: plan.ModeSSH}
+	if got := ChainOf(p); got != "HDFAULT-rg3" {
+		t.Errorf("ChainOf = %q", got)
+	}
+	if got := ChainOf(&plan.Plan{Lab: "rg3", Mode: plan.ModeNetns}); got != Chain {
+		t.Errorf("ChainOf a namespaced lab = %q", got)
+	}
+	r := &runner{noChain: true}
+	if err := Remove(context.Background(), r, "HDFAULT-rg3", []plan.Host{a}); err != nil {
+		t.Errorf("a host without the chain: %v", err)
+	}
+	want := []string{"a: iptables -w -C INPUT -j HDFAULT-rg3", "a: iptables -w -C OUTPUT -j HDFAULT-rg3", "a: iptables -w -F HDFAULT-rg3", "a: iptables -w -X HDFAULT-rg3"}
+	if got := strings.Join(r.ran, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("commands:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+	r = &runner{failAt: 3}
+	if err := Remove(context.Background(), r, "HDFAULT-rg3", []plan.Host{a, b}); err == nil || !strings.Contains(strings.Join(r.ran, "\n"), "b: iptables -w -X HDFAULT-rg3") {
+		t.Errorf("a failure on a is reported and b still tried: %v %v", err, r.ran)
 	}
 }
 

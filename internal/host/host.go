@@ -26,6 +26,10 @@ type Host interface {
 	// Run runs argv on the host with stdin (may be nil) and returns what it
 	// printed; a non-zero exit is an error carrying its last stderr line.
 	Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error)
+	// Attach runs argv on the host with its standard streams connected
+	// (output written as it comes: a client's session, a followed log); a
+	// non-zero exit is an error.
+	Attach(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error
 	// WriteFile replaces path's content at once (its directory made).
 	WriteFile(ctx context.Context, path string, data []byte, perm os.FileMode) error
 	// ReadFile reads a file; a missing one is an error os.ErrNotExist matches.

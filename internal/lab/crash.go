@@ -17,14 +17,16 @@ import (
 
 // CrashHosts crashes hosts as machines that lose power: every process of
 // each killed at once (a node's server and health agent, a load balancer
-// host's HAProxy and keepalived, an arbitrator's garbd) and its NICs down,
-// so it vanishes from the network with the addresses it held instead of
-// refusing connections. Every name is checked first; the client host is the
-// observer and does not crash. Heal brings them back.
+// host's HAProxy and keepalived, an arbitrator's garbd) and the host cut
+// off the network, so it vanishes with the addresses it held instead of
+// refusing connections: its NICs down in a namespace; on a remote machine,
+// whose NIC also carries the controller's SSH, every packet between it and
+// the lab's other hosts dropped. Every name is checked first; the client
+// host is the observer and does not crash. Heal brings them back.
 func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
 	var problems []string
-	if why := l.p.WithoutNetns(); why != "" {
-		problems = append(problems, "fault crash: a crash takes a host's NICs down, which "+why)
+	if why := l.p.WithoutFirewall(); why != "" {
+		problems = append(problems, "fault crash: a crash cuts a host off the network, which "+why)
 	}
 	var crashable []string
 	for _, h := range l.p.Hosts {
@@ -44,21 +46,43 @@ func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
 		return err
 	}
 	at := time.Now().UTC()
-	// NICs first: a machine that loses power says nothing more, while a
-	// process killed on a live host has its kernel close its connections
-	// (the peers would learn of the crash at once)
-	var errs []error
-	for _, name := range names {
-		errs = append(errs, l.nics(ctx, name, "down"))
+	// off the network first: a machine that loses power says nothing more,
+	// while a process killed on a live host has its kernel close its
+	// connections (the peers would learn of the crash at once)
+	if err := l.cutOff(ctx, names); err != nil {
+		return err
 	}
+	var errs []error
 	for _, name := range names {
 		errs = append(errs, l.killHost(ctx, name))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	l.logf("crashed %s (every process killed, NICs down)", strings.Join(names, ", "))
+	how := "NICs down"
+	if l.p.Mode == plan.ModeSSH {
+		how = "cut off the lab's other hosts"
+	}
+	l.logf("crashed %s (every process killed, %s)", strings.Join(names, ", "), how)
 	return errors.Join(l.saveDerived(), l.RecordFault(fault.Record{Fault: fault.Crash, Targets: names, At: at}))
+}
+
+// cutOff takes crashing hosts off the network: their NICs down, or on
+// remote machines a partition from every other host of the lab (Heal lifts
+// both).
+func (l *Lab) cutOff(ctx context.Context, names []string) error {
+	if l.p.Mode != plan.ModeSSH {
+		var errs []error
+		for _, name := range names {
+			errs = append(errs, l.nics(ctx, name, "down"))
+		}
+		return errors.Join(errs...)
+	}
+	cut, err := fault.NewCut(l.p, names, nil)
+	if err != nil {
+		return err
+	}
+	return cut.Apply(ctx, l.hosts)
 }
 
 // killHost kills every daemon of a host with SIGKILL.

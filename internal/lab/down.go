@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -87,7 +88,11 @@ func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 			errs = append(errs, l.Prov.Host(n.Host).Kill(ctx, server.Daemon(n)))
 		}
 	}
-	errs = append(errs, l.stopDaemons(), l.Prov.Teardown(ctx))
+	errs = append(errs, l.stopDaemons())
+	if l.p.Mode == plan.ModeSSH { // a remote machine's tables outlive the lab: its partitions go with it
+		errs = append(errs, fault.Remove(ctx, l.hosts, fault.ChainOf(l.p), l.p.Hosts))
+	}
+	errs = append(errs, l.Prov.Teardown(ctx))
 	if keepData {
 		errs = append(errs, l.save(state.Stopped))
 		l.logf("lab %s stopped; data kept in %s", l.p.Lab, l.p.Dir)

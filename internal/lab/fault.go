@@ -47,8 +47,8 @@ func (l *Lab) ProcessFault(ctx context.Context, kind fault.Kind, names []string)
 // Partition cuts hosts off: no packet passes between a host of the side and
 // a host of from (default: everyone else).
 func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
-	if err := l.needNetns(fault.Partition); err != nil {
-		return err
+	if why := l.p.WithoutFirewall(); why != "" {
+		return hderr.User("fault partition: a network fault %s", why)
 	}
 	cut, err := fault.NewCut(l.p, targets, from)
 	if err != nil {
@@ -73,8 +73,8 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 			err = l.RecordFault(fault.Record{Fault: fault.Heal, At: at})
 		}
 	}()
-	if l.p.Mode == plan.ModeNetns {
-		if err := fault.Lift(ctx, l.hosts, l.p.Hosts); err != nil {
+	if l.p.WithoutFirewall() == "" {
+		if err := fault.Lift(ctx, l.hosts, fault.ChainOf(l.p), l.p.Hosts); err != nil {
 			return err
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
@@ -101,27 +99,11 @@ func (l *Lab) Backups() *backup.Lab {
 // side of the provider that the rooms (netem, faults) are given.
 type hosts struct{ prov provider.Provider }
 
+// Run runs argv on host; a failure's error carries what it printed.
 func (h hosts) Run(ctx context.Context, host string, argv ...string) error {
-	w := h.prov.Wrap(host, argv)
-	out, err := exec.CommandContext(ctx, w[0], w[1:]...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s: %s: %v: %s", host, strings.Join(argv, " "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	_, err := h.prov.Host(host).Run(ctx, argv, nil)
+	return err
 }
-
-// Output runs argv on host and returns what it printed.
-func (h hosts) Output(ctx context.Context, host string, argv ...string) ([]byte, error) {
-	w := h.prov.Wrap(host, argv)
-	out, err := exec.CommandContext(ctx, w[0], w[1:]...).Output()
-	if err != nil {
-		return out, fmt.Errorf("%s: %s: %w", host, strings.Join(argv, " "), err)
-	}
-	return out, nil
-}
-
-// Wrap turns argv into the command that runs it on host.
-func (h hosts) Wrap(host string, argv []string) []string { return h.prov.Wrap(host, argv) }
 
 func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, error) {
 	return h.prov.Dial(ctx, host, network, addr)
@@ -260,9 +242,8 @@ func (l *Lab) Pid(n *plan.Node) int { return l.servers.Pid(n) }
 
 func (l *Lab) alive(n *plan.Node) bool { return l.servers.Alive(n) }
 
-// Wrap turns argv into the command that runs it on a host (inside the
-// host's namespace, or as it is in a rootless lab).
-func (l *Lab) Wrap(host string, argv []string) []string { return l.Prov.Wrap(host, argv) }
+// Host is one of the lab's hosts: its commands, files, daemons, dialing.
+func (l *Lab) Host(name string) host.Host { return l.Prov.Host(name) }
 
 // Dial connects from inside a host.
 func (l *Lab) Dial(ctx context.Context, host, network, addr string) (net.Conn, error) {

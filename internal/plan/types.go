@@ -419,6 +419,16 @@ func (p *Plan) Cluster(name string) (*Cluster, bool) {
 	return nil, false
 }
 
+// WithoutFirewall says why what drops a host's packets (partitions,
+// crashes) cannot be done in this lab ("" when it can: in a namespace, or
+// on a remote machine, each host has packet filter tables of its own).
+func (p *Plan) WithoutFirewall() string {
+	if p.Mode == ModeSSH {
+		return ""
+	}
+	return p.WithoutNetns()
+}
+
 // WithoutNetns says why what needs a host's network namespace cannot be
 // done in this lab ("" when it can): a rootless lab has none, and on remote
 // hosts it is not built yet.

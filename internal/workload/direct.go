@@ -11,6 +11,7 @@ import (
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/provider/local"
 )
 
 // Direct is this computer as the client of servers outside any lab (a
@@ -30,8 +31,10 @@ func (d Direct) Plan() *plan.Plan {
 	return &plan.Plan{Lab: d.Name, Client: plan.Client{Host: DirectHost}}
 }
 
-// Wrap runs argv here, as it is.
-func (Direct) Wrap(_ string, argv []string) []string { return argv }
+// Host is this computer: commands run here as they are.
+func (d Direct) Host(name string) host.Host {
+	return local.New(d.Plan(), "", "").Host(name)
+}
 
 func (Direct) Dial(ctx context.Context, _, network, addr string) (net.Conn, error) {
 	var d net.Dialer

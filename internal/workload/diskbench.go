@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/plan"
@@ -84,17 +82,12 @@ func diskTest(ctx context.Context, l Lab, nv plan.NodeVolume, t fio.Test, p Disk
 	var runs []fio.Result
 	for i := 0; i < p.Runs && ctx.Err() == nil; i++ {
 		_ = os.Remove(filepath.Join(dir, "file1g"))
-		argv := l.Wrap(nv.Node.Name, fio.Argv(t, dir, p.Time))
-		b, err := exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+		b, err := l.Host(nv.Node.Host).Run(ctx, fio.Argv(t, dir, p.Time), nil)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
-			msg := ""
-			if ee, ok := err.(*exec.ExitError); ok {
-				msg = strings.TrimSpace(string(ee.Stderr))
-			}
-			return res, fmt.Errorf("fio %s on %s %s: %v: %s", t.Name, nv.Node.Name, nv.Volume.Name, err, msg)
+			return res, fmt.Errorf("fio %s on %s %s: %w", t.Name, nv.Node.Name, nv.Volume.Name, err)
 		}
 		r, err := fio.Parse(t, b)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -18,8 +19,9 @@ import (
 type Lab interface {
 	Home() string
 	Plan() *plan.Plan
-	// Wrap turns argv into the command that runs it on a host.
-	Wrap(host string, argv []string) []string
+	// Host is one of its hosts: its commands and files (load runs on the
+	// client host, fio on a node's).
+	Host(name string) host.Host
 	// Dial connects from inside a host.
 	Dial(ctx context.Context, host, network, addr string) (net.Conn, error)
 	// Admin opens a root-equivalent pool to a node (close it); Process is

@@ -1,12 +1,10 @@
 package workload
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/hadrill/hadrill/internal/results"
@@ -39,19 +37,15 @@ func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []strin
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	defaults := filepath.Join(dir, "slap.cnf")
-	if err := os.WriteFile(defaults, []byte(fmt.Sprintf("[client]\nuser=%s\npassword=%s\n", e.User, e.Password)), 0o600); err != nil {
+	defaults, remove, err := credentials(ctx, l, dir, "slap-"+run.ID+".cnf", []byte(fmt.Sprintf("[client]\nuser=%s\npassword=%s\n", e.User, e.Password)))
+	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(defaults)
+	defer remove()
 	fmt.Fprintf(log, "mariadb-slap on %s at concurrency %v, %d iteration(s)\n", e.Name, p.Concurrency, p.Iterations)
-	argv := l.Wrap(l.Plan().Client.Host, slap.Argv(p, defaults, e.Host, e.Port))
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	runErr := cmd.Run()
-	_ = os.WriteFile(filepath.Join(dir, "slap.out"), out.Bytes(), 0o644)
-	res, perr := slap.Parse(out.String())
+	out, runErr := client(l).Run(ctx, combined(slap.Argv(p, defaults, e.Host, e.Port)), nil)
+	_ = os.WriteFile(filepath.Join(dir, "slap.out"), out, 0o644)
+	res, perr := slap.Parse(string(out))
 	if perr != nil {
 		return nil, firstErr(perr, runErr)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -50,11 +49,11 @@ func Run(ctx context.Context, l Lab, s Sweep) (*Outcome, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	cfg := filepath.Join(dir, "sysbench.cnf")
-	if err := os.WriteFile(cfg, []byte(sysbench.ConfigFile(s.Target.User, s.Target.Password)), 0o600); err != nil {
+	cfg, remove, err := credentials(ctx, l, dir, "sysbench-"+id+".cnf", []byte(sysbench.ConfigFile(s.Target.User, s.Target.Password)))
+	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(cfg) // credentials do not stay in the run store
+	defer remove()
 	t := sysbench.Target{Host: s.Target.Host, Port: s.Target.Port, Config: cfg}
 	if err := prepare(ctx, l, s, t); err != nil {
 		return nil, err
@@ -144,8 +143,7 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 
 // onClient runs a command on the lab's client host.
 func onClient(ctx context.Context, l Lab, argv []string) error {
-	argv = l.Wrap(l.Plan().Client.Host, argv)
-	if out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput(); err != nil {
+	if out, err := client(l).Run(ctx, combined(argv), nil); err != nil {
 		return fmt.Errorf("%s: %v: %s", argv[0], err, tail(out))
 	}
 	return nil
@@ -154,18 +152,13 @@ func onClient(ctx context.Context, l Lab, argv []string) error {
 // runOnce runs sysbench on the client host and parses what it printed,
 // also when it was cut short.
 func runOnce(ctx context.Context, l Lab, argv []string, save string) (sysbench.Result, error) {
-	argv = l.Wrap(l.Plan().Client.Host, argv)
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = 5 * time.Second
-	runErr := cmd.Run()
+	out, runErr := client(l).Run(ctx, combined(argv), nil)
 	if save != "" {
-		_ = os.WriteFile(save, out.Bytes(), 0o644)
+		_ = os.WriteFile(save, out, 0o644)
 	}
-	res, perr := sysbench.Parse(out.String())
+	res, perr := sysbench.Parse(string(out))
 	if runErr != nil && ctx.Err() == nil {
-		return res, fmt.Errorf("sysbench: %v: %s", runErr, tail(out.Bytes()))
+		return res, fmt.Errorf("sysbench: %v: %s", runErr, tail(out))
 	}
 	if perr != nil && ctx.Err() == nil {
 		return res, perr

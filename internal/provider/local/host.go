@@ -46,11 +46,23 @@ func (h *Host) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte,
 	cmd := exec.CommandContext(ctx, w[0], w[1:]...)
 	var errb bytes.Buffer
 	cmd.Stdin, cmd.Stderr = stdin, &errb
+	cmd.WaitDelay = 5 * time.Second // a child holding its output open does not hold the caller
 	out, err := cmd.Output()
 	if err != nil {
 		return out, fmt.Errorf("%s: %s: %v: %s", h.name, strings.Join(argv, " "), err, strings.TrimSpace(errb.String()))
 	}
 	return out, nil
+}
+
+// Attach runs argv on the host, its standard streams connected.
+func (h *Host) Attach(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	w := h.prov.Wrap(h.name, argv)
+	cmd := exec.CommandContext(ctx, w[0], w[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %s: %v", h.name, strings.Join(argv, " "), err)
+	}
+	return nil
 }
 
 // WriteFile replaces path's content at once.

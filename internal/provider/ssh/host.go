@@ -86,6 +86,15 @@ func (r *Remote) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byt
 	return res.Stdout, nil
 }
 
+// Attach runs argv on the host, its standard streams connected.
+func (r *Remote) Attach(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	code, err := r.c.Attach(ctx, argv, stdin, stdout, stderr)
+	if err == nil && code != 0 {
+		err = &RunError{Host: r.name, Argv: argv, Code: code} // what it said is written already
+	}
+	return err
+}
+
 // RunError is a command that ended with a non-zero status on a host.
 type RunError struct {
 	Host   string
@@ -95,7 +104,11 @@ type RunError struct {
 }
 
 func (e *RunError) Error() string {
-	return fmt.Sprintf("%s: %s: exit %d: %s", e.Host, strings.Join(e.Argv, " "), e.Code, e.Stderr)
+	msg := fmt.Sprintf("%s: %s: exit %d", e.Host, strings.Join(e.Argv, " "), e.Code)
+	if e.Stderr != "" {
+		msg += ": " + e.Stderr
+	}
+	return msg
 }
 
 // op runs `hadrill host --root DIR args…` on the host.

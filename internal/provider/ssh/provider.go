@@ -243,6 +243,14 @@ func (l *lazy) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte,
 	return r.Run(ctx, argv, stdin)
 }
 
+func (l *lazy) Attach(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	r, err := l.get(ctx)
+	if err != nil {
+		return err
+	}
+	return r.Attach(ctx, argv, stdin, stdout, stderr)
+}
+
 func (l *lazy) WriteFile(ctx context.Context, p string, data []byte, perm os.FileMode) error {
 	r, err := l.get(ctx)
 	if err != nil {

@@ -282,14 +282,22 @@ const maxOutput = 64 << 20
 // not root), stdin given to it, and waits for it. err is set only when the
 // command could not be run or ctx ended it; a non-zero exit is Result.Code.
 func (c *Client) Run(ctx context.Context, argv []string, stdin io.Reader) (Result, error) {
-	s, err := c.c.NewSession()
-	if err != nil {
-		return Result{Code: -1}, fmt.Errorf("%s: %v", c.Host.Name, err)
-	}
-	defer s.Close()
 	var out, errb limited
 	out.max, errb.max = maxOutput, maxOutput
-	s.Stdin, s.Stdout, s.Stderr = stdin, &out, &errb
+	code, err := c.Attach(ctx, argv, stdin, &out, &errb)
+	return Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Code: code}, err
+}
+
+// Attach runs argv on the host as Run does, its output written to stdout
+// and stderr as it comes, and returns its exit status (-1 when it ended
+// without one). ctx ending kills it.
+func (c *Client) Attach(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	s, err := c.c.NewSession()
+	if err != nil {
+		return -1, fmt.Errorf("%s: %v", c.Host.Name, err)
+	}
+	defer s.Close()
+	s.Stdin, s.Stdout, s.Stderr = stdin, stdout, stderr
 	done := make(chan error, 1)
 	go func() { done <- s.Run(Command(c.Host, argv)) }()
 	select {
@@ -298,24 +306,22 @@ func (c *Client) Run(ctx context.Context, argv []string, stdin io.Reader) (Resul
 		_ = s.Signal(xssh.SIGKILL)
 		s.Close()
 		<-done
-		return Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Code: -1}, ctx.Err()
+		return -1, ctx.Err()
 	}
-	r := Result{Stdout: out.Bytes(), Stderr: errb.Bytes()}
 	var ee *xssh.ExitError
 	var missing *xssh.ExitMissingError
 	switch {
 	case err == nil:
+		return 0, nil
 	case errors.As(err, &ee):
-		r.Code = ee.ExitStatus()
 		if ee.Signal() != "" {
-			r.Code = -1
+			return -1, nil
 		}
+		return ee.ExitStatus(), nil
 	case errors.As(err, &missing):
-		r.Code = -1
-	default:
-		return Result{Code: -1}, fmt.Errorf("%s: %v", c.Host.Name, err)
+		return -1, nil
 	}
-	return r, nil
+	return -1, fmt.Errorf("%s: %v", c.Host.Name, err)
 }
 
 // Stream is a command running on the host whose input and output are

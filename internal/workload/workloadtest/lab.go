@@ -18,9 +18,9 @@ import (
 // Lab is a lab of which only the plan exists.
 type Lab struct{ P *plan.Plan }
 
-func (l Lab) Home() string                        { return "/nowhere" }
-func (l Lab) Plan() *plan.Plan                    { return l.P }
-func (Lab) Wrap(_ string, argv []string) []string { return argv }
+func (l Lab) Home() string        { return "/nowhere" }
+func (l Lab) Plan() *plan.Plan    { return l.P }
+func (Lab) Host(string) host.Host { panic("workloadtest: nothing runs on this lab (host)") }
 func (Lab) Dial(context.Context, string, string, string) (net.Conn, error) {
 	panic("workloadtest: nothing runs on this lab (dial)")
 }
