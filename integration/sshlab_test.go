@@ -194,3 +194,93 @@ func TestSSHLab(t *testing.T) {
 	}
 }
 
+
+// TestSSHDR: dr-standalone over SSH (six machines, two regions whose
+// network is the machines' own): a write through the load balancer reaches
+// the DR server; the channel's source killed on its host, the keeper
+// re-points the channel from the controller and DR holds every row the
+// cluster has; dr repoint on demand; down leaves nothing.
+func TestSSHDR(t *testing.T) {
+	e := newEnv(t)
+	s := newSSHHosts(e, "itsshd", "198.19.250", "db1", "db2", "db3", "drdb1", "lb", "client")
+	t.Cleanup(func() { s.as("down", "--all") })
+	inv := s.inventory("hosts.yaml", nil)
+	if r := s.as("up", "--preset", "dr-standalone", "--name", "rdr", "--inventory", inv); r.code != 0 {
+		t.Fatalf("up dr-standalone over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	repl := func() (st replStatus) {
+		t.Helper()
+		r := s.as("status", "--name", "rdr", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+			t.Fatalf("status: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		return st
+	}
+	channel := func() (source, io string) {
+		for _, n := range repl().Nodes {
+			if n.Name == "drdb1" && len(n.Replication) == 1 {
+				return n.Replication[0].Source, n.Replication[0].IO
+			}
+		}
+		return "", ""
+	}
+	val := func(node, query string) (string, bool) {
+		r := s.as("sql", node, "--name", "rdr", "-e", query)
+		out := strings.TrimSpace(r.stdout)
+		return out[strings.LastIndex(out, "\n")+1:], r.code == 0
+	}
+	waitVal := func(node, query, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			got, ok := val(node, query)
+			if ok && got == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s on %s: got %q, want %q", query, node, got, want)
+			}
+		}
+	}
+	if src, io := channel(); src != "db1" || io != "Yes" {
+		t.Fatalf("DR channel after up: source %q, io %q", src, io)
+	}
+	if _, ok := val("lb", "CREATE TABLE app.w (id INT PRIMARY KEY); INSERT INTO app.w VALUES (1),(2)"); !ok {
+		t.Fatal("write through the load balancer failed")
+	}
+	waitVal("drdb1", "SELECT COUNT(*) FROM app.w", "2")
+
+	// the channel's source killed on its host: the keeper moves the channel
+	if r := s.as("fault", "kill", "db1", "--name", "rdr"); r.code != 0 {
+		t.Fatalf("fault kill db1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	killed := time.Now()
+	for src, io := channel(); src == "db1" || io != "Yes"; src, io = channel() {
+		if time.Since(killed) > 20*time.Second {
+			t.Fatalf("the DR channel was not re-pointed within 20 s: source %q, io %q", src, io)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("DR channel re-pointed %v after kill -9 of its source on its host", time.Since(killed).Round(100*time.Millisecond))
+	if _, ok := val("lb", "INSERT INTO app.w VALUES (3)"); !ok {
+		t.Error("write after the kill failed")
+	}
+	waitVal("drdb1", "SELECT GROUP_CONCAT(id ORDER BY id) FROM app.w", "1,2,3")
+
+	if r := s.as("start", "db1", "--name", "rdr"); r.code != 0 {
+		t.Fatalf("start db1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := s.as("dr", "repoint", "--name", "rdr", "--to", "db3"); r.code != 0 {
+		t.Fatalf("dr repoint: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if src, io := channel(); src != "db3" || io != "Yes" {
+		t.Errorf("after dr repoint --to db3: source %q, io %q", src, io)
+	}
+	if r := s.as("down", "--name", "rdr"); r.code != 0 {
+		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for name, h := range s.Hosts.Hosts {
+		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
+			t.Errorf("host %s keeps %v after down", name, left)
+		}
+	}
+}
