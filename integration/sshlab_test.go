@@ -194,7 +194,6 @@ func TestSSHLab(t *testing.T) {
 	}
 }
 
-
 // TestSSHDR: dr-standalone over SSH (six machines, two regions whose
 // network is the machines' own): a write through the load balancer reaches
 // the DR server; the channel's source killed on its host, the keeper
@@ -281,6 +280,93 @@ func TestSSHDR(t *testing.T) {
 	for name, h := range s.Hosts.Hosts {
 		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
 			t.Errorf("host %s keeps %v after down", name, left)
+		}
+	}
+}
+
+// TestSSHLBPair: a load balancer pair on two remote machines shares the
+// inventory's virtual IP on their own interface (keepalived, unicast
+// VRRP); the active host's HAProxy killed, then the active host crashed,
+// under writes from the client host: writes resume through the same
+// address on the other host and no acknowledged write is lost; down takes
+// the address off every host.
+func TestSSHLBPair(t *testing.T) {
+	e := newEnv(t)
+	s := newSSHHosts(e, "itsshp", "198.19.248", "db1", "db2", "db3", "lb1", "lb2", "client")
+	t.Cleanup(func() { s.as("down", "--all") })
+	const vip = "198.19.248.100"
+	spec := s.write("pair.yaml", `name: rlb
+clusters: [{name: db, nodes: 3, profile: durable, failure_detection: fast}]
+load_balancers: [{name: lb, cluster: db, replicas: 2}]
+client: {name: client}
+`)
+	if r := s.as("up", "-f", spec, "--inventory", s.write("hosts.yaml", s.Inventory(nil))); r.code != 2 || !strings.Contains(r.stderr, "virtual_ips.lb: required") {
+		t.Errorf("a pair without its virtual IP: exit %d\n%s", r.code, r.stderr)
+	}
+	inv := s.write("hosts.yaml", s.Inventory(nil)+"virtual_ips:\n  lb: "+vip+"\n")
+	if r := s.as("up", "-f", spec, "--inventory", inv); r.code != 0 {
+		t.Fatalf("up of a pair over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	holder := func() string {
+		t.Helper()
+		var st struct {
+			LoadBalancers []struct {
+				Address   string
+				Instances []struct {
+					Host       string `json:"host"`
+					Haproxy    bool   `json:"haproxy"`
+					Keepalived *bool  `json:"keepalived"`
+					Holder     bool   `json:"holds_address"`
+				} `json:"instances"`
+			} `json:"load_balancers"`
+		}
+		r := s.as("status", "--name", "rlb", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 || len(st.LoadBalancers) != 1 || st.LoadBalancers[0].Address != vip {
+			t.Fatalf("status: exit %d %v %+v\n%s", r.code, err, st, r.stderr)
+		}
+		h := ""
+		for _, in := range st.LoadBalancers[0].Instances {
+			if in.Holder {
+				h = in.Host
+			}
+			if !in.Haproxy || in.Keepalived == nil || !*in.Keepalived {
+				t.Errorf("instance %+v is not whole", in)
+			}
+		}
+		return h
+	}
+	prev := holder()
+	if prev == "" {
+		t.Fatal("no host holds the virtual IP after up")
+	}
+	if r := s.as("sql", "lb", "--name", "rlb", "-e", "SELECT 41+1"); r.code != 0 || !strings.Contains(r.stdout, "42") {
+		t.Errorf("a query through the virtual IP from the client host: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, d := range []string{"lb-failover", "lb-crash"} {
+		r := s.as("drill", d, "--name", "rlb", "--before", "1s", "--after", "1s", "-o", "json")
+		var res drillResult
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 {
+			t.Fatalf("drill %s: exit %d %v\n%s%s", d, r.code, err, r.stdout, r.stderr)
+		}
+		t.Logf("drill %s over SSH: %v down, gap %.2fs, writes back %v, %d acked, %d lost", d, res.Targets, res.Gap.Seconds, deref(res.WritesBackS), res.WritesAcked, res.LostCount)
+		if !res.Passed || res.LostCount != 0 || res.WritesBackS == nil || res.WritesAcked == 0 || len(res.Targets) != 1 || res.Targets[0] != prev {
+			t.Errorf("drill %s: %+v", d, res)
+		}
+		if now := holder(); now == prev || now == "" {
+			t.Errorf("after %s of %s: %q holds the virtual IP (want the other host)", d, prev, now)
+		} else {
+			prev = now
+		}
+	}
+	if r := s.as("down", "--name", "rlb"); r.code != 0 {
+		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for name := range s.Hosts.Hosts {
+		if out := s.onHost(name, "ip", "-o", "-4", "addr", "show"); strings.Contains(out, vip+"/") {
+			t.Errorf("host %s keeps the virtual IP after down:\n%s", name, out)
+		}
+		if out := s.onHost(name, "iptables", "-S"); strings.Contains(out, "HDFAULT") {
+			t.Errorf("host %s keeps the lab's fault chain after down:\n%s", name, out)
 		}
 	}
 }

@@ -53,7 +53,7 @@ func (c Cut) Apply(ctx context.Context, hosts Runner) error {
 		return errors.Join(errs...)
 	}
 	for _, h := range c.Side {
-		if err := chain(ctx, hosts, name, h.Name); err != nil {
+		if err := iptables(ctx, hosts, h.Name, "-N", name); err != nil && !strings.Contains(err.Error(), "exists") {
 			return undo(err)
 		}
 		for _, o := range c.From {
@@ -66,6 +66,11 @@ func (c Cut) Apply(ctx context.Context, hosts Runner) error {
 					added = append(added, rule{h.Name, r})
 				}
 			}
+		}
+		// jumped to last: a new chain's rules take effect together (a
+		// remote host's commands are a round trip each)
+		if err := hook(ctx, hosts, name, h.Name); err != nil {
+			return undo(err)
 		}
 	}
 	return nil
@@ -107,11 +112,8 @@ func Remove(ctx context.Context, hosts Runner, chain string, on []plan.Host) err
 // noChain says iptables found no such chain.
 func noChain(err error) bool { return strings.Contains(err.Error(), "No chain") }
 
-// chain makes sure the host's fault chain exists and is jumped to.
-func chain(ctx context.Context, hosts Runner, name, host string) error {
-	if err := iptables(ctx, hosts, host, "-N", name); err != nil && !strings.Contains(err.Error(), "exists") {
-		return err
-	}
+// hook makes sure the host's fault chain is jumped to.
+func hook(ctx context.Context, hosts Runner, name, host string) error {
 	for _, hook := range []string{"INPUT", "OUTPUT"} {
 		if iptables(ctx, hosts, host, "-C", hook, "-j", name) != nil {
 			if err := iptables(ctx, hosts, host, "-I", hook, "-j", name); err != nil {

@@ -36,6 +36,9 @@ type Inventory struct {
 	JumpHosts map[string]Target `yaml:"jump_hosts,omitempty"`
 	// Hosts maps each host of the spec (db1, lb, client, …) to a machine.
 	Hosts map[string]Target `yaml:"hosts"`
+	// VirtualIPs gives each load balancer pair of the spec (by name) the
+	// address its two hosts share: an unused address of their network.
+	VirtualIPs map[string]string `yaml:"virtual_ips,omitempty"`
 }
 
 // Target is how one machine is reached.
@@ -95,8 +98,9 @@ func (h Host) String() string {
 
 // Resolved is a loaded inventory.
 type Resolved struct {
-	File  string          `json:"file"`
-	Hosts map[string]Host `json:"hosts"`
+	File       string            `json:"file"`
+	Hosts      map[string]Host   `json:"hosts"`
+	VirtualIPs map[string]string `json:"virtual_ips,omitempty"`
 }
 
 // Names lists the inventory's hosts, sorted.
@@ -264,13 +268,39 @@ func (inv *Inventory) resolve(dir string, env Env, exists func(string) bool) (*R
 		}
 		r.Hosts[name] = h
 	}
+	for _, name := range slices.Sorted(maps.Keys(inv.VirtualIPs)) {
+		a := inv.VirtualIPs[name]
+		ip := net.ParseIP(a)
+		switch {
+		case ip == nil || ip.To4() == nil:
+			add("virtual_ips."+name, "expected an IPv4 address, got %q", a)
+		case private[a] != "":
+			add("virtual_ips."+name, "%s is host %s's private address: a virtual IP is an unused address of the pair's network", a, private[a])
+		default:
+			if r.VirtualIPs == nil {
+				r.VirtualIPs = map[string]string{}
+			}
+			r.VirtualIPs[name] = a
+		}
+	}
 	return r, problems
 }
 
-// Check holds the inventory against the hosts a plan needs: every one
-// must be there, and nothing else (a name the spec lacks is a typo).
-func (r *Resolved) Check(hosts []string) error {
+// Check holds the inventory against the hosts a plan needs and its load
+// balancer pairs: every one must be there, and nothing else (a name the
+// spec lacks is a typo).
+func (r *Resolved) Check(hosts, pairs []string) error {
 	var problems []string
+	for _, lb := range pairs {
+		if _, ok := r.VirtualIPs[lb]; !ok {
+			problems = append(problems, fmt.Sprintf("%s: virtual_ips.%s: required: load balancer %s is a pair, whose hosts share an address of their network the inventory names", r.File, lb, lb))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.VirtualIPs)) {
+		if !slices.Contains(pairs, name) {
+			problems = append(problems, fmt.Sprintf("%s: virtual_ips.%s: the spec has no load balancer pair of that name (its pairs: %s)", r.File, name, cmp.Or(strings.Join(pairs, ", "), "none")))
+		}
+	}
 	for _, h := range hosts {
 		if _, ok := r.Hosts[h]; !ok {
 			problems = append(problems, fmt.Sprintf("%s: hosts.%s: required: the spec has a host %s, the inventory does not say where it runs", r.File, h, h))

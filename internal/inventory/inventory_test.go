@@ -46,14 +46,21 @@ hosts:
 	if got := r.Hosts["client"].Endpoint(); got != "[2001:db8::30]:2200" {
 		t.Errorf("client endpoint: %s", got)
 	}
-	if err := r.Check([]string{"client", "db1", "db2", "db3", "lb"}); err == nil || !strings.Contains(err.Error(), "hosts.db3: required") {
+	if err := r.Check([]string{"client", "db1", "db2", "db3", "lb"}, nil); err == nil || !strings.Contains(err.Error(), "hosts.db3: required") {
 		t.Errorf("missing db3: %v", err)
 	}
-	if err := r.Check([]string{"client", "db1", "lb"}); err == nil || !strings.Contains(err.Error(), "hosts.db2: the spec has no host of that name (its hosts: client, db1, lb)") {
+	if err := r.Check([]string{"client", "db1", "lb"}, nil); err == nil || !strings.Contains(err.Error(), "hosts.db2: the spec has no host of that name (its hosts: client, db1, lb)") {
 		t.Errorf("extra db2: %v", err)
 	}
-	if err := r.Check([]string{"client", "db1", "db2", "lb"}); err != nil {
+	if err := r.Check([]string{"client", "db1", "db2", "lb"}, nil); err != nil {
 		t.Errorf("exact: %v", err)
+	}
+	if err := r.Check([]string{"client", "db1", "db2", "lb"}, []string{"lb"}); err == nil || !strings.Contains(err.Error(), "virtual_ips.lb: required: load balancer lb is a pair") {
+		t.Errorf("a pair without its virtual IP: %v", err)
+	}
+	r.VirtualIPs = map[string]string{"front": "10.1.0.100"}
+	if err := r.Check([]string{"client", "db1", "db2", "lb"}, nil); err == nil || !strings.Contains(err.Error(), "virtual_ips.front: the spec has no load balancer pair of that name (its pairs: none)") {
+		t.Errorf("a virtual IP of no pair: %v", err)
 	}
 }
 
@@ -88,6 +95,9 @@ func TestResolveRefuses(t *testing.T) {
 		{"root dir", "hosts: {db1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key, dir: /}}", env, []string{"hosts.db1.dir: expected an absolute path"}},
 		{"relative dir", "hosts: {db1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key, dir: hadrill}}", env, []string{"hosts.db1.dir: expected an absolute path"}},
 		{"dir with a space", "hosts: {db1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key, dir: '/srv/my lab'}}", env, []string{"hosts.db1.dir: expected an absolute path"}},
+		{"a virtual IP", "hosts: {lb1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key}}\nvirtual_ips: {lb: 10.0.0.100}", env, nil},
+		{"bad virtual IPs", "hosts: {lb1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key}}\nvirtual_ips: {lb: 10.0.0.1, front: 'fe80::1', back: x}", env,
+			[]string{"virtual_ips.lb: 10.0.0.1 is host lb1's private address", `virtual_ips.front: expected an IPv4 address, got "fe80::1"`, `virtual_ips.back: expected an IPv4 address, got "x"`}},
 		{"every problem at once", "hosts: {db1: {port: 0, user: X}, db2: {address: 'x y', identity: nokey}}", env,
 			[]string{"hosts.db1.address: required", "hosts.db1.user: expected", "hosts.db2.address: expected", "hosts.db2.identity: no such key file"}},
 	}

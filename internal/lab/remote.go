@@ -42,12 +42,15 @@ func remoteFacts(ctx context.Context, s *spec.Spec, name string, inv *inventory.
 	if err := hderr.Users(rep.Problems()); err != nil {
 		return plan.Facts{}, fmt.Errorf("preflight of %s:\n%w", inv.File, err)
 	}
-	f := plan.Facts{User: "root", GaleraLib: facts.GaleraLibs[0], Remote: map[string]plan.Remote{}}
+	f := plan.Facts{User: "root", GaleraLib: facts.GaleraLibs[0], Remote: map[string]plan.Remote{}, VirtualIPs: inv.VirtualIPs}
 	for _, h := range rep.Hosts {
 		ih := inv.Hosts[h.Name]
 		r := plan.Remote{Address: ih.PrivateAddress, Dir: ih.Dir}
 		if h.Facts != nil {
 			r.MemBytes = h.Facts.MemBytes
+			if a, ok := h.Facts.AddrOf(ih.PrivateAddress); ok {
+				r.Interface, r.Network = a.Interface, a.Prefix
+			}
 		}
 		f.Remote[h.Name] = r
 	}

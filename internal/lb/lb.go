@@ -121,11 +121,44 @@ func (b Balancer) Stop(ctx context.Context) error {
 		in := &b.LB.Instances[i]
 		h := b.Hosts(in.Host)
 		if in.Keepalived != nil {
-			errs = append(errs, h.Kill(ctx, b.Keepalived(in)))
+			errs = append(errs, b.killKeepalived(ctx, in))
 		}
 		errs = append(errs, h.Kill(ctx, b.Haproxy(in)))
 	}
 	return errors.Join(errs...)
+}
+
+// killKeepalived kills an instance's keepalived and takes the virtual IP
+// off its interface: killed, keepalived leaves it there, and a host's NIC
+// outlives the lab (a real machine's; a crashed host comes back without
+// it, as after a reboot).
+func (b Balancer) killKeepalived(ctx context.Context, in *plan.LBInstance) error {
+	h := b.Hosts(in.Host)
+	if err := h.Kill(ctx, b.Keepalived(in)); err != nil {
+		return err
+	}
+	out, err := h.Run(ctx, []string{"ip", "-o", "-4", "addr", "show", "dev", iface(in)}, nil)
+	if err != nil || !Holds(string(out), b.LB.Address) {
+		return nil // no NIC (a host already gone), or not there
+	}
+	_, err = h.Run(ctx, []string{"ip", "addr", "del", vip(b.LB, in), "dev", iface(in)}, nil)
+	return err
+}
+
+// iface is the interface an instance's keepalived puts the virtual IP on.
+func iface(in *plan.LBInstance) string {
+	if in.Keepalived != nil && in.Keepalived.Interface != "" {
+		return in.Keepalived.Interface
+	}
+	return "eth0" // labs planned before the interface was recorded
+}
+
+// vip is the virtual IP with its prefix length, as keepalived adds it.
+func vip(lb *plan.LB, in *plan.LBInstance) string {
+	if in.Keepalived != nil && in.Keepalived.VIP != "" {
+		return in.Keepalived.VIP
+	}
+	return lb.Address + "/24"
 }
 
 // Holder is the instance holding the load balancer's address now: its one
@@ -138,7 +171,7 @@ func (b Balancer) Holder(ctx context.Context) (string, error) {
 	var errs []error
 	for _, in := range b.LB.Instances {
 		// only a NIC that is up (a crashed host's keeps its addresses, silent)
-		out, err := b.Hosts(in.Host).Run(ctx, []string{"ip", "-o", "-4", "addr", "show", "dev", "eth0", "up"}, nil)
+		out, err := b.Hosts(in.Host).Run(ctx, []string{"ip", "-o", "-4", "addr", "show", "dev", iface(&in), "up"}, nil)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -170,7 +203,7 @@ func (b Balancer) Kill(ctx context.Context, name string, keepalived bool) error 
 	h := b.Hosts(name)
 	var errs []error
 	if keepalived && in.Keepalived != nil {
-		errs = append(errs, h.Kill(ctx, b.Keepalived(in)))
+		errs = append(errs, b.killKeepalived(ctx, in))
 	}
 	return errors.Join(append(errs, h.Kill(ctx, b.Haproxy(in)))...)
 }

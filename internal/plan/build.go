@@ -266,11 +266,13 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 	} else {
 		switch b.p.Mode {
 		case ModeSSH:
-			b.problems = append(b.problems, fmt.Sprintf("load_balancers[%d].replicas: a pair sharing a virtual IP is not placed on remote hosts yet; remove replicas", i))
+			if b.f.VirtualIPs[lb.Name] == "" {
+				b.problems = append(b.problems, fmt.Sprintf("load_balancers[%d]: pair %s has no virtual IP (the inventory's virtual_ips.%s)", i, lb.Name, lb.Name))
+			}
 		case ModeRootless:
 			b.problems = append(b.problems, fmt.Sprintf("load_balancers[%d].replicas: a pair sharing a virtual IP needs network namespaces (run as root); remove replicas to run rootless", i))
 		}
-		l.Address, l.VirtualIP = b.address(path, lb.Address, 101+i), true
+		l.Address, l.VirtualIP = cmp.Or(b.f.VirtualIPs[lb.Name], b.address(path, lb.Address, 101+i)), true
 		for k := 1; k <= 2; k++ {
 			name := fmt.Sprintf("%s%d", lb.Name, k)
 			h := b.host(name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d] (host %s)", i, name), "", 150+10*i+k)

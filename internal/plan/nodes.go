@@ -138,11 +138,23 @@ func (b *builder) keepalived(i int, lb *LB, j int) (*Keepalived, error) {
 	k := &Keepalived{ConfigFile: filepath.Join(in.Dir, "keepalived.conf"), Check: filepath.Join(in.Dir, "haproxy-up"),
 		PidFile: filepath.Join(in.Dir, "keepalived.pid"), MainPidFile: filepath.Join(in.Dir, "keepalived-main.pid"),
 		VRRPPidFile: filepath.Join(in.Dir, "keepalived-vrrp.pid")}
+	k.Interface = "eth0" // a host's application NIC
 	prefix, err := netip.ParsePrefix(b.p.Network)
+	if r, remote := b.f.Remote[in.Host]; remote { // the machine's own NIC and network
+		k.Interface, prefix, err = r.Interface, r.Network, nil
+		vip, perr := netip.ParseAddr(lb.Address)
+		switch {
+		case k.Interface == "":
+			return nil, hderr.User("load_balancers[%d]: host %s: its private address %s is on none of its interfaces", i, in.Host, in.Address)
+		case perr != nil || !prefix.Contains(vip):
+			return nil, hderr.User("load_balancers[%d]: the virtual IP %s is outside host %s's network %s (%s): the pair's hosts take it on that interface", i, lb.Address, in.Host, prefix.Masked(), k.Interface)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	k.Config, err = keepalived.Render(keepalived.Config{Lab: b.p.Lab, LB: lb.Name, Host: in.Host, Interface: "eth0", Self: in.Address,
+	k.VIP = netip.PrefixFrom(netip.MustParseAddr(lb.Address), prefix.Bits()).String()
+	k.Config, err = keepalived.Render(keepalived.Config{Lab: b.p.Lab, LB: lb.Name, Host: in.Host, Interface: k.Interface, Self: in.Address,
 		Peer: peer.Address, VIP: lb.Address, Prefix: prefix.Bits(), RouterID: 51 + i, Priority: 110 - 10*j, Advert: keepalived.Advert, Check: k.Check})
 	return k, err
 }

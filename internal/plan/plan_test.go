@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -374,5 +375,42 @@ func TestLBPair(t *testing.T) {
 	if _, err := Build(s, "pair", "/home/u/.hadrill", Facts{User: "alice", MemBytes: 8 << 30}); err == nil ||
 		!strings.Contains(err.Error(), "load_balancers[0].replicas: a pair sharing a virtual IP needs network namespaces") {
 		t.Errorf("a rootless pair: %v", err)
+	}
+}
+
+// A load balancer pair on remote hosts shares the inventory's virtual IP
+// on the interface holding each host's private address; without one, or
+// with one outside that network, it is refused naming the field.
+func TestLBPairOnRemoteHosts(t *testing.T) {
+	s, err := spec.Load([]byte("clusters: [{name: db, kind: galera}]\nload_balancers: [{name: lb, cluster: db, replicas: 2}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := func(addr, iface string) Remote {
+		return Remote{Address: addr, Interface: iface, Network: netip.MustParsePrefix(addr + "/24"), Dir: "/srv/hd", MemBytes: 4 << 30}
+	}
+	f := Facts{User: "root", GaleraLib: "/usr/lib/galera/libgalera_smm.so", VirtualIPs: map[string]string{"lb": "10.0.0.100"}, Remote: map[string]Remote{
+		"db1": remote("10.0.0.11", "ens5"), "db2": remote("10.0.0.12", "ens5"), "db3": remote("10.0.0.13", "ens5"),
+		"lb1": remote("10.0.0.101", "ens5"), "lb2": remote("10.0.0.102", "eth1"), "client": remote("10.0.0.201", "ens5")}}
+	p, err := Build(s, "pair", "/home/u/.hadrill", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := p.LoadBalancers[0]
+	if lb.Address != "10.0.0.100" || !lb.VirtualIP || len(lb.Instances) != 2 {
+		t.Fatalf("load balancer: %+v", lb)
+	}
+	if k := lb.Instances[1].Keepalived; k.Interface != "eth1" || k.VIP != "10.0.0.100/24" {
+		t.Errorf("lb2's keepalived: interface %q, vip %q", k.Interface, k.VIP)
+	}
+	golden.Check(t, "pair-ssh-lb1.keepalived.conf", []byte(lb.Instances[0].Keepalived.Config))
+
+	f.VirtualIPs = nil
+	if _, err := Build(s, "pair", "/home/u/.hadrill", f); err == nil || !strings.Contains(err.Error(), "load_balancers[0]: pair lb has no virtual IP (the inventory's virtual_ips.lb)") {
+		t.Errorf("no virtual IP: %v", err)
+	}
+	f.VirtualIPs = map[string]string{"lb": "10.9.0.100"}
+	if _, err := Build(s, "pair", "/home/u/.hadrill", f); err == nil || !strings.Contains(err.Error(), "the virtual IP 10.9.0.100 is outside host lb1's network 10.0.0.0/24 (ens5)") {
+		t.Errorf("a virtual IP outside the network: %v", err)
 	}
 }

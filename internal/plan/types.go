@@ -4,6 +4,7 @@ package plan
 
 import (
 	"fmt"
+	"net/netip"
 	"reflect"
 	"strings"
 	"time"
@@ -33,15 +34,22 @@ type Facts struct {
 	// Remote, when set, places every host on a machine of its own (the
 	// inventory's): the plan is then of ModeSSH.
 	Remote map[string]Remote
+	// VirtualIPs are the addresses the load balancer pairs on remote hosts
+	// share (by load balancer name; the inventory's).
+	VirtualIPs map[string]string
 }
 
 // Remote is a host's machine: the address the lab's traffic uses (its
-// private address), hadrill's directory there, and its memory.
+// private address), the interface holding it and that network, hadrill's
+// directory there, and its memory.
 type Remote struct {
-	Address  string
-	Dir      string
-	MemBytes int64
+	Address   string
+	Interface string
+	Network   netip.Prefix
+	Dir       string
+	MemBytes  int64
 }
+
 type Plan struct {
 	Lab     string `json:"lab"`
 	Dir     string `json:"dir"`
@@ -261,6 +269,9 @@ type LBInstance struct {
 // Keepalived is a pair host's VRRP daemon: its config, the script it runs
 // to see whether the host's HAProxy answers, its pid files.
 type Keepalived struct {
+	// Interface carries the virtual IP (VIP, with its prefix length).
+	Interface   string `json:"interface,omitempty"`
+	VIP         string `json:"vip,omitempty"`
 	ConfigFile  string `json:"config_file"`
 	Config      string `json:"config"`
 	Check       string `json:"check"`         // the script (written at start: it names the hadrill binary)

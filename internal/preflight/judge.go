@@ -3,6 +3,7 @@ package preflight
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,9 +32,31 @@ type Facts struct {
 	// ListenUnknown: the host has no ss to list its listeners.
 	ListenUnknown bool `json:"listen_unknown,omitempty"`
 	Netem         bool `json:"netem"` // the kernel has tc netem
+	// Addrs are the host's IPv4 addresses, each on its interface.
+	Addrs []Addr `json:"addresses,omitempty"`
 	// Skew is the host's clock minus this computer's, within ±SkewError.
 	Skew      time.Duration `json:"skew_ns"`
 	SkewError time.Duration `json:"skew_error_ns"`
+}
+
+// Addr is an address of a host's interface: "eth0", "10.1.0.11/24".
+type Addr struct {
+	Interface string       `json:"interface"`
+	Prefix    netip.Prefix `json:"prefix"`
+}
+
+// AddrOf finds the interface holding address (false: none does).
+func (f Facts) AddrOf(address string) (Addr, bool) {
+	ip, err := netip.ParseAddr(address)
+	if err != nil {
+		return Addr{}, false
+	}
+	for _, a := range f.Addrs {
+		if a.Prefix.Addr() == ip {
+			return a, true
+		}
+	}
+	return Addr{}, false
 }
 
 // ParseFacts reads the probe's output.
@@ -83,6 +106,12 @@ func ParseFacts(out string) (Facts, error) {
 			}
 		case "netem":
 			f.Netem = val == "yes"
+		case "addr":
+			iface, cidr, _ := strings.Cut(val, " ")
+			var pfx netip.Prefix
+			if pfx, err = netip.ParsePrefix(cidr); err == nil {
+				f.Addrs = append(f.Addrs, Addr{Interface: strings.TrimSuffix(iface, ":"), Prefix: pfx})
+			}
 		}
 		if err != nil {
 			return f, fmt.Errorf("probe: %s: %q is not a number", key, val)
@@ -225,6 +254,13 @@ func Judge(host, address string, need Need, f Facts, arch string) (problems, war
 	case skew > WarnSkew:
 		warn("its clock is %s off this computer's", signed(f.Skew))
 	}
+	if _, ok := f.AddrOf(address); !ok && len(f.Addrs) > 0 {
+		var have []string
+		for _, a := range f.Addrs {
+			have = append(have, a.Prefix.Addr().String()+" ("+a.Interface+")")
+		}
+		bad("its private address %s is none of its own (%s): the lab's daemons listen there (set private_address in the inventory)", address, strings.Join(have, ", "))
+	}
 	if need.CPUs > 0 && float64(f.CPUs) < need.CPUs {
 		warn("the spec's machine %s has %g CPUs, the host %d: machines are emulated only on this computer; on real hosts runs report what the host has", need.Machine, need.CPUs, f.CPUs)
 	}
@@ -297,11 +333,16 @@ func NeedsOf(s *spec.Spec, name string, inv *inventory.Resolved) (map[string]Nee
 	if err != nil {
 		return nil, err
 	}
-	var hosts []string
+	var hosts, pairs []string
 	for _, h := range p.Hosts {
 		hosts = append(hosts, h.Name)
 	}
-	if err := inv.Check(hosts); err != nil {
+	for _, lb := range p.LoadBalancers {
+		if lb.VirtualIP {
+			pairs = append(pairs, lb.Name)
+		}
+	}
+	if err := inv.Check(hosts, pairs); err != nil {
 		return nil, err
 	}
 	return Needs(p), nil

@@ -3,6 +3,7 @@ package preflight
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,8 @@ listen 0.0.0.0:22
 listen 127.0.0.1:3306
 listen [::]:22
 netem yes
+addr lo 127.0.0.1/8
+addr eth0 10.1.0.11/24
 `
 
 func TestParseFacts(t *testing.T) {
@@ -107,6 +110,10 @@ func TestJudge(t *testing.T) {
 		{"a client needs little room", Need{Roles: []string{RoleClient}, MinFreeBytes: MinFreeOther}, with(func(f *Facts) { f.FreeBytes = 1 << 30 }), nil, nil},
 		{"port on every address", db, with(func(f *Facts) { f.Listening = append(f.Listening, "0.0.0.0:3306", "*:9200") }),
 			[]string{"db1: port 3306 is taken (something listens on 0.0.0.0:3306)", "db1: port 9200 is taken (something listens on *:9200)"}, nil},
+		{"private address elsewhere", db, with(func(f *Facts) {
+			f.Addrs = []Addr{{"lo", netip.MustParsePrefix("127.0.0.1/8")}, {"ens5", netip.MustParsePrefix("10.9.0.4/16")}}
+		}), []string{"db1: its private address 10.1.0.11 is none of its own (127.0.0.1 (lo), 10.9.0.4 (ens5))"}, nil},
+		{"private address its own", db, with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},
 		{"port on its address", db, with(func(f *Facts) { f.Listening = append(f.Listening, "10.1.0.11:4567", "[::%lo]:4444") }),
 			[]string{"db1: port 4444 is taken", "db1: port 4567 is taken (something listens on 10.1.0.11:4567)"}, nil},
 		{"port on another address is free", db, with(func(f *Facts) { f.Listening = append(f.Listening, "127.0.0.1:3306") }), nil, nil},

@@ -27,6 +27,9 @@ d=$dir
 while [ ! -e "$d" ]; do d=$(dirname "$d"); done
 if [ -d "$dir" ]; then echo "dir exists"; else echo "dir absent $d"; fi
 df -Pk "$d" | awk 'NR == 2 { print "free_kb " $4 }'
+if command -v ip >/dev/null 2>&1; then
+	ip -o -4 addr show | awk '{ print "addr " $2 " " $4 }'
+fi
 if command -v ss >/dev/null 2>&1; then
 	ss -Hltn | awk '{ print "listen " $4 }'
 else
