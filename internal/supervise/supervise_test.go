@@ -22,8 +22,13 @@ func TestStartReadyStop(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = Kill(p.Pid) })
 	err = p.WaitReady(context.Background(), 5*time.Second, 10*time.Millisecond, func(context.Context) error {
-		_, err := os.Stat(ready)
-		return err
+		if _, err := os.Stat(ready); err != nil {
+			return err
+		}
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p.Pid)); string(b) != "sleep\n" {
+			return fmt.Errorf("the shell has not exec'd sleep yet") // touched, but still sh
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
