@@ -6,6 +6,8 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/sshtest"
 )
@@ -73,7 +75,12 @@ func (s *sshHosts) as(args ...string) result {
 		"--home", filepath.Join(s.Controller, "hadrill")}, args...)...)
 	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
 	c.Dir = s.Controller
-	return s.e.collect(c, args)
+	t0 := time.Now()
+	r := s.e.collect(c, args)
+	if d := time.Since(t0); d > 5*time.Second { // where a slow run of the suite spends its time
+		s.e.t.Logf("hadrill %s: %v", strings.Join(args, " "), d.Round(100*time.Millisecond))
+	}
+	return r
 }
 
 // onHost runs argv on a host (in its namespace, as root, not over SSH) and

@@ -107,6 +107,8 @@ func TestSSHLab(t *testing.T) {
 	if r := s.as("fault", "resume", "db3", "--name", "rg3"); r.code != 0 {
 		t.Fatalf("fault resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// resumed, it rejoins (the cluster may re-form meanwhile: load waits for it)
+	wait(2, func(st string) bool { return st == "Synced" }, "db3 after resume")
 
 	// a short sysbench sweep from the client host through the load balancer
 	r = s.as("bench", "sysbench", "--name", "rg3", "--threads", "1,2", "--time", "2", "--tables", "1", "--table-size", "200", "-o", "json")
@@ -120,8 +122,19 @@ func TestSSHLab(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &sweep); err != nil || r.code != 0 || len(sweep.Results) != 2 || sweep.Results[1].TPS <= 0 || sweep.Results[1].P95 <= 0 {
 		t.Errorf("bench sysbench over SSH: exit %d %v %+v\n%s%s", r.code, err, sweep, r.stdout, r.stderr)
 	}
+	// each machine's CPU, memory and NIC, read over its connection every second of the run
+	if b, err := os.ReadFile(filepath.Join(s.Controller, "hadrill", "runs", sweep.RunID, "hosts.csv")); err != nil || !strings.Contains(string(b), ",db1,") {
+		t.Errorf("the sweep's hosts.csv: %v\n%s", err, b)
+	} else {
+		t.Logf("hosts.csv of a run over SSH, first rows:\n%s", strings.Join(strings.SplitN(string(b), "\n", 4)[:3], "\n"))
+	}
 	if left, _ := filepath.Glob(filepath.Join(s.Hosts.Hosts["client"].Dir, "labs", "rg3", "secrets", "sysbench-*")); len(left) > 0 {
 		t.Errorf("sysbench's credentials stay on the client host: %v", left)
+	}
+
+	// what is not built over SSH yet says so, as bad input, before it does anything
+	if r := s.as("backup", "db1", "--name", "rg3"); r.code != 2 || !strings.Contains(r.stderr, "not supported on remote hosts yet") || strings.Contains(r.stderr, "desynced") {
+		t.Errorf("backup over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
 	// a partition with iptables on the hosts: db3 cut off leaves the

@@ -66,10 +66,23 @@ type Info struct {
 
 func (l *Lab) dir() string { return l.Plan.Backups }
 
+// local refuses, as bad input and before anything is done, what is not
+// built for remote hosts yet: a backup lands on this computer's disk, and
+// the binary log archive is read from here.
+func (l *Lab) local(what string) error {
+	if l.Plan.Mode == plan.ModeSSH {
+		return hderr.User("%s: %s", what, l.Plan.WithoutNetns())
+	}
+	return nil
+}
+
 // Backup takes a prepared full backup of a node with mariabackup. A Galera
 // node is desynced meanwhile, so its agent answers 503 and the load
 // balancer sends traffic elsewhere; it is resynced however the backup ends.
 func (l *Lab) Backup(ctx context.Context, name string) (*Info, error) {
+	if err := l.local("backup"); err != nil {
+		return nil, err
+	}
 	if err := l.Plan.CheckNodes([]string{name}); err != nil {
 		return nil, err
 	}

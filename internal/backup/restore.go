@@ -54,6 +54,9 @@ type Labs interface {
 // target. Bad input is refused before anything is created; a failure
 // removes the new lab.
 func (l *Lab) Restore(ctx context.Context, labs Labs, o RestoreOptions) (*RestoreResult, error) {
+	if err := l.local("restore"); err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	target, b, info, end, err := l.restorePlan(ctx, labs, &o)
 	if err != nil {

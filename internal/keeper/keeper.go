@@ -88,7 +88,7 @@ func (k *Keeper) Run(ctx context.Context) error {
 		if i%2 == 0 {
 			k.heartbeats(ctx)
 		}
-		if i%4 == 0 {
+		if i%4 == 0 && p.Mode != plan.ModeSSH { // a remote node's binary logs are on its host: not archived yet
 			for j := range p.Nodes {
 				n := &p.Nodes[j]
 				k.logOnce("archive "+n.Name, backup.ArchiveBinlogs(n, backup.ArchiveDir(p, n.Name)))

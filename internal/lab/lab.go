@@ -113,6 +113,9 @@ func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, 
 // (its cgroups) and each NIC's bytes (the other end of its link, in the
 // lab's namespace: what that end receives, the host sent).
 func (l *Lab) HostUsage(host string) (machine.Usage, bool) {
+	if l.p.Mode == plan.ModeSSH {
+		return l.remoteUsage(host)
+	}
 	u, ok := machine.Read(l.p, host)
 	if n, isNode := l.p.Node(host); isNode {
 		for _, io := range disk.Read(l.p, n) {

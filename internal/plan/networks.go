@@ -102,6 +102,15 @@ func (b *builder) networks() {
 		b.problems = append(b.problems, "networks: separate NICs are emulated on this computer only; on remote hosts give each host's private_address in the inventory and remove networks")
 		return
 	}
+	if b.p.Mode == ModeSSH { // the machine's own NIC, holding its private address (its counters are read in runs)
+		for i := range b.p.Hosts {
+			h := &b.p.Hosts[i]
+			if r := b.f.Remote[h.Name]; r.Interface != "" {
+				h.NICs = []NIC{{Name: r.Interface, Network: NetApplication, Address: h.Address}}
+			}
+		}
+		return
+	}
 	if n != nil && b.p.Mode != ModeNetns {
 		b.problems = append(b.problems, "networks: separate NICs need network namespaces (run as root); remove networks to run rootless")
 		return

@@ -81,7 +81,7 @@ func (r *Remote) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byt
 		return res.Stdout, err
 	}
 	if res.Code != 0 {
-		return res.Stdout, &RunError{Host: r.name, Argv: argv, Code: res.Code, Stderr: res.Reason()}
+		return res.Stdout, &RunError{Host: r.name, Argv: argv, Code: res.Code, Stderr: res.Said(10)}
 	}
 	return res.Stdout, nil
 }

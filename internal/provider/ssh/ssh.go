@@ -275,6 +275,19 @@ func (r Result) Reason() string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
+// Said is what the command wrote to stderr, its last lines (at most n,
+// blank ones left out): a server that fails says why a few lines before
+// its last ("[ERROR] Aborting").
+func (r Result) Said(n int) string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(r.Stderr)), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
 // maxOutput bounds what one command's output may hold in memory.
 const maxOutput = 64 << 20
 

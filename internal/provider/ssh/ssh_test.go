@@ -61,3 +61,15 @@ func TestReason(t *testing.T) {
 		}
 	}
 }
+
+func TestSaid(t *testing.T) {
+	stderr := "2026 [Note] starting\n\n2026 [ERROR] InnoDB: cannot lock\n2026 [ERROR] Aborting\n"
+	for n, want := range map[int]string{1: "2026 [ERROR] Aborting", 2: "2026 [ERROR] InnoDB: cannot lock\n2026 [ERROR] Aborting", 10: "2026 [Note] starting\n2026 [ERROR] InnoDB: cannot lock\n2026 [ERROR] Aborting"} {
+		if got := (Result{Stderr: []byte(stderr)}).Said(n); got != want {
+			t.Errorf("Said(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := (Result{}).Said(3); got != "" {
+		t.Errorf("nothing said: %q", got)
+	}
+}
