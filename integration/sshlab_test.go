@@ -84,6 +84,11 @@ func TestSSHLab(t *testing.T) {
 		t.Errorf("sql on db3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	// a node's error log, read on its host
+	if r := s.as("logs", "db2", "--name", "rg3", "-n", "3"); r.code != 0 || strings.Count(r.stdout, "\n") != 3 {
+		t.Errorf("logs over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	if r := s.as("stop", "db2", "--name", "rg3"); r.code != 0 {
 		t.Fatalf("stop db2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

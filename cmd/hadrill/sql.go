@@ -106,14 +106,8 @@ func logsCmd() *cobra.Command {
 				argv = append(argv, "-F")
 			}
 			argv = append(argv, n.LogFile)
-			if l.Plan().Mode == plan.ModeSSH { // the log is on the node's host
-				err = l.Prov.Host(n.Host).Attach(cmd.Context(), argv, nil, os.Stdout, os.Stderr)
-			} else {
-				x := exec.CommandContext(cmd.Context(), argv[0], argv[1:]...)
-				x.Stdout, x.Stderr = os.Stdout, os.Stderr
-				err = x.Run()
-			}
-			if err != nil && cmd.Context().Err() == nil {
+			// on the node's host, where its log is
+			if err := l.Prov.Host(n.Host).Attach(cmd.Context(), argv, nil, os.Stdout, os.Stderr); err != nil && cmd.Context().Err() == nil {
 				return fmt.Errorf("logs %s: %w", a[0], err)
 			}
 			return nil

@@ -42,27 +42,29 @@ func (h *Host) Exe() string { return h.exe }
 
 // Run runs argv on the host.
 func (h *Host) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
-	w := h.prov.Wrap(h.name, argv)
-	cmd := exec.CommandContext(ctx, w[0], w[1:]...)
-	var errb bytes.Buffer
-	cmd.Stdin, cmd.Stderr = stdin, &errb
-	cmd.WaitDelay = 5 * time.Second // a child holding its output open does not hold the caller
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("%s: %s: %v: %s", h.name, strings.Join(argv, " "), err, strings.TrimSpace(errb.String()))
+	var out, errb bytes.Buffer
+	if err := h.command(ctx, argv, stdin, &out, &errb).Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("%s: %s: %v: %s", h.name, strings.Join(argv, " "), err, strings.TrimSpace(errb.String()))
 	}
-	return out, nil
+	return out.Bytes(), nil
 }
 
 // Attach runs argv on the host, its standard streams connected.
 func (h *Host) Attach(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	w := h.prov.Wrap(h.name, argv)
-	cmd := exec.CommandContext(ctx, w[0], w[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
-	if err := cmd.Run(); err != nil {
+	if err := h.command(ctx, argv, stdin, stdout, stderr).Run(); err != nil {
 		return fmt.Errorf("%s: %s: %v", h.name, strings.Join(argv, " "), err)
 	}
 	return nil
+}
+
+// command is argv made to run on the host (the provider's Wrap), ctx
+// ending it.
+func (h *Host) command(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) *exec.Cmd {
+	w := h.prov.Wrap(h.name, argv)
+	cmd := exec.CommandContext(ctx, w[0], w[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	cmd.WaitDelay = 5 * time.Second // a child holding its output open does not hold the caller
+	return cmd
 }
 
 // WriteFile replaces path's content at once.

@@ -270,10 +270,7 @@ type Result struct {
 
 // Reason is the last line the command wrote to stderr (where a failing
 // command says why).
-func (r Result) Reason() string {
-	lines := strings.Split(strings.TrimSpace(string(r.Stderr)), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}
+func (r Result) Reason() string { return r.Said(1) }
 
 // Said is what the command wrote to stderr, its last lines (at most n,
 // blank ones left out): a server that fails says why a few lines before
