@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -35,8 +36,10 @@ func overhead(bin string, runs int) {
 	check(os.WriteFile(cfg, []byte(sysbench.ConfigFile("app", string(pw[:len(pw)-1]))), 0o600))
 	p := sysbench.Params{Workload: "oltp_read_write", Tables: 4, TableSize: 10000, Time: 10, RandType: "uniform", Interval: 1}
 	raw := func() float64 {
-		argv := l.Prov.Wrap(l.Plan().Client.Host, sysbench.Argv(p, sysbench.Target{Host: lb.Address, Port: lb.Port, Config: cfg}, 4, "run"))
-		r, err := sysbench.Parse(run(argv[0], argv[1:]...))
+		argv := sysbench.Argv(p, sysbench.Target{Host: lb.Address, Port: lb.Port, Config: cfg}, 4, "run")
+		out, err := l.Prov.Host(l.Plan().Client.Host).Run(context.Background(), argv, nil)
+		check(err)
+		r, err := sysbench.Parse(string(out))
 		check(err)
 		return r.TPS
 	}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,10 +14,13 @@ import (
 // (sshd in namespaces) by an unprivileged controller whose only way in is
 // SSH. Up forms the cluster behind its load balancer; status reads every
 // node, agent and HAProxy through the hosts; a node stopped and started
-// rejoins, one paused is seen so and resumed; a failover drill loses no
-// acknowledged write; the whole lab stops and comes up again; SQL runs on a node's host and through the load balancer from
-// the client host; down leaves nothing on any host (its directory empty again, no
-// process) and nothing on the controller.
+// rejoins, one paused is seen so and resumed; a backup streamed to the
+// controller and the archived binary logs restore the data as of a moment
+// onto two of the machines; a failover drill loses no acknowledged write;
+// the whole lab stops and comes up again; SQL runs on a node's host and
+// through the load balancer from the client host; down leaves nothing on
+// any host (its directory empty again, no process) and nothing on the
+// controller.
 func TestSSHLab(t *testing.T) {
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshl", "198.19.251", "db1", "db2", "db3", "lb", "client")
@@ -137,9 +141,45 @@ func TestSSHLab(t *testing.T) {
 		t.Errorf("sysbench's credentials stay on the client host: %v", left)
 	}
 
-	// what is not built over SSH yet says so, as bad input, before it does anything
-	if r := s.as("backup", "db1", "--name", "rg3"); r.code != 2 || !strings.Contains(r.stderr, "not supported on remote hosts yet") || strings.Contains(r.stderr, "desynced") {
-		t.Errorf("backup over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// a backup of db1 streamed from its host to the controller; the keeper
+	// archives every node's binary logs off its host; a point-in-time
+	// restore onto two of the machines lands between two writes
+	if r := s.as("backup", "db1", "--name", "rg3"); r.code != 0 || !strings.Contains(r.stderr, "desynced") {
+		t.Fatalf("backup over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if backups, _ := filepath.Glob(filepath.Join(s.Controller, "hadrill", "labs", "rg3", "backups", "*", "data", "xtrabackup_binlog_info")); len(backups) != 1 {
+		t.Errorf("the backup is not on the controller: %v", backups)
+	}
+	if r := s.as("sql", "lb", "--name", "rg3", "-e", "CREATE TABLE app.pitr (v VARCHAR(8)); INSERT INTO app.pitr VALUES ('first')"); r.code != 0 {
+		t.Fatalf("sql: exit %d\n%s", r.code, r.stderr)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	target := time.Now().Format("2006-01-02 15:04:05")
+	time.Sleep(1100 * time.Millisecond)
+	if r := s.as("sql", "lb", "--name", "rg3", "-e", "INSERT INTO app.pitr VALUES ('second')"); r.code != 0 {
+		t.Fatalf("sql: exit %d\n%s", r.code, r.stderr)
+	}
+	time.Sleep(2500 * time.Millisecond) // archived
+	c, lb := s.Hosts.Hosts["client"], s.Hosts.Hosts["lb"]
+	restoreInv := s.write("restore.yaml", fmt.Sprintf("defaults: {identity: %s, known_hosts: %s}\nhosts:\n  db1: {address: %s, dir: %s}\n  client: {address: %s, dir: %s}\n",
+		filepath.Join(s.Controller, ".ssh", "id_ed25519"), filepath.Join(s.Controller, ".ssh", "known_hosts"), c.Address, c.Dir, lb.Address, lb.Dir))
+	if r := s.as("restore", "--name", "rg3", "--to", "soon", "--as", "rg3r", "--inventory", s.inventory("wrong.yaml", nil)); r.code != 2 ||
+		!strings.Contains(r.stderr, "--to") || !strings.Contains(r.stderr, "hosts.db2: the spec has no host of that name") {
+		t.Errorf("restore with a bad target and an inventory of other hosts: exit %d\n%s", r.code, r.stderr)
+	}
+	r = s.as("restore", "--name", "rg3", "--to", target, "--as", "rg3r", "--inventory", restoreInv)
+	t.Logf("restore over SSH:\n%s%s", r.stdout, r.stderr)
+	if r.code != 0 {
+		t.Fatalf("restore over SSH: exit %d", r.code)
+	}
+	if r := s.as("sql", "db1", "--name", "rg3r", "-e", "SELECT GROUP_CONCAT(v) FROM app.pitr"); r.code != 0 || !strings.Contains(r.stdout, "first") || strings.Contains(r.stdout, "second") {
+		t.Errorf("restored to %s: exit %d\n%s%s", target, r.code, r.stdout, r.stderr)
+	}
+	if r := s.as("down", "--name", "rg3r"); r.code != 0 {
+		t.Errorf("down of the restored lab: exit %d\n%s", r.code, r.stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(c.Dir, "labs", "rg3r")); len(left) > 0 {
+		t.Errorf("the restored lab's directory stays on its host: %v", left)
 	}
 
 	// a partition with iptables on the hosts: db3 cut off leaves the
@@ -385,6 +425,92 @@ client: {name: client}
 		}
 		if out := s.onHost(name, "iptables", "-S"); strings.Contains(out, "HDFAULT") {
 			t.Errorf("host %s keeps the lab's fault chain after down:\n%s", name, out)
+		}
+	}
+}
+
+// TestSSHPrimary: a primary/replica cluster with automatic failover on
+// four "remote machines". The keeper (on the controller) promotes the
+// replica once the primary is killed on its host; the old primary, rebuilt
+// from a backup of the new one (streamed to the controller and sent on to
+// its host), replicates from it again.
+func TestSSHPrimary(t *testing.T) {
+	e := newEnv(t)
+	s := newSSHHosts(e, "itsshr", "198.19.247", "db1", "db2", "lb", "client")
+	t.Cleanup(func() { s.as("down", "--all") })
+	spec := s.write("auto.yaml", `name: rpa
+clusters: [{name: db, kind: primary, nodes: 2, mode: async, profile: durable, failover: auto}]
+load_balancers: [{name: lb, cluster: db}]
+client: {name: client}
+`)
+	if r := s.as("up", "-f", spec, "--inventory", s.inventory("hosts.yaml", nil)); r.code != 0 {
+		t.Fatalf("up over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	repl := func() (st replStatus) {
+		t.Helper()
+		r := s.as("status", "--name", "rpa", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
+			t.Fatalf("status: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		return st
+	}
+	val := func(node, query string) (string, bool) {
+		r := s.as("sql", node, "--name", "rpa", "-e", query)
+		out := strings.TrimSpace(r.stdout)
+		return out[strings.LastIndex(out, "\n")+1:], r.code == 0
+	}
+	waitVal := func(node, query, want string) {
+		t.Helper()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
+			got, ok := val(node, query)
+			if ok && got == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s on %s: got %q, want %q", query, node, got, want)
+			}
+		}
+	}
+	if _, ok := val("lb", "CREATE TABLE app.w (id INT PRIMARY KEY); INSERT INTO app.w VALUES (1),(2)"); !ok {
+		t.Fatal("write through the load balancer failed")
+	}
+	waitVal("db2", "SELECT COUNT(*) FROM app.w", "2")
+
+	// the primary killed on its host: the keeper promotes the replica
+	if r := s.as("fault", "kill", "db1", "--name", "rpa"); r.code != 0 {
+		t.Fatalf("fault kill db1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	killed := time.Now()
+	for promoted := false; !promoted; time.Sleep(300 * time.Millisecond) {
+		for _, n := range repl().Nodes {
+			promoted = promoted || (n.Name == "db2" && n.Role == "primary")
+		}
+		if !promoted && time.Since(killed) > 30*time.Second {
+			t.Fatalf("db2 not promoted within 30 s of kill -9 of db1: %+v", repl().Nodes)
+		}
+	}
+	t.Logf("db2 promoted %v after kill -9 of the primary on its host", time.Since(killed).Round(100*time.Millisecond))
+	waitVal("lb", "INSERT INTO app.w VALUES (3); SELECT COUNT(*) FROM app.w", "3")
+
+	// the old primary rebuilt from a backup of the new one replicates again
+	if r := s.as("rebuild", "db1", "--name", "rpa"); r.code != 0 {
+		t.Fatalf("rebuild db1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, ok := val("lb", "INSERT INTO app.w VALUES (4)"); !ok {
+		t.Error("write after the rebuild failed")
+	}
+	waitVal("db1", "SELECT GROUP_CONCAT(id ORDER BY id) FROM app.w", "1,2,3,4")
+	for _, n := range repl().Nodes {
+		if n.Name == "db1" && (n.Role != "replica" || len(n.Replication) != 1 || n.Replication[0].Source != "db2" || n.Replication[0].SQL != "Yes") {
+			t.Errorf("db1 after rebuild: %+v", n)
+		}
+	}
+	if r := s.as("down", "--name", "rpa"); r.code != 0 {
+		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for name, h := range s.Hosts.Hosts {
+		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
+			t.Errorf("host %s keeps %v after down", name, left)
 		}
 	}
 }

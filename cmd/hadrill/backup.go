@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/backup"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/lab"
-	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/preflight"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 )
@@ -85,22 +87,32 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 
 func restoreCmd() *cobra.Command {
 	var o backup.RestoreOptions
+	var invFile string
 	c := &cobra.Command{
-		Use:   "restore --to TIME|GTID [--cluster C] [--as NEWLAB]",
+		Use:   "restore --to TIME|GTID [--cluster C] [--as NEWLAB] [--inventory HOSTS.yaml]",
 		Short: "Point-in-time restore: build a new lab holding a cluster's data exactly as of TIME or GTID",
 		Long: `restore takes the latest backup before the target and replays the archived binary logs
 from the backup's GTID up to the target into a new lab (one standalone server, named
 by --as, default <lab>r). A time stops before the first transaction at or after it
 ("2026-11-22 10:04:05" local time, or RFC 3339); a GTID position includes it.
-Targets before the oldest backup or after the last archived event are refused.`,
+Targets before the oldest backup or after the last archived event are refused.
+Backups and the archive are kept on this computer, so the new lab goes where you say,
+whatever machines the source lab is on: on this computer, or with --inventory on the
+machines it names (its hosts: the restored node, <cluster>1, and client).`,
 		Args: args(0, 0, "no arguments (the target is --to)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := openLab()
+			var inv *inventory.Resolved
+			if invFile != "" {
+				var ierr error
+				inv, ierr = loadInventory(invFile)
+				err = hderr.Join([]error{err, ierr})
+			}
 			if err != nil {
 				return err
 			}
 			o.Log = os.Stderr
-			r, err := l.Backups().Restore(cmd.Context(), restoreLabs{home: l.Home(), log: os.Stderr}, o)
+			r, err := l.Backups().Restore(cmd.Context(), restoreLabs{home: l.Home(), log: os.Stderr, inv: inv}, o)
 			if err != nil {
 				return err
 			}
@@ -114,13 +126,16 @@ Targets before the oldest backup or after the last archived event are refused.`,
 	c.Flags().StringVar(&o.To, "to", "", "the target: a time or a GTID position (required)")
 	c.Flags().StringVar(&o.Cluster, "cluster", "", "the cluster to restore (default: the one of the latest backup)")
 	c.Flags().StringVar(&o.As, "as", "", "the new lab's name (default <lab>r)")
+	c.Flags().StringVar(&invFile, "inventory", "", "place the new lab on these machines, over SSH (default: this computer)")
 	return c
 }
 
-// restoreLabs creates and removes the lab a restore builds.
+// restoreLabs creates and removes the lab a restore builds: on this
+// computer, or on the machines of inv.
 type restoreLabs struct {
 	home string
 	log  io.Writer
+	inv  *inventory.Resolved
 }
 
 func (r restoreLabs) Exists(name string) bool {
@@ -128,12 +143,20 @@ func (r restoreLabs) Exists(name string) bool {
 	return err == nil
 }
 
-func (r restoreLabs) Up(ctx context.Context, s *spec.Spec, fromBackup string) (*plan.Node, backup.Servers, error) {
-	nl, err := lab.Up(ctx, r.home, lab.UpOptions{Name: s.Name, Spec: s, SpecGiven: true, Log: r.log, FromBackup: fromBackup})
-	if err != nil {
-		return nil, nil, err
+func (r restoreLabs) Check(s *spec.Spec) error {
+	if r.inv == nil {
+		return nil
 	}
-	return &nl.Plan().Nodes[0], nl.Servers(), nil
+	_, err := preflight.NeedsOf(s, s.Name, r.inv)
+	return err
+}
+
+func (r restoreLabs) Up(ctx context.Context, s *spec.Spec, fromBackup string) (*backup.Restored, error) {
+	nl, err := lab.Up(ctx, r.home, lab.UpOptions{Name: s.Name, Spec: s, SpecGiven: true, Log: r.log, FromBackup: fromBackup, Inventory: r.inv})
+	if err != nil {
+		return nil, err
+	}
+	return &backup.Restored{Node: &nl.Plan().Nodes[0], Servers: nl.Servers(), Dir: nl.Plan().Dir}, nil
 }
 
 func (r restoreLabs) Down(ctx context.Context, name string) error {

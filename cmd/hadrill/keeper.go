@@ -25,7 +25,7 @@ func keeperCmd() *cobra.Command {
 			fmt.Fprintf(log, "keeper for lab %s (%s)\n", l.Plan().Lab, labDir)
 			repl := l.Replication()
 			repl.Log = log
-			k := &keeper.Keeper{Repl: repl, Log: log}
+			k := &keeper.Keeper{Repl: repl, Log: log, Archive: l.Backups().Archive}
 			return k.Run(cmd.Context())
 		},
 	}

@@ -5,6 +5,7 @@
 package backup
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/pitr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/replication"
@@ -28,16 +31,15 @@ import (
 
 // Servers is what backups need of a lab's servers.
 type Servers interface {
-	Admin(n *plan.Node) *sql.DB               // a root-equivalent pool (close it)
-	Alive(n *plan.Node) bool                  // the server runs
-	Wrap(host string, argv []string) []string // argv as run on a host
+	Admin(n *plan.Node) *sql.DB // a root-equivalent pool (close it)
+	Alive(n *plan.Node) bool    // the server runs
+	Host(name string) host.Host // where a node's tools run
 }
 
 // Lab is a lab whose servers are backed up.
 type Lab struct {
 	Plan    *plan.Plan
 	Servers Servers
-	User    string // the OS user hadrill administers servers as (unix_socket)
 	Log     io.Writer
 }
 
@@ -66,23 +68,12 @@ type Info struct {
 
 func (l *Lab) dir() string { return l.Plan.Backups }
 
-// local refuses, as bad input and before anything is done, what is not
-// built for remote hosts yet: a backup lands on this computer's disk, and
-// the binary log archive is read from here.
-func (l *Lab) local(what string) error {
-	if l.Plan.Mode == plan.ModeSSH {
-		return hderr.User("%s: %s", what, l.Plan.WithoutNetns())
-	}
-	return nil
-}
-
 // Backup takes a prepared full backup of a node with mariabackup. A Galera
 // node is desynced meanwhile, so its agent answers 503 and the load
 // balancer sends traffic elsewhere; it is resynced however the backup ends.
+// mariabackup runs on the node's host and streams the backup here, where
+// it is unpacked and prepared: a backup is kept off the machine it saves.
 func (l *Lab) Backup(ctx context.Context, name string) (*Info, error) {
-	if err := l.local("backup"); err != nil {
-		return nil, err
-	}
 	if err := l.Plan.CheckNodes([]string{name}); err != nil {
 		return nil, err
 	}
@@ -121,8 +112,7 @@ func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *Info, logFile str
 			}
 		}()
 	}
-	argv := l.Servers.Wrap(n.Host, mariadb.BackupArgv(n.Socket, l.User, b.Dir, galera))
-	if err := mariadb.RunLogged(ctx, argv, logFile); err != nil {
+	if err := l.stream(ctx, n, galera, b.Dir, logFile); err != nil {
 		return fmt.Errorf("%s: backup: %w", n.Name, err)
 	}
 	b.Finished = time.Now().UTC()
@@ -139,6 +129,47 @@ func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *Info, logFile str
 	b.Bytes = dirSize(b.Dir)
 	b.Seconds = time.Since(b.Started).Seconds()
 	l.logf("backup %s of %s: %.1f MB in %.1fs, at GTID %s", b.ID, n.Name, float64(b.Bytes)/1e6, b.Seconds, b.GTID)
+	return nil
+}
+
+// stream runs mariabackup on the node's host and unpacks what it streams
+// into dir here (mbstream), both appending to logFile; a failure's error
+// carries the last lines either said.
+func (l *Lab) stream(ctx context.Context, n *plan.Node, galera bool, dir, logFile string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	lf, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var xsaid, bsaid bytes.Buffer
+	xa := mariadb.ExtractArgv(dir)
+	x := exec.CommandContext(ctx, xa[0], xa[1:]...)
+	x.Stdout, x.Stderr = lf, io.MultiWriter(lf, &xsaid)
+	in, err := x.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := x.Start(); err != nil {
+		return fmt.Errorf("%s on this computer (Debian package mariadb-backup): %w", xa[0], err)
+	}
+	h := l.Servers.Host(n.Host)
+	berr := h.Attach(ctx, mariadb.BackupArgv(n.Socket, h.RunsAs(), n.Dir, galera), nil, in, io.MultiWriter(lf, &bsaid))
+	in.Close()
+	if berr != nil {
+		cancel() // mbstream has nothing more to unpack
+	}
+	xerr := x.Wait()
+	switch {
+	case berr != nil:
+		return fmt.Errorf("mariabackup on %s: %w\n%s", n.Host, berr, mariadb.LogTail(bsaid.String(), 5))
+	case xerr != nil:
+		return fmt.Errorf("%s: %w\n%s", xa[0], xerr, mariadb.LogTail(xsaid.String(), 5))
+	}
 	return nil
 }
 

@@ -2,12 +2,15 @@ package backup
 
 import (
 	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -51,10 +54,14 @@ func must(t *testing.T, err error) {
 	}
 }
 
-type labs struct{ existing map[string]bool }
+type labs struct {
+	existing map[string]bool
+	place    error // what Check says
+}
 
 func (l labs) Exists(name string) bool { return l.existing[name] }
-func (labs) Up(context.Context, *spec.Spec, string) (*plan.Node, Servers, error) {
+func (l labs) Check(*spec.Spec) error  { return l.place }
+func (labs) Up(context.Context, *spec.Spec, string) (*Restored, error) {
 	panic("a refused restore must create nothing")
 }
 func (labs) Down(context.Context, string) error { return nil }
@@ -74,6 +81,11 @@ func TestRestoreRefusesBeforeCreating(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in %v", want, err)
 		}
+	}
+	// where the new lab would go is checked with the rest
+	_, err = l.Restore(ctx, labs{place: hderr.User("--inventory: hosts.db1: required")}, RestoreOptions{To: "soon", Cluster: "db"})
+	if !hderr.IsUser(err) || !strings.Contains(err.Error(), "--to") || !strings.Contains(err.Error(), "hosts.db1") {
+		t.Errorf("a bad target and a bad place: %v", err)
 	}
 	_, err = l.Restore(ctx, labs{}, RestoreOptions{To: "2026-01-01 00:00:00", As: "BAD/NAME"})
 	if !hderr.IsUser(err) || !strings.Contains(err.Error(), "--as") {
@@ -102,5 +114,76 @@ func TestNoBinlogRefused(t *testing.T) {
 	_, err = l.Restore(context.Background(), labs{}, RestoreOptions{To: "2026-01-01 00:00:00", Cluster: "db"})
 	if !hderr.IsUser(err) || !strings.Contains(err.Error(), `--cluster: cluster "db" runs without a binary log`) {
 		t.Errorf("restore: %v", err)
+	}
+}
+
+// shHost runs a host's commands on this computer (the pull script is
+// shell, tested as such).
+type shHost struct{ host.Host }
+
+func (shHost) Name() string { return "h1" }
+func (shHost) Run(ctx context.Context, argv []string, _ io.Reader) ([]byte, error) {
+	return exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+}
+
+func TestPullCopiesOnlyWhatIsNew(t *testing.T) {
+	dir := t.TempDir()
+	n := &plan.Node{Name: "db1", DataDir: filepath.Join(dir, "data")}
+	arch := filepath.Join(dir, "archive", "db1")
+	ctx := context.Background()
+	if err := PullBinlogs(ctx, shHost{}, n, arch); err != nil {
+		t.Fatalf("no datadir yet: %v", err)
+	}
+	must(t, os.MkdirAll(n.DataDir, 0o755))
+	write := func(name, text string) { must(t, os.WriteFile(filepath.Join(n.DataDir, name), []byte(text), 0o640)) }
+	write("binlog.000001", "ab\nc")
+	write("binlog.index", "./binlog.000001\n")
+	write("binlog.state", "x")
+	write("ibdata1", "not a binlog")
+	must(t, PullBinlogs(ctx, shHost{}, n, arch))
+	write("binlog.000001", "ab\ncdef 7\n") // the server appended
+	write("binlog.000002", "gh")
+	must(t, PullBinlogs(ctx, shHost{}, n, arch))
+	got, err := Binlogs(arch)
+	if err != nil || strings.Join(got, ",") != "binlog.000001,binlog.000002" {
+		t.Fatalf("archived %v (%v)", got, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(arch, "binlog.000001")); string(b) != "ab\ncdef 7\n" {
+		t.Errorf("archive copy %q, want the whole file", b)
+	}
+	// what the archive has is not fetched again
+	must(t, os.WriteFile(filepath.Join(arch, "binlog.000002"), []byte("GH"), 0o640))
+	must(t, PullBinlogs(ctx, shHost{}, n, arch))
+	if b, _ := os.ReadFile(filepath.Join(arch, "binlog.000002")); string(b) != "GH" {
+		t.Errorf("archived bytes were fetched again: %q", b)
+	}
+}
+
+func TestParsePull(t *testing.T) {
+	for _, c := range []struct {
+		out, want, err string
+	}{
+		{out: "", want: ""},
+		{out: "binlog.000001 0\nbinlog.000002 3\na\nb", want: "binlog.000001=;binlog.000002=a\nb"},
+		{out: "binlog.000001 5\nabc", err: "5 bytes announced, 3 came"},
+		{out: "../etc/passwd 1\nx", err: "not a binary log's name"},
+		{out: "binlog.000001 x\n", err: `expected "NAME COUNT"`},
+		{out: "binlog.000001 -1\n", err: `expected "NAME COUNT"`},
+		{out: "binlog.000001 1", err: "without its end"},
+	} {
+		chunks, err := parsePull([]byte(c.out))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: error %v, want %q", c.out, err, c.err)
+			}
+			continue
+		}
+		var got []string
+		for _, ch := range chunks {
+			got = append(got, ch.name+"="+string(ch.data))
+		}
+		if err != nil || strings.Join(got, ";") != c.want {
+			t.Errorf("%q: %q (%v), want %q", c.out, strings.Join(got, ";"), err, c.want)
+		}
 	}
 }

@@ -41,11 +41,22 @@ type RestoreResult struct {
 type Labs interface {
 	// Exists reports whether a lab of that name exists.
 	Exists(name string) bool
+	// Check says, as bad input, what keeps the lab of spec s from being
+	// placed (an inventory that does not name its hosts).
+	Check(s *spec.Spec) error
 	// Up creates the lab from s, every datadir copied from the prepared
-	// backup fromBackup, and returns its one node and how to administer it.
-	Up(ctx context.Context, s *spec.Spec, fromBackup string) (*plan.Node, Servers, error)
+	// backup fromBackup (a directory here), and returns it.
+	Up(ctx context.Context, s *spec.Spec, fromBackup string) (*Restored, error)
 	// Down removes the lab.
 	Down(ctx context.Context, name string) error
+}
+
+// Restored is the lab a restore built: its one node, how to administer
+// it, and where its files are kept here.
+type Restored struct {
+	Node    *plan.Node
+	Servers Servers
+	Dir     string
 }
 
 // Restore builds a new lab (one standalone server) holding the cluster's
@@ -54,25 +65,23 @@ type Labs interface {
 // target. Bad input is refused before anything is created; a failure
 // removes the new lab.
 func (l *Lab) Restore(ctx context.Context, labs Labs, o RestoreOptions) (*RestoreResult, error) {
-	if err := l.local("restore"); err != nil {
-		return nil, err
-	}
 	t0 := time.Now()
 	target, b, info, end, err := l.restorePlan(ctx, labs, &o)
 	if err != nil {
 		return nil, err
 	}
 	l.logf("restoring %s into lab %s: %s, archive of %s", o.Cluster, o.As, pitr.Describe(b, target), end.Node)
-	n, servers, err := labs.Up(ctx, l.restoreSpec(o.Cluster, o.As), info.Dir)
+	r, err := labs.Up(ctx, l.restoreSpec(o.Cluster, o.As), info.Dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := replay(ctx, n, l.User, info.GTID, target, end.Files); err != nil {
+	n := r.Node
+	if err := replay(ctx, r, info.GTID, target, end.Files); err != nil {
 		l.logf("restore failed; removing lab %s", o.As)
 		return nil, errors.Join(err, labs.Down(context.Background(), o.As))
 	}
 	var gtid string
-	db := servers.Admin(n)
+	db := r.Servers.Admin(n)
 	_ = db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtid)
 	db.Close()
 	return &RestoreResult{Lab: o.As, Node: n.Name, Target: target.String(), Backup: b.ID, Archive: end.Node, GTID: gtid,
@@ -87,10 +96,13 @@ func (l *Lab) restorePlan(ctx context.Context, labs Labs, o *RestoreOptions) (t 
 	if o.As == "" {
 		o.As = l.Plan.Lab + "r"
 	}
+	nameOK := false
 	if err := plan.CheckLabName(o.As); err != nil {
 		problems = append(problems, hderr.User("--as: %q is not a valid lab name", o.As))
 	} else if labs.Exists(o.As) {
 		problems = append(problems, hderr.User("--as: lab %q exists; choose another name or remove it with `hadrill down --name %s`", o.As, o.As))
+	} else {
+		nameOK = true
 	}
 	backups, err := l.Backups()
 	if err != nil {
@@ -105,6 +117,9 @@ func (l *Lab) restorePlan(ctx context.Context, labs Labs, o *RestoreOptions) (t 
 		problems = append(problems, hderr.User("--cluster: cluster %q runs without a binary log (binary_log: false): there is nothing to replay to a point in time", c.Name))
 	} else if ok {
 		o.Cluster = c.Name
+		if nameOK { // where the new lab goes
+			problems = append(problems, labs.Check(l.restoreSpec(o.Cluster, o.As)))
+		}
 	}
 	if err = hderr.Join(problems); err != nil {
 		return
@@ -144,8 +159,11 @@ func (l *Lab) restoreSpec(cluster, name string) *spec.Spec {
 }
 
 // replay applies the archived events after the backup's position up to the
-// target: mariadb-binlog | mariadb, over the server's socket.
-func replay(ctx context.Context, n *plan.Node, user, from string, t pitr.Target, files []string) error {
+// target: mariadb-binlog here | mariadb on the restored node's host, over
+// the server's socket. What either says goes to replay.log in the lab's
+// directory here.
+func replay(ctx context.Context, r *Restored, from string, t pitr.Target, files []string) error {
+	n := r.Node
 	argv := []string{"mariadb-binlog", "--start-position=" + from}
 	if len(t.GTID) > 0 {
 		argv = append(argv, "--stop-position="+t.GTID.String())
@@ -153,28 +171,35 @@ func replay(ctx context.Context, n *plan.Node, user, from string, t pitr.Target,
 		argv = append(argv, "--stop-datetime="+t.Time.In(time.Local).Format("2006-01-02 15:04:05"))
 	}
 	argv = append(argv, files...)
-	logFile := filepath.Join(n.Dir, "replay.log")
+	logFile := filepath.Join(r.Dir, "replay.log")
 	lf, err := os.Create(logFile)
 	if err != nil {
 		return err
 	}
 	defer lf.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	dump := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	apply := exec.CommandContext(ctx, "mariadb", "--socket="+n.Socket, "--user="+user, "--batch")
+	dump.Stderr = lf
 	pipe, err := dump.StdoutPipe()
 	if err != nil {
 		return err
 	}
-	apply.Stdin, dump.Stderr, apply.Stdout, apply.Stderr = pipe, lf, lf, lf
-	if err := apply.Start(); err != nil {
-		return err
+	if err := dump.Start(); err != nil {
+		return fmt.Errorf("mariadb-binlog on this computer (Debian package mariadb-client): %w", err)
 	}
-	if err := dump.Run(); err != nil {
-		_ = apply.Wait()
-		return fmt.Errorf("mariadb-binlog: %w (see %s)", err, logFile)
+	h := r.Servers.Host(n.Host)
+	apply := []string{"mariadb", "--socket=" + n.Socket, "--user=" + h.RunsAs(), "--batch"}
+	aerr := h.Attach(ctx, apply, pipe, lf, lf)
+	if aerr != nil {
+		cancel() // nobody reads what mariadb-binlog prints any more
 	}
-	if err := apply.Wait(); err != nil {
-		return fmt.Errorf("replaying binary logs into %s: %w (see %s)\n%s", n.Name, err, logFile, logTail(logFile))
+	derr := dump.Wait()
+	switch {
+	case aerr != nil:
+		return fmt.Errorf("replaying binary logs into %s: %w (see %s)\n%s", n.Name, aerr, logFile, logTail(logFile))
+	case derr != nil:
+		return fmt.Errorf("mariadb-binlog: %w (see %s)\n%s", derr, logFile, logTail(logFile))
 	}
 	return nil
 }

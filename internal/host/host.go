@@ -52,6 +52,9 @@ type Host interface {
 	// SocketUser is the OS account a unix socket dialed through Dial sees
 	// (what MariaDB's unix_socket authentication takes as the user).
 	SocketUser() string
+	// RunsAs is the OS account Run's and Attach's commands run as (what a
+	// client they run authenticates as over a unix socket).
+	RunsAs() string
 }
 
 // Process is a daemon's process on its host: its pid while it runs (else

@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/backup"
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/replication"
@@ -28,8 +27,12 @@ import (
 
 // Tick is the keeper's rhythm: channels are checked every tick, heartbeats
 // written every other tick (the lag it measures has this resolution),
-// binlogs archived every fourth.
+// binary logs archived every ArchiveEvery beside.
 const Tick = 250 * time.Millisecond
+
+// ArchiveEvery is how often binary logs are archived (how far behind the
+// last recoverable moment trails).
+const ArchiveEvery = time.Second
 
 // Daemon is a lab's keeper under supervision (exe: the hadrill binary).
 func Daemon(p *plan.Plan, home, exe string) supervise.Daemon {
@@ -41,8 +44,12 @@ func Daemon(p *plan.Plan, home, exe string) supervise.Daemon {
 type Keeper struct {
 	Repl *replication.Manager
 	Log  io.Writer
+	// Archive copies what is new in a node's binary logs into the lab's
+	// archive (nil: nothing is archived).
+	Archive func(ctx context.Context, n *plan.Node) error
 
 	conns  *server.Conns
+	mu     sync.Mutex        // last is shared with the archiver
 	last   map[string]string // last error per subject, logged once
 	tables map[string]bool   // heartbeat table created on this node
 	guards map[string]*guard // per primary cluster with automatic failover
@@ -69,6 +76,11 @@ func (k *Keeper) Run(ctx context.Context) error {
 	k.conns = server.NewConns(k.Repl.Servers)
 	defer k.conns.Close()
 	k.last, k.tables, k.guards = map[string]string{}, map[string]bool{}, map[string]*guard{}
+	if k.Archive != nil {
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() { defer close(done); k.archive(ctx) }()
+	}
 	t := time.NewTicker(Tick)
 	defer t.Stop()
 	for i := 0; ; i++ {
@@ -88,12 +100,6 @@ func (k *Keeper) Run(ctx context.Context) error {
 		if i%2 == 0 {
 			k.heartbeats(ctx)
 		}
-		if i%4 == 0 && p.Mode != plan.ModeSSH { // a remote node's binary logs are on its host: not archived yet
-			for j := range p.Nodes {
-				n := &p.Nodes[j]
-				k.logOnce("archive "+n.Name, backup.ArchiveBinlogs(n, backup.ArchiveDir(p, n.Name)))
-			}
-		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -102,7 +108,35 @@ func (k *Keeper) Run(ctx context.Context) error {
 	}
 }
 
+// archive copies every node's new binary log events into the archive
+// every ArchiveEvery until ctx ends, beside the keeper's rhythm (a remote
+// host slow to answer delays no failover).
+func (k *Keeper) archive(ctx context.Context) {
+	p := k.Repl.Plan
+	t := time.NewTicker(ArchiveEvery)
+	defer t.Stop()
+	for {
+		for j := range p.Nodes {
+			n := &p.Nodes[j]
+			actx, cancel := context.WithTimeout(ctx, 10*ArchiveEvery)
+			err := k.Archive(actx, n)
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			k.logOnce("archive "+n.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 func (k *Keeper) logOnce(subject string, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	msg := ""
 	if err != nil {
 		msg = err.Error()

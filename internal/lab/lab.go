@@ -92,7 +92,7 @@ func (l *Lab) Replication() *replication.Manager {
 
 // Backups is the lab's backups and binary log archive.
 func (l *Lab) Backups() *backup.Lab {
-	return &backup.Lab{Plan: l.p, Servers: l.servers, User: l.Facts.User, Log: l.Log}
+	return &backup.Lab{Plan: l.p, Servers: l.servers, Log: l.Log}
 }
 
 // hosts runs commands on the lab's hosts and dials from them: the narrow
@@ -169,12 +169,12 @@ type Servers interface {
 	Stop(n *plan.Node) error
 	Kill(n *plan.Node) error
 	Signal(n *plan.Node, sig syscall.Signal) error
-	Wrap(host string, argv []string) []string
+	Host(name string) host.Host
 }
 
 // servers is the lab's database servers as the rooms see them, each
 // through its host: an admin pool, its process, whether one runs, its pid,
-// a clean stop, argv run on its host.
+// a clean stop, the host itself (where a node's tools run).
 type servers struct{ prov provider.Provider }
 
 func (s servers) Admin(n *plan.Node) *sql.DB { return server.Admin(n, s.prov.Host(n.Host)) }
@@ -195,7 +195,7 @@ func (s servers) Kill(n *plan.Node) error {
 func (s servers) Signal(n *plan.Node, sig syscall.Signal) error {
 	return s.prov.Host(n.Host).Signal(context.Background(), server.Daemon(n), sig)
 }
-func (s servers) Wrap(host string, argv []string) []string { return s.prov.Wrap(host, argv) }
+func (s servers) Host(name string) host.Host { return s.prov.Host(name) }
 
 // Open loads an existing lab.
 func Open(home, name string, log io.Writer) (*Lab, error) {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/backup"
-	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
@@ -60,19 +59,21 @@ func (l *Lab) Rebuild(ctx context.Context, name string) error {
 		}
 	}
 	stamp := ".replaced-" + time.Now().UTC().Format("20060102T150405")
-	for _, dir := range []string{n.DataDir, n.BinlogDir, backup.ArchiveDir(l.p, name)} {
+	h := l.Prov.Host(n.Host)
+	for _, dir := range []string{n.DataDir, n.BinlogDir} { // on the node's host
 		if dir == "" {
 			continue
 		}
-		if err := os.Rename(dir, dir+stamp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if _, err := h.Run(ctx, []string{"sh", "-c", `[ ! -e "$1" ] || mv "$1" "$2"`, "sh", dir, dir + stamp}, nil); err != nil {
 			return err
 		}
 	}
-	l.logf("%s: its data kept in %s", name, n.DataDir+stamp)
-	if err := mariadb.CopyDatadir(ctx, b.Dir, n.DataDir); err != nil {
+	arch := backup.ArchiveDir(l.p, name) // here
+	if err := os.Rename(arch, arch+stamp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := mariadb.PlaceLogs(ctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir); err != nil {
+	l.logf("%s: its data kept in %s on %s", name, n.DataDir+stamp, n.Host)
+	if err := l.placeDatadir(ctx, n, b.Dir); err != nil {
 		return err
 	}
 	if err := l.start(ctx, []*plan.Node{n}, nil); err != nil {

@@ -67,8 +67,9 @@ func (l *Lab) inventoryFile() string {
 }
 
 // initRemoteDatadirs initialises each node's datadir on its own host (a
-// host's files are its own: there is nothing to copy from) and gives it
-// its Galera state and the health check's password.
+// host's files are its own: there is nothing to copy from), or sends it
+// the prepared backup a restore starts from, and gives it its Galera
+// state and the health check's password.
 func (l *Lab) initRemoteDatadirs(ctx context.Context) error {
 	check, err := mariadb.ReadSecret(l.p.Secrets.Check)
 	if err != nil {
@@ -92,7 +93,11 @@ func (l *Lab) initRemoteDatadirs(ctx context.Context) error {
 			if err := h.RemoveAll(gctx, n.DataDir); err != nil { // a datadir half made by an interrupted try
 				return err
 			}
-			if _, err := h.Run(gctx, mariadb.InstallArgs(n.DataDir, h.SocketUser(), true, plan.RedoLog), nil); err != nil {
+			if l.fromBackup != "" {
+				if err := l.placeDatadir(gctx, n, l.fromBackup); err != nil {
+					return fmt.Errorf("%s: the backup: %w", n.Name, err)
+				}
+			} else if _, err := h.Run(gctx, mariadb.InstallArgs(n.DataDir, h.SocketUser(), true, plan.RedoLog), nil); err != nil {
 				return fmt.Errorf("%s: mariadb-install-db: %w", n.Name, err)
 			}
 			return l.seed(gctx, n)

@@ -14,6 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -53,9 +54,6 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	}
 	f := facts.Machine()
 	if o.Inventory != nil {
-		if o.FromBackup != "" {
-			return nil, hderr.User("--inventory: restoring a backup into a lab of remote hosts is not supported yet")
-		}
 		if f, err = remoteFacts(ctx, o.Spec, o.Name, o.Inventory, o.Log); err != nil {
 			return nil, err
 		}
@@ -204,19 +202,30 @@ func (l *Lab) initDatadirs(ctx context.Context) error {
 	for i := range l.p.Nodes {
 		n := &l.p.Nodes[i]
 		g.Go(func() error {
-			if err := os.MkdirAll(n.Dir, 0o755); err != nil { // its datadir may be on a volume elsewhere
-				return err
-			}
-			if err := mariadb.CopyDatadir(gctx, tmpl, n.DataDir); err != nil {
-				return err
-			}
-			if err := mariadb.PlaceLogs(gctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir); err != nil {
+			if err := l.placeDatadir(gctx, n, tmpl); err != nil {
 				return err
 			}
 			return l.seed(gctx, n)
 		})
 	}
 	return g.Wait()
+}
+
+// placeDatadir makes n's datadir a copy of the directory src here (a
+// datadir template, a prepared backup): copied where the host's files are
+// this computer's (reflinks where the file system can, the redo log moved
+// onto its volume), sent over the connection to a remote host.
+func (l *Lab) placeDatadir(ctx context.Context, n *plan.Node, src string) error {
+	if l.p.Mode == plan.ModeSSH { // no volumes there: the datadir holds its logs
+		return host.SendDir(ctx, l.Prov.Host(n.Host), src, n.DataDir)
+	}
+	if err := os.MkdirAll(n.Dir, 0o755); err != nil { // its datadir may be on a volume elsewhere
+		return err
+	}
+	if err := mariadb.CopyDatadir(ctx, src, n.DataDir); err != nil {
+		return err
+	}
+	return mariadb.PlaceLogs(ctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir)
 }
 
 // bootstrapLoners: the node of a one-node Galera cluster has no peer to

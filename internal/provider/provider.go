@@ -24,8 +24,6 @@ type Provider interface {
 	// Teardown removes everything Setup created and ends any process left on
 	// the lab's hosts; it is idempotent and works on a half-created lab.
 	Teardown(ctx context.Context) error
-	// Wrap returns argv made to run on host.
-	Wrap(host string, argv []string) []string
 	// Dial connects to addr from host.
 	Dial(ctx context.Context, host, network, addr string) (net.Conn, error)
 	// Host is one of the lab's hosts: its commands, files, daemons, dialing.

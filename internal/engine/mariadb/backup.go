@@ -15,15 +15,20 @@ import (
 )
 
 // BackupArgv is mariabackup's command line for a full backup of the server
-// behind socket (as user, unix_socket authentication) into dir. galera adds
-// the cluster position (xtrabackup_galera_info).
-func BackupArgv(socket, user, dir string, galera bool) []string {
-	argv := []string{"mariabackup", "--backup", "--target-dir=" + dir, "--socket=" + socket, "--user=" + user}
+// behind socket (as user, unix_socket authentication), streamed to its
+// standard output (mbstream: what ExtractArgv unpacks), its temporary
+// files in tmpdir. galera adds the cluster position
+// (xtrabackup_galera_info).
+func BackupArgv(socket, user, tmpdir string, galera bool) []string {
+	argv := []string{"mariabackup", "--backup", "--stream=mbstream", "--tmpdir=" + tmpdir, "--socket=" + socket, "--user=" + user}
 	if galera {
 		argv = append(argv, "--galera-info")
 	}
 	return argv
 }
+
+// ExtractArgv unpacks a backup stream (its standard input) into dir.
+func ExtractArgv(dir string) []string { return []string{"mbstream", "-x", "-C", dir} }
 
 // Prepare makes a backup consistent (applies its redo log), ready to start a server on.
 func Prepare(ctx context.Context, dir, logFile string) error {

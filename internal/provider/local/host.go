@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/host"
-	"github.com/hadrill/hadrill/internal/provider"
 )
 
 // Host is a host of a local lab: its commands run through the provider's
@@ -21,16 +20,23 @@ import (
 // daemons are supervised here.
 type Host struct {
 	name string
-	prov provider.Provider
+	prov wrapper
 	exe  string
 	user string
 }
 
 var _ host.Host = (*Host)(nil)
 
+// wrapper is a local provider: it makes a command run on one of its hosts
+// (a command of this computer), and dials from them.
+type wrapper interface {
+	Wrap(host string, argv []string) []string
+	Dial(ctx context.Context, host, network, addr string) (net.Conn, error)
+}
+
 // HostOf is the host named name of a local provider; exe is hadrill's binary,
 // user is the account hadrill runs as.
-func HostOf(prov provider.Provider, name, exe, user string) *Host {
+func HostOf(prov wrapper, name, exe, user string) *Host {
 	return &Host{name: name, prov: prov, exe: exe, user: user}
 }
 
@@ -101,6 +107,9 @@ func (h *Host) Process(_ context.Context, d host.Daemon) (host.Process, error) {
 
 // SocketUser is the account hadrill runs as here.
 func (h *Host) SocketUser() string { return h.user }
+
+// RunsAs is the account hadrill runs as here too.
+func (h *Host) RunsAs() string { return h.user }
 
 // Stop ends the daemon: TERM, then KILL after grace.
 func (h *Host) Stop(_ context.Context, d host.Daemon, grace time.Duration) error {

@@ -175,6 +175,9 @@ func (r *Remote) Process(ctx context.Context, d host.Daemon) (host.Process, erro
 // SocketUser is the login user: a unix socket is dialed by its SSH session.
 func (r *Remote) SocketUser() string { return r.c.Host.User }
 
+// RunsAs is root: a login that is not root runs commands through sudo.
+func (r *Remote) RunsAs() string { return "root" }
+
 // Stop ends the daemon: TERM, then KILL after grace.
 func (r *Remote) Stop(ctx context.Context, d host.Daemon, grace time.Duration) error {
 	_, err := r.daemon(ctx, d, "stop", grace.String())

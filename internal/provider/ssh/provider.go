@@ -160,16 +160,6 @@ func (s *Provider) Teardown(ctx context.Context) error {
 	return err
 }
 
-// Wrap has no meaning for a remote host (its commands run through Host);
-// a room that still runs argv on this computer gets one that says so.
-func (s *Provider) Wrap(name string, argv []string) []string {
-	what := "a command"
-	if len(argv) > 0 {
-		what = path.Base(argv[0])
-	}
-	return []string{"sh", "-c", `echo "hadrill: $1 on remote host $2: not supported on remote hosts yet" >&2; exit 1`, "sh", what, name}
-}
-
 // Dial connects from a host.
 func (s *Provider) Dial(ctx context.Context, name, network, addr string) (net.Conn, error) {
 	return s.Host(name).Dial(ctx, network, addr)
@@ -234,6 +224,7 @@ func (l *lazy) Exe() string { return BinPath(l.s.inv.Hosts[l.name].Dir, l.s.exe)
 
 // SocketUser is the login user.
 func (l *lazy) SocketUser() string { return l.s.inv.Hosts[l.name].User }
+func (l *lazy) RunsAs() string     { return "root" }
 
 func (l *lazy) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
 	r, err := l.get(ctx)
