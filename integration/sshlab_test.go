@@ -514,3 +514,86 @@ client: {name: client}
 		}
 	}
 }
+
+// TestSSHWAN: two regions 60 ms apart emulated on four "remote machines":
+// each host that receives from the other region runs hadrill's netem
+// daemon, its packets queued by a chain named after the lab; the round
+// trip is measured from a host (not from the controller), a delay fault
+// changes it and heal restores it, a Galera commit across the link costs
+// about one round trip, and down takes the chain and daemons off every host.
+func TestSSHWAN(t *testing.T) {
+	e := newEnv(t)
+	s := newSSHHosts(e, "itsshw", "198.19.246", "db1", "db2", "lb", "client")
+	t.Cleanup(func() { s.as("down", "--all") })
+	spec := s.write("wan.yaml", `name: rwan
+regions: [{name: east}, {name: west}]
+links: [{between: [east, west], rtt: 60ms}]
+clusters: [{name: db, nodes: 2, regions: [east, west]}]
+load_balancers: [{name: lb, cluster: db, region: east}]
+client: {name: client, region: east}
+`)
+	r := s.as("up", "-f", spec, "--inventory", s.inventory("hosts.yaml", nil))
+	t.Logf("up:\n%s", r.stderr)
+	if r.code != 0 {
+		t.Fatalf("up with a link over SSH: exit %d", r.code)
+	}
+	var st wanStatus
+	r = s.as("status", "--name", "rwan", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st.Links) != 1 || st.Links[0].Emulator != "running" || st.Links[0].Measured == nil {
+		t.Fatalf("status: %v %+v\n%s", err, st, r.stderr)
+	}
+	if p := st.Links[0].Measured.P50; p < 55 || p > 70 {
+		t.Errorf("round trip p50 %.2f ms, want 60 (+ the hosts' own network)", p)
+	}
+	check := func() measured {
+		t.Helper()
+		var ms []measured
+		r := s.as("netem", "check", "--name", "rwan", "-o", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &ms); err != nil || len(ms) != 1 {
+			t.Fatalf("netem check: exit %d %v %v\n%s", r.code, ms, err, r.stderr)
+		}
+		return ms[0]
+	}
+	if r := s.as("fault", "delay", "east-west", "150ms", "--name", "rwan"); r.code != 0 {
+		t.Fatalf("fault delay: exit %d\n%s", r.code, r.stderr)
+	}
+	if m := check(); !m.Usable || m.P50 < 140 || m.P50 > 165 {
+		t.Errorf("after delay 150ms: %+v", m)
+	}
+	if r := s.as("fault", "heal", "--name", "rwan"); r.code != 0 {
+		t.Fatalf("heal: exit %d\n%s", r.code, r.stderr)
+	}
+	if m := check(); !m.Usable || m.P50 < 55 || m.P50 > 70 {
+		t.Errorf("after heal: %+v", m)
+	}
+	var cl struct {
+		Results []struct{ P50 float64 } `json:"results"`
+	}
+	r = s.as("bench", "commit-latency", "--name", "rwan", "--count", "20", "--target", "lb", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &cl); err != nil || len(cl.Results) != 1 || cl.Results[0].P50 < 55 || cl.Results[0].P50 > 90 {
+		t.Errorf("a Galera commit across 60 ms: exit %d %v %+v, want about one round trip\n%s", r.code, err, cl.Results, r.stderr)
+	} else {
+		t.Logf("link 60 ms over SSH: measured p50 %.2f ms at up; a Galera commit through the load balancer p50 %.2f ms", st.Links[0].Measured.P50, cl.Results[0].P50)
+	}
+	// a bandwidth cap is an htb class on the sending hosts' NIC, which down takes off
+	if r := s.as("fault", "bandwidth", "east-west", "5mbit", "--name", "rwan"); r.code != 0 {
+		t.Fatalf("fault bandwidth: exit %d\n%s", r.code, r.stderr)
+	}
+	if q := s.onHost("db1", "tc", "class", "show", "dev", "eth0"); !strings.Contains(q, "5Mbit") {
+		t.Errorf("db1's NIC after bandwidth 5mbit:\n%s", q)
+	}
+	if r := s.as("down", "--name", "rwan"); r.code != 0 {
+		t.Fatalf("down: exit %d\n%s", r.code, r.stderr)
+	}
+	for name, h := range s.Hosts.Hosts {
+		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
+			t.Errorf("host %s keeps %v after down", name, left)
+		}
+		if rules := s.onHost(name, "iptables", "-t", "mangle", "-S"); strings.Contains(rules, "HDNETEM") || strings.Contains(rules, "NFQUEUE") {
+			t.Errorf("host %s keeps the lab's queueing rules:\n%s", name, rules)
+		}
+		if q := s.onHost(name, "tc", "qdisc", "show"); strings.Contains(q, "htb") {
+			t.Errorf("host %s keeps a shaping qdisc:\n%s", name, q)
+		}
+	}
+}

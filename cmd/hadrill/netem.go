@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -30,6 +34,31 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 	}
 	c.Flags().StringVar(&config, "config", "", "the lab's netem.json")
 	c.Flags().StringVar(&ready, "ready-file", "", "written with the daemon's pid once every queue is bound")
+	var count int
+	probe := &cobra.Command{
+		Use:   "probe ADDR:PORT [--count N]",
+		Short: "Time TCP handshakes from here to ADDR:PORT, 5 ms apart (hadrill runs it on a remote host to measure a link there)",
+		Args:  args(1, 1, "one address, as ADDR:PORT"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if _, _, err := net.SplitHostPort(a[0]); err != nil {
+				return hderr.User("ADDR:PORT: expected an address and a port, got %q", a[0])
+			}
+			if count < 1 || count > 1000 {
+				return hderr.User("--count: expected 1 to 1000, got %d", count)
+			}
+			var d net.Dialer
+			p := netem.Handshakes(cmd.Context(), count, a[0], func(ctx context.Context, addr string) error {
+				conn, err := d.DialContext(ctx, "tcp", addr)
+				if err == nil {
+					conn.Close()
+				}
+				return err
+			})
+			return json.NewEncoder(os.Stdout).Encode(p)
+		},
+	}
+	probe.Flags().IntVar(&count, "count", 21, "how many handshakes")
+	c.AddCommand(probe)
 	c.AddCommand(&cobra.Command{
 		Use:   "check",
 		Short: "Measure every link's round trip now and record it: a warning past 2 % + 1 ms of the target, a failure past 10 % + 5 ms",

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,8 +45,8 @@ type Host interface {
 	Stop(ctx context.Context, d Daemon, grace time.Duration) error
 	// Kill ends the daemon and its process group at once.
 	Kill(ctx context.Context, d Daemon) error
-	// Signal sends the daemon's process sig (SIGSTOP, SIGCONT) while it
-	// runs.
+	// Signal sends the daemon's process sig (SIGSTOP, SIGCONT; SIGHUP to a
+	// daemon that reloads on it) while it runs.
 	Signal(ctx context.Context, d Daemon, sig syscall.Signal) error
 	// Dial connects from the host to addr ("tcp", or "unix" and a path).
 	Dial(ctx context.Context, network, addr string) (net.Conn, error)
@@ -108,6 +109,21 @@ func EnsureReady(ctx context.Context, h Host, d Daemon, deadline, every time.Dur
 	return WaitReady(ctx, h, d, deadline, every, ready)
 }
 
+// logTail is the last lines of a log on h, indented on lines of their own
+// ("" when there are none): what a daemon said before it exited, read
+// before a failed start-up removes it.
+func logTail(ctx context.Context, h Host, path string) string {
+	b, err := h.ReadFile(ctx, path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return ":\n  " + strings.Join(lines, "\n  ")
+}
+
 // WaitReady waits until ready answers (every interval, within deadline)
 // for a daemon just started on h; one that exits meanwhile fails the wait,
 // naming its log.
@@ -118,7 +134,7 @@ func WaitReady(ctx context.Context, h Host, d Daemon, deadline, every time.Durat
 			return nil
 		}
 		if p, err := h.Process(ctx, d); err == nil && p.Pid == 0 {
-			return fmt.Errorf("%s exited during start-up (see %s on %s)", d.Name, d.LogFile, h.Name())
+			return fmt.Errorf("%s exited during start-up (see %s on %s)%s", d.Name, d.LogFile, h.Name(), logTail(ctx, h, d.LogFile))
 		}
 		return nil
 	})

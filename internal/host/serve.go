@@ -62,8 +62,8 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 		var sig syscall.Signal
 		if op == "signal" {
 			n, err := strconv.Atoi(strings.Join(args[2:], ""))
-			if err != nil || (syscall.Signal(n) != syscall.SIGSTOP && syscall.Signal(n) != syscall.SIGCONT) {
-				return hderr.User("host daemon signal: expected %d (STOP) or %d (CONT), got %q", syscall.SIGSTOP, syscall.SIGCONT, strings.Join(args[2:], " "))
+			if sig := syscall.Signal(n); err != nil || (sig != syscall.SIGSTOP && sig != syscall.SIGCONT && sig != syscall.SIGHUP) {
+				return hderr.User("host daemon signal: expected %d (STOP), %d (CONT) or %d (HUP: reload), got %q", syscall.SIGSTOP, syscall.SIGCONT, syscall.SIGHUP, strings.Join(args[2:], " "))
 			}
 			sig = syscall.Signal(n)
 		}

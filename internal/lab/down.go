@@ -89,8 +89,8 @@ func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 		}
 	}
 	errs = append(errs, l.stopDaemons())
-	if l.p.Mode == plan.ModeSSH { // a remote machine's tables outlive the lab: its partitions go with it
-		errs = append(errs, fault.Remove(ctx, l.hosts, fault.ChainOf(l.p), l.p.Hosts))
+	if l.p.Mode == plan.ModeSSH { // a remote machine's tables outlive the lab: its partitions and links go with it
+		errs = append(errs, fault.Remove(ctx, l.hosts, fault.ChainOf(l.p), l.p.Hosts), l.wan.Remove(ctx))
 	}
 	errs = append(errs, l.Prov.Teardown(ctx))
 	if keepData {

@@ -143,8 +143,8 @@ func (l *Lab) lbHosts() []string {
 	return out
 }
 
-func (l *Lab) needNetns(kind fault.Kind) error {
-	if why := l.p.WithoutNetns(); why != "" {
+func (l *Lab) needFirewall(kind fault.Kind) error {
+	if why := l.p.WithoutFirewall(); why != "" {
 		return hderr.User("fault %s: a network fault %s", kind, why)
 	}
 	return nil
@@ -153,7 +153,7 @@ func (l *Lab) needNetns(kind fault.Kind) error {
 // LinkFault changes a link's delay, loss or bandwidth (recorded as a fault;
 // heal restores the spec's values).
 func (l *Lab) LinkFault(ctx context.Context, ch netem.Change) error {
-	if err := l.needNetns(ch.Verb); err != nil {
+	if err := l.needFirewall(ch.Verb); err != nil {
 		return err
 	}
 	rec := fault.Record{Fault: ch.Verb, Targets: []string{ch.Link}, Value: ch.Value, At: time.Now().UTC()}

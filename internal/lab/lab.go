@@ -109,6 +109,9 @@ func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, 
 	return h.prov.Dial(ctx, host, network, addr)
 }
 
+// Host is one of the lab's hosts.
+func (h hosts) Host(name string) host.Host { return h.prov.Host(name) }
+
 // HostUsage reads a host's CPU, memory and memory-limit kill counters
 // (its cgroups) and each NIC's bytes (the other end of its link, in the
 // lab's namespace: what that end receives, the host sent).

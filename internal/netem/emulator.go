@@ -10,21 +10,23 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/nic"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Hosts is what the emulator needs of a lab's hosts: run a command on one
-// (iptables, tc) and dial from one (the round-trip check).
+// (iptables, tc), dial from one (the round-trip check), and a remote host
+// itself (its daemon, its files).
 type Hosts interface {
 	// Run runs argv on host; a failure's error carries what it printed.
 	Run(ctx context.Context, host string, argv ...string) error
 	Dial(ctx context.Context, host, network, addr string) (net.Conn, error)
+	Host(name string) host.Host
 }
 
 // Emulator is the host side of a lab's WAN: the netem daemon, the rules
@@ -46,10 +48,6 @@ func New(p *plan.Plan, hosts Hosts, exe string, log io.Writer) *Emulator {
 	}
 	return &Emulator{plan: p, wan: p.WAN, hosts: hosts, exe: exe, log: log}
 }
-
-// Chain is the mangle-table chain (in each host's namespace) that queues
-// packets arriving from another region to the daemon.
-const Chain = "HDNETEM"
 
 // Enabled reports whether the lab emulates links between regions.
 func (e *Emulator) Enabled() bool { return e.wan != nil }
@@ -81,7 +79,11 @@ func (e *Emulator) Ensure(ctx context.Context) error {
 	if err := c.Save(e.wan.Config); err != nil {
 		return err
 	}
-	if err := e.start(ctx); err != nil {
+	start := e.start
+	if e.remote() {
+		start = func(ctx context.Context) error { return e.startRemote(ctx, c) }
+	}
+	if err := start(ctx); err != nil {
 		return err
 	}
 	installed, err := e.rules(ctx, c)
@@ -97,10 +99,14 @@ func (e *Emulator) daemon() supervise.Daemon {
 		LogFile: e.wan.LogFile, PidFile: e.wan.PidFile, Dir: e.wan.Dir, Marker: e.wan.Config}
 }
 
-// Pid is the running daemon's pid, else 0.
+// Pid is the running daemon's pid, else 0 (on remote hosts: a pid of
+// their daemons when every one runs).
 func (e *Emulator) Pid() int {
-	if !e.Enabled() {
+	switch {
+	case !e.Enabled():
 		return 0
+	case e.remote():
+		return e.remotePid(context.Background())
 	}
 	return e.daemon().Pid()
 }
@@ -126,13 +132,16 @@ func (e *Emulator) start(ctx context.Context) error {
 // Stop ends the daemon (its rules stay: packets they queue are dropped, a
 // cut link, until the daemon runs again).
 func (e *Emulator) Stop() error {
-	if !e.Enabled() {
+	switch {
+	case !e.Enabled():
 		return nil
+	case e.remote():
+		return e.stopRemote(context.Background())
 	}
 	return e.daemon().Kill()
 }
 
-// rules installs, in each host's namespace, one NFQUEUE rule per
+// rules installs, in each host's namespace (the lab's chain), one NFQUEUE rule per
 // remote-region host (packets from it). Without the daemon bound, such
 // packets are dropped: a dead daemon shows as a cut link, never as a
 // silently perfect one. A host whose chain exists keeps it (the chain is
@@ -143,7 +152,7 @@ func (e *Emulator) rules(ctx context.Context, c Config) (bool, error) {
 	installed := false
 	for _, hr := range c.Hosts() {
 		h := hr.Host
-		if err := e.iptables(ctx, h, "-t", "mangle", "-N", Chain); err != nil {
+		if err := e.iptables(ctx, h, "-t", "mangle", "-N", e.wan.Chain); err != nil {
 			if strings.Contains(err.Error(), "exists") {
 				continue
 			}
@@ -154,12 +163,12 @@ func (e *Emulator) rules(ctx context.Context, c Config) (bool, error) {
 			if r.Host != h {
 				continue
 			}
-			if err := e.iptables(ctx, h, "-t", "mangle", "-A", Chain, "-s", r.Peer, "-j", "NFQUEUE",
+			if err := e.iptables(ctx, h, "-t", "mangle", "-A", e.wan.Chain, "-s", r.Peer, "-j", "NFQUEUE",
 				"--queue-num", strconv.Itoa(int(r.Queue))); err != nil {
 				return installed, err
 			}
 		}
-		if err := e.iptables(ctx, h, "-t", "mangle", "-A", "PREROUTING", "-j", Chain); err != nil {
+		if err := e.iptables(ctx, h, "-t", "mangle", "-A", "PREROUTING", "-j", e.wan.Chain); err != nil {
 			return installed, err
 		}
 	}
@@ -260,7 +269,11 @@ func (e *Emulator) set(ctx context.Context, c Config, links []Link) error {
 	if err := c.Save(e.wan.Config); err != nil {
 		return err
 	}
-	if pid := e.Pid(); pid != 0 {
+	if e.remote() {
+		if err := e.reloadRemote(ctx, c); err != nil {
+			return err
+		}
+	} else if pid := e.Pid(); pid != 0 {
 		if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
 			return err
 		}
@@ -324,32 +337,17 @@ func probePair(p *plan.Plan, k Link) (plan.Host, *plan.Node, bool) {
 }
 
 func (e *Emulator) handshakes(ctx context.Context, from, addr string) ([]time.Duration, int) {
-	var mu sync.Mutex
-	var samples []time.Duration
-	failed := 0
-	var wg sync.WaitGroup
-	for i := 0; i < rttProbes; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			defer cancel()
-			t0 := time.Now()
-			conn, err := e.hosts.Dial(cctx, from, "tcp", addr)
-			d := time.Since(t0)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed++
-				return
-			}
-			conn.Close()
-			samples = append(samples, d)
-		}()
-		time.Sleep(5 * time.Millisecond)
+	if e.remote() {
+		return e.probeRemote(ctx, from, addr)
 	}
-	wg.Wait()
-	return samples, failed
+	p := Handshakes(ctx, rttProbes, addr, func(ctx context.Context, addr string) error {
+		conn, err := e.hosts.Dial(ctx, from, "tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	})
+	return p.Samples, p.Failed
 }
 
 // Check measures the links, records the result (Last) and fails, naming

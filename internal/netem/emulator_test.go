@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -26,11 +27,13 @@ type fakeHosts struct {
 func (f *fakeHosts) Run(_ context.Context, host string, argv ...string) error {
 	line := host + ": " + strings.Join(argv, " ")
 	f.ran = append(f.ran, line)
-	if f.exists[host] && strings.Contains(line, "-N "+Chain) {
+	if f.exists[host] && strings.Contains(line, "-N HDNETEM") {
 		return errors.New(host + ": iptables: Chain already exists.")
 	}
 	return nil
 }
+
+func (f *fakeHosts) Host(string) host.Host { panic("a lab of namespaces has no remote host") }
 
 func (f *fakeHosts) Dial(ctx context.Context, _, _, _ string) (net.Conn, error) {
 	if f.rtt == 0 {
@@ -146,5 +149,18 @@ func TestEmulatorDisabledWithoutLinks(t *testing.T) {
 	err := e.Change(context.Background(), Change{Verb: "delay", Link: "east-west", Value: "50ms"})
 	if err == nil || !strings.Contains(err.Error(), "it has none") {
 		t.Errorf("a link fault on a lab without links: %v", err)
+	}
+}
+
+// A remote host's daemon gets every link and its own rules only.
+func TestConfigFor(t *testing.T) {
+	c := Config{Links: []Link{{Name: "east-west"}},
+		Rules: []Rule{{Host: "e1", Peer: "10.0.0.21"}, {Host: "w1", Peer: "10.0.0.11"}, {Host: "e1", Peer: "10.0.0.22"}}}
+	got := c.For("e1")
+	if len(got.Links) != 1 || len(got.Rules) != 2 || got.Rules[0].Peer != "10.0.0.21" || got.Rules[1].Peer != "10.0.0.22" {
+		t.Errorf("e1's config: %+v", got)
+	}
+	if got := c.For("lb"); len(got.Rules) != 0 || len(got.Links) != 1 {
+		t.Errorf("a host without rules: %+v", got)
 	}
 }

@@ -55,10 +55,14 @@ func ListenPacket(name, network, addr string) (net.PacketConn, error) {
 	return c, err
 }
 
-// Do runs f on an OS thread of its own inside namespace name. Sockets f
-// creates stay in that namespace. If the thread cannot be moved back, it
-// ends with its goroutine and is never reused in the wrong namespace.
+// Do runs f on an OS thread of its own inside namespace name ("": this
+// process's own, where f simply runs). Sockets f creates stay in that
+// namespace. If the thread cannot be moved back, it ends with its
+// goroutine and is never reused in the wrong namespace.
 func Do(name string, f func() error) error {
+	if name == "" {
+		return f()
+	}
 	ch := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()

@@ -39,13 +39,11 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 	}
 	b := &builder{s: s, f: f, p: &Plan{Lab: lab, Dir: filepath.Join(home, "labs", lab), Spec: s}}
 	b.network()
-	switch {
-	case len(s.Links) > 0 && b.p.Mode == ModeSSH:
-		return nil, hderr.User("links: the WAN between regions is emulated on this computer only; on remote hosts the network between them is real: remove the links")
-	case len(s.Links) > 0 && b.p.Mode != ModeNetns:
+	if len(s.Links) > 0 && b.p.Mode == ModeRootless {
 		return nil, hderr.User("links: emulating the WAN between regions needs network namespaces (run as root); remove the links to run rootless")
 	}
 	b.hosts()
+	b.remoteWAN()
 	b.networks()
 	b.cgroups()
 	b.machines()
@@ -70,10 +68,10 @@ func Complete(p *Plan) {
 		p.FaultLog = filepath.Join(p.Dir, "faults.jsonl")
 	}
 	if p.WAN == nil && p.Mode == ModeNetns && p.Spec != nil && len(p.Spec.Links) > 0 {
-		p.WAN = &WAN{Links: p.Spec.Links, Config: filepath.Join(p.Dir, "netem.json"),
-			ReadyFile: filepath.Join(p.Dir, "netem.ready"), PidFile: filepath.Join(p.Dir, "netem.pid"),
-			LogFile: filepath.Join(p.Dir, "netem.log"), Dir: filepath.Join(p.Dir, "netem"),
-			Measured: filepath.Join(p.Dir, "wan.json")}
+		p.WAN = localWAN(p)
+	}
+	if p.WAN != nil && p.WAN.Chain == "" { // stored before the chain was named
+		p.WAN.Chain = "HDNETEM"
 	}
 	if p.Backups == "" {
 		p.Backups, p.Archive = filepath.Join(p.Dir, "backups"), filepath.Join(p.Dir, "archive")
@@ -283,6 +281,34 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 	first := l.Instances[0]
 	l.Host, l.Netns, l.Dir, l.ConfigFile, l.PidFile, l.LogFile, l.AdminSocket = first.Host, first.Netns, first.Dir, first.ConfigFile, first.PidFile, first.LogFile, first.AdminSocket
 	b.p.LoadBalancers = append(b.p.LoadBalancers, l)
+}
+
+// localWAN is the WAN's files on this computer: the links as they are now,
+// their last measurements, and the one netem daemon of a lab of
+// namespaces.
+func localWAN(p *Plan) *WAN {
+	return &WAN{Links: p.Spec.Links, Config: filepath.Join(p.Dir, "netem.json"),
+		ReadyFile: filepath.Join(p.Dir, "netem.ready"), PidFile: filepath.Join(p.Dir, "netem.pid"),
+		LogFile: filepath.Join(p.Dir, "netem.log"), Dir: filepath.Join(p.Dir, "netem"),
+		Measured: filepath.Join(p.Dir, "wan.json"), Chain: "HDNETEM"}
+}
+
+// remoteWAN places the WAN of a lab on remote hosts: a netem daemon's
+// files on every host (one runs where packets arrive from another
+// region), the queueing rules in a chain named after the lab.
+func (b *builder) remoteWAN() {
+	if b.p.Mode != ModeSSH || len(b.s.Links) == 0 {
+		return
+	}
+	w := localWAN(b.p)
+	w.Chain, w.Remote = "HDNETEM-"+b.p.Lab, map[string]WANDaemon{}
+	for _, h := range b.p.Hosts {
+		dir := filepath.Join(b.hostDir(h.Name), "netem")
+		cfg := filepath.Join(dir, "netem.json")
+		w.Remote[h.Name] = WANDaemon{Daemon: Daemon{Dir: dir, LogFile: filepath.Join(dir, "netem.log"), PidFile: filepath.Join(dir, "netem.pid"), Marker: cfg},
+			Config: cfg, ReadyFile: filepath.Join(dir, "netem.ready")}
+	}
+	b.p.WAN = w
 }
 
 // hostDir is where a host keeps the lab's files: the lab's directory, or

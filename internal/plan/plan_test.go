@@ -414,3 +414,32 @@ func TestLBPairOnRemoteHosts(t *testing.T) {
 		t.Errorf("a virtual IP outside the network: %v", err)
 	}
 }
+
+// Links on remote hosts: each host gets a netem daemon's files in the
+// lab's directory there, and the rules a chain named after the lab.
+func TestRemoteWAN(t *testing.T) {
+	s, err := spec.Load([]byte(`name: rw
+regions: [{name: east}, {name: west}]
+links: [{between: [east, west], rtt: 50ms}]
+clusters: [{name: db, nodes: 3, regions: [east, west]}]
+load_balancers: [{name: lb, cluster: db, region: east}]
+client: {name: client, region: east}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "rw", "/home/u/.hadrill", sshFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := p.WAN
+	if w == nil || w.Chain != "HDNETEM-rw" || len(w.Remote) != len(p.Hosts) || w.Config != "/home/u/.hadrill/labs/rw/netem.json" {
+		t.Fatalf("WAN: %+v", w)
+	}
+	if d := w.Remote["db2"]; d.Config != "/srv/hd/labs/rw/netem/netem.json" || d.Marker != d.Config || d.ReadyFile != "/srv/hd/labs/rw/netem/netem.ready" || d.PidFile == "" || d.LogFile == "" {
+		t.Errorf("db2's daemon: %+v", d)
+	}
+	if _, err := Build(s, "rw", "/home/u/.hadrill", Facts{User: "alice", MemBytes: 8 << 30}); err == nil || !strings.Contains(err.Error(), "run as root") {
+		t.Errorf("links rootless: %v", err)
+	}
+}

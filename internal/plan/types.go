@@ -103,6 +103,23 @@ type WAN struct {
 	LogFile   string      `json:"log_file"`
 	Dir       string      `json:"dir"`      // the daemon's working directory
 	Measured  string      `json:"measured"` // the links' last measured round trips
+	// Chain is the mangle-table chain that queues packets to the daemon on
+	// each host: HDNETEM in a namespace, HDNETEM-<lab> on a remote machine
+	// (whose tables outlive the lab and may hold another lab's).
+	Chain string `json:"chain,omitempty"`
+	// Remote: on remote hosts each host receiving from another region runs
+	// a daemon of its own (its files there, by host); the files above
+	// are this computer's (the links as they are now, the measurements).
+	Remote map[string]WANDaemon `json:"remote,omitempty"`
+}
+
+// WANDaemon is the netem daemon of one remote host: its directory, log,
+// pid file and marker (its config file, holding that host's rules), and
+// the file it writes its pid to once its queues are bound.
+type WANDaemon struct {
+	Daemon
+	Config    string `json:"config"`
+	ReadyFile string `json:"ready_file"`
 }
 
 // Host is one machine of the lab: a network namespace, or an address on lo.
@@ -430,25 +447,13 @@ func (p *Plan) Cluster(name string) (*Cluster, bool) {
 	return nil, false
 }
 
-// WithoutFirewall says why what drops a host's packets (partitions,
-// crashes) cannot be done in this lab ("" when it can: in a namespace, or
-// on a remote machine, each host has packet filter tables of its own).
+// WithoutFirewall says why what drops or holds a host's packets
+// (partitions, crashes, link faults) cannot be done in this lab ("" when it
+// can: in a namespace, or on a remote machine, each host has packet filter
+// tables of its own; a rootless lab has none).
 func (p *Plan) WithoutFirewall() string {
-	if p.Mode == ModeSSH {
+	if p.Mode == ModeNetns || p.Mode == ModeSSH {
 		return ""
-	}
-	return p.WithoutNetns()
-}
-
-// WithoutNetns says why what needs a host's network namespace cannot be
-// done in this lab ("" when it can): a rootless lab has none, and on remote
-// hosts it is not built yet.
-func (p *Plan) WithoutNetns() string {
-	switch p.Mode {
-	case ModeNetns:
-		return ""
-	case ModeSSH:
-		return fmt.Sprintf("not supported on remote hosts yet (lab %s runs over SSH)", p.Lab)
 	}
 	return fmt.Sprintf("needs network namespaces (run as root); lab %s runs rootless", p.Lab)
 }

@@ -1,0 +1,218 @@
+package netem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/host"
+)
+
+// On remote hosts each host that receives packets from another region runs
+// a daemon of its own, which binds that host's queues in its own network
+// namespace; its config holds every link and that host's rules. The lab's
+// config (the links as they are now) stays on this computer.
+
+// remote reports whether the lab's hosts are remote machines.
+func (e *Emulator) remote() bool { return len(e.wan.Remote) > 0 }
+
+// For is the config of one host's daemon: every link, that host's rules.
+func (c Config) For(host string) Config {
+	out := Config{Links: c.Links}
+	for _, r := range c.Rules {
+		if r.Host == host {
+			out.Rules = append(out.Rules, r)
+		}
+	}
+	return out
+}
+
+// hostDaemon is the daemon of a remote host, run by hadrill's copy there.
+func (e *Emulator) hostDaemon(h host.Host) host.Daemon {
+	d := e.wan.Remote[h.Name()]
+	return host.Daemon{Name: "netem", Argv: []string{h.Exe(), "netem", "--config", d.Config, "--ready-file", d.ReadyFile},
+		LogFile: d.LogFile, PidFile: d.PidFile, Dir: d.Dir, Marker: d.Marker}
+}
+
+// eachHost runs f for every host with rules, at once.
+func (e *Emulator) eachHost(c Config, f func(h host.Host, hc Config) error) error {
+	hs := c.Hosts()
+	errs := make([]error, len(hs))
+	var wg sync.WaitGroup
+	for i, r := range hs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(e.hosts.Host(r.Host), c.For(r.Host))
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// writeConfig gives a host's daemon its config.
+func (e *Emulator) writeConfig(ctx context.Context, h host.Host, c Config) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return h.WriteFile(ctx, e.wan.Remote[h.Name()].Config, append(b, '\n'), 0o644)
+}
+
+// startRemote writes each host's config and starts its daemon unless it
+// runs, waiting until it has bound its queues.
+func (e *Emulator) startRemote(ctx context.Context, c Config) error {
+	return e.eachHost(c, func(h host.Host, hc Config) error {
+		if err := e.writeConfig(ctx, h, hc); err != nil {
+			return err
+		}
+		d := e.hostDaemon(h)
+		if p, err := h.Process(ctx, d); err != nil || p.Pid != 0 {
+			return err
+		}
+		ready := e.wan.Remote[h.Name()].ReadyFile
+		if err := h.RemoveAll(ctx, ready); err != nil {
+			return err
+		}
+		return host.EnsureReady(ctx, h, d, 10*time.Second, 50*time.Millisecond, func(ctx context.Context) error {
+			if b, err := h.ReadFile(ctx, ready); err != nil || strings.TrimSpace(string(b)) == "" {
+				return fmt.Errorf("netem daemon on %s not ready (see %s there)", h.Name(), d.LogFile)
+			}
+			return nil
+		})
+	})
+}
+
+// remotePid is a pid of the lab's daemons when every one runs, else 0.
+func (e *Emulator) remotePid(ctx context.Context) int {
+	c, err := e.Config()
+	if err != nil {
+		return 0
+	}
+	var mu sync.Mutex
+	pid, down := 0, false
+	_ = e.eachHost(c, func(h host.Host, _ Config) error {
+		p, err := h.Process(ctx, e.hostDaemon(h))
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || p.Pid == 0 {
+			down = true
+		} else if pid == 0 {
+			pid = p.Pid
+		}
+		return nil
+	})
+	if down {
+		return 0
+	}
+	return pid
+}
+
+// stopRemote ends every host's daemon.
+func (e *Emulator) stopRemote(ctx context.Context) error {
+	c, err := e.Config()
+	if err != nil {
+		return err
+	}
+	return e.eachHost(c, func(h host.Host, _ Config) error { return h.Kill(ctx, e.hostDaemon(h)) })
+}
+
+// reloadRemote gives each host's daemon the links as they are now.
+func (e *Emulator) reloadRemote(ctx context.Context, c Config) error {
+	return e.eachHost(c, func(h host.Host, hc Config) error {
+		if err := e.writeConfig(ctx, h, hc); err != nil {
+			return err
+		}
+		return h.Signal(ctx, e.hostDaemon(h), syscall.SIGHUP)
+	})
+}
+
+// removeScript takes the lab's queueing chain off a host ($1) and the
+// bandwidth classes hadrill put on its NIC ($2: an htb root whose default
+// class is 9999, which tc reads as hex and prints 0x9999; no other tool
+// picks it), in one round trip.
+const removeScript = `while iptables -w -t mangle -D PREROUTING -j "$1" 2>/dev/null; do :; done
+iptables -w -t mangle -F "$1" 2>/dev/null
+iptables -w -t mangle -X "$1" 2>/dev/null
+if [ -n "$2" ] && tc qdisc show dev "$2" root 2>/dev/null | grep -q '^qdisc htb 1: .*default 0x9999'; then
+	tc qdisc del dev "$2" root || exit 1
+fi
+exit 0`
+
+// Remove takes what the WAN put on remote hosts' tables and NICs off them
+// (a remote machine's outlive the lab); the daemons go with the lab's
+// directory there.
+func (e *Emulator) Remove(ctx context.Context) error {
+	if !e.Enabled() || !e.remote() {
+		return nil
+	}
+	var errs []error
+	for _, h := range e.plan.Hosts {
+		nic := ""
+		if len(h.NICs) > 0 {
+			nic = h.NICs[0].Name
+		}
+		if _, err := e.hosts.Host(h.Name).Run(ctx, []string{"sh", "-c", removeScript, "sh", e.wan.Chain, nic}, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// probeRemote times TCP handshakes from a remote host to addr there
+// (`hadrill netem probe`): a handshake timed from this computer would
+// include the round trip to the host.
+func (e *Emulator) probeRemote(ctx context.Context, from, addr string) ([]time.Duration, int) {
+	h := e.hosts.Host(from)
+	out, err := h.Run(ctx, []string{h.Exe(), "netem", "probe", "--count", strconv.Itoa(rttProbes), addr}, nil)
+	if err != nil {
+		return nil, rttProbes
+	}
+	var p Probe
+	if json.Unmarshal(out, &p) != nil {
+		return nil, rttProbes
+	}
+	return p.Samples, p.Failed
+}
+
+// Probe is what `hadrill netem probe` prints: each handshake's time, and
+// how many failed.
+type Probe struct {
+	Samples []time.Duration `json:"samples_ns"`
+	Failed  int             `json:"failed"`
+}
+
+// Handshakes times n TCP handshakes to addr through dial, started 5 ms
+// apart.
+func Handshakes(ctx context.Context, n int, addr string, dial func(ctx context.Context, addr string) error) Probe {
+	var mu sync.Mutex
+	var p Probe
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			t0 := time.Now()
+			err := dial(cctx, addr)
+			d := time.Since(t0)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				p.Failed++
+				return
+			}
+			p.Samples = append(p.Samples, d)
+		}()
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	return p
+}
