@@ -518,7 +518,8 @@ client: {name: client}
 // TestSSHWAN: two regions 60 ms apart emulated on four "remote machines":
 // each host that receives from the other region runs hadrill's netem
 // daemon, its packets queued by a chain named after the lab; the round
-// trip is measured from a host (not from the controller), a delay fault
+// trip is measured from a host (not from the controller), the machines'
+// own round trip first and the link judged on top of it, a delay fault
 // changes it and heal restores it, a Galera commit across the link costs
 // about one round trip, and down takes the chain and daemons off every host.
 func TestSSHWAN(t *testing.T) {
@@ -536,6 +537,9 @@ client: {name: client, region: east}
 	t.Logf("up:\n%s", r.stderr)
 	if r.code != 0 {
 		t.Fatalf("up with a link over SSH: exit %d", r.code)
+	}
+	if !strings.Contains(r.stderr, "link east-west: the machines' own round trip") {
+		t.Errorf("up did not measure the machines' own round trip before emulating the link")
 	}
 	var st wanStatus
 	r = s.as("status", "--name", "rwan", "-o", "json")

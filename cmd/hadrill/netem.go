@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +37,7 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 	c.Flags().StringVar(&config, "config", "", "the lab's netem.json")
 	c.Flags().StringVar(&ready, "ready-file", "", "written with the daemon's pid once every queue is bound")
 	var count int
+	var refused bool
 	probe := &cobra.Command{
 		Use:   "probe ADDR:PORT [--count N]",
 		Short: "Time TCP handshakes from here to ADDR:PORT, 5 ms apart (hadrill runs it on a remote host to measure a link there)",
@@ -51,6 +54,8 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 				conn, err := d.DialContext(ctx, "tcp", addr)
 				if err == nil {
 					conn.Close()
+				} else if refused && errors.Is(err, syscall.ECONNREFUSED) {
+					return nil // the reset came back: one round trip too
 				}
 				return err
 			})
@@ -58,6 +63,7 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 		},
 	}
 	probe.Flags().IntVar(&count, "count", 21, "how many handshakes")
+	probe.Flags().BoolVar(&refused, "refused", false, "count a refused connection as a round trip (nothing listens yet)")
 	c.AddCommand(probe)
 	c.AddCommand(&cobra.Command{
 		Use:   "check",
@@ -78,8 +84,8 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 					if !m.Usable {
 						verdict = "BROKEN"
 					}
-					fmt.Printf("%s (%s → %s): p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, %d probes (%d failed); target %.2f ± %.2f ms: %s\n",
-						m.Link, m.From, m.To, m.P50Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Samples, m.Failed, m.TargetMs, m.Tolerance, verdict)
+					fmt.Printf("%s (%s → %s): p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, %d probes (%d failed); target %.2f ms%s ± %.2f ms: %s\n",
+						m.Link, m.From, m.To, m.P50Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Samples, m.Failed, m.TargetMs, m.OnTop(), m.Tolerance, verdict)
 				}
 			}); eerr != nil {
 				return eerr

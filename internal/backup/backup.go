@@ -155,6 +155,7 @@ func (l *Lab) stream(ctx context.Context, n *plan.Node, galera bool, dir, logFil
 		return err
 	}
 	if err := x.Start(); err != nil {
+		in.Close()
 		return fmt.Errorf("%s on this computer (Debian package mariadb-backup): %w", xa[0], err)
 	}
 	h := l.Servers.Host(n.Host)

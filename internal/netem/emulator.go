@@ -86,6 +86,9 @@ func (e *Emulator) Ensure(ctx context.Context) error {
 	if err := start(ctx); err != nil {
 		return err
 	}
+	if err := e.measureBase(ctx, c); err != nil {
+		return err
+	}
 	installed, err := e.rules(ctx, c)
 	if err != nil || !installed {
 		return err
@@ -309,7 +312,7 @@ func (e *Emulator) Measure(ctx context.Context) ([]Measured, error) {
 			continue // no health agent in either region: nothing answers there
 		}
 		samples, failed := e.handshakes(ctx, from.Name, fmt.Sprintf("%s:%d", to.Address, to.AgentPort))
-		m := Judge(k, samples, failed)
+		m := Judge(k, e.base()[k.Name], samples, failed)
 		m.From, m.To, m.At = from.Name, to.Name, time.Now().UTC()
 		out = append(out, m)
 	}
@@ -338,7 +341,7 @@ func probePair(p *plan.Plan, k Link) (plan.Host, *plan.Node, bool) {
 
 func (e *Emulator) handshakes(ctx context.Context, from, addr string) ([]time.Duration, int) {
 	if e.remote() {
-		return e.probeRemote(ctx, from, addr)
+		return e.probeRemote(ctx, from, addr, false)
 	}
 	p := Handshakes(ctx, rttProbes, addr, func(ctx context.Context, addr string) error {
 		conn, err := e.hosts.Dial(ctx, from, "tcp", addr)
@@ -384,7 +387,7 @@ func (e *Emulator) Check(ctx context.Context, strict bool) ([]Measured, error) {
 		} else if w := m.Warning(); w != "" {
 			fmt.Fprintf(e.log, "warning: %s\n", w)
 		} else {
-			fmt.Fprintf(e.log, "link %s: round trip %.2f ms (p50; p99 %.2f ms; target %.0f ms)\n", m.Link, m.P50Ms, m.P99Ms, m.TargetMs)
+			fmt.Fprintf(e.log, "link %s: round trip %.2f ms (p50; p99 %.2f ms; target %.0f ms%s)\n", m.Link, m.P50Ms, m.P99Ms, m.TargetMs, m.OnTop())
 		}
 	}
 	if len(problems) > 0 {

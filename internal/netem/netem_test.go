@@ -125,19 +125,27 @@ func TestJudge(t *testing.T) {
 		}
 		return out
 	}
-	if m := Judge(k, ms(100.4, 100.6, 101, 140), 0); !m.OK || m.P50Ms != 100.6 || m.Tolerance != 3 {
+	if m := Judge(k, 0, ms(100.4, 100.6, 101, 140), 0); !m.OK || m.P50Ms != 100.6 || m.Tolerance != 3 {
 		t.Fatalf("within tolerance: %+v", m)
 	}
-	if m := Judge(k, ms(103.5, 103.6, 103.7), 0); m.OK || !m.Usable || m.Problem() != "" || !strings.Contains(m.Warning(), "3.60 ms off its target 100.00 ms (tolerance 3.00 ms)") {
+	if m := Judge(k, 0, ms(103.5, 103.6, 103.7), 0); m.OK || !m.Usable || m.Problem() != "" || !strings.Contains(m.Warning(), "3.60 ms off its target 100.00 ms (tolerance 3.00 ms)") {
 		t.Errorf("off by more than the tolerance, within the bound: a warning, not a failure: %+v", m)
 	}
-	if m := Judge(k, ms(116, 116, 116), 0); m.Usable || !strings.Contains(m.Problem(), "target 100.00 ms ± 15.00 ms") {
+	if m := Judge(k, 0, ms(116, 116, 116), 0); m.Usable || !strings.Contains(m.Problem(), "target 100.00 ms ± 15.00 ms") {
 		t.Fatalf("16 ms off must fail: %+v %s", m, m.Problem())
 	}
-	if m := Judge(k, nil, 21); m.OK || !strings.Contains(m.Problem(), "cut") {
+	if m := Judge(k, 0, nil, 21); m.OK || !strings.Contains(m.Problem(), "cut") {
 		t.Fatalf("no samples: %+v", m)
 	}
-	if m := Judge(Link{RTT: 0}, ms(0.2, 0.3), 0); !m.OK {
+	if m := Judge(Link{RTT: 0}, 0, ms(0.2, 0.3), 0); !m.OK {
 		t.Fatalf("0 ms link within 1 ms: %+v", m)
+	}
+	// real machines: the emulated delay adds to their own round trip
+	base := 4 * time.Millisecond
+	if m := Judge(k, base, ms(104.2, 104.5), 0); !m.OK || m.BaseMs != 4 {
+		t.Fatalf("100 ms on top of 4 ms: %+v", m)
+	}
+	if m := Judge(k, base, ms(120, 120), 0); m.Usable || !strings.Contains(m.Problem(), "target 100.00 ms on top of the machines' own 4.00 ms") {
+		t.Fatalf("far off on top of 4 ms: %+v %s", m, m.Problem())
 	}
 }

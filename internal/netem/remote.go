@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -168,9 +169,13 @@ func (e *Emulator) Remove(ctx context.Context) error {
 // probeRemote times TCP handshakes from a remote host to addr there
 // (`hadrill netem probe`): a handshake timed from this computer would
 // include the round trip to the host.
-func (e *Emulator) probeRemote(ctx context.Context, from, addr string) ([]time.Duration, int) {
+func (e *Emulator) probeRemote(ctx context.Context, from, addr string, refused bool) ([]time.Duration, int) {
 	h := e.hosts.Host(from)
-	out, err := h.Run(ctx, []string{h.Exe(), "netem", "probe", "--count", strconv.Itoa(rttProbes), addr}, nil)
+	argv := []string{h.Exe(), "netem", "probe", "--count", strconv.Itoa(rttProbes), addr}
+	if refused {
+		argv = append(argv, "--refused")
+	}
+	out, err := h.Run(ctx, argv, nil)
 	if err != nil {
 		return nil, rttProbes
 	}
@@ -181,6 +186,50 @@ func (e *Emulator) probeRemote(ctx context.Context, from, addr string) ([]time.D
 	return p.Samples, p.Failed
 }
 
+// measureBase measures, once and before any rule holds a packet, each
+// link's round trip between its two machines (remote hosts: the emulated
+// delay adds to it). Nothing listens yet, so a refused connection counts:
+// its reset comes back after one round trip too.
+func (e *Emulator) measureBase(ctx context.Context, c Config) error {
+	if !e.remote() || e.wan.Base == "" {
+		return nil
+	}
+	if _, err := os.Stat(e.wan.Base); err == nil {
+		return nil
+	}
+	base := map[string]time.Duration{}
+	for _, k := range c.Links {
+		from, to, ok := probePair(e.plan, k)
+		if !ok {
+			continue
+		}
+		samples, _ := e.probeRemote(ctx, from.Name, fmt.Sprintf("%s:%d", to.Address, to.AgentPort), true)
+		if len(samples) == 0 {
+			return fmt.Errorf("link %s: no round trip between %s and %s before emulating it: the machines do not reach each other", k.Name, from.Name, to.Name)
+		}
+		m := Judge(Link{Name: k.Name}, 0, samples, 0)
+		base[k.Name] = time.Duration(m.P50Ms * float64(time.Millisecond))
+		fmt.Fprintf(e.log, "link %s: the machines' own round trip %.2f ms (p50, %s → %s), before emulating %s on top\n", k.Name, m.P50Ms, from.Name, to.Name, k.RTT)
+	}
+	b, err := json.Marshal(base)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(e.wan.Base, b, 0o644)
+}
+
+// base is each link's round trip between the machines, as measured before
+// it was emulated (none within one computer).
+func (e *Emulator) base() map[string]time.Duration {
+	base := map[string]time.Duration{}
+	if e.wan.Base != "" {
+		if b, err := os.ReadFile(e.wan.Base); err == nil {
+			_ = json.Unmarshal(b, &base)
+		}
+	}
+	return base
+}
+
 // Probe is what `hadrill netem probe` prints: each handshake's time, and
 // how many failed.
 type Probe struct {
@@ -189,7 +238,7 @@ type Probe struct {
 }
 
 // Handshakes times n TCP handshakes to addr through dial, started 5 ms
-// apart.
+// apart. dial's error counts as a failed handshake.
 func Handshakes(ctx context.Context, n int, addr string, dial func(ctx context.Context, addr string) error) Probe {
 	var mu sync.Mutex
 	var p Probe

@@ -301,7 +301,7 @@ func (b *builder) remoteWAN() {
 		return
 	}
 	w := localWAN(b.p)
-	w.Chain, w.Remote = "HDNETEM-"+b.p.Lab, map[string]WANDaemon{}
+	w.Chain, w.Remote, w.Base = "HDNETEM-"+b.p.Lab, map[string]WANDaemon{}, filepath.Join(b.p.Dir, "wan-base.json")
 	for _, h := range b.p.Hosts {
 		dir := filepath.Join(b.hostDir(h.Name), "netem")
 		cfg := filepath.Join(dir, "netem.json")

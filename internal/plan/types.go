@@ -111,6 +111,9 @@ type WAN struct {
 	// a daemon of its own (its files there, by host); the files above
 	// are this computer's (the links as they are now, the measurements).
 	Remote map[string]WANDaemon `json:"remote,omitempty"`
+	// Base (remote hosts) is each link's round trip between the machines
+	// as measured before it was emulated.
+	Base string `json:"base,omitempty"`
 }
 
 // WANDaemon is the netem daemon of one remote host: its directory, log,

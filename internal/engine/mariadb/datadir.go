@@ -25,11 +25,16 @@ func InstallDB(ctx context.Context, datadir, osUser, redoLog string) error {
 // socketUser is the account that administers the server over its unix
 // socket: root@localhost (and socketUser@localhost when it is not root)
 // authenticate by unix socket, so no password exists. asRoot: the server
-// runs as root (the install runs as root too).
+// runs as root (the install runs as root too). The bootstrap server's
+// temporary files go beside the datadir, not into the machine's shared
+// tmpdir: a server starting removes every "#sql" file it finds in its
+// tmpdir, so installs running at once on one machine (hosts of a lab
+// sharing it) removed each other's temporary tables ("Could not remove
+// temporary table", then "Aborting").
 func InstallArgs(datadir, socketUser string, asRoot bool, redoLog string) []string {
 	argv := []string{"mariadb-install-db", "--no-defaults", "--datadir=" + datadir, "--auth-root-authentication-method=socket",
 		"--skip-test-db", "--skip-name-resolve", "--innodb-log-file-size=" + redoLog,
-		"--innodb-data-file-path=ibdata1:12M:autoextend"}
+		"--innodb-data-file-path=ibdata1:12M:autoextend", "--tmpdir=" + filepath.Dir(filepath.Clean(datadir))}
 	if asRoot {
 		argv = append(argv, "--user=root")
 	}
