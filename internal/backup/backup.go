@@ -150,11 +150,15 @@ func (l *Lab) stream(ctx context.Context, n *plan.Node, galera bool, dir, logFil
 	xa := mariadb.ExtractArgv(dir)
 	x := exec.CommandContext(ctx, xa[0], xa[1:]...)
 	x.Stdout, x.Stderr = lf, io.MultiWriter(lf, &xsaid)
-	in, err := x.StdinPipe()
+	// an OS pipe: a local mariabackup writes straight into mbstream
+	out, in, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	if err := x.Start(); err != nil {
+	x.Stdin = out
+	err = x.Start()
+	out.Close()
+	if err != nil {
 		in.Close()
 		return fmt.Errorf("%s on this computer (Debian package mariadb-backup): %w", xa[0], err)
 	}
