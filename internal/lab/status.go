@@ -261,13 +261,14 @@ func (l *Lab) linkInfo() []LinkInfo {
 		return nil
 	}
 	last := l.wan.Last()
+	emulator := "down"
+	if l.wan.Pid() != 0 { // once: on remote hosts it asks every host
+		emulator = "running"
+	}
 	var out []LinkInfo
 	for _, k := range c.Links {
 		li := LinkInfo{Name: k.Name, Regions: k.Regions, RTTMs: float64(k.RTT.Microseconds()) / 1000,
-			JitterMs: float64(k.Jitter.Microseconds()) / 1000, LossPercent: k.Loss, BandwidthBps: k.Bandwidth, Emulator: "down"}
-		if l.wan.Pid() != 0 {
-			li.Emulator = "running"
-		}
+			JitterMs: float64(k.Jitter.Microseconds()) / 1000, LossPercent: k.Loss, BandwidthBps: k.Bandwidth, Emulator: emulator}
 		for i := range last {
 			if last[i].Link == k.Name {
 				li.Measured = &last[i]
