@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"os/user"
@@ -92,4 +93,65 @@ func (s *sshHosts) onHost(name string, argv ...string) string {
 		s.e.t.Errorf("%s: %v: %v: %s", name, argv, err, out)
 	}
 	return string(out)
+}
+
+// status reads a lab's `status -o json` into v.
+func (s *sshHosts) status(lab string, v any) {
+	s.e.t.Helper()
+	r := s.as("status", "--name", lab, "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil || r.code != 0 {
+		s.e.t.Fatalf("status: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+}
+
+// val is the last line a query printed on a node of a lab (or through its
+// load balancer, "lb"), and whether it ran.
+func (s *sshHosts) val(lab, node, query string) (string, bool) {
+	r := s.as("sql", node, "--name", lab, "-e", query)
+	out := strings.TrimSpace(r.stdout)
+	return out[strings.LastIndex(out, "\n")+1:], r.code == 0
+}
+
+// waitVal waits, within a time, until a query prints want on a node.
+func (s *sshHosts) waitVal(lab, node, query, want string, within time.Duration) {
+	s.e.t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(250 * time.Millisecond) {
+		got, ok := s.val(lab, node, query)
+		if ok && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.e.t.Fatalf("%s on %s: got %q, want %q", query, node, got, want)
+		}
+	}
+}
+
+// down removes a lab and checks that nothing of it is left on any host
+// (hadrill's directory empty, no fault chain, no WAN rules or shaping)
+// or on the controller; it returns what down said.
+func (s *sshHosts) down(lab string) result {
+	t := s.e.t
+	t.Helper()
+	r := s.as("down", "--name", lab)
+	if r.code != 0 {
+		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for name, h := range s.Hosts.Hosts {
+		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
+			t.Errorf("host %s keeps %v in hadrill's directory after down", name, left)
+		}
+		if out := s.onHost(name, "iptables", "-S"); strings.Contains(out, "HDFAULT") {
+			t.Errorf("host %s keeps the lab's fault chain after down:\n%s", name, out)
+		}
+		if rules := s.onHost(name, "iptables", "-t", "mangle", "-S"); strings.Contains(rules, "HDNETEM") || strings.Contains(rules, "NFQUEUE") {
+			t.Errorf("host %s keeps the lab's queueing rules:\n%s", name, rules)
+		}
+		if q := s.onHost(name, "tc", "qdisc", "show"); strings.Contains(q, "htb") {
+			t.Errorf("host %s keeps a shaping qdisc:\n%s", name, q)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Controller, "hadrill", "labs", lab)); err == nil {
+		t.Errorf("the controller keeps lab %s", lab)
+	}
+	return r
 }

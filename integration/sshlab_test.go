@@ -47,10 +47,7 @@ func TestSSHLab(t *testing.T) {
 		} `json:"load_balancers"`
 	}) {
 		t.Helper()
-		r := s.as("status", "--name", "rg3", "-o", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
-			t.Fatalf("status: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
-		}
+		s.status("rg3", &st)
 		return st
 	}
 	wait := func(i int, ok func(string) bool, what string) { // node i's state, within 30 s
@@ -234,18 +231,8 @@ func TestSSHLab(t *testing.T) {
 	if r := s.as("fault", "partition", "db2", "--name", "rg3"); r.code != 0 { // left for down to take away
 		t.Fatalf("fault partition: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := s.as("down", "--name", "rg3"); r.code != 0 || !strings.Contains(r.stderr, "removed") {
-		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	for name := range s.Hosts.Hosts {
-		if out := s.onHost(name, "iptables", "-S"); strings.Contains(out, "HDFAULT") {
-			t.Errorf("host %s keeps the lab's fault chain after down:\n%s", name, out)
-		}
-	}
-	for name, h := range s.Hosts.Hosts {
-		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
-			t.Errorf("host %s keeps %v in hadrill's directory after down", name, left)
-		}
+	if r := s.down("rg3"); !strings.Contains(r.stderr, "removed") {
+		t.Errorf("down did not say what it removed:\n%s", r.stderr)
 	}
 	if left, _ := os.ReadDir(filepath.Join(s.Controller, "hadrill", "labs")); len(left) > 0 {
 		t.Errorf("the controller keeps %v", left)
@@ -267,10 +254,7 @@ func TestSSHDR(t *testing.T) {
 	}
 	repl := func() (st replStatus) {
 		t.Helper()
-		r := s.as("status", "--name", "rdr", "-o", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
-			t.Fatalf("status: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
-		}
+		s.status("rdr", &st)
 		return st
 	}
 	channel := func() (source, io string) {
@@ -281,23 +265,8 @@ func TestSSHDR(t *testing.T) {
 		}
 		return "", ""
 	}
-	val := func(node, query string) (string, bool) {
-		r := s.as("sql", node, "--name", "rdr", "-e", query)
-		out := strings.TrimSpace(r.stdout)
-		return out[strings.LastIndex(out, "\n")+1:], r.code == 0
-	}
-	waitVal := func(node, query, want string) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-			got, ok := val(node, query)
-			if ok && got == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s on %s: got %q, want %q", query, node, got, want)
-			}
-		}
-	}
+	val := func(node, query string) (string, bool) { return s.val("rdr", node, query) }
+	waitVal := func(node, query, want string) { t.Helper(); s.waitVal("rdr", node, query, want, 20*time.Second) }
 	if src, io := channel(); src != "db1" || io != "Yes" {
 		t.Fatalf("DR channel after up: source %q, io %q", src, io)
 	}
@@ -332,14 +301,7 @@ func TestSSHDR(t *testing.T) {
 	if src, io := channel(); src != "db3" || io != "Yes" {
 		t.Errorf("after dr repoint --to db3: source %q, io %q", src, io)
 	}
-	if r := s.as("down", "--name", "rdr"); r.code != 0 {
-		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	for name, h := range s.Hosts.Hosts {
-		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
-			t.Errorf("host %s keeps %v after down", name, left)
-		}
-	}
+	s.down("rdr")
 }
 
 // TestSSHLBPair: a load balancer pair on two remote machines shares the
@@ -416,15 +378,10 @@ client: {name: client}
 			prev = now
 		}
 	}
-	if r := s.as("down", "--name", "rlb"); r.code != 0 {
-		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
+	s.down("rlb")
 	for name := range s.Hosts.Hosts {
 		if out := s.onHost(name, "ip", "-o", "-4", "addr", "show"); strings.Contains(out, vip+"/") {
 			t.Errorf("host %s keeps the virtual IP after down:\n%s", name, out)
-		}
-		if out := s.onHost(name, "iptables", "-S"); strings.Contains(out, "HDFAULT") {
-			t.Errorf("host %s keeps the lab's fault chain after down:\n%s", name, out)
 		}
 	}
 }
@@ -448,29 +405,11 @@ client: {name: client}
 	}
 	repl := func() (st replStatus) {
 		t.Helper()
-		r := s.as("status", "--name", "rpa", "-o", "json")
-		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
-			t.Fatalf("status: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
-		}
+		s.status("rpa", &st)
 		return st
 	}
-	val := func(node, query string) (string, bool) {
-		r := s.as("sql", node, "--name", "rpa", "-e", query)
-		out := strings.TrimSpace(r.stdout)
-		return out[strings.LastIndex(out, "\n")+1:], r.code == 0
-	}
-	waitVal := func(node, query, want string) {
-		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(300 * time.Millisecond) {
-			got, ok := val(node, query)
-			if ok && got == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s on %s: got %q, want %q", query, node, got, want)
-			}
-		}
-	}
+	val := func(node, query string) (string, bool) { return s.val("rpa", node, query) }
+	waitVal := func(node, query, want string) { t.Helper(); s.waitVal("rpa", node, query, want, 30*time.Second) }
 	if _, ok := val("lb", "CREATE TABLE app.w (id INT PRIMARY KEY); INSERT INTO app.w VALUES (1),(2)"); !ok {
 		t.Fatal("write through the load balancer failed")
 	}
@@ -505,14 +444,7 @@ client: {name: client}
 			t.Errorf("db1 after rebuild: %+v", n)
 		}
 	}
-	if r := s.as("down", "--name", "rpa"); r.code != 0 {
-		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	for name, h := range s.Hosts.Hosts {
-		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
-			t.Errorf("host %s keeps %v after down", name, left)
-		}
-	}
+	s.down("rpa")
 }
 
 // TestSSHWAN: two regions 60 ms apart emulated on four "remote machines":
@@ -542,9 +474,9 @@ client: {name: client, region: east}
 		t.Errorf("up did not measure the machines' own round trip before emulating the link")
 	}
 	var st wanStatus
-	r = s.as("status", "--name", "rwan", "-o", "json")
-	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st.Links) != 1 || st.Links[0].Emulator != "running" || st.Links[0].Measured == nil {
-		t.Fatalf("status: %v %+v\n%s", err, st, r.stderr)
+	s.status("rwan", &st)
+	if len(st.Links) != 1 || st.Links[0].Emulator != "running" || st.Links[0].Measured == nil {
+		t.Fatalf("status: %+v", st)
 	}
 	if p := st.Links[0].Measured.P50; p < 55 || p > 70 {
 		t.Errorf("round trip p50 %.2f ms, want 60 (+ the hosts' own network)", p)
@@ -586,18 +518,5 @@ client: {name: client, region: east}
 	if q := s.onHost("db1", "tc", "class", "show", "dev", "eth0"); !strings.Contains(q, "5Mbit") {
 		t.Errorf("db1's NIC after bandwidth 5mbit:\n%s", q)
 	}
-	if r := s.as("down", "--name", "rwan"); r.code != 0 {
-		t.Fatalf("down: exit %d\n%s", r.code, r.stderr)
-	}
-	for name, h := range s.Hosts.Hosts {
-		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
-			t.Errorf("host %s keeps %v after down", name, left)
-		}
-		if rules := s.onHost(name, "iptables", "-t", "mangle", "-S"); strings.Contains(rules, "HDNETEM") || strings.Contains(rules, "NFQUEUE") {
-			t.Errorf("host %s keeps the lab's queueing rules:\n%s", name, rules)
-		}
-		if q := s.onHost(name, "tc", "qdisc", "show"); strings.Contains(q, "htb") {
-			t.Errorf("host %s keeps a shaping qdisc:\n%s", name, q)
-		}
-	}
+	s.down("rwan") // the chain, the htb root and the daemons gone from every host
 }

@@ -18,7 +18,7 @@ func SendDir(ctx context.Context, h Host, src, dst string) error {
 	pr, pw := io.Pipe()
 	packed := make(chan error, 1)
 	go func() {
-		err := Pack(pw, src)
+		err := pack(pw, src)
 		pw.CloseWithError(err)
 		packed <- err
 	}()
@@ -33,9 +33,9 @@ func SendDir(ctx context.Context, h Host, src, dst string) error {
 	return nil
 }
 
-// Pack writes the directory dir as a tar stream (paths relative to it;
+// pack writes the directory dir as a tar stream (paths relative to it;
 // directories, regular files and symbolic links; no owners).
-func Pack(w io.Writer, dir string) error {
+func pack(w io.Writer, dir string) error {
 	tw := tar.NewWriter(w)
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -38,6 +38,24 @@ type Emulator struct {
 	hosts Hosts
 	exe   string // the hadrill binary the daemon runs
 	log   io.Writer
+	d     daemons
+}
+
+// daemons is where a lab's netem daemon runs: one on this computer for a
+// lab of namespaces (local), one on each host that receives from another
+// region for a lab on remote machines (remote, remote.go). Everything else
+// the emulator does (rules, bandwidth, checks) is the same for both.
+type daemons interface {
+	// start starts what does not run, with c's links, and waits until it
+	// has bound its queues.
+	start(ctx context.Context, c Config) error
+	// pid is a daemon's pid when every one runs, else 0.
+	pid(ctx context.Context) int
+	stop(ctx context.Context) error
+	// reload makes what runs take c's links.
+	reload(ctx context.Context, c Config) error
+	// handshakes times TCP handshakes from a host to addr.
+	handshakes(ctx context.Context, from, addr string) ([]time.Duration, int)
 }
 
 // New returns the emulator of a plan; Enabled says whether it has links.
@@ -46,8 +64,17 @@ func New(p *plan.Plan, hosts Hosts, exe string, log io.Writer) *Emulator {
 	if log == nil {
 		log = io.Discard
 	}
-	return &Emulator{plan: p, wan: p.WAN, hosts: hosts, exe: exe, log: log}
+	e := &Emulator{plan: p, wan: p.WAN, hosts: hosts, exe: exe, log: log}
+	if e.remote() {
+		e.d = remote{e}
+	} else {
+		e.d = local{e}
+	}
+	return e
 }
+
+// remote reports whether the lab's hosts are remote machines.
+func (e *Emulator) remote() bool { return e.wan != nil && len(e.wan.Remote) > 0 }
 
 // Enabled reports whether the lab emulates links between regions.
 func (e *Emulator) Enabled() bool { return e.wan != nil }
@@ -79,11 +106,7 @@ func (e *Emulator) Ensure(ctx context.Context) error {
 	if err := c.Save(e.wan.Config); err != nil {
 		return err
 	}
-	start := e.start
-	if e.remote() {
-		start = func(ctx context.Context) error { return e.startRemote(ctx, c) }
-	}
-	if err := start(ctx); err != nil {
+	if err := e.d.start(ctx, c); err != nil {
 		return err
 	}
 	if err := e.measureBase(ctx, c); err != nil {
@@ -96,52 +119,76 @@ func (e *Emulator) Ensure(ctx context.Context) error {
 	return e.shape(ctx, c)
 }
 
-// daemon is the emulator under supervision: recognised by its config file.
-func (e *Emulator) daemon() supervise.Daemon {
-	return supervise.Daemon{Name: "netem", Argv: []string{e.exe, "netem", "--config", e.wan.Config, "--ready-file", e.wan.ReadyFile},
-		LogFile: e.wan.LogFile, PidFile: e.wan.PidFile, Dir: e.wan.Dir, Marker: e.wan.Config}
-}
-
 // Pid is the running daemon's pid, else 0 (on remote hosts: a pid of
 // their daemons when every one runs).
 func (e *Emulator) Pid() int {
-	switch {
-	case !e.Enabled():
+	if !e.Enabled() {
 		return 0
-	case e.remote():
-		return e.remotePid(context.Background())
 	}
-	return e.daemon().Pid()
-}
-
-func (e *Emulator) start(ctx context.Context) error {
-	if e.Pid() != 0 {
-		return nil
-	}
-	_ = os.Remove(e.wan.ReadyFile)
-	p, err := e.daemon().Start()
-	if err != nil {
-		return err
-	}
-	return p.WaitReady(ctx, 10*time.Second, 10*time.Millisecond, func(context.Context) error {
-		b, err := os.ReadFile(e.wan.ReadyFile)
-		if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(p.Pid) {
-			return fmt.Errorf("netem daemon not ready (see %s)", e.wan.LogFile)
-		}
-		return nil
-	})
+	return e.d.pid(context.Background())
 }
 
 // Stop ends the daemon (its rules stay: packets they queue are dropped, a
 // cut link, until the daemon runs again).
 func (e *Emulator) Stop() error {
-	switch {
-	case !e.Enabled():
+	if !e.Enabled() {
 		return nil
-	case e.remote():
-		return e.stopRemote(context.Background())
 	}
-	return e.daemon().Kill()
+	return e.d.stop(context.Background())
+}
+
+// local is the one daemon of a lab of namespaces, on this computer: it
+// binds every host's queues (entering each namespace).
+type local struct{ e *Emulator }
+
+// daemon is the emulator under supervision: recognised by its config file.
+func (l local) daemon() supervise.Daemon {
+	w := l.e.wan
+	return supervise.Daemon{Name: "netem", Argv: []string{l.e.exe, "netem", "--config", w.Config, "--ready-file", w.ReadyFile},
+		LogFile: w.LogFile, PidFile: w.PidFile, Dir: w.Dir, Marker: w.Config}
+}
+
+func (l local) pid(context.Context) int { return l.daemon().Pid() }
+
+func (l local) start(ctx context.Context, _ Config) error { // it reads the lab's config, saved already
+	if l.daemon().Pid() != 0 {
+		return nil
+	}
+	w := l.e.wan
+	_ = os.Remove(w.ReadyFile)
+	p, err := l.daemon().Start()
+	if err != nil {
+		return err
+	}
+	return p.WaitReady(ctx, 10*time.Second, 10*time.Millisecond, func(context.Context) error {
+		b, err := os.ReadFile(w.ReadyFile)
+		if err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(p.Pid) {
+			return fmt.Errorf("netem daemon not ready (see %s)", w.LogFile)
+		}
+		return nil
+	})
+}
+
+func (l local) stop(context.Context) error { return l.daemon().Kill() }
+
+// reload: the daemon re-reads the lab's config (saved already) on SIGHUP.
+func (l local) reload(context.Context, Config) error {
+	if pid := l.daemon().Pid(); pid != 0 {
+		return syscall.Kill(pid, syscall.SIGHUP)
+	}
+	return nil
+}
+
+// handshakes are dialled from the host's namespace by this process.
+func (l local) handshakes(ctx context.Context, from, addr string) ([]time.Duration, int) {
+	p := Handshakes(ctx, rttProbes, addr, func(ctx context.Context, addr string) error {
+		conn, err := l.e.hosts.Dial(ctx, from, "tcp", addr)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	})
+	return p.Samples, p.Failed
 }
 
 // rules installs, in each host's namespace (the lab's chain), one NFQUEUE rule per
@@ -272,14 +319,8 @@ func (e *Emulator) set(ctx context.Context, c Config, links []Link) error {
 	if err := c.Save(e.wan.Config); err != nil {
 		return err
 	}
-	if e.remote() {
-		if err := e.reloadRemote(ctx, c); err != nil {
-			return err
-		}
-	} else if pid := e.Pid(); pid != 0 {
-		if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
-			return err
-		}
+	if err := e.d.reload(ctx, c); err != nil {
+		return err
 	}
 	for _, k := range links {
 		fmt.Fprintf(e.log, "link %s: %s\n", k.Name, k.Describe())
@@ -311,7 +352,7 @@ func (e *Emulator) Measure(ctx context.Context) ([]Measured, error) {
 		if !ok {
 			continue // no health agent in either region: nothing answers there
 		}
-		samples, failed := e.handshakes(ctx, from.Name, fmt.Sprintf("%s:%d", to.Address, to.AgentPort))
+		samples, failed := e.d.handshakes(ctx, from.Name, fmt.Sprintf("%s:%d", to.Address, to.AgentPort))
 		m := Judge(k, e.base()[k.Name], samples, failed)
 		m.From, m.To, m.At = from.Name, to.Name, time.Now().UTC()
 		out = append(out, m)
@@ -337,20 +378,6 @@ func probePair(p *plan.Plan, k Link) (plan.Host, *plan.Node, bool) {
 		}
 	}
 	return plan.Host{}, nil, false
-}
-
-func (e *Emulator) handshakes(ctx context.Context, from, addr string) ([]time.Duration, int) {
-	if e.remote() {
-		return e.probeRemote(ctx, from, addr, false)
-	}
-	p := Handshakes(ctx, rttProbes, addr, func(ctx context.Context, addr string) error {
-		conn, err := e.hosts.Dial(ctx, from, "tcp", addr)
-		if err == nil {
-			conn.Close()
-		}
-		return err
-	})
-	return p.Samples, p.Failed
 }
 
 // Check measures the links, records the result (Last) and fails, naming

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,15 +14,15 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
-// On remote hosts each host that receives packets from another region runs
-// a daemon of its own, which binds that host's queues in its own network
-// namespace; its config holds every link and that host's rules. The lab's
-// config (the links as they are now) stays on this computer.
-
-// remote reports whether the lab's hosts are remote machines.
-func (e *Emulator) remote() bool { return len(e.wan.Remote) > 0 }
+// remote is the daemons of a lab on remote machines: each host that
+// receives packets from another region runs one of its own, which binds
+// that host's queues in its own network namespace; its config holds every
+// link and that host's rules. The lab's config (the links as they are
+// now) stays on this computer.
+type remote struct{ e *Emulator }
 
 // For is the config of one host's daemon: every link, that host's rules.
 func (c Config) For(host string) Config {
@@ -34,23 +35,23 @@ func (c Config) For(host string) Config {
 	return out
 }
 
-// hostDaemon is the daemon of a remote host, run by hadrill's copy there.
-func (e *Emulator) hostDaemon(h host.Host) host.Daemon {
-	d := e.wan.Remote[h.Name()]
+// daemon is the daemon of a remote host, run by hadrill's copy there.
+func (r remote) daemon(h host.Host) host.Daemon {
+	d := r.e.wan.Remote[h.Name()]
 	return host.Daemon{Name: "netem", Argv: []string{h.Exe(), "netem", "--config", d.Config, "--ready-file", d.ReadyFile},
 		LogFile: d.LogFile, PidFile: d.PidFile, Dir: d.Dir, Marker: d.Marker}
 }
 
-// eachHost runs f for every host with rules, at once.
-func (e *Emulator) eachHost(c Config, f func(h host.Host, hc Config) error) error {
+// each runs f for every host with rules, at once.
+func (r remote) each(c Config, f func(h host.Host, hc Config) error) error {
 	hs := c.Hosts()
 	errs := make([]error, len(hs))
 	var wg sync.WaitGroup
-	for i, r := range hs {
+	for i, hr := range hs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = f(e.hosts.Host(r.Host), c.For(r.Host))
+			errs[i] = f(r.e.hosts.Host(hr.Host), c.For(hr.Host))
 		}()
 	}
 	wg.Wait()
@@ -58,26 +59,26 @@ func (e *Emulator) eachHost(c Config, f func(h host.Host, hc Config) error) erro
 }
 
 // writeConfig gives a host's daemon its config.
-func (e *Emulator) writeConfig(ctx context.Context, h host.Host, c Config) error {
+func (r remote) writeConfig(ctx context.Context, h host.Host, c Config) error {
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return err
 	}
-	return h.WriteFile(ctx, e.wan.Remote[h.Name()].Config, append(b, '\n'), 0o644)
+	return h.WriteFile(ctx, r.e.wan.Remote[h.Name()].Config, append(b, '\n'), 0o644)
 }
 
-// startRemote writes each host's config and starts its daemon unless it
-// runs, waiting until it has bound its queues.
-func (e *Emulator) startRemote(ctx context.Context, c Config) error {
-	return e.eachHost(c, func(h host.Host, hc Config) error {
-		if err := e.writeConfig(ctx, h, hc); err != nil {
+// start writes each host's config and starts its daemon unless it runs,
+// waiting until it has bound its queues.
+func (r remote) start(ctx context.Context, c Config) error {
+	return r.each(c, func(h host.Host, hc Config) error {
+		if err := r.writeConfig(ctx, h, hc); err != nil {
 			return err
 		}
-		d := e.hostDaemon(h)
+		d := r.daemon(h)
 		if p, err := h.Process(ctx, d); err != nil || p.Pid != 0 {
 			return err
 		}
-		ready := e.wan.Remote[h.Name()].ReadyFile
+		ready := r.e.wan.Remote[h.Name()].ReadyFile
 		if err := h.RemoveAll(ctx, ready); err != nil {
 			return err
 		}
@@ -90,16 +91,16 @@ func (e *Emulator) startRemote(ctx context.Context, c Config) error {
 	})
 }
 
-// remotePid is a pid of the lab's daemons when every one runs, else 0.
-func (e *Emulator) remotePid(ctx context.Context) int {
-	c, err := e.Config()
+// pid is a pid of the lab's daemons when every one runs, else 0.
+func (r remote) pid(ctx context.Context) int {
+	c, err := r.e.Config()
 	if err != nil {
 		return 0
 	}
 	var mu sync.Mutex
 	pid, down := 0, false
-	_ = e.eachHost(c, func(h host.Host, _ Config) error {
-		p, err := h.Process(ctx, e.hostDaemon(h))
+	_ = r.each(c, func(h host.Host, _ Config) error {
+		p, err := h.Process(ctx, r.daemon(h))
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil || p.Pid == 0 {
@@ -115,22 +116,27 @@ func (e *Emulator) remotePid(ctx context.Context) int {
 	return pid
 }
 
-// stopRemote ends every host's daemon.
-func (e *Emulator) stopRemote(ctx context.Context) error {
-	c, err := e.Config()
+// stop ends every host's daemon.
+func (r remote) stop(ctx context.Context) error {
+	c, err := r.e.Config()
 	if err != nil {
 		return err
 	}
-	return e.eachHost(c, func(h host.Host, _ Config) error { return h.Kill(ctx, e.hostDaemon(h)) })
+	return r.each(c, func(h host.Host, _ Config) error { return h.Kill(ctx, r.daemon(h)) })
 }
 
-// reloadRemote gives each host's daemon the links as they are now.
-func (e *Emulator) reloadRemote(ctx context.Context, c Config) error {
-	return e.eachHost(c, func(h host.Host, hc Config) error {
-		if err := e.writeConfig(ctx, h, hc); err != nil {
+// reload gives each host's daemon the links as they are now (one that
+// does not run reads them when it starts).
+func (r remote) reload(ctx context.Context, c Config) error {
+	return r.each(c, func(h host.Host, hc Config) error {
+		if err := r.writeConfig(ctx, h, hc); err != nil {
 			return err
 		}
-		return h.Signal(ctx, e.hostDaemon(h), syscall.SIGHUP)
+		d := r.daemon(h)
+		if p, err := h.Process(ctx, d); err != nil || p.Pid == 0 {
+			return err
+		}
+		return h.Signal(ctx, d, syscall.SIGHUP)
 	})
 }
 
@@ -150,7 +156,7 @@ exit 0`
 // (a remote machine's outlive the lab); the daemons go with the lab's
 // directory there.
 func (e *Emulator) Remove(ctx context.Context) error {
-	if !e.Enabled() || !e.remote() {
+	if !e.remote() {
 		return nil
 	}
 	var errs []error
@@ -166,11 +172,17 @@ func (e *Emulator) Remove(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// probeRemote times TCP handshakes from a remote host to addr there
-// (`hadrill netem probe`): a handshake timed from this computer would
-// include the round trip to the host.
-func (e *Emulator) probeRemote(ctx context.Context, from, addr string, refused bool) ([]time.Duration, int) {
-	h := e.hosts.Host(from)
+// handshakes are timed on the remote host itself (`hadrill netem probe`):
+// dialled through its connection they would include the round trip from
+// this computer to the host.
+func (r remote) handshakes(ctx context.Context, from, addr string) ([]time.Duration, int) {
+	return r.probe(ctx, from, addr, false)
+}
+
+// probe runs `hadrill netem probe` on a host; refused: a refused
+// connection counts as a round trip.
+func (r remote) probe(ctx context.Context, from, addr string, refused bool) ([]time.Duration, int) {
+	h := r.e.hosts.Host(from)
 	argv := []string{h.Exe(), "netem", "probe", "--count", strconv.Itoa(rttProbes), addr}
 	if refused {
 		argv = append(argv, "--refused")
@@ -194,6 +206,7 @@ func (e *Emulator) measureBase(ctx context.Context, c Config) error {
 	if !e.remote() || e.wan.Base == "" {
 		return nil
 	}
+	r := remote{e}
 	if _, err := os.Stat(e.wan.Base); err == nil {
 		return nil
 	}
@@ -203,13 +216,13 @@ func (e *Emulator) measureBase(ctx context.Context, c Config) error {
 		if !ok {
 			continue
 		}
-		samples, _ := e.probeRemote(ctx, from.Name, fmt.Sprintf("%s:%d", to.Address, to.AgentPort), true)
+		samples, _ := r.probe(ctx, from.Name, fmt.Sprintf("%s:%d", to.Address, to.AgentPort), true)
 		if len(samples) == 0 {
 			return fmt.Errorf("link %s: no round trip between %s and %s before emulating it: the machines do not reach each other", k.Name, from.Name, to.Name)
 		}
-		m := Judge(Link{Name: k.Name}, 0, samples, 0)
-		base[k.Name] = time.Duration(m.P50Ms * float64(time.Millisecond))
-		fmt.Fprintf(e.log, "link %s: the machines' own round trip %.2f ms (p50, %s → %s), before emulating %s on top\n", k.Name, m.P50Ms, from.Name, to.Name, k.RTT)
+		slices.Sort(samples)
+		base[k.Name] = stats.Percentile(samples, 50)
+		fmt.Fprintf(e.log, "link %s: the machines' own round trip %.2f ms (p50, %s → %s), before emulating %s on top\n", k.Name, ms(base[k.Name]), from.Name, to.Name, k.RTT)
 	}
 	b, err := json.Marshal(base)
 	if err != nil {
