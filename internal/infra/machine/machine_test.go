@@ -121,6 +121,33 @@ func TestRecorder(t *testing.T) {
 	}
 }
 
+// A host whose first readings fail (a remote host connecting) is measured
+// from its first answer on, not left out of the run.
+func TestRecorderMeasuresALateHost(t *testing.T) {
+	start := time.Now()
+	n := 0
+	read := func(host string) (Usage, bool) {
+		if host != "db1" {
+			return Usage{}, false
+		}
+		if n++; n <= 2 {
+			return Usage{}, false
+		}
+		return Usage{At: start.Add(time.Duration(n) * 100 * time.Millisecond), CPU: time.Duration(n) * 50 * time.Millisecond}, true
+	}
+	r := Record(read, labPlan().Hosts, 5*time.Millisecond)
+	time.Sleep(40 * time.Millisecond)
+	s := r.Stop()
+	if len(s) < 2 {
+		t.Fatalf("samples of a host that answered late: %v", s)
+	}
+	for _, x := range s {
+		if x.Host != "db1" || x.Cores < 0.49 || x.Cores > 0.51 {
+			t.Errorf("sample %+v, want db1 at 0.5 cores", x)
+		}
+	}
+}
+
 func TestNICRatesAndSummary(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	a := Usage{At: t0, NICs: []NICBytes{{Name: "eth1", Network: "cluster", RateBps: 50e6, Tx: 1000, Rx: 0}}}

@@ -88,8 +88,10 @@ type Recorder struct {
 	samples []Sample
 }
 
-// Record starts sampling hosts every period; Stop ends it. It records
-// nothing when no host is measured.
+// Record starts sampling hosts every period; Stop ends it. A host is
+// measured from its first answer on (a remote host's first reading may
+// miss its second: it connects then); one that never answers, or a lab
+// whose hosts are not measured, gives no samples.
 func Record(read Reader, hosts []plan.Host, every time.Duration) *Recorder {
 	r := &Recorder{stop: make(chan struct{}), done: make(chan struct{})}
 	go r.loop(read, hosts, every)
@@ -100,21 +102,17 @@ func (r *Recorder) loop(read Reader, hosts []plan.Host, every time.Duration) {
 	defer close(r.done)
 	start := time.Now()
 	first, prev := map[string]Usage{}, map[string]Usage{}
-	for _, h := range hosts {
-		if u, ok := read(h.Name); ok {
-			first[h.Name], prev[h.Name] = u, u
-		}
-	}
-	if len(first) == 0 {
-		return
-	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	sample := func() {
 		for _, h := range hosts {
 			a, measured := prev[h.Name]
 			u, ok := read(h.Name)
-			if !measured || !ok {
+			switch {
+			case !ok:
+				continue
+			case !measured: // its first answer: what the next is measured against
+				first[h.Name], prev[h.Name] = u, u
 				continue
 			}
 			s := Sample{T: u.At.Sub(start).Seconds(), Host: h.Name, Cores: Cores(a, u), MemoryBytes: u.MemoryBytes,
@@ -128,6 +126,7 @@ func (r *Recorder) loop(read Reader, hosts []plan.Host, every time.Duration) {
 			r.mu.Unlock()
 		}
 	}
+	sample() // every host's first reading
 	for {
 		select {
 		case <-r.stop:
