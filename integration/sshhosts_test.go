@@ -136,6 +136,15 @@ func (s *sshHosts) down(lab string) result {
 	if r.code != 0 {
 		t.Fatalf("down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	s.gone(lab)
+	return r
+}
+
+// gone checks that nothing of a lab is left on any host or on the
+// controller.
+func (s *sshHosts) gone(lab string) {
+	t := s.e.t
+	t.Helper()
 	for name, h := range s.Hosts.Hosts {
 		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
 			t.Errorf("host %s keeps %v in hadrill's directory after down", name, left)
@@ -153,5 +162,4 @@ func (s *sshHosts) down(lab string) result {
 	if _, err := os.Stat(filepath.Join(s.Controller, "hadrill", "labs", lab)); err == nil {
 		t.Errorf("the controller keeps lab %s", lab)
 	}
-	return r
 }

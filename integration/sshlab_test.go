@@ -520,3 +520,119 @@ client: {name: client, region: east}
 	}
 	s.down("rwan") // the chain, the htb root and the daemons gone from every host
 }
+
+// TestSSHStudy: a study on "remote machines". Its labs take turns on the
+// same hosts (one up at a time, each when its variant's turn comes), the
+// rounds still interleaved; what the hosts cannot emulate (a machine size)
+// is dropped and said so for each variant; variants that would differ
+// only in it, disk steps and --keep are refused before anything is made;
+// nothing is left on any host afterwards.
+func TestSSHStudy(t *testing.T) {
+	e := newEnv(t)
+	s := newSSHHosts(e, "itssht", "198.19.245", "db1", "db2", "lb", "client")
+	t.Cleanup(func() { s.as("down", "--all") })
+	const head = `name: onhosts
+title: Durable against relaxed commits, on machines
+source: a test
+steps:
+  - {name: commit, kind: commit-latency}
+  - {name: oltp, kind: sysbench, workload: oltp_write_only}
+scales:
+  quick: {runs: 2, count: 20, threads: [2], time: 3, warmup: 1, tables: 1, table_size: 1000}
+  full: {runs: 3, count: 100, threads: [8], time: 30, warmup: 5, tables: 4, table_size: 10000}
+variants:
+  - {name: durable, preset: async, baseline: true, patch: {clusters: [{name: db, profile: durable, machine: d1}]}}
+  - {name: relaxed, preset: async, patch: {clusters: [{name: db, profile: relaxed, machine: d1}]}}
+`
+	inv := s.inventory("hosts.yaml", nil)
+	bad := s.write("bad.yaml", head+`  - {name: bigger, preset: async, patch: {clusters: [{name: db, profile: durable, machine: d2}]}}
+`)
+	r := s.as("study", "run", "--file", bad, "--inventory", inv, "--keep")
+	for _, want := range []string{"--keep: on remote hosts", "on remote hosts durable and bigger are the same set-up: they differ only in what is emulated on this computer (clusters[0].machine)"} {
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("refused study: exit %d, want %q in\n%s", r.code, want, r.stderr)
+		}
+	}
+	for name, h := range s.Hosts.Hosts {
+		if left, _ := os.ReadDir(h.Dir); len(left) > 0 {
+			t.Errorf("a refused study left %v on %s", left, name)
+		}
+	}
+
+	file := s.write("study.yaml", head)
+	r = s.as("study", "run", "--file", file, "--inventory", inv) // its progress says when labs come up
+	if r.code != 0 {
+		t.Fatalf("study over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var id string // "study run ID" opens what it prints
+	fmt.Sscanf(r.stdout, "study run %s", &id)
+	stored, err := os.ReadFile(filepath.Join(s.Controller, "hadrill", "runs", id, "run.json"))
+	if err != nil {
+		t.Fatalf("the study's run %q: %v\n%s", id, err, r.stdout)
+	}
+	var out struct {
+		Result struct {
+			Study struct {
+				Variants []struct {
+					Name        string                         `json:"name"`
+					Hosts       string                         `json:"hosts"`
+					NotEmulated []struct{ Path, Value string } `json:"not_emulated"`
+				} `json:"variants"`
+			} `json:"study"`
+			Inventory string            `json:"inventory"`
+			Labs      map[string]string `json:"labs"`
+			Rounds    int               `json:"rounds"`
+			Samples   []struct {
+				Round   int    `json:"round"`
+				Variant string `json:"variant"`
+			} `json:"samples"`
+			Cells []struct {
+				N      int     `json:"n"`
+				Median float64 `json:"median"`
+			} `json:"cells"`
+			Finding string `json:"finding"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(stored, &out); err != nil {
+		t.Fatalf("%v\n%s", err, stored)
+	}
+	res := out.Result
+	if res.Rounds != 2 || len(res.Cells) != 12 || res.Inventory != inv || len(res.Labs) != 2 {
+		t.Errorf("study over SSH: %d rounds, %d cells, inventory %q, labs %v\n%s", res.Rounds, len(res.Cells), res.Inventory, res.Labs, r.stdout)
+	}
+	for _, c := range res.Cells {
+		if c.N != 2 || c.Median <= 0 {
+			t.Errorf("cell %+v", c)
+		}
+	}
+	var firsts []string
+	for _, x := range res.Samples {
+		if len(firsts) < x.Round {
+			firsts = append(firsts, x.Variant)
+		}
+	}
+	if strings.Join(firsts, ",") != "durable,relaxed" {
+		t.Errorf("rounds started with %v, want durable then relaxed (interleaved on the machines too)", firsts)
+	}
+	for _, v := range res.Study.Variants {
+		if v.Hosts != inv || len(v.NotEmulated) != 1 || v.NotEmulated[0].Path != "clusters[0].machine" || v.NotEmulated[0].Value != "d1" {
+			t.Errorf("variant %s: hosts %q, not emulated %+v", v.Name, v.Hosts, v.NotEmulated)
+		}
+	}
+	if !strings.Contains(res.Finding, "Ran on the machines of "+inv+", one variant's lab at a time") || !strings.Contains(res.Finding, "clusters[0].machine (durable, relaxed)") {
+		t.Errorf("finding: %s", res.Finding)
+	}
+	if strings.Count(r.stderr, "bringing up") != 3 { // durable, relaxed | relaxed (still up), durable
+		t.Errorf("labs brought up %d times, want 3:\n%s", strings.Count(r.stderr, "bringing up"), r.stderr)
+	}
+	html := filepath.Join(s.Controller, "study.html")
+	if r := s.as("study", "report", id, "-o", html); r.code != 0 {
+		t.Errorf("study report: exit %d\n%s", r.code, r.stderr)
+	} else if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "a machine of its own") || !strings.Contains(string(b), "clusters[0].machine: d1") ||
+		strings.Contains(string(b), "all ran on one computer") {
+		t.Errorf("study report over SSH (%v): hosts not shown as machines of their own, or what was not emulated missing", err)
+	}
+	for _, l := range res.Labs {
+		s.gone(l)
+	}
+}

@@ -44,25 +44,38 @@ func studyCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List the embedded studies", Args: args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			var all []*study.Study
+			type listed struct {
+				*study.Study
+				OnHosts []string `json:"on_hosts_refused,omitempty"` // why it cannot run on remote hosts
+			}
+			var all []listed
 			for _, n := range study.Names() {
 				s, err := study.Embedded(n)
 				if err != nil {
 					return err
 				}
-				all = append(all, s)
+				all = append(all, listed{s, s.OnHosts()})
 			}
 			return emit(all, func() {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "STUDY\tVARIANTS\tTITLE\tSTATUS")
+				fmt.Fprintln(w, "STUDY\tVARIANTS\tTITLE\tSTATUS\tON YOUR MACHINES")
 				for _, s := range all {
-					status := "runs"
+					status, hosts := "runs", "runs"
 					if s.Needs != "" {
 						status = "needs " + s.Needs
 					}
-					fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", s.Name, len(s.Variants), s.Title, status)
+					if len(s.OnHosts) > 0 {
+						hosts = "no (below)"
+					}
+					fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", s.Name, len(s.Variants), s.Title, status, hosts)
 				}
 				w.Flush()
+				fmt.Println("\nOn your own machines (study run --inventory), machines, disks and NICs are the hosts' own:")
+				for _, s := range all {
+					for _, p := range s.OnHosts {
+						fmt.Printf("  %s: %s\n", s.Name, p)
+					}
+				}
 			})
 		},
 	}
@@ -84,18 +97,30 @@ func studyCmd() *cobra.Command {
 	show.Flags().StringVar(&file, "file", "", "a study file of your own")
 	var o study.Options
 	var keep bool
+	var invFile string
 	run := &cobra.Command{
-		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b]",
+		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b] [--inventory HOSTS.yaml]",
 		Short: "Run a study: every variant's lab up, the rounds interleaved, a summary beside the published figures; the labs removed after",
 		Long: `Brings every variant's lab up (named s, four characters of the study, the variant), runs the study's steps on each variant, round
 after round with the variants interleaved (each round starts one later), then removes the labs (--keep
 leaves them). Every step is a run in the run store; the study's own run holds each figure's median,
 range, 95 % bootstrap interval, change against the baseline ("within noise" when the intervals
 overlap) and the published value, and opens with its finding. Ctrl-C, or a step that fails, stops it:
-what was measured is summarised and kept (exit 1), and the labs are removed.`,
+what was measured is summarised and kept (exit 1), and the labs are removed.
+
+With --inventory the labs run on the machines it names, over SSH, one at a time (they would
+listen on the same ports): a variant's lab comes up when its turn comes. Machines, disks and NICs
+are emulated on this computer only: there the hosts' own stand in, the run says so for each
+variant, and variants that differ only in them are refused (they would be the same set-up), as
+are disk steps and --keep.`,
 		Args: args(0, 1, "a study name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			s, err := load(a)
+			if invFile != "" {
+				var ierr error
+				o.Inventory, ierr = loadInventory(invFile)
+				err = hderr.Join([]error{err, ierr})
+			}
 			if err != nil {
 				return err
 			}
@@ -124,6 +149,7 @@ what was measured is summarised and kept (exit 1), and the labs are removed.`,
 	run.Flags().StringVar(&o.Scale, "scale", "quick", "quick (fits this computer in minutes) or full (the document's protocol)")
 	run.Flags().StringSliceVar(&o.Variants, "variants", nil, "run only these variants (default: all)")
 	run.Flags().BoolVar(&keep, "keep", false, "leave the variants' labs up afterwards")
+	run.Flags().StringVar(&invFile, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")
 	var out string
 	report := &cobra.Command{
 		Use: "report RUN -o FILE.html", Short: "Write a study run's report: its finding, charts with the published figures, every figure with its spread",

@@ -103,6 +103,27 @@ type Resolved struct {
 	VirtualIPs map[string]string `json:"virtual_ips,omitempty"`
 }
 
+// Only is the part of the inventory that names these hosts and load
+// balancer pairs: what one lab uses of an inventory several labs share
+// (a study's variants, one after another on the same machines).
+func (r *Resolved) Only(hosts, pairs []string) *Resolved {
+	out := &Resolved{File: r.File, Hosts: map[string]Host{}}
+	for _, h := range hosts {
+		if t, ok := r.Hosts[h]; ok {
+			out.Hosts[h] = t
+		}
+	}
+	for _, lb := range pairs {
+		if ip, ok := r.VirtualIPs[lb]; ok {
+			if out.VirtualIPs == nil {
+				out.VirtualIPs = map[string]string{}
+			}
+			out.VirtualIPs[lb] = ip
+		}
+	}
+	return out
+}
+
 // Names lists the inventory's hosts, sorted.
 func (r *Resolved) Names() []string { return slices.Sorted(maps.Keys(r.Hosts)) }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -125,6 +126,10 @@ func (b *builder) machines() {
 	switch {
 	case len(asked) == 0:
 	case b.p.Mode == ModeSSH: // a host is the machine it is: preflight holds it against the spec's
+		for i := range b.p.Hosts { // no quota, no limit: nothing may say it had one
+			b.p.Hosts[i].Machine = nil
+		}
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s: machines are emulated on this computer only; on remote hosts each host is the machine it is (preflight compared them)", strings.Join(asked, ", ")))
 		return
 	case b.p.Mode != ModeNetns:
 		for _, path := range asked {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -441,5 +442,35 @@ client: {name: client, region: east}
 	}
 	if _, err := Build(s, "rw", "/home/u/.hadrill", Facts{User: "alice", MemBytes: 8 << 30}); err == nil || !strings.Contains(err.Error(), "run as root") {
 		t.Errorf("links rootless: %v", err)
+	}
+}
+
+// On remote hosts a spec's machine is not emulated: no host of the plan
+// claims its quota or limit (runs, status and kills would name it), and
+// the plan says why.
+func TestSSHMachinesNotClaimed(t *testing.T) {
+	s, err := spec.Load([]byte(`
+clusters: [{name: db, kind: galera, nodes: 3, machine: d1}]
+load_balancers: [{name: lb, cluster: db, machine: small}]
+client: {name: client}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "m", "/home/u/.hadrill", sshFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range p.Hosts {
+		if h.Machine != nil {
+			t.Errorf("host %s claims machine %s on a remote host", h.Name, h.Machine)
+		}
+	}
+	want := "clusters[0].machine, load_balancers[0].machine: machines are emulated on this computer only; on remote hosts each host is the machine it is (preflight compared them)"
+	if !slices.Contains(p.Warnings, want) {
+		t.Errorf("warnings %q, want %q", p.Warnings, want)
+	}
+	if p, err := Build(s, "m", "/home/u/.hadrill", cgroupFacts); err != nil || p.Hosts[0].Machine == nil {
+		t.Errorf("on this computer the machine is the host's: %v", err)
 	}
 }

@@ -202,6 +202,42 @@ func Needs(p *plan.Plan) map[string]Need {
 	return out
 }
 
+// Union is what every host needs for all of several labs placed on the
+// same machines one after another: every role, package and port of any,
+// the most room any needs, the largest machine any asks for, links if any
+// has them.
+func Union(all ...map[string]Need) map[string]Need {
+	out := map[string]Need{}
+	for _, needs := range all {
+		for host, n := range needs {
+			u := out[host]
+			for _, r := range n.Roles {
+				if !slices.Contains(u.Roles, r) {
+					u.Roles = append(u.Roles, r)
+				}
+			}
+			for _, pkg := range n.Packages {
+				if !slices.Contains(u.Packages, pkg) {
+					u.Packages = append(u.Packages, pkg)
+				}
+			}
+			for _, port := range n.Ports {
+				if !slices.Contains(u.Ports, port) {
+					u.Ports = append(u.Ports, port)
+				}
+			}
+			slices.Sort(u.Ports)
+			u.MinFreeBytes = max(u.MinFreeBytes, n.MinFreeBytes)
+			if n.CPUs > u.CPUs || n.MemBytes > u.MemBytes {
+				u.Machine, u.CPUs, u.MemBytes = n.Machine, max(u.CPUs, n.CPUs), max(u.MemBytes, n.MemBytes)
+			}
+			u.Links = u.Links || n.Links
+			out[host] = u
+		}
+	}
+	return out
+}
+
 // MaxSkew is how far a host's clock may be from this computer's: the
 // keeper compares heartbeats written on one host with clocks of others
 // (to 0.5 s), and logs of several hosts are read side by side.
@@ -333,7 +369,15 @@ func NeedsOf(s *spec.Spec, name string, inv *inventory.Resolved) (map[string]Nee
 	if err != nil {
 		return nil, err
 	}
-	var hosts, pairs []string
+	if err := inv.Check(HostsOf(p)); err != nil {
+		return nil, err
+	}
+	return Needs(p), nil
+}
+
+// HostsOf names a plan's hosts, and its load balancer pairs (each needs a
+// virtual IP of the inventory).
+func HostsOf(p *plan.Plan) (hosts, pairs []string) {
 	for _, h := range p.Hosts {
 		hosts = append(hosts, h.Name)
 	}
@@ -342,8 +386,5 @@ func NeedsOf(s *spec.Spec, name string, inv *inventory.Resolved) (map[string]Nee
 			pairs = append(pairs, lb.Name)
 		}
 	}
-	if err := inv.Check(hosts, pairs); err != nil {
-		return nil, err
-	}
-	return Needs(p), nil
+	return hosts, pairs
 }

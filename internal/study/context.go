@@ -62,8 +62,8 @@ func Gather(home string, res *Result) Context {
 			if first {
 				first = false
 				cnf[v], vers[v] = firstSettings(r), r.Versions
-				c.Hosts = append(c.Hosts, hostRows(v, r)...)
-				if c.Computer == nil {
+				c.Hosts = append(c.Hosts, hostRows(v, r, res.Inventory != "")...)
+				if c.Computer == nil && res.Inventory == "" { // remote hosts: each its own machine
 					c.Computer = r.Host
 				}
 			}
@@ -98,14 +98,18 @@ func firstSettings(r *results.Run) map[string]string {
 	return Settings(r.Configs[names[0]], r.Lab)
 }
 
-func hostRows(variant string, r *results.Run) []HostRow {
+func hostRows(variant string, r *results.Run, remote bool) []HostRow {
 	var sums []machine.Summary
 	if b, err := json.Marshal(r.Hosts); err != nil || json.Unmarshal(b, &sums) != nil {
 		return nil
 	}
 	var out []HostRow
 	for _, s := range sums {
-		row := HostRow{Variant: variant, Host: s.Host, Machine: "shares the computer",
+		own := "shares the computer"
+		if remote {
+			own = "a machine of its own"
+		}
+		row := HostRow{Variant: variant, Host: s.Host, Machine: own,
 			CPU:    fmt.Sprintf("%.2f mean, %.2f p95", s.CPUMean, s.CPUP95),
 			Memory: fmt.Sprintf("%.0f MiB peak", float64(s.MemoryPeakBytes)/(1<<20))}
 		if s.Machine != nil {

@@ -77,7 +77,7 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 		charts = append(charts, chart{Title: fmt.Sprintf("Latency distribution, step %s with %d clients (every round's transactions)", h.Step, h.Threads),
 			SVG: template.HTML(cdf(h, res.Variants, titles))})
 	}
-	type setup struct{ Name, Title, Preset, Patch, Lab, Target, Price string }
+	type setup struct{ Name, Title, Preset, Patch, Lab, Target, Price, NotEmulated string }
 	var setups []setup
 	for _, v := range res.Study.Variants {
 		if !slices.Contains(res.Variants, v.Name) {
@@ -96,7 +96,11 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 		if v.Endpoint != "" {
 			preset, lab = v.Endpoint, "none: a server outside the lab, load from this computer"
 		}
-		setups = append(setups, setup{v.Name, v.Title(), preset, patch, lab, v.Target, price})
+		var not []string
+		for _, e := range v.NotEmulated {
+			not = append(not, e.Path+": "+e.Value)
+		}
+		setups = append(setups, setup{v.Name, v.Title(), preset, patch, lab, v.Target, price, strings.Join(not, "\n")})
 	}
 	var ids []string
 	for _, x := range res.Samples {
@@ -332,8 +336,9 @@ Source: {{.Res.Study.Source}}.</p>
 {{range .Rows}}<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>{{.Title}}</td><td>{{.N}}</td><td>{{printf "%.3g" .Median}}</td><td>{{printf "%.3g" .Min}}</td><td>{{printf "%.3g" .Max}}</td><td>{{.Interval}}</td><td>{{.Delta}}</td><td>{{.Published}}</td></tr>
 {{end}}</table>
 <h2>Set-ups</h2>
-<table><tr><th>variant</th><th>preset or endpoint</th><th>patch (merged into the preset)</th><th>load sent to</th><th>price</th><th>lab</th></tr>
-{{range .Setups}}<tr><td>{{.Title}} ({{.Name}})</td><td>{{.Preset}}</td><td style="text-align:left"><pre>{{.Patch}}</pre></td><td>{{or .Target "lb (each step's own target)"}}</td><td>{{.Price}}</td><td>{{.Lab}}</td></tr>
+{{with .Res.Inventory}}<p>The labs ran on the machines of {{.}}, one at a time; what a set-up asks of its machines, disks and NICs is emulated on this computer only, so there the hosts' own stood in (last column).</p>{{end}}
+<table><tr><th>variant</th><th>preset or endpoint</th><th>patch (merged into the preset)</th><th>load sent to</th><th>price</th><th>lab</th>{{if .Res.Inventory}}<th>not emulated on the hosts</th>{{end}}</tr>
+{{range .Setups}}<tr><td>{{.Title}} ({{.Name}})</td><td>{{.Preset}}</td><td style="text-align:left"><pre>{{.Patch}}</pre></td><td>{{or .Target "lb (each step's own target)"}}</td><td>{{.Price}}</td><td>{{.Lab}}</td>{{if $.Res.Inventory}}<td style="text-align:left"><pre>{{.NotEmulated}}</pre></td>{{end}}</tr>
 {{end}}</table>
 <h2 id="hosts">Hosts, as measured</h2>
 <p>Every host of every variant's lab during the variant's first run (CPU in cores, disks and NICs with their caps and use){{with .Computer}}; all ran on one computer: {{index . "cpus"}} CPUs, {{index . "memory"}}, kernel {{index . "kernel"}}{{end}}.</p>
@@ -348,6 +353,6 @@ Source: {{.Res.Study.Source}}.</p>
 {{range .Versions}}{{$d := .}}<tr><td>{{.Setting}}</td>{{range $.Res.Variants}}<td>{{index $d.Values .}}</td>{{end}}</tr>
 {{end}}</table>{{else}}<p>Every variant ran the same versions of the server and tools.</p>{{end}}
 <h2>Protocol</h2>
-<p>Labs: {{range $v, $l := .Res.Labs}}{{$v}} → {{$l}} {{end}}. Every step of every round is a run of its own in the run store (hosts, configurations, versions recorded there): {{range .RunIDs}}{{.}} {{end}}</p>
+<p>Labs{{with .Res.Inventory}} (on the machines of {{.}}, each up for its variant's turns){{end}}: {{range $v, $l := .Res.Labs}}{{$v}} → {{$l}} {{end}}. Every step of every round is a run of its own in the run store (hosts, configurations, versions recorded there): {{range .RunIDs}}{{.}} {{end}}</p>
 </body></html>
 `))

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/state"
@@ -32,23 +32,28 @@ type Options struct {
 	Scale    string   // quick | full
 	Variants []string // a subset (empty: all)
 	Keep     bool     // leave the labs up afterwards
-	Command  []string
-	Log      io.Writer // progress
+	// Inventory places the labs on its machines, over SSH (nil: here).
+	Inventory *inventory.Resolved
+	Command   []string
+	Log       io.Writer // progress
 }
 
 // Result is a study run as stored (the run's results).
 type Result struct {
-	Study       *Study            `json:"study"`
-	Scale       string            `json:"scale"`
-	Protocol    Scale             `json:"protocol"`
-	Variants    []string          `json:"variants"`
-	Labs        map[string]string `json:"labs"` // variant -> lab
-	Rounds      int               `json:"rounds"`
-	Samples     []Sample          `json:"samples"`
-	Cells       []Cell            `json:"cells"`
-	Checks      []Check           `json:"checks,omitempty"`
-	Finding     string            `json:"finding"`
-	Interrupted bool              `json:"interrupted"`
+	Study    *Study            `json:"study"`
+	Scale    string            `json:"scale"`
+	Protocol Scale             `json:"protocol"`
+	Variants []string          `json:"variants"`
+	Labs     map[string]string `json:"labs"` // variant -> lab
+	// Inventory is the file naming the machines the labs ran on, one
+	// lab at a time ("": this computer, every lab at once).
+	Inventory   string   `json:"inventory,omitempty"`
+	Rounds      int      `json:"rounds"`
+	Samples     []Sample `json:"samples"`
+	Cells       []Cell   `json:"cells"`
+	Checks      []Check  `json:"checks,omitempty"`
+	Finding     string   `json:"finding"`
+	Interrupted bool     `json:"interrupted"`
 	// Failed is the step that failed twice and stopped the study (what was
 	// measured before it is kept); Retried are steps that failed once and
 	// were run again (on a busy machine a health check may flap).
@@ -105,67 +110,30 @@ func Choose(s *Study, o Options) (Scale, []string, error) {
 // down (unless Keep), also when interrupted or failing. What was measured
 // is summarised and stored as a run either way.
 func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
-	sc, variants, err := Choose(s, o)
-	if err != nil {
-		return nil, "", err
+	sc, variants, cerr := Choose(s, o)
+	if o.Inventory != nil { // the stored study says where each variant ran
+		cp := *s
+		cp.Variants = slices.Clone(s.Variants)
+		s = &cp
 	}
 	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}}
-	labs := map[string]workload.Lab{}
-	// servers outside the lab first: one that does not answer fails the
-	// study before any lab is made
-	for _, name := range variants {
-		if v := variant(s, name); v.Endpoint != "" {
-			d := workload.Direct{HomeDir: o.Home, Name: "study-" + s.Name}
-			if _, err := workload.ResolveList(ctx, d, v.Endpoint, v.Credentials); err != nil {
-				return nil, "", fmt.Errorf("variant %s: %w", name, err)
-			}
-			labs[name] = d
-		}
+	if o.Inventory != nil {
+		res.Inventory = o.Inventory.File
 	}
-	defer func() {
-		if o.Keep {
-			return
-		}
-		removed := map[string]bool{}
-		for _, v := range variants {
-			name := res.Labs[v]
-			if name == "" || removed[name] {
-				continue
-			}
-			removed[name] = true
-			fmt.Fprintf(o.Log, "study: removing lab %s\n", name)
-			if err := lab.Down(context.WithoutCancel(ctx), o.Home, name, false, io.Discard); err != nil {
-				fmt.Fprintf(o.Log, "warning: %s: %v\n", name, err)
-			}
-		}
-	}()
+	pl, perr := newPlacement(s, variants, o, res)
+	if err := hderr.Join([]error{cerr, perr}); err != nil { // every problem at once
+		return nil, "", err
+	}
+	if err := pl.checkHosts(ctx); err != nil {
+		return nil, "", err
+	}
+	if err := pl.endpoints(ctx); err != nil {
+		return nil, "", err
+	}
+	defer pl.close(ctx)
 	started := time.Now()
-	same := map[string]string{} // the spec as JSON -> the variant whose lab has it
-	for _, name := range variants {
-		v := variant(s, name)
-		if v.Endpoint != "" {
-			continue
-		}
-		sp, err := v.Spec()
-		if err != nil {
-			return nil, "", err
-		}
-		key, _ := json.Marshal(sp)
-		if owner, ok := same[string(key)]; ok { // the same set-up: one lab, reused
-			fmt.Fprintf(o.Log, "study %s: %s runs in lab %s (the same set-up as %s)\n", s.Name, v.Title(), res.Labs[owner], owner)
-			res.Labs[name], labs[name] = res.Labs[owner], labs[owner]
-			continue
-		}
-		same[string(key)] = name
-		fmt.Fprintf(o.Log, "study %s: bringing up %s (%s) as lab %s\n", s.Name, v.Title(), v.Preset, LabName(s.Name, name))
-		l, err := lab.Up(ctx, o.Home, lab.UpOptions{Name: LabName(s.Name, name), Spec: sp, SpecGiven: true, Log: io.Discard})
-		if l != nil || err == nil {
-			res.Labs[name] = LabName(s.Name, name)
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("variant %s: %w", name, err)
-		}
-		labs[name] = l
+	if err := pl.upAll(ctx); err != nil {
+		return nil, "", err
 	}
 	units := sc.Runs * len(variants) * len(s.Steps)
 	done, t0 := 0, time.Now()
@@ -182,13 +150,21 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 					left = fmt.Sprintf(", ~%s left", (time.Since(t0) / time.Duration(done-1) * time.Duration(units-done+1)).Round(time.Second))
 				}
 				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, sc.Runs, variant(s, name).Title(), st.Name, left)
-				samples, err := measure(ctx, labs[name], variant(s, name), st, sc, o)
+				l, err := pl.lab(ctx, name) // on remote hosts, its turn: its lab comes up
+				if err != nil {
+					if ctx.Err() == nil {
+						res.Failed = fmt.Sprintf("round %d: %v", round, err)
+						fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, res.Failed)
+					}
+					break
+				}
+				samples, err := measure(ctx, l, variant(s, name), st, sc, o)
 				if err != nil && ctx.Err() == nil { // once more, after a pause; the failure is recorded
 					what := fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, firstLine(err.Error()))
 					fmt.Fprintf(o.Log, "study %s: %s; running it again in %v\n", s.Name, what, retryPause)
 					res.Retried = append(res.Retried, what)
 					sleepCtx(ctx, retryPause)
-					samples, err = measure(ctx, labs[name], variant(s, name), st, sc, o)
+					samples, err = measure(ctx, l, variant(s, name), st, sc, o)
 				}
 				if err != nil && ctx.Err() == nil { // stop, keep what was measured
 					res.Failed = fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, err)
@@ -208,6 +184,9 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	res.Interrupted = ctx.Err() != nil || res.Failed != ""
 	res.Cells, res.Checks = Summarize(s, sc, variants, res.Samples)
 	res.Finding = Finding(s, o.Scale, res.Rounds, res.Cells, res.Checks, res.Interrupted)
+	if res.Inventory != "" {
+		res.Finding += " " + hostsNote(s, variants, res.Inventory)
+	}
 	if res.Failed != "" {
 		res.Finding = "Stopped by a step that failed twice (" + firstLine(res.Failed) + "); what was measured before it: " + res.Finding
 	} else if len(res.Retried) > 0 {

@@ -66,12 +66,17 @@ type Variant struct {
 	// Price is what the set-up costs an hour (default: its machines'
 	// prices); sysbench throughput is then also given per unit of it.
 	Price float64 `yaml:"price,omitempty" json:"price,omitempty"`
+	// Hosts is the inventory whose machines the variant ran on ("": this
+	// computer); NotEmulated what of its set-up was emulated here only and
+	// so not there (its hosts' own machines, disks and NICs stood in).
+	Hosts       string          `yaml:"-" json:"hosts,omitempty"`
+	NotEmulated []spec.Emulated `yaml:"-" json:"not_emulated,omitempty"`
 }
 
 // HourlyPrice is the variant's price an hour: its own, else its lab's
 // machines' (ok false: not priced).
 func (v Variant) HourlyPrice() (float64, bool) {
-	if v.Price > 0 || v.Endpoint != "" {
+	if v.Price > 0 || v.Endpoint != "" || v.Hosts != "" { // remote hosts are not the spec's priced machines
 		return v.Price, v.Price > 0
 	}
 	s, err := v.Spec()
