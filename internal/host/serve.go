@@ -17,7 +17,7 @@ import (
 )
 
 // Ops are the operations Serve answers, for usage messages.
-const Ops = "daemon ensure|pid|stop|kill|signal (the daemon as JSON on stdin), write PATH MODE (the content on stdin), read PATH, rm PATH, reap LAB_DIR, version"
+const Ops = "daemon ensure|pid|stop|kill|signal (the daemon as JSON on stdin), write PATH MODE (the content on stdin), read PATH, rm PATH, reap LAB_DIR, version, runner (commands framed on stdin, replies on stdout, until stdin ends)"
 
 // DaemonReply is what a daemon operation prints.
 type DaemonReply struct {
@@ -48,6 +48,8 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 	case "version":
 		_, err := fmt.Fprintln(stdout, version)
 		return err
+	case "runner":
+		return Runner(version, stdin, stdout)
 	case "daemon":
 		op, err := arg(1, "ensure, pid, stop, kill or signal")
 		if err != nil {

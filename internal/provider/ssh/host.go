@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,51 +20,39 @@ import (
 // and daemons through hadrill's own copy on the host (`hadrill host`),
 // which keeps every path below the host's directory.
 type Remote struct {
-	name string
-	c    *Client
-	dir  string
-	bin  string // hadrill's copy on the host
+	name   string
+	c      *Client
+	dir    string
+	bin    string  // hadrill's copy on the host
+	runner *runner // that copy answering commands in one standing session
 }
 
 var _ host.Host = (*Remote)(nil)
 
 // Install copies the hadrill binary exe to the host unless the host has it
 // already (the copy is named by its SHA-256, so versions never mix and a
-// second lab copies nothing), checks that it runs there and answers with
-// version, and returns the host.
+// second lab copies nothing), starts it there as the host's runner, checks
+// that it answers with version, and returns the host.
 func Install(ctx context.Context, c *Client, exe, version string) (*Remote, error) {
-	f, err := os.Open(exe)
+	r := &Remote{name: c.Host.Name, c: c, dir: c.Host.Dir, bin: BinPath(c.Host.Dir, exe)}
+	rn, got, err := startRunner(ctx, c, exe, r.bin, r.dir)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	dir := c.Host.Dir
-	r := &Remote{name: c.Host.Name, c: c, dir: dir, bin: BinPath(dir, exe)}
-	res, err := c.Run(ctx, []string{"test", "-x", r.bin}, nil)
-	if err != nil {
-		return nil, err
-	}
-	if res.Code != 0 {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, err
-		}
-		script := `set -e; umask 077; mkdir -p "$1"; chmod 700 "$1"; tmp="$2.$$"; trap 'rm -f "$tmp"' EXIT; cat > "$tmp"; chmod 700 "$tmp"; mv "$tmp" "$2"`
-		res, err := c.Run(ctx, []string{"sh", "-c", script, "sh", path.Dir(r.bin), r.bin}, f)
-		if err != nil {
-			return nil, err
-		}
-		if res.Code != 0 {
-			return nil, fmt.Errorf("%s: copying hadrill to %s: %s", r.name, r.bin, res.Reason())
-		}
-	}
-	out, err := r.op(ctx, nil, "version")
-	if err != nil {
-		return nil, err
-	}
-	if got := strings.TrimSpace(string(out)); got != version {
+	if got != version {
+		rn.close()
 		return nil, fmt.Errorf("%s: hadrill's copy %s answers version %q, not %q", r.name, r.bin, got, version)
 	}
+	r.runner = rn
 	return r, nil
+}
+
+// Close ends the host's runner and the connection.
+func (r *Remote) Close() error {
+	if r.runner != nil {
+		r.runner.close()
+	}
+	return r.c.Close()
 }
 
 // Name is the host's name in the plan.
@@ -74,9 +61,10 @@ func (r *Remote) Name() string { return r.name }
 // Exe is hadrill's copy on the host (hadrill's own daemons run it).
 func (r *Remote) Exe() string { return r.bin }
 
-// Run runs argv on the host.
+// Run runs argv on the host: through its runner, or in a session of its
+// own when the input is a stream or large (or the runner has ended).
 func (r *Remote) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
-	res, err := r.c.Run(ctx, argv, stdin)
+	res, err := r.run(ctx, argv, stdin)
 	if err != nil {
 		return res.Stdout, err
 	}
@@ -84,6 +72,18 @@ func (r *Remote) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byt
 		return res.Stdout, &RunError{Host: r.name, Argv: argv, Code: res.Code, Stderr: res.Said(10)}
 	}
 	return res.Stdout, nil
+}
+
+func (r *Remote) run(ctx context.Context, argv []string, stdin io.Reader) (Result, error) {
+	if r.runner != nil {
+		if b, ok := fits(stdin); ok {
+			if res, sent, err := r.runner.run(ctx, argv, b); sent {
+				return res, err
+			}
+			stdin = bytes.NewReader(b)
+		}
+	}
+	return r.c.Run(ctx, argv, stdin)
 }
 
 // Attach runs argv on the host, its standard streams connected.

@@ -212,7 +212,7 @@ func (l *lazy) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.r != nil {
-		l.r.c.Close()
+		l.r.Close()
 		l.r = nil
 	}
 }
