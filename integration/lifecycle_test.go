@@ -45,6 +45,14 @@ func TestLifecycle(t *testing.T) {
 		}
 	}
 
+	// Each server's temporary files are its own (a server starting removes
+	// every #sql file in its tmpdir).
+	for _, n := range []string{"db1", "db2"} {
+		if got := e.sql("itlife", n, "SELECT @@tmpdir"); !strings.HasSuffix(got, "/nodes/"+n+"/tmp") {
+			t.Errorf("%s's tmpdir: %q, want its own (nodes/%s/tmp)", n, got, n)
+		}
+	}
+
 	// The application user writes over TCP from the client host; every node sees it.
 	e.ok("sql", "db3", "--name", "itlife", "--app", "-e", "CREATE TABLE app.t (id INT PRIMARY KEY); INSERT INTO app.t VALUES (1)")
 	for _, n := range []string{"db1", "db2", "db3"} {

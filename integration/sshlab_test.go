@@ -32,6 +32,9 @@ func TestSSHLab(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("up over SSH: exit %d", r.code)
 	}
+	if got, _ := s.val("rg3", "db2", "SELECT @@tmpdir"); !strings.HasSuffix(got, "/labs/rg3/nodes/db2/tmp") {
+		t.Errorf("db2's tmpdir on its host: %q, want its own (a server starting removes every #sql file in its tmpdir, the machine's servers' too)", got)
+	}
 	status := func() (st struct {
 		Mode  string
 		Nodes []struct {

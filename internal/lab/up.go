@@ -217,6 +217,9 @@ func (l *Lab) initDatadirs(ctx context.Context) error {
 // onto its volume), sent over the connection to a remote host.
 func (l *Lab) placeDatadir(ctx context.Context, n *plan.Node, src string) error {
 	if l.p.Mode == plan.ModeSSH { // no volumes there: the datadir holds its logs
+		if err := l.makeTmpDir(ctx, n); err != nil {
+			return err
+		}
 		return host.SendDir(ctx, l.Prov.Host(n.Host), src, n.DataDir)
 	}
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil { // its datadir may be on a volume elsewhere
@@ -226,6 +229,16 @@ func (l *Lab) placeDatadir(ctx context.Context, n *plan.Node, src string) error 
 		return err
 	}
 	return mariadb.PlaceLogs(ctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir)
+}
+
+// makeTmpDir makes a node's tmpdir on a remote host (here PlaceLogs does;
+// a lab made before nodes had their own has none).
+func (l *Lab) makeTmpDir(ctx context.Context, n *plan.Node) error {
+	if n.TmpDir == "" {
+		return nil
+	}
+	_, err := l.Prov.Host(n.Host).Run(ctx, []string{"mkdir", "-p", n.TmpDir}, nil)
+	return err
 }
 
 // bootstrapLoners: the node of a one-node Galera cluster has no peer to

@@ -222,6 +222,9 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		n.CheckSecret = filepath.Join(b.hostDir(name), "secrets", "check.password")
 	}
 	b.storage(ci, c, &n)
+	if n.TmpDir == "" { // a server starting removes every #sql file in its tmpdir: a node's is its own
+		n.TmpDir = filepath.Join(dir, "tmp")
+	}
 	if len(n.Socket) > maxSocketPath {
 		return n, hderr.User("--home: the socket path %s is %d bytes, longer than the %d a unix socket allows; use a shorter --home",
 			n.Socket, len(n.Socket), maxSocketPath)

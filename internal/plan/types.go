@@ -228,9 +228,11 @@ type Node struct {
 	LogFile             string `json:"log_file"`
 	ConfigFile          string `json:"config_file"`
 	Config              string `json:"config"`
-	// Volumes hold its files on emulated disks; RedoDir, BinlogDir and
-	// TmpDir are where its redo log, binary log and temporary files go when
-	// not in the datadir ("").
+	// Volumes hold its files on emulated disks; RedoDir and BinlogDir are
+	// where its redo log and binary log go when not in the datadir (""),
+	// TmpDir where its temporary files go: its own (a server starting
+	// removes every #sql file in its tmpdir), on a volume or in its
+	// directory ("": a lab made before, the machine's).
 	Volumes   []Volume `json:"volumes,omitempty"`
 	RedoDir   string   `json:"redo_dir,omitempty"`
 	BinlogDir string   `json:"binlog_dir,omitempty"`

@@ -50,7 +50,7 @@ type ServerConfig struct {
 	Lab, Name, Cluster, ClusterName, Kind, Profile string
 	User                                           string // OS user to run as; empty when not root
 	DataDir, Socket, PidFile, LogFile              string
-	RedoDir, BinlogDir, TmpDir                     string // on a volume of their own ("": the datadir, or the default tmpdir)
+	RedoDir, BinlogDir, TmpDir                     string // elsewhere than the datadir ("": the datadir, or the machine's tmpdir)
 	SSTLogDir                                      string // where the SST script archives its logs (Galera)
 	Address                                        string // clients reach the server here
 	ClusterAddress                                 string // its peers reach it here (Galera, IST/SST, replication); empty: Address
