@@ -31,7 +31,7 @@ type Facts struct {
 	Listening []string `json:"listening,omitempty"` // address:port of every TCP listener
 	// ListenUnknown: the host has no ss to list its listeners.
 	ListenUnknown bool `json:"listen_unknown,omitempty"`
-	Netem         bool `json:"netem"` // the kernel has tc netem
+	NFQueue       bool `json:"nfqueue"` // the kernel has the netfilter queue (nfnetlink_queue)
 	// Addrs are the host's IPv4 addresses, each on its interface.
 	Addrs []Addr `json:"addresses,omitempty"`
 	// Skew is the host's clock minus this computer's, within ±SkewError.
@@ -104,8 +104,8 @@ func ParseFacts(out string) (Facts, error) {
 			} else {
 				f.Listening = append(f.Listening, val)
 			}
-		case "netem":
-			f.Netem = val == "yes"
+		case "nfqueue":
+			f.NFQueue = val == "yes"
 		case "addr":
 			iface, cidr, _ := strings.Cut(val, " ")
 			var pfx netip.Prefix
@@ -136,7 +136,9 @@ type Need struct {
 	Machine  string  `json:"machine,omitempty"`
 	CPUs     float64 `json:"cpus,omitempty"`
 	MemBytes int64   `json:"memory_bytes,omitempty"`
-	// Links: the host's region has WAN links to emulate.
+	// Links: the host's region has WAN links to emulate: hadrill's netem
+	// daemon runs there, reading packets from the kernel's netfilter queue
+	// (on every kernel, with or without tc netem).
 	Links bool `json:"links,omitempty"`
 }
 
@@ -303,8 +305,8 @@ func Judge(host, address string, need Need, f Facts, arch string) (problems, war
 	if need.MemBytes > 0 && f.MemBytes < need.MemBytes {
 		warn("the spec's machine %s has %s of memory, the host %s", need.Machine, bytesString(need.MemBytes), bytesString(f.MemBytes))
 	}
-	if need.Links && !f.Netem {
-		warn("its kernel has no tc netem: its WAN links will be emulated by hadrill's netfilter-queue daemon")
+	if need.Links && !f.NFQueue {
+		bad("its kernel has no netfilter queue (nfnetlink_queue): the WAN links of its region are emulated by hadrill's daemon, which reads their packets from it")
 	}
 	return problems, warnings
 }

@@ -49,7 +49,7 @@ free_kb 20971520
 listen 0.0.0.0:22
 listen 127.0.0.1:3306
 listen [::]:22
-netem yes
+nfqueue yes
 addr lo 127.0.0.1/8
 addr eth0 10.1.0.11/24
 `
@@ -85,7 +85,7 @@ func TestNeeds(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
-	good := Facts{UID: 0, Arch: "x86_64", OS: "debian 12", CPUs: 4, MemBytes: 8 << 30, FreeBytes: 10 << 30, Listening: []string{"0.0.0.0:22", "[::]:22"}, Netem: true}
+	good := Facts{UID: 0, Arch: "x86_64", OS: "debian 12", CPUs: 4, MemBytes: 8 << 30, FreeBytes: 10 << 30, Listening: []string{"0.0.0.0:22", "[::]:22"}, NFQueue: true}
 	db := Need{Roles: []string{RoleDB}, Ports: []int{3306, 4444, 4567, 4568, 9200}, MinFreeBytes: MinFreeDB}
 	with := func(change func(*Facts)) Facts {
 		f := good
@@ -124,8 +124,9 @@ func TestJudge(t *testing.T) {
 		{"skew within the measuring error", db, with(func(f *Facts) { f.Skew = 1100 * time.Millisecond; f.SkewError = 900 * time.Millisecond }), nil, nil},
 		{"machine larger than the host", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Machine: "large", CPUs: 8, MemBytes: 32 << 30}, good, nil,
 			[]string{"db1: the spec's machine large has 8 CPUs, the host 4", "db1: the spec's machine large has 32.0 GiB of memory, the host 8.0 GiB"}},
-		{"WAN without netem", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Links: true}, with(func(f *Facts) { f.Netem = false }), nil,
-			[]string{"db1: its kernel has no tc netem"}},
+		{"WAN without a netfilter queue", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Links: true}, with(func(f *Facts) { f.NFQueue = false }),
+			[]string{"db1: its kernel has no netfilter queue (nfnetlink_queue)"}, nil},
+		{"no netfilter queue and no links", db, with(func(f *Facts) { f.NFQueue = false }), nil, nil},
 		{"every problem at once", db, with(func(f *Facts) { f.UID = 5; f.Missing = []string{"fio"}; f.FreeBytes = 0; f.Skew = time.Hour }),
 			[]string{"uid 5", "fio", "0 KiB free", "1h0m0s off"}, nil},
 	}

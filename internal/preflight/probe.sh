@@ -35,4 +35,5 @@ if command -v ss >/dev/null 2>&1; then
 else
 	echo "listen unknown"
 fi
-if [ -e /sys/module/sch_netem ] || modinfo sch_netem >/dev/null 2>&1; then echo "netem yes"; else echo "netem no"; fi
+# the netfilter queue hadrill's WAN emulator reads packets from: loaded, built in, or a module to load
+if [ -e /proc/net/netfilter/nfnetlink_queue ] || [ -e /sys/module/nfnetlink_queue ] || modinfo nfnetlink_queue >/dev/null 2>&1; then echo "nfqueue yes"; else echo "nfqueue no"; fi
