@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/iptables"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
@@ -31,99 +33,73 @@ func ChainOf(p *plan.Plan) string {
 	return Chain
 }
 
-// rule is an iptables rule added to a host's fault chain.
-type rule struct {
-	host string
-	args []string
-}
-
 // Apply cuts the partition: on each host of the side, packets to and from
-// each host of From are dropped. It takes effect whole or not at all: the
-// rules added before a failure (or a cancelled ctx) are removed again.
+// each host of From are dropped. A host's rules go in as one command there
+// (they take effect together, with the jumps to a new chain), every host
+// at once. It takes effect whole or not at all: when a host fails (or ctx
+// is cancelled), the hosts that took their rules have them removed again.
 func (c Cut) Apply(ctx context.Context, hosts Runner) error {
 	name := cmp.Or(c.Chain, Chain)
-	var added []rule
-	undo := func(cause error) error {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		errs := []error{cause}
-		for i := len(added) - 1; i >= 0; i-- {
-			errs = append(errs, iptables(uctx, hosts, added[i].host, append([]string{"-D"}, added[i].args...)...))
-		}
-		return errors.Join(errs...)
-	}
-	for _, h := range c.Side {
-		if err := iptables(ctx, hosts, h.Name, "-N", name); err != nil && !strings.Contains(err.Error(), "exists") {
-			return undo(err)
-		}
-		for _, o := range c.From {
-			for _, addr := range o.Addresses() { // every NIC: a cut host is cut on every network
-				for _, dir := range [][]string{{"-s", addr}, {"-d", addr}} {
-					r := append(append([]string{name}, dir...), "-j", "DROP")
-					if err := iptables(ctx, hosts, h.Name, append([]string{"-A"}, r...)...); err != nil {
-						return undo(err)
-					}
-					added = append(added, rule{h.Name, r})
-				}
-			}
-		}
-		// jumped to last: a new chain's rules take effect together (a
-		// remote host's commands are a round trip each)
-		if err := hook(ctx, hosts, name, h.Name); err != nil {
-			return undo(err)
+	var rules []iptables.Rule
+	for _, o := range c.From {
+		for _, addr := range o.Addresses() { // every NIC: a cut host is cut on every network
+			rules = append(rules, iptables.Rule{"-s", addr, "-j", "DROP"}, iptables.Rule{"-d", addr, "-j", "DROP"})
 		}
 	}
-	return nil
+	var mu sync.Mutex
+	var added []string
+	err := each(c.Side, func(h plan.Host) error {
+		if err := hosts.Run(ctx, h.Name, iptables.Append("filter", name, rules, hooks...)...); err != nil {
+			return err
+		}
+		mu.Lock()
+		added = append(added, h.Name)
+		mu.Unlock()
+		return nil
+	})
+	if err == nil {
+		return nil
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	errs := []error{err}
+	for _, h := range added {
+		errs = append(errs, hosts.Run(uctx, h, iptables.Delete("filter", name, rules)...))
+	}
+	return errors.Join(errs...)
 }
+
+// hooks are where a host's packets go through its fault chain.
+var hooks = []string{"INPUT", "OUTPUT"}
 
 // Lift removes every partition rule of chain from the hosts.
 func Lift(ctx context.Context, hosts Runner, chain string, on []plan.Host) error {
-	for _, h := range on {
-		if err := iptables(ctx, hosts, h.Name, "-F", chain); err != nil && !noChain(err) {
+	return each(on, func(h plan.Host) error {
+		if err := hosts.Run(ctx, h.Name, "iptables", "-w", "-F", chain); err != nil && !noChain(err) {
 			return err
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // Remove takes chain away from the hosts: its jumps, its rules, the chain
 // itself (a host that never had it is fine). Every host is tried.
 func Remove(ctx context.Context, hosts Runner, chain string, on []plan.Host) error {
-	var errs []error
-	for _, h := range on {
-		for _, hook := range []string{"INPUT", "OUTPUT"} {
-			for iptables(ctx, hosts, h.Name, "-C", hook, "-j", chain) == nil {
-				if err := iptables(ctx, hosts, h.Name, "-D", hook, "-j", chain); err != nil {
-					errs = append(errs, err)
-					break
-				}
-			}
-		}
-		for _, op := range []string{"-F", "-X"} {
-			if err := iptables(ctx, hosts, h.Name, op, chain); err != nil && !noChain(err) {
-				errs = append(errs, err)
-				break
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return each(on, func(h plan.Host) error {
+		return hosts.Run(ctx, h.Name, iptables.Remove("filter", chain, hooks...)...)
+	})
 }
 
 // noChain says iptables found no such chain.
 func noChain(err error) bool { return strings.Contains(err.Error(), "No chain") }
 
-// hook makes sure the host's fault chain is jumped to.
-func hook(ctx context.Context, hosts Runner, name, host string) error {
-	for _, hook := range []string{"INPUT", "OUTPUT"} {
-		if iptables(ctx, hosts, host, "-C", hook, "-j", name) != nil {
-			if err := iptables(ctx, hosts, host, "-I", hook, "-j", name); err != nil {
-				return err
-			}
-		}
+// each runs f for every host at once and returns every failure.
+func each(on []plan.Host, f func(plan.Host) error) error {
+	errs := make([]error, len(on))
+	var wg sync.WaitGroup
+	for i, h := range on {
+		wg.Go(func() { errs[i] = f(h) })
 	}
-	return nil
-}
-
-func iptables(ctx context.Context, hosts Runner, host string, args ...string) error {
-	return hosts.Run(ctx, host, append([]string{"iptables", "-w"}, args...)...)
+	wg.Wait()
+	return errors.Join(errs...)
 }

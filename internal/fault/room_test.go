@@ -5,33 +5,45 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
-// runner records commands; the command numbered failAt (from 1) fails, and
-// so does every "-C" check (no jump yet) and, when noChain, every flush.
+// runner records commands, by host, each command as its last words (a
+// batch's rules; Lift's flush); the hosts in fail fail, and every flush
+// fails with "No chain" when noChain.
 type runner struct {
+	mu      sync.Mutex
 	ran     []string
-	failAt  int
+	fail    map[string]bool
 	noChain bool
 }
 
 func (r *runner) Run(_ context.Context, host string, argv ...string) error {
-	line := host + ": " + strings.Join(argv, " ")
-	r.ran = append(r.ran, line)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	what := strings.Join(argv, " ")
+	if argv[0] == "sh" { // a script's arguments after $0
+		what = strings.Join(argv[4:], " | ")
+	}
+	r.ran = append(r.ran, host+": "+what)
 	switch {
-	case len(r.ran) == r.failAt:
+	case r.fail[host]:
 		return errors.New(host + ": iptables: Resource temporarily unavailable")
-	case strings.Contains(line, " -C "):
-		return errors.New(host + ": iptables: Bad rule")
-	case r.noChain && strings.Contains(line, " -F "):
+	case r.noChain && slices.Contains(argv, "-F"):
 		return errors.New(host + ": iptables: No chain/target/match by that name.")
 	}
 	return nil
+}
+
+func (r *runner) sorted() string {
+	slices.Sort(r.ran)
+	return strings.Join(r.ran, "\n")
 }
 
 var (
@@ -40,34 +52,35 @@ var (
 	c = plan.Host{Name: "c", Address: "198.18.0.3"}
 )
 
+const drops = "-A HDFAULT -s 198.18.0.2 -j DROP\n-A HDFAULT -d 198.18.0.2 -j DROP\n-A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n"
+
+// One command a host: its rules and the jumps to the chain together (the
+// scripts themselves run against real tables in package iptables' tests).
 func TestCutApply(t *testing.T) {
 	r := &runner{}
-	if err := (Cut{Side: []plan.Host{a}, From: []plan.Host{b, c}}).Apply(context.Background(), r); err != nil {
+	if err := (Cut{Side: []plan.Host{a, b}, From: []plan.Host{c, {Name: "d", Address: "198.18.0.4", ClusterAddress: "198.19.0.4"}}}).Apply(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		"a: iptables -w -N HDFAULT",
-		"a: iptables -w -A HDFAULT -s 198.18.0.2 -j DROP", "a: iptables -w -A HDFAULT -d 198.18.0.2 -j DROP",
-		"a: iptables -w -A HDFAULT -s 198.18.0.3 -j DROP", "a: iptables -w -A HDFAULT -d 198.18.0.3 -j DROP",
-		"a: iptables -w -C INPUT -j HDFAULT", "a: iptables -w -I INPUT -j HDFAULT",
-		"a: iptables -w -C OUTPUT -j HDFAULT", "a: iptables -w -I OUTPUT -j HDFAULT",
-	}
-	if got := strings.Join(r.ran, "\n"); got != strings.Join(want, "\n") {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	rules := "filter | HDFAULT | -A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n" +
+		"-A HDFAULT -s 198.18.0.4 -j DROP\n-A HDFAULT -d 198.18.0.4 -j DROP\n-A HDFAULT -s 198.19.0.4 -j DROP\n-A HDFAULT -d 198.19.0.4 -j DROP\n | INPUT OUTPUT"
+	if got, want := r.sorted(), "a: "+rules+"\nb: "+rules; got != want {
+		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
 }
 
-// A partition that fails half-way removes what it added, last first.
+// A partition that fails on one host has its rules deleted from the hosts
+// that took them.
 func TestCutApplyUndoesOnFailure(t *testing.T) {
-	r := &runner{failAt: 4} // the third DROP rule
-	err := (Cut{Side: []plan.Host{a}, From: []plan.Host{b, c}}).Apply(context.Background(), r)
+	r := &runner{fail: map[string]bool{"b": true}}
+	err := (Cut{Side: []plan.Host{a, b}, From: []plan.Host{c}}).Apply(context.Background(), r)
 	if err == nil || !strings.Contains(err.Error(), "temporarily unavailable") {
 		t.Fatalf("err = %v", err)
 	}
-	undo := r.ran[4:]
-	want := []string{"a: iptables -w -D HDFAULT -d 198.18.0.2 -j DROP", "a: iptables -w -D HDFAULT -s 198.18.0.2 -j DROP"}
-	if strings.Join(undo, "\n") != strings.Join(want, "\n") {
-		t.Errorf("undo:\n%s\nwant:\n%s", strings.Join(undo, "\n"), strings.Join(want, "\n"))
+	want := "a: *filter\n-D HDFAULT -s 198.18.0.3 -j DROP\n-D HDFAULT -d 198.18.0.3 -j DROP\nCOMMIT\n\n" +
+		"a: filter | HDFAULT | -A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n | INPUT OUTPUT\n" +
+		"b: filter | HDFAULT | -A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n | INPUT OUTPUT"
+	if got := r.sorted(); got != want {
+		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
 }
 
@@ -76,17 +89,17 @@ func TestLift(t *testing.T) {
 	if err := Lift(context.Background(), r, Chain, []plan.Host{a, b}); err != nil {
 		t.Errorf("hosts never partitioned have no chain: %v", err)
 	}
-	if len(r.ran) != 2 {
-		t.Errorf("ran %v", r.ran)
+	if got, want := r.sorted(), "a: iptables -w -F HDFAULT\nb: iptables -w -F HDFAULT"; got != want {
+		t.Errorf("ran %s", got)
 	}
-	r = &runner{failAt: 1}
+	r = &runner{fail: map[string]bool{"a": true}}
 	if err := Lift(context.Background(), r, Chain, []plan.Host{a}); err == nil {
 		t.Error("a failing flush must be reported")
 	}
 }
 
-// A remote lab's chain is its own, and down takes it away whole: every
-// jump to it, its rules, the chain; a host without it is fine.
+// A remote lab's chain is its own, and down takes it away whole: one
+// command a host; a failure on one host is reported and every host tried.
 func TestRemove(t *testing.T) {
 	p := &plan.Plan{Lab: "rg3", Mode: plan.ModeSSH}
 	if got := ChainOf(p); got != "HDFAULT-rg3" {
@@ -95,17 +108,12 @@ func TestRemove(t *testing.T) {
 	if got := ChainOf(&plan.Plan{Lab: "rg3", Mode: plan.ModeNetns}); got != Chain {
 		t.Errorf("ChainOf a namespaced lab = %q", got)
 	}
-	r := &runner{noChain: true}
-	if err := Remove(context.Background(), r, "HDFAULT-rg3", []plan.Host{a}); err != nil {
-		t.Errorf("a host without the chain: %v", err)
+	r := &runner{fail: map[string]bool{"a": true}}
+	if err := Remove(context.Background(), r, "HDFAULT-rg3", []plan.Host{a, b}); err == nil {
+		t.Error("a's failure is not reported")
 	}
-	want := []string{"a: iptables -w -C INPUT -j HDFAULT-rg3", "a: iptables -w -C OUTPUT -j HDFAULT-rg3", "a: iptables -w -F HDFAULT-rg3", "a: iptables -w -X HDFAULT-rg3"}
-	if got := strings.Join(r.ran, "\n"); got != strings.Join(want, "\n") {
-		t.Errorf("commands:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
-	}
-	r = &runner{failAt: 3}
-	if err := Remove(context.Background(), r, "HDFAULT-rg3", []plan.Host{a, b}); err == nil || !strings.Contains(strings.Join(r.ran, "\n"), "b: iptables -w -X HDFAULT-rg3") {
-		t.Errorf("a failure on a is reported and b still tried: %v %v", err, r.ran)
+	if got, want := r.sorted(), "a: filter | HDFAULT-rg3 | INPUT OUTPUT\nb: filter | HDFAULT-rg3 | INPUT OUTPUT"; got != want {
+		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
 }
 

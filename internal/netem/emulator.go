@@ -15,6 +15,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/nic"
+	"github.com/hadrill/hadrill/internal/iptables"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
@@ -195,7 +196,7 @@ func (l local) handshakes(ctx context.Context, from, addr string) ([]time.Durati
 // remote-region host (packets from it). Without the daemon bound, such
 // packets are dropped: a dead daemon shows as a cut link, never as a
 // silently perfect one. A host whose chain exists keeps it (the chain is
-// written whole; it lives as long as the namespace): re-installing under
+// written whole, in one command with the jump to it): re-installing under
 // traffic would let packets through undelayed for a moment. It reports
 // whether it installed anything.
 func (e *Emulator) rules(ctx context.Context, c Config) (bool, error) {
@@ -209,16 +210,14 @@ func (e *Emulator) rules(ctx context.Context, c Config) (bool, error) {
 			return installed, err
 		}
 		installed = true
+		var rules []iptables.Rule
 		for _, r := range c.Rules {
-			if r.Host != h {
-				continue
-			}
-			if err := e.iptables(ctx, h, "-t", "mangle", "-A", e.wan.Chain, "-s", r.Peer, "-j", "NFQUEUE",
-				"--queue-num", strconv.Itoa(int(r.Queue))); err != nil {
-				return installed, err
+			if r.Host == h {
+				rules = append(rules, iptables.Rule{"-s", r.Peer, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(r.Queue))})
 			}
 		}
-		if err := e.iptables(ctx, h, "-t", "mangle", "-A", "PREROUTING", "-j", e.wan.Chain); err != nil {
+		// the rules and the jump to them in one command: they take effect together
+		if err := e.hosts.Run(ctx, h, iptables.Append("mangle", e.wan.Chain, rules, "PREROUTING")...); err != nil {
 			return installed, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/iptables"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -75,8 +76,8 @@ func TestEmulatorRulesAndShaping(t *testing.T) {
 	}
 	want := []string{
 		"e1: iptables -w -t mangle -N HDNETEM",
-		"e1: iptables -w -t mangle -A HDNETEM -s 198.18.0.21 -j NFQUEUE --queue-num 0",
-		"e1: iptables -w -t mangle -A PREROUTING -j HDNETEM",
+		// its queueing rule and the jump to it in one batch
+		"e1: " + strings.Join(iptables.Append("mangle", "HDNETEM", []iptables.Rule{{"-s", "198.18.0.21", "-j", "NFQUEUE", "--queue-num", "0"}}, "PREROUTING"), " "),
 		"w1: iptables -w -t mangle -N HDNETEM", // exists: kept as it is
 		"e1: tc qdisc del dev eth0 root",
 		"e1: tc qdisc add dev eth0 root handle 1: htb default 9999",
