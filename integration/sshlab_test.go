@@ -457,6 +457,8 @@ client: {name: client}
 // own round trip first and the link judged on top of it, a delay fault
 // changes it and heal restores it, a Galera commit across the link costs
 // about one round trip, and down takes the chain and daemons off every host.
+// The spec's volumes are not emulated there: each node's disk is measured
+// against them.
 func TestSSHWAN(t *testing.T) {
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshw", "198.19.246", "db1", "db2", "lb", "client")
@@ -464,7 +466,7 @@ func TestSSHWAN(t *testing.T) {
 	spec := s.write("wan.yaml", `name: rwan
 regions: [{name: east}, {name: west}]
 links: [{between: [east, west], rtt: 60ms}]
-clusters: [{name: db, nodes: 2, regions: [east, west]}]
+clusters: [{name: db, nodes: 2, regions: [east, west], storage: {volumes: [{name: data, disk: standard, count: 2}]}}]
 load_balancers: [{name: lb, cluster: db, region: east}]
 client: {name: client, region: east}
 `)
@@ -475,6 +477,12 @@ client: {name: client, region: east}
 	}
 	if !strings.Contains(r.stderr, "link east-west: the machines' own round trip") {
 		t.Errorf("up did not measure the machines' own round trip before emulating the link")
+	}
+	// no disks are emulated there: each node's own disk is measured against the spec's volume
+	for _, n := range []string{"db1", "db2"} {
+		if !strings.Contains(r.stderr, n+": the host's own disk holds the data volume: ") || !strings.Contains(r.stderr, "the spec's (2× standard") {
+			t.Errorf("up did not measure %s's disk against the spec's volume", n)
+		}
 	}
 	var st wanStatus
 	s.status("rwan", &st)

@@ -102,7 +102,7 @@ func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions)
 	if _, err := l.wan.Check(ctx, false); err != nil {
 		return nil, err
 	}
-	if _, err := disk.Check(ctx, l.p, l.Log); err != nil {
+	if _, err := disk.Check(ctx, l.p, l.Prov.Host, l.Log); err != nil {
 		return nil, err
 	}
 	return l, l.save(state.Running)
@@ -158,7 +158,7 @@ func (l *Lab) create(ctx context.Context) error {
 	if _, err := l.wan.Check(ctx, false); err != nil {
 		return err
 	}
-	if _, err := disk.Check(ctx, p, l.Log); err != nil {
+	if _, err := disk.Check(ctx, p, l.Prov.Host, l.Log); err != nil {
 		return err
 	}
 	l.logf("lab %s up in %.1fs", p.Lab, time.Since(t0).Seconds())

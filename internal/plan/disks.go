@@ -85,8 +85,11 @@ func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
 	if st == nil || len(st.Volumes) == 0 {
 		return
 	}
-	if b.p.Mode == ModeSSH { // the host's own disks: preflight reports them
-		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("clusters[%d].storage: disks are emulated on this computer only; on remote hosts %s's files are on the host's own disk", ci, n.Name))
+	if b.p.Mode == ModeSSH { // the host's own disk, measured against what the spec asks
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("clusters[%d].storage: disks are emulated on this computer only; on remote hosts %s's files are on the host's own disk, measured against the spec's volumes at up", ci, n.Name))
+		for _, v := range st.Volumes {
+			n.Asked = append(n.Asked, b.volume(n, v))
+		}
 		return
 	}
 	if b.p.Mode != ModeNetns {
@@ -98,12 +101,8 @@ func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
 	}
 	mounts := map[string]string{}
 	for _, v := range st.Volumes {
-		class, _ := b.s.DiskNamed(v.Disk)
-		vol := Volume{Name: v.Name, Class: class, FS: v.FileSystem(), AllocationUnit: v.AllocationBytes(), Device: n.Name + "-" + v.Name,
-			Stripe: v.StripeBytes(), Mount: filepath.Join(b.p.Disks.Mounts, n.Name, v.Name)}
-		for k := 1; k <= max(v.Count, 1); k++ {
-			vol.Disks = append(vol.Disks, fmt.Sprintf("%s-%s%d", n.Name, v.Name, k))
-		}
+		vol := b.volume(n, v)
+		vol.Device, vol.Mount = n.Name+"-"+v.Name, filepath.Join(b.p.Disks.Mounts, n.Name, v.Name)
 		n.Volumes = append(n.Volumes, vol)
 		mounts[v.Name] = vol.Mount
 	}
@@ -118,6 +117,16 @@ func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
 	if st.Tmpdir != "" {
 		n.TmpDir = filepath.Join(mounts[tmpdir], "tmp")
 	}
+}
+
+// volume is a spec volume of node n: its class, file system and disks.
+func (b *builder) volume(n *Node, v spec.Volume) Volume {
+	class, _ := b.s.DiskNamed(v.Disk)
+	vol := Volume{Name: v.Name, Class: class, FS: v.FileSystem(), AllocationUnit: v.AllocationBytes(), Stripe: v.StripeBytes()}
+	for k := 1; k <= max(v.Count, 1); k++ {
+		vol.Disks = append(vol.Disks, fmt.Sprintf("%s-%s%d", n.Name, v.Name, k))
+	}
+	return vol
 }
 
 // Binlogs is where the node's binary logs are.

@@ -320,6 +320,29 @@ replication: [{from: db, to: dr}]
 		t.Errorf("disks %+v", p.Disks)
 	}
 	golden.Check(t, "vols-db1.my.cnf", []byte(db1.Config))
+
+	// on remote hosts: no emulated disks, the files in the node's
+	// directory on the host's own disk, what the spec asks kept to measure
+	// that disk against
+	remote := Facts{User: "alice", MemBytes: 24 << 30, GaleraLib: "/x", Remote: map[string]Remote{}}
+	for i, h := range []string{"db1", "db2", "dr1", "client"} {
+		remote.Remote[h] = Remote{Address: fmt.Sprintf("10.0.0.%d", 11+i), Dir: "/srv/hd", MemBytes: 4 << 30}
+	}
+	rp, err := Build(s, "vols", "/h", remote)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1 := rp.Nodes[0]
+	if rp.Disks != nil || len(r1.Volumes) != 0 || r1.DataDir != "/srv/hd/labs/vols/nodes/db1/data" || r1.TmpDir != "/srv/hd/labs/vols/nodes/db1/tmp" || r1.RedoDir != "" ||
+		len(r1.Asked) != 3 || r1.Asked[0].Name != "data" || len(r1.Asked[0].Disks) != 2 || r1.Asked[0].Stripe != 64<<10 || r1.Asked[1].Class.Name != "slow" || r1.Asked[0].Mount != "" {
+		t.Errorf("db1 on a remote host: disks %+v volumes %+v asked %+v datadir %s tmpdir %s redo %s", rp.Disks, r1.Volumes, r1.Asked, r1.DataDir, r1.TmpDir, r1.RedoDir)
+	}
+	if len(rp.Nodes[2].Asked) != 0 {
+		t.Errorf("dr1 asks for no volumes: %+v", rp.Nodes[2].Asked)
+	}
+	if w := strings.Join(rp.Warnings, "\n"); !strings.Contains(w, "db1's files are on the host's own disk, measured against the spec's volumes") {
+		t.Errorf("warnings: %s", w)
+	}
 	if _, err := Build(s, "vols", "/h", Facts{User: "u", MemBytes: 8 << 30, GaleraLib: "/x"}); err == nil ||
 		!strings.Contains(err.Error(), "clusters[0].storage: emulated disks need root") {
 		t.Errorf("rootless with storage: %v", err)

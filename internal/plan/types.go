@@ -233,7 +233,11 @@ type Node struct {
 	// TmpDir where its temporary files go: its own (a server starting
 	// removes every #sql file in its tmpdir), on a volume or in its
 	// directory ("": a lab made before, the machine's).
-	Volumes   []Volume `json:"volumes,omitempty"`
+	Volumes []Volume `json:"volumes,omitempty"`
+	// Asked are the spec's volumes of a node on a remote host, which has
+	// its own disk instead: its files are there, and the disk check
+	// measures that disk against what they ask (disk.Check).
+	Asked     []Volume `json:"asked_volumes,omitempty"`
 	RedoDir   string   `json:"redo_dir,omitempty"`
 	BinlogDir string   `json:"binlog_dir,omitempty"`
 	TmpDir    string   `json:"tmp_dir,omitempty"`

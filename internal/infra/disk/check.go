@@ -3,16 +3,19 @@ package disk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/workload/fio"
 )
@@ -27,6 +30,10 @@ type Measured struct {
 	TargetLatency float64   `json:"target_latency_ms"`
 	LatencyP50    float64   `json:"latency_p50_ms"`
 	Cached        bool      `json:"cached,omitempty"` // the host cache may answer some reads
+	// OnHost: measured on a remote host's own disk, which holds the
+	// node's files there (nothing is emulated): the figures are the host's,
+	// the targets what the spec's volume asks; a comparison, not judged.
+	OnHost bool      `json:"on_host,omitempty"`
 	OK            bool      `json:"ok"`
 	Error         string    `json:"error,omitempty"`
 	At            time.Time `json:"at"`
@@ -82,13 +89,18 @@ const (
 // Check measures every volume of the plan (probesAtOnce at a time: more
 // starve each other of this computer's cores; about a second each),
 // records the result in the lab (Last) and writes a line per volume to
-// log; an unmeasurable volume (the daemon dead) fails it.
-func Check(ctx context.Context, p *plan.Plan, log io.Writer) ([]Measured, error) {
-	if p.Disks == nil {
-		return nil, nil
-	}
+// log; an unmeasurable volume (the daemon dead) fails it. On remote hosts
+// (on gives each by name) it measures instead the disk of each node that
+// the spec gives volumes, against them (checkHosts).
+func Check(ctx context.Context, p *plan.Plan, on func(string) host.Host, log io.Writer) ([]Measured, error) {
 	if log == nil {
 		log = io.Discard
+	}
+	if p.Mode == plan.ModeSSH {
+		return checkHosts(ctx, p, on, log)
+	}
+	if p.Disks == nil {
+		return nil, nil
 	}
 	vols := p.AllVolumes()
 	out := make([]Measured, len(vols))
@@ -116,8 +128,7 @@ func Check(ctx context.Context, p *plan.Plan, log io.Writer) ([]Measured, error)
 				m.Node, m.Volume, m.IOPS, m.TargetIOPS, m.LatencyP50, m.TargetLatency)
 		}
 	}
-	b, _ := json.MarshalIndent(out, "", "  ")
-	if err := os.WriteFile(checkFile(p), append(b, '\n'), 0o644); err != nil {
+	if err := save(p, out); err != nil {
 		return out, err
 	}
 	if len(failed) > 0 {
@@ -129,17 +140,24 @@ func Check(ctx context.Context, p *plan.Plan, log io.Writer) ([]Measured, error)
 // Last is the lab's last disk check (none before the first).
 func Last(p *plan.Plan) []Measured {
 	var out []Measured
-	if p.Disks == nil {
-		return out
-	}
 	if b, err := os.ReadFile(checkFile(p)); err == nil {
 		_ = json.Unmarshal(b, &out)
 	}
 	return out
 }
 
+// checkFile is where a lab keeps its last disk check: beside its disks, or
+// in the lab's directory here when its hosts are remote.
 func checkFile(p *plan.Plan) string {
-	return filepath.Join(filepath.Dir(p.Disks.Config), "measured.json")
+	if p.Disks != nil {
+		return filepath.Join(filepath.Dir(p.Disks.Config), "measured.json")
+	}
+	return filepath.Join(p.Dir, "disks-measured.json")
+}
+
+func save(p *plan.Plan, out []Measured) error {
+	b, _ := json.MarshalIndent(out, "", "  ")
+	return os.WriteFile(checkFile(p), append(b, '\n'), 0o644)
 }
 
 // Measure runs fio's random reads against one volume's device: read only,
@@ -154,20 +172,122 @@ func Measure(ctx context.Context, p *plan.Plan, n *plan.Node, v *plan.Volume) Me
 		m.Error = "no loop device"
 		return m
 	}
-	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
-	out, err := exec.CommandContext(ctx, "fio", "--filename="+loops[0], "--readonly", "--rw=randread", "--bs="+strconv.Itoa(probeBlock),
-		"--ioengine=libaio", "--direct=1", "--time_based", "--ramp_time="+ms(probeRamp), "--output-format=json",
-		"--name=alone", "--iodepth=1", "--runtime="+ms(probeLatency),
-		"--name=deep", "--stonewall", "--iodepth="+strconv.Itoa(probeDepthPer*len(v.Disks)), "--runtime="+ms(probeIOPS)).Output()
+	out, err := exec.CommandContext(ctx, "fio", probeArgs(loops[0], probeDepthPer*len(v.Disks), "--readonly")...).Output()
 	if err != nil {
 		m.Error = fmt.Sprintf("fio on %s: %v", loops[0], err)
 		return m
 	}
-	jobs, err := fio.ParseJobs(fio.Test{Name: "probe", RW: "randread"}, out)
-	if err != nil || len(jobs) < 2 {
+	if m.LatencyP50, m.IOPS, err = parseProbe(out); err != nil {
 		m.Error = fmt.Sprintf("fio on %s: %v", loops[0], err)
 		return m
 	}
-	m.LatencyP50, m.IOPS = jobs[0].P50Ms, jobs[1].IOPS
 	return Judge(m)
+}
+
+// probeArgs are fio's arguments for the probe of file: random 4K reads,
+// direct, one at a time (latency), then depth at once (IOPS), each after
+// a ramp (fio's first tenth of a second starts its IOs).
+func probeArgs(file string, depth int, extra ...string) []string {
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+	return append(append([]string{"--filename=" + file}, extra...), "--rw=randread", "--bs="+strconv.Itoa(probeBlock),
+		"--ioengine=libaio", "--direct=1", "--time_based", "--ramp_time="+ms(probeRamp), "--output-format=json",
+		"--name=alone", "--iodepth=1", "--runtime="+ms(probeLatency),
+		"--name=deep", "--stonewall", "--iodepth="+strconv.Itoa(depth), "--runtime="+ms(probeIOPS))
+}
+
+// parseProbe reads the probe's median latency alone and its IOPS deep.
+func parseProbe(out []byte) (p50Ms, iops float64, err error) {
+	jobs, err := fio.ParseJobs(fio.Test{Name: "probe", RW: "randread"}, out)
+	if err == nil && len(jobs) < 2 {
+		err = fmt.Errorf("%d jobs in fio's output, not 2", len(jobs))
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return jobs[0].P50Ms, jobs[1].IOPS, nil
+}
+
+// hostProbeSize is the file the probe of a remote host's disk reads: laid
+// out by fio, removed after.
+const hostProbeSize = "64M"
+
+// checkHosts measures, every host at once, the disk under the directory of
+// each node the spec gives volumes, and compares it with each volume (the
+// node's files are all on that disk). A host not measured is said, not a
+// failure: nothing there is emulated to be broken.
+func checkHosts(ctx context.Context, p *plan.Plan, on func(string) host.Host, log io.Writer) ([]Measured, error) {
+	var nodes []*plan.Node
+	for i := range p.Nodes {
+		if len(p.Nodes[i].Asked) > 0 {
+			nodes = append(nodes, &p.Nodes[i])
+		}
+	}
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	each := make([][]Measured, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Go(func() { each[i] = MeasureHost(ctx, on(n.Host), n) })
+	}
+	wg.Wait()
+	var out []Measured
+	for _, ms := range each {
+		out = append(out, ms...)
+		if len(ms) == 0 {
+			continue
+		}
+		if m := ms[0]; m.Error != "" {
+			fmt.Fprintf(log, "warning: %s: its host's disk not measured: %s\n", m.Node, m.Error)
+			continue
+		}
+		for _, m := range ms {
+			fmt.Fprintf(log, "%s: the host's own disk holds the %s volume: %.0f IOPS, %.2f ms per read alone; the spec's (%s) asks %.0f IOPS, %.2f ms\n",
+				m.Node, m.Volume, m.IOPS, m.LatencyP50, volumeOf(nodes, m), m.TargetIOPS, m.TargetLatency)
+		}
+	}
+	if err := save(p, out); err != nil {
+		return out, err
+	}
+	return out, ctx.Err()
+}
+
+func volumeOf(nodes []*plan.Node, m Measured) string {
+	for _, n := range nodes {
+		for _, v := range n.Asked {
+			if n.Name == m.Node && v.Name == m.Volume {
+				return v.String()
+			}
+		}
+	}
+	return ""
+}
+
+// MeasureHost measures the disk under node n's directory on its remote
+// host with the probe (as deep as the node's widest volume would be), and
+// returns it against each volume the spec gives the node.
+func MeasureHost(ctx context.Context, h host.Host, n *plan.Node) []Measured {
+	depth := 0
+	for _, v := range n.Asked {
+		depth = max(depth, probeDepthPer*len(v.Disks))
+	}
+	file := path.Join(n.Dir, "disk-probe")
+	at := time.Now().UTC()
+	out, err := h.Run(ctx, append([]string{"fio"}, probeArgs(file, depth, "--size="+hostProbeSize)...), nil)
+	rmErr := h.RemoveAll(context.WithoutCancel(ctx), file)
+	var lat, iops float64
+	if err == nil {
+		lat, iops, err = parseProbe(out)
+	}
+	err = errors.Join(err, rmErr)
+	var ms []Measured
+	for _, v := range n.Asked {
+		tIOPS, tLat := Targets(&v)
+		m := Measured{Node: n.Name, Volume: v.Name, TargetIOPS: tIOPS, TargetLatency: tLat, IOPS: iops, LatencyP50: lat, OnHost: true, At: at}
+		if err != nil {
+			m.Error = err.Error()
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }

@@ -1,8 +1,13 @@
 package disk
 
 import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
 	"testing"
 
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -44,5 +49,46 @@ func TestJudge(t *testing.T) {
 	}
 	if p := (Measured{Node: "db1", Volume: "data", Error: "fio: x"}).Problem(); p != "db1 data volume: not measured: fio: x" {
 		t.Errorf("problem: %q", p)
+	}
+}
+
+// here is a remote host that is this computer: argv run here.
+type here struct{ host.Host }
+
+func (here) Run(ctx context.Context, argv []string, _ io.Reader) ([]byte, error) {
+	return exec.CommandContext(ctx, argv[0], argv[1:]...).Output()
+}
+func (here) RemoveAll(_ context.Context, path string) error { return os.RemoveAll(path) }
+
+// A remote host's own disk measured by the real fio against each volume
+// the spec gives the node; the probe's file is removed.
+func TestMeasureHost(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Skip("no fio")
+	}
+	std, _ := (&spec.Spec{}).DiskNamed("standard")
+	slow := spec.DiskClass{Name: "slow", IOPS: 100, Throughput: "10M", Latency: "5ms"}
+	n := &plan.Node{Name: "db1", Dir: t.TempDir(), Asked: []plan.Volume{{Name: "data", Class: std, Disks: []string{"a", "b"}}, {Name: "logs", Class: slow, Disks: []string{"c"}}}}
+	ms := MeasureHost(context.Background(), here{}, n)
+	if len(ms) != 2 || ms[0].Volume != "data" || ms[1].Volume != "logs" {
+		t.Fatalf("measured %+v", ms)
+	}
+	for _, m := range ms {
+		if m.Error != "" || !m.OnHost || m.IOPS <= 0 || m.LatencyP50 <= 0 || m.IOPS != ms[0].IOPS {
+			t.Errorf("%+v", m)
+		}
+	}
+	if ms[0].TargetIOPS != 1000 || ms[1].TargetIOPS != 100 || ms[1].TargetLatency != 5 {
+		t.Errorf("targets: %+v", ms)
+	}
+	if left, _ := os.ReadDir(n.Dir); len(left) > 0 {
+		t.Errorf("left in the node's directory: %v", left)
+	}
+	// a host where the probe fails: said on every volume
+	n.Dir = "/proc"
+	for _, m := range MeasureHost(context.Background(), here{}, n) {
+		if m.Error == "" {
+			t.Errorf("no error: %+v", m)
+		}
 	}
 }
