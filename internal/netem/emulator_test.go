@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/iptables"
 	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/iptables"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )

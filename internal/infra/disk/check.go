@@ -30,13 +30,13 @@ type Measured struct {
 	TargetLatency float64   `json:"target_latency_ms"`
 	LatencyP50    float64   `json:"latency_p50_ms"`
 	Cached        bool      `json:"cached,omitempty"` // the host cache may answer some reads
-	// OnHost: measured on a remote host's own disk, which holds the
-	// node's files there (nothing is emulated): the figures are the host's,
-	// the targets what the spec's volume asks; a comparison, not judged.
-	OnHost bool      `json:"on_host,omitempty"`
 	OK            bool      `json:"ok"`
 	Error         string    `json:"error,omitempty"`
 	At            time.Time `json:"at"`
+	// OnHost: measured on a remote host's own disk, which holds the
+	// node's files there (nothing is emulated): the figures are the host's,
+	// the targets what the spec's volume asks; a comparison, not judged.
+	OnHost bool `json:"on_host,omitempty"`
 }
 
 // Targets are what a volume's reads should measure: the disks' IOPS (their
