@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/plan"
 )
 
 // TestSSHLab: galera3 placed by the ssh provider on five "remote machines"
@@ -488,6 +492,10 @@ client: {name: client, region: east}
 	s.status("rwan", &st)
 	if len(st.Links) != 1 || st.Links[0].Emulator != "running" || st.Links[0].Measured == nil {
 		t.Fatalf("status: %+v", st)
+	}
+	// the link's packets go through a queue of the lab's own, not the machine's first
+	if q := plan.QueueBaseOf("rwan"); !regexp.MustCompile(`(?m)^\s*` + strconv.Itoa(int(q)) + `\s`).MatchString(s.onHost("db1", "cat", "/proc/net/netfilter/nfnetlink_queue")) {
+		t.Errorf("db1's emulator does not bind the lab's queue %d", q)
 	}
 	if p := st.Links[0].Measured.P50; p < 55 || p > 70 {
 		t.Errorf("round trip p50 %.2f ms, want 60 (+ the hosts' own network)", p)

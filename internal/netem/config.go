@@ -45,10 +45,15 @@ type Rule struct {
 }
 
 // Config is everything the daemon and the rules need; kept in <lab>/netem.json.
+// A link's netfilter queue is QueueBase + its index (plan.WAN.QueueBase).
 type Config struct {
-	Links []Link `json:"links"`
-	Rules []Rule `json:"rules"`
+	Links     []Link `json:"links"`
+	Rules     []Rule `json:"rules"`
+	QueueBase uint16 `json:"queue_base,omitempty"`
 }
+
+// QueueNum is the netfilter queue of the link of index q.
+func (c Config) QueueNum(q uint16) uint16 { return c.QueueBase + q }
 
 // MaxDelay bounds a link's round trip and jitter.
 const MaxDelay = 10 * time.Second
@@ -79,6 +84,9 @@ func FromSpec(links []spec.Link) []Link {
 // its own region has a link to, into the queue of that link.
 func Build(p *plan.Plan, links []Link) Config {
 	c := Config{Links: links}
+	if p.WAN != nil {
+		c.QueueBase = p.WAN.QueueBase
+	}
 	for _, h := range p.Hosts {
 		for _, o := range p.Hosts {
 			if q, ok := linkIndex(links, h.Region, o.Region); ok {

@@ -82,7 +82,7 @@ func Run(ctx context.Context, path string, log io.Writer, ready func()) error {
 			closeAll()
 			return fmt.Errorf("netem: queue %d in %s has no link", r.Queue, r.Netns)
 		}
-		q, err := openQueue(r.Netns, r.Queue, queueLen)
+		q, err := openQueue(r.Netns, cfg.QueueNum(r.Queue), queueLen)
 		if err != nil {
 			closeAll()
 			return err

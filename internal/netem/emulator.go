@@ -213,7 +213,7 @@ func (e *Emulator) rules(ctx context.Context, c Config) (bool, error) {
 		var rules []iptables.Rule
 		for _, r := range c.Rules {
 			if r.Host == h {
-				rules = append(rules, iptables.Rule{"-s", r.Peer, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(r.Queue))})
+				rules = append(rules, iptables.Rule{"-s", r.Peer, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(c.QueueNum(r.Queue)))})
 			}
 		}
 		// the rules and the jump to them in one command: they take effect together

@@ -93,6 +93,26 @@ func TestEmulatorRulesAndShaping(t *testing.T) {
 	}
 }
 
+// A lab whose queues start elsewhere than 0 (its own on remote machines)
+// queues each link's packets there, and For keeps the base for a host's
+// daemon.
+func TestQueueBase(t *testing.T) {
+	p := twoRegionLab(t, "")
+	p.WAN.QueueBase = 4242
+	f := &fakeHosts{}
+	e := New(p, f, "/bin/false", nil)
+	c, err := e.Config()
+	if err != nil || c.QueueBase != 4242 || c.For("e1").QueueBase != 4242 || c.QueueNum(c.Rules[0].Queue) != 4242 {
+		t.Fatalf("config %+v %v", c, err)
+	}
+	if _, err := e.rules(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.ran, "\n"); !strings.Contains(got, "-j NFQUEUE --queue-num 4242") {
+		t.Errorf("commands:\n%s", got)
+	}
+}
+
 func TestEmulatorChangeNeedsDaemonAndHealIsIdle(t *testing.T) {
 	p := twoRegionLab(t, "")
 	f := &fakeHosts{}

@@ -26,7 +26,7 @@ type remote struct{ e *Emulator }
 
 // For is the config of one host's daemon: every link, that host's rules.
 func (c Config) For(host string) Config {
-	out := Config{Links: c.Links}
+	out := Config{Links: c.Links, QueueBase: c.QueueBase}
 	for _, r := range c.Rules {
 		if r.Host == host {
 			out.Rules = append(out.Rules, r)

@@ -301,7 +301,7 @@ func (b *builder) remoteWAN() {
 		return
 	}
 	w := localWAN(b.p)
-	w.Chain, w.Remote, w.Base = "HDNETEM-"+b.p.Lab, map[string]WANDaemon{}, filepath.Join(b.p.Dir, "wan-base.json")
+	w.Chain, w.Remote, w.Base, w.QueueBase = "HDNETEM-"+b.p.Lab, map[string]WANDaemon{}, filepath.Join(b.p.Dir, "wan-base.json"), QueueBaseOf(b.p.Lab)
 	for _, h := range b.p.Hosts {
 		dir := filepath.Join(b.hostDir(h.Name), "netem")
 		cfg := filepath.Join(dir, "netem.json")

@@ -4,8 +4,10 @@ package plan
 
 import (
 	"fmt"
+	"hash/fnv"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,6 +116,42 @@ type WAN struct {
 	// Base (remote hosts) is each link's round trip between the machines
 	// as measured before it was emulated.
 	Base string `json:"base,omitempty"`
+	// QueueBase is the netfilter queue of the first link (each link has
+	// the next): 0 in a lab's own namespaces; on remote machines, whose
+	// queue numbers every program and lab there shares, one of the lab's
+	// own (QueueBaseOf), which preflight checks is free.
+	QueueBase uint16 `json:"queue_base,omitempty"`
+}
+
+// QueueBaseOf is the first netfilter queue of a lab's links on remote
+// machines: a number from 1000 to 60999 drawn from the lab's name (two
+// labs on one machine then rarely want the same queues, and preflight
+// refuses a queue that is bound), so another lab's or program's queues
+// there are left alone.
+func QueueBaseOf(lab string) uint16 {
+	h := fnv.New32a()
+	h.Write([]byte(lab))
+	return uint16(1000 + h.Sum32()%60000)
+}
+
+// Queues are the netfilter queues the netem daemon binds on a host of
+// region (one per link of the region).
+func (w *WAN) Queues(region string) []uint16 {
+	var out []uint16
+	if w == nil {
+		return out
+	}
+	i := uint16(0)
+	for _, l := range w.Links {
+		if len(l.Between) != 2 { // not a link (as netem.FromSpec reads them)
+			continue
+		}
+		if slices.Contains(l.Between, region) {
+			out = append(out, w.QueueBase+i)
+		}
+		i++
+	}
+	return out
 }
 
 // WANDaemon is the netem daemon of one remote host: its directory, log,

@@ -30,8 +30,9 @@ type Facts struct {
 	FreeBytes int64    `json:"free_bytes"`
 	Listening []string `json:"listening,omitempty"` // address:port of every TCP listener
 	// ListenUnknown: the host has no ss to list its listeners.
-	ListenUnknown bool `json:"listen_unknown,omitempty"`
-	NFQueue       bool `json:"nfqueue"` // the kernel has the netfilter queue (nfnetlink_queue)
+	ListenUnknown bool     `json:"listen_unknown,omitempty"`
+	NFQueue       bool     `json:"nfqueue"`          // the kernel has the netfilter queue (nfnetlink_queue)
+	Queues        []uint16 `json:"queues,omitempty"` // the netfilter queues bound now
 	// Addrs are the host's IPv4 addresses, each on its interface.
 	Addrs []Addr `json:"addresses,omitempty"`
 	// Skew is the host's clock minus this computer's, within ±SkewError.
@@ -106,6 +107,10 @@ func ParseFacts(out string) (Facts, error) {
 			}
 		case "nfqueue":
 			f.NFQueue = val == "yes"
+		case "queue":
+			var q uint64
+			q, err = strconv.ParseUint(val, 10, 16)
+			f.Queues = append(f.Queues, uint16(q))
 		case "addr":
 			iface, cidr, _ := strings.Cut(val, " ")
 			var pfx netip.Prefix
@@ -136,10 +141,11 @@ type Need struct {
 	Machine  string  `json:"machine,omitempty"`
 	CPUs     float64 `json:"cpus,omitempty"`
 	MemBytes int64   `json:"memory_bytes,omitempty"`
-	// Links: the host's region has WAN links to emulate: hadrill's netem
-	// daemon runs there, reading packets from the kernel's netfilter queue
-	// (on every kernel, with or without tc netem).
-	Links bool `json:"links,omitempty"`
+	// Queues: the host's region has WAN links to emulate, so hadrill's
+	// netem daemon runs there and binds these netfilter queues, one per
+	// link, to read their packets (on every kernel, with or without tc
+	// netem).
+	Queues []uint16 `json:"queues,omitempty"`
 }
 
 // Room a host's directory needs: a database node's datadir starts at a few
@@ -178,15 +184,13 @@ func Needs(p *plan.Plan) map[string]Need {
 	if p.Client.Host != "" {
 		add(p.Client.Host, RoleClient)
 	}
-	ports := p.Ports()
-	linked := map[string]bool{}
-	if p.WAN != nil {
-		for _, l := range p.WAN.Links {
-			for _, r := range l.Between {
-				linked[r] = true
-			}
-		}
+	wan := p.WAN // the queues its emulator binds on remote machines (this plan stands in for theirs)
+	if wan != nil {
+		w := *wan
+		w.QueueBase = plan.QueueBaseOf(p.Lab)
+		wan = &w
 	}
+	ports := p.Ports()
 	for _, h := range p.Hosts {
 		n := out[h.Name]
 		n.Packages = For(n.Roles)
@@ -198,7 +202,7 @@ func Needs(p *plan.Plan) map[string]Need {
 		if m := h.Machine; m != nil {
 			n.Machine, n.CPUs, n.MemBytes = m.Name, m.CPUs, m.MemoryBytes
 		}
-		n.Links = linked[h.Region]
+		n.Queues = wan.Queues(h.Region)
 		out[h.Name] = n
 	}
 	return out
@@ -233,7 +237,12 @@ func Union(all ...map[string]Need) map[string]Need {
 			if n.CPUs > u.CPUs || n.MemBytes > u.MemBytes {
 				u.Machine, u.CPUs, u.MemBytes = n.Machine, max(u.CPUs, n.CPUs), max(u.MemBytes, n.MemBytes)
 			}
-			u.Links = u.Links || n.Links
+			for _, q := range n.Queues {
+				if !slices.Contains(u.Queues, q) {
+					u.Queues = append(u.Queues, q)
+				}
+			}
+			slices.Sort(u.Queues)
 			out[host] = u
 		}
 	}
@@ -305,8 +314,13 @@ func Judge(host, address string, need Need, f Facts, arch string) (problems, war
 	if need.MemBytes > 0 && f.MemBytes < need.MemBytes {
 		warn("the spec's machine %s has %s of memory, the host %s", need.Machine, bytesString(need.MemBytes), bytesString(f.MemBytes))
 	}
-	if need.Links && !f.NFQueue {
+	if len(need.Queues) > 0 && !f.NFQueue {
 		bad("its kernel has no netfilter queue (nfnetlink_queue): the WAN links of its region are emulated by hadrill's daemon, which reads their packets from it")
+	}
+	for _, q := range need.Queues {
+		if slices.Contains(f.Queues, q) {
+			bad("netfilter queue %d is bound by another program (another lab's WAN emulator?): the lab's WAN emulator reads a link's packets from it", q)
+		}
 	}
 	return problems, warnings
 }

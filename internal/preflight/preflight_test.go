@@ -50,6 +50,8 @@ listen 0.0.0.0:22
 listen 127.0.0.1:3306
 listen [::]:22
 nfqueue yes
+queue 0
+queue 1207
 addr lo 127.0.0.1/8
 addr eth0 10.1.0.11/24
 `
@@ -124,7 +126,10 @@ func TestJudge(t *testing.T) {
 		{"skew within the measuring error", db, with(func(f *Facts) { f.Skew = 1100 * time.Millisecond; f.SkewError = 900 * time.Millisecond }), nil, nil},
 		{"machine larger than the host", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Machine: "large", CPUs: 8, MemBytes: 32 << 30}, good, nil,
 			[]string{"db1: the spec's machine large has 8 CPUs, the host 4", "db1: the spec's machine large has 32.0 GiB of memory, the host 8.0 GiB"}},
-		{"WAN without a netfilter queue", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Links: true}, with(func(f *Facts) { f.NFQueue = false }),
+		{"WAN", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Queues: []uint16{4242, 4243}}, with(func(f *Facts) { f.Queues = []uint16{0, 4244} }), nil, nil},
+		{"WAN queue bound by another", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Queues: []uint16{4242, 4243}}, with(func(f *Facts) { f.Queues = []uint16{4243} }),
+			[]string{"db1: netfilter queue 4243 is bound by another program"}, nil},
+		{"WAN without a netfilter queue", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Queues: []uint16{4242}}, with(func(f *Facts) { f.NFQueue = false }),
 			[]string{"db1: its kernel has no netfilter queue (nfnetlink_queue)"}, nil},
 		{"no netfilter queue and no links", db, with(func(f *Facts) { f.NFQueue = false }), nil, nil},
 		{"every problem at once", db, with(func(f *Facts) { f.UID = 5; f.Missing = []string{"fio"}; f.FreeBytes = 0; f.Skew = time.Hour }),

@@ -37,3 +37,5 @@ else
 fi
 # the netfilter queue hadrill's WAN emulator reads packets from: loaded, built in, or a module to load
 if [ -e /proc/net/netfilter/nfnetlink_queue ] || [ -e /sys/module/nfnetlink_queue ] || modinfo nfnetlink_queue >/dev/null 2>&1; then echo "nfqueue yes"; else echo "nfqueue no"; fi
+# the queues bound now (the first column: the queue's number)
+if [ -r /proc/net/netfilter/nfnetlink_queue ]; then awk '{ print "queue " $1 }' /proc/net/netfilter/nfnetlink_queue; fi
