@@ -52,8 +52,6 @@ var (
 	c = plan.Host{Name: "c", Address: "198.18.0.3"}
 )
 
-const drops = "-A HDFAULT -s 198.18.0.2 -j DROP\n-A HDFAULT -d 198.18.0.2 -j DROP\n-A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n"
-
 // One command a host: its rules and the jumps to the chain together (the
 // scripts themselves run against real tables in package iptables' tests).
 func TestCutApply(t *testing.T) {

@@ -146,8 +146,7 @@ func runOne(ctx context.Context, req Request) Reply {
 		return reply
 	}
 	cmd := exec.CommandContext(ctx, req.Argv[0], req.Argv[1:]...)
-	var out, errb bounded
-	out.max, errb.max = MaxRunOutput, MaxRunOutput
+	out, errb := Limited{Max: MaxRunOutput}, Limited{Max: MaxRunOutput}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(req.Stdin), &out, &errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -175,14 +174,15 @@ func runOne(ctx context.Context, req Request) Reply {
 	return reply
 }
 
-// bounded keeps at most max bytes and drops the rest.
-type bounded struct {
+// Limited is a buffer that keeps at most Max bytes of what is written to
+// it and drops the rest (a command's output, however much it prints).
+type Limited struct {
 	bytes.Buffer
-	max int
+	Max int
 }
 
-func (b *bounded) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room < len(p) {
+func (b *Limited) Write(p []byte) (int, error) {
+	if room := b.Max - b.Len(); room < len(p) {
 		if room > 0 {
 			b.Buffer.Write(p[:room])
 		}

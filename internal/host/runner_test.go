@@ -65,3 +65,11 @@ func TestRunner(t *testing.T) {
 		t.Fatal("the runner did not end with its input")
 	}
 }
+
+func TestLimited(t *testing.T) {
+	l := Limited{Max: 5}
+	l.Write([]byte("abc"))
+	if n, _ := l.Write([]byte("defgh")); n != 5 || l.String() != "abcde" {
+		t.Errorf("limited: %d %q", n, l.Bytes())
+	}
+}

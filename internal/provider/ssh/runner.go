@@ -26,7 +26,7 @@ type runner struct {
 	name   string
 	s      *xssh.Session
 	stdin  io.WriteCloser
-	stderr *limited
+	stderr *host.Limited
 	wmu    sync.Mutex // one frame at a time
 	mu     sync.Mutex
 	next   uint64
@@ -73,7 +73,7 @@ func startRunner(ctx context.Context, c *Client, exe, bin, dir string) (*runner,
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %v", c.Host.Name, err)
 	}
-	r := &runner{name: c.Host.Name, s: s, stderr: &limited{max: 64 << 10}, wait: map[uint64]chan host.Reply{}}
+	r := &runner{name: c.Host.Name, s: s, stderr: &host.Limited{Max: 64 << 10}, wait: map[uint64]chan host.Reply{}}
 	s.Stderr = r.stderr
 	if r.stdin, err = s.StdinPipe(); err != nil {
 		s.Close()

@@ -8,7 +8,6 @@ package ssh
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"errors"
@@ -24,6 +23,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/inventory"
 )
 
@@ -292,8 +292,7 @@ const maxOutput = 64 << 20
 // not root), stdin given to it, and waits for it. err is set only when the
 // command could not be run or ctx ended it; a non-zero exit is Result.Code.
 func (c *Client) Run(ctx context.Context, argv []string, stdin io.Reader) (Result, error) {
-	var out, errb limited
-	out.max, errb.max = maxOutput, maxOutput
+	out, errb := host.Limited{Max: maxOutput}, host.Limited{Max: maxOutput}
 	code, err := c.Attach(ctx, argv, stdin, &out, &errb)
 	return Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Code: code}, err
 }
@@ -441,20 +440,4 @@ func Quote(argv []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// limited is a buffer that keeps at most max bytes and drops the rest.
-type limited struct {
-	bytes.Buffer
-	max int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if room := l.max - l.Len(); room < len(p) {
-		if room > 0 {
-			l.Buffer.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return l.Buffer.Write(p)
 }

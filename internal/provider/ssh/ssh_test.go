@@ -1,7 +1,6 @@
 package ssh
 
 import (
-	"bytes"
 	"os/exec"
 	"strings"
 	"testing"
@@ -43,14 +42,6 @@ func TestCommand(t *testing.T) {
 	}
 	if got := Command(inventory.Host{}, []string{"id", "-u"}); got != "id -u" {
 		t.Errorf("root: %s", got)
-	}
-}
-
-func TestLimited(t *testing.T) {
-	l := limited{max: 5}
-	l.Write([]byte("abc"))
-	if n, _ := l.Write([]byte("defgh")); n != 5 || !bytes.Equal(l.Bytes(), []byte("abcde")) {
-		t.Errorf("limited: %d %q", n, l.Bytes())
 	}
 }
 
