@@ -493,6 +493,36 @@ client: {name: client, region: east}
 	if len(st.Links) != 1 || st.Links[0].Emulator != "running" || st.Links[0].Measured == nil {
 		t.Fatalf("status: %+v", st)
 	}
+	// status shows each machine as measured there: its CPU and memory in
+	// use, its own disk beside the spec's volume
+	var hs struct {
+		Hosts []struct {
+			Name          string   `json:"name"`
+			CPUCores      *float64 `json:"cpu_cores"`
+			MemoryBytes   int64    `json:"memory_bytes"`
+			Volumes       []struct{ Name string }
+			DisksMeasured []struct {
+				Volume string  `json:"volume"`
+				IOPS   float64 `json:"iops"`
+				OnHost bool    `json:"on_host"`
+			} `json:"disks_measured"`
+		} `json:"hosts"`
+	}
+	s.status("rwan", &hs)
+	if len(hs.Hosts) != 4 {
+		t.Errorf("status shows %d machines, want 4: %+v", len(hs.Hosts), hs.Hosts)
+	}
+	for _, h := range hs.Hosts {
+		if h.CPUCores == nil || h.MemoryBytes <= 0 {
+			t.Errorf("%s: no CPU or memory in use: %+v", h.Name, h)
+		}
+		if db := strings.HasPrefix(h.Name, "db"); db != (len(h.Volumes) == 1 && len(h.DisksMeasured) == 1 && h.DisksMeasured[0].OnHost && h.DisksMeasured[0].IOPS > 0) {
+			t.Errorf("%s: volumes %+v, measured %+v", h.Name, h.Volumes, h.DisksMeasured)
+		}
+	}
+	if r := s.as("status", "--name", "rwan"); !strings.Contains(r.stdout, "asked, not emulated: the host's own disk measured") {
+		t.Errorf("status does not show db1's disk:\n%s", r.stdout)
+	}
 	// the link's packets go through a queue of the lab's own, not the machine's first
 	if q := plan.QueueBaseOf("rwan"); !regexp.MustCompile(`(?m)^\s*` + strconv.Itoa(int(q)) + `\s`).MatchString(s.onHost("db1", "cat", "/proc/net/netfilter/nfnetlink_queue")) {
 		t.Errorf("db1's emulator does not bind the lab's queue %d", q)

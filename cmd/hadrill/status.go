@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -139,9 +140,10 @@ func printStatus(st lab.Status) {
 }
 
 // printHosts shows the hosts' machines and what they use, when a host has a
-// machine or lost a process to the memory limit.
+// machine or lost a process to the memory limit, and every remote machine.
 func printHosts(st lab.Status) {
-	show, domains := false, false
+	remote := st.Mode == plan.ModeSSH
+	show, domains := remote, false
 	for _, h := range st.Hosts {
 		domains = domains || h.FaultDomain != h.Name
 		show = show || domains || h.Machine != nil || h.OOMKills > 0 || len(h.NICs) > 1 || (len(h.NICs) == 1 && h.NICs[0].RateBps > 0) || len(h.Volumes) > 0
@@ -153,6 +155,9 @@ func printHosts(st lab.Status) {
 	fmt.Fprintln(w, "HOST\tFAULT DOMAIN\tMACHINE\tCPU USED\tMEMORY USED\tMEMORY-LIMIT KILLS\tNICS\tDISKS")
 	for _, h := range st.Hosts {
 		machine, cpu, mem := "(unlimited)", "-", spec.FormatSize(h.MemoryBytes)
+		if remote {
+			machine = "its own"
+		}
 		if h.CPUCores != nil {
 			cpu = fmt.Sprintf("%.2f", *h.CPUCores)
 		}
@@ -169,13 +174,21 @@ func printHosts(st lab.Status) {
 		for _, v := range h.Volumes {
 			vol := fmt.Sprintf("%s: %s", v.Name, v)
 			for _, m := range h.DisksMeasured {
-				if m.Volume == v.Name && m.Error == "" {
+				switch {
+				case m.Volume != v.Name || m.Error != "":
+				case m.OnHost:
+					vol += fmt.Sprintf(" asked, not emulated: the host's own disk measured %s: %.0f IOPS, %.2f ms", m.At.Local().Format("15:04:05"), m.IOPS, m.LatencyP50)
+				default:
 					vol += fmt.Sprintf(" (measured %s: %.0f IOPS, %.2f ms)", m.At.Local().Format("15:04:05"), m.IOPS, m.LatencyP50)
 				}
 			}
 			vols = append(vols, vol)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", h.Name, h.FaultDomain, machine, cpu, mem, h.OOMKills, strings.Join(nics, ", "), strings.Join(vols, "; "))
+		kills := strconv.Itoa(h.OOMKills)
+		if remote { // no limit there: the machine's own memory
+			kills = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", h.Name, h.FaultDomain, machine, cpu, mem, kills, strings.Join(nics, ", "), strings.Join(vols, "; "))
 	}
 	w.Flush()
 }

@@ -50,8 +50,9 @@ type HostInfo struct {
 	MemoryBytes int64         `json:"memory_bytes"`
 	OOMKills    int           `json:"oom_kills"` // processes killed by the memory limit since the host was made
 	NICs        []plan.NIC    `json:"nics,omitempty"`
-	Volumes     []plan.Volume `json:"volumes,omitempty"` // a node's emulated disks
-	// DisksMeasured are its volumes as last measured (at up or start).
+	Volumes     []plan.Volume `json:"volumes,omitempty"` // a node's emulated disks (on a remote host: the spec's, not emulated)
+	// DisksMeasured are its volumes as last measured (at up or start; on a
+	// remote host, its own disk against each: disk.Measured.OnHost).
 	DisksMeasured []disk.Measured `json:"disks_measured,omitempty"`
 }
 
@@ -138,12 +139,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	s := Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir, Inventory: l.inventoryFile(),
 		Nodes: make([]NodeInfo, len(p.Nodes)), LoadBalancers: []LBInfo{},
 		Client: ClientInfo{Name: p.Client.Host, Netns: p.Client.Netns, Address: p.Client.Address, DefaultsFile: p.Client.DefaultsFile}}
-	before := map[string]machine.Usage{}
-	for _, h := range p.Hosts {
-		if u, ok := machine.Read(p, h.Name); ok {
-			before[h.Name] = u
-		}
-	}
+	before := l.usage()
 	var wg sync.WaitGroup
 	repl := l.Replication()
 	roles, _ := state.RolesOf(p.Dir).Read()
@@ -207,13 +203,41 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 			s.Arbitrators = append(s.Arbitrators, ai)
 		}
 	}
-	s.Hosts = hostInfo(p, before, window)
+	s.Hosts = l.hostInfo(before, window)
 	return s
+}
+
+// usage reads the counters of every host that has them: its cgroups here
+// (a host with a machine), or a remote machine's own (every host at once,
+// a round trip each).
+func (l *Lab) usage() map[string]machine.Usage {
+	out := map[string]machine.Usage{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, h := range l.p.Hosts {
+		wg.Go(func() {
+			var u machine.Usage
+			var ok bool
+			if l.p.Mode == plan.ModeSSH {
+				u, ok = l.remoteUsage(h.Name)
+			} else {
+				u, ok = machine.Read(l.p, h.Name)
+			}
+			if ok {
+				mu.Lock()
+				out[h.Name] = u
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // hostInfo reads each measured host again, at least window after before
 // (CPU in use is measured only over a window).
-func hostInfo(p *plan.Plan, before map[string]machine.Usage, window time.Duration) []HostInfo {
+func (l *Lab) hostInfo(before map[string]machine.Usage, window time.Duration) []HostInfo {
+	p := l.p
 	if len(before) == 0 {
 		return nil
 	}
@@ -228,15 +252,19 @@ func hostInfo(p *plan.Plan, before map[string]machine.Usage, window time.Duratio
 	}
 	var out []HostInfo
 	measured := disk.Last(p)
+	after := l.usage()
 	for _, h := range p.Hosts {
 		a, ok := before[h.Name]
-		b, ok2 := machine.Read(p, h.Name)
+		b, ok2 := after[h.Name]
 		if !ok || !ok2 {
 			continue
 		}
 		info := HostInfo{Name: h.Name, Role: h.Role, FaultDomain: h.FaultDomain, Machine: h.Machine, MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs}
 		if n, ok := p.Node(h.Name); ok {
 			info.Volumes = n.Volumes
+			if len(info.Volumes) == 0 {
+				info.Volumes = n.Asked
+			}
 			for _, m := range measured {
 				if m.Node == n.Name {
 					info.DisksMeasured = append(info.DisksMeasured, m)
