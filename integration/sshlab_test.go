@@ -438,9 +438,18 @@ client: {name: client}
 	t.Logf("db2 promoted %v after kill -9 of the primary on its host", time.Since(killed).Round(100*time.Millisecond))
 	waitVal("lb", "INSERT INTO app.w VALUES (3); SELECT COUNT(*) FROM app.w", "3")
 
-	// the old primary rebuilt from a backup of the new one replicates again
+	// the old primary rebuilt from a copy of the new one, streamed from
+	// db2's host to db1's (nothing kept on the controller), replicates again
+	t0 := time.Now()
 	if r := s.as("rebuild", "db1", "--name", "rpa"); r.code != 0 {
 		t.Fatalf("rebuild db1: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("rebuild of db1 over SSH: %v", time.Since(t0).Round(100*time.Millisecond))
+	if left, _ := os.ReadDir(filepath.Join(s.Controller, "hadrill", "labs", "rpa", "backups")); len(left) > 0 {
+		t.Errorf("the copy went through the controller's disk: %v", left)
+	}
+	if kept, _ := filepath.Glob(filepath.Join(s.Hosts.Hosts["db1"].Dir, "labs", "rpa", "nodes", "db1", "data.*")); len(kept) != 1 || !strings.Contains(kept[0], ".replaced-") {
+		t.Errorf("on db1's host, beside the new datadir: %v, want the replaced one only", kept)
 	}
 	if _, ok := val("lb", "INSERT INTO app.w VALUES (4)"); !ok {
 		t.Error("write after the rebuild failed")

@@ -99,20 +99,28 @@ func (l *Lab) Backup(ctx context.Context, name string) (*Info, error) {
 	return b, writeJSON(filepath.Join(dir, "backup.json"), b)
 }
 
-func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *Info, logFile string) (err error) {
-	galera := n.Kind == spec.KindGalera
-	if galera {
-		if err := l.execOn(ctx, n, "SET GLOBAL wsrep_desync=ON"); err != nil {
-			return err
-		}
-		l.logf("%s desynced (drained from load balancing) during the backup", n.Name)
-		defer func() {
-			if rerr := l.execOn(context.Background(), n, "SET GLOBAL wsrep_desync=OFF"); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-		}()
+// desynced runs f with Galera node n desynced (drained from load
+// balancing: its agent answers 503), resynced however f ends; another
+// node just runs f.
+func (l *Lab) desynced(ctx context.Context, n *plan.Node, galera bool, f func() error) (err error) {
+	if !galera {
+		return f()
 	}
-	if err := l.stream(ctx, n, galera, b.Dir, logFile); err != nil {
+	if err := l.execOn(ctx, n, "SET GLOBAL wsrep_desync=ON"); err != nil {
+		return err
+	}
+	l.logf("%s desynced (drained from load balancing) during the backup", n.Name)
+	defer func() {
+		if rerr := l.execOn(context.Background(), n, "SET GLOBAL wsrep_desync=OFF"); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	return f()
+}
+
+func (l *Lab) backupInto(ctx context.Context, n *plan.Node, b *Info, logFile string) error {
+	galera := n.Kind == spec.KindGalera
+	if err := l.desynced(ctx, n, galera, func() error { return l.stream(ctx, n, galera, b.Dir, logFile) }); err != nil {
 		return fmt.Errorf("%s: backup: %w", n.Name, err)
 	}
 	b.Finished = time.Now().UTC()

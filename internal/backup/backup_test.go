@@ -166,3 +166,33 @@ func TestParsePull(t *testing.T) {
 		}
 	}
 }
+
+// Attach runs argv here with its standard streams.
+func (shHost) Attach(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = stdin, stdout, stderr
+	return c.Run()
+}
+
+// A copy goes from one host's command into another's; when either fails
+// the other ends and the error names the one that failed, with what it said.
+func TestPipe(t *testing.T) {
+	ctx := context.Background()
+	out := filepath.Join(t.TempDir(), "copy")
+	var log strings.Builder
+	if err := pipe(ctx, shHost{}, []string{"sh", "-c", "seq 1 100000; echo done >&2"}, shHost{}, []string{"sh", "-c", `cat > "$1"`, "sh", out}, &log); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); !strings.HasSuffix(string(b), "\n100000\n") || log.String() != "done\n" {
+		t.Errorf("copied %d bytes, log %q", len(b), log.String())
+	}
+	err := pipe(ctx, shHost{}, []string{"sh", "-c", "echo half; echo no room >&2; exit 3"}, shHost{}, []string{"cat"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "sh on h1: exit status 3") || !strings.Contains(err.Error(), "no room") {
+		t.Errorf("a failing source: %v", err)
+	}
+	// a failing destination ends a source that would write for ever
+	err = pipe(ctx, shHost{}, []string{"yes"}, shHost{}, []string{"sh", "-c", "head -c 10 >/dev/null; echo broken >&2; exit 4"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "sh on h1: exit status 4") || !strings.Contains(err.Error(), "broken") {
+		t.Errorf("a failing destination: %v", err)
+	}
+}

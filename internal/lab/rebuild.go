@@ -16,12 +16,14 @@ import (
 )
 
 // Rebuild makes a replica of a primary cluster (a fenced former primary,
-// or any replica) a fresh copy of the primary: a mariabackup of the
-// primary, prepared, replaces its data, which is kept beside it
+// or any replica) a fresh copy of the primary: mariabackup of the primary
+// streamed straight to the node's host and prepared there (nothing kept on
+// this computer) replaces its data, which is kept beside it
 // (`<datadir>.replaced-<time>`, its binary logs and their archive too: what
-// only it held stays readable), and it replicates from the backup's
-// position. The roles lock is held throughout, so the keeper does not give
-// the node a role half-way.
+// only it held stays readable), and it replicates from the copy's
+// position. The copy is made while the node still runs and swapped in
+// once whole, so a failed copy changes nothing. The roles lock is held
+// throughout, so the keeper does not give the node a role half-way.
 func (l *Lab) Rebuild(ctx context.Context, name string) error {
 	if err := l.p.CheckNodes([]string{name}); err != nil {
 		return err
@@ -47,37 +49,48 @@ func (l *Lab) Rebuild(ctx context.Context, name string) error {
 	if why := repl.Fenced(name); why != "" {
 		l.logf("%s is fenced: it %s", name, why)
 	}
-	l.logf("rebuilding %s from a backup of the primary %s", name, primary.Name)
-	b, err := l.Backups().Backup(ctx, primary.Name)
+	h := l.Prov.Host(n.Host)
+	stamp := time.Now().UTC().Format("20060102T150405")
+	staged := n.DataDir + ".rebuild-" + stamp // beside the datadir: on its file system
+	logFile := filepath.Join(l.p.Dir, "rebuild-"+name+".log")
+	lf, err := os.Create(logFile)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(filepath.Dir(b.Dir)) // made for this, not kept as a backup
+	defer lf.Close()
+	l.logf("rebuilding %s from a copy of the primary %s, streamed to %s (log: %s)", name, primary.Name, n.Host, logFile)
+	t0 := time.Now()
+	pos, err := l.Backups().Clone(ctx, primary, n, staged, lf)
+	if err != nil {
+		return errors.Join(err, h.RemoveAll(context.WithoutCancel(ctx), staged))
+	}
+	l.logf("%s: the copy is prepared at GTID %s (%.1fs)", name, pos.GTID, time.Since(t0).Seconds())
 	if l.alive(n) {
-		if err := server.Stop(ctx, l.Prov.Host(n.Host), n, server.StopGrace); err != nil {
+		if err := server.Stop(ctx, h, n, server.StopGrace); err != nil {
 			return err
 		}
 	}
-	stamp := ".replaced-" + time.Now().UTC().Format("20060102T150405")
-	h := l.Prov.Host(n.Host)
 	for _, dir := range []string{n.DataDir, n.BinlogDir} { // on the node's host
 		if dir == "" {
 			continue
 		}
-		if _, err := h.Run(ctx, []string{"sh", "-c", `[ ! -e "$1" ] || mv "$1" "$2"`, "sh", dir, dir + stamp}, nil); err != nil {
+		if _, err := h.Run(ctx, []string{"sh", "-c", `[ ! -e "$1" ] || mv "$1" "$2"`, "sh", dir, dir + ".replaced-" + stamp}, nil); err != nil {
 			return err
 		}
 	}
 	arch := backup.ArchiveDir(l.p, name) // here
-	if err := os.Rename(arch, arch+stamp); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Rename(arch, arch+".replaced-"+stamp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	l.logf("%s: its data kept in %s on %s", name, n.DataDir+stamp, n.Host)
-	if err := l.placeDatadir(ctx, n, b.Dir); err != nil {
+	l.logf("%s: its data kept in %s on %s", name, n.DataDir+".replaced-"+stamp, n.Host)
+	if _, err := h.Run(ctx, []string{"mv", staged, n.DataDir}, nil); err != nil {
+		return err
+	}
+	if err := l.placeLogs(ctx, n); err != nil {
 		return err
 	}
 	if err := l.start(ctx, []*plan.Node{n}, nil); err != nil {
 		return err
 	}
-	return repl.Seeded(ctx, c, n, b.GTID)
+	return repl.Seeded(ctx, c, n, pos.GTID)
 }

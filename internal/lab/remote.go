@@ -99,7 +99,7 @@ func (l *Lab) initRemoteDatadirs(ctx context.Context) error {
 				}
 			} else if _, err := h.Run(gctx, mariadb.InstallArgs(n.DataDir, h.SocketUser(), true, plan.RedoLog), nil); err != nil {
 				return fmt.Errorf("%s: mariadb-install-db: %w", n.Name, err)
-			} else if err := l.makeTmpDir(gctx, n); err != nil {
+			} else if err := l.placeLogs(gctx, n); err != nil {
 				return err
 			}
 			return l.seed(gctx, n)

@@ -216,11 +216,11 @@ func (l *Lab) initDatadirs(ctx context.Context) error {
 // this computer's (reflinks where the file system can, the redo log moved
 // onto its volume), sent over the connection to a remote host.
 func (l *Lab) placeDatadir(ctx context.Context, n *plan.Node, src string) error {
-	if l.p.Mode == plan.ModeSSH { // no volumes there: the datadir holds its logs
-		if err := l.makeTmpDir(ctx, n); err != nil {
+	if l.p.Mode == plan.ModeSSH {
+		if err := host.SendDir(ctx, l.Prov.Host(n.Host), src, n.DataDir); err != nil {
 			return err
 		}
-		return host.SendDir(ctx, l.Prov.Host(n.Host), src, n.DataDir)
+		return l.placeLogs(ctx, n)
 	}
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil { // its datadir may be on a volume elsewhere
 		return err
@@ -228,12 +228,18 @@ func (l *Lab) placeDatadir(ctx context.Context, n *plan.Node, src string) error 
 	if err := mariadb.CopyDatadir(ctx, src, n.DataDir); err != nil {
 		return err
 	}
-	return mariadb.PlaceLogs(ctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir)
+	return l.placeLogs(ctx, n)
 }
 
-// makeTmpDir makes a node's tmpdir on a remote host (here PlaceLogs does;
-// a lab made before nodes had their own has none).
-func (l *Lab) makeTmpDir(ctx context.Context, n *plan.Node) error {
+// placeLogs gives a node's new datadir what goes elsewhere: here its redo
+// log moved onto its volume and the directories of its binary logs and
+// temporary files made; on a remote host, which has no volumes (the
+// datadir holds its logs), its tmpdir (a lab made before nodes had their
+// own has none).
+func (l *Lab) placeLogs(ctx context.Context, n *plan.Node) error {
+	if l.p.Mode != plan.ModeSSH {
+		return mariadb.PlaceLogs(ctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir)
+	}
 	if n.TmpDir == "" {
 		return nil
 	}

@@ -32,7 +32,12 @@ func ExtractArgv(dir string) []string { return []string{"mbstream", "-x", "-C", 
 
 // Prepare makes a backup consistent (applies its redo log), ready to start a server on.
 func Prepare(ctx context.Context, dir, logFile string) error {
-	return RunLogged(ctx, []string{"mariabackup", "--prepare", "--target-dir=" + dir}, logFile)
+	return RunLogged(ctx, PrepareArgv(dir), logFile)
+}
+
+// PrepareArgv prepares the backup in dir.
+func PrepareArgv(dir string) []string {
+	return []string{"mariabackup", "--prepare", "--target-dir=" + dir}
 }
 
 // RunLogged runs argv (already wrapped for its host), appending its output
