@@ -88,15 +88,21 @@ func (d Daemon) EnsureReady(ctx context.Context, deadline, every time.Duration, 
 }
 
 // exiting reports whether pid is this daemon's previous process on its way
-// out (killed a moment ago, it may still hold its ports and files): present,
-// and its command line holds the marker or is gone already (an exiting
-// process's memory is released before it leaves the process table).
+// out (killed a moment ago, it may still hold its ports and files).
 func (d Daemon) exiting(pid int) bool {
-	if !Present(pid) {
-		return false
-	}
+	present, leaving := procState(pid)
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && (len(b) == 0 || holds(b, d.Marker))
+	return err == nil && predecessor(present, leaving, b, d.Marker)
+}
+
+// predecessor decides whether a process found at a daemon's old pid is
+// that daemon on its way out: present, and its command line holds the
+// marker, or is gone already while it exits (an exiting process's memory
+// is released before it leaves the process table). An empty command line
+// alone is not enough: a kernel thread has none, and one that took the
+// recycled pid would be waited for in vain.
+func predecessor(present, leaving bool, cmdline []byte, marker string) bool {
+	return present && (holds(cmdline, marker) || (len(cmdline) == 0 && leaving))
 }
 
 // holds reports whether a /proc cmdline holds marker as whole arguments.

@@ -140,3 +140,26 @@ func TestParseState(t *testing.T) {
 		}
 	}
 }
+
+// Whether the process at a daemon's old pid is that daemon on its way out.
+func TestPredecessor(t *testing.T) {
+	const marker = "/labs/a/d/marker"
+	cmd := []byte("sh\x00-c\x00sleep 60\x00" + marker + "\x00")
+	for _, c := range []struct {
+		name             string
+		present, leaving bool
+		cmdline          []byte
+		want             bool
+	}{
+		{"running, its command line", true, false, cmd, true},
+		{"exiting, memory released", true, true, nil, true},
+		{"gone", false, false, nil, false},
+		{"a kernel thread took the pid", true, false, nil, false},
+		{"another program took the pid", true, false, []byte("cat\x00"), false},
+		{"another program exiting", true, true, []byte("cat\x00"), false},
+	} {
+		if got := predecessor(c.present, c.leaving, c.cmdline, marker); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
