@@ -640,11 +640,8 @@ variants:
 			Inventory string            `json:"inventory"`
 			Labs      map[string]string `json:"labs"`
 			Rounds    int               `json:"rounds"`
-			Samples   []struct {
-				Round   int    `json:"round"`
-				Variant string `json:"variant"`
-			} `json:"samples"`
-			Cells []struct {
+			Samples   []sample          `json:"samples"`
+			Cells     []struct {
 				N      int     `json:"n"`
 				Median float64 `json:"median"`
 			} `json:"cells"`
@@ -663,13 +660,7 @@ variants:
 			t.Errorf("cell %+v", c)
 		}
 	}
-	var firsts []string
-	for _, x := range res.Samples {
-		if len(firsts) < x.Round {
-			firsts = append(firsts, x.Variant)
-		}
-	}
-	if strings.Join(firsts, ",") != "durable,relaxed" {
+	if firsts := roundFirsts(res.Samples); firsts != "durable,relaxed" {
 		t.Errorf("rounds started with %v, want durable then relaxed (interleaved on the machines too)", firsts)
 	}
 	for _, v := range res.Study.Variants {

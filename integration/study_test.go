@@ -44,12 +44,9 @@ expect:
 	var out struct {
 		RunID  string `json:"run_id"`
 		Result struct {
-			Rounds  int `json:"rounds"`
-			Samples []struct {
-				Round   int    `json:"round"`
-				Variant string `json:"variant"`
-			} `json:"samples"`
-			Cells []struct {
+			Rounds  int      `json:"rounds"`
+			Samples []sample `json:"samples"`
+			Cells   []struct {
 				Step, Metric, Variant string
 				N                     int       `json:"n"`
 				Median                float64   `json:"median"`
@@ -70,13 +67,7 @@ expect:
 		t.Errorf("study result: %d rounds, %d cells, checks %+v\n%s", res.Rounds, len(res.Cells), res.Checks, r.stdout)
 	}
 	// interleaved: round 1 starts with async, round 2 with galera
-	var firsts []string
-	for _, s := range res.Samples {
-		if len(firsts) < s.Round {
-			firsts = append(firsts, s.Variant)
-		}
-	}
-	if strings.Join(firsts, ",") != "async,galera" {
+	if firsts := roundFirsts(res.Samples); firsts != "async,galera" {
 		t.Errorf("rounds started with %v, want async then galera", firsts)
 	}
 	for _, c := range res.Cells {
@@ -120,4 +111,21 @@ expect:
 		t.Errorf("the study left labs: %v", labs)
 	}
 	e.assertNoLeftovers()
+}
+
+// sample is one measurement of a study's run: its round and variant.
+type sample struct {
+	Round   int    `json:"round"`
+	Variant string `json:"variant"`
+}
+
+// roundFirsts names the variant each round started with, in order.
+func roundFirsts(samples []sample) string {
+	var firsts []string
+	for _, s := range samples {
+		if len(firsts) < s.Round {
+			firsts = append(firsts, s.Variant)
+		}
+	}
+	return strings.Join(firsts, ",")
 }
