@@ -154,6 +154,9 @@ func printAudit(audit []drill.NodeAudit) {
 			fmt.Printf("  %s: verified, all %d acknowledged writes present\n", a.Node, a.Checked)
 		case drill.NodeMissing:
 			fmt.Printf("  %s: MISSING %d of %d acknowledged writes\n", a.Node, len(a.Missing), a.Checked)
+			if a.Reason != "" {
+				fmt.Printf("    (%s)\n", a.Reason)
+			}
 		case drill.NodeFenced:
 			fmt.Printf("  %s: fenced, out of service, not audited: it %s\n", a.Node, a.Reason)
 		default:

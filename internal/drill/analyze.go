@@ -54,6 +54,25 @@ func Code(err error) string {
 	return "other"
 }
 
+// Gone says what a server's answer means when it says the audited table
+// or its schema does not exist (1146 no such table, 1049 unknown database):
+// the server was read, and everything that was in the table is gone. Any
+// other error (refused, lost, timed out, not ready) says nothing of the
+// data: "".
+func Gone(err error) string {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return ""
+	}
+	switch me.Number {
+	case 1146:
+		return "the server answers that table app.hd_drill does not exist (error 1146): every acknowledged write in it is gone"
+	case 1049:
+		return "the server answers that database app does not exist (error 1049): every acknowledged write in it is gone"
+	}
+	return ""
+}
+
 // Gap is what clients saw of a fault: from the last acknowledgement before
 // the first failure (or stall) at or after the fault to the first
 // acknowledgement issued after that failure. Zero when no write failed or

@@ -84,6 +84,33 @@ func TestCode(t *testing.T) {
 	}
 }
 
+// TestGone: only the server's own answer that the table or its schema does
+// not exist means the data is gone; a connection that failed, timed out or
+// met a node not ready says nothing of the data.
+func TestGone(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		gone bool
+	}{
+		{&mysql.MySQLError{Number: 1146, Message: "Table 'app.hd_drill' doesn't exist"}, true},
+		{fmt.Errorf("query: %w", &mysql.MySQLError{Number: 1049, Message: "Unknown database 'app'"}), true},
+		{&mysql.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, false},
+		{&mysql.MySQLError{Number: 2013}, false},
+		{context.DeadlineExceeded, false},
+		{errors.New("dial unix db3/mysqld.sock: connect: connection refused"), false},
+		{nil, false},
+	} {
+		if got := Gone(c.err) != ""; got != c.gone {
+			t.Errorf("Gone(%v) = %v, want %v", c.err, got, c.gone)
+		}
+	}
+	// a dropped table after a drill: its audit is lost, not unverified
+	audit := AuditOf([]int64{1, 2}, map[string]Read{"db1": {IDs: map[int64]bool{}, Gone: Gone(&mysql.MySQLError{Number: 1146})}, "db2": {IDs: map[int64]bool{1: true, 2: true}}})
+	if v := Decide(audit, nil, 0, nil, false); v != VerdictLost {
+		t.Fatalf("verdict %s, want lost: %+v", v, audit)
+	}
+}
+
 func TestAuditAndAgree(t *testing.T) {
 	acked := Acked(append(writes(1, 2, 3), Op{Write: true, ID: 9, Sent: at(1), Done: at(2), Code: "lost"}))
 	if !reflect.DeepEqual(acked, []int64{1, 2, 3}) {
@@ -94,6 +121,8 @@ func TestAuditAndAgree(t *testing.T) {
 		"db2": {IDs: map[int64]bool{1: true, 3: true, 9: true}},
 		"db3": {Err: errors.New("dial unix db3/mysqld.sock: connect: no such file or directory")},
 		"db4": {IDs: map[int64]bool{}},
+		// the server answered that the table is gone: read, and it holds none
+		"db5": {IDs: map[int64]bool{}, Gone: Gone(&mysql.MySQLError{Number: 1146})},
 	}
 	got := AuditOf(acked, reads)
 	want := []NodeAudit{
@@ -102,11 +131,12 @@ func TestAuditAndAgree(t *testing.T) {
 		// a node that cannot be read is unverified, never "lacks every id"
 		{Node: "db3", State: NodeUnverified, Reason: "dial unix db3/mysqld.sock: connect: no such file or directory"},
 		{Node: "db4", State: NodeMissing, Checked: 3, Missing: []int64{1, 2, 3}},
+		{Node: "db5", State: NodeMissing, Checked: 3, Missing: []int64{1, 2, 3}, Reason: Gone(&mysql.MySQLError{Number: 1146})},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("audit\n got %+v\nwant %+v", got, want)
 	}
-	if lost := lostOf(got); !reflect.DeepEqual(lost, map[string][]int64{"db2": {2}, "db4": {1, 2, 3}}) {
+	if lost := lostOf(got); !reflect.DeepEqual(lost, map[string][]int64{"db2": {2}, "db4": {1, 2, 3}, "db5": {1, 2, 3}}) {
 		t.Fatalf("lost %v: only nodes that were read can lack ids", lost)
 	}
 	ok, differ := Agree(map[string]map[string]string{"db1": {"app.t": "1", "app.u": "5"}, "db2": {"app.t": "1", "app.u": "6"}, "db3": {"app.t": "1"}})

@@ -36,6 +36,10 @@ func Audit(ctx context.Context, l Lab, runID string) (*AuditResult, error) {
 	if run.Lab != l.Plan().Lab {
 		return nil, hderr.User("RUN_ID: run %s was drilled on lab %s, not %s (use --name %s)", runID, run.Lab, l.Plan().Lab, run.Lab)
 	}
+	if made := l.Created(); !made.IsZero() && made.After(run.Started) {
+		return nil, hderr.User("RUN_ID: run %s was drilled at %s on an earlier lab named %s; this one was made at %s with new datadirs, "+
+			"so the run's writes were never on it (audit a run of this lab)", runID, run.Started.Local().Format(time.DateTime), run.Lab, made.Local().Format(time.DateTime))
+	}
 	c, ok := l.Plan().Cluster(res.Cluster)
 	if !ok {
 		return nil, hderr.User("RUN_ID: lab %s has no cluster %s any more", l.Plan().Lab, res.Cluster)

@@ -202,7 +202,7 @@ func prepare(l Lab, o Options) (*drill, error) {
 		return nil, hderr.User("drill: load balancer %s fronts %s cluster %s; drills need a Galera or a primary cluster", d.lb.Name, c.Kind, c.Name)
 	}
 	d.nodes = nodes(l.Plan(), d.cluster.Nodes)
-	d.res = &Result{Scenario: o.Scenario, Cluster: d.cluster.Name, Profile: d.nodes[0].Profile, WritesPerS: o.Rate, Lost: map[string][]int64{}, Crash: o.Crash}
+	d.res = &Result{Scenario: o.Scenario, Cluster: d.cluster.Name, Profile: d.nodes[0].ProfileLabel(), WritesPerS: o.Rate, Lost: map[string][]int64{}, Crash: o.Crash}
 	if o.Crash && !sc.CrashFlag {
 		return nil, hderr.User("--crash: applies to the failover drill only")
 	}

@@ -139,6 +139,9 @@ func idsOn(ctx context.Context, l Lab, n *plan.Node, run string) Read {
 	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	rows, err := db.QueryContext(qctx, "SELECT id FROM app.hd_drill WHERE run = ?", run)
+	if gone := Gone(err); gone != "" {
+		return Read{IDs: map[int64]bool{}, Gone: gone}
+	}
 	if err != nil {
 		return Read{Err: err}
 	}

@@ -3,6 +3,7 @@ package drill
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -35,6 +36,9 @@ type Lab interface {
 	// Fenced are the primary clusters' nodes kept read-only and outside
 	// replication (node → why), as recorded now.
 	Fenced() map[string]string
+	// Created is when the lab was made (`up`): a run older than that was
+	// drilled on an earlier lab of the same name.
+	Created() time.Time
 }
 
 // nodes resolves names to the plan's nodes, in the plan's order.

@@ -29,7 +29,7 @@ func (d *drill) connect(ctx context.Context, run string) (w, r *sql.DB, err erro
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err = w.ExecContext(cctx, "CREATE TABLE IF NOT EXISTS app.hd_drill (run CHAR(24) NOT NULL, id BIGINT NOT NULL, sent DATETIME(6), PRIMARY KEY (run, id))"); err != nil {
+	if _, err = w.ExecContext(cctx, "CREATE TABLE IF NOT EXISTS app.hd_drill (run CHAR(24) NOT NULL, id BIGINT NOT NULL, sent DATETIME(6), PRIMARY KEY (run, id)) ENGINE=InnoDB"); err != nil {
 		w.Close()
 		r.Close()
 		return nil, nil, fmt.Errorf("drill table through %s: %w", d.lb.Name, err)

@@ -59,6 +59,7 @@ func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
 }
 
 func (fakeLab) Fenced() map[string]string { return nil }
+func (fakeLab) Created() time.Time        { return time.Time{} }
 
 func galera3(mode string) fakeLab {
 	p := &plan.Plan{Lab: "t", Mode: mode,

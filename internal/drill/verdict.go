@@ -30,10 +30,12 @@ type NodeAudit struct {
 }
 
 // Read is what reading one node gave: the ids it holds, or why it could
-// not be read.
+// not be read. Gone says the server answered that the audited table (or
+// its schema) does not exist: it was read, and it holds none of them.
 type Read struct {
-	IDs map[int64]bool
-	Err error
+	IDs  map[int64]bool
+	Err  error
+	Gone string
 }
 
 // AuditOf judges every node's read against the acknowledged ids, sorted by
@@ -55,7 +57,7 @@ func AuditOf(acked []int64, reads map[string]Read) []NodeAudit {
 			slices.Sort(a.Missing)
 			a.State = NodeVerified
 			if len(a.Missing) > 0 {
-				a.State = NodeMissing
+				a.State, a.Reason = NodeMissing, r.Gone
 			}
 		}
 		out = append(out, a)
@@ -155,7 +157,11 @@ func auditProblems(audit []NodeAudit) []string {
 	for _, a := range audit {
 		switch a.State {
 		case NodeMissing:
-			out = append(out, fmt.Sprintf("%s lacks %d acknowledged writes (ids %s)", a.Node, len(a.Missing), ids(a.Missing)))
+			line := fmt.Sprintf("%s lacks %d acknowledged writes (ids %s)", a.Node, len(a.Missing), ids(a.Missing))
+			if a.Reason != "" {
+				line += ": " + a.Reason
+			}
+			out = append(out, line)
 		case NodeUnverified:
 			out = append(out, fmt.Sprintf("%s could not be audited: %s", a.Node, a.Reason))
 		}

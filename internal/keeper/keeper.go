@@ -166,7 +166,7 @@ func (k *Keeper) heartbeats(ctx context.Context) {
 		var err error
 		if !k.tables[w.Name] {
 			err = mariadb.Exec(qctx, db, "CREATE DATABASE IF NOT EXISTS hd_meta",
-				"CREATE TABLE IF NOT EXISTS "+replication.HeartbeatTable+" (cluster VARCHAR(16) PRIMARY KEY, ts DATETIME(6) NOT NULL, node VARCHAR(16) NOT NULL)")
+				"CREATE TABLE IF NOT EXISTS "+replication.HeartbeatTable+" (cluster VARCHAR(16) PRIMARY KEY, ts DATETIME(6) NOT NULL, node VARCHAR(16) NOT NULL) ENGINE=InnoDB")
 			k.tables[w.Name] = err == nil
 		}
 		if err == nil {

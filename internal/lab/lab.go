@@ -269,6 +269,9 @@ func (l *Lab) Faults(from, to time.Time) []fault.Record {
 	return fault.Log(l.p.FaultLog).Between(from, to)
 }
 
+// Created is when the lab was made.
+func (l *Lab) Created() time.Time { return l.State.Created }
+
 // Fenced are the primary clusters' nodes kept read-only and outside
 // replication (node → why), as recorded now.
 func (l *Lab) Fenced() map[string]string {

@@ -147,7 +147,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
-			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.Profile, Drained: l.Drained(ctx, n)}
+			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.ProfileLabel(), Drained: l.Drained(ctx, n)}
 		if c, _ := p.Cluster(n.Cluster); c.Kind == spec.KindPrimary {
 			s.Nodes[i].Role = plan.RoleReplica
 			if repl.PrimaryOf(c) == n.Name {

@@ -214,7 +214,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		serverID = 100 * (ci + 1)
 	}
 	n := Node{Name: name, Cluster: c.Name, Kind: c.Kind, Role: role(c.Kind, j), Region: c.NodeRegion(j), Host: name,
-		Netns: h.Netns, Address: h.Address, ClusterAddress: h.clusterAddress(), Port: MySQLPort, ServerID: serverID, Profile: c.Profile,
+		Netns: h.Netns, Address: h.Address, ClusterAddress: h.clusterAddress(), Port: MySQLPort, ServerID: serverID, Profile: c.Profile, ProfileNote: spec.ProfileNote(c.Profile, c.Config),
 		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
 		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
 		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, DrainFile: filepath.Join(dir, "drain"), CheckSecret: b.p.Secrets.Check}

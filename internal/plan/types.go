@@ -259,13 +259,17 @@ type Node struct {
 	ProviderOptions     string `json:"provider_options,omitempty"`
 	UserProviderOptions bool   `json:"user_provider_options,omitempty"`
 	Profile             string `json:"profile"`
-	Dir                 string `json:"dir"`
-	DataDir             string `json:"datadir"`
-	Socket              string `json:"socket"`
-	PidFile             string `json:"pid_file"`
-	LogFile             string `json:"log_file"`
-	ConfigFile          string `json:"config_file"`
-	Config              string `json:"config"`
+	// ProfileNote: the settings the profile stands for that the spec's
+	// config changes ("innodb_flush_log_at_trx_commit=2"), so the profile
+	// is never shown by a name whose promise no longer holds.
+	ProfileNote string `json:"profile_note,omitempty"`
+	Dir         string `json:"dir"`
+	DataDir     string `json:"datadir"`
+	Socket      string `json:"socket"`
+	PidFile     string `json:"pid_file"`
+	LogFile     string `json:"log_file"`
+	ConfigFile  string `json:"config_file"`
+	Config      string `json:"config"`
 	// Volumes hold its files on emulated disks; RedoDir and BinlogDir are
 	// where its redo log and binary log go when not in the datadir (""),
 	// TmpDir where its temporary files go: its own (a server starting
@@ -288,6 +292,15 @@ type Node struct {
 	// CheckSecret is the health check user's password file on the node's
 	// host (the lab's secrets/check.password on this computer).
 	CheckSecret string `json:"check_secret"`
+}
+
+// ProfileLabel is the node's profile as shown: its name, and what the
+// config changes of what that name stands for.
+func (n *Node) ProfileLabel() string {
+	if n.ProfileNote == "" {
+		return n.Profile
+	}
+	return n.Profile + " (" + n.ProfileNote + ")"
 }
 
 // LB is a load balancer: HAProxy on its own host in front of one cluster.

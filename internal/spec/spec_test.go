@@ -313,3 +313,51 @@ func TestPrimaryReadOnlyIsHadrills(t *testing.T) {
 		t.Errorf("read_only on a Galera cluster is the user's: %v", err)
 	}
 }
+
+// TestEnginesAndProfiles: a Galera cluster refuses options that make its
+// tables MyISAM or Aria (Galera replicates InnoDB only), every problem at
+// once with its field path; a profile whose promise an override breaks is
+// refused; the default profile takes any override and is shown with it.
+func TestEnginesAndProfiles(t *testing.T) {
+	_, err := Load([]byte("clusters: [{name: db, config: {default_storage_engine: MyISAM, enforce-storage-engine: Aria, default_storage_eng: MEMORY}}]"))
+	for _, want := range []string{
+		"clusters[0].config.default_storage_engine: a Galera cluster replicates InnoDB tables only",
+		"clusters[0].config.enforce-storage-engine: a Galera cluster replicates InnoDB tables only",
+		"clusters[0].config.default_storage_eng: a Galera cluster replicates InnoDB tables only",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+	for _, ok := range []string{
+		"clusters: [{name: db, config: {default_storage_engine: innodb}}]",
+		"clusters: [{name: db, kind: primary, nodes: 2, config: {default_storage_engine: Aria}}]", // replicated by the binary log
+		"clusters: [{name: db, profile: durable, config: {innodb_flush_log_at_trx_commit: 1, sync_binlog: 1, innodb_doublewrite: ON}}]",
+		"clusters: [{name: db, profile: relaxed, config: {innodb_flush_log_at_trx_commit: 2}}]",
+		"clusters: [{name: db, profile: default, config: {innodb_flush_log_at_trx_commit: 2, sync_binlog: 1}}]",
+	} {
+		if _, err := Load([]byte(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	_, err = Load([]byte("clusters: [{name: db, profile: durable, config: {innodb_flush_log_at_trx_commit: 0, sync-binlog: 0, innodb_doublewrite: OFF}}]"))
+	for _, want := range []string{
+		"clusters[0].config.innodb_flush_log_at_trx_commit: profile durable flushes the redo log at every commit (1); innodb_flush_log_at_trx_commit=0 breaks that promise",
+		"clusters[0].config.sync-binlog: profile durable syncs the binary log at every commit (1); sync_binlog=0 breaks",
+		"clusters[0].config.innodb_doublewrite: profile durable keeps the doublewrite buffer",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q in %v", want, err)
+		}
+	}
+	if _, err := Load([]byte("clusters: [{name: db, profile: relaxed, config: {innodb_flush_log_at_trx_commit: 1}}]")); err == nil ||
+		!strings.Contains(err.Error(), "profile relaxed writes the redo log about once a second") {
+		t.Errorf("relaxed made durable: %v", err)
+	}
+	if got := ProfileNote("default", map[string]string{"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0", "max_connections": "10"}); got != "innodb_flush_log_at_trx_commit=2" {
+		t.Errorf("note %q", got)
+	}
+	if got := ProfileNote("durable", map[string]string{"innodb_flush_log_at_trx_commit": "1"}); got != "" {
+		t.Errorf("a kept promise has no note: %q", got)
+	}
+}

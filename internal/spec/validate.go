@@ -3,6 +3,7 @@ package spec
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -237,7 +238,15 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		}
 		if why := CheckOption(k, val); why != "" {
 			v.add(p+".config."+k, "%s", why)
+			continue
 		}
+		if why := CheckEngine(k, val); why != "" && c.Kind == KindGalera {
+			v.add(p+".config."+k, "%s", why)
+		}
+	}
+	conflicts := ProfileConflicts(c.Profile, c.Config)
+	for _, k := range slices.Sorted(maps.Keys(conflicts)) {
+		v.add(p+".config."+k, "%s", conflicts[k])
 	}
 }
 

@@ -70,7 +70,7 @@ func commitsOn(ctx context.Context, l Lab, e Endpoint, count int) (Latency, erro
 		return res, fmt.Errorf("%s: %w", e.Name, err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS app.hd_commit (id BIGINT AUTO_INCREMENT PRIMARY KEY, target VARCHAR(64), at TIMESTAMP(6))"); err != nil {
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS app.hd_commit (id BIGINT AUTO_INCREMENT PRIMARY KEY, target VARCHAR(64), at TIMESTAMP(6)) ENGINE=InnoDB"); err != nil {
 		return res, fmt.Errorf("%s: %w", e.Name, err)
 	}
 	var ms []float64

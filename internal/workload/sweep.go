@@ -136,7 +136,7 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 	if err := onClient(ctx, l, sysbench.Argv(p, t, threads, "prepare")); err != nil {
 		return err
 	}
-	_, err = db.ExecContext(ctx, "CREATE TABLE sbtest.hd_prepared (tables INT, table_size INT) SELECT ? AS tables, ? AS table_size",
+	_, err = db.ExecContext(ctx, "CREATE TABLE sbtest.hd_prepared (tables INT, table_size INT) ENGINE=InnoDB SELECT ? AS tables, ? AS table_size",
 		s.Params.Tables, s.Params.TableSize)
 	return err
 }

@@ -181,7 +181,7 @@ func pair(ctx context.Context, l Lab, from, to Endpoint) (*sql.Conn, *sql.Conn, 
 		return nil, nil, nil, fmt.Errorf("%s: %w", to.Name, err)
 	}
 	all := func() { w.Close(); r.Close(); closeAll() }
-	if _, err := w.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS app.hd_visibility (id BIGINT AUTO_INCREMENT PRIMARY KEY, batch BIGINT, at TIMESTAMP(6), KEY (batch))"); err != nil {
+	if _, err := w.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS app.hd_visibility (id BIGINT AUTO_INCREMENT PRIMARY KEY, batch BIGINT, at TIMESTAMP(6), KEY (batch)) ENGINE=InnoDB"); err != nil {
 		all()
 		return nil, nil, nil, fmt.Errorf("%s: %w", from.Name, err)
 	}

@@ -81,17 +81,17 @@ func Statements(size float64) []string {
 	out := []string{
 		"CREATE DATABASE " + Schema,
 		"CREATE TABLE employees.employees (emp_no INT NOT NULL, birth_date DATE NOT NULL, first_name VARCHAR(14) NOT NULL, " +
-			"last_name VARCHAR(16) NOT NULL, gender ENUM('M','F') NOT NULL, hire_date DATE NOT NULL, PRIMARY KEY (emp_no))",
-		"CREATE TABLE employees.departments (dept_no CHAR(4) NOT NULL, dept_name VARCHAR(40) NOT NULL, PRIMARY KEY (dept_no), UNIQUE KEY (dept_name))",
+			"last_name VARCHAR(16) NOT NULL, gender ENUM('M','F') NOT NULL, hire_date DATE NOT NULL, PRIMARY KEY (emp_no)) ENGINE=InnoDB",
+		"CREATE TABLE employees.departments (dept_no CHAR(4) NOT NULL, dept_name VARCHAR(40) NOT NULL, PRIMARY KEY (dept_no), UNIQUE KEY (dept_name)) ENGINE=InnoDB",
 		"CREATE TABLE employees.dept_emp (emp_no INT NOT NULL, dept_no CHAR(4) NOT NULL, from_date DATE NOT NULL, to_date DATE NOT NULL, " +
-			"PRIMARY KEY (emp_no, dept_no), KEY (dept_no))",
+			"PRIMARY KEY (emp_no, dept_no), KEY (dept_no)) ENGINE=InnoDB",
 		"CREATE TABLE employees.dept_manager (emp_no INT NOT NULL, dept_no CHAR(4) NOT NULL, from_date DATE NOT NULL, to_date DATE NOT NULL, " +
-			"PRIMARY KEY (emp_no, dept_no), KEY (dept_no))",
+			"PRIMARY KEY (emp_no, dept_no), KEY (dept_no)) ENGINE=InnoDB",
 		"CREATE TABLE employees.titles (emp_no INT NOT NULL, title VARCHAR(50) NOT NULL, from_date DATE NOT NULL, to_date DATE, " +
-			"PRIMARY KEY (emp_no, title, from_date))",
+			"PRIMARY KEY (emp_no, title, from_date)) ENGINE=InnoDB",
 		"CREATE TABLE employees.salaries (emp_no INT NOT NULL, salary INT NOT NULL, from_date DATE NOT NULL, to_date DATE NOT NULL, " +
-			"PRIMARY KEY (emp_no, from_date))",
-		"CREATE TABLE employees." + Marker + " (size DOUBLE NOT NULL, employees INT NOT NULL)",
+			"PRIMARY KEY (emp_no, from_date)) ENGINE=InnoDB",
+		"CREATE TABLE employees." + Marker + " (size DOUBLE NOT NULL, employees INT NOT NULL) ENGINE=InnoDB",
 	}
 	var depts []string
 	for i, d := range departments {

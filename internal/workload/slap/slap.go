@@ -158,7 +158,7 @@ func Argv(p Params, defaults, host string, port int) []string {
 	}
 	switch {
 	case p.Load != "":
-		argv = append(argv, "--auto-generate-sql", "--auto-generate-sql-load-type="+p.Load)
+		argv = append(argv, "--auto-generate-sql", "--auto-generate-sql-load-type="+p.Load, "--engine=InnoDB")
 	case p.Query != "":
 		argv = append(argv, "--query="+p.Query, "--no-drop") // the schema is the user's: never dropped
 	default:

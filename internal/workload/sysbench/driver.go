@@ -52,7 +52,7 @@ func ConfigFile(user, password string) string {
 
 // Argv is the sysbench command line for one step ("prepare", "run", "cleanup").
 func Argv(p Params, t Target, threads int, step string) []string {
-	argv := []string{"sysbench", p.Workload, "--config-file=" + t.Config, "--db-driver=mysql",
+	argv := []string{"sysbench", p.Workload, "--config-file=" + t.Config, "--db-driver=mysql", "--mysql-storage-engine=innodb",
 		"--mysql-host=" + t.Host, "--mysql-port=" + strconv.Itoa(t.Port),
 		"--tables=" + strconv.Itoa(p.Tables), "--table-size=" + strconv.Itoa(p.TableSize),
 		"--threads=" + strconv.Itoa(threads)}
