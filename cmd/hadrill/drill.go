@@ -116,11 +116,18 @@ func printDrill(r *drill.Result) {
 	}
 	fmt.Printf("drill %s on cluster %s (profile %s), targets %s — run %s\n", r.Scenario, r.Cluster, r.Profile, strings.Join(r.Targets, ","), r.RunID)
 	fmt.Printf("  writes: %d issued, %d acknowledged, %d failed; reads: %d, %d failed\n", r.Writes, r.WritesAcked, r.WritesFailed, r.Reads, r.ReadsFailed)
+	gap := fmt.Sprintf("%.3f s", r.Gap.Seconds)
+	if r.Gap.Open {
+		gap = fmt.Sprintf("at least %.3f s, still open when the traffic ended (writes did not resume within the drill)", r.Gap.Seconds)
+	}
 	if sc, ok := drill.Lookup(r.Scenario); ok && sc.OnLB {
-		fmt.Printf("  client-visible gap: %.3f s; writes back after %s (through the same address)\n", r.Gap.Seconds, opt(r.WritesBackS))
+		fmt.Printf("  client-visible gap: %s; writes back after %s (through the same address); taken over after %s\n", gap, opt(r.WritesBackS), opt(r.TakeoverS))
 	} else {
-		fmt.Printf("  client-visible gap: %.3f s; writes back after %s; re-formed after %s; whole again after %s\n",
-			r.Gap.Seconds, opt(r.WritesBackS), opt(r.ReformedS), opt(r.SyncedS))
+		fmt.Printf("  client-visible gap: %s; writes back after %s; re-formed after %s; whole again after %s\n",
+			gap, opt(r.WritesBackS), opt(r.ReformedS), opt(r.SyncedS))
+	}
+	for _, x := range r.Repaired {
+		fmt.Printf("  repaired: %s\n", x)
 	}
 	for _, c := range r.Codes {
 		fmt.Printf("  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)

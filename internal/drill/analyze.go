@@ -75,19 +75,26 @@ func Gone(err error) string {
 
 // Gap is what clients saw of a fault: from the last acknowledgement before
 // the first failure (or stall) at or after the fault to the first
-// acknowledgement issued after that failure. Zero when no write failed or
-// stalled beyond stall.
+// acknowledgement after that failure. Open: no write was acknowledged
+// after it up to the end of the traffic (To is then the last failed
+// write's return): the writes did not resume within the drill. Zero when
+// no write failed or stalled.
 type Gap struct {
 	From     time.Time     `json:"from"`
 	To       time.Time     `json:"to"`
 	Duration time.Duration `json:"duration_ns"`
 	Seconds  float64       `json:"seconds"`
+	Open     bool          `json:"open,omitempty"`
 }
 
 // ClientGap finds the longest span without acknowledgements that starts
 // at or after the fault: acknowledgement times sorted, the largest
 // difference between consecutive ones past at (the writer is open-loop, so
-// in a healthy lab consecutive acknowledgements are one interval apart).
+// in a healthy lab consecutive acknowledgements are one interval apart),
+// or, when the writes sent after the last acknowledgement all failed, the
+// span from it to the end of the traffic, which never closed. Writes in
+// flight when the fault came and acknowledged after it do not close a gap
+// that the writes after them leave open.
 func ClientGap(ops []Op, at time.Time) Gap {
 	var acks []time.Time
 	for _, o := range ops {
@@ -104,6 +111,28 @@ func ClientGap(ops []Op, at time.Time) Gap {
 		if d := acks[i].Sub(acks[i-1]); d > g.Duration {
 			g = Gap{From: acks[i-1], To: acks[i], Duration: d}
 		}
+	}
+	var last, end time.Time // the last acknowledgement; the last return of a write sent after it
+	if len(acks) > 0 {
+		last = acks[len(acks)-1]
+	}
+	for _, o := range ops {
+		if o.Write && !o.OK() && o.Sent.After(last) {
+			done := o.Done
+			if done.IsZero() {
+				done = o.Sent
+			}
+			if done.After(end) {
+				end = done
+			}
+		}
+	}
+	from := last
+	if from.IsZero() { // nothing was ever acknowledged
+		from = at
+	}
+	if !end.IsZero() && !end.Before(at) && end.Sub(from) > g.Duration {
+		g = Gap{From: from, To: end, Duration: end.Sub(from), Open: true}
 	}
 	g.Seconds = g.Duration.Seconds()
 	return g

@@ -36,8 +36,36 @@ func TestClientGap(t *testing.T) {
 	if g := ClientGap(writes(0, 900, 910, 920), at(905)); g.Duration != 10*time.Millisecond {
 		t.Fatalf("gap before the fault counted: %+v", g)
 	}
-	if g := ClientGap(nil, at(0)); g.Duration != 0 {
+	if g := ClientGap(nil, at(0)); g.Duration != 0 || g.Open {
 		t.Fatalf("no writes: %+v", g)
+	}
+	// writes that never resume: the gap is open from the last
+	// acknowledgement to the end of the traffic, never 0
+	failing := func(from, to int) []Op {
+		var out []Op
+		for m := from; m <= to; m += 10 {
+			out = append(out, Op{Write: true, ID: int64(1000 + m), Sent: at(m), Done: at(m + 5), Code: "1047"})
+		}
+		return out
+	}
+	g = ClientGap(append(writes(0, 10, 20, 30), failing(40, 5000)...), at(35))
+	if !g.Open || g.From != at(30) || g.To != at(5005) {
+		t.Fatalf("writes that never resumed: %+v", g)
+	}
+	// in-flight writes acknowledged just after the fault do not close it
+	inflight := []Op{{Write: true, ID: 50, Sent: at(33), Done: at(40)}, {Write: true, ID: 51, Sent: at(34), Done: at(41)}}
+	g = ClientGap(append(append(writes(0, 10, 20, 30), inflight...), failing(45, 5000)...), at(35))
+	if !g.Open || g.From != at(41) || g.To != at(5000) {
+		t.Fatalf("in-flight acknowledgements closed the gap: %+v", g)
+	}
+	// nothing ever acknowledged: open from the fault
+	if g := ClientGap(failing(0, 100), at(50)); !g.Open || g.From != at(50) || g.To != at(105) {
+		t.Fatalf("nothing acknowledged: %+v", g)
+	}
+	// a closed gap longer than a trailing failure stays the gap
+	g = ClientGap(append(writes(0, 10, 800, 810), Op{Write: true, ID: 77, Sent: at(815), Done: at(820), Code: "lost"}), at(5))
+	if g.Open || g.From != at(10) || g.To != at(800) {
+		t.Fatalf("closed gap: %+v", g)
 	}
 }
 

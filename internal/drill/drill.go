@@ -36,22 +36,29 @@ type Options struct {
 
 // Result is what a drill found; it is the run's results in the store.
 type Result struct {
-	RunID           string                       `json:"run_id"`
-	Scenario        string                       `json:"scenario"`
-	Cluster         string                       `json:"cluster"`
-	Profile         string                       `json:"profile"`
-	Targets         []string                     `json:"targets"`
-	Crash           bool                         `json:"crash,omitempty"` // the targets' hosts crashed (every process, NICs down)
-	WritesPerS      int                          `json:"writes_per_s"`
-	Writes          int                          `json:"writes"`
-	WritesAcked     int                          `json:"writes_acked"`
-	WritesFailed    int                          `json:"writes_failed"`
-	Reads           int                          `json:"reads"`
-	ReadsFailed     int                          `json:"reads_failed"`
-	Gap             Gap                          `json:"client_gap"`
-	WritesBackS     *float64                     `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
-	ReformedS       *float64                     `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component; a primary cluster: another node takes writes)
-	SyncedS         *float64                     `json:"synced_s"`             // fault → every node Synced in one primary component again (a primary cluster: one writer, every other node replicating from it or fenced)
+	RunID        string   `json:"run_id"`
+	Scenario     string   `json:"scenario"`
+	Cluster      string   `json:"cluster"`
+	Profile      string   `json:"profile"`
+	Targets      []string `json:"targets"`
+	Crash        bool     `json:"crash,omitempty"` // the targets' hosts crashed (every process, NICs down)
+	WritesPerS   int      `json:"writes_per_s"`
+	Writes       int      `json:"writes"`
+	WritesAcked  int      `json:"writes_acked"`
+	WritesFailed int      `json:"writes_failed"`
+	Reads        int      `json:"reads"`
+	ReadsFailed  int      `json:"reads_failed"`
+	Gap          Gap      `json:"client_gap"`
+	WritesBackS  *float64 `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
+	ReformedS    *float64 `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component; a primary cluster: another node takes writes)
+	SyncedS      *float64 `json:"synced_s"`             // fault → every node Synced in one primary component again (a primary cluster: one writer, every other node replicating from it or fenced)
+	// TakeoverS: a load balancer pair's drill, fault → the other host
+	// holding the virtual IP (nil: it never did within LBTakeover).
+	TakeoverS *float64 `json:"takeover_s,omitempty"`
+	// Repaired is what the drill's repair brought back that the drill had
+	// not broken (a standby's keepalived found dead, say): it was broken
+	// before the drill and the drill's result carries it.
+	Repaired        []string                     `json:"repaired,omitempty"`
 	Codes           []CodeSpan                   `json:"error_codes"`
 	Audit           []NodeAudit                  `json:"audit"`             // per node: verified, missing or unverified
 	Lost            map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it was read and found to lack
@@ -81,7 +88,8 @@ type drill struct {
 	faultAt  time.Time
 	wholeAt  time.Time // the cluster whole again after the fault
 	res      *Result
-	problems []string // what went wrong while running the drill (not the audit's findings)
+	problems []string      // what went wrong while running the drill (not the audit's findings)
+	takeover time.Duration // a load balancer pair's bound for the other host to take the address
 }
 
 // Run runs a drill and stores it as a run. A drill that loses acknowledged
@@ -182,7 +190,7 @@ func prepare(l Lab, o Options) (*drill, error) {
 	if err := hderr.Users(problems); err != nil {
 		return nil, err
 	}
-	d := &drill{l: l, sc: sc, o: o, lb: &l.Plan().LoadBalancers[0]}
+	d := &drill{l: l, sc: sc, o: o, lb: &l.Plan().LoadBalancers[0], takeover: LBTakeover}
 	if o.LB != "" {
 		lb, err := l.LB(o.LB)
 		if err != nil {

@@ -39,7 +39,7 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	r.Codes = Codes(ops, start)
 	if !d.faultAt.IsZero() {
 		r.Gap = ClientGap(ops, d.faultAt)
-		if !r.Gap.To.IsZero() {
+		if !r.Gap.Open && !r.Gap.To.IsZero() {
 			r.WritesBackS = secs(r.Gap.To.Sub(d.faultAt))
 		} else if t := firstAckAfter(ops, d.faultAt); !t.IsZero() {
 			r.WritesBackS = secs(t.Sub(d.faultAt))
@@ -75,8 +75,15 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	sums := ChecksumVerdict(checksums(ctx, d.l, compared))
 	r.Checksums, r.ChecksumsUnread, r.ChecksumsAgree = sums.Read, sums.Unread, sums.Agree
 	other := append([]string(nil), d.problems...)
-	if r.WritesBackS == nil && !d.faultAt.IsZero() && !r.Interrupted {
-		other = append(other, "writes never resumed after the fault")
+	if !d.faultAt.IsZero() && !r.Interrupted {
+		switch {
+		case r.WritesBackS == nil:
+			other = append(other, fmt.Sprintf("writes never resumed after the fault: none acknowledged in the %.1f s from %s to the end of the traffic",
+				r.Gap.Seconds, r.Gap.From.Sub(start).Round(time.Millisecond)))
+		case r.Gap.Open:
+			other = append(other, fmt.Sprintf("writes did not resume within the drill: they came back %.2f s after the fault, then none was acknowledged in the last %.1f s of the traffic",
+				*r.WritesBackS, r.Gap.Seconds))
+		}
 	}
 	r.Verdict = Decide(r.Audit, sums.Differ, len(sums.Unread), other, r.Interrupted)
 	r.Problems = append(other, auditProblems(r.Audit)...)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/workload"
 )
@@ -33,6 +34,7 @@ type Lab interface {
 	LBFault(ctx context.Context, hosts []string) error
 	CrashHosts(ctx context.Context, hosts []string) error
 	LBHolder(ctx context.Context, lb *plan.LB) (string, error)
+	LBInstances(ctx context.Context, b *plan.LB) []lb.Instance
 	// Fenced are the primary clusters' nodes kept read-only and outside
 	// replication (node → why), as recorded now.
 	Fenced() map[string]string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lb"
 )
 
 // lbFailover and lbCrash take the active host of a load balancer pair
@@ -61,8 +62,20 @@ func lbTarget(d *drill, given []string) ([]string, error) {
 	return given[:1], nil
 }
 
+// LBTakeover bounds how long the other host of a pair may take to hold the
+// virtual IP once the active one's HAProxy is dead: its check fails within
+// a second (run every second, failing at the first silence), then the
+// backup takes the address after three silent advertisements (0.1 s each)
+// or at once on the master's priority-0 advertisement; twice that, with
+// room for a busy machine.
+const LBTakeover = 5 * time.Second
+
 func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 	host := d.res.Targets[0]
+	broken := brokenBefore(d.l.LBInstances(ctx, d.lb), host)
+	if len(broken) > 0 {
+		d.logf("before the fault: %s down, so no other host may take over", strings.Join(broken, " and "))
+	}
 	d.faultAt = time.Now()
 	fail := d.l.LBFault
 	if crash {
@@ -71,12 +84,61 @@ func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 	if err := fail(ctx, []string{host}); err != nil {
 		return d.faultAt, err
 	}
-	d.logf("%s down (%s); waiting for writes to resume through %s", host, map[bool]string{true: "crashed", false: "haproxy killed"}[crash], d.lb.Address)
+	d.logf("%s down (%s); waiting for another host to take %s and writes to resume through it", host, map[bool]string{true: "crashed", false: "haproxy killed"}[crash], d.lb.Address)
+	if by, t, ok := d.waitTakeover(ctx, host); ok {
+		d.res.TakeoverS = secs(t.Sub(d.faultAt))
+		d.logf("%s took %s after %.2fs", by, d.lb.Address, t.Sub(d.faultAt).Seconds())
+	} else if ctx.Err() == nil {
+		why := ""
+		if len(broken) > 0 {
+			why = " (" + strings.Join(broken, " and ") + " before the fault)"
+		}
+		d.problems = append(d.problems, fmt.Sprintf("no takeover: no other host of load balancer %s took its virtual IP %s within %v of %s going down%s",
+			d.lb.Name, d.lb.Address, d.takeover, host, why))
+		d.logf("no host took %s within %v", d.lb.Address, d.takeover)
+	}
 	d.waitWrites(ctx, d.o.Hold)
 	sleep(ctx, time.Second)
 	d.logf("bringing %s back", host)
 	if err := d.l.Heal(ctx); err != nil {
 		return d.faultAt, fmt.Errorf("bringing %s back: %w", host, err)
 	}
+	for _, b := range broken {
+		d.res.Repaired = append(d.res.Repaired, b+" (down before the drill) was started again by the drill's repair")
+	}
 	return d.faultAt, nil
+}
+
+// brokenBefore names what of a pair's other hosts is down before the fault
+// (their HAProxy, their keepalived): what would keep them from taking over.
+func brokenBefore(ins []lb.Instance, target string) []string {
+	var out []string
+	for _, in := range ins {
+		if in.Host == target {
+			continue
+		}
+		if !in.Haproxy {
+			out = append(out, in.Host+"'s haproxy")
+		}
+		if in.Keepalived != nil && !*in.Keepalived {
+			out = append(out, in.Host+"'s keepalived")
+		}
+	}
+	return out
+}
+
+// waitTakeover waits up to d.takeover (LBTakeover) for a host other than the one taken
+// down to hold the load balancer's virtual IP.
+func (d *drill) waitTakeover(ctx context.Context, down string) (string, time.Time, bool) {
+	for end := d.faultAt.Add(d.takeover); ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
+		h, _ := d.l.LBHolder(ctx, d.lb)
+		now := time.Now()
+		if h != "" && h != down {
+			return h, now, true
+		}
+		if now.After(end) {
+			break
+		}
+	}
+	return "", time.Time{}, false
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/workload/workloadtest"
@@ -58,8 +59,9 @@ func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
 	return lb.Instances[len(lb.Instances)-1].Host, nil
 }
 
-func (fakeLab) Fenced() map[string]string { return nil }
-func (fakeLab) Created() time.Time        { return time.Time{} }
+func (fakeLab) LBInstances(context.Context, *plan.LB) []lb.Instance { panic("lb instances") }
+func (fakeLab) Fenced() map[string]string                           { return nil }
+func (fakeLab) Created() time.Time                                  { return time.Time{} }
 
 func galera3(mode string) fakeLab {
 	p := &plan.Plan{Lab: "t", Mode: mode,
@@ -148,5 +150,43 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 	d, err = prepare(pair(), Options{Scenario: LBFailover, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "lb2" {
 		t.Fatalf("lb failover takes down the host holding the address: %v %v", d, err)
+	}
+}
+
+// brokenPair is a pair whose standby (lb1) has lost its keepalived: the
+// address never moves off lb2, whatever happens to lb2's HAProxy.
+type brokenPair struct {
+	fakeLab
+	healed *bool
+}
+
+func (brokenPair) LBFault(context.Context, []string) error            { return nil }
+func (b brokenPair) Heal(context.Context) error                       { *b.healed = true; return nil }
+func (brokenPair) LBHolder(context.Context, *plan.LB) (string, error) { return "lb2", nil }
+func (brokenPair) LBInstances(context.Context, *plan.LB) []lb.Instance {
+	no, yes := false, true
+	return []lb.Instance{{Host: "lb1", Haproxy: true, Keepalived: &no}, {Host: "lb2", Haproxy: true, Keepalived: &yes, Holder: true}}
+}
+
+// TestLBFailoverWithoutTakeover: a pair whose standby cannot take over
+// fails the drill (no takeover within the bound), and what the repair
+// brought back that the drill had not broken is reported.
+func TestLBFailoverWithoutTakeover(t *testing.T) {
+	healed := false
+	l := brokenPair{pair(), &healed}
+	d, err := prepare(l, Options{Scenario: LBFailover, Rate: 10, Hold: time.Second, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.takeover, d.o.Hold, d.res.RunID, d.t = 100*time.Millisecond, 50*time.Millisecond, "r", &traffic{}
+	if _, err := lbDown(context.Background(), d, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.problems) != 1 || !strings.Contains(d.problems[0], "no takeover: no other host of load balancer lb took its virtual IP") ||
+		!strings.Contains(d.problems[0], "lb1's keepalived before the fault") {
+		t.Errorf("problems %q", d.problems)
+	}
+	if d.res.TakeoverS != nil || !healed || len(d.res.Repaired) != 1 || !strings.Contains(d.res.Repaired[0], "lb1's keepalived (down before the drill) was started again") {
+		t.Errorf("takeover %v, healed %v, repaired %q", d.res.TakeoverS, healed, d.res.Repaired)
 	}
 }

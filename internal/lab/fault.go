@@ -132,6 +132,12 @@ func (l *Lab) LBHolder(ctx context.Context, b *plan.LB) (string, error) {
 	return l.Balancer(b).Holder(ctx)
 }
 
+// LBInstances says how each host of a load balancer is: HAProxy and
+// keepalived running, which holds the address.
+func (l *Lab) LBInstances(ctx context.Context, b *plan.LB) []lb.Instance {
+	return l.Balancer(b).Instances(ctx)
+}
+
 // lbHosts are the hosts the load balancers run on.
 func (l *Lab) lbHosts() []string {
 	var out []string
