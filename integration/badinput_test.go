@@ -48,6 +48,14 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 		{"file name as lab name", []string{"validate", write("advé.yaml", "clusters:\n  - name: db\n")}, []string{`would be named "advé" after the file`}},
 		{"file name as lab name, up", []string{"up", "-f", write("ADV.yaml", "clusters:\n  - name: db\n")}, []string{`would be named "ADV" after the file`}},
 		{"bad --wait", []string{"status", "--wait", "-1s"}, []string{"--wait: expected"}},
+		// engines Galera does not replicate, profiles whose promise is broken
+		{"myisam in galera", []string{"up", "-f", write("o.yaml", "clusters:\n  - name: db\n    profile: durable\n    config: {default_storage_engine: MyISAM, enforce_storage_engine: Aria, innodb_flush_log_at_trx_commit: 0, sync_binlog: 0}\n")},
+			[]string{"config.default_storage_engine: a Galera cluster replicates InnoDB tables only", "config.enforce_storage_engine:",
+				"config.innodb_flush_log_at_trx_commit: profile durable flushes the redo log at every commit", "config.sync_binlog: profile durable syncs the binary log"}},
+		// disks that could never fit this machine's disk
+		{"disks larger than the machine", []string{"up", "-f", write("p.yaml", "disks: [{name: huge, iops: 100, throughput: 10M, latency: 1ms, size: 1T}]\n"+
+			"clusters:\n  - {name: db, nodes: 3, storage: {volumes: [{name: data, disk: huge, count: 16}]}}\n")},
+			[]string{"storage (the disks' sizes): 48 disks of 48T in all", "free on the file system holding", "may promise up to 4× the free space"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,9 +16,11 @@ import (
 // 500-IOPS disks, logs on a third, tmpdir on a local disk, a cluster NIC)
 // comes up with each node's files on its volumes and each volume measured
 // at its class, a sweep records every disk against its cap, fio measures a
-// volume at its class (bad input refused), a failover drill passes, the data survives stop and start, and after kill -9
-// of the disk daemon, down leaves nothing (no mount, loop device, process
-// or cgroup: checked by the env).
+// volume at its class (bad input refused), a failover drill passes, the data survives stop and start;
+// after kill -9 of the disk daemon status names it and every node on its
+// volumes, and start --all serves them again from their images with the
+// data intact; after another kill -9, down leaves nothing (no mount, loop
+// device, process or cgroup: checked by the env).
 func TestCloud3(t *testing.T) {
 	e := newEnv(t)
 	e.ok("up", "--preset", "cloud3", "--name", "itcloud")
@@ -128,8 +130,59 @@ func TestCloud3(t *testing.T) {
 		t.Fatal("no disk daemon pid")
 	}
 	_ = syscall.Kill(p, syscall.SIGKILL)
+
+	// a dead disk daemon: status names it and every node on its volumes;
+	// a write then crashes the servers; start --all serves the volumes
+	// again from their images, and the data is there
+	var lost struct {
+		Disks struct{ State, Problem, Fix string } `json:"disks"`
+		Nodes []struct {
+			Name      string `json:"name"`
+			DisksDown bool   `json:"disks_down"`
+		} `json:"nodes"`
+	}
+	waitGone(t, p)
+	e.statusInto("itcloud", &lost)
+	if lost.Disks.State != "not serving" || !strings.Contains(lost.Disks.Problem, "the disk daemon is not running") || !strings.Contains(lost.Disks.Fix, "hadrill start --all") {
+		t.Errorf("status with the disk daemon killed: %+v", lost.Disks)
+	}
+	for _, n := range lost.Nodes {
+		if !n.DisksDown {
+			t.Errorf("%s is not said to have lost its disks", n.Name)
+		}
+	}
+	if r := e.run("status", "--name", "itcloud"); !strings.Contains(r.stdout, "DISKS DOWN") || !strings.Contains(r.stdout, "(disks down)") {
+		t.Errorf("status text with the disk daemon killed:\n%s", r.stdout)
+	}
+	e.run("sql", "db1", "--name", "itcloud", "-e", "CREATE TABLE app.after_loss (id INT PRIMARY KEY) ENGINE=InnoDB")
+	r := e.run("start", "--all", "--name", "itcloud")
+	if r.code != 0 || !strings.Contains(r.stderr, "serving the volumes again from their images") || strings.Contains(r.stderr, "--force") {
+		t.Fatalf("start --all after the disk daemon died: exit %d\n%s", r.code, r.stderr)
+	}
+	e.waitWhole("itcloud", "db1=Synced db2=Synced db3=Synced", 60*time.Second)
+	if n := e.val("itcloud", "db3", "SELECT COUNT(*) FROM sbtest.sbtest1"); n != rows {
+		t.Errorf("after the disks were served again db3 holds %s rows, want %s", n, rows)
+	}
+	e.statusInto("itcloud", &lost)
+	if lost.Disks.State != "serving" {
+		t.Errorf("disks after start --all: %+v", lost.Disks)
+	}
+	pid, _ = os.ReadFile(filepath.Join(e.home, "labs", "itcloud", "disks", "daemon.pid"))
+	if p, _ = strconv.Atoi(strings.TrimSpace(string(pid))); p > 0 {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
 	e.ok("down", "--name", "itcloud")
 	e.assertNoLeftovers()
+}
+
+// waitGone waits until a process killed is gone.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); syscall.Kill(pid, 0) == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("pid %d still there", pid)
+		}
+	}
 }
 
 // TestKilledUpWithDisks: kill -9 of hadrill once the volumes are mounted,

@@ -95,6 +95,9 @@ func printStatus(st lab.Status) {
 		if n.Drained {
 			state += " (drained)"
 		}
+		if n.DisksDown {
+			state += " (disks down)"
+		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s:%d\t%s\t%d\t%s\n", n.Name, n.Cluster, n.Role, n.Region, n.Address, n.Port, state, n.Pid, n.Profile)
 	}
 	for _, lb := range st.LoadBalancers {
@@ -117,6 +120,9 @@ func printStatus(st lab.Status) {
 		if n.Fenced != "" {
 			fmt.Printf("%s is fenced: it %s\n", n.Name, n.Fenced)
 		}
+	}
+	if d := st.Disks; d != nil && d.State != "serving" {
+		fmt.Printf("DISKS DOWN: %s; the servers on them fail at their next write. `%s` stops them and serves the volumes again from their images (the data is there)\n", d.Problem, d.Fix)
 	}
 	printHosts(st)
 	printReplication(st)

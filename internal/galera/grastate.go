@@ -19,7 +19,18 @@ type SavedState struct {
 	SafeToBootstrap bool
 	HasView         bool
 	Recovered       bool // UUID and Seqno come from the storage engine (--wsrep-recover)
+	// Unreadable says why grastate.dat could not be read (an IO error, not
+	// a missing file): nothing may be decided from it.
+	Unreadable string
 }
+
+// ZeroUUID is the state UUID of a node that holds no cluster state: a new
+// datadir, or one whose state transfer started and never completed.
+const ZeroUUID = "00000000-0000-0000-0000-000000000000"
+
+// Empty: the node holds no cluster state (the zero state UUID); it can
+// only join a running cluster by a full state transfer.
+func (s SavedState) Empty() bool { return s.Present && s.UUID == ZeroUUID }
 
 // ParseGrastate parses the text of grastate.dat.
 func ParseGrastate(text string) (SavedState, error) {

@@ -77,3 +77,55 @@ func TestChooseStartForced(t *testing.T) {
 		t.Fatal("forced a node without state")
 	}
 }
+
+// TestChooseStartZeroAndUnreadable: a node with the zero state UUID (a
+// crash during its state transfer) is never a candidate, never forced, and
+// joins after the others; nothing is decided from a state that could not
+// be read, and --force is not suggested then; split histories name who
+// holds which.
+func TestChooseStartZeroAndUnreadable(t *testing.T) {
+	zero := SavedState{Node: "c", Present: true, UUID: ZeroUUID, Seqno: -1, HasView: true}
+	got, err := ChooseStart([]SavedState{st("a", 7, false, true), st("b", 9, false, true), zero})
+	if err != nil || got.Mode != StartBootstrap || got.Bootstrap != "b" || strings.Join(got.Joiners, ",") != "c" ||
+		!strings.Contains(got.Reason, "c holds no state (the zero state UUID") || !strings.Contains(got.Reason, "c joins by a full state transfer") {
+		t.Fatalf("zero UUID node: %+v %v", got, err)
+	}
+	// the others stopped cleanly at one seqno: one of them bootstraps (a
+	// restored view would wait for the joiner)
+	got, err = ChooseStart([]SavedState{zero, st("a", 7, false, false), st("b", 7, true, false)})
+	if err != nil || got.Mode != StartBootstrap || got.Bootstrap != "b" || len(got.Joiners) != 1 {
+		t.Fatalf("zero UUID beside a clean stop: %+v %v", got, err)
+	}
+	got, err = ChooseStart([]SavedState{zero, st("a", 3, false, true)})
+	if err != nil || got.Bootstrap != "a" || !strings.Contains(got.Reason, "a is the only node holding the cluster's state") {
+		t.Fatalf("one holder: %+v %v", got, err)
+	}
+	if _, err := ChooseStart([]SavedState{st("a", -1, false, true), st("b", -1, false, true), zero}); err == nil || !strings.Contains(err.Error(), "seqno unknown on a, b") {
+		t.Fatalf("unknown positions beside a zero node: %v", err)
+	}
+	if _, err := ChooseStart([]SavedState{zero, {Node: "d", Present: true, UUID: ZeroUUID}}); err == nil || !strings.Contains(err.Error(), "no node holds cluster state (c, d") || strings.Contains(err.Error(), "--force") {
+		t.Fatalf("every node empty: %v", err)
+	}
+	if _, err := ChooseStartForced([]SavedState{st("a", 7, false, true), zero}, "c"); err == nil || !strings.Contains(err.Error(), "--force c: it holds no cluster state") {
+		t.Fatalf("forcing the zero node: %v", err)
+	}
+	if got, err := ChooseStartForced([]SavedState{st("a", 7, false, true), st("b", -1, false, true), zero}, "b"); err != nil || got.Bootstrap != "b" || strings.Join(got.Joiners, ",") != "c" {
+		t.Fatalf("forcing a holder beside a zero node: %+v %v", got, err)
+	}
+	// an IO error is never a diagnosis
+	eio := SavedState{Node: "b", Unreadable: "read grastate.dat: input/output error"}
+	for _, nodes := range [][]SavedState{{st("a", 7, false, true), eio}, {{Node: "a", Present: true, UUID: "x", Seqno: 1}, eio, st("c", 2, false, false)}} {
+		_, err := ChooseStart(nodes)
+		if err == nil || !strings.Contains(err.Error(), "the saved state of b (read grastate.dat: input/output error) could not be read") ||
+			strings.Contains(err.Error(), "--force") || strings.Contains(err.Error(), "histories") {
+			t.Errorf("unreadable: %v", err)
+		}
+	}
+	if _, err := ChooseStartForced([]SavedState{st("a", 7, false, true), eio}, "b"); err == nil || !strings.Contains(err.Error(), "could not be read") {
+		t.Errorf("forcing an unreadable node: %v", err)
+	}
+	_, err = ChooseStart([]SavedState{st("a", 9, false, false), st("b", 9, false, false), {Node: "c", Present: true, UUID: "9a1b", Seqno: 3}})
+	if err == nil || !strings.Contains(err.Error(), "a, b hold state "+u) || !strings.Contains(err.Error(), "c holds state 9a1b") {
+		t.Errorf("split histories name who holds which: %v", err)
+	}
+}

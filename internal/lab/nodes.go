@@ -2,7 +2,9 @@ package lab
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,6 +121,9 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 		if n.Kind == spec.KindGalera && len(l.running(n.Cluster)) == 0 {
 			return hderr.User("NODE: no other node of cluster %s is running, so %s would have to bootstrap a new cluster; start the whole cluster with `hadrill start --all`", n.Cluster, n.Name)
 		}
+		if err := l.loseDisks(ctx, false); err != nil {
+			return err
+		}
 		if err := l.Prov.Setup(ctx); err != nil {
 			return err
 		}
@@ -183,6 +188,9 @@ func (l *Lab) Recover(ctx context.Context, force string) error {
 func (l *Lab) startAll(ctx context.Context) error { return l.startAllForced(ctx, "") }
 
 func (l *Lab) startAllForced(ctx context.Context, force string) error {
+	if err := l.loseDisks(ctx, true); err != nil {
+		return err
+	}
 	if err := l.Prov.Setup(ctx); err != nil {
 		return err
 	}
@@ -232,14 +240,37 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 		return err
 	}
 	l.logf("cluster %s: %s", c.Name, choice.Reason)
+	if len(choice.Joiners) > 0 { // they hold no state: they join the others once those serve
+		var holders, joiners []*plan.Node
+		var held []galera.SavedState
+		for i, n := range down {
+			if slices.Contains(choice.Joiners, n.Name) {
+				joiners = append(joiners, n)
+			} else {
+				holders, held = append(holders, n), append(held, saved[i])
+			}
+		}
+		if err := l.startFrom(ctx, holders, held, choice); err != nil {
+			return err
+		}
+		l.logf("cluster %s: %s joining by a full state transfer", c.Name, strings.Join(choice.Joiners, ", "))
+		return l.start(ctx, joiners, nil)
+	}
+	return l.startFrom(ctx, down, saved, choice)
+}
+
+// startFrom starts a stopped cluster's nodes as choice says (saved: their
+// states, in the same order).
+func (l *Lab) startFrom(ctx context.Context, down []*plan.Node, saved []galera.SavedState, choice galera.StartChoice) error {
 	extra := map[string][]string{}
 	for i, n := range down {
 		extra[n.Name] = startArgs(saved[i])
 	}
 	if choice.Mode == galera.StartTogether {
 		if choice.Reseed {
+			c, _ := l.p.Cluster(down[0].Cluster)
 			for _, n := range down {
-				if err := l.seedNode(ctx, n, saved[0].UUID, saved[0].Seqno, memberUUIDs(l.p, c)); err != nil {
+				if err := l.seedNode(ctx, n, saved[0].UUID, saved[0].Seqno, memberUUIDs(l.p, *c)); err != nil {
 					return err
 				}
 			}
@@ -303,13 +334,17 @@ func (l *Lab) knownStates(ctx context.Context, nodes []*plan.Node) []galera.Save
 func (l *Lab) knownState(ctx context.Context, n *plan.Node) galera.SavedState {
 	h := l.Prov.Host(n.Host)
 	s := savedState(ctx, h, n)
-	if !s.Present || s.Seqno >= 0 || n.Kind != spec.KindGalera {
+	if !s.Present || s.Seqno >= 0 || s.Empty() || n.Kind != spec.KindGalera {
 		return s
 	}
 	if err := h.WriteFile(ctx, n.ConfigFile, []byte(n.Config), 0o644); err != nil {
 		return s
 	}
 	uuid, seqno, err := mariadb.RecoverPosition(ctx, h, server.Daemon(n).Argv, filepath.Join(n.Dir, "recover.log"))
+	if err != nil && ioError(err.Error()) { // the disk failed, not the data: nothing may be concluded
+		s.Unreadable = "recovering its position met an IO error: " + lastLine(err.Error())
+		return s
+	}
 	if err != nil || seqno < 0 || uuid != s.UUID {
 		l.logf("%s: position not recovered (%v)", n.Name, orNone(err, uuid, s.UUID))
 		return s
@@ -317,6 +352,21 @@ func (l *Lab) knownState(ctx context.Context, n *plan.Node) galera.SavedState {
 	s.Seqno, s.Recovered = seqno, true
 	l.logf("%s: recovered position %s:%d", n.Name, uuid, seqno)
 	return s
+}
+
+// ioError says whether a server's words report an IO error (errno 5).
+func ioError(said string) bool {
+	return strings.Contains(said, "Input/output error") || strings.Contains(said, "Errcode: 5") || strings.Contains(said, "operating system error 5")
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if ioError(lines[i]) {
+			return strings.TrimSpace(lines[i])
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 func orNone(err error, got, want string) string {
@@ -338,7 +388,11 @@ func startArgs(s galera.SavedState) []string {
 func savedState(ctx context.Context, h host.Host, n *plan.Node) galera.SavedState {
 	s := galera.SavedState{Node: n.Name}
 	b, err := h.ReadFile(ctx, filepath.Join(n.DataDir, mariadb.Grastate))
-	if err != nil {
+	if errors.Is(err, os.ErrNotExist) {
+		return s
+	}
+	if err != nil { // an IO error says nothing of the node's state
+		s.Unreadable = err.Error()
 		return s
 	}
 	if parsed, err := galera.ParseGrastate(string(b)); err == nil {

@@ -35,6 +35,9 @@ type Status struct {
 	Links []LinkInfo `json:"links,omitempty"`
 	// Arbitrators are the clusters' garbd processes.
 	Arbitrators []ArbitratorInfo `json:"arbitrators,omitempty"`
+	// Disks is the lab's disk daemon, when it emulates disks: whether it
+	// serves the volumes.
+	Disks *DisksInfo `json:"disks,omitempty"`
 	// Hosts are the measured hosts: machine, CPU and memory in use,
 	// memory-limit kills (root labs on a machine with cgroup v1).
 	Hosts []HostInfo `json:"hosts,omitempty"`
@@ -54,6 +57,15 @@ type HostInfo struct {
 	// DisksMeasured are its volumes as last measured (at up or start; on a
 	// remote host, its own disk against each: disk.Measured.OnHost).
 	DisksMeasured []disk.Measured `json:"disks_measured,omitempty"`
+}
+
+// DisksInfo is the disk daemon that serves a lab's emulated volumes.
+type DisksInfo struct {
+	State string `json:"state"` // serving | not serving
+	// Problem says why it does not serve the volumes, and Fix the
+	// command that serves the volumes again.
+	Problem string `json:"problem,omitempty"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 // CPUWindow is the least time over which `status` measures each host's CPU
@@ -97,6 +109,9 @@ type NodeInfo struct {
 	Pid     int          `json:"pid"`
 	Profile string       `json:"profile"`
 	Drained bool         `json:"drained"`
+	// DisksDown: its volumes' disk daemon does not serve them: the server
+	// may still answer, and fails at its next write.
+	DisksDown bool `json:"disks_down,omitempty"`
 	// Fenced says why a node of a primary cluster is kept read-only and
 	// outside replication (role fenced).
 	Fenced string `json:"fenced,omitempty"`
@@ -140,6 +155,13 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 		Nodes: make([]NodeInfo, len(p.Nodes)), LoadBalancers: []LBInfo{},
 		Client: ClientInfo{Name: p.Client.Host, Netns: p.Client.Netns, Address: p.Client.Address, DefaultsFile: p.Client.DefaultsFile}}
 	before := l.usage()
+	lost := l.disksLost()
+	if p.Disks != nil {
+		s.Disks = &DisksInfo{State: "serving"}
+		if lost != "" {
+			s.Disks = &DisksInfo{State: "not serving", Problem: lost, Fix: "hadrill start --all --name " + p.Lab}
+		}
+	}
 	var wg sync.WaitGroup
 	repl := l.Replication()
 	roles, _ := state.RolesOf(p.Dir).Read()
@@ -147,7 +169,8 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
-			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.ProfileLabel(), Drained: l.Drained(ctx, n)}
+			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.ProfileLabel(), Drained: l.Drained(ctx, n),
+			DisksDown: lost != "" && len(n.Volumes) > 0}
 		if c, _ := p.Cluster(n.Cluster); c.Kind == spec.KindPrimary {
 			s.Nodes[i].Role = plan.RoleReplica
 			if repl.PrimaryOf(c) == n.Name {

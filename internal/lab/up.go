@@ -66,6 +66,9 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 		if err := facts.Preflight(p, f); err != nil {
 			return nil, err
 		}
+		if err := checkRoom(p, o.Log); err != nil {
+			return nil, err
+		}
 	}
 	if _, err := os.Stat(p.Dir); err == nil {
 		return nil, hderr.User("--name: %s exists but holds no lab.json; remove it or run `hadrill down --name %s`", p.Dir, o.Name)
@@ -343,4 +346,25 @@ func (l *Lab) checkAppLogins(ctx context.Context) error {
 		})
 	}
 	return g.Wait()
+}
+
+// checkRoom refuses a lab whose disks' images would not fit the file
+// system that holds them (bad input: nothing is made), and says so when
+// they may fill it.
+func checkRoom(p *plan.Plan, log io.Writer) error {
+	if p.Disks == nil {
+		return nil
+	}
+	free, err := disk.Free(p.Disks.Images)
+	if err != nil {
+		return fmt.Errorf("free space for the disks' images: %w", err)
+	}
+	refuse, warn := disk.Room(p, free)
+	if refuse != "" {
+		return hderr.User("storage (the disks' sizes): %s", refuse)
+	}
+	if warn != "" && log != nil {
+		fmt.Fprintf(log, "warning: %s\n", warn)
+	}
+	return nil
 }

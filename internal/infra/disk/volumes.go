@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -76,6 +79,11 @@ func Setup(ctx context.Context, p *plan.Plan, exe string) error {
 	if d == nil {
 		return nil
 	}
+	if Serving(p, exe) != "" && stale(d) { // a daemon that died or hangs: what it served goes, the images stay and are served again
+		if err := release(ctx, p, exe); err != nil {
+			return fmt.Errorf("the disk daemon stopped serving; releasing what it left: %w", err)
+		}
+	}
 	for _, dir := range []string{d.Images, d.Fuse, d.Mounts} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -106,10 +114,47 @@ func sharedMount(ctx context.Context, dir string) error {
 	return run(ctx, [][]string{{"mount", "--bind", dir, dir}, {"mount", "--make-private", dir}, {"mount", "--make-shared", dir}})
 }
 
+// Serving says whether the lab's disk daemon serves its volumes now ("" when
+// it does, or the lab has no emulated disks), else why not. A daemon that is
+// gone leaves its mount and the loop devices over it behind: every IO of a
+// volume then fails (EIO), while the servers on them run on until they
+// next write.
+func Serving(p *plan.Plan, exe string) string {
+	d := p.Disks
+	if d == nil {
+		return ""
+	}
+	switch {
+	case !Daemon(p, exe).Running():
+		return "the disk daemon is not running: every IO of the lab's volumes fails (EIO)"
+	case !mounted(d.Fuse):
+		return "the disk daemon runs but its file system is not mounted: the lab's volumes cannot be read"
+	}
+	if _, err := readStats(d); err != nil {
+		return "the disk daemon does not answer (" + err.Error() + "): every IO of the lab's volumes waits or fails"
+	}
+	for _, nv := range p.AllVolumes() {
+		dev := d.Device(nv.Volume.Device)
+		for _, loop := range loopsOf(dev) {
+			if !reads(loop, dev) {
+				return fmt.Sprintf("%s's %s volume is on %s, which reads a file of a disk daemon that is gone: every IO of it fails (EIO)",
+					nv.Node.Name, nv.Volume.Name, loop)
+			}
+		}
+	}
+	return ""
+}
+
+// stale says whether a dead daemon left anything behind: its mount, loop
+// devices over its files, volumes mounted from them.
+func stale(d *plan.Disks) bool {
+	return mounted(d.Fuse) || len(loopsUnder(d.Fuse)) > 0 || len(mountsUnder(d.Mounts)) > 1
+}
+
 func startDaemon(ctx context.Context, p *plan.Plan, exe string) error {
 	d := p.Disks
 	dm := Daemon(p, exe)
-	if dm.Running() && mounted(d.Fuse) {
+	if Serving(p, exe) == "" {
 		return nil
 	}
 	b, err := json.MarshalIndent(Devices(p), "", "  ")
@@ -141,6 +186,9 @@ func mountVolume(ctx context.Context, d *plan.Disks, v *plan.Volume) error {
 		return err
 	}
 	if fsType(ctx, loop) == "" {
+		if err := blank(loop); err != nil { // never a new file system over data that could not be read
+			return err
+		}
 		if err := run(ctx, [][]string{mkfs(v, loop)}); err != nil {
 			return err
 		}
@@ -160,8 +208,10 @@ func mountVolume(ctx context.Context, d *plan.Disks, v *plan.Volume) error {
 // attach gives a volume's device its loop device (the one it has, or a new
 // one).
 func attach(ctx context.Context, device string) (string, error) {
-	if loops := loopsOf(device); len(loops) > 0 {
-		return loops[0], nil
+	for _, loop := range loopsOf(device) {
+		if reads(loop, device) {
+			return loop, nil
+		}
 	}
 	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", "--direct-io=on", device).CombinedOutput()
 	if err != nil {
@@ -199,6 +249,28 @@ func mkfs(v *plan.Volume, dev string) []string {
 	return append(argv, dev)
 }
 
+// blank checks that a volume with no file system is new: its first MiB
+// (where every file system keeps its superblock) reads, and reads as zeros.
+// A volume that cannot be read, or holds data blkid does not recognise, is
+// never formatted.
+func blank(dev string) error {
+	f, err := os.Open(dev)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b := make([]byte, 1<<20)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return fmt.Errorf("%s: reading it to check it is new: %w (no file system is made over what could not be read)", dev, err)
+	}
+	for _, c := range b {
+		if c != 0 {
+			return fmt.Errorf("%s holds data but no file system blkid recognises: not formatted (its image is kept)", dev)
+		}
+	}
+	return nil
+}
+
 func fsType(ctx context.Context, dev string) string {
 	out, _ := exec.CommandContext(ctx, "blkid", "-p", "-o", "value", "-s", "TYPE", dev).Output()
 	return strings.TrimSpace(string(out))
@@ -213,6 +285,18 @@ func Teardown(ctx context.Context, p *plan.Plan, exe string) error {
 	if d == nil {
 		return nil
 	}
+	errs := []error{release(ctx, p, exe)}
+	if mounted(d.Mounts) {
+		errs = append(errs, unmount(ctx, d.Mounts))
+	}
+	return errors.Join(errs...)
+}
+
+// release unmounts every volume, detaches their loop devices, stops the
+// daemon and unmounts its file system: what Setup serves, the images and
+// the shared mount aside.
+func release(ctx context.Context, p *plan.Plan, exe string) error {
+	d := p.Disks
 	var errs []error
 	for _, m := range mountsUnder(d.Mounts) { // deepest first
 		if m != d.Mounts {
@@ -225,11 +309,11 @@ func Teardown(ctx context.Context, p *plan.Plan, exe string) error {
 		}
 	}
 	errs = append(errs, Daemon(p, exe).Stop(5*time.Second))
-	if mounted(d.Fuse) {
-		errs = append(errs, unmount(ctx, d.Fuse))
-	}
-	if mounted(d.Mounts) {
-		errs = append(errs, unmount(ctx, d.Mounts))
+	for i := 0; i < 4 && mounted(d.Fuse); i++ { // a daemon started over a dead one's mount stacks another on it
+		if err := unmount(ctx, d.Fuse); err != nil {
+			errs = append(errs, err)
+			break
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -303,6 +387,23 @@ func loopsOf(file string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// reads says whether a loop device reads the file now: the same device and
+// inode (asked of the loop device itself), not a file of the same name on a
+// mount that has gone (a dead daemon's, with another served at its path).
+func reads(loop, file string) bool {
+	var st unix.Stat_t
+	if err := unix.Stat(file, &st); err != nil {
+		return false
+	}
+	fd, err := unix.Open(loop, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	info, err := unix.IoctlLoopGetStatus64(fd)
+	return err == nil && info.Device == st.Dev && info.Inode == st.Ino
 }
 
 func loopsUnder(dir string) []string {
@@ -389,4 +490,59 @@ func ioOf(name, volume string, st Stats) IO {
 	return IO{Name: name, Volume: volume, Reads: u(st.Reads), Writes: u(st.Writes), Flushes: u(st.Flushes),
 		ReadBytes: u(st.ReadBytes), WriteBytes: u(st.WriteBytes), CacheHits: u(st.CacheHits),
 		TicksMs: u(st.WaitNanos / 1e6), BusyMs: u(st.BusyNanos / 1e6)}
+}
+
+// Overcommit is how much more a lab's disks may promise than the free space
+// of the file system holding their images: the images are sparse files
+// that take space as data is written (as a cloud's thin-provisioned disks
+// do), so a lab may promise more than the machine has, up to this factor.
+// Headroom is what must stay free beyond what the images need at once.
+const (
+	Overcommit = 4
+	Headroom   = 2 << 30
+)
+
+// Room judges a lab's disks against the free space of the file system
+// their images go on: refused when they promise more than Overcommit times
+// it (a run would fill the machine's disk long before the volumes) or less
+// than Headroom is free; a warning when they promise more than it (a run
+// that writes more than is free ends with ENOSPC on every volume).
+func Room(p *plan.Plan, free int64) (refuse, warn string) {
+	if p.Disks == nil {
+		return "", ""
+	}
+	var total int64
+	n := 0
+	for _, dv := range Devices(p) {
+		for _, d := range dv.Disks {
+			total += d.Size
+			n++
+		}
+	}
+	figures := fmt.Sprintf("%d disks of %s in all, %s free on the file system holding %s", n, spec.FormatSize(total), spec.FormatSize(free), p.Disks.Images)
+	switch {
+	case free < Headroom:
+		return fmt.Sprintf("%s: less than the %s hadrill keeps free; free some space or use another --home", figures, spec.FormatSize(Headroom)), ""
+	case total > Overcommit*free:
+		return fmt.Sprintf("%s: the disks' images are sparse and may promise up to %d× the free space, not %.0f×; give the disk classes a smaller size "+
+			"or use another --home", figures, Overcommit, float64(total)/float64(free)), ""
+	case total > free:
+		return "", fmt.Sprintf("%s: the images are sparse and take space as data is written; a run that writes more than is free fails with ENOSPC on every volume", figures)
+	}
+	return "", ""
+}
+
+// Free is the space free for an unprivileged file of dir's file system (or
+// of its nearest existing parent's).
+func Free(dir string) (int64, error) {
+	for ; ; dir = filepath.Dir(dir) {
+		var st unix.Statfs_t
+		err := unix.Statfs(dir, &st)
+		if err == nil {
+			return int64(st.Bavail) * st.Bsize, nil
+		}
+		if dir == filepath.Dir(dir) || !errors.Is(err, unix.ENOENT) {
+			return 0, err
+		}
+	}
 }
