@@ -2,7 +2,9 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -98,6 +100,20 @@ func TestSSHPreflight(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, want) {
 			t.Errorf("incomplete inventory: exit %d, want %q\n%s", r.code, want, r.stderr)
 		}
+	}
+	// a private key others may read, as OpenSSH refuses it
+	key, err := os.ReadFile(filepath.Join(s.Controller, ".ssh", "id_ed25519"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	openKey := s.write("open_key", string(key))
+	if err := os.Chmod(openKey, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	openInv := s.write("open.yaml", "defaults: {identity: "+openKey+"}\nhosts:\n  db1: {address: "+s.Hosts.Hosts["db1"].Address+"}\n")
+	if r := s.as("validate", "--inventory", openInv, e.writeSpec("one.yaml", "name: one\nclusters: [{name: db, kind: standalone}]\n")); r.code != 2 ||
+		!strings.Contains(r.stderr, "hosts.db1.identity: "+openKey+" is open to others (mode 0644): OpenSSH ignores such a private key") {
+		t.Errorf("a key open to others: exit %d\n%s", r.code, r.stderr)
 	}
 	if r := s.as("preflight", "--preset", "galera3"); r.code != 2 || !strings.Contains(r.stderr, "--inventory: required") {
 		t.Errorf("no inventory: exit %d\n%s", r.code, r.stderr)

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,5 +43,29 @@ func TestFullOutageRecover(t *testing.T) {
 		if got := e.sql("itrec", n, "SHOW STATUS LIKE 'wsrep_cluster_size'"); !strings.HasSuffix(got, "3") {
 			t.Errorf("%s: cluster size %q", n, got)
 		}
+	}
+
+	// a node holding no state (the zero state UUID: a crash during its state
+	// transfer) is never chosen nor forced: the others start, it joins them
+	// by a full state transfer
+	for _, n := range e.status("itrec").Nodes {
+		syscall.Kill(n.Pid, syscall.SIGKILL)
+	}
+	waitFor(t, func() bool { return e.states("itrec") == "db1=down db2=down db3=down" })
+	grastate := filepath.Join(e.home, "labs", "itrec", "nodes", "db3", "data", "grastate.dat")
+	if err := os.WriteFile(grastate, []byte("# GALERA saved state\nversion: 2.1\nuuid:    00000000-0000-0000-0000-000000000000\nseqno:   -1\nsafe_to_bootstrap: 0\n"), 0o660); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run("recover", "--name", "itrec", "--force", "db3"); r.code != 2 || !strings.Contains(r.stderr, "--force db3: it holds no cluster state") {
+		t.Errorf("recover --force of the node holding no state: exit %d\n%s", r.code, r.stderr)
+	}
+	r := e.run("recover", "--name", "itrec")
+	if r.code != 0 || !strings.Contains(r.stderr, "db3 holds no state (the zero state UUID") || !strings.Contains(r.stderr, "db3 joins by a full state transfer") ||
+		strings.Contains(r.stderr, "--force") {
+		t.Fatalf("recover beside a node holding no state: exit %d\n%s", r.code, r.stderr)
+	}
+	e.waitWhole("itrec", "db1=Synced db2=Synced db3=Synced", time.Minute)
+	if got := e.sql("itrec", "db3", "SELECT COUNT(*) FROM app.r"); got != "COUNT(*)\n4" {
+		t.Errorf("db3 after its state transfer holds %q rows", got)
 	}
 }

@@ -330,6 +330,11 @@ client: {name: client}
 	if r := s.as("up", "-f", spec, "--inventory", s.write("hosts.yaml", s.Inventory(nil))); r.code != 2 || !strings.Contains(r.stderr, "virtual_ips.lb: required") {
 		t.Errorf("a pair without its virtual IP: exit %d\n%s", r.code, r.stderr)
 	}
+	outside := s.write("outside.yaml", s.Inventory(nil)+"virtual_ips:\n  lb: 198.18.77.100\n") // not the hosts' network
+	if r := s.as("up", "-f", spec, "--inventory", outside); r.code != 2 ||
+		!strings.Contains(r.stderr, "lb1: the virtual IP 198.18.77.100 is outside the network of its private address") || !strings.Contains(r.stderr, "lb2: the virtual IP") {
+		t.Errorf("a virtual IP outside the pair's network: exit %d\n%s", r.code, r.stderr)
+	}
 	inv := s.write("hosts.yaml", s.Inventory(nil)+"virtual_ips:\n  lb: "+vip+"\n")
 	if r := s.as("up", "-f", spec, "--inventory", inv); r.code != 0 {
 		t.Fatalf("up of a pair over SSH: exit %d\n%s%s", r.code, r.stdout, r.stderr)

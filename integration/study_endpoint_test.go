@@ -77,7 +77,9 @@ func localServer(t *testing.T) (port int) {
 func TestStudyEndpointAndSlap(t *testing.T) {
 	e := newEnv(t)
 	port := localServer(t)
-	e.writeSpec("bench.cnf", "[client]\nuser=bench\npassword=benchpw\n") // found beside the study file
+	if err := os.Chmod(e.writeSpec("bench.cnf", "[client]\nuser=bench\npassword=benchpw\n"), 0o600); err != nil { // found beside the study file
+		t.Fatal(err)
+	}
 	study := func(endpoint string) string {
 		return e.writeSpec("endpoint.yaml", fmt.Sprintf(`name: endpoint
 title: A lab server against a server of my own

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // How a stopped cluster starts.
@@ -41,11 +43,11 @@ func ChooseStartForced(nodes []SavedState, force string) (StartChoice, error) {
 		}
 		switch {
 		case n.Unreadable != "":
-			return StartChoice{}, fmt.Errorf("--force %s: its saved state could not be read (%s): hadrill bootstraps nothing from a file it could not read", force, n.Unreadable)
+			return StartChoice{}, hderr.User("--force %s: its saved state could not be read (%s): hadrill bootstraps nothing from a file it could not read", force, n.Unreadable)
 		case !n.Present:
-			return StartChoice{}, fmt.Errorf("--force %s: it has no saved Galera state", force)
+			return StartChoice{}, hderr.User("--force %s: it has no saved Galera state", force)
 		case n.Empty():
-			return StartChoice{}, fmt.Errorf("--force %s: it holds no cluster state (zero state UUID: its last state transfer never completed); "+
+			return StartChoice{}, hderr.User("--force %s: it holds no cluster state (zero state UUID: its last state transfer never completed); "+
 				"bootstrapping it would throw away every other node's data", force)
 		}
 		var joiners []string
@@ -57,7 +59,7 @@ func ChooseStartForced(nodes []SavedState, force string) (StartChoice, error) {
 		return StartChoice{Mode: StartBootstrap, Bootstrap: force, Joiners: joiners,
 			Reason: fmt.Sprintf("%s bootstraps because the operator forced it (seqno %d); transactions only other nodes had are lost", force, n.Seqno)}, nil
 	}
-	return StartChoice{}, fmt.Errorf("--force %s: not a node of this cluster", force)
+	return StartChoice{}, hderr.User("--force %s: not a node of this cluster", force)
 }
 
 // ChooseStart decides how a cluster whose nodes are all down starts again.

@@ -8,6 +8,7 @@ package inventory
 import (
 	"cmp"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net"
 	"os"
@@ -146,7 +147,7 @@ func Parse(data []byte, dir, file string, env Env) (*Resolved, error) {
 	if err := spec.Strict(data, &inv, "inventory"); err != nil {
 		return nil, err
 	}
-	r, problems := inv.resolve(dir, env, fileExists)
+	r, problems := inv.resolve(dir, env, fileMode)
 	if len(problems) > 0 {
 		return nil, hderr.Users(problems)
 	}
@@ -154,9 +155,13 @@ func Parse(data []byte, dir, file string, env Env) (*Resolved, error) {
 	return r, nil
 }
 
-func fileExists(p string) bool {
+// fileMode is a regular file's permissions (false: no such file).
+func fileMode(p string) (fs.FileMode, bool) {
 	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
+	if err != nil || !st.Mode().IsRegular() {
+		return 0, false
+	}
+	return st.Mode().Perm(), true
 }
 
 var (
@@ -175,7 +180,8 @@ var systemDirs = []string{"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/li
 
 // resolve applies defaults and checks every field; exists says whether a
 // file is there (a test's stand-in for the file system).
-func (inv *Inventory) resolve(dir string, env Env, exists func(string) bool) (*Resolved, []string) {
+func (inv *Inventory) resolve(dir string, env Env, mode func(string) (fs.FileMode, bool)) (*Resolved, []string) {
+	exists := func(p string) bool { _, ok := mode(p); return ok }
 	var problems []string
 	add := func(field, format string, a ...any) {
 		problems = append(problems, field+": "+fmt.Sprintf(format, a...))
@@ -215,8 +221,10 @@ func (inv *Inventory) resolve(dir string, env Env, exists func(string) bool) (*R
 		if !userRE.MatchString(h.User) {
 			add(field+".user", "expected a login name (lowercase letters, digits, _ and -), got %q", h.User)
 		}
-		if h.Identity != "" && !exists(h.Identity) {
+		if m, ok := mode(h.Identity); h.Identity != "" && !ok {
 			add(field+".identity", "no such key file: %s", h.Identity)
+		} else if ok && m&0o077 != 0 {
+			add(field+".identity", "%s is open to others (mode %04o): OpenSSH ignores such a private key; chmod 600 %s", h.Identity, m, h.Identity)
 		}
 		if h.Identity == "" && !env.Agent {
 			add(field+".identity", "required: no key file given and no SSH agent running (SSH_AUTH_SOCK is not set)")
@@ -297,6 +305,10 @@ func (inv *Inventory) resolve(dir string, env Env, exists func(string) bool) (*R
 			add("virtual_ips."+name, "expected an IPv4 address, got %q", a)
 		case private[a] != "":
 			add("virtual_ips."+name, "%s is host %s's private address: a virtual IP is an unused address of the pair's network", a, private[a])
+		case ip.IsLoopback() || ip.IsMulticast() || ip.IsUnspecified() || ip.IsLinkLocalUnicast() || ip.Equal(net.IPv4bcast):
+			add("virtual_ips."+name, "%s is not an address a host's network can share: a virtual IP is an unused address of the pair's network", a)
+		case !ip.IsPrivate() && allPrivate(private):
+			add("virtual_ips."+name, "%s is a public address, and every host's private address is in a private range: a virtual IP is an unused address of the pair's own network", a)
 		default:
 			if r.VirtualIPs == nil {
 				r.VirtualIPs = map[string]string{}
@@ -305,6 +317,17 @@ func (inv *Inventory) resolve(dir string, env Env, exists func(string) bool) (*R
 		}
 	}
 	return r, problems
+}
+
+// allPrivate says whether every host's private address (address → host)
+// is in a private range (RFC 1918, RFC 4193).
+func allPrivate(private map[string]string) bool {
+	for a := range private {
+		if ip := net.ParseIP(a); ip == nil || !ip.IsPrivate() {
+			return false
+		}
+	}
+	return len(private) > 0
 }
 
 // Check holds the inventory against the hosts a plan needs and its load

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"encoding/json"
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 var env = Env{Home: "/home/ops"}
 
 // files that exist in these tests
-var files = map[string]bool{"/home/ops/.ssh/known_hosts": true, "/home/ops/.ssh/id_ed25519": true, "/etc/hadrill/lab.key": true, "/inv/keys/db": true}
+var files = map[string]fs.FileMode{"/home/ops/.ssh/known_hosts": 0o644, "/home/ops/.ssh/id_ed25519": 0o600, "/etc/hadrill/lab.key": 0o400, "/inv/keys/db": 0o600,
+	"/inv/keys/open": 0o644}
 
 func parse(t *testing.T, y string, env Env) (*Resolved, []string) {
 	t.Helper()
@@ -21,7 +23,7 @@ func parse(t *testing.T, y string, env Env) (*Resolved, []string) {
 	if err := spec.Strict([]byte(y), &inv, "inventory"); err != nil {
 		return nil, err.(*hderr.UserError).Problems
 	}
-	return inv.resolve("/inv", env, func(p string) bool { return files[p] })
+	return inv.resolve("/inv", env, func(p string) (fs.FileMode, bool) { m, ok := files[p]; return m, ok })
 }
 
 func TestResolve(t *testing.T) {
@@ -98,6 +100,11 @@ func TestResolveRefuses(t *testing.T) {
 		{"a virtual IP", "hosts: {lb1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key}}\nvirtual_ips: {lb: 10.0.0.100}", env, nil},
 		{"bad virtual IPs", "hosts: {lb1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key}}\nvirtual_ips: {lb: 10.0.0.1, front: 'fe80::1', back: x}", env,
 			[]string{"virtual_ips.lb: 10.0.0.1 is host lb1's private address", `virtual_ips.front: expected an IPv4 address, got "fe80::1"`, `virtual_ips.back: expected an IPv4 address, got "x"`}},
+		{"virtual IPs no network of the hosts can share", "hosts: {lb1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key}}\nvirtual_ips: {lb: 8.8.4.4, front: 127.0.0.5, back: 224.0.0.18, side: 169.254.1.1}", env,
+			[]string{"virtual_ips.lb: 8.8.4.4 is a public address, and every host's private address is in a private range", "virtual_ips.front: 127.0.0.5 is not an address",
+				"virtual_ips.back: 224.0.0.18 is not an address", "virtual_ips.side: 169.254.1.1 is not an address"}},
+		{"a private key open to others", "hosts: {db1: {address: 10.0.0.1, identity: keys/open}}", env,
+			[]string{"hosts.db1.identity: /inv/keys/open is open to others (mode 0644): OpenSSH ignores such a private key; chmod 600 /inv/keys/open"}},
 		{"every problem at once", "hosts: {db1: {port: 0, user: X}, db2: {address: 'x y', identity: nokey}}", env,
 			[]string{"hosts.db1.address: required", "hosts.db1.user: expected", "hosts.db2.address: expected", "hosts.db2.identity: no such key file"}},
 	}

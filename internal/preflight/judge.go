@@ -146,6 +146,10 @@ type Need struct {
 	// link, to read their packets (on every kernel, with or without tc
 	// netem).
 	Queues []uint16 `json:"queues,omitempty"`
+	// VirtualIP: a load balancer pair's host, the address keepalived moves
+	// between the pair (the inventory's virtual_ips): it must be in the
+	// network of the host's private address.
+	VirtualIP string `json:"virtual_ip,omitempty"`
 }
 
 // Room a host's directory needs: a database node's datadir starts at a few
@@ -308,6 +312,12 @@ func Judge(host, address string, need Need, f Facts, arch string) (problems, war
 		}
 		bad("its private address %s is none of its own (%s): the lab's daemons listen there (set private_address in the inventory)", address, strings.Join(have, ", "))
 	}
+	if a, ok := f.AddrOf(address); ok && need.VirtualIP != "" {
+		if vip, err := netip.ParseAddr(need.VirtualIP); err == nil && !a.Prefix.Masked().Contains(vip) {
+			bad("the virtual IP %s is outside the network of its private address (%s on %s): keepalived moves an address within the pair's own network; "+
+				"give an unused address of it in the inventory's virtual_ips", need.VirtualIP, a.Prefix.Masked(), a.Interface)
+		}
+	}
 	if need.CPUs > 0 && float64(f.CPUs) < need.CPUs {
 		warn("the spec's machine %s has %g CPUs, the host %d: machines are emulated only on this computer; on real hosts runs report what the host has", need.Machine, need.CPUs, f.CPUs)
 	}
@@ -388,7 +398,16 @@ func NeedsOf(s *spec.Spec, name string, inv *inventory.Resolved) (map[string]Nee
 	if err := inv.Check(HostsOf(p)); err != nil {
 		return nil, err
 	}
-	return Needs(p), nil
+	needs := Needs(p)
+	for _, lb := range p.LoadBalancers {
+		for _, in := range lb.Instances {
+			if n, ok := needs[in.Host]; ok && lb.VirtualIP {
+				n.VirtualIP = inv.VirtualIPs[lb.Name]
+				needs[in.Host] = n
+			}
+		}
+	}
+	return needs, nil
 }
 
 // HostsOf names a plan's hosts, and its load balancer pairs (each needs a

@@ -116,6 +116,11 @@ func TestJudge(t *testing.T) {
 			f.Addrs = []Addr{{"lo", netip.MustParsePrefix("127.0.0.1/8")}, {"ens5", netip.MustParsePrefix("10.9.0.4/16")}}
 		}), []string{"db1: its private address 10.1.0.11 is none of its own (127.0.0.1 (lo), 10.9.0.4 (ens5))"}, nil},
 		{"private address its own", db, with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},
+		{"a pair's virtual IP in its network", Need{Roles: []string{RoleLB, RoleLBPair}, VirtualIP: "10.1.200.1"},
+			with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},
+		{"a pair's virtual IP outside its network", Need{Roles: []string{RoleLB, RoleLBPair}, VirtualIP: "203.0.113.9"},
+			with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }),
+			[]string{"db1: the virtual IP 203.0.113.9 is outside the network of its private address (10.1.0.0/16 on ens5)"}, nil},
 		{"port on its address", db, with(func(f *Facts) { f.Listening = append(f.Listening, "10.1.0.11:4567", "[::%lo]:4444") }),
 			[]string{"db1: port 4444 is taken", "db1: port 4567 is taken (something listens on 10.1.0.11:4567)"}, nil},
 		{"port on another address is free", db, with(func(f *Facts) { f.Listening = append(f.Listening, "127.0.0.1:3306") }), nil, nil},

@@ -124,6 +124,14 @@ func resolve(l Lab, target, credentials string) (Endpoint, error) {
 
 // readCredentials reads user= and password= from a my.cnf-style file.
 func readCredentials(path string) (user, password string, err error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", "", err
+	}
+	if m := st.Mode().Perm(); m&0o022 != 0 {
+		// the MySQL client ignores an option file others may write
+		return "", "", fmt.Errorf("%s may be written by others (mode %04o): the MySQL client ignores such a file, and so does hadrill; chmod 600 %s", path, m, path)
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", "", err
@@ -142,6 +150,9 @@ func readCredentials(path string) (user, password string, err error) {
 	}
 	if user == "" {
 		return "", "", fmt.Errorf("%s has no user= line", path)
+	}
+	if m := st.Mode().Perm(); password != "" && m&0o044 != 0 {
+		return "", "", fmt.Errorf("%s holds a password and others may read it (mode %04o); chmod 600 %s", path, m, path)
 	}
 	return user, password, nil
 }

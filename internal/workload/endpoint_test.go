@@ -22,6 +22,12 @@ func TestResolveTargets(t *testing.T) {
 	if err := os.WriteFile(creds, []byte("[client]\nuser = bob\npassword = pw\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	open, writable := filepath.Join(dir, "open.cnf"), filepath.Join(dir, "writable.cnf")
+	for f, mode := range map[string]os.FileMode{open: 0o644, writable: 0o666} {
+		if err := os.WriteFile(f, []byte("[client]\nuser = bob\npassword = pw\n"), mode); err != nil || os.Chmod(f, mode) != nil {
+			t.Fatal(err)
+		}
+	}
 	l := workloadtest.Lab{P: &plan.Plan{Lab: "t", Secrets: plan.Secrets{App: app},
 		Nodes:         []plan.Node{{Name: "db1", Address: "198.18.0.11", Port: 3306}},
 		LoadBalancers: []plan.LB{{Name: "front", Address: "198.18.0.101", Port: 3306}}}}
@@ -44,6 +50,8 @@ func TestResolveTargets(t *testing.T) {
 		{"mysql://nohost", creds, "--target: expected mysql://HOST:PORT"},
 		{"mysql://h:1", "", "--credentials: required"},
 		{"mysql://h:1", filepath.Join(dir, "none"), "--credentials:"},
+		{"mysql://h:1", open, "holds a password and others may read it (mode 0644); chmod 600"},
+		{"mysql://h:1", writable, "may be written by others (mode 0666): the MySQL client ignores such a file"},
 	} {
 		if _, err := resolve(l, c.target, c.creds); !hderr.IsUser(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.target, err, c.want)
