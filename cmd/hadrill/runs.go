@@ -138,7 +138,7 @@ func runsCmd() *cobra.Command {
 				}
 				w.Flush()
 				if len(cols) > 1 {
-					fmt.Println("vs first: the change of the median TPS against the first run's; (noise) when the 95 % intervals of their runs overlap (record --runs 3 or more)")
+					fmt.Println("vs first: the change of the median TPS against the first run's; (noise) unless Welch's t-test on their runs calls it a difference (at most 5 % of the time for runs that do not differ; record --runs 3 or more)")
 					printRunDifferences(runs)
 				}
 			})

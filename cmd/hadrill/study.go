@@ -104,8 +104,11 @@ func studyCmd() *cobra.Command {
 		Long: `Brings every variant's lab up (named s, four characters of the study, the variant), runs the study's steps on each variant, round
 after round with the variants interleaved (each round starts one later), then removes the labs (--keep
 leaves them). Every step is a run in the run store; the study's own run holds each figure's median,
-range, 95 % bootstrap interval, change against the baseline ("within noise" when the intervals
-overlap) and the published value, and opens with its finding. Ctrl-C, or a step that fails, stops it:
+range, an interval of the median with its stated confidence (with fewer than 6 rounds, the range: 75 %
+for 3 rounds), change against the baseline ("within noise" unless Welch's t-test on the rounds
+calls it a difference, which it does for set-ups that do not differ at most 5 % of the time) and
+the published value, and opens with its finding: each claim reproduced, not reproduced, not
+established (its bounds met, but the rounds cannot tell it from noise) or not measured. Ctrl-C, or a step that fails, stops it:
 what was measured is summarised and kept (exit 1), and the labs are removed.
 
 With --inventory the labs run on the machines it names, over SSH, one at a time (they would

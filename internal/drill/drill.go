@@ -111,6 +111,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	d.res.RunID = run.ID
 	w, r, err := d.connect(ctx, run.ID)
 	if err != nil {
+		workload.Abandon(l, run)
 		return nil, err
 	}
 	defer w.Close()

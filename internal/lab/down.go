@@ -29,6 +29,18 @@ func Down(ctx context.Context, home, name string, keepData bool, log io.Writer) 
 		return err
 	}
 	defer unlock()
+	return down(ctx, home, name, keepData, log)
+}
+
+// DownHeld is Down for a caller that holds the lab's writer lock (Up with
+// Hold); the lock is released once the lab is gone.
+func DownHeld(ctx context.Context, home, name string, keepData bool, log io.Writer, unlock func()) error {
+	defer unlock()
+	return down(ctx, home, name, keepData, log)
+}
+
+// down is Down under the lab's writer lock.
+func down(ctx context.Context, home, name string, keepData bool, log io.Writer) error {
 	// a running benchmark ends first (it keeps its partial results), and no
 	// new one starts while the lab goes away
 	unbench, err := state.LockEnding(home, name, state.Bench, time.Minute, func(s string) { fmt.Fprintln(orDiscard(log), s) })

@@ -35,6 +35,10 @@ type UpOptions struct {
 	// Inventory, when set, places the lab's hosts on its machines (over
 	// SSH); they are checked (preflight) before anything is made.
 	Inventory *inventory.Resolved
+	// Hold, when set, keeps the lab's writer lock once it is up and puts
+	// its release there (a study holds its labs' for as long as they run:
+	// no other command changes or removes them meanwhile; DownHeld).
+	Hold *func()
 }
 
 // Up creates a lab, or starts an existing stopped one, and returns when
@@ -48,7 +52,18 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
+	l, err := up(ctx, home, o)
+	if err == nil && o.Hold != nil {
+		*o.Hold = unlock
+	} else {
+		unlock()
+	}
+	return l, err
+}
+
+// up is Up under the lab's writer lock.
+func up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
+	var err error
 	if existing, err := state.Load(home, o.Name); err == nil {
 		return startExisting(ctx, home, existing, o)
 	}

@@ -1,69 +1,203 @@
 package stats
 
 import (
+	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 )
 
 // Spread is what repeated measurements of one figure say: their median,
-// range and a bootstrap confidence interval of the median.
+// range, mean and standard deviation, and an interval of the median whose
+// confidence is stated (Coverage), never assumed.
 type Spread struct {
 	N      int     `json:"n"`
 	Median float64 `json:"median"`
 	Min    float64 `json:"min"`
 	Max    float64 `json:"max"`
-	Lo     float64 `json:"ci_lo"` // 95 % bootstrap interval of the median
-	Hi     float64 `json:"ci_hi"`
+	Mean   float64 `json:"mean"`
+	SD     float64 `json:"sd"` // sample standard deviation (0 with one value)
+	// Lo and Hi are order statistics of the values: the narrowest pair
+	// holding the median with at least 95 % confidence, or, with fewer
+	// than 6 values, which cannot give 95 %, the whole range. Coverage is
+	// their exact confidence (distribution-free: a median lies below each
+	// value with probability ½): 0.5 for the range of 2 values, 0.75 for
+	// 3, 0.875 for 4, 0.9375 for 5.
+	Lo       float64 `json:"ci_lo"`
+	Hi       float64 `json:"ci_hi"`
+	Coverage float64 `json:"ci_coverage"`
 }
 
-// bootstrapResamples is how many resamples an interval is drawn from.
-const bootstrapResamples = 2000
+// Confidence is the coverage an interval of the median is chosen for.
+const Confidence = 0.95
 
-// SpreadOf summarises values. The interval is the 2.5th to 97.5th
-// percentile of the medians of resamples (with replacement) of the values,
-// drawn from a fixed seed so a summary is reproducible; with one value it
-// is that value, and with few it is wide, as it should be.
+// SpreadOf summarises values.
 func SpreadOf(values []float64) Spread {
 	if len(values) == 0 {
 		return Spread{}
 	}
 	s := slices.Clone(values)
 	slices.Sort(s)
-	out := Spread{N: len(s), Median: Median(s), Min: s[0], Max: s[len(s)-1]}
-	r := rand.New(rand.NewPCG(1, uint64(len(s))))
-	medians := make([]float64, bootstrapResamples)
-	sample := make([]float64, len(s))
-	for i := range medians {
-		for j := range sample {
-			sample[j] = s[r.IntN(len(s))]
-		}
-		medians[i] = Median(sample)
-	}
-	slices.Sort(medians)
-	out.Lo, out.Hi = Percentile(medians, 2.5), Percentile(medians, 97.5)
+	n := len(s)
+	out := Spread{N: n, Median: Median(s), Min: s[0], Max: s[n-1], Mean: mean(s), SD: sd(s)}
+	k, cov := medianRank(n)
+	out.Lo, out.Hi, out.Coverage = s[k-1], s[n-k], cov
 	return out
 }
 
+// medianRank is the largest k whose interval [x(k), x(n+1-k)] of n ordered
+// values holds the median with at least Confidence, and that confidence:
+// 1 - 2·P(Binomial(n, ½) ≤ k-1). With too few values for Confidence, k is
+// 1 (the range) with what the range gives.
+func medianRank(n int) (int, float64) {
+	if n == 1 {
+		return 1, 0
+	}
+	cov := func(k int) float64 { return 1 - 2*binomCDF(n, k-1) }
+	k := 1
+	for k+1 <= (n+1)/2 && cov(k+1) >= Confidence {
+		k++
+	}
+	return k, cov(k)
+}
+
+// binomCDF is P(Binomial(n, ½) ≤ k).
+func binomCDF(n, k int) float64 {
+	p, term := 0.0, math.Pow(0.5, float64(n))
+	for i := 0; i <= k; i++ {
+		p += term
+		term = term * float64(n-i) / float64(i+1)
+	}
+	return p
+}
+
+func mean(v []float64) float64 {
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
+}
+
+func sd(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	m, ss := mean(v), 0.0
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
+}
+
+// IntervalLabel says what a spread's interval is: "95 % interval" when it
+// reaches Confidence, else "range of 3 (a 75 % interval)"; "" for one
+// value.
+func (s Spread) IntervalLabel() string {
+	switch {
+	case s.N < 2:
+		return ""
+	case s.Coverage >= Confidence:
+		return fmt.Sprintf("%.0f %% interval", math.Floor(100*s.Coverage))
+	}
+	return fmt.Sprintf("range of %d (a %s %% interval)", s.N, trim(100*s.Coverage))
+}
+
+func trim(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// Alpha is the false-positive rate of Differ: the share of comparisons of
+// two set-ups that do not differ that it calls different (for round-to-round
+// noise that is roughly normal; a noise test holds it).
+const Alpha = 0.05
+
 // Delta is a figure against a baseline's: the change of the medians in
-// percent, and whether it is within noise (the two intervals overlap).
+// percent, and whether it is within noise, decided by Welch's t-test on
+// the two sets of values at Alpha (P is its two-sided p-value).
 type Delta struct {
 	Percent     float64 `json:"percent"`
 	WithinNoise bool    `json:"within_noise"`
-	// Unknown: one side has a single measurement, so there is no interval
-	// to tell noise by.
+	P           float64 `json:"p"`
+	// Unknown: one side has a single measurement, so there is no spread to
+	// tell noise by.
 	Unknown bool `json:"noise_unknown,omitempty"`
 }
 
 // Compare compares a spread with a baseline's (a zero baseline median
 // gives no percentage).
 func Compare(s, base Spread) Delta {
-	d := Delta{WithinNoise: s.Lo <= base.Hi && base.Lo <= s.Hi, Unknown: s.N < 2 || base.N < 2}
-	if d.Unknown {
-		d.WithinNoise = false
+	d := Delta{Unknown: s.N < 2 || base.N < 2}
+	if !d.Unknown {
+		d.P = Welch(s, base)
+		d.WithinNoise = d.P >= Alpha
 	}
 	if base.Median != 0 {
 		d.Percent = 100 * (s.Median - base.Median) / math.Abs(base.Median)
 	}
 	return d
+}
+
+// Welch is the two-sided p-value of Welch's t-test of two spreads' means
+// (each of at least two values). Two sets without any spread are the same
+// (1) or different (0).
+func Welch(a, b Spread) float64 {
+	va, vb := a.SD*a.SD/float64(a.N), b.SD*b.SD/float64(b.N)
+	if va+vb == 0 {
+		if a.Mean == b.Mean {
+			return 1
+		}
+		return 0
+	}
+	t := (a.Mean - b.Mean) / math.Sqrt(va+vb)
+	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
+	return incBeta(df/2, 0.5, df/(df+t*t))
+}
+
+// incBeta is the regularised incomplete beta function I_x(a, b), by its
+// continued fraction (modified Lentz), using the symmetry
+// I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly.
+func incBeta(a, b, x float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	case x > (a+1)/(a+b+2):
+		return 1 - incBeta(b, a, 1-x)
+	}
+	lga, _ := math.Lgamma(a)
+	lgb, _ := math.Lgamma(b)
+	lgab, _ := math.Lgamma(a + b)
+	front := math.Exp(lgab-lga-lgb+a*math.Log(x)+b*math.Log(1-x)) / a
+	const tiny = 1e-300
+	f, c, d := 1.0, 1.0, 0.0
+	for i := 0; i <= 300; i++ {
+		m := float64(i / 2)
+		var num float64
+		switch {
+		case i == 0:
+			num = 1
+		case i%2 == 0:
+			num = m * (b - m) * x / ((a + 2*m - 1) * (a + 2*m))
+		default:
+			num = -(a + m) * (a + b + m) * x / ((a + 2*m) * (a + 2*m + 1))
+		}
+		d = 1 + num*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		d = 1 / d
+		c = 1 + num/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		f *= c * d
+		if math.Abs(1-c*d) < 1e-12 {
+			break
+		}
+	}
+	return front * (f - 1)
 }

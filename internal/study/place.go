@@ -35,6 +35,9 @@ type placement struct {
 	inv    map[string]*inventory.Resolved // remote: variant -> the part of the inventory its lab uses
 	remote bool
 	up     string // remote: the set-up whose lab is up now
+	// held are the writer locks of the labs the study made, held while
+	// they are up: no other command changes or removes them under it.
+	held map[string]func()
 }
 
 // newPlacement works out each variant's spec and set-up (on remote hosts
@@ -43,7 +46,7 @@ type placement struct {
 // before anything is made.
 func newPlacement(s *Study, variants []string, o Options, res *Result) (*placement, error) {
 	p := &placement{s: s, o: o, res: res, specs: map[string]*spec.Spec{}, setup: map[string]string{}, labs: map[string]workload.Lab{},
-		inv: map[string]*inventory.Resolved{}, remote: o.Inventory != nil}
+		inv: map[string]*inventory.Resolved{}, remote: o.Inventory != nil, held: map[string]func(){}}
 	var problems []string
 	if p.remote && o.Keep {
 		problems = append(problems, "--keep: on remote hosts the variants' labs take turns on the same machines (they listen on the same ports), so none is left up; leave out --keep")
@@ -270,7 +273,11 @@ func (p *placement) lab(ctx context.Context, name string) (workload.Lab, error) 
 		where = " on the machines of " + p.o.Inventory.File
 	}
 	fmt.Fprintf(p.o.Log, "study %s: bringing up %s (%s) as lab %s%s\n", p.s.Name, v.Title(), v.Preset, labName, where)
-	l, err := lab.Up(ctx, p.o.Home, lab.UpOptions{Name: labName, Spec: p.specs[name], SpecGiven: true, Inventory: p.inv[name], Log: io.Discard})
+	var unlock func()
+	l, err := lab.Up(ctx, p.o.Home, lab.UpOptions{Name: labName, Spec: p.specs[name], SpecGiven: true, Inventory: p.inv[name], Log: io.Discard, Hold: &unlock})
+	if unlock != nil {
+		p.held[labName] = unlock
+	}
 	if l != nil {
 		p.labs[name], p.res.Labs[name] = l, labName
 	}
@@ -296,7 +303,14 @@ func (p *placement) down(ctx context.Context) {
 		}
 		removed[labName] = true
 		fmt.Fprintf(p.o.Log, "study: removing lab %s\n", labName)
-		if err := lab.Down(context.WithoutCancel(ctx), p.o.Home, labName, false, io.Discard); err != nil {
+		var err error
+		if unlock, ok := p.held[labName]; ok {
+			delete(p.held, labName)
+			err = lab.DownHeld(context.WithoutCancel(ctx), p.o.Home, labName, false, io.Discard, unlock)
+		} else {
+			err = lab.Down(context.WithoutCancel(ctx), p.o.Home, labName, false, io.Discard)
+		}
+		if err != nil {
 			fmt.Fprintf(p.o.Log, "warning: %s: %v\n", labName, err)
 		}
 	}
@@ -307,6 +321,10 @@ func (p *placement) down(ctx context.Context) {
 func (p *placement) close(ctx context.Context) {
 	if !p.o.Keep {
 		p.down(ctx)
+	}
+	for name, unlock := range p.held { // kept: yours from now on
+		unlock()
+		delete(p.held, name)
 	}
 }
 

@@ -37,7 +37,10 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 	}
 	var rows []row
 	for _, c := range res.Cells {
-		r := row{Cell: c, Title: titles[c.Variant], Delta: "baseline", Interval: fmt.Sprintf("%s–%s", number(c.Lo), number(c.Hi))}
+		r := row{Cell: c, Title: titles[c.Variant], Delta: "baseline"}
+		if c.N > 1 {
+			r.Interval = fmt.Sprintf("%s–%s, %s", number(c.Lo), number(c.Hi), c.IntervalLabel())
+		}
 		if c.Delta != nil {
 			r.Delta = change(*c.Delta, titles[res.Study.Baseline()])
 		}
@@ -146,7 +149,7 @@ func bars(cells []Cell, titles map[string]string, metric string) string {
 		y := 10 + rowH*float64(i)
 		fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text>`, left-8, y+16, template.HTMLEscapeString(titles[c.Variant]))
 		fmt.Fprintf(&s, `<rect x="%.0f" y="%.0f" width="%.1f" height="18" fill="#8fb3d9"/>`, left, y+4, x(c.Median)-left)
-		fmt.Fprintf(&s, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="#2b5d8a" opacity="0.6"><title>95 %% interval</title></rect>`, x(c.Lo), y+9, max(x(c.Hi)-x(c.Lo), 1))
+		fmt.Fprintf(&s, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="#2b5d8a" opacity="0.6"><title>interval of the median (see the table for its confidence)</title></rect>`, x(c.Lo), y+9, max(x(c.Hi)-x(c.Lo), 1))
 		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#222"><title>range</title></line>`, x(c.Min), x(c.Max), y+13, y+13)
 		label := figure(metric, c.Median)
 		if c.Published != nil {
@@ -160,7 +163,7 @@ func bars(cells []Cell, titles map[string]string, metric string) string {
 	if logScale {
 		scale = "logarithmic axis"
 	}
-	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">bar: median of the rounds; band: 95 %% interval; line: range; ◆ published (%s)</text></svg>`, left, h-8, scale)
+	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">bar: median of the rounds; band: interval of the median; line: range; ◆ published (%s)</text></svg>`, left, h-8, scale)
 	return s.String()
 }
 
@@ -233,7 +236,7 @@ func lines(series map[int][]Cell, variants []string, titles map[string]string, b
 					continue
 				}
 				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(c.Median)))
-				fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="3" opacity="0.5"><title>95 %% interval %s–%s</title></line>`,
+				fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="3" opacity="0.5"><title>interval of the median %s–%s</title></line>`,
 					x(i), x(i), y(c.Lo), y(c.Hi), color, number(c.Lo), number(c.Hi))
 				fmt.Fprintf(&s, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s: %s</title></circle>`, x(i), y(c.Median), color,
 					template.HTMLEscapeString(titles[v]), template.HTMLEscapeString(figure(c.Metric, c.Median)))
@@ -251,7 +254,7 @@ func lines(series map[int][]Cell, variants []string, titles map[string]string, b
 			left+width+14, top+18*float64(vi), color, left+width+32, top+18*float64(vi)+10, template.HTMLEscapeString(titles[v]))
 	}
 	unit := map[string]string{"tps": "TPS", "avg_s": "seconds", "visible_s": "seconds", PerDollar: "TPS per $/h"}[base]
-	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">%s (median of the rounds; bar: 95 %% interval; ◇ published) against the count below</text></svg>`,
+	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">%s (median of the rounds; bar: interval of the median; ◇ published) against the count below</text></svg>`,
 		left, top+height+40, cmp.Or(unit, base))
 	return s.String()
 }
@@ -329,10 +332,10 @@ Source: {{.Res.Study.Source}}.</p>
 {{with .Res.Failed}}<p class="missed">Stopped early: a step failed twice: <code>{{.}}</code></p>{{end}}
 {{with .Res.Retried}}<p>Steps that failed once and were run again (a busy machine can make a health check flap): {{range .}}<code>{{.}}</code> {{end}}</p>{{end}}
 {{if .Res.Checks}}<h2>Does it reproduce?</h2><ul>{{range .Res.Checks}}
-<li class="{{if .Met}}met{{else}}missed{{end}}">{{if .Met}}✔{{else}}✘{{end}} {{.Variant}} {{.Step}} {{.Metric}}{{with .Than}} against {{.}} (ratio){{end}}: {{if .Measured}}{{printf "%.3g" .Median}}{{if .WithinNoise}}, within the noise of the rounds{{end}}{{else}}not measured{{end}}{{with .Min}}, at least {{.}}{{end}}{{with .Max}}, at most {{.}}{{end}} — {{.Why}}</li>{{end}}</ul>{{end}}
+<li class="{{if .Met}}met{{else}}missed{{end}}">{{if .Met}}✔{{else if .Measured}}✘{{else}}–{{end}} {{.Outcome}}: {{.Variant}} {{.Step}} {{.Metric}}{{with .Than}} against {{.}} (ratio){{end}}: {{if .Measured}}{{printf "%.3g" .Median}}{{if .WithinNoise}}, not told from the noise of the rounds (Welch's t-test p {{printf "%.2f" .P}}; at most 5 % false positives){{end}}{{else}}not measured{{end}}{{with .Min}}, at least {{.}}{{end}}{{with .Max}}, at most {{.}}{{end}} — {{.Why}}</li>{{end}}</ul>{{end}}
 {{range .Charts}}<h2>{{.Title}}</h2>{{.SVG}}{{end}}
 <h2>Every figure</h2>
-<table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>95 % interval</th><th>against the baseline</th><th>published</th></tr>
+<table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>interval of the median (its confidence)</th><th>against the baseline</th><th>published</th></tr>
 {{range .Rows}}<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>{{.Title}}</td><td>{{.N}}</td><td>{{printf "%.3g" .Median}}</td><td>{{printf "%.3g" .Min}}</td><td>{{printf "%.3g" .Max}}</td><td>{{.Interval}}</td><td>{{.Delta}}</td><td>{{.Published}}</td></tr>
 {{end}}</table>
 <h2>Set-ups</h2>

@@ -52,9 +52,30 @@ type Check struct {
 	Median   float64 `json:"median"` // the variant's median, or its ratio to Than's
 	Measured bool    `json:"measured"`
 	// WithinNoise: the ratio is in bounds that claim a difference, but the
-	// two variants' intervals overlap: not established, so not met.
-	WithinNoise bool `json:"within_noise,omitempty"`
-	Met         bool `json:"met"`
+	// two variants' rounds do not establish one (Welch's t-test at
+	// stats.Alpha, P its p-value): not established, so not met.
+	WithinNoise bool    `json:"within_noise,omitempty"`
+	P           float64 `json:"p,omitempty"`
+	Met         bool    `json:"met"`
+}
+
+// Outcome is a check's verdict in words: reproduced, not reproduced, not
+// established (the bounds are met but the rounds cannot tell the
+// difference from noise) or not measured.
+func (c Check) Outcome() string {
+	switch {
+	case !c.Measured:
+		return "not measured"
+	case c.Met:
+		return "reproduced"
+	case c.WithinNoise && c.inBounds():
+		return "not established"
+	}
+	return "not reproduced"
+}
+
+func (c Check) inBounds() bool {
+	return (c.Min == nil || c.Median >= *c.Min) && (c.Max == nil || c.Median <= *c.Max)
 }
 
 // Summarize turns samples into cells (step, metric and variant in the
@@ -122,7 +143,8 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 				// a claimed difference (the bounds exclude 1) must stand out
 				// of the noise of the two variants' rounds
 				d := stats.Compare(c.Spread, other.Spread)
-				ch.WithinNoise = d.WithinNoise && ((e.Min != nil && *e.Min > 1) || (e.Max != nil && *e.Max < 1))
+				ch.WithinNoise = (d.WithinNoise || d.Unknown) && ((e.Min != nil && *e.Min > 1) || (e.Max != nil && *e.Max < 1))
+				ch.P = d.P
 			}
 		}
 		if ok {
@@ -206,7 +228,7 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 				}
 				p := fmt.Sprintf("%s %s", titles[c.Variant], figure(metric, c.Median))
 				if c.N > 1 {
-					p += fmt.Sprintf(" (95 %% interval %s–%s)", number(c.Lo), number(c.Hi))
+					p += fmt.Sprintf(" (%s %s–%s)", c.IntervalLabel(), number(c.Lo), number(c.Hi))
 				}
 				if c.Delta != nil {
 					p += ", " + change(*c.Delta, titles[s.Baseline()])
@@ -222,28 +244,42 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 		}
 	}
 	if len(checks) > 0 {
-		met := 0
-		var missed []string
+		by := map[string][]string{}
 		for _, c := range checks {
-			if c.Met {
-				met++
-			} else if c.Measured && c.Than != "" {
+			var what string
+			switch o := c.Outcome(); {
+			case o == "reproduced":
+				what = "met"
+			case o == "not measured":
+				what = fmt.Sprintf("%s %s", titles[c.Variant], c.Step)
+			case c.Than != "":
 				noise := ""
-				if c.WithinNoise {
-					noise = ", within the noise of the rounds"
+				if o == "not established" {
+					noise = fmt.Sprintf(", which %d round(s) cannot tell from noise (Welch's t-test, p %.2f; it calls set-ups that do not differ different at most %.0f %% of the time)",
+						rounds, c.P, 100*stats.Alpha)
 				}
-				missed = append(missed, fmt.Sprintf("%s %s %s× %s%s (%s)", titles[c.Variant], c.Step, number(c.Median), titles[c.Than], noise, c.Why))
-			} else if c.Measured {
-				missed = append(missed, fmt.Sprintf("%s %s %s (%s)", titles[c.Variant], c.Step, figure(c.Metric, c.Median), c.Why))
-			} else {
-				missed = append(missed, fmt.Sprintf("%s %s not measured", titles[c.Variant], c.Step))
+				what = fmt.Sprintf("%s %s %s× %s%s (%s)", titles[c.Variant], c.Step, number(c.Median), titles[c.Than], noise, c.Why)
+			default:
+				what = fmt.Sprintf("%s %s %s (%s)", titles[c.Variant], c.Step, figure(c.Metric, c.Median), c.Why)
 			}
+			by[c.Outcome()] = append(by[c.Outcome()], what)
 		}
-		fmt.Fprintf(&b, "The document's result is reproduced on %d of %d counts", met, len(checks))
-		if len(missed) > 0 {
-			fmt.Fprintf(&b, "; not on: %s", strings.Join(missed, "; "))
+		measured := len(checks) - len(by["not measured"])
+		fmt.Fprintf(&b, "The document's result is reproduced on %d of %d counts measured", len(by["reproduced"]), measured)
+		if len(by["not reproduced"]) > 0 {
+			fmt.Fprintf(&b, "; not reproduced: %s", strings.Join(by["not reproduced"], "; "))
+		}
+		if len(by["not established"]) > 0 {
+			fmt.Fprintf(&b, "; not established: %s", strings.Join(by["not established"], "; "))
 		}
 		b.WriteString(".")
+		if n := len(by["not measured"]); n > 0 {
+			why := "a step failed"
+			if interrupted {
+				why = "the study stopped before they ran"
+			}
+			fmt.Fprintf(&b, " %d count(s) not measured, so neither reproduced nor not (%s): %s.", n, why, strings.Join(by["not measured"], "; "))
+		}
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -103,7 +103,8 @@ func TestRelativeExpect(t *testing.T) {
 	}
 	f := Finding(s, "quick", 3, cells, checks, false)
 	for _, want := range []string{"Seconds of fio's file1g test", "XFS, 64K blocks 4.65 s", "published 2.0 s (NTFS 64K, 16 disks)",
-		"reproduced on 0 of 1 counts; not on: XFS, 64K blocks write 1.01× XFS, 4K blocks, within the noise of the rounds (the document: 64K clusters wrote the file 20 % faster)"} {
+		"reproduced on 0 of 1 counts measured; not reproduced: XFS, 64K blocks write 1.01× XFS, 4K blocks (the document: 64K clusters wrote the file 20 % faster)",
+		"XFS, 4K blocks 4.60 s (range of 3 (a 75 % interval) 4.50–4.70)"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("finding lacks %q:\n%s", want, f)
 		}
@@ -118,8 +119,28 @@ func TestClaimedDifferenceMustStandOutOfNoise(t *testing.T) {
 			Sample{Round: r + 1, Variant: "pool2g", Step: "oltp", Metric: "tps@8", Value: v[1]})
 	}
 	_, checks := Summarize(s, s.Scales.Quick, []string{"pool128m", "pool2g"}, samples)
-	if len(checks) != 1 || checks[0].Met || !checks[0].WithinNoise || checks[0].Median < 1.05 {
+	if len(checks) != 1 || checks[0].Met || !checks[0].WithinNoise || checks[0].Median < 1.05 || checks[0].Outcome() != "not established" {
 		t.Errorf("+6 %% within noise is not a reproduced gain: %+v", checks)
+	}
+	cells, _ := Summarize(s, s.Scales.Quick, []string{"pool128m", "pool2g"}, samples)
+	if f := Finding(s, "quick", 3, cells, checks, false); !strings.Contains(f, "reproduced on 0 of 1 counts measured; not established:") ||
+		!strings.Contains(f, "which 3 round(s) cannot tell from noise (Welch's t-test, p 0.") || !strings.Contains(f, "at most 5 % of the time") {
+		t.Errorf("finding:\n%s", f)
+	}
+}
+
+// TestInterruptedStudyCounts: a study stopped before some checks were
+// measured counts them as not measured, never as not reproduced.
+func TestInterruptedStudyCounts(t *testing.T) {
+	s, _ := Embedded("seed000-bufferpool")
+	_, checks := Summarize(s, s.Scales.Quick, []string{"pool128m", "pool2g"}, []Sample{{Round: 1, Variant: "pool128m", Step: "oltp", Metric: "tps@8", Value: 600}})
+	if len(checks) != 1 || checks[0].Measured || checks[0].Outcome() != "not measured" {
+		t.Fatalf("checks %+v", checks)
+	}
+	f := Finding(s, "quick", 0, nil, checks, true)
+	if !strings.Contains(f, "reproduced on 0 of 0 counts measured") || strings.Contains(f, "not reproduced") ||
+		!strings.Contains(f, "1 count(s) not measured, so neither reproduced nor not (the study stopped before they ran)") {
+		t.Errorf("finding of an interrupted study:\n%s", f)
 	}
 }
 

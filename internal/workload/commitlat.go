@@ -33,11 +33,16 @@ type CommitOutcome struct {
 // CommitLatency times count single-row autocommit INSERTs on one
 // connection to each target in turn (from the client host): the cost of a
 // commit, replication included, as an application sees it.
-func CommitLatency(ctx context.Context, l Lab, targets []Endpoint, count int, command []string, log io.Writer) (*CommitOutcome, error) {
+func CommitLatency(ctx context.Context, l Lab, targets []Endpoint, count int, command []string, log io.Writer) (_ *CommitOutcome, err error) {
 	run, err := NewRun(ctx, l, results.CommitLatency, command, map[string]any{"count": count})
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			Abandon(l, run)
+		}
+	}()
 	out := &CommitOutcome{RunID: run.ID}
 	for i, e := range targets {
 		fmt.Fprintf(log, "[%d/%d] %d autocommit INSERTs on %s\n", i+1, len(targets), count, e.Name)

@@ -46,11 +46,16 @@ type DiskParams struct {
 // host (its machine's CPU and memory limits apply, as on a VM), in a
 // directory it removes afterwards; each test runs runs times and the
 // median is kept.
-func DiskBench(ctx context.Context, l Lab, vols []plan.NodeVolume, tests []fio.Test, p DiskParams, command []string, log io.Writer) (*DiskOutcome, error) {
+func DiskBench(ctx context.Context, l Lab, vols []plan.NodeVolume, tests []fio.Test, p DiskParams, command []string, log io.Writer) (_ *DiskOutcome, err error) {
 	run, err := NewRun(ctx, l, results.DiskBench, command, p)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			Abandon(l, run)
+		}
+	}()
 	out := &DiskOutcome{RunID: run.ID}
 	for _, nv := range vols {
 		for _, t := range tests {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -251,6 +253,19 @@ func HostRows(samples []machine.Sample) [][]string {
 var recorders sync.Map // run id → *machine.Recorder
 
 func recording(id string, r *machine.Recorder) { recorders.Store(id, r) }
+
+// Abandon ends a run that failed before it was stored: its recording stops
+// and its directory goes, so a failed run leaves a stored run or nothing
+// (never a folder without run.json).
+func Abandon(l Lab, run *results.Run) {
+	if rec := recorded(run.ID); rec != nil {
+		rec.Stop()
+	}
+	dir := results.RunDir(l.Home(), run.ID)
+	if _, err := os.Stat(filepath.Join(dir, "run.json")); errors.Is(err, os.ErrNotExist) {
+		_ = os.RemoveAll(dir)
+	}
+}
 
 func recorded(id string) *machine.Recorder {
 	r, ok := recorders.LoadAndDelete(id)

@@ -23,7 +23,7 @@ type SlapOutcome struct {
 // stores it. mariadb-slap prints timings even when queries or connections
 // failed (and exits 0): such a run is stored with its errors as warnings
 // and reported as failed.
-func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []string, log io.Writer) (*SlapOutcome, error) {
+func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []string, log io.Writer) (_ *SlapOutcome, err error) {
 	if p.Dataset == "employees" {
 		if err := Employees(ctx, l, e, p.DatasetSize, log); err != nil {
 			return nil, err
@@ -33,6 +33,11 @@ func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []strin
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			Abandon(l, run)
+		}
+	}()
 	dir := results.RunDir(l.Home(), run.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

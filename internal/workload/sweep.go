@@ -39,11 +39,16 @@ const StepsFile = "steps.csv"
 // Run prepares (or reuses) the dataset, runs every thread count Runs times
 // from the lab's client host and stores the run. Interrupted (ctx done),
 // it keeps and stores what it measured.
-func Run(ctx context.Context, l Lab, s Sweep) (*Outcome, error) {
+func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 	run, err := NewRun(ctx, l, results.Sysbench, s.Command, s.Params)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			Abandon(l, run)
+		}
+	}()
 	id := run.ID
 	dir := results.RunDir(l.Home(), id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

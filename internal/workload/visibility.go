@@ -46,11 +46,16 @@ type ProbeOutcome struct {
 
 // VisibilityLag writes count rows on from and polls to after each
 // acknowledgement, once with wsrep_sync_wait=0 and once with causal reads.
-func VisibilityLag(ctx context.Context, l Lab, from, to Endpoint, count int, command []string, log io.Writer) (*ProbeOutcome, error) {
+func VisibilityLag(ctx context.Context, l Lab, from, to Endpoint, count int, command []string, log io.Writer) (_ *ProbeOutcome, err error) {
 	run, err := NewRun(ctx, l, results.Visibility, command, map[string]any{"from": from.Name, "to": to.Name, "count": count})
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			Abandon(l, run)
+		}
+	}()
 	var out []Visibility
 	for _, wait := range []int{0, 1} {
 		fmt.Fprintf(log, "%d writes on %s, read back on %s with wsrep_sync_wait=%d\n", count, from.Name, to.Name, wait)
@@ -111,11 +116,16 @@ func visibility(ctx context.Context, l Lab, from, to Endpoint, count, wait int) 
 
 // BulkReplication writes each row count on from, one commit per row, and
 // times until the last row is readable on to.
-func BulkReplication(ctx context.Context, l Lab, from, to Endpoint, rows []int, command []string, log io.Writer) (*ProbeOutcome, error) {
+func BulkReplication(ctx context.Context, l Lab, from, to Endpoint, rows []int, command []string, log io.Writer) (_ *ProbeOutcome, err error) {
 	run, err := NewRun(ctx, l, results.BulkReplication, command, map[string]any{"from": from.Name, "to": to.Name, "rows": rows})
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if err != nil {
+			Abandon(l, run)
+		}
+	}()
 	var out []Bulk
 	for _, n := range rows {
 		fmt.Fprintf(log, "%d rows on %s, waiting for them on %s\n", n, from.Name, to.Name)
