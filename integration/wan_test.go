@@ -102,11 +102,16 @@ func TestWAN(t *testing.T) {
 	if n <= 0 || syscall.Kill(n, syscall.SIGKILL) != nil {
 		t.Fatalf("netem pid %q", pid)
 	}
-	if r := e.run("netem", "check", "--name", "itwan"); r.code != 1 || !strings.Contains(r.stderr, "netem daemon is down") {
-		t.Errorf("check with the emulator dead: exit %d\n%s", r.code, r.stderr)
+	if r := e.run("netem", "check", "--name", "itwan"); r.code != 1 || !strings.Contains(r.stderr, "netem daemon is down") || !strings.Contains(r.stdout, "not measured (all 21 probes failed") {
+		t.Errorf("check with the emulator dead: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := e.run("status", "--name", "itwan"); !strings.Contains(r.stdout, "(emulator down); measured") || !strings.Contains(r.stdout, "not measured (all 21 probes failed") || strings.Contains(r.stdout, "p50 0.00") {
+		t.Errorf("status with the link not measured:\n%s", r.stdout)
 	}
 
-	e.ok("fault", "heal", "--name", "itwan")
+	if r := e.run("fault", "heal", "--name", "itwan"); r.code != 0 || !strings.Contains(r.stderr, "link east-west") {
+		t.Errorf("heal measures the links it restores: exit %d\n%s", r.code, r.stderr)
+	}
 	st = wanStatus{} // omitted (zero) fields must not keep old values
 	e.statusInto("itwan", &st)
 	if k := st.Links[0]; k.RTTMs != 100 || k.LossPercent != 0 || k.Bandwidth != 0 || k.Emulator != "running" {

@@ -84,6 +84,10 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 					if !m.Usable {
 						verdict = "BROKEN"
 					}
+					if m.Samples == 0 {
+						fmt.Printf("%s (%s → %s): %s; target %.2f ms%s: BROKEN\n", m.Link, m.From, m.To, m.Summary(), m.TargetMs, m.OnTop())
+						continue
+					}
 					fmt.Printf("%s (%s → %s): p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, %d probes (%d failed); target %.2f ms%s ± %.2f ms: %s\n",
 						m.Link, m.From, m.To, m.P50Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Samples, m.Failed, m.TargetMs, m.OnTop(), m.Tolerance, verdict)
 				}

@@ -139,7 +139,7 @@ func printStatus(st lab.Status) {
 		}
 		fmt.Printf(" (emulator %s)", k.Emulator)
 		if m := k.Measured; m != nil {
-			fmt.Printf("; measured %s: p50 %.2f ms, p99 %.2f ms", m.At.Local().Format("15:04:05"), m.P50Ms, m.P99Ms)
+			fmt.Printf("; measured %s: %s", m.At.Local().Format("15:04:05"), m.Summary())
 		}
 		fmt.Println()
 	}

@@ -92,7 +92,13 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 			l.logf("%s: resumed", n.Name)
 		}
 	}
-	return l.startAll(ctx)
+	if err := l.startAll(ctx); err != nil {
+		return err
+	}
+	// the links are back at the spec's figures: measured, and a link
+	// whose round trip cannot be measured at all is not healed
+	_, err = l.wan.Check(ctx, false)
+	return err
 }
 
 // LBFault kills the HAProxy of load balancer hosts (kill -9), every name

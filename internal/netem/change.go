@@ -58,7 +58,7 @@ func Apply(links []Link, c Change) ([]Link, error) {
 	case fault.Bandwidth:
 		if c.Value == "0" || c.Value == "unlimited" {
 			k.Bandwidth = 0
-		} else if r, perr := spec.ParseRate(c.Value); perr != nil || r < 8000 {
+		} else if r, perr := spec.ParseRate(c.Value); perr != nil {
 			problems = append(problems, fmt.Sprintf("VALUE: expected a rate from 8kbit to 100gbit like 10mbit or 1gbit, or unlimited, got %q", c.Value))
 		} else {
 			k.Bandwidth = r

@@ -29,6 +29,18 @@ type Measured struct {
 	// delay adds to it, and the target is judged on top of it).
 	BaseMs float64   `json:"base_ms,omitempty"`
 	At     time.Time `json:"at"`
+	// NotMeasured says why no round trip was measured (every probe failed):
+	// the figures above are then none, not zero.
+	NotMeasured string `json:"not_measured,omitempty"`
+}
+
+// Summary is the measurement in words: its p50 and p99, or why there is
+// none.
+func (m Measured) Summary() string {
+	if m.Samples == 0 {
+		return "not measured (" + m.NotMeasured + ")"
+	}
+	return fmt.Sprintf("p50 %.2f ms, p99 %.2f ms", m.P50Ms, m.P99Ms)
 }
 
 // Tolerance is how far a link's median round trip may be from its target:
@@ -46,6 +58,7 @@ func Bound(rtt time.Duration) time.Duration { return rtt/10 + 5*time.Millisecond
 func Judge(k Link, base time.Duration, samples []time.Duration, failed int) Measured {
 	m := Measured{Link: k.Name, TargetMs: ms(k.RTT), Samples: len(samples), Failed: failed, Tolerance: ms(Tolerance(k.RTT)), Bound: ms(Bound(k.RTT)), BaseMs: ms(base)}
 	if len(samples) == 0 {
+		m.NotMeasured = fmt.Sprintf("all %d probes failed: the link is cut, the netem daemon is down or nothing answers in the other region", failed)
 		return m
 	}
 	s := append([]time.Duration(nil), samples...)

@@ -134,8 +134,12 @@ func TestJudge(t *testing.T) {
 	if m := Judge(k, 0, ms(116, 116, 116), 0); m.Usable || !strings.Contains(m.Problem(), "target 100.00 ms ± 15.00 ms") {
 		t.Fatalf("16 ms off must fail: %+v %s", m, m.Problem())
 	}
-	if m := Judge(k, 0, nil, 21); m.OK || !strings.Contains(m.Problem(), "cut") {
-		t.Fatalf("no samples: %+v", m)
+	if m := Judge(k, 0, nil, 21); m.OK || !strings.Contains(m.Problem(), "cut") || strings.Contains(m.Summary(), "0.00") ||
+		m.Summary() != "not measured (all 21 probes failed: the link is cut, the netem daemon is down or nothing answers in the other region)" {
+		t.Fatalf("no samples: %+v %q", m, m.Summary())
+	}
+	if m := Judge(k, 0, ms(100.4, 100.6, 101), 0); m.Summary() != "p50 100.60 ms, p99 101.00 ms" || m.NotMeasured != "" {
+		t.Fatalf("measured: %q", m.Summary())
 	}
 	if m := Judge(Link{RTT: 0}, 0, ms(0.2, 0.3), 0); !m.OK {
 		t.Fatalf("0 ms link within 1 ms: %+v", m)

@@ -123,7 +123,7 @@ func (b *builder) storage(ci int, c spec.Cluster, n *Node) {
 func (b *builder) volume(n *Node, v spec.Volume) Volume {
 	class, _ := b.s.DiskNamed(v.Disk)
 	vol := Volume{Name: v.Name, Class: class, FS: v.FileSystem(), AllocationUnit: v.AllocationBytes(), Stripe: v.StripeBytes()}
-	for k := 1; k <= max(v.Count, 1); k++ {
+	for k := 1; k <= v.Disks(); k++ {
 		vol.Disks = append(vol.Disks, fmt.Sprintf("%s-%s%d", n.Name, v.Name, k))
 	}
 	return vol

@@ -57,7 +57,7 @@ var CachingPolicies = []string{"none", "read", "readwrite"}
 type Volume struct {
 	Name  string `yaml:"name" json:"name"`
 	Disk  string `yaml:"disk" json:"disk"`
-	Count int    `yaml:"count,omitempty" json:"count,omitempty"` // default 1
+	Count *int   `yaml:"count,omitempty" json:"count,omitempty"` // default 1 (Disks)
 	FS    string `yaml:"fs,omitempty" json:"fs,omitempty"`       // ext4 | xfs | btrfs (default xfs)
 	// Stripe is the RAID 0 chunk of a striped volume (default 64K).
 	Stripe string `yaml:"stripe,omitempty" json:"stripe,omitempty"`
@@ -156,9 +156,17 @@ func (v Volume) FileSystem() string {
 	return "xfs"
 }
 
+// Disks is how many disks the volume stripes: its count, 1 when not given.
+func (v Volume) Disks() int {
+	if v.Count == nil {
+		return 1
+	}
+	return *v.Count
+}
+
 // StripeBytes is a striped volume's chunk (64K unless set; 0 for one disk).
 func (v Volume) StripeBytes() int64 {
-	if v.Count < 2 {
+	if v.Disks() < 2 {
 		return 0
 	}
 	if b, err := ParseSize(v.Stripe); err == nil && v.Stripe != "" {
@@ -265,15 +273,15 @@ func (v *validator) storage(s *Spec, p string, st *Storage) {
 		} else if _, ok := s.DiskNamed(vol.Disk); !ok {
 			v.add(vp+".disk", "unknown disk class %q (known: %s)", vol.Disk, strings.Join(s.diskNames(), ", "))
 		}
-		if vol.Count < 0 || vol.Count > MaxDisksInRAID {
-			v.add(vp+".count", "expected 1 to %d disks, got %d", MaxDisksInRAID, vol.Count)
+		if n := vol.Disks(); n < 1 || n > MaxDisksInRAID {
+			v.add(vp+".count", "expected 1 to %d disks, got %d", MaxDisksInRAID, n)
 		}
 		if vol.FS != "" && !slices.Contains(FileSystems, vol.FS) {
 			v.add(vp+".fs", "expected one of %s, got %q", strings.Join(FileSystems, ", "), vol.FS)
 		}
 		if vol.Stripe != "" {
-			if vol.Count < 2 {
-				v.add(vp+".stripe", "a stripe needs a striped volume (count 2 or more), count is %d", max(vol.Count, 1))
+			if vol.Disks() < 2 {
+				v.add(vp+".stripe", "a stripe needs a striped volume (count 2 or more), count is %d", vol.Disks())
 			} else if b, err := ParseSize(vol.Stripe); err != nil || !powerOfTwo(b, 4<<10, 1<<20) {
 				v.add(vp+".stripe", "expected a power of two from 4K to 1M like 64K, got %q", vol.Stripe)
 			}

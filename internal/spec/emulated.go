@@ -86,7 +86,7 @@ func storageString(st *Storage) string {
 		if i > 0 {
 			s += ", "
 		}
-		s += fmt.Sprintf("%s: %d× %s", v.Name, max(v.Count, 1), v.Disk)
+		s += fmt.Sprintf("%s: %d× %s", v.Name, v.Disks(), v.Disk)
 		var opts []string
 		for _, o := range []struct{ k, v string }{{"fs", v.FS}, {"stripe", v.Stripe}, {"allocation unit", v.AllocationUnit}} {
 			if o.v != "" {

@@ -361,3 +361,31 @@ func TestEnginesAndProfiles(t *testing.T) {
 		t.Errorf("a kept promise has no note: %q", got)
 	}
 }
+
+// TestRateBounds: one rule for a rate wherever one is given (a spec's link
+// or NIC, a bandwidth fault): 8kbit to 100gbit.
+func TestRateBounds(t *testing.T) {
+	for _, c := range []struct {
+		s  string
+		ok bool
+	}{{"8kbit", true}, {"1kbit", false}, {"7999bit", false}, {"8000bit", true}, {"100gbit", true}, {"101gbit", false}, {"0mbit", false}} {
+		if _, err := ParseRate(c.s); (err == nil) != c.ok {
+			t.Errorf("ParseRate(%q): %v, want ok %v", c.s, err, c.ok)
+		}
+	}
+	if _, err := Load([]byte("regions: [{name: a}, {name: b}]\nlinks: [{between: [a, b], rtt: 10ms, bandwidth: 1kbit}]\nclusters: [{name: db, regions: [a, b], nodes: 2}]\n")); err == nil ||
+		!strings.Contains(err.Error(), "links[0].bandwidth: expected a rate from 8kbit") {
+		t.Errorf("a 1 kbit link: %v", err)
+	}
+}
+
+// TestVolumeCountZero: count 0 is refused, not taken for the default 1.
+func TestVolumeCountZero(t *testing.T) {
+	_, err := Load([]byte("clusters: [{name: db, kind: standalone, storage: {volumes: [{name: data, disk: standard, count: 0}]}}]"))
+	if err == nil || !strings.Contains(err.Error(), "clusters[0].storage.volumes[0].count: expected 1 to 8 disks, got 0") {
+		t.Errorf("count 0: %v", err)
+	}
+	if _, err := Load([]byte("clusters: [{name: db, kind: standalone, storage: {volumes: [{name: data, disk: standard}]}}]")); err != nil {
+		t.Errorf("no count: %v", err)
+	}
+}

@@ -33,11 +33,15 @@ func ParseSize(s string) (int64, error) {
 	return v * mult, nil
 }
 
-// MaxRate is the fastest link a spec or a fault may give (100gbit).
-const MaxRate = 100e9
+// MinRate and MaxRate bound the rate a spec or a fault may give a link or
+// a NIC (8kbit to 100gbit): one rule for every place that takes one.
+const (
+	MinRate = 8e3
+	MaxRate = 100e9
+)
 
 // ParseRate parses a bandwidth like 100mbit, 1gbit or 500kbit into bits per
-// second, at most MaxRate.
+// second, from MinRate to MaxRate.
 func ParseRate(s string) (int64, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	for _, u := range []struct {
@@ -46,7 +50,7 @@ func ParseRate(s string) (int64, error) {
 	}{{"gbit", 1e9}, {"mbit", 1e6}, {"kbit", 1e3}, {"bit", 1}} {
 		if strings.HasSuffix(s, u.suffix) {
 			v, err := strconv.ParseInt(strings.TrimSuffix(s, u.suffix), 10, 64)
-			if err != nil || v <= 0 || v > MaxRate/u.mult {
+			if err != nil || v <= 0 || v > MaxRate/u.mult || v*u.mult < MinRate {
 				break
 			}
 			return v * u.mult, nil
