@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,7 +55,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 				"config.innodb_flush_log_at_trx_commit: profile durable flushes the redo log at every commit", "config.sync_binlog: profile durable syncs the binary log"}},
 		// disks that could never fit this machine's disk
 		{"disks larger than the machine", []string{"up", "-f", write("p.yaml", "disks: [{name: huge, iops: 100, throughput: 10M, latency: 1ms, size: 1T}]\n"+
-			"clusters:\n  - {name: db, nodes: 3, storage: {volumes: [{name: data, disk: huge, count: 16}]}}\n")},
+			"clusters:\n  - {name: db, nodes: 3, storage: {volumes: [{name: data, disk: huge, count: 8}, {name: logs, disk: huge, count: 8}]}}\n")},
 			[]string{"storage (the disks' sizes): 48 disks of 48T in all", "free on the file system holding", "may promise up to 4× the free space"}},
 	}
 	for _, c := range cases {
@@ -79,5 +80,33 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 	}
 	if r := e.run("down", "--name", "itnothing"); r.code != 0 {
 		t.Errorf("down of a lab that does not exist: exit %d (want 0: down is idempotent)\n%s", r.code, r.stderr)
+	}
+}
+
+// TestHomeUnusable: a home too small for a lab, and a read-only one, are
+// bad input naming --home (exit 2), and nothing is made.
+func TestHomeUnusable(t *testing.T) {
+	e := newEnv(t)
+	dir, err := os.MkdirTemp("/tmp", "hdit-small-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=30M", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run(); os.Remove(dir) })
+	small := e.run("--home", dir, "up", "--name", "itsmall")
+	if small.code != 2 || !strings.Contains(small.stderr, "--home: 30M free on the file system holding "+dir+"; a lab of 3 node(s) needs about 1G") {
+		t.Errorf("a home too small: exit %d\n%s", small.code, small.stderr)
+	}
+	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount: %v %s", err, out)
+	}
+	ro := e.run("--home", dir, "up", "--name", "itsmall")
+	if ro.code != 2 || !strings.Contains(ro.stderr, "--home: "+dir+" is not writable") {
+		t.Errorf("a read-only home: exit %d\n%s", ro.code, ro.stderr)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "labs")); len(left) > 1 {
+		t.Errorf("left in the home: %v", left)
 	}
 }

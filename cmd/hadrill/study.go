@@ -119,6 +119,9 @@ are disk steps and --keep.`,
 		Args: args(0, 1, "a study name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			s, err := load(a)
+			if cmd.Flags().Changed("variants") && len(o.Variants) == 0 {
+				err = hderr.Join([]error{err, hderr.User("--variants: empty: name the variants to run, or leave out --variants to run every one")})
+			}
 			if invFile != "" {
 				var ierr error
 				o.Inventory, ierr = loadInventory(invFile)

@@ -103,6 +103,8 @@ func TestResolveRefuses(t *testing.T) {
 		{"virtual IPs no network of the hosts can share", "hosts: {lb1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key}}\nvirtual_ips: {lb: 8.8.4.4, front: 127.0.0.5, back: 224.0.0.18, side: 169.254.1.1}", env,
 			[]string{"virtual_ips.lb: 8.8.4.4 is a public address, and every host's private address is in a private range", "virtual_ips.front: 127.0.0.5 is not an address",
 				"virtual_ips.back: 224.0.0.18 is not an address", "virtual_ips.side: 169.254.1.1 is not an address"}},
+		{"a host given twice", "hosts:\n  db1: {address: 10.0.0.1, identity: /etc/hadrill/lab.key}\n  db1: {address: 10.0.0.2, identity: /etc/hadrill/lab.key}", env,
+			[]string{"hosts.db1: given twice (lines 2 and 3)"}},
 		{"a private key open to others", "hosts: {db1: {address: 10.0.0.1, identity: keys/open}}", env,
 			[]string{"hosts.db1.identity: /inv/keys/open is open to others (mode 0644): OpenSSH ignores such a private key; chmod 600 /inv/keys/open"}},
 		{"every problem at once", "hosts: {db1: {port: 0, user: X}, db2: {address: 'x y', identity: nokey}}", env,

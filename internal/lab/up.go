@@ -81,7 +81,7 @@ func up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 		if err := facts.Preflight(p, f); err != nil {
 			return nil, err
 		}
-		if err := checkRoom(p, o.Log); err != nil {
+		if err := checkRoom(p, home, o.Log); err != nil {
 			return nil, err
 		}
 	}
@@ -363,15 +363,26 @@ func (l *Lab) checkAppLogins(ctx context.Context) error {
 	return g.Wait()
 }
 
-// checkRoom refuses a lab whose disks' images would not fit the file
-// system that holds them (bad input: nothing is made), and says so when
-// they may fill it.
-func checkRoom(p *plan.Plan, log io.Writer) error {
+// NodeRoom is about what a node's files take once made: its redo log and
+// Galera cache (64M each) and the system tables, with room to start.
+const NodeRoom = 256 << 20
+
+// checkRoom refuses a lab whose nodes' files or disks' images would not fit
+// the file system that holds them (bad input: nothing is made), and says
+// so when the images may fill it.
+func checkRoom(p *plan.Plan, home string, log io.Writer) error {
+	free, err := disk.Free(home)
+	if err != nil {
+		return fmt.Errorf("free space in %s: %w", home, err)
+	}
+	if need := int64(len(p.Nodes)+1) * NodeRoom; p.Disks == nil && free < need {
+		return hderr.User("--home: %s free on the file system holding %s; a lab of %d node(s) needs about %s (each node's redo log, Galera cache and "+
+			"system tables): free some space or give another --home", spec.FormatSize(free), home, len(p.Nodes), spec.FormatSize(need))
+	}
 	if p.Disks == nil {
 		return nil
 	}
-	free, err := disk.Free(p.Disks.Images)
-	if err != nil {
+	if free, err = disk.Free(p.Disks.Images); err != nil {
 		return fmt.Errorf("free space for the disks' images: %w", err)
 	}
 	refuse, warn := disk.Room(p, free)

@@ -170,8 +170,15 @@ func check(n *yaml.Node, t reflect.Type, root, path string, problems *[]string, 
 			at("expected a mapping, got %s", describe(n))
 			return
 		}
+		first := map[string]int{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			check(n.Content[i+1], t.Elem(), root, join(path, n.Content[i].Value), problems, budget)
+			k := n.Content[i]
+			if line, ok := first[k.Value]; ok { // a map keeps one of them: the other would vanish without a word
+				*problems = append(*problems, fmt.Sprintf("%s: given twice (lines %d and %d)", join(path, k.Value), line, k.Line))
+				continue
+			}
+			first[k.Value] = k.Line
+			check(n.Content[i+1], t.Elem(), root, join(path, k.Value), problems, budget)
 		}
 	default:
 		if n.Kind != yaml.ScalarNode {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // Kind is one of a lab's two locks. Writer is held by every command that changes the lab
@@ -75,16 +77,26 @@ func Lock(home, name string, k Kind) (unlock func(), err error) {
 	return lock(home, name, k, LockWait)
 }
 
+// unwritable words an error writing into the home: a home hadrill may not
+// write (read-only, not its own) is bad input, naming --home; anything else
+// (a full disk) is what it is.
+func unwritable(home string, err error) error {
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, os.ErrPermission) {
+		return hderr.User("--home: %s is not writable (%v): give a home hadrill may write (--home or HADRILL_HOME)", home, err)
+	}
+	return err
+}
+
 func lock(home, name string, k Kind, wait time.Duration) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Join(home, "labs"), 0o755); err != nil {
-		return nil, err
+		return nil, unwritable(home, err)
 	}
 	path := lockPath(home, name, k)
 	deadline := time.Now().Add(wait)
 	for {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
-			return nil, err
+			return nil, unwritable(home, err)
 		}
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil && linked(f, path) {

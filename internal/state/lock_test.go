@@ -5,8 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 func TestLockNamesItsHolder(t *testing.T) {
@@ -47,5 +50,24 @@ func TestLockNamesItsHolder(t *testing.T) {
 	again()
 	if left, _ := filepath.Glob(filepath.Join(home, "labs", ".lab1.lock")); len(left) > 0 {
 		t.Fatalf("left %v", left)
+	}
+}
+
+// TestUnwritableHome: a home hadrill may not write is bad input naming
+// --home; a full one is not (it is what it is, and says so).
+func TestUnwritableHome(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		user bool
+	}{
+		{&os.PathError{Op: "open", Path: "/h/labs/.x.lock", Err: syscall.EROFS}, true},
+		{&os.PathError{Op: "mkdir", Path: "/h/labs", Err: syscall.EACCES}, true},
+		{&os.PathError{Op: "open", Path: "/h/labs/.x.lock", Err: syscall.ENOSPC}, false},
+	} {
+		err := unwritable("/h", c.err)
+		if hderr.IsUser(err) != c.user || (c.user && !strings.Contains(err.Error(), "--home: /h is not writable")) ||
+			(!c.user && !strings.Contains(err.Error(), "no space left on device")) {
+			t.Errorf("%v: %v", c.err, err)
+		}
 	}
 }

@@ -16,7 +16,7 @@ func InstallDB(ctx context.Context, datadir, osUser, redoLog string) error {
 	argv := InstallArgs(datadir, osUser, osUser == "root", redoLog)
 	out, err := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("mariadb-install-db: %v: %s", err, tail(string(out), 5))
+		return fmt.Errorf("mariadb-install-db: %v: %s", err, LogTail(string(out), 5))
 	}
 	return nil
 }
@@ -129,11 +129,18 @@ func LogTail(log string, n int) string {
 	if len(errs) > n {
 		errs = errs[:n]
 	}
+	out := tail(log, n)
 	if len(errs) > 0 {
-		return strings.Join(errs, "\n")
+		out = strings.Join(errs, "\n")
 	}
-	return tail(log, n)
+	if noSpace.MatchString(log) {
+		out += "\n(error 28 is ENOSPC: the file system holding the node's files is full)"
+	}
+	return out
 }
+
+// noSpace finds a server's words for a full file system (errno 28).
+var noSpace = regexp.MustCompile(`(?i)(failed with error 28\b|Errcode: 28\b|error 28 \(|No space left on device)`)
 
 func tail(s string, n int) string {
 	return strings.Join(last(strings.Split(strings.TrimRight(s, "\n"), "\n"), n), "\n")
