@@ -2,8 +2,12 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 type drillResult struct {
@@ -24,8 +28,9 @@ type drillResult struct {
 
 // TestDrills: the durable profile loses no acknowledged write in any drill;
 // a full outage takes writes back within 15 s; the audit of a stored drill
-// fails once an acknowledged row is deleted behind the tool's back; bad
-// drill input is refused.
+// fails once an acknowledged row is deleted behind the tool's back, and says
+// lost once the table is dropped; a drill killed after its fault leaves a
+// run marked unfinished that can be audited; bad drill input is refused.
 func TestDrills(t *testing.T) {
 	e := newEnv(t)
 	spec := e.writeSpec("itdrl", `name: itdrl
@@ -78,6 +83,33 @@ client:
 	if r := e.run("drill", "audit", last.RunID, "--name", "itdrl"); r.code != 1 || !strings.Contains(r.stdout, "db2: MISSING 1 of") {
 		t.Errorf("audit after deleting an acknowledged row: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A drill killed (kill -9) after its fault leaves a run marked
+	// unfinished, with what it acknowledged until then: audited once the
+	// node it killed is back
+	c, buf := e.start("drill", "failover", "--name", "itdrl", "--before", "1s")
+	waitPrinted(t, buf, "(kill -9)", 30*time.Second)
+	time.Sleep(700 * time.Millisecond) // its operations are written every half second
+	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+	_ = c.Wait()
+	var killed storedDrill
+	id := e.latestRun(&killed)
+	raw, _ := os.ReadFile(filepath.Join(e.home, "runs", id, "run.json"))
+	if !killed.Interrupted || killed.Results.Verdict != "interrupted" || !strings.Contains(string(raw), "the drill did not finish") {
+		t.Errorf("the run of a killed drill: %s", raw)
+	}
+	e.ok("fault", "heal", "--name", "itdrl")
+	e.waitWhole("itdrl", "db1=Synced db2=Synced db3=Synced", time.Minute)
+	if r := e.run("drill", "audit", id, "--name", "itdrl"); r.code != 0 || !strings.Contains(r.stdout, "verified") || strings.Contains(r.stdout, " 0 acknowledged writes") {
+		t.Errorf("audit of the killed drill's run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	// a dropped table lost every acknowledged write in it: lost, not unverified
+	e.sql("itdrl", "db1", "DROP TABLE app.hd_drill")
+	if r := e.run("drill", "audit", last.RunID, "--name", "itdrl", "-o", "json"); r.code != 1 || !strings.Contains(r.stdout, `"verdict": "lost"`) ||
+		!strings.Contains(r.stdout, "does not exist (error 1146)") {
+		t.Errorf("audit after DROP TABLE: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	report := e.ok("report", last.RunID, "-o", e.home+"/drill.html")
 	if !strings.Contains(report.stdout+report.stderr, "report of 1 run(s)") || strings.Contains(report.stdout+report.stderr, " 0 charts") {
 		t.Errorf("report of a drill: %s%s", report.stdout, report.stderr)

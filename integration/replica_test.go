@@ -49,7 +49,10 @@ func TestPrimaryReplicaEndpoints(t *testing.T) {
 		t.Errorf("bad max_lag: %d", code)
 	}
 	// draining applies to every role, not only to Galera members
-	e.ok("drain", "a1", "b1", "--name", "itrep")
+	// draining the only node that takes a cluster's writes is said
+	if r := e.ok("drain", "a1", "b1", "--name", "itrep"); !strings.Contains(r.stderr, "note: every node of cluster a is drained now") {
+		t.Errorf("draining a cluster's last writer without a word:\n%s", r.stderr)
+	}
 	if body := wait(a+"/primary", 503); !strings.Contains(body, `"code":"Drained"`) {
 		t.Errorf("drained a1 /primary: %s", body)
 	}

@@ -42,6 +42,8 @@ func Code(err error) string {
 	}
 	var ne net.Error
 	switch {
+	case errors.Is(err, context.Canceled): // the drill's own interruption, not the server
+		return "cancelled"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	case strings.Contains(err.Error(), "connection refused"):

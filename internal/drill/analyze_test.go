@@ -100,6 +100,7 @@ func TestCode(t *testing.T) {
 		{&mysql.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, "1047"},
 		{fmt.Errorf("exec: %w", &mysql.MySQLError{Number: 1213}), "1213"},
 		{context.DeadlineExceeded, "timeout"},
+		{fmt.Errorf("exec: %w", context.Canceled), "cancelled"},
 		{errors.New("dial tcp 198.18.0.101:3306: connect: connection refused"), "refused"},
 		{mysql.ErrInvalidConn, "lost"},
 		{errors.New("unexpected EOF"), "lost"},

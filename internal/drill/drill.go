@@ -119,6 +119,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
 	d.s = startSampler(bg, l, d.cluster, d.nodes, 100*time.Millisecond)
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
+	unfinished := d.provisional(run)
 	d.logf("%s drill on cluster %s: %d writes/s and %d reads/s through %s", o.Scenario, d.cluster.Name, o.Rate, o.Rate/2, d.lb.Name)
 	sleep(ctx, o.Before)
 	ferr := d.fault(ctx)
@@ -138,6 +139,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 		d.res.Interrupted = ctx.Err() != nil
 	}
 	ops := d.t.finish()
+	unfinished()
 	d.s.finish()
 	end := time.Now()
 	jctx, cancel := context.WithTimeout(bg, 2*time.Minute)
@@ -158,9 +160,11 @@ func (d *drill) repair(ctx context.Context) error {
 	if err := d.l.Heal(ctx); err != nil {
 		return fmt.Errorf("undoing the fault after the interruption: %w", err)
 	}
-	if _, ok := d.s.waitFor(ctx, since, d.o.Timeout, func(s Sample) bool { return s.Whole(d.cluster.Members()) }); !ok {
+	t, ok := d.s.waitFor(ctx, since, d.o.Timeout, func(s Sample) bool { return s.Whole(d.cluster.Members()) })
+	if !ok {
 		return fmt.Errorf("cluster %s not whole within %v after undoing the interrupted fault", d.cluster.Name, d.o.Timeout)
 	}
+	d.wholeAt = t
 	d.logf("cluster %s whole again", d.cluster.Name)
 	return nil
 }

@@ -2,6 +2,7 @@ package drill
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -225,6 +226,12 @@ func (d *drill) store(run *results.Run, ops []Op, end time.Time) error {
 	if err := results.WriteCSV(d.l.Home(), run.ID, TimelineFile, TimelineHeader, rows); err != nil {
 		return err
 	}
+	return writeOps(d.l.Home(), run.ID, ops)
+}
+
+// writeOps writes a drill's operations (ops.csv: op, id, sent_ns, done_ns,
+// code), which its audit reads.
+func writeOps(home, id string, ops []Op) error {
 	var orows [][]string
 	for _, o := range ops {
 		kind := "read"
@@ -237,7 +244,39 @@ func (d *drill) store(run *results.Run, ops []Op, end time.Time) error {
 		}
 		orows = append(orows, []string{kind, strconv.FormatInt(o.ID, 10), strconv.FormatInt(o.Sent.UnixNano(), 10), done, o.Code})
 	}
-	return results.WriteCSV(d.l.Home(), run.ID, OpsFile, []string{"op", "id", "sent_ns", "done_ns", "code"}, orows)
+	return results.WriteCSV(home, id, OpsFile, []string{"op", "id", "sent_ns", "done_ns", "code"}, orows)
+}
+
+// Unfinished is what a drill's run says until the drill judges what it
+// saw: a drill whose process is killed leaves it, with the operations
+// acknowledged until then (written every half second) for `drill audit`.
+const Unfinished = "the drill did not finish: its process ended before it judged what it saw (killed?); " +
+	"what it acknowledged until then is kept (hadrill drill audit RUN_ID), and what it broke may still be broken (hadrill status; hadrill fault heal)"
+
+// provisional stores the run as unfinished, and keeps its operations
+// written as they complete, until stop is called.
+func (d *drill) provisional(run *results.Run) (stop func()) {
+	res := *d.res
+	res.Interrupted, res.Verdict, res.Problems = true, VerdictInterrupted, []string{Unfinished}
+	r := *run
+	r.Interrupted = true
+	r.Results, _ = json.Marshal(res)
+	if err := results.Save(d.l.Home(), &r); err != nil {
+		return func() {}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(500 * time.Millisecond):
+				_ = writeOps(d.l.Home(), run.ID, d.t.snapshot())
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // Files of a drill run.

@@ -77,6 +77,12 @@ func (t *traffic) finish() []Op {
 	close(t.stop)
 	<-t.done
 	t.wg.Wait()
+	return t.snapshot()
+}
+
+// snapshot copies the operations so far (in flight ones without their
+// return).
+func (t *traffic) snapshot() []Op {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]Op, len(t.ops))

@@ -179,7 +179,35 @@ func (l *Lab) Drain(ctx context.Context, names []string, drain bool) error {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}
+	if drain {
+		l.warnNoWriter(ctx, names)
+	}
 	return nil
+}
+
+// warnNoWriter says so when a drain leaves a cluster without a node the
+// load balancers may send writes to: a primary cluster's primary, or every
+// node of a Galera cluster.
+func (l *Lab) warnNoWriter(ctx context.Context, drained []string) {
+	repl := l.Replication()
+	for i := range l.p.Clusters {
+		c := &l.p.Clusters[i]
+		if c.Kind == spec.KindPrimary {
+			if p := repl.PrimaryOf(c); slices.Contains(drained, p) {
+				l.logf("note: %s is the primary of cluster %s, its only writer: drained, its agent answers 503, so the load balancers send writes nowhere "+
+					"until `hadrill undrain %s` (for a planned switchover, `hadrill promote` another node first)", p, c.Name, p)
+			}
+			continue
+		}
+		all := len(c.Nodes) > 0
+		for _, name := range c.Nodes {
+			n, _ := l.p.Node(name)
+			all = all && l.Drained(ctx, n)
+		}
+		if all && slices.ContainsFunc(c.Nodes, func(n string) bool { return slices.Contains(drained, n) }) {
+			l.logf("note: every node of cluster %s is drained now: the load balancers send its reads and writes nowhere until one is undrained", c.Name)
+		}
+	}
 }
 
 // Drained reports whether a node is drained.

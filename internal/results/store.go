@@ -143,18 +143,19 @@ func List(home string) []string {
 
 // WriteCSV writes a time series (header + rows) into the run's directory.
 func WriteCSV(home, id, name string, header []string, rows [][]string) error {
-	f, err := os.Create(filepath.Join(RunDir(home, id), name))
+	path := filepath.Join(RunDir(home, id), name)
+	f, err := os.Create(path + ".tmp") // whole or not at all: a reader (or a kill) never meets half a file
 	if err != nil {
 		return err
 	}
 	w := csv.NewWriter(f)
 	_ = w.Write(header)
 	_ = w.WriteAll(rows)
-	if err := w.Error(); err != nil {
-		f.Close()
+	if err := errors.Join(w.Error(), f.Close()); err != nil {
+		os.Remove(path + ".tmp")
 		return err
 	}
-	return f.Close()
+	return os.Rename(path+".tmp", path)
 }
 
 // ReadCSV reads a run's CSV file back: its rows without the header. A
