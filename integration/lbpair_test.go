@@ -2,7 +2,11 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -10,7 +14,8 @@ import (
 // active host's HAProxy killed, and then the active host crashed, under
 // writes: writes resume through the same address on the other host, no
 // acknowledged write is lost, and the host that comes back stands by; bad
-// input is refused.
+// input is refused. With the standby's keepalived dead, no host takes over
+// and the drill fails, naming it and what its repair started again.
 func TestLBPair(t *testing.T) {
 	e := newEnv(t)
 	spec := e.writeSpec("itlbp", `name: itlbp
@@ -81,6 +86,59 @@ client: {name: client}
 		}
 		prev = now
 	}
+
+	// the standby's keepalived dead: no host takes the address over, and
+	// the drill says so (failed), naming what was down and what it repaired
+	var labState struct {
+		Plan struct {
+			LoadBalancers []struct {
+				Instances []struct {
+					Host       string `json:"host"`
+					Keepalived struct {
+						PidFile string `json:"pid_file"`
+					} `json:"keepalived"`
+				} `json:"instances"`
+			} `json:"load_balancers"`
+		} `json:"plan"`
+	}
+	b, err := os.ReadFile(filepath.Join(e.home, "labs", "itlbp", "lab.json"))
+	if err != nil || json.Unmarshal(b, &labState) != nil {
+		t.Fatalf("lab.json: %v", err)
+	}
+	standby := ""
+	for _, in := range labState.Plan.LoadBalancers[0].Instances {
+		if in.Host != prev {
+			standby = in.Host
+			pid, _ := os.ReadFile(in.Keepalived.PidFile)
+			n, _ := strconv.Atoi(strings.TrimSpace(string(pid)))
+			if n <= 0 || syscall.Kill(n, syscall.SIGKILL) != nil {
+				t.Fatalf("%s's keepalived pid %q", in.Host, pid)
+			}
+		}
+	}
+	waitFor(t, func() bool {
+		e.statusInto("itlbp", &st)
+		for _, in := range st.LoadBalancers[0].Instances {
+			if in.Host == standby && in.Keepalived != nil && !*in.Keepalived {
+				return true
+			}
+		}
+		return false
+	})
+	r := e.run("drill", "lb-failover", "--name", "itlbp", "--before", "1s", "--after", "1s", "--hold", "4s", "-o", "json")
+	var failed struct {
+		Verdict   string   `json:"verdict"`
+		Problems  []string `json:"problems"`
+		Repaired  []string `json:"repaired"`
+		TakeoverS *float64 `json:"takeover_s"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &failed); err != nil || r.code != 1 || failed.Verdict != "failed" || failed.TakeoverS != nil ||
+		!strings.Contains(strings.Join(failed.Problems, "\n"), "no takeover: no other host of load balancer lb took its virtual IP") ||
+		!strings.Contains(strings.Join(failed.Problems, "\n"), standby+"'s keepalived before the fault") ||
+		len(failed.Repaired) != 1 || !strings.Contains(failed.Repaired[0], standby+"'s keepalived (down before the drill) was started again") {
+		t.Errorf("lb-failover with the standby's keepalived dead: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	holder() // whole again: every HAProxy and keepalived running
 	e.ok("down", "--name", "itlbp")
 	e.assertNoLeftovers()
 }

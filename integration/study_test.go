@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestStudy: a short study of two variants from a file runs end to end
@@ -40,7 +42,26 @@ expect:
 		t.Errorf("refused input left labs: %v", labs)
 	}
 
-	r := e.ok("study", "run", "--file", file, "-o", "json")
+	// a running study holds its labs: another command does not change or
+	// remove them under it (exit 3, naming the study)
+	c := e.cmd("study", "run", "--file", file, "-o", "json")
+	stdout, buf := &syncBuffer{}, &syncBuffer{}
+	c.Stdout, c.Stderr = stdout, buf
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _ = c.Wait() })
+	lab := study0Lab(t, e) // -o json: no progress to wait for
+	for _, cmd := range [][]string{{"restart", "db1"}, {"down"}} {
+		if r := e.run(append(cmd, "--name", lab)...); r.code != 3 || !strings.Contains(r.stderr, "hadrill study run") {
+			t.Errorf("%v of a running study's lab %s: exit %d\n%s", cmd, lab, r.code, r.stderr)
+		}
+	}
+	if code := exitOf(c); code != 0 {
+		t.Fatalf("study: exit %d\n%s", code, buf.String())
+	}
+	r := result{stdout: stdout.String()}
 	var out struct {
 		RunID  string `json:"run_id"`
 		Result struct {
@@ -96,7 +117,7 @@ expect:
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	for _, want := range []string{"Mean time of an autocommit INSERT: async", "95 % interval", "published 2 ms", "✔ galera commit avg_ms", "<svg"} {
+	for _, want := range []string{"Mean time of an autocommit INSERT: async", "range of 2 (a 50 % interval)", "published 2 ms", "✔ reproduced: galera commit avg_ms", "<svg"} {
 		if !strings.Contains(string(dom), want) {
 			t.Errorf("the report in Chromium lacks %q", want)
 		}
@@ -111,6 +132,21 @@ expect:
 		t.Errorf("the study left labs: %v", labs)
 	}
 	e.assertNoLeftovers()
+}
+
+// study0Lab is the one lab of the env's home that is up (a study's).
+func study0Lab(t *testing.T, e *env) string {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		dirs, _ := os.ReadDir(filepath.Join(e.home, "labs"))
+		for _, d := range dirs {
+			if d.IsDir() {
+				return d.Name()
+			}
+		}
+	}
+	t.Fatal("no lab of the study")
+	return ""
 }
 
 // sample is one measurement of a study's run: its round and variant.

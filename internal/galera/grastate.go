@@ -28,7 +28,7 @@ type SavedState struct {
 // datadir, or one whose state transfer started and never completed.
 const ZeroUUID = "00000000-0000-0000-0000-000000000000"
 
-// Empty: the node holds no cluster state (the zero state UUID); it can
+// Empty says the node holds no cluster state (the zero state UUID): it can
 // only join a running cluster by a full state transfer.
 func (s SavedState) Empty() bool { return s.Present && s.UUID == ZeroUUID }
 
