@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,10 @@ func TestSysbenchSweep(t *testing.T) {
 	}{
 		{[]string{"--threads", "1,x", "--time", "0", "--workload", "nope"}, []string{"--threads:", "--time:", `--workload: unknown workload "nope"`}},
 		{[]string{"--target", "db9"}, []string{`--target: unknown target "db9"`}},
-		{[]string{"--target", "mysql://" + e.lbAddress("itsb") + ":3999", "--credentials", e.writeSpec("creds.cnf", "user=app\npassword=x\n")}, []string{"--target: cannot connect"}},
+		{[]string{"--target", "mysql://" + e.lbAddress("itsb") + ":3999", "--credentials", private(t, e.writeSpec("creds.cnf", "user=app\npassword=x\n"))}, []string{"--target: cannot connect"}},
+		// a password others may read is refused, as OpenSSH refuses such a key
+		{[]string{"--target", "mysql://" + e.lbAddress("itsb") + ":3999", "--credentials", e.writeSpec("open.cnf", "user=app\npassword=x\n")},
+			[]string{"--credentials: " + e.home + "/open.cnf holds a password and others may read it (mode 0644)"}},
 	}
 	for _, c := range cases {
 		r := e.run(append([]string{"bench", "sysbench", "--name", "itsb"}, c.args...)...)
@@ -107,4 +111,13 @@ func TestSysbenchSweep(t *testing.T) {
 	if r := e.run("runs", "compare", "nope"); r.code != 2 || !strings.Contains(r.stderr, `no run "nope"`) {
 		t.Errorf("unknown run: exit %d %s", r.code, r.stderr)
 	}
+}
+
+// private makes a file its owner's only (mode 0600) and returns its path.
+func private(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -38,6 +38,9 @@ expect:
 	if bad.code != 2 || !strings.Contains(bad.stderr, `--scale: expected quick or full, got "huge"`) || !strings.Contains(bad.stderr, `--variants: unknown variant "nope"`) {
 		t.Errorf("bad study input: exit %d\n%s", bad.code, bad.stderr)
 	}
+	if r := e.run("study", "run", "--file", file, "--variants", ""); r.code != 2 || !strings.Contains(r.stderr, "--variants: empty") {
+		t.Errorf("--variants naming none: exit %d\n%s", r.code, r.stderr)
+	}
 	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
 		t.Errorf("refused input left labs: %v", labs)
 	}

@@ -3,6 +3,7 @@ package drill
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/workload/workloadtest"
 )
@@ -188,5 +190,32 @@ func TestLBFailoverWithoutTakeover(t *testing.T) {
 	}
 	if d.res.TakeoverS != nil || !healed || len(d.res.Repaired) != 1 || !strings.Contains(d.res.Repaired[0], "lb1's keepalived (down before the drill) was started again") {
 		t.Errorf("takeover %v, healed %v, repaired %q", d.res.TakeoverS, healed, d.res.Repaired)
+	}
+}
+
+// recreated is a lab made again under the name of the one a run drilled.
+type recreated struct {
+	fakeLab
+	home string
+	made time.Time
+}
+
+func (r recreated) Home() string       { return r.home }
+func (r recreated) Created() time.Time { return r.made }
+
+// TestAuditOfAnEarlierLab: a run drilled on an earlier lab of the same name
+// is not audited against the new one (its writes were never there).
+func TestAuditOfAnEarlierLab(t *testing.T) {
+	home := t.TempDir()
+	started := time.Now().Add(-time.Hour).UTC()
+	b, _ := json.Marshal(Result{Cluster: "db"})
+	run := &results.Run{ID: "20261125-120000-abcd", Kind: results.Drill, Lab: "t", Started: started, Results: b}
+	if err := results.Save(home, run); err != nil {
+		t.Fatal(err)
+	}
+	l := recreated{galera3(plan.ModeNetns), home, time.Now()}
+	_, err := Audit(context.Background(), l, run.ID)
+	if !hderr.IsUser(err) || !strings.Contains(err.Error(), "on an earlier lab named t") {
+		t.Errorf("audit of an earlier lab's run: %v", err)
 	}
 }
