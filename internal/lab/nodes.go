@@ -341,8 +341,8 @@ func (l *Lab) knownState(ctx context.Context, n *plan.Node) galera.SavedState {
 		return s
 	}
 	uuid, seqno, err := mariadb.RecoverPosition(ctx, h, server.Daemon(n).Argv, filepath.Join(n.Dir, "recover.log"))
-	if err != nil && ioError(err.Error()) { // the disk failed, not the data: nothing may be concluded
-		s.Unreadable = "recovering its position met an IO error: " + lastLine(err.Error())
+	if why := mariadb.IOError(errString(err)); why != "" { // the disk failed, not the data: nothing may be concluded
+		s.Unreadable = "recovering its position met an IO error: " + why
 		return s
 	}
 	if err != nil || seqno < 0 || uuid != s.UUID {
@@ -354,19 +354,11 @@ func (l *Lab) knownState(ctx context.Context, n *plan.Node) galera.SavedState {
 	return s
 }
 
-// ioError says whether a server's words report an IO error (errno 5).
-func ioError(said string) bool {
-	return strings.Contains(said, "Input/output error") || strings.Contains(said, "Errcode: 5") || strings.Contains(said, "operating system error 5")
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if ioError(lines[i]) {
-			return strings.TrimSpace(lines[i])
-		}
+func errString(err error) string {
+	if err == nil {
+		return ""
 	}
-	return strings.TrimSpace(lines[len(lines)-1])
+	return err.Error()
 }
 
 func orNone(err error, got, want string) string {

@@ -38,11 +38,7 @@ func CommitLatency(ctx context.Context, l Lab, targets []Endpoint, count int, co
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			Abandon(l, run)
-		}
-	}()
+	defer abandonIfFailed(l, run, &err)
 	out := &CommitOutcome{RunID: run.ID}
 	for i, e := range targets {
 		fmt.Fprintf(log, "[%d/%d] %d autocommit INSERTs on %s\n", i+1, len(targets), count, e.Name)

@@ -51,11 +51,7 @@ func DiskBench(ctx context.Context, l Lab, vols []plan.NodeVolume, tests []fio.T
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			Abandon(l, run)
-		}
-	}()
+	defer abandonIfFailed(l, run, &err)
 	out := &DiskOutcome{RunID: run.ID}
 	for _, nv := range vols {
 		for _, t := range tests {

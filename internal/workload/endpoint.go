@@ -254,6 +254,14 @@ var recorders sync.Map // run id → *machine.Recorder
 
 func recording(id string, r *machine.Recorder) { recorders.Store(id, r) }
 
+// abandonIfFailed abandons run when *err is set (deferred by every kind of
+// run once its record is started).
+func abandonIfFailed(l Lab, run *results.Run, err *error) {
+	if *err != nil {
+		Abandon(l, run)
+	}
+}
+
 // Abandon ends a run that failed before it was stored: its recording stops
 // and its directory goes, so a failed run leaves a stored run or nothing
 // (never a folder without run.json).

@@ -33,11 +33,7 @@ func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []strin
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			Abandon(l, run)
-		}
-	}()
+	defer abandonIfFailed(l, run, &err)
 	dir := results.RunDir(l.Home(), run.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

@@ -44,11 +44,7 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			Abandon(l, run)
-		}
-	}()
+	defer abandonIfFailed(l, run, &err)
 	id := run.ID
 	dir := results.RunDir(l.Home(), id)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -51,11 +51,7 @@ func VisibilityLag(ctx context.Context, l Lab, from, to Endpoint, count int, com
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			Abandon(l, run)
-		}
-	}()
+	defer abandonIfFailed(l, run, &err)
 	var out []Visibility
 	for _, wait := range []int{0, 1} {
 		fmt.Fprintf(log, "%d writes on %s, read back on %s with wsrep_sync_wait=%d\n", count, from.Name, to.Name, wait)
@@ -121,11 +117,7 @@ func BulkReplication(ctx context.Context, l Lab, from, to Endpoint, rows []int, 
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			Abandon(l, run)
-		}
-	}()
+	defer abandonIfFailed(l, run, &err)
 	var out []Bulk
 	for _, n := range rows {
 		fmt.Fprintf(log, "%d rows on %s, waiting for them on %s\n", n, from.Name, to.Name)

@@ -139,6 +139,19 @@ func LogTail(log string, n int) string {
 	return out
 }
 
+// IOError is the line of a server's words that reports an IO error (errno
+// 5: the disk under it failed), "" when none does.
+func IOError(said string) string {
+	for _, l := range strings.Split(said, "\n") {
+		if ioError.MatchString(l) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+var ioError = regexp.MustCompile(`(Input/output error|Errcode: 5\b|operating system error 5\b)`)
+
 // noSpace finds a server's words for a full file system (errno 28).
 var noSpace = regexp.MustCompile(`(?i)(failed with error 28\b|Errcode: 28\b|error 28 \(|No space left on device)`)
 

@@ -24,3 +24,14 @@ at https://mariadb.org/jira`
 		t.Errorf("no errors: %q", got)
 	}
 }
+
+func TestIOError(t *testing.T) {
+	said := "2026-11-25 12:31:42 0 [Warning] Could not increase number of max_open_files\n" +
+		"2026-11-25 12:31:42 0 [ERROR] mariadbd: Can't sync file './binlog.index' to disk (Errcode: 5 \"Input/output error\")\n[ERROR] Aborting"
+	if got := IOError(said); got != "2026-11-25 12:31:42 0 [ERROR] mariadbd: Can't sync file './binlog.index' to disk (Errcode: 5 \"Input/output error\")" {
+		t.Errorf("%q", got)
+	}
+	if got := IOError("[ERROR] Errcode: 51 something\n[ERROR] Aborting"); got != "" {
+		t.Errorf("not an IO error: %q", got)
+	}
+}
