@@ -99,7 +99,9 @@ steps:
   - {name: oltp, kind: sysbench, workload: oltp_read_write}
 scales:
   quick: {runs: 2, concurrency: [1, 2], iterations: 1, dataset_size: 0.02, threads: [2], time: 3, warmup: 1, tables: 1, table_size: 1000}
-  full: {runs: 3, concurrency: [1, 10], iterations: 10, dataset_size: 1, threads: [8], time: 30, warmup: 5, tables: 4, table_size: 10000}
+  full: {runs: 3, concurrency: [1, 2], iterations: 10, dataset_size: 1, threads: [2], time: 30, warmup: 5, tables: 4, table_size: 10000}
+expect:
+  - {step: oltp, variant: mine, than: lab, metric: tps@2, min: 100, claim: "mine is a hundred times the lab", source: "nowhere"}
 `, endpoint))
 	}
 	dead := e.run("study", "run", "--file", study("mysql://127.0.0.1:1"))
@@ -109,7 +111,12 @@ scales:
 	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
 		t.Errorf("a dead endpoint left labs: %v", labs)
 	}
-	r := e.ok("study", "run", "--file", study(fmt.Sprintf("mysql://127.0.0.1:%d", port)), "-o", "json")
+	// a claim that does not hold: the study runs to the end, says so first,
+	// and exits 4 (not 0, not a failure)
+	r := e.run("study", "run", "--file", study(fmt.Sprintf("mysql://127.0.0.1:%d", port)), "-o", "json")
+	if r.code != 4 || !strings.Contains(r.stderr, "study endpoint: Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced") {
+		t.Errorf("a study whose claim did not reproduce: exit %d\n%s", r.code, r.stderr)
+	}
 	var out struct {
 		RunID  string `json:"run_id"`
 		Result struct {
@@ -139,6 +146,9 @@ scales:
 	}
 	if d, tps := got["mine/oltp/tps_per_dollar@2"], got["mine/oltp/tps@2"]; d < tps/0.4*0.99 || d > tps/0.4*1.01 {
 		t.Errorf("TPS per dollar an hour %g for %g TPS at $0.40/h", d, tps)
+	}
+	if !strings.HasPrefix(out.Result.Finding, "Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced. Not reproduced: \"mine is a hundred times the lab\" (nowhere)") {
+		t.Errorf("the finding does not open with the answer: %s", out.Result.Finding)
 	}
 	if !strings.Contains(out.Result.Finding, "Transactions per second per dollar an hour") || !strings.Contains(out.Result.Finding, "Seconds for 2 mariadb-slap clients to run the query over the generated employees dataset") {
 		t.Errorf("finding: %s", out.Result.Finding)

@@ -30,9 +30,9 @@ scales:
   quick: {runs: 2, count: 20, threads: [2], time: 3, warmup: 1, tables: 1, table_size: 1000}
   full: {runs: 3, count: 100, threads: [8], time: 30, warmup: 5, tables: 4, table_size: 10000}
 reference:
-  - {step: commit, variant: galera, metric: avg_ms, value: 2, text: "2 ms"}
+  - {step: commit, variant: galera, metric: avg_ms, value: 2, text: "2 ms", source: "a table"}
 expect:
-  - {step: commit, variant: galera, metric: avg_ms, max: 20, why: "a local commit"}
+  - {step: commit, variant: galera, metric: avg_ms, max: 20, why: "a local commit", claim: "a commit takes a few ms", source: "a section"}
 `)
 	bad := e.run("study", "run", "--file", file, "--scale", "huge", "--variants", "nope")
 	if bad.code != 2 || !strings.Contains(bad.stderr, `--scale: expected quick or full, got "huge"`) || !strings.Contains(bad.stderr, `--variants: unknown variant "nope"`) {
@@ -78,7 +78,12 @@ expect:
 				Published             *struct{} `json:"published"`
 			} `json:"cells"`
 			Checks []struct {
-				Met bool `json:"met"`
+				Claim   string `json:"claim"`
+				Source  string `json:"source"`
+				Verdict string `json:"verdict"`
+				Ours    struct {
+					Value, Lo, Hi float64
+				} `json:"ours"`
 			} `json:"checks"`
 			Finding string `json:"finding"`
 		} `json:"result"`
@@ -87,7 +92,8 @@ expect:
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
 	res := out.Result
-	if res.Rounds != 2 || len(res.Cells) != 12 || len(res.Checks) != 1 || !res.Checks[0].Met {
+	if res.Rounds != 2 || len(res.Cells) != 12 || len(res.Checks) != 1 || res.Checks[0].Verdict != "reproduced" || res.Checks[0].Claim != "a commit takes a few ms" ||
+		res.Checks[0].Ours.Value <= 0 || res.Checks[0].Ours.Hi > 20 {
 		t.Errorf("study result: %d rounds, %d cells, checks %+v\n%s", res.Rounds, len(res.Cells), res.Checks, r.stdout)
 	}
 	// interleaved: round 1 starts with async, round 2 with galera
@@ -100,7 +106,7 @@ expect:
 		}
 	}
 	if !strings.Contains(res.Finding, "Mean time of an autocommit INSERT") || !strings.Contains(res.Finding, "published 2 ms") ||
-		!strings.Contains(res.Finding, "reproduced on 1 of 1") {
+		!strings.HasPrefix(res.Finding, "Reproduced: all 1 of the document's claims checked hold.") {
 		t.Errorf("finding: %s", res.Finding)
 	}
 	html := filepath.Join(e.home, "study.html")

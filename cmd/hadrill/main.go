@@ -19,6 +19,7 @@ import (
 	"github.com/hadrill/hadrill/internal/buildinfo"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/state"
+	"github.com/hadrill/hadrill/internal/study"
 )
 
 // version is this binary's (set at build time).
@@ -83,7 +84,8 @@ func outputGone() bool {
 }
 
 // exitCode prints err and maps it: 0 ok, 2 bad input, 3 the lab is busy
-// with another command, 1 runtime failure.
+// with another command, 4 a study that ran to the end without reproducing
+// every claim, 1 runtime failure.
 func exitCode(err error) int {
 	if err == nil {
 		return 0
@@ -91,6 +93,11 @@ func exitCode(err error) int {
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "hadrill: interrupted")
 		return 1
+	}
+	var unrep *study.Unreproduced
+	if errors.As(err, &unrep) {
+		fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())
+		return 4
 	}
 	if state.IsBusy(err) {
 		fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())

@@ -107,9 +107,13 @@ leaves them). Every step is a run in the run store; the study's own run holds ea
 range, an interval of the median with its stated confidence (with fewer than 6 rounds, the range: 75 %
 for 3 rounds), change against the baseline ("within noise" unless Welch's t-test on the rounds
 calls it a difference, which it does for set-ups that do not differ at most 5 % of the time) and
-the published value, and opens with its finding: each claim reproduced, not reproduced, not
-established (its bounds met, but the rounds cannot tell it from noise) or not measured. Ctrl-C, or a step that fails, stops it:
-what was measured is summarised and kept (exit 1), and the labs are removed.
+the published value, and opens with its finding: the answer first, then each of the document's
+claims (its words and place) reproduced (our figure's 90 % interval within the claim's bounds),
+not reproduced (wholly outside them), inconclusive (crossing a bound: noise cannot tell) or not
+measured, with what differs from the document and what the run saw at a limit. Exit status 0
+when every claim reproduced, 4 when the study ran to the end and some did not. Ctrl-C, or a
+step that fails, stops it: what was measured is summarised and kept (exit 1), and the labs are
+removed.
 
 With --inventory the labs run on the machines it names, over SSH, one at a time (they would
 listen on the same ports): a variant's lab comes up when its turn comes. Machines, disks and NICs
@@ -148,7 +152,10 @@ are disk steps and --keep.`,
 			if runErr != nil {
 				return runErr
 			}
-			return interrupted(res.Interrupted, id)
+			if err := interrupted(res.Interrupted, id); err != nil {
+				return err
+			}
+			return study.Verdict(res, id)
 		},
 	}
 	run.Flags().StringVar(&file, "file", "", "a study file of your own")

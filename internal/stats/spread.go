@@ -201,3 +201,86 @@ func incBeta(a, b, x float64) float64 {
 	}
 	return front * (f - 1)
 }
+
+// tQuantile is Student's t with df degrees of freedom exceeded with
+// probability p (one-sided, 0 < p < ½): found by bisection on the
+// two-sided p-value I_{df/(df+t²)}(df/2, ½) = 2p.
+func tQuantile(df, p float64) float64 {
+	lo, hi := 0.0, 1e6
+	for range 200 {
+		mid := (lo + hi) / 2
+		if incBeta(df/2, 0.5, df/(df+mid*mid)) > 2*p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// Estimate is a figure judged against a claim: its point (a mean, or a
+// ratio of two means) and an interval of it at Level confidence. Known is
+// false when a side has a single value: no spread, so no interval.
+type Estimate struct {
+	Value float64 `json:"value"`
+	Lo    float64 `json:"lo"`
+	Hi    float64 `json:"hi"`
+	Level float64 `json:"level"`
+	Known bool    `json:"known"`
+}
+
+// Level is the confidence of an Estimate's interval: 90 %, so each of a
+// claim's bounds is tested one-sided at Alpha (two one-sided tests).
+const Level = 1 - 2*Alpha
+
+// MeanEstimate is a spread's mean with its t-interval at Level.
+func MeanEstimate(s Spread) Estimate {
+	e := Estimate{Value: s.Mean, Lo: s.Mean, Hi: s.Mean, Level: Level, Known: s.N >= 2}
+	if e.Known {
+		h := tQuantile(float64(s.N-1), Alpha) * s.SD / math.Sqrt(float64(s.N))
+		e.Lo, e.Hi = s.Mean-h, s.Mean+h
+	}
+	return e
+}
+
+// RatioEstimate is a's mean over b's with an interval at Level: Welch's
+// interval of the difference of the means, over b's mean (b's mean must
+// not be 0).
+func RatioEstimate(a, b Spread) Estimate {
+	e := Estimate{Value: a.Mean / b.Mean, Level: Level, Known: a.N >= 2 && b.N >= 2}
+	e.Lo, e.Hi = e.Value, e.Value
+	if !e.Known {
+		return e
+	}
+	va, vb := a.SD*a.SD/float64(a.N), b.SD*b.SD/float64(b.N)
+	if va+vb == 0 {
+		return e
+	}
+	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
+	h := tQuantile(df, Alpha) * math.Sqrt(va+vb) / math.Abs(b.Mean)
+	e.Lo, e.Hi = e.Value-h, e.Value+h
+	return e
+}
+
+// Verdicts of an estimate against a claim's bounds.
+const (
+	Inside       = "inside"        // the whole interval within the bounds
+	Outside      = "outside"       // the whole interval out of them
+	Straddles    = "straddles"     // the interval crosses a bound: noise cannot tell
+	NoiseUnknown = "noise_unknown" // one value a side: no interval
+)
+
+// Against places an estimate's interval against bounds (nil: unbounded).
+func (e Estimate) Against(lo, hi *float64) string {
+	if !e.Known {
+		return NoiseUnknown
+	}
+	in := func(v float64) bool { return (lo == nil || v >= *lo) && (hi == nil || v <= *hi) }
+	switch {
+	case in(e.Lo) && in(e.Hi):
+		return Inside
+	case (lo != nil && e.Hi < *lo) || (hi != nil && e.Lo > *hi):
+		return Outside
+	}
+	return Straddles
+}

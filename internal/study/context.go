@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hadrill/hadrill/internal/infra/machine"
@@ -163,4 +164,76 @@ func mergeBuckets(a, b []sysbench.Bucket) []sysbench.Bucket {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Value < out[j].Value })
 	return out
+}
+
+// Saturated says what of a run's hosts sat at a limit: a disk at its IOPS
+// cap or busy most of the run, a host at its CPU quota, a NIC near its
+// rate; each "variant: host's resource …".
+func Saturated(title string, r *results.Run) []string {
+	var sums []machine.Summary
+	if b, err := json.Marshal(r.Hosts); err != nil || json.Unmarshal(b, &sums) != nil {
+		return nil
+	}
+	var out []string
+	used := 0.0
+	for _, s := range sums {
+		used += s.CPUMean
+	}
+	if cpus, err := strconv.ParseFloat(r.Host["cpus"], 64); err == nil && cpus > 0 && used >= 0.85*cpus {
+		out = append(out, fmt.Sprintf("%s: the lab's hosts used %.1f of the computer's %s cores (the load generator runs there too)", title, used, r.Host["cpus"]))
+	}
+	for _, s := range sums {
+		if s.AtCap >= 0.5 && s.Machine != nil {
+			out = append(out, fmt.Sprintf("%s: %s at its %s-CPU quota %.0f %% of the run", title, s.Host, trimFloat(s.Machine.CPUs), 100*s.AtCap))
+		}
+		for _, d := range s.Disks {
+			switch {
+			case d.AtCap >= 0.5:
+				out = append(out, fmt.Sprintf("%s: %s's %s disk at its %d-IOPS cap %.0f %% of the run", title, s.Host, d.Volume, d.IOPSCap, 100*d.AtCap))
+			case d.Util >= 0.9:
+				out = append(out, fmt.Sprintf("%s: %s's %s disk %.0f %% busy", title, s.Host, d.Volume, 100*d.Util))
+			}
+		}
+		for _, n := range s.NICs {
+			if n.RateBps > 0 && max(n.TxMeanBps, n.RxMeanBps) >= 0.8*float64(n.RateBps) {
+				out = append(out, fmt.Sprintf("%s: %s's %s NIC at %.0f %% of its %.0f Mbit/s", title, s.Host, n.Network, 100*max(n.TxMeanBps, n.RxMeanBps)/float64(n.RateBps), float64(n.RateBps)/1e6))
+			}
+		}
+	}
+	return out
+}
+
+func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// Explain adds to each check that did not reproduce what its variants'
+// runs measured at a limit (the first round's run of the claim's step).
+func Explain(home string, res *Result) {
+	titles := map[string]string{}
+	for _, v := range res.Study.Variants {
+		titles[v.Name] = v.Title()
+	}
+	first := func(variant, step string) *results.Run {
+		for _, x := range res.Samples {
+			if x.Variant == variant && x.Step == step && x.RunID != "" {
+				if r, err := results.Load(home, x.RunID); err == nil {
+					return r
+				}
+				return nil
+			}
+		}
+		return nil
+	}
+	for i, c := range res.Checks {
+		if c.Verdict == Reproduced || c.Verdict == NotMeasured {
+			continue
+		}
+		for _, v := range []string{c.Variant, c.Than} {
+			if v == "" {
+				continue
+			}
+			if r := first(v, c.Step); r != nil {
+				res.Checks[i].Measured = append(res.Checks[i].Measured, Saturated(titles[v], r)...)
+			}
+		}
+	}
 }

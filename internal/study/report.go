@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // HTML renders a study run as one self-contained page: the finding first,
@@ -46,6 +47,9 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 		}
 		if c.Published != nil {
 			r.Published = fmt.Sprintf("%s (%.2f×)", published(*c.Published, c.Metric), c.Ratio)
+			if c.Published.Inferred {
+				r.Published = published(*c.Published, c.Metric) + ", not printed"
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -113,7 +117,7 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": charts, "RunIDs": ids,
-		"Settings": ctx.Settings, "Versions": ctx.Versions, "Setups": setups, "Hosts": ctx.Hosts, "Computer": ctx.Computer, "Titles": titles})
+		"Settings": ctx.Settings, "Versions": ctx.Versions, "Deviations": res.Study.DeviationsAt(res.Scale), "Level": 100 * stats.Level, "Setups": setups, "Hosts": ctx.Hosts, "Computer": ctx.Computer, "Titles": titles})
 	return b.Bytes(), err
 }
 
@@ -126,9 +130,9 @@ func bars(cells []Cell, titles map[string]string, metric string) string {
 	for _, c := range cells {
 		hi = max(hi, c.Max)
 		lo = min(lo, max(c.Min, 1e-9))
-		if c.Published != nil {
-			hi = max(hi, c.Published.Value)
-			lo = min(lo, c.Published.Value)
+		if c.printed() != nil {
+			hi = max(hi, c.printed().Value)
+			lo = min(lo, c.printed().Value)
 		}
 	}
 	logScale := hi/lo > 20
@@ -152,10 +156,10 @@ func bars(cells []Cell, titles map[string]string, metric string) string {
 		fmt.Fprintf(&s, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="#2b5d8a" opacity="0.6"><title>interval of the median (see the table for its confidence)</title></rect>`, x(c.Lo), y+9, max(x(c.Hi)-x(c.Lo), 1))
 		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#222"><title>range</title></line>`, x(c.Min), x(c.Max), y+13, y+13)
 		label := figure(metric, c.Median)
-		if c.Published != nil {
-			px := x(c.Published.Value)
-			fmt.Fprintf(&s, `<path d="M%.1f %.0f l6 7 l-6 7 l-6 -7 z" fill="#d95f02"><title>published %s</title></path>`, px, y+6, template.HTMLEscapeString(published(*c.Published, metric)))
-			label += " (published " + published(*c.Published, metric) + ")"
+		if c.printed() != nil {
+			px := x(c.printed().Value)
+			fmt.Fprintf(&s, `<path d="M%.1f %.0f l6 7 l-6 7 l-6 -7 z" fill="#d95f02"><title>published %s</title></path>`, px, y+6, template.HTMLEscapeString(published(*c.printed(), metric)))
+			label += " (published " + published(*c.printed(), metric) + ")"
 		}
 		fmt.Fprintf(&s, `<text x="%.1f" y="%.0f">%s</text>`, max(x(c.Max), x(c.Median))+10, y+17, template.HTMLEscapeString(label))
 	}
@@ -205,8 +209,8 @@ func lines(series map[int][]Cell, variants []string, titles map[string]string, b
 		counts = append(counts, n)
 		for _, c := range cs {
 			hi = max(hi, c.Hi, c.Median)
-			if c.Published != nil {
-				hi = max(hi, c.Published.Value)
+			if c.printed() != nil {
+				hi = max(hi, c.printed().Value)
 			}
 		}
 	}
@@ -240,9 +244,9 @@ func lines(series map[int][]Cell, variants []string, titles map[string]string, b
 					x(i), x(i), y(c.Lo), y(c.Hi), color, number(c.Lo), number(c.Hi))
 				fmt.Fprintf(&s, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s: %s</title></circle>`, x(i), y(c.Median), color,
 					template.HTMLEscapeString(titles[v]), template.HTMLEscapeString(figure(c.Metric, c.Median)))
-				if c.Published != nil {
+				if c.printed() != nil {
 					fmt.Fprintf(&s, `<path d="M%.1f %.1f l6 7 l-6 7 l-6 -7 z" fill="none" stroke="%s" stroke-width="2"><title>published %s</title></path>`,
-						x(i)+10, y(c.Published.Value)-7, color, template.HTMLEscapeString(published(*c.Published, c.Metric)))
+						x(i)+10, y(c.printed().Value)-7, color, template.HTMLEscapeString(published(*c.printed(), c.Metric)))
 				}
 			}
 		}
@@ -331,8 +335,11 @@ Source: {{.Res.Study.Source}}.</p>
 {{with .Res.Study.About}}<p>{{.}}</p>{{end}}
 {{with .Res.Failed}}<p class="missed">Stopped early: a step failed twice: <code>{{.}}</code></p>{{end}}
 {{with .Res.Retried}}<p>Steps that failed once and were run again (a busy machine can make a health check flap): {{range .}}<code>{{.}}</code> {{end}}</p>{{end}}
-{{if .Res.Checks}}<h2>Does it reproduce?</h2><ul>{{range .Res.Checks}}
-<li class="{{if .Met}}met{{else}}missed{{end}}">{{if .Met}}✔{{else if .Measured}}✘{{else}}–{{end}} {{.Outcome}}: {{.Variant}} {{.Step}} {{.Metric}}{{with .Than}} against {{.}} (ratio){{end}}: {{if .Measured}}{{printf "%.3g" .Median}}{{if .WithinNoise}}, not told from the noise of the rounds (Welch's t-test p {{printf "%.2f" .P}}; at most 5 % false positives){{end}}{{else}}not measured{{end}}{{with .Min}}, at least {{.}}{{end}}{{with .Max}}, at most {{.}}{{end}} — {{.Why}}</li>{{end}}</ul>{{end}}
+{{with .Deviations}}<h2>Deviations from the document's protocol</h2><ul>{{range .}}<li><b>{{.What}}</b>: the document {{.Document}}; here {{.Here}}{{with .Scale}} ({{.}} scale){{end}}{{with .Why}} — {{.}}{{end}}</li>{{end}}</ul>{{end}}
+{{if .Res.Checks}}<h2>Does it reproduce?</h2>
+<p>Each claim's figure (a mean over the rounds, or the ratio of two variants' means) with its {{printf "%.0f" .Level}} % interval: <i>reproduced</i> when the whole interval is within the claim's bounds, <i>not reproduced</i> when it is wholly outside, <i>inconclusive</i> when it crosses a bound (noise cannot tell), <i>not measured</i> when a step did not run.</p>
+<table><tr><th>verdict</th><th>claim (the document's words)</th><th>where</th><th>figure</th><th>published</th><th>ours</th><th>bounds</th></tr>
+{{range .Res.Checks}}<tr class="{{if eq .Verdict "reproduced"}}met{{else}}missed{{end}}"><td>{{if eq .Verdict "reproduced"}}✔{{else if eq .Verdict "not_measured"}}–{{else if eq .Verdict "inconclusive"}}?{{else}}✘{{end}} {{.Outcome}}</td><td style="text-align:left">“{{.Claim}}”{{with .Differs}}<br><small>differs here: {{.}}</small>{{end}}{{range .Measured}}<br><small>measured: {{.}}</small>{{end}}</td><td style="text-align:left">{{.Source}}</td><td>{{index $.Titles .Variant}} {{.Step}} {{.Metric}}{{with .Than}} ÷ {{index $.Titles .}}{{end}}</td><td>{{or .Published "—"}}</td><td>{{if eq .Verdict "not_measured"}}not measured{{else}}{{printf "%.3g" .Ours.Value}}{{if .Ours.Known}} ({{printf "%.3g" .Ours.Lo}}–{{printf "%.3g" .Ours.Hi}}){{else}} (one round){{end}}{{end}}</td><td>{{.Bounds}}{{if .Inferred}} (read from the words: {{.Why}}){{else}}{{with .Why}} — {{.}}{{end}}{{end}}</td></tr>{{end}}</table>{{end}}
 {{range .Charts}}<h2>{{.Title}}</h2>{{.SVG}}{{end}}
 <h2>Every figure</h2>
 <table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>interval of the median (its confidence)</th><th>against the baseline</th><th>published</th></tr>

@@ -183,6 +183,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	}
 	res.Interrupted = ctx.Err() != nil || res.Failed != ""
 	res.Cells, res.Checks = Summarize(s, sc, variants, res.Samples)
+	Explain(o.Home, res)
 	res.Finding = Finding(s, o.Scale, res.Rounds, res.Cells, res.Checks, res.Interrupted)
 	if res.Inventory != "" {
 		res.Finding += " " + hostsNote(s, variants, res.Inventory)
@@ -278,12 +279,9 @@ func measure(ctx context.Context, l workload.Lab, v Variant, st Step, sc Scale, 
 			{Step: st.Name, Metric: "p50_ms", Value: r.P50, RunID: out.RunID},
 			{Step: st.Name, Metric: "p99_ms", Value: r.P99, RunID: out.RunID}}, nil
 	case "sysbench":
-		rand := st.RandType
-		if rand == "" {
-			rand = "uniform"
-		}
+		rand := cmp.Or(st.RandType, "special") // sysbench's default, which the documents ran
 		p := sysbench.Params{Workload: st.Workload, Tables: sc.Tables, TableSize: sc.TableSize, Threads: sc.Threads, Time: sc.Time,
-			Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: balanced(l, target)}
+			Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: balanced(l, target), Events: sc.Events}
 		out, err := workload.Run(ctx, l, workload.Sweep{Params: p, Target: e, Command: o.Command, Log: io.Discard})
 		if err != nil {
 			return nil, err
@@ -295,6 +293,7 @@ func measure(ctx context.Context, l workload.Lab, v Variant, st Step, sc Scale, 
 			}
 			samples = append(samples, Sample{Step: st.Name, Metric: fmt.Sprintf("tps@%d", pt.Threads), Value: pt.TPS, RunID: out.RunID},
 				Sample{Step: st.Name, Metric: fmt.Sprintf("p95_ms@%d", pt.Threads), Value: pt.P95, RunID: out.RunID},
+				Sample{Step: st.Name, Metric: fmt.Sprintf("p99_ms@%d", pt.Threads), Value: pt.P99, RunID: out.RunID},
 				Sample{Step: st.Name, Metric: fmt.Sprintf("avg_ms@%d", pt.Threads), Value: pt.AvgLat, RunID: out.RunID})
 		}
 		return samples, nil

@@ -41,8 +41,46 @@ type Study struct {
 	Steps     []Step      `yaml:"steps" json:"steps"`
 	Scales    Scales      `yaml:"scales" json:"scales"`
 	Reference []Reference `yaml:"reference,omitempty" json:"reference,omitempty"`
-	// Expect are the bounds a run must meet to reproduce the document.
+	// Expect are the document's claims as checks: bounds a run must meet
+	// to reproduce it.
 	Expect []Expect `yaml:"expect,omitempty" json:"expect,omitempty"`
+	// Deviations are where this study's protocol or set-up differs from
+	// the document's, and why (what this computer cannot do).
+	Deviations []Deviation `yaml:"deviations,omitempty" json:"deviations,omitempty"`
+}
+
+// Deviation is one way a study departs from the document: the setting or
+// step, the document's value, the study's, and why. Scale names the one
+// scale it applies to ("": both).
+type Deviation struct {
+	What     string `yaml:"what" json:"what"`
+	Document string `yaml:"document" json:"document"`
+	Here     string `yaml:"here" json:"here"`
+	Why      string `yaml:"why,omitempty" json:"why,omitempty"`
+	Scale    string `yaml:"scale,omitempty" json:"scale,omitempty"`
+}
+
+// String is a deviation in one line.
+func (d Deviation) String() string {
+	s := fmt.Sprintf("%s: the document %s, here %s", d.What, d.Document, d.Here)
+	if d.Scale != "" {
+		s += " (" + d.Scale + " scale)"
+	}
+	if d.Why != "" {
+		s += " — " + d.Why
+	}
+	return s
+}
+
+// DeviationsAt are the deviations that apply at a scale.
+func (s *Study) DeviationsAt(scale string) []Deviation {
+	var out []Deviation
+	for _, d := range s.Deviations {
+		if d.Scale == "" || d.Scale == scale {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Variant is one set-up: a preset, patched (a spec fragment merged into
@@ -92,7 +130,7 @@ type Step struct {
 	Kind     string `yaml:"kind" json:"kind"`                         // commit-latency | sysbench | bulk-replication | disk
 	Target   string `yaml:"target,omitempty" json:"target,omitempty"` // lb (default) or a node
 	Workload string `yaml:"workload,omitempty" json:"workload,omitempty"`
-	RandType string `yaml:"rand_type,omitempty" json:"rand_type,omitempty"`
+	RandType string `yaml:"rand_type,omitempty" json:"rand_type,omitempty"` // sysbench: default special, sysbench's own
 	From     string `yaml:"from,omitempty" json:"from,omitempty"`     // bulk-replication: the node written (default: the first)
 	To       string `yaml:"to,omitempty" json:"to,omitempty"`         // and the node read (default: the last)
 	Node     string `yaml:"node,omitempty" json:"node,omitempty"`     // disk: the node (default: the first with volumes)
@@ -115,6 +153,7 @@ type Scale struct {
 	Threads   []int `yaml:"threads,omitempty" json:"threads,omitempty"`       // sysbench
 	Time      int   `yaml:"time,omitempty" json:"time,omitempty"`             // sysbench: seconds measured
 	Warmup    int   `yaml:"warmup,omitempty" json:"warmup,omitempty"`         // sysbench: seconds before, unrecorded
+	Events    int   `yaml:"events,omitempty" json:"events,omitempty"`         // sysbench: transactions a run ends after (time then caps it)
 	Tables    int   `yaml:"tables,omitempty" json:"tables,omitempty"`         // sysbench dataset
 	TableSize int   `yaml:"table_size,omitempty" json:"table_size,omitempty"` // rows per table
 	Rows      []int `yaml:"rows,omitempty" json:"rows,omitempty"`             // bulk-replication: rows per test
@@ -141,31 +180,43 @@ func (s Scales) Named(name string) (Scale, bool) {
 	return Scale{}, false
 }
 
-// Reference is a figure the document published.
+// Reference is a figure of the document: printed (Text as printed,
+// Source where), or, Inferred, one it implies but does not print (never
+// drawn or labelled as published).
 type Reference struct {
-	Step    string  `yaml:"step" json:"step"`
-	Variant string  `yaml:"variant" json:"variant"`
-	Metric  string  `yaml:"metric" json:"metric"`
-	Value   float64 `yaml:"value" json:"value"`
-	Text    string  `yaml:"text,omitempty" json:"text,omitempty"` // as published ("~0.25 ms")
+	Step     string  `yaml:"step" json:"step"`
+	Variant  string  `yaml:"variant" json:"variant"`
+	Metric   string  `yaml:"metric" json:"metric"`
+	Value    float64 `yaml:"value" json:"value"`
+	Text     string  `yaml:"text,omitempty" json:"text,omitempty"` // as printed ("108 ms")
+	Source   string  `yaml:"source" json:"source"`                 // where: section, table, figure
+	Inferred bool    `yaml:"inferred,omitempty" json:"inferred,omitempty"`
 }
 
-// Expect bounds a figure's median, or (with Than) its ratio to another
-// variant's median: what the document concluded, in numbers.
+// Expect is one of the document's claims as a check: its words (Claim)
+// and place (Source), and bounds on a figure's mean, or (with Than) on its
+// ratio to another variant's. Inferred: the document states the claim in
+// words only, so the bounds are the study's reading of them (Why says
+// how). Differs names what here differs from the document and bears on
+// the claim: the finding says it when the claim does not reproduce.
 type Expect struct {
-	Step    string   `yaml:"step" json:"step"`
-	Variant string   `yaml:"variant" json:"variant"`
-	Metric  string   `yaml:"metric" json:"metric"`
-	Than    string   `yaml:"than,omitempty" json:"than,omitempty"`
-	Min     *float64 `yaml:"min,omitempty" json:"min,omitempty"`
-	Max     *float64 `yaml:"max,omitempty" json:"max,omitempty"`
-	Why     string   `yaml:"why,omitempty" json:"why,omitempty"`
+	Step     string   `yaml:"step" json:"step"`
+	Variant  string   `yaml:"variant" json:"variant"`
+	Metric   string   `yaml:"metric" json:"metric"`
+	Than     string   `yaml:"than,omitempty" json:"than,omitempty"`
+	Min      *float64 `yaml:"min,omitempty" json:"min,omitempty"`
+	Max      *float64 `yaml:"max,omitempty" json:"max,omitempty"`
+	Claim    string   `yaml:"claim" json:"claim"`
+	Source   string   `yaml:"source" json:"source"`
+	Inferred bool     `yaml:"inferred,omitempty" json:"inferred,omitempty"`
+	Why      string   `yaml:"why,omitempty" json:"why,omitempty"`
+	Differs  string   `yaml:"differs,omitempty" json:"differs,omitempty"`
 }
 
 // Kinds are the step kinds and the metrics each yields.
 var Kinds = map[string][]string{
 	"commit-latency":   {"avg_ms", "p50_ms", "p99_ms"},
-	"sysbench":         {"tps", "p95_ms", "avg_ms"},
+	"sysbench":         {"tps", "p95_ms", "p99_ms", "avg_ms"},
 	"bulk-replication": {"visible_s", "after_last_s"},
 	"disk":             {"seconds", "iops", "mbps", "p50_ms"},
 	"slap":             {"avg_s", "qps"},
@@ -350,7 +401,9 @@ func (s *Study) Problems() []string {
 		sc, _ := s.Scales.Named(name)
 		out = append(out, sc.problems("scales."+name, s.Steps)...)
 	}
-	figure := func(p, step, variant, metric string) {
+	// a figure must be one a scale measures: a reference one of them, a
+	// check both (a check no scale can fail is no check)
+	figure := func(p, step, variant, metric string, every bool) {
 		st, ok := steps[step]
 		if !ok {
 			add(p+".step", "unknown step %q", step)
@@ -358,20 +411,54 @@ func (s *Study) Problems() []string {
 		if !variants[variant] {
 			add(p+".variant", "unknown variant %q", variant)
 		}
-		if ok && !slices.Contains(s.metrics(st, s.Scales.Full), metric) && !slices.Contains(s.metrics(st, s.Scales.Quick), metric) {
+		if !ok {
+			return
+		}
+		full, quick := slices.Contains(s.metrics(st, s.Scales.Full), metric), slices.Contains(s.metrics(st, s.Scales.Quick), metric)
+		switch {
+		case !full && !quick:
 			add(p+".metric", "step %s yields %s, got %q", step, strings.Join(s.metrics(st, s.Scales.Full), ", "), metric)
+		case every && (!full || !quick):
+			scale, sc := "full", s.Scales.Full
+			if !quick {
+				scale, sc = "quick", s.Scales.Quick
+			}
+			add(p+".metric", "%s is not measured at %s scale (it yields %s): a check must be measurable at both scales", metric, scale, strings.Join(s.metrics(st, sc), ", "))
 		}
 	}
 	for i, r := range s.Reference {
-		figure(fmt.Sprintf("reference[%d]", i), r.Step, r.Variant, r.Metric)
+		p := fmt.Sprintf("reference[%d]", i)
+		figure(p, r.Step, r.Variant, r.Metric, false)
+		if strings.TrimSpace(r.Source) == "" {
+			add(p+".source", "required: where the document prints the figure (section, table, figure), or implies it (with inferred: true)")
+		}
 	}
 	for i, e := range s.Expect {
-		figure(fmt.Sprintf("expect[%d]", i), e.Step, e.Variant, e.Metric)
+		p := fmt.Sprintf("expect[%d]", i)
+		figure(p, e.Step, e.Variant, e.Metric, true)
 		if e.Min == nil && e.Max == nil {
-			add(fmt.Sprintf("expect[%d]", i), "expected min, max or both")
+			add(p, "expected min, max or both")
+		}
+		if e.Min != nil && e.Max != nil && *e.Min > *e.Max {
+			add(p, "min %g is above max %g", *e.Min, *e.Max)
 		}
 		if e.Than != "" && (!variants[e.Than] || e.Than == e.Variant) {
-			add(fmt.Sprintf("expect[%d].than", i), "expected another variant of the study, got %q", e.Than)
+			add(p+".than", "expected another variant of the study, got %q", e.Than)
+		}
+		if strings.TrimSpace(e.Claim) == "" {
+			add(p+".claim", "required: the document's words this check tests")
+		}
+		if strings.TrimSpace(e.Source) == "" {
+			add(p+".source", "required: where the claim stands in the document (section, table, figure)")
+		}
+	}
+	for i, d := range s.Deviations {
+		p := fmt.Sprintf("deviations[%d]", i)
+		if d.What == "" || d.Document == "" || d.Here == "" {
+			add(p, "what, document and here are required (what differs, the document's value, the study's)")
+		}
+		if d.Scale != "" && d.Scale != "quick" && d.Scale != "full" {
+			add(p+".scale", "expected quick, full or nothing (both), got %q", d.Scale)
 		}
 	}
 	return out
@@ -426,6 +513,9 @@ func (sc Scale) problems(p string, steps []Step) []string {
 			counts("threads", "thread count", st.Name, sc.Threads, 4096)
 			if sc.Time < 1 || sc.Time > 86400 {
 				add("time", "expected 1 to 86400 seconds (step %s), got %d", st.Name, sc.Time)
+			}
+			if sc.Events < 0 || sc.Events > 1_000_000_000 {
+				add("events", "expected 0 (runs by time) to 1000000000 transactions (step %s), got %d", st.Name, sc.Events)
 			}
 			if sc.Warmup < 0 || sc.Warmup > 3600 {
 				add("warmup", "expected 0 to 3600 seconds, got %d", sc.Warmup)

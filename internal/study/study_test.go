@@ -1,6 +1,8 @@
 package study
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,6 +22,30 @@ func TestEmbeddedStudiesLoad(t *testing.T) {
 				t.Errorf("%s %s: %v", n, v.Name, err)
 			}
 		}
+		// every check measurable at both scales (Load refuses others), and
+		// quoted: its words and where they stand
+		for _, sc := range []Scale{s.Scales.Quick, s.Scales.Full} {
+			for _, e := range s.Expect {
+				for _, st := range s.Steps {
+					if st.Name == e.Step && !slices.Contains(s.metrics(st, sc), e.Metric) {
+						t.Errorf("%s: check %s/%s not measured at %+v", n, e.Variant, e.Metric, sc)
+					}
+				}
+			}
+		}
+	}
+	for _, n := range []string{"seed000-sweep", "seed000-fromdual", "seed000-openlife"} {
+		if !slices.Contains(Names(), n) {
+			t.Errorf("no study %s", n)
+		}
+	}
+	// document 004's claims, for its services as endpoints
+	b, err := os.ReadFile("../../docs/studies/seed004-services.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Load(b); err != nil || len(s.Expect) != 3 || len(s.Reference) != 9 {
+		t.Errorf("docs/studies/seed004-services.yaml: %v", err)
 	}
 }
 
@@ -73,8 +99,12 @@ scales:
   full: {runs: 1, threads: [0], time: 10, tables: 1, table_size: 10}
 reference:
   - {step: zz, variant: q, metric: tps@32, value: 1}
+  - {step: s, variant: a, metric: tps@1}
 expect:
   - {step: s, variant: a, metric: nope}
+  - {step: s, variant: a, metric: tps@5, min: 2, max: 1}
+deviations:
+  - {what: x, scale: huge}
 `))
 	if err == nil {
 		t.Fatal("a bad study loaded")
@@ -95,10 +125,47 @@ expect:
 		`reference[0].variant: unknown variant "q"`,
 		`expect[0].metric: step s yields`,
 		"expect[0]: expected min, max or both",
+		`reference[0].source: required`,
+		`expect[0].claim: required: the document's words this check tests`,
+		`expect[0].source: required: where the claim stands in the document`,
+		"expect[1]: min 2 is above max 1",
+		"deviations[0]: what, document and here are required",
+		`deviations[0].scale: expected quick, full or nothing (both), got "huge"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%s", want, err)
 		}
+	}
+}
+
+// TestCheckAtBothScales: a check at a figure one scale does not measure
+// is refused (it could never fail there), a reference at one is not.
+func TestCheckAtBothScales(t *testing.T) {
+	_, err := Load([]byte(`
+name: one-scale
+title: t
+source: s
+variants: [{name: a, preset: galera3, baseline: true}, {name: b, preset: galera3}]
+steps: [{name: oltp, kind: sysbench, workload: oltp_read_write}]
+scales:
+  quick: {runs: 3, threads: [16], time: 10, tables: 1, table_size: 100}
+  full: {runs: 3, threads: [8, 64], time: 60, tables: 1, table_size: 1000}
+reference:
+  - {step: oltp, variant: a, metric: tps@64, value: 100, source: "table 1"}
+expect:
+  - {step: oltp, variant: b, than: a, metric: tps@16, min: 1.1, claim: "b is faster", source: "section 2"}
+  - {step: oltp, variant: b, metric: p99_ms@64, max: 10, claim: "b is quick", source: "section 3"}
+`))
+	for _, want := range []string{
+		"expect[0].metric: tps@16 is not measured at full scale (it yields tps@8, p95_ms@8, p99_ms@8, avg_ms@8, tps@64, p95_ms@64, p99_ms@64, avg_ms@64): a check must be measurable at both scales",
+		"expect[1].metric: p99_ms@64 is not measured at quick scale (it yields tps@16, p95_ms@16, p99_ms@16, avg_ms@16)",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in: %v", want, err)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "reference[0]") {
+		t.Errorf("a published figure at one scale's point is refused: %v", err)
 	}
 }
 
@@ -163,24 +230,25 @@ func TestPerDollar(t *testing.T) {
 	var samples []Sample
 	for r, v := range [][3]float64{{100, 190, 250}, {104, 200, 240}, {98, 195, 260}} {
 		for i, name := range []string{"half", "one", "two"} {
-			samples = append(samples, Sample{Round: r + 1, Variant: name, Step: "oltp", Metric: "tps@32", Value: v[i]})
+			samples = append(samples, Sample{Round: r + 1, Variant: name, Step: "oltp", Metric: "tps@128", Value: v[i]})
 		}
 	}
 	cells, checks := Summarize(s, s.Scales.Quick, []string{"half", "one", "two"}, samples)
 	per := map[string]float64{}
 	for _, c := range cells {
-		if c.Metric == "tps_per_dollar@32" {
+		if c.Metric == "tps_per_dollar@128" {
 			per[c.Variant] = c.Median
 		}
 	}
 	if per["half"] != 2000 || per["one"] != 1950 || per["two"] != 1250 {
 		t.Errorf("TPS per dollar an hour: %v", per)
 	}
-	if len(checks) != 1 || !checks[0].Met {
-		t.Errorf("checks %+v", checks)
+	if len(checks) != 0 {
+		t.Errorf("document 004's claims are about services no lab stands in for: checks %+v", checks)
 	}
 	f := Finding(s, "quick", 3, cells, checks, false)
-	if !strings.Contains(f, "Transactions per second per dollar an hour, sysbench oltp_read_write with 32 clients: 0.5 CPU, 2G ($0.05/h) 2000 TPS per $/h") {
+	if !strings.Contains(f, "Transactions per second per dollar an hour, sysbench oltp_read_write with 128 clients: 0.5 CPU, 2G ($0.05/h) 2000 TPS per $/h") ||
+		!strings.HasPrefix(f, "No claim of the document to check (figures only).") {
 		t.Errorf("finding: %s", f)
 	}
 }

@@ -46,36 +46,75 @@ type Cell struct {
 	Ratio     float64      `json:"ratio,omitempty"` // median / published
 }
 
-// Check is an expectation against what was measured.
+// Verdicts of a check.
+const (
+	Reproduced    = "reproduced"     // the interval of our figure lies within the claim's bounds
+	NotReproduced = "not_reproduced" // it lies wholly outside them
+	Inconclusive  = "inconclusive"   // it crosses a bound (or one round: no interval): noise cannot tell
+	NotMeasured   = "not_measured"   // a variant or step did not run
+)
+
+// printed is the cell's published figure when the document prints it
+// (an inferred one is never drawn as published).
+func (c Cell) printed() *Reference {
+	if c.Published == nil || c.Published.Inferred {
+		return nil
+	}
+	return c.Published
+}
+
+// Check is one of the document's claims against what was measured: the
+// claim's figure (a mean, or a ratio of two variants' means) with its 90 %
+// interval (Ours), and the verdict: reproduced when the whole interval is
+// within the claim's bounds, not reproduced when it is wholly outside,
+// inconclusive when it crosses a bound. Each bound is so a one-sided test
+// at stats.Alpha: a claim holds on noise alone at most 5 % of the time.
 type Check struct {
 	Expect
-	Median   float64 `json:"median"` // the variant's median, or its ratio to Than's
-	Measured bool    `json:"measured"`
-	// WithinNoise: the ratio is in bounds that claim a difference, but the
-	// two variants' rounds do not establish one (Welch's t-test at
-	// stats.Alpha, P its p-value): not established, so not met.
-	WithinNoise bool    `json:"within_noise,omitempty"`
-	P           float64 `json:"p,omitempty"`
-	Met         bool    `json:"met"`
+	// Published is the document's figure for the claim's variant, as
+	// printed (or marked inferred).
+	Published string         `json:"published,omitempty"`
+	Ours      stats.Estimate `json:"ours"`
+	// Median is the variant's median, or the ratio of the two medians.
+	Median  float64 `json:"median"`
+	Verdict string  `json:"verdict"`
+	// Measured are the run's per-host measurements that bear on the claim
+	// (a disk at its cap, a host at its CPU quota), said when it does not
+	// reproduce.
+	Measured []string `json:"measured,omitempty"`
 }
 
-// Outcome is a check's verdict in words: reproduced, not reproduced, not
-// established (the bounds are met but the rounds cannot tell the
-// difference from noise) or not measured.
-func (c Check) Outcome() string {
-	switch {
-	case !c.Measured:
-		return "not measured"
-	case c.Met:
-		return "reproduced"
-	case c.WithinNoise && c.inBounds():
-		return "not established"
+// Outcome is a check's verdict in words.
+func (c Check) Outcome() string { return strings.ReplaceAll(c.Verdict, "_", " ") }
+
+// judge places an estimate against the claim's bounds.
+func judge(e stats.Estimate, x Expect) string {
+	switch e.Against(x.Min, x.Max) {
+	case stats.Inside:
+		return Reproduced
+	case stats.Outside:
+		return NotReproduced
 	}
-	return "not reproduced"
+	return Inconclusive
 }
 
-func (c Check) inBounds() bool {
-	return (c.Min == nil || c.Median >= *c.Min) && (c.Max == nil || c.Median <= *c.Max)
+// Bounds says a claim's bounds ("at least 1.05×", "from 90 to 130 ms").
+func (x Expect) Bounds() string {
+	f := func(v float64) string {
+		if x.Than != "" {
+			return number(v) + "×"
+		}
+		return figure(x.Metric, v)
+	}
+	switch {
+	case x.Min != nil && x.Max != nil:
+		return fmt.Sprintf("from %s to %s", f(*x.Min), f(*x.Max))
+	case x.Min != nil:
+		return "at least " + f(*x.Min)
+	case x.Max != nil:
+		return "at most " + f(*x.Max)
+	}
+	return "unbounded"
 }
 
 // Summarize turns samples into cells (step, metric and variant in the
@@ -132,28 +171,56 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 	}
 	var checks []Check
 	for _, e := range s.Expect {
-		ch := Check{Expect: e}
-		c, ok := cell(e.Variant, e.Step, e.Metric)
-		v := c.Median
-		if e.Than != "" {
-			other, found := cell(e.Than, e.Step, e.Metric)
-			ok = ok && found && other.Median != 0
-			if ok {
-				v /= other.Median
-				// a claimed difference (the bounds exclude 1) must stand out
-				// of the noise of the two variants' rounds
-				d := stats.Compare(c.Spread, other.Spread)
-				ch.WithinNoise = (d.WithinNoise || d.Unknown) && ((e.Min != nil && *e.Min > 1) || (e.Max != nil && *e.Max < 1))
-				ch.P = d.P
+		ch := Check{Expect: e, Verdict: NotMeasured}
+		for _, r := range s.Reference {
+			if r.Step == e.Step && r.Variant == e.Variant && r.Metric == e.Metric {
+				ch.Published = published(r, r.Metric)
 			}
 		}
-		if ok {
-			ch.Median, ch.Measured = v, true
-			ch.Met = (e.Min == nil || v >= *e.Min) && (e.Max == nil || v <= *e.Max) && !ch.WithinNoise
+		c, ok := cell(e.Variant, e.Step, e.Metric)
+		if e.Than == "" && ok {
+			ch.Median, ch.Ours = c.Median, stats.MeanEstimate(c.Spread)
+			ch.Verdict = judge(ch.Ours, e)
+		} else if other, found := cell(e.Than, e.Step, e.Metric); ok && found && other.Mean != 0 && other.Median != 0 {
+			ch.Median, ch.Ours = c.Median/other.Median, stats.RatioEstimate(c.Spread, other.Spread)
+			ch.Verdict = judge(ch.Ours, e)
 		}
 		checks = append(checks, ch)
 	}
 	return cells, checks
+}
+
+// Tally counts checks by verdict.
+func Tally(checks []Check) map[string]int {
+	n := map[string]int{}
+	for _, c := range checks {
+		n[c.Verdict]++
+	}
+	return n
+}
+
+// Answer is a study's verdict in one phrase, first in its finding: every
+// claim reproduced, or how many were not and could not be told.
+func Answer(checks []Check) string {
+	n := Tally(checks)
+	total := len(checks)
+	switch {
+	case total == 0:
+		return "No claim of the document to check (figures only)"
+	case n[Reproduced] == total:
+		return fmt.Sprintf("Reproduced: all %d of the document's claims checked hold", total)
+	}
+	var parts []string
+	for _, v := range []string{NotReproduced, Inconclusive, NotMeasured} {
+		if n[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n[v], strings.ReplaceAll(v, "_", " ")))
+		}
+	}
+	head := "Not reproduced"
+	if n[NotReproduced] == 0 {
+		head = "Not established"
+	}
+	return fmt.Sprintf("%s: %d of the document's %d claims checked hold; %s", head, n[Reproduced], total, strings.Join(parts, ", "))
 }
 
 // PerDollar is the metric of throughput per dollar an hour: a sysbench
@@ -201,13 +268,16 @@ func primary(metric string) bool {
 		strings.HasPrefix(metric, "avg_s@") || strings.HasPrefix(metric, PerDollar+"@")
 }
 
-// Finding is the report's opening paragraph, computed from the cells: for
-// each step its main figure per variant (median of the rounds, with its
-// interval, the change against the baseline and the published value), then
-// whether the expectations were met.
+// Finding is the report's opening paragraph, computed from the cells and
+// checks: the answer first (every claim reproduced, or how many were not),
+// then each claim that did not reproduce with its words, place, our
+// figure against its bounds, what differs from the document and what the
+// run measured; then the deviations, and each step's main figure per
+// variant (median of the rounds, its interval, the change against the
+// baseline and the published value).
 func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, interrupted bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s scale, %d round(s) of every variant interleaved", s.Title, scale, rounds)
+	b.WriteString(Answer(checks))
 	if interrupted {
 		b.WriteString(" (interrupted: what was measured)")
 	}
@@ -216,6 +286,48 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 	for _, v := range s.Variants {
 		titles[v.Name] = v.Title()
 	}
+	var held []string
+	for _, c := range checks {
+		if c.Verdict == Reproduced {
+			held = append(held, fmt.Sprintf("%q (%s): %s", c.Claim, ours(c, titles), c.Bounds()))
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %q (%s): ", strings.ToUpper(c.Outcome()[:1])+c.Outcome()[1:], c.Claim, c.Source)
+		switch c.Verdict {
+		case NotMeasured:
+			why := "a step failed"
+			if interrupted {
+				why = "the study stopped before it ran"
+			}
+			fmt.Fprintf(&b, "%s %s not measured (%s). ", titles[c.Variant], c.Step, why)
+			continue
+		case Inconclusive:
+			if !c.Ours.Known {
+				fmt.Fprintf(&b, "%s, the claim %s; one round gives no interval, so noise cannot be told apart. ", ours(c, titles), c.Bounds())
+			} else {
+				fmt.Fprintf(&b, "%s, crossing the claim's bound (%s): the rounds cannot tell the difference from noise. ", ours(c, titles), c.Bounds())
+			}
+		default:
+			fmt.Fprintf(&b, "%s, the claim %s%s. ", ours(c, titles), c.Bounds(), map[bool]string{true: " (the study's reading of its words)"}[c.Inferred])
+		}
+		if c.Differs != "" {
+			fmt.Fprintf(&b, "What differs from the document: %s. ", strings.TrimSuffix(c.Differs, "."))
+		}
+		if len(c.Measured) > 0 {
+			fmt.Fprintf(&b, "Measured in the run: %s. ", strings.Join(c.Measured, "; "))
+		}
+	}
+	if len(held) > 0 {
+		fmt.Fprintf(&b, "Reproduced: %s. ", strings.Join(held, "; "))
+	}
+	if devs := s.DeviationsAt(scale); len(devs) > 0 {
+		var what []string
+		for _, d := range devs {
+			what = append(what, d.What+" ("+d.Here+")")
+		}
+		fmt.Fprintf(&b, "Deviations from the document's protocol: %s. ", strings.Join(what, "; "))
+	}
+	fmt.Fprintf(&b, "%s, %s scale, %d round(s) of every variant interleaved. ", s.Title, scale, rounds)
 	for _, st := range s.Steps {
 		for _, metric := range metricsIn(cells, st.Name) {
 			if !primary(metric) {
@@ -234,7 +346,7 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 					p += ", " + change(*c.Delta, titles[s.Baseline()])
 				}
 				if c.Published != nil {
-					p += fmt.Sprintf("; published %s", published(*c.Published, metric))
+					p += "; " + publishedLabel(*c.Published) + " " + published(*c.Published, metric)
 				}
 				parts = append(parts, p)
 			}
@@ -243,45 +355,28 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 			}
 		}
 	}
-	if len(checks) > 0 {
-		by := map[string][]string{}
-		for _, c := range checks {
-			var what string
-			switch o := c.Outcome(); {
-			case o == "reproduced":
-				what = "met"
-			case o == "not measured":
-				what = fmt.Sprintf("%s %s", titles[c.Variant], c.Step)
-			case c.Than != "":
-				noise := ""
-				if o == "not established" {
-					noise = fmt.Sprintf(", which %d round(s) cannot tell from noise (Welch's t-test, p %.2f; it calls set-ups that do not differ different at most %.0f %% of the time)",
-						rounds, c.P, 100*stats.Alpha)
-				}
-				what = fmt.Sprintf("%s %s %s× %s%s (%s)", titles[c.Variant], c.Step, number(c.Median), titles[c.Than], noise, c.Why)
-			default:
-				what = fmt.Sprintf("%s %s %s (%s)", titles[c.Variant], c.Step, figure(c.Metric, c.Median), c.Why)
-			}
-			by[c.Outcome()] = append(by[c.Outcome()], what)
-		}
-		measured := len(checks) - len(by["not measured"])
-		fmt.Fprintf(&b, "The document's result is reproduced on %d of %d counts measured", len(by["reproduced"]), measured)
-		if len(by["not reproduced"]) > 0 {
-			fmt.Fprintf(&b, "; not reproduced: %s", strings.Join(by["not reproduced"], "; "))
-		}
-		if len(by["not established"]) > 0 {
-			fmt.Fprintf(&b, "; not established: %s", strings.Join(by["not established"], "; "))
-		}
-		b.WriteString(".")
-		if n := len(by["not measured"]); n > 0 {
-			why := "a step failed"
-			if interrupted {
-				why = "the study stopped before they ran"
-			}
-			fmt.Fprintf(&b, " %d count(s) not measured, so neither reproduced nor not (%s): %s.", n, why, strings.Join(by["not measured"], "; "))
-		}
-	}
 	return strings.TrimSpace(b.String())
+}
+
+// ours says a check's figure: the variant's mean, or its ratio to the
+// other's, with the 90 % interval.
+func ours(c Check, titles map[string]string) string {
+	what := fmt.Sprintf("%s %s %s", titles[c.Variant], c.Metric, figure(c.Metric, c.Ours.Value))
+	if c.Than != "" {
+		what = fmt.Sprintf("%s %s %s× %s", titles[c.Variant], c.Metric, number(c.Ours.Value), titles[c.Than])
+	}
+	if c.Ours.Known {
+		what += fmt.Sprintf(" (%.0f %% interval %s–%s)", 100*c.Ours.Level, number(c.Ours.Lo), number(c.Ours.Hi))
+	}
+	return what
+}
+
+// publishedLabel names where a figure comes from: printed, or implied.
+func publishedLabel(r Reference) string {
+	if r.Inferred {
+		return "inferred from the document"
+	}
+	return "published"
 }
 
 // change says a delta: in percent, or as a factor when the figure is
@@ -357,10 +452,14 @@ func figure(metric string, v float64) string {
 }
 
 func published(r Reference, metric string) string {
-	if r.Text != "" {
-		return r.Text
+	t := r.Text
+	if t == "" {
+		t = figure(metric, r.Value)
 	}
-	return figure(metric, r.Value)
+	if r.Inferred {
+		return t + " (inferred)"
+	}
+	return t
 }
 
 // number prints a figure with about three significant digits.
@@ -377,4 +476,25 @@ func number(v float64) string {
 		return fmt.Sprintf("%.2f", v)
 	}
 	return fmt.Sprintf("%.3f", v)
+}
+
+// Unreproduced is a study that ran to the end with claims that did not
+// reproduce or could not be told from noise: a result, not a failure
+// (the command's exit status 4).
+type Unreproduced struct {
+	Study, RunID string
+	Checks       []Check
+}
+
+func (e *Unreproduced) Error() string {
+	return fmt.Sprintf("study %s: %s (run %s)", e.Study, Answer(e.Checks), e.RunID)
+}
+
+// Verdict is nil when every claim of a completed study reproduced, else
+// an *Unreproduced.
+func Verdict(res *Result, runID string) error {
+	if n := Tally(res.Checks); n[Reproduced] == len(res.Checks) {
+		return nil
+	}
+	return &Unreproduced{Study: res.Study.Name, RunID: runID, Checks: res.Checks}
 }

@@ -36,6 +36,9 @@ type Params struct {
 	// RandSeed seeds sysbench's generator (0: sysbench seeds from the clock
 	// and runs differ in which rows they touch). Recorded with the run.
 	RandSeed int `json:"rand_seed"`
+	// Events ends each measured run after this many transactions (0: by
+	// time alone; Time still caps it), as sysbench 0.5's --max-requests.
+	Events int `json:"events,omitempty"`
 }
 
 // Target is where sysbench connects; Config is the 0600 file holding the
@@ -62,6 +65,9 @@ func Argv(p Params, t Target, threads int, step string) []string {
 		if p.MultiWrite {
 			argv = append(argv, "--mysql-ignore-errors="+IgnoreErrors)
 		}
+		if p.Events > 0 {
+			argv = append(argv, "--events="+strconv.Itoa(p.Events))
+		}
 	}
 	return append(argv, step)
 }
@@ -73,7 +79,7 @@ func WarmupArgv(p Params, t Target, threads int) []string {
 		return nil
 	}
 	w := p
-	w.Time, w.Interval = p.Warmup, p.Warmup
+	w.Time, w.Interval, w.Events = p.Warmup, p.Warmup, 0
 	return Argv(w, t, threads, "run")
 }
 
@@ -104,6 +110,9 @@ func (p Params) Check() []string {
 	}
 	if p.Warmup < 0 || p.Warmup > 3600 {
 		problems = append(problems, fmt.Sprintf("--warmup: expected 0 to 3600 seconds, got %d", p.Warmup))
+	}
+	if p.Events < 0 || p.Events > 1_000_000_000 {
+		problems = append(problems, fmt.Sprintf("--events: expected 0 (by time) to 1000000000 transactions, got %d", p.Events))
 	}
 	if p.RandSeed < 0 {
 		problems = append(problems, fmt.Sprintf("--rand-seed: expected 0 (from the clock) or a positive seed, got %d", p.RandSeed))
