@@ -131,11 +131,11 @@ type Step struct {
 	Target   string `yaml:"target,omitempty" json:"target,omitempty"` // lb (default) or a node
 	Workload string `yaml:"workload,omitempty" json:"workload,omitempty"`
 	RandType string `yaml:"rand_type,omitempty" json:"rand_type,omitempty"` // sysbench: default special, sysbench's own
-	From     string `yaml:"from,omitempty" json:"from,omitempty"`     // bulk-replication: the node written (default: the first)
-	To       string `yaml:"to,omitempty" json:"to,omitempty"`         // and the node read (default: the last)
-	Node     string `yaml:"node,omitempty" json:"node,omitempty"`     // disk: the node (default: the first with volumes)
-	Volume   string `yaml:"volume,omitempty" json:"volume,omitempty"` // disk: its volume (default: the first)
-	Test     string `yaml:"test,omitempty" json:"test,omitempty"`     // disk: a bench disk test (default file1g)
+	From     string `yaml:"from,omitempty" json:"from,omitempty"`           // bulk-replication: the node written (default: the first)
+	To       string `yaml:"to,omitempty" json:"to,omitempty"`               // and the node read (default: the last)
+	Node     string `yaml:"node,omitempty" json:"node,omitempty"`           // disk: the node (default: the first with volumes)
+	Volume   string `yaml:"volume,omitempty" json:"volume,omitempty"`       // disk: its volume (default: the first)
+	Test     string `yaml:"test,omitempty" json:"test,omitempty"`           // disk: a bench disk test (default file1g)
 	// slap: an auto-generated load (read, write, mixed), or a query over a
 	// generated dataset (employees; its query defaults to document 001's).
 	Load    string `yaml:"load,omitempty" json:"load,omitempty"`

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -172,10 +173,17 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 	var checks []Check
 	for _, e := range s.Expect {
 		ch := Check{Expect: e, Verdict: NotMeasured}
+		// the document's figures behind the claim: the variant's, and for a
+		// ratio the other's beside it
+		texts := map[string]string{}
 		for _, r := range s.Reference {
-			if r.Step == e.Step && r.Variant == e.Variant && r.Metric == e.Metric {
-				ch.Published = published(r, r.Metric)
+			if r.Step == e.Step && r.Metric == e.Metric {
+				texts[r.Variant] = published(r, r.Metric)
 			}
+		}
+		ch.Published = texts[e.Variant]
+		if e.Than != "" && (texts[e.Variant] != "" || texts[e.Than] != "") {
+			ch.Published = cmp.Or(texts[e.Variant], "not printed") + " against " + cmp.Or(texts[e.Than], "not printed")
 		}
 		c, ok := cell(e.Variant, e.Step, e.Metric)
 		if e.Than == "" && ok {
