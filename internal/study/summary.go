@@ -354,7 +354,8 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 					p += ", " + change(*c.Delta, titles[s.Baseline()])
 				}
 				if c.Published != nil {
-					p += "; " + publishedLabel(*c.Published) + " " + published(*c.Published, metric)
+					label := map[bool]string{false: "published", true: "not printed,"}[c.Published.Inferred]
+					p += "; " + label + " " + published(*c.Published, metric)
 				}
 				parts = append(parts, p)
 			}
@@ -377,14 +378,6 @@ func ours(c Check, titles map[string]string) string {
 		what += fmt.Sprintf(" (%.0f %% interval %s–%s)", 100*c.Ours.Level, number(c.Ours.Lo), number(c.Ours.Hi))
 	}
 	return what
-}
-
-// publishedLabel names where a figure comes from: printed, or implied.
-func publishedLabel(r Reference) string {
-	if r.Inferred {
-		return "inferred from the document"
-	}
-	return "published"
 }
 
 // change says a delta: in percent, or as a factor when the figure is
