@@ -657,7 +657,7 @@ variants:
 		t.Fatalf("%v\n%s", err, stored)
 	}
 	res := out.Result
-	if res.Rounds != 2 || len(res.Cells) != 12 || res.Inventory != inv || len(res.Labs) != 2 {
+	if res.Rounds != 2 || len(res.Cells) != 14 || res.Inventory != inv || len(res.Labs) != 2 {
 		t.Errorf("study over SSH: %d rounds, %d cells, inventory %q, labs %v\n%s", res.Rounds, len(res.Cells), res.Inventory, res.Labs, r.stdout)
 	}
 	for _, c := range res.Cells {
