@@ -264,3 +264,33 @@ clusters:
 	e.ok("down", "--name", "itdc")
 	e.assertNoLeftovers()
 }
+
+// TestMachineDiskCaps: a volume striped over 16 disks (as document 003's)
+// on a machine whose own disk cap is below the disks' sum: the volume
+// gives the machine's IOPS, not the disks' (the check at up and the
+// benchmark both judge against it).
+func TestMachineDiskCaps(t *testing.T) {
+	e := newEnv(t)
+	spec := e.writeSpec("itmc", `name: itmc
+machines:
+  - {name: vm, cpus: 1, memory: 2G, disk_iops: 400}
+disks:
+  - {name: small, iops: 100, throughput: 60M, latency: 2ms, size: 1G}
+clusters:
+  - {name: db, kind: standalone, machine: vm, storage: {volumes: [{name: data, disk: small, count: 16}]}}
+`)
+	e.ok("up", "-f", spec, "--name", "itmc")
+	var res struct {
+		Results []struct {
+			IOPS       float64 `json:"iops"`
+			TargetIOPS float64 `json:"target_iops"`
+		} `json:"results"`
+	}
+	e.benchDisk("itmc", &res, 1, "--volume", "db1/data", "--test", "randread", "--time", "5")
+	r := res.Results[0]
+	if r.TargetIOPS != 400 || r.IOPS < 340 || r.IOPS > 460 {
+		t.Errorf("16 × 100-IOPS disks on a machine capped at 400 IOPS: %.0f IOPS (target %.0f), want about 400", r.IOPS, r.TargetIOPS)
+	}
+	e.ok("down", "--name", "itmc")
+	e.assertNoLeftovers()
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +51,18 @@ func machinesCmd() *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			return emit(spec.BuiltinMachines, func() {
 				for _, m := range spec.BuiltinMachines {
-					fmt.Printf("%-8s %s CPU(s), %s memory\n", m.Name, spec.FormatCores(m.CPUs), m.Memory)
+					var limits []string
+					if m.DiskIOPS > 0 {
+						limits = append(limits, fmt.Sprintf("%d IOPS", m.DiskIOPS))
+					}
+					if m.DiskThroughput != "" {
+						limits = append(limits, m.DiskThroughput+"/s")
+					}
+					caps := ""
+					if len(limits) > 0 {
+						caps = ", its disks together at most " + strings.Join(limits, " and ")
+					}
+					fmt.Printf("%-8s %s CPU(s), %s memory%s\n", m.Name, spec.FormatCores(m.CPUs), m.Memory, caps)
 				}
 			})
 		},

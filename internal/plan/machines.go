@@ -15,6 +15,9 @@ type Machine struct {
 	Name        string  `json:"name"`
 	CPUs        float64 `json:"cpus"`
 	MemoryBytes int64   `json:"memory_bytes"`
+	// DiskIOPS and DiskBps cap the host's emulated disks together (0: no cap).
+	DiskIOPS int64 `json:"disk_iops,omitempty"`
+	DiskBps  int64 `json:"disk_bps,omitempty"`
 }
 
 // String is how a machine is shown: "d1 (1 CPU, 3.5G)".
@@ -100,7 +103,7 @@ func (b *builder) machines() {
 		}
 		for i := range b.p.Hosts {
 			if b.p.Hosts[i].Name == host {
-				b.p.Hosts[i].Machine = &Machine{Name: m.Name, CPUs: m.CPUs, MemoryBytes: m.MemoryBytes()}
+				b.p.Hosts[i].Machine = &Machine{Name: m.Name, CPUs: m.CPUs, MemoryBytes: m.MemoryBytes(), DiskIOPS: int64(m.DiskIOPS), DiskBps: m.DiskBps()}
 			}
 		}
 	}

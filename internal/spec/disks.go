@@ -100,7 +100,7 @@ var FileSystems = []string{"ext4", "xfs", "btrfs"}
 // Bounds of a disk class.
 const (
 	MaxDiskIOPS    = 1_000_000
-	MaxDisksInRAID = 8
+	MaxDisksInRAID = 16 // document 003 striped 16 disks
 )
 
 // DiskNamed resolves a disk class: the spec's own first, then the built-ins.

@@ -17,6 +17,18 @@ type Machine struct {
 	// Price is what the machine costs an hour (in the user's currency;
 	// studies divide throughput by it). 0: not priced.
 	Price float64 `yaml:"price,omitempty" json:"price,omitempty"`
+	// DiskIOPS and DiskThroughput are the machine's own caps over all its
+	// emulated disks together (a cloud VM's uncached disk limit: disks
+	// whose caps add up to more than the VM's get no more than the VM's).
+	// 0 and "": no cap of the machine's.
+	DiskIOPS       int    `yaml:"disk_iops,omitempty" json:"disk_iops,omitempty"`
+	DiskThroughput string `yaml:"disk_throughput,omitempty" json:"disk_throughput,omitempty"` // bytes per second, e.g. 32M
+}
+
+// DiskBps is the machine's disk throughput cap in bytes per second (0: none).
+func (m Machine) DiskBps() int64 {
+	b, _ := ParseSize(m.DiskThroughput)
+	return b
 }
 
 // BuiltinMachines are the sizes every spec may name without defining them:
@@ -92,6 +104,12 @@ func (v *validator) machines(s *Spec) {
 		}
 		if m.Price < 0 || m.Price > 1e6 || math.IsNaN(m.Price) {
 			v.add(p+".price", "expected an hourly price from 0 to 1000000, got %g", m.Price)
+		}
+		if m.DiskIOPS < 0 || m.DiskIOPS > MaxDiskIOPS {
+			v.add(p+".disk_iops", "expected 0 (no cap) to %d IOPS over the machine's disks, got %d", MaxDiskIOPS, m.DiskIOPS)
+		}
+		if b, err := ParseSize(m.DiskThroughput); m.DiskThroughput != "" && (err != nil || b < 1<<20) {
+			v.add(p+".disk_throughput", "expected bytes per second of at least 1M like 32M or 1G, got %q", m.DiskThroughput)
 		}
 	}
 }

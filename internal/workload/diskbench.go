@@ -74,7 +74,11 @@ func DiskBench(ctx context.Context, l Lab, vols []plan.NodeVolume, tests []fio.T
 
 func diskTest(ctx context.Context, l Lab, nv plan.NodeVolume, t fio.Test, p DiskParams) (DiskResult, error) {
 	res := DiskResult{Node: nv.Node.Name, Volume: nv.Volume.Name}
-	res.TargetIOPS, res.TargetMBps, res.TargetMs, res.TargetSecs = DiskTargets(nv.Volume, t)
+	var machine *plan.Machine
+	if h, ok := l.Plan().Host(nv.Node.Host); ok {
+		machine = h.Machine
+	}
+	res.TargetIOPS, res.TargetMBps, res.TargetMs, res.TargetSecs = DiskTargets(nv.Volume, machine, t)
 	dir := filepath.Join(nv.Volume.Mount, "hadrill-bench")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, err
@@ -117,13 +121,21 @@ func diskTest(ctx context.Context, l Lab, nv plan.NodeVolume, t fio.Test, p Disk
 // random tests (its disks' IOPS, or fewer where the throughput cap binds
 // first), throughput for the sequential ones, the class's latency for one
 // IO at a time, and the seconds the whole-file test takes at the
-// throughput caps. Host caching and bursts can beat them.
-func DiskTargets(v *plan.Volume, t fio.Test) (iops, mbps, ms, secs float64) {
+// throughput caps; no more than the machine's own caps over its disks (m;
+// nil: none). Host caching and bursts can beat them.
+func DiskTargets(v *plan.Volume, m *plan.Machine, t fio.Test) (iops, mbps, ms, secs float64) {
 	c := v.Class
 	n := float64(len(v.Disks))
+	ops := float64(c.IOPS) * n
 	bps := float64(c.ThroughputBytes()) * n
-	if t.Block >= 1<<20 && c.IOPS > 0 { // large IOs count an operation per 256K
-		bps = min(bps, float64(c.IOPS)*n*float64(256<<10))
+	if m != nil && m.DiskIOPS > 0 && (ops == 0 || float64(m.DiskIOPS) < ops) {
+		ops = float64(m.DiskIOPS)
+	}
+	if m != nil && m.DiskBps > 0 && (bps == 0 || float64(m.DiskBps) < bps) {
+		bps = float64(m.DiskBps)
+	}
+	if t.Block >= 1<<20 && ops > 0 { // large IOs count an operation per 256K
+		bps = min(bps, ops*float64(256<<10))
 	}
 	switch {
 	case t.File:
@@ -136,7 +148,7 @@ func DiskTargets(v *plan.Volume, t fio.Test) (iops, mbps, ms, secs float64) {
 	case t.Block >= 1<<20:
 		mbps = bps / 1e6
 	default:
-		iops = float64(c.IOPS) * n
+		iops = ops
 		if bps > 0 {
 			iops = min(iops, bps/float64(t.Block))
 		}

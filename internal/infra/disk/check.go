@@ -40,9 +40,10 @@ type Measured struct {
 }
 
 // Targets are what a volume's reads should measure: the disks' IOPS (their
-// burst IOPS while a new disk's bucket is full) summed over a stripe, and
-// the class's latency.
-func Targets(v *plan.Volume) (iops, latencyMs float64) {
+// burst IOPS while a new disk's bucket is full) summed over a stripe, no
+// more than the machine's own caps over its disks (m; nil: none), and the
+// class's latency.
+func Targets(v *plan.Volume, m *plan.Machine) (iops, latencyMs float64) {
 	c := v.Class
 	per := float64(c.IOPS)
 	if b := c.Burst; b != nil && b.IOPS > c.IOPS {
@@ -51,7 +52,14 @@ func Targets(v *plan.Volume) (iops, latencyMs float64) {
 	if bps := float64(c.ThroughputBytes()); bps > 0 {
 		per = min(per, bps/probeBlock)
 	}
-	return per * float64(len(v.Disks)), float64(c.LatencyDuration().Microseconds()) / 1000
+	iops = per * float64(len(v.Disks))
+	if m != nil && m.DiskIOPS > 0 {
+		iops = min(iops, float64(m.DiskIOPS))
+	}
+	if m != nil && m.DiskBps > 0 {
+		iops = min(iops, float64(m.DiskBps)/probeBlock)
+	}
+	return iops, float64(c.LatencyDuration().Microseconds()) / 1000
 }
 
 // Judge compares a volume's measured figures with its targets: IOPS within
@@ -165,7 +173,11 @@ func save(p *plan.Plan, out []Measured) error {
 // one read at a time (its latency), then many (IOPS), each after a ramp
 // (fio's first tenth of a second starts its IOs).
 func Measure(ctx context.Context, p *plan.Plan, n *plan.Node, v *plan.Volume) Measured {
-	iops, lat := Targets(v)
+	var machine *plan.Machine
+	if h, ok := p.Host(n.Host); ok {
+		machine = h.Machine
+	}
+	iops, lat := Targets(v, machine)
 	m := Measured{Node: n.Name, Volume: v.Name, TargetIOPS: iops, TargetLatency: lat, At: time.Now().UTC(), Cached: v.Class.CachingPolicy() != "none"}
 	loops := loopsOf(p.Disks.Device(v.Device))
 	if len(loops) == 0 {
@@ -282,7 +294,7 @@ func MeasureHost(ctx context.Context, h host.Host, n *plan.Node) []Measured {
 	err = errors.Join(err, rmErr)
 	var ms []Measured
 	for _, v := range n.Asked {
-		tIOPS, tLat := Targets(&v)
+		tIOPS, tLat := Targets(&v, nil) // the host's own disk: nothing emulated
 		m := Measured{Node: n.Name, Volume: v.Name, TargetIOPS: tIOPS, TargetLatency: tLat, IOPS: iops, LatencyP50: lat, OnHost: true, At: at}
 		if err != nil {
 			m.Error = err.Error()

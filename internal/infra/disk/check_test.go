@@ -16,15 +16,20 @@ func TestTargets(t *testing.T) {
 	std, _ := (&spec.Spec{}).DiskNamed("standard")
 	slowBytes := spec.DiskClass{Name: "slow", IOPS: 5000, Throughput: "4M", Latency: "1ms"}
 	bursty := spec.DiskClass{Name: "b", IOPS: 500, Throughput: "100M", Latency: "2ms", Burst: &spec.Burst{IOPS: 3500, Duration: "30m"}}
+	sixteen := make([]string, 16)
 	for _, c := range []struct {
 		v         plan.Volume
+		m         *plan.Machine
 		iops, lat float64
 	}{
-		{plan.Volume{Class: std, Disks: []string{"a", "b"}}, 1000, 2},
-		{plan.Volume{Class: slowBytes, Disks: []string{"a"}}, 4 << 20 / probeBlock, 1}, // the throughput cap binds first
-		{plan.Volume{Class: bursty, Disks: []string{"a"}}, 3500, 2},                    // a new disk's bucket is full
+		{plan.Volume{Class: std, Disks: []string{"a", "b"}}, nil, 1000, 2},
+		{plan.Volume{Class: slowBytes, Disks: []string{"a"}}, nil, 4 << 20 / probeBlock, 1}, // the throughput cap binds first
+		{plan.Volume{Class: bursty, Disks: []string{"a"}}, nil, 3500, 2},                    // a new disk's bucket is full
+		{plan.Volume{Class: std, Disks: sixteen}, &plan.Machine{DiskIOPS: 3200}, 3200, 2},   // 16 × 500 IOPS on a machine capped at 3,200
+		{plan.Volume{Class: std, Disks: sixteen}, &plan.Machine{DiskBps: 4 << 20}, 4 << 20 / probeBlock, 2},
+		{plan.Volume{Class: std, Disks: []string{"a", "b"}}, &plan.Machine{DiskIOPS: 3200}, 1000, 2}, // below the machine's cap
 	} {
-		iops, lat := Targets(&c.v)
+		iops, lat := Targets(&c.v, c.m)
 		if iops != c.iops || lat != c.lat {
 			t.Errorf("%s ×%d: targets %.0f IOPS, %.2f ms; want %.0f, %.2f", c.v.Class.Name, len(c.v.Disks), iops, lat, c.iops, c.lat)
 		}

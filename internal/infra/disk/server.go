@@ -23,6 +23,18 @@ type Device struct {
 	Name   string `json:"name"`
 	Stripe int64  `json:"stripe,omitempty"`
 	Disks  []Disk `json:"disks"`
+	// Machine caps every disk of the host the volume is on, together.
+	Machine *MachineCaps `json:"machine,omitempty"`
+}
+
+// MachineCaps are a host's caps over all its disks (a cloud VM's uncached
+// disk limit): every IO a disk of the host takes (its own request, counted
+// in operations as the disk counts them) also books the host's time, so the
+// disks together never do more than these, however many there are.
+type MachineCaps struct {
+	Host string  `json:"host"`
+	IOPS float64 `json:"iops,omitempty"`
+	Bps  float64 `json:"bps,omitempty"`
 }
 
 // Disk is one emulated cloud disk: its backing file (sparse, Size bytes),
@@ -73,6 +85,7 @@ type Stats struct {
 type member struct {
 	spec Disk
 	pace *Pace
+	host *Pace // the host machine's caps over all its disks (nil: none)
 	file *os.File
 
 	mu        sync.Mutex
@@ -133,15 +146,31 @@ func (m *member) reserve(now time.Time, off, n int64) time.Time {
 	defer m.mu.Unlock()
 	if r := m.run(now, off, n); r != nil {
 		before := m.pace.Cost(r.end - r.start)
+		hostBefore := m.hostCost(r.end - r.start)
 		r.start, r.end = min(r.start, off), max(r.end, off+n)
 		after := m.pace.Cost(r.end - r.start)
 		m.pace.Extend(after - before)
+		if m.host != nil {
+			m.host.Extend(m.hostCost(r.end-r.start) - hostBefore)
+		}
 		r.done = latest(r.done, r.began.Add(max(m.pace.Latency, m.pace.TransferTime(r.end-r.start))))
 		return r.done
 	}
 	began, done := m.pace.reserve(now, n, m.pace.Ops(n))
+	if m.host != nil { // the machine's caps over all its disks
+		done = latest(done, m.host.ReserveOps(now, n, m.pace.Ops(n)))
+	}
 	m.newRun(sequential{start: off, end: off + n, began: began, done: done})
 	return done
+}
+
+// hostCost is a request's time at the host's caps (0 without them).
+func (m *member) hostCost(n int64) time.Duration {
+	if m.host == nil {
+		return 0
+	}
+	c, _ := cost(n, m.pace.Ops(n), m.host.IOPS, m.host.Bps)
+	return c
 }
 
 // first is where an IO's bytes on m start.
@@ -357,6 +386,9 @@ func (m *member) write(arrived time.Time, segs []segment, n int64) time.Time {
 
 func (m *member) flush(arrived time.Time) time.Time {
 	done := m.pace.Reserve(arrived, 0)
+	if m.host != nil {
+		done = latest(done, m.host.Reserve(arrived, 0))
+	}
 	if m.spec.Caching == "readwrite" {
 		done = latest(done, m.pace.Drained())
 	}
@@ -427,8 +459,16 @@ func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 // unmounts). The disks' backing images are created sparse when missing.
 func Serve(ctx context.Context, dir string, devices []Device, ready func()) error {
 	f := &filesystem{devices: map[string]*device{}}
+	hosts := map[string]*Pace{} // a pace per host with machine caps, shared by its disks
 	for _, dv := range devices {
 		d := &device{name: dv.Name, stripe: max(dv.Stripe, 4096)}
+		var host *Pace
+		if mc := dv.Machine; mc != nil {
+			if hosts[mc.Host] == nil {
+				hosts[mc.Host] = &Pace{IOPS: mc.IOPS, Bps: mc.Bps, Window: Window}
+			}
+			host = hosts[mc.Host]
+		}
 		for _, s := range dv.Disks {
 			file, err := os.OpenFile(s.Image, os.O_RDWR|os.O_CREATE, 0o600)
 			if err != nil {
@@ -440,7 +480,7 @@ func Serve(ctx context.Context, dir string, devices []Device, ready func()) erro
 					return fmt.Errorf("disk %s: %w", s.Name, err)
 				}
 			}
-			m := &member{spec: s, file: file, pace: &Pace{IOPS: s.IOPS, Bps: s.Bps, Unit: s.Unit, Latency: s.Latency, Window: s.Window,
+			m := &member{spec: s, file: file, host: host, pace: &Pace{IOPS: s.IOPS, Bps: s.Bps, Unit: s.Unit, Latency: s.Latency, Window: s.Window,
 				BurstIOPS: s.BurstIOPS, BurstBps: s.BurstBps, BurstFor: s.BurstFor, WarmIdle: s.WarmIdle, WarmFor: s.WarmFor, WarmSpeed: s.WarmSpeed}}
 			if s.Caching == "read" || s.Caching == "readwrite" {
 				m.cached = make([]uint64, s.Size/cacheChunk/64+1)

@@ -131,3 +131,35 @@ func TestSequentialMerge(t *testing.T) {
 		t.Errorf("counted %d writes", m.stats.Writes)
 	}
 }
+
+// TestMachineCaps: two volumes of one host, each a 100-IOPS disk, under a
+// machine capped at 120 IOPS: together they complete no more than the
+// machine's 120 a second; without the cap, 200.
+func TestMachineCaps(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cap  float64
+		want float64 // IOs a second over both volumes
+	}{{"machine capped at 120 IOPS", 120, 120}, {"no machine cap", 0, 200}} {
+		var host *Pace
+		if c.cap > 0 {
+			host = &Pace{IOPS: c.cap}
+		}
+		vols := []*device{testDevice(1, 0, "none"), testDevice(1, 0, "none")}
+		for _, v := range vols {
+			v.members[0].host = host
+		}
+		// 400 random 4K reads arriving at once, alternating volumes
+		var last time.Time
+		for i := 0; i < 400; i++ {
+			v := vols[i%2]
+			off := int64(i) * (1 << 20)
+			done := v.members[0].read(t0, v.split(off, 4096), 4096)
+			last = latest(last, done)
+		}
+		rate := 400 / last.Sub(t0).Seconds()
+		if rate < c.want*0.97 || rate > c.want*1.03 {
+			t.Errorf("%s: %.0f IOs a second, want %.0f", c.name, rate, c.want)
+		}
+	}
+}

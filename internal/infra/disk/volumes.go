@@ -22,12 +22,16 @@ import (
 )
 
 // Devices are what the daemon serves for a plan: every node's volumes,
-// each of its disks paced to its class.
+// each of its disks paced to its class, and all of a host's disks together
+// to its machine's disk caps when it has them.
 func Devices(p *plan.Plan) []Device {
 	var out []Device
 	for _, nv := range p.AllVolumes() {
 		v := nv.Volume
 		dv := Device{Name: v.Device, Stripe: v.Stripe}
+		if h, ok := p.Host(nv.Node.Host); ok && h.Machine != nil && (h.Machine.DiskIOPS > 0 || h.Machine.DiskBps > 0) {
+			dv.Machine = &MachineCaps{Host: h.Name, IOPS: float64(h.Machine.DiskIOPS), Bps: float64(h.Machine.DiskBps)}
+		}
 		for _, d := range v.Disks {
 			dv.Disks = append(dv.Disks, diskOf(d, p.Disks.Image(d), v.Class))
 		}
