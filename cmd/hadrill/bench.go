@@ -21,7 +21,7 @@ import (
 
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Run load against a lab and record the results in the run store"}
-	c.AddCommand(sysbenchCmd(), slapCmd(), commitLatencyCmd(), visibilityCmd(), bulkCmd(), benchDiskCmd())
+	c.AddCommand(sysbenchCmd(), slapCmd(), commitLatencyCmd(), visibilityCmd(), bulkCmd(), conflictCmd(), benchDiskCmd())
 	return c
 }
 
@@ -180,6 +180,12 @@ func expandAll(targets, nodes []string) []string {
 
 // probePair resolves --from and --to (default: the first two nodes).
 func probePair(cmd *cobra.Command, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
+	return twoNodes(cmd, "--from", "--to", from, to, problems)
+}
+
+// twoNodes resolves two nodes given by two flags (default: the first two
+// nodes).
+func twoNodes(cmd *cobra.Command, fromFlag, toFlag, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
 	l, err := benchLab()
 	if err != nil {
 		return nil, workload.Endpoint{}, workload.Endpoint{}, err
@@ -192,7 +198,7 @@ func probePair(cmd *cobra.Command, from, to string, problems []error) (*lab.Lab,
 		to = names[1]
 	}
 	if from == to {
-		problems = append(problems, hderr.User("--to: must differ from --from (%s)", from))
+		problems = append(problems, hderr.User("%s: must differ from %s (%s)", toFlag, fromFlag, from))
 	}
 	a, err := workload.Resolve(cmd.Context(), l, from, "")
 	problems = append(problems, err)
@@ -266,6 +272,49 @@ func bulkCmd() *cobra.Command {
 	c.Flags().StringVar(&from, "from", "", "master written to (default: the first node)")
 	c.Flags().StringVar(&to, "to", "", "master read from (default: the second node)")
 	c.Flags().StringVar(&rows, "rows", "1000,10000", "row counts, comma-separated")
+	return c
+}
+
+func conflictCmd() *cobra.Command {
+	var a, b, keys string
+	var rows, writes int
+	c := &cobra.Command{
+		Use:   "conflict [--a NODE] [--b NODE] [--keys shared|own] [--rows N] [--writes N]",
+		Short: "Write the same rows on two primaries at once and count what replication left different (a ring of primaries)",
+		Long: `For servers that each take writes and replicate into each other (a ring of primaries, e.g. the
+p2p preset): both increment rows at the same time, one commit an increment; once each has applied
+everything the other wrote, their rows are compared. It stores the rows that differ (diverged_rows,
+with each server's checksum of the rows), the acknowledged increments a server no longer counts
+(lost_writes), and how long both took to settle. --keys own gives each server rows of its own:
+nothing should diverge then.`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var problems []error
+			if keys != workload.KeysShared && keys != workload.KeysOwn {
+				problems = append(problems, hderr.User("--keys: expected shared or own, got %q", keys))
+			}
+			if rows < 1 || rows > 100000 {
+				problems = append(problems, hderr.User("--rows: expected 1 to 100000, got %d", rows))
+			}
+			if writes < 1 || writes > 1000000 {
+				problems = append(problems, hderr.User("--writes: expected 1 to 1000000 increments per server, got %d", writes))
+			}
+			l, ea, eb, err := twoNodes(cmd, "--a", "--b", a, b, problems)
+			if err != nil {
+				return err
+			}
+			out, err := workload.Conflicts(cmd.Context(), l, ea, eb, keys, rows, writes, os.Args, progressLog())
+			if err != nil {
+				return err
+			}
+			return printProbe(out)
+		},
+	}
+	c.Flags().StringVar(&a, "a", "", "one primary (default: the first node)")
+	c.Flags().StringVar(&b, "b", "", "the other (default: the second node)")
+	c.Flags().StringVar(&keys, "keys", workload.KeysShared, "shared (both write the same rows) or own (each its own rows)")
+	c.Flags().IntVar(&rows, "rows", 10, "rows written (each server's, with --keys own)")
+	c.Flags().IntVar(&writes, "writes", 200, "increments each server commits")
 	return c
 }
 

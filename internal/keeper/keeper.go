@@ -191,12 +191,16 @@ func Replicated(p *plan.Plan, c *plan.Cluster) bool {
 	return false
 }
 
-// writer is where a cluster's heartbeat is written: its primary, or a
-// healthy Galera member.
+// writer is where a cluster's heartbeat is written: its primary, a
+// standalone server itself, or a healthy Galera member.
 func (k *Keeper) writer(ctx context.Context, c *plan.Cluster) *plan.Node {
 	p := k.Repl.Plan
 	if c.Kind != spec.KindGalera {
-		n, _ := p.Node(k.Repl.PrimaryOf(c))
+		name := k.Repl.PrimaryOf(c)
+		if c.Kind == spec.KindStandalone && len(c.Nodes) > 0 {
+			name = c.Nodes[0]
+		}
+		n, _ := p.Node(name)
 		if k.Repl.Servers.Alive(n) {
 			return n
 		}

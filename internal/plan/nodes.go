@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -70,6 +71,21 @@ func (b *builder) channels() {
 		b.p.Channels = append(b.p.Channels, Channel{Name: ch.From, From: ch.From, To: ch.To, Mode: ch.Mode,
 			Receiver: ch.To + "1", Source: ch.From + "1"})
 	}
+}
+
+// ring places a cluster in a ring of primaries (its size and the
+// cluster's position in it, from 1; 0, 0 outside any).
+func (b *builder) ring(cluster string) (size, position int) {
+	next := map[string][]string{}
+	for _, ch := range b.s.Replication {
+		next[ch.From] = append(next[ch.From], ch.To)
+	}
+	for _, r := range spec.Rings(next) {
+		if i := slices.Index(r, cluster); i >= 0 {
+			return len(r), i + 1
+		}
+	}
+	return 0, 0
 }
 
 // semiSync says whether a node acts as a semi-sync primary (waits for an
@@ -244,6 +260,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		cfg.GTIDDomain = 100*(ci+1) + j
 	}
 	n.GTIDDomain = cfg.GTIDDomain
+	cfg.RingSize, cfg.RingPosition = b.ring(c.Name)
 	var timeout string
 	cfg.SemiSyncMaster, cfg.SemiSyncSlave, timeout = b.semiSync(c, name)
 	if d, err := time.ParseDuration(timeout); err == nil {

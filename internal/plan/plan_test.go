@@ -513,3 +513,23 @@ func TestQueueBase(t *testing.T) {
 		t.Error("a lab without links binds no queue")
 	}
 }
+
+// TestRing: the p2p preset's two primaries each receive the other's
+// channel and have auto-increment keys of their own (west1: offset 2 of 2).
+func TestRing(t *testing.T) {
+	s, err := spec.Preset("p2p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, s.Name, "/home/u/.hadrill", rootFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Channels) != 2 || p.Channels[0].Receiver != "west1" || p.Channels[0].Source != "east1" || p.Channels[1].Receiver != "east1" {
+		t.Errorf("channels: %+v", p.Channels)
+	}
+	if !strings.Contains(p.Nodes[0].Config, "auto_increment_offset          = 1") {
+		t.Errorf("east1 has no auto-increment offset 1:\n%s", p.Nodes[0].Config)
+	}
+	golden.Check(t, "p2p-west1.my.cnf", []byte(p.Nodes[1].Config))
+}

@@ -78,7 +78,7 @@ func Load(home string, ids []string) (*Report, error) {
 		switch r.Kind {
 		case "commit-latency":
 			_ = json.Unmarshal(r.Results, &run.Commits)
-		case "visibility", "bulk-replication", "slap", "disk":
+		case "visibility", "bulk-replication", "conflict", "slap", "disk":
 			run.Table = table(r.Results)
 		case "drill":
 			run.Drill = &drill.Result{}

@@ -28,6 +28,7 @@ const (
 	CommitLatency   Kind = "commit-latency"
 	Visibility      Kind = "visibility"
 	BulkReplication Kind = "bulk-replication"
+	Conflict        Kind = "conflict"
 	Drill           Kind = "drill"
 	DiskBench       Kind = "disk"
 )

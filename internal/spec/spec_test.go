@@ -51,7 +51,10 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 				`replication[2].to: cluster "dr" already receives replication[1]`, `replication[2].ack_timeout: applies only with mode semi-sync`,
 				`replication[3].to: a channel cannot replicate cluster "db" into itself`}},
 		{"channel cycle", "clusters:\n  - name: a\n  - name: b\nreplication:\n  - {from: a, to: b}\n  - {from: b, to: a}\n",
-			[]string{`replication: channels form a cycle through cluster "a"`}},
+			[]string{`replication: channels form a cycle (a → b → a); a ring is for standalone servers only (each a writable primary), and cluster "a" is galera`}},
+		{"cycle through a galera cluster", "clusters:\n  - {name: a, kind: standalone}\n  - {name: b, kind: standalone}\n  - {name: g}\nreplication:\n" +
+			"  - {from: a, to: b}\n  - {from: b, to: g}\n  - {from: g, to: a}\n",
+			[]string{`replication: channels form a cycle (a → b → g → a); a ring is for standalone servers only (each a writable primary), and cluster "g" is galera`}},
 		{"primary cluster problems", "clusters:\n  - name: pr\n    kind: primary\n    nodes: 1\n    mode: sync\n  - name: g\n    mode: async\n",
 			[]string{`clusters[0].nodes: a primary cluster has a primary and at least one replica (≥ 2 nodes), got 1`,
 				`clusters[0].mode: expected one of async, semi-sync, got "sync"`, `clusters[1].mode: applies to primary clusters only`}},
@@ -148,7 +151,7 @@ func FuzzLoad(f *testing.F) {
 
 func TestMachinesValidation(t *testing.T) {
 	_, err := Load([]byte(`
-machines: [{name: big, cpus: 0, memory: 100M}, {name: Big2, cpus: 0.333, memory: 1G}, {name: big, cpus: 1, memory: 1G}]
+machines: [{name: big, cpus: 0, memory: 100M, disk_iops: -1, disk_throughput: 10K}, {name: Big2, cpus: 0.333, memory: 1G, disk_throughput: fast}, {name: big, cpus: 1, memory: 1G}]
 clusters: [{name: db, machine: huge, memory: 8G, arbitrator: {machine: nope}, kind: galera}, {name: dc, machine: d1, memory: 4G, node_machines: {dc1: small, dc7: d1, x: d1, dc2: zz}}]
 load_balancers: [{name: lb, cluster: db, machine: x}]
 client: {machine: y}
@@ -159,6 +162,9 @@ client: {machine: y}
 	for _, want := range []string{
 		"machines[0].cpus: expected a number of cores from 0.01 to 256",
 		"machines[0].memory: expected a size of at least 256M",
+		"machines[0].disk_iops: expected 0 (no cap) to 1000000 IOPS over the machine's disks, got -1",
+		`machines[0].disk_throughput: expected bytes per second of at least 1M like 32M or 1G, got "10K"`,
+		`machines[1].disk_throughput: expected bytes per second of at least 1M like 32M or 1G, got "fast"`,
 		`machines[1].name: "Big2" is not a valid name`,
 		"machines[1].cpus: expected a number of cores",
 		`machines[2].name: duplicate name "big"`,
@@ -193,7 +199,7 @@ disks:
   - {name: nobucket, iops: 500, throughput: 60M, latency: 2ms, burst: {duration: 30m}, warmup: {after_idle: 1m, lasts: x, speed: 1.5}}
 clusters:
   - {name: db, storage: {volumes: []}}
-  - {name: dc, storage: {volumes: [{name: data, disk: nope, count: 9, fs: zfs}, {name: data, disk: standard}], redo: logs}}
+  - {name: dc, storage: {volumes: [{name: data, disk: nope, count: 17, fs: zfs}, {name: data, disk: standard}], redo: logs}}
   - {name: dd, storage: {volumes: [{name: data, disk: standard, stripe: 64K, allocation_unit: 64K, fs: btrfs}, {name: logs, disk: standard, count: 2, stripe: 3K, allocation_unit: 128K}]}}
 `))
 	if err == nil {
@@ -213,7 +219,7 @@ clusters:
 		`disks[2].warmup.lasts: expected how long a warm-up lasts`,
 		"disks[2].warmup.speed: expected the share of the caps a warming disk runs at, above 0 and below 1",
 		`clusters[1].storage.volumes[0].disk: unknown disk class "nope" (known: bad, bursty, local, nobucket, os, premium, standard)`,
-		"clusters[1].storage.volumes[0].count: expected 1 to 8 disks, got 9",
+		"clusters[1].storage.volumes[0].count: expected 1 to 16 disks, got 17",
 		`clusters[1].storage.volumes[0].fs: expected one of ext4, xfs, btrfs, got "zfs"`,
 		`clusters[1].storage.volumes[1].name: duplicate name "data"`,
 		`clusters[1].storage.redo: unknown volume "logs" (volumes: data)`,
@@ -382,10 +388,44 @@ func TestRateBounds(t *testing.T) {
 // TestVolumeCountZero: count 0 is refused, not taken for the default 1.
 func TestVolumeCountZero(t *testing.T) {
 	_, err := Load([]byte("clusters: [{name: db, kind: standalone, storage: {volumes: [{name: data, disk: standard, count: 0}]}}]"))
-	if err == nil || !strings.Contains(err.Error(), "clusters[0].storage.volumes[0].count: expected 1 to 8 disks, got 0") {
+	if err == nil || !strings.Contains(err.Error(), "clusters[0].storage.volumes[0].count: expected 1 to 16 disks, got 0") {
 		t.Errorf("count 0: %v", err)
 	}
 	if _, err := Load([]byte("clusters: [{name: db, kind: standalone, storage: {volumes: [{name: data, disk: standard}]}}]")); err != nil {
 		t.Errorf("no count: %v", err)
+	}
+}
+
+func TestRings(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		next map[string][]string
+		want string
+	}{
+		{"none", map[string][]string{"a": {"b"}, "b": {"c"}}, ""},
+		{"two", map[string][]string{"a": {"b"}, "b": {"a"}}, "a,b"},
+		{"three, entered anywhere", map[string][]string{"c": {"a"}, "a": {"b"}, "b": {"c"}}, "a,b,c"},
+		{"a branch off a ring", map[string][]string{"a": {"b", "d"}, "b": {"a"}, "d": {"e"}}, "a,b"},
+		{"two rings through one cluster", map[string][]string{"a": {"b", "c"}, "b": {"a"}, "c": {"a"}}, "a,b|a,c"},
+	} {
+		var got []string
+		for _, r := range Rings(c.next) {
+			got = append(got, strings.Join(r, ","))
+		}
+		if strings.Join(got, "|") != c.want {
+			t.Errorf("%s: rings %q, want %q", c.name, strings.Join(got, "|"), c.want)
+		}
+	}
+}
+
+// TestRingOfStandalones: two or three standalone servers replicating into
+// each other are accepted (the p2p preset is such a ring).
+func TestRingOfStandalones(t *testing.T) {
+	if _, err := Load([]byte("clusters:\n  - {name: a, kind: standalone}\n  - {name: b, kind: standalone}\n  - {name: c, kind: standalone}\n" +
+		"replication:\n  - {from: a, to: b}\n  - {from: b, to: c}\n  - {from: c, to: a}\n")); err != nil {
+		t.Errorf("a ring of three standalone servers: %v", err)
+	}
+	if _, err := Preset("p2p"); err != nil {
+		t.Errorf("preset p2p: %v", err)
 	}
 }

@@ -459,26 +459,60 @@ func (v *validator) channels(s *Spec, names map[string]string) {
 	v.cycles(s, names)
 }
 
-// cycles rejects channels that lead back to where they started.
+// cycles rejects channels that lead back to where they started, except a
+// ring of standalone servers: each a writable primary with a GTID domain
+// of its own, applying the others' writes (multi-master replication, as
+// document 003's peer-to-peer). Galera clusters and primary clusters take
+// no part in a ring: a write would come back to a cluster that has it.
 func (v *validator) cycles(s *Spec, known map[string]string) {
-	next := map[string]string{}
-	for _, ch := range s.Replication {
-		if known[ch.From] != "" && known[ch.To] != "" {
-			next[ch.From] = ch.To
-		}
+	next := map[string][]string{}
+	kinds := map[string]Kind{}
+	for _, c := range s.Clusters {
+		kinds[c.Name] = c.Kind
 	}
 	for _, ch := range s.Replication {
-		start := ch.From
-		if next[start] == "" {
-			continue
+		if known[ch.From] != "" && known[ch.To] != "" && ch.From != ch.To {
+			next[ch.From] = append(next[ch.From], ch.To)
 		}
-		seen := map[string]bool{start: true}
-		for c := next[start]; c != ""; c = next[c] {
-			if seen[c] {
-				v.add("replication", "channels form a cycle through cluster %q", start)
-				return
+	}
+	for _, ring := range Rings(next) {
+		for _, c := range ring {
+			if kinds[c] != KindStandalone {
+				v.add("replication", "channels form a cycle (%s); a ring is for standalone servers only (each a writable primary), and cluster %q is %s",
+					strings.Join(append(slices.Clone(ring), ring[0]), " → "), c, kinds[c])
+				break
 			}
-			seen[c] = true
 		}
 	}
+}
+
+// Rings are the cycles in a graph of channels (cluster -> the clusters it
+// feeds), each once, starting from its first cluster in name order.
+func Rings(next map[string][]string) [][]string {
+	starts := slices.Sorted(maps.Keys(next))
+	seen := map[string]bool{}
+	var out [][]string
+	for _, start := range starts {
+		// each cycle through start that meets no smaller start
+		var path []string
+		var walk func(c string)
+		walk = func(c string) {
+			path = append(path, c)
+			for _, n := range next[c] {
+				switch {
+				case n == start:
+					key := strings.Join(path, ",")
+					if !seen[key] {
+						seen[key] = true
+						out = append(out, slices.Clone(path))
+					}
+				case n > start && !slices.Contains(path, n):
+					walk(n)
+				}
+			}
+			path = path[:len(path)-1]
+		}
+		walk(start)
+	}
+	return out
 }

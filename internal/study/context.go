@@ -44,9 +44,11 @@ func Gather(home string, res *Result) Context {
 	var c Context
 	cnf, vers := map[string]map[string]string{}, map[string]map[string]string{}
 	hist := map[string]*Histogram{}
-	kinds := map[string]string{}
+	histograms := map[string]bool{}
 	for _, st := range res.Study.Steps {
-		kinds[st.Name] = st.Kind
+		if k := kindOf(st); k != nil {
+			histograms[st.Name] = k.histograms
+		}
 	}
 	for _, v := range res.Variants {
 		seen := map[string]bool{}
@@ -68,7 +70,7 @@ func Gather(home string, res *Result) Context {
 					c.Computer = r.Host
 				}
 			}
-			if kinds[x.Step] == "sysbench" {
+			if histograms[x.Step] {
 				addHistograms(hist, x.Step, v, r)
 			}
 		}

@@ -52,7 +52,7 @@ func newPlacement(s *Study, variants []string, o Options, res *Result) (*placeme
 		problems = append(problems, "--keep: on remote hosts the variants' labs take turns on the same machines (they listen on the same ports), so none is left up; leave out --keep")
 	}
 	for i, st := range s.Steps {
-		if p.remote && st.Kind == "disk" {
+		if k := kindOf(st); p.remote && k != nil && k.local {
 			problems = append(problems, fmt.Sprintf("steps[%d] (%s): a disk step measures a volume emulated on this computer; remote hosts have their own disks: run this study here", i, st.Name))
 		}
 	}

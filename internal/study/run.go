@@ -19,8 +19,6 @@ import (
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/workload"
-	"github.com/hadrill/hadrill/internal/workload/fio"
-	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
 // Kind is a study's kind of run in the run store.
@@ -238,134 +236,11 @@ func measure(ctx context.Context, l workload.Lab, v Variant, st Step, sc Scale, 
 		}
 		defer unlock()
 	}
-	switch st.Kind {
-	case "bulk-replication":
-		return bulk(ctx, l, st, sc, o)
-	case "disk":
-		return disk(ctx, l, st, sc, o)
+	k := kindOf(st)
+	if k == nil {
+		return nil, fmt.Errorf("unknown step kind %q", st.Kind)
 	}
-	if st.Kind == "slap" { // one server: mariadb-slap takes no host list
-		e, err := workload.Resolve(ctx, l, target, credentials)
-		if err != nil {
-			return nil, err
-		}
-		out, err := workload.Slap(ctx, l, e, st.slap(sc), o.Command, io.Discard)
-		if err != nil {
-			return nil, err
-		}
-		var samples []Sample
-		for _, pt := range out.Results {
-			samples = append(samples, Sample{Step: st.Name, Metric: fmt.Sprintf("avg_s@%d", pt.Concurrency), Value: pt.AvgS, RunID: out.RunID},
-				Sample{Step: st.Name, Metric: fmt.Sprintf("qps@%d", pt.Concurrency), Value: pt.QPS, RunID: out.RunID})
-		}
-		return samples, nil
-	}
-	resolve := workload.Resolve
-	if st.Kind == "sysbench" {
-		resolve = workload.ResolveList
-	}
-	e, err := resolve(ctx, l, target, credentials)
-	if err != nil {
-		return nil, err
-	}
-	switch st.Kind {
-	case "commit-latency":
-		out, err := workload.CommitLatency(ctx, l, []workload.Endpoint{e}, sc.Count, o.Command, io.Discard)
-		if err != nil || len(out.Results) == 0 {
-			return nil, errors.Join(err, errIf(err == nil, "no commit measured"))
-		}
-		r := out.Results[0]
-		return []Sample{{Step: st.Name, Metric: "avg_ms", Value: r.Avg, RunID: out.RunID},
-			{Step: st.Name, Metric: "p50_ms", Value: r.P50, RunID: out.RunID},
-			{Step: st.Name, Metric: "p99_ms", Value: r.P99, RunID: out.RunID}}, nil
-	case "sysbench":
-		rand := cmp.Or(st.RandType, "special") // sysbench's default, which the documents ran
-		p := sysbench.Params{Workload: st.Workload, Tables: sc.Tables, TableSize: sc.TableSize, Threads: sc.Threads, Time: sc.Time,
-			Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: balanced(l, target), Events: sc.Events}
-		out, err := workload.Run(ctx, l, workload.Sweep{Params: p, Target: e, Command: o.Command, Log: io.Discard})
-		if err != nil {
-			return nil, err
-		}
-		var samples []Sample
-		for _, pt := range out.Results {
-			if pt.Partial {
-				continue
-			}
-			samples = append(samples, Sample{Step: st.Name, Metric: fmt.Sprintf("tps@%d", pt.Threads), Value: pt.TPS, RunID: out.RunID},
-				Sample{Step: st.Name, Metric: fmt.Sprintf("p95_ms@%d", pt.Threads), Value: pt.P95, RunID: out.RunID},
-				Sample{Step: st.Name, Metric: fmt.Sprintf("p99_ms@%d", pt.Threads), Value: pt.P99, RunID: out.RunID},
-				Sample{Step: st.Name, Metric: fmt.Sprintf("avg_ms@%d", pt.Threads), Value: pt.AvgLat, RunID: out.RunID})
-		}
-		return samples, nil
-	}
-	return nil, fmt.Errorf("unknown step kind %q", st.Kind)
-}
-
-// bulk writes each row count on one node and times until all are on
-// another (by default the first and the last node: in two regions, one in
-// each).
-func bulk(ctx context.Context, l workload.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
-	names := l.Plan().NodeNames()
-	from, to := st.From, st.To
-	if from == "" {
-		from = names[0]
-	}
-	if to == "" {
-		to = names[len(names)-1]
-	}
-	a, err := workload.Resolve(ctx, l, from, "")
-	if err != nil {
-		return nil, err
-	}
-	b, err := workload.Resolve(ctx, l, to, "")
-	if err != nil {
-		return nil, err
-	}
-	out, err := workload.BulkReplication(ctx, l, a, b, sc.Rows, o.Command, io.Discard)
-	if err != nil {
-		return nil, err
-	}
-	var samples []Sample
-	rows, _ := out.Results.([]workload.Bulk)
-	for _, r := range rows {
-		samples = append(samples, Sample{Step: st.Name, Metric: fmt.Sprintf("visible_s@%d", r.Rows), Value: r.VisibleS, RunID: out.RunID},
-			Sample{Step: st.Name, Metric: fmt.Sprintf("after_last_s@%d", r.Rows), Value: r.AfterLastS, RunID: out.RunID})
-	}
-	return samples, nil
-}
-
-// disk runs one fio test on a node's volume (by default the first node
-// with volumes, its first volume, the 1 GB file test).
-func disk(ctx context.Context, l workload.Lab, st Step, sc Scale, o Options) ([]Sample, error) {
-	var nv *plan.NodeVolume
-	for _, x := range l.Plan().AllVolumes() {
-		if (st.Node == "" || x.Node.Name == st.Node) && (st.Volume == "" || x.Volume.Name == st.Volume) {
-			nv = &x
-			break
-		}
-	}
-	if nv == nil {
-		return nil, fmt.Errorf("no volume %q on node %q (the variant needs storage)", st.Volume, st.Node)
-	}
-	test, _ := fio.Named(testName(st))
-	p := workload.DiskParams{Volumes: []string{nv.Node.Name + "/" + nv.Volume.Name}, Tests: []string{test.Name},
-		Time: time.Duration(max(sc.Time, 1)) * time.Second, Runs: 1}
-	out, err := workload.DiskBench(ctx, l, []plan.NodeVolume{*nv}, []fio.Test{test}, p, o.Command, io.Discard)
-	if err != nil || len(out.Results) == 0 {
-		return nil, errors.Join(err, errIf(err == nil, "no fio result"))
-	}
-	r := out.Results[0]
-	return []Sample{{Step: st.Name, Metric: "seconds", Value: r.Seconds, RunID: out.RunID},
-		{Step: st.Name, Metric: "iops", Value: r.IOPS, RunID: out.RunID},
-		{Step: st.Name, Metric: "mbps", Value: r.MBps, RunID: out.RunID},
-		{Step: st.Name, Metric: "p50_ms", Value: r.P50Ms, RunID: out.RunID}}, nil
-}
-
-// balanced: the target spreads writes over several nodes (a lab's balanced
-// load balancer, or its nodes as sysbench's host list).
-func balanced(l workload.Lab, target string) bool {
-	b, ok := l.(interface{ Balanced(string) bool })
-	return ok && b.Balanced(target)
+	return k.measure(ctx, measurement{lab: l, step: st, scale: sc, opts: o, target: target, credentials: credentials})
 }
 
 func errIf(cond bool, msg string) error {

@@ -23,10 +23,6 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/workload"
-	"github.com/hadrill/hadrill/internal/workload/employees"
-	"github.com/hadrill/hadrill/internal/workload/fio"
-	"github.com/hadrill/hadrill/internal/workload/slap"
-	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
 // Study is one experiment.
@@ -131,8 +127,10 @@ type Step struct {
 	Target   string `yaml:"target,omitempty" json:"target,omitempty"` // lb (default) or a node
 	Workload string `yaml:"workload,omitempty" json:"workload,omitempty"`
 	RandType string `yaml:"rand_type,omitempty" json:"rand_type,omitempty"` // sysbench: default special, sysbench's own
-	From     string `yaml:"from,omitempty" json:"from,omitempty"`           // bulk-replication: the node written (default: the first)
+	From     string `yaml:"from,omitempty" json:"from,omitempty"`           // bulk-replication, conflict: the node written (default: the first)
 	To       string `yaml:"to,omitempty" json:"to,omitempty"`               // and the node read (default: the last)
+	Keys     string `yaml:"keys,omitempty" json:"keys,omitempty"`           // conflict: shared (default) or own rows
+	Rows     int    `yaml:"rows,omitempty" json:"rows,omitempty"`           // conflict: rows written (default 10)
 	Node     string `yaml:"node,omitempty" json:"node,omitempty"`           // disk: the node (default: the first with volumes)
 	Volume   string `yaml:"volume,omitempty" json:"volume,omitempty"`       // disk: its volume (default: the first)
 	Test     string `yaml:"test,omitempty" json:"test,omitempty"`           // disk: a bench disk test (default file1g)
@@ -149,7 +147,7 @@ type Step struct {
 // the document's own protocol.
 type Scale struct {
 	Runs      int   `yaml:"runs" json:"runs"`                                 // interleaved rounds
-	Count     int   `yaml:"count,omitempty" json:"count,omitempty"`           // commit-latency: INSERTs
+	Count     int   `yaml:"count,omitempty" json:"count,omitempty"`           // commit-latency: INSERTs; conflict: increments per server
 	Threads   []int `yaml:"threads,omitempty" json:"threads,omitempty"`       // sysbench
 	Time      int   `yaml:"time,omitempty" json:"time,omitempty"`             // sysbench: seconds measured
 	Warmup    int   `yaml:"warmup,omitempty" json:"warmup,omitempty"`         // sysbench: seconds before, unrecorded
@@ -211,38 +209,6 @@ type Expect struct {
 	Inferred bool     `yaml:"inferred,omitempty" json:"inferred,omitempty"`
 	Why      string   `yaml:"why,omitempty" json:"why,omitempty"`
 	Differs  string   `yaml:"differs,omitempty" json:"differs,omitempty"`
-}
-
-// Kinds are the step kinds and the metrics each yields.
-var Kinds = map[string][]string{
-	"commit-latency":   {"avg_ms", "p50_ms", "p99_ms"},
-	"sysbench":         {"tps", "p95_ms", "p99_ms", "avg_ms"},
-	"bulk-replication": {"visible_s", "after_last_s"},
-	"disk":             {"seconds", "iops", "mbps", "p50_ms"},
-	"slap":             {"avg_s", "qps"},
-}
-
-// Metrics are the figures a step yields at a scale: sysbench's per thread
-// count ("tps@32").
-func (st Step) Metrics(sc Scale) []string {
-	var per []int
-	switch st.Kind {
-	case "sysbench":
-		per = sc.Threads
-	case "bulk-replication":
-		per = sc.Rows
-	case "slap":
-		per = sc.Concurrency
-	default:
-		return Kinds[st.Kind]
-	}
-	var out []string
-	for _, n := range per {
-		for _, m := range Kinds[st.Kind] {
-			out = append(out, fmt.Sprintf("%s@%d", m, n))
-		}
-	}
-	return out
 }
 
 // Title is how reports name a variant (its label, or its name).
@@ -357,7 +323,7 @@ func (s *Study) Problems() []string {
 			add(p+".price", "expected an hourly price from 0 to 1000000, got %g", v.Price)
 		}
 		for _, st := range s.Steps {
-			if v.Target == plan.NodesAlias && st.Target == "" && st.Kind != "sysbench" {
+			if k := kindOf(st); k != nil && v.Target == plan.NodesAlias && st.Target == "" && !k.hostList {
 				add(p+".target", "%q (the nodes as one host list) is for sysbench steps only; step %s is %s (give it a target of its own)", v.Target, st.Name, st.Kind)
 			}
 		}
@@ -374,25 +340,12 @@ func (s *Study) Problems() []string {
 			add(p+".name", "duplicate step %q", st.Name)
 		}
 		steps[st.Name] = st
-		if _, ok := Kinds[st.Kind]; !ok {
-			add(p+".kind", "expected one of %s, got %q", strings.Join(kindNames(), ", "), st.Kind)
-		}
-		if st.Kind == "slap" {
-			for _, prob := range st.slap(Scale{Iterations: 1, DatasetSize: 1}).Check() {
-				add(p, "%s", slapField(prob))
+		stepProblems(st, func(field, format string, a ...any) {
+			if field != "" {
+				field = "." + field
 			}
-		} else if st.Load != "" || st.Dataset != "" || st.Query != "" {
-			add(p, "load, dataset and query are for slap steps, got a %s step", st.Kind)
-		}
-		if st.Kind == "sysbench" && !slices.Contains(sysbench.Workloads, st.Workload) {
-			add(p+".workload", "expected one of %s, got %q", strings.Join(sysbench.Workloads, ", "), st.Workload)
-		}
-		if st.Target == plan.NodesAlias && st.Kind != "sysbench" {
-			add(p+".target", "%q (the nodes as one host list) is for sysbench steps only, got a %s step", st.Target, st.Kind)
-		}
-		if _, ok := fio.Named(st.Test); st.Kind == "disk" && st.Test != "" && !ok {
-			add(p+".test", "expected one of %s, got %q", strings.Join(fio.Names(), ", "), st.Test)
-		}
+			add(p+field, format, a...)
+		})
 	}
 	if len(s.Steps) == 0 {
 		add("steps", "at least one is required")
@@ -480,8 +433,8 @@ func (v Variant) endpointProblems(p string, steps []Step) []string {
 		add("endpoint", "an endpoint variant has no preset, patch or target (it is the server itself)")
 	}
 	for _, st := range steps {
-		if st.Kind != "sysbench" && st.Kind != "commit-latency" && st.Kind != "slap" {
-			add("endpoint", "step %s (%s) needs a lab; an endpoint runs sysbench, commit-latency and slap steps", st.Name, st.Kind)
+		if k := kindOf(st); k != nil && !k.endpoint {
+			add("endpoint", "step %s (%s) needs a lab; an endpoint runs %s steps", st.Name, st.Kind, strings.Join(kindsWhere(func(k *stepKind) bool { return k.endpoint }), ", "))
 		}
 	}
 	return out
@@ -490,85 +443,15 @@ func (v Variant) endpointProblems(p string, steps []Step) []string {
 func (sc Scale) problems(p string, steps []Step) []string {
 	var out []string
 	add := func(field, format string, a ...any) { out = append(out, p+"."+field+": "+fmt.Sprintf(format, a...)) }
-	counts := func(field, what, step string, list []int, most int) {
-		if len(list) == 0 {
-			add(field, "at least one %s is required (step %s)", what, step)
-		}
-		for _, n := range list {
-			if n < 1 || n > most {
-				add(field, "expected %ss from 1 to %d, got %d", what, most, n)
-			}
-		}
-	}
 	if sc.Runs < 1 || sc.Runs > 100 {
 		add("runs", "expected 1 to 100 rounds, got %d", sc.Runs)
 	}
 	for _, st := range steps {
-		switch st.Kind {
-		case "commit-latency":
-			if sc.Count < 1 || sc.Count > 1_000_000 {
-				add("count", "expected 1 to 1000000 INSERTs (step %s), got %d", st.Name, sc.Count)
-			}
-		case "sysbench":
-			counts("threads", "thread count", st.Name, sc.Threads, 4096)
-			if sc.Time < 1 || sc.Time > 86400 {
-				add("time", "expected 1 to 86400 seconds (step %s), got %d", st.Name, sc.Time)
-			}
-			if sc.Events < 0 || sc.Events > 1_000_000_000 {
-				add("events", "expected 0 (runs by time) to 1000000000 transactions (step %s), got %d", st.Name, sc.Events)
-			}
-			if sc.Warmup < 0 || sc.Warmup > 3600 {
-				add("warmup", "expected 0 to 3600 seconds, got %d", sc.Warmup)
-			}
-			if sc.Tables < 1 || sc.TableSize < 1 {
-				add("tables", "tables and table_size are required (step %s)", st.Name)
-			}
-		case "bulk-replication":
-			counts("rows", "row count", st.Name, sc.Rows, 10_000_000)
-		case "slap":
-			counts("concurrency", "client count", st.Name, sc.Concurrency, 4096)
-			if sc.Iterations < 1 || sc.Iterations > 1000 {
-				add("iterations", "expected 1 to 1000 (step %s), got %d", st.Name, sc.Iterations)
-			}
-			if st.Dataset != "" && (sc.DatasetSize < employees.MinSize || sc.DatasetSize > employees.MaxSize) {
-				add("dataset_size", "expected %g to %g, a fraction of the sample database (step %s), got %g", employees.MinSize, employees.MaxSize, st.Name, sc.DatasetSize)
-			}
-		case "disk":
-			if t, _ := fio.Named(st.Test); !t.File && st.Test != "" && (sc.Time < 1 || sc.Time > 3600) {
-				add("time", "expected 1 to 3600 seconds (step %s), got %d", st.Name, sc.Time)
-			}
+		if k := kindOf(st); k != nil && k.scale != nil {
+			k.scale(st, sc, add)
 		}
 	}
 	return dedupe(out)
-}
-
-// slap is a slap step's parameters at a scale: a dataset's query defaults
-// to document 001's, and runs in the dataset's schema.
-func (st Step) slap(sc Scale) slap.Params {
-	p := slap.Params{Concurrency: sc.Concurrency, Iterations: sc.Iterations, Queries: st.Queries, Load: st.Load, Query: st.Query,
-		Dataset: st.Dataset, DatasetSize: sc.DatasetSize, Schema: slap.ScratchSchema}
-	if st.Dataset != "" {
-		p.Schema = st.Dataset
-		if p.Query == "" && p.Load == "" {
-			p.Query = employees.Query
-		}
-	}
-	return p
-}
-
-// slapField names a slap parameter problem by the study's field.
-func slapField(problem string) string {
-	return strings.NewReplacer("--load, --query, --query-file", "load, dataset, query", "--load", "load", "--query", "query",
-		"--dataset-size", "dataset_size", "--dataset", "dataset", "--schema", "dataset", "--iterations", "iterations", "--number-of-queries", "queries").Replace(problem)
-}
-
-func kindNames() []string {
-	var out []string
-	for k := range Kinds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func validStudyName(s string) bool {

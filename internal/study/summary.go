@@ -240,7 +240,7 @@ const PerDollar = "tps_per_dollar"
 // variant is priced.
 func (s *Study) metrics(st Step, sc Scale) []string {
 	out := st.Metrics(sc)
-	if st.Kind != "sysbench" || !slices.ContainsFunc(s.Variants, func(v Variant) bool { _, ok := v.HourlyPrice(); return ok }) {
+	if k := kindOf(st); k == nil || !k.priced || !slices.ContainsFunc(s.Variants, func(v Variant) bool { _, ok := v.HourlyPrice(); return ok }) {
 		return out
 	}
 	for _, n := range sc.Threads {
@@ -370,9 +370,10 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 // ours says a check's figure: the variant's mean, or its ratio to the
 // other's, with the 90 % interval.
 func ours(c Check, titles map[string]string) string {
-	what := fmt.Sprintf("%s %s %s", titles[c.Variant], c.Metric, figure(c.Metric, c.Ours.Value))
+	name := c.Step + "/" + c.Metric // a step's figure: two steps may yield the same one
+	what := fmt.Sprintf("%s %s %s", titles[c.Variant], name, figure(c.Metric, c.Ours.Value))
 	if c.Than != "" {
-		what = fmt.Sprintf("%s %s %s× %s", titles[c.Variant], c.Metric, number(c.Ours.Value), titles[c.Than])
+		what = fmt.Sprintf("%s %s %s× %s", titles[c.Variant], name, number(c.Ours.Value), titles[c.Than])
 	}
 	if c.Ours.Known {
 		what += fmt.Sprintf(" (%.0f %% interval %s–%s)", 100*c.Ours.Level, number(c.Ours.Lo), number(c.Ours.Hi))
@@ -406,36 +407,10 @@ func metricsIn(cells []Cell, step string) []string {
 }
 
 func describe(st Step, metric string) string {
-	switch st.Kind {
-	case "commit-latency":
-		return "Mean time of an autocommit INSERT"
-	case "bulk-replication":
-		return fmt.Sprintf("Seconds from the first of %s single-row commits until all are on the other node", strings.TrimPrefix(metric, "visible_s@"))
-	case "slap":
-		what := "the query " + map[bool]string{true: "over the generated " + st.Dataset + " dataset", false: "given"}[st.Dataset != ""]
-		if st.Load != "" {
-			what = "its generated " + st.Load + " load"
-		}
-		n := strings.TrimPrefix(metric, "avg_s@")
-		return fmt.Sprintf("Seconds for %s mariadb-slap client%s to run %s", n, map[bool]string{true: "", false: "s"}[n == "1"], what)
-	case "disk":
-		if metric == "seconds" {
-			return fmt.Sprintf("Seconds of fio's %s test", testName(st))
-		}
-		return fmt.Sprintf("fio's %s test, %s", testName(st), metric)
+	if k := kindOf(st); k != nil {
+		return k.describe(st, metric)
 	}
-	if n, ok := strings.CutPrefix(metric, PerDollar+"@"); ok {
-		return fmt.Sprintf("Transactions per second per dollar an hour, sysbench %s with %s clients", st.Workload, n)
-	}
-	threads := strings.TrimPrefix(metric, "tps@")
-	return fmt.Sprintf("Transactions per second, sysbench %s with %s clients", st.Workload, threads)
-}
-
-func testName(st Step) string {
-	if st.Test == "" {
-		return "file1g"
-	}
-	return st.Test
+	return metric
 }
 
 func figure(metric string, v float64) string {
@@ -446,7 +421,7 @@ func figure(metric string, v float64) string {
 		return number(v) + " TPS per $/h"
 	case strings.HasPrefix(metric, "tps"):
 		return number(v) + " TPS"
-	case metric == "seconds" || strings.HasPrefix(metric, "visible_s") || strings.HasPrefix(metric, "after_last_s") || strings.HasPrefix(metric, "avg_s@"):
+	case metric == "seconds" || metric == "settle_s" || strings.HasPrefix(metric, "visible_s") || strings.HasPrefix(metric, "after_last_s") || strings.HasPrefix(metric, "avg_s@"):
 		return number(v) + " s"
 	}
 	return number(v)

@@ -204,7 +204,7 @@ func TestRelativeExpect(t *testing.T) {
 	f := Finding(s, "quick", 3, cells, checks, false)
 	for _, want := range []string{"Seconds of fio's file1g test", "XFS, 64K blocks 4.65 s", "published 2.0 s (NTFS 64K, 16 disks)",
 		"Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced. Not reproduced: \"The average time it took",
-		"XFS, 64K blocks seconds 1.01× XFS, 4K blocks (90 % interval 0.97", "the claim at most 0.900×",
+		"XFS, 64K blocks write/seconds 1.01× XFS, 4K blocks (90 % interval 0.97", "the claim at most 0.900×",
 		"What differs from the document: NTFS clusters against XFS blocks", "Deviations from the document's protocol: file system (XFS on Linux)",
 		"XFS, 4K blocks 4.60 s (range of 3 (a 75 % interval) 4.50–4.70)"} {
 		if !strings.Contains(f, want) {

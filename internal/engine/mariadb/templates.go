@@ -68,6 +68,10 @@ type ServerConfig struct {
 	SemiSyncMaster, SemiSyncSlave bool
 	NoBinlog                      bool // binary log off (and Galera's GTID mode with it)
 	AckTimeoutMs                  int64
+	// Ring: the server is one of RingSize writable primaries replicating
+	// into each other (RingPosition from 1): its AUTO_INCREMENT values step
+	// by RingSize from RingPosition, so inserts on two never take one key.
+	RingSize, RingPosition int
 }
 
 // ProviderOptions is a Galera node's wsrep_provider_options: it listens

@@ -1,0 +1,171 @@
+package study
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/workload"
+)
+
+// stepKind is one kind of study step: the figures it yields, what it asks
+// of a step and of a scale, how it measures and how a report describes its
+// figures. Each kind registers itself from a file of its own (kind_*.go);
+// nothing else in the package switches on a step's kind.
+type stepKind struct {
+	name string
+	// metrics are the figures a run yields; with per, each of them once
+	// per count the scale gives ("tps@32").
+	metrics []string
+	per     func(Scale) []int
+	// endpoint: the kind runs against a server outside any lab
+	// (mysql://HOST:PORT). hostList: it may target the nodes as one host
+	// list. local: it measures something emulated on this computer, so it
+	// cannot run on remote hosts.
+	endpoint, hostList, local bool
+	// priced: its tps figures give TPS per dollar for a priced variant;
+	// histograms: its runs store latency histograms the report draws.
+	priced, histograms bool
+	// fields are the step's fields (beside name, kind, target, about) the
+	// kind reads; a step of another kind that sets one is refused.
+	fields []string
+	// step reports problems with a step's own fields (add names the
+	// field); scale, with what a scale gives this step.
+	step  func(st Step, add func(field, format string, a ...any))
+	scale func(st Step, sc Scale, add func(field, format string, a ...any))
+	// measure runs the step once on a lab, against target (a load
+	// balancer, a node, or an endpoint with its credentials file).
+	measure func(ctx context.Context, m measurement) ([]Sample, error)
+	// describe says in words what a figure is.
+	describe func(st Step, metric string) string
+}
+
+// measurement is what one step's run is given.
+type measurement struct {
+	lab                 workload.Lab
+	step                Step
+	scale               Scale
+	opts                Options
+	target, credentials string
+}
+
+var stepKinds = map[string]*stepKind{}
+
+func register(k *stepKind) {
+	if _, dup := stepKinds[k.name]; dup {
+		panic("study: step kind registered twice: " + k.name)
+	}
+	stepKinds[k.name] = k
+}
+
+// kindOf is a step's kind (nil for one that does not exist; Load refuses it).
+func kindOf(st Step) *stepKind { return stepKinds[st.Kind] }
+
+func kindNames() []string {
+	var out []string
+	for k := range stepKinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Metrics are the figures a step yields at a scale: sysbench's per thread
+// count ("tps@32").
+func (st Step) Metrics(sc Scale) []string {
+	k := kindOf(st)
+	if k == nil {
+		return nil
+	}
+	if k.per == nil {
+		return k.metrics
+	}
+	var out []string
+	for _, n := range k.per(sc) {
+		for _, m := range k.metrics {
+			out = append(out, fmt.Sprintf("%s@%d", m, n))
+		}
+	}
+	return out
+}
+
+// stepFields are the fields some kinds read, and whether a step sets each.
+var stepFields = []struct {
+	name string
+	set  func(Step) bool
+}{
+	{"workload", func(s Step) bool { return s.Workload != "" }},
+	{"rand_type", func(s Step) bool { return s.RandType != "" }},
+	{"from", func(s Step) bool { return s.From != "" }},
+	{"to", func(s Step) bool { return s.To != "" }},
+	{"keys", func(s Step) bool { return s.Keys != "" }},
+	{"rows", func(s Step) bool { return s.Rows != 0 }},
+	{"node", func(s Step) bool { return s.Node != "" }},
+	{"volume", func(s Step) bool { return s.Volume != "" }},
+	{"test", func(s Step) bool { return s.Test != "" }},
+	{"load", func(s Step) bool { return s.Load != "" }},
+	{"dataset", func(s Step) bool { return s.Dataset != "" }},
+	{"query", func(s Step) bool { return s.Query != "" }},
+	{"queries", func(s Step) bool { return s.Queries != 0 }},
+}
+
+// stepProblems checks a step against its kind: the kind exists, the
+// fields set are the kind's, and the kind's own checks pass.
+func stepProblems(st Step, add func(field, format string, a ...any)) {
+	k := kindOf(st)
+	if k == nil {
+		add("kind", "expected one of %s, got %q", strings.Join(kindNames(), ", "), st.Kind)
+		return
+	}
+	for _, f := range stepFields {
+		if f.set(st) && !slices.Contains(k.fields, f.name) {
+			add(f.name, "is for %s steps, got a %s step", strings.Join(kindsReading(f.name), " and "), st.Kind)
+		}
+	}
+	if st.Target == plan.NodesAlias && !k.hostList {
+		add("target", "%q (the nodes as one host list) is for %s steps only, got a %s step", st.Target, strings.Join(kindsWhere(func(k *stepKind) bool { return k.hostList }), " and "), st.Kind)
+	}
+	if k.step != nil {
+		k.step(st, add)
+	}
+}
+
+// kindsReading are the kinds that read a step field.
+func kindsReading(field string) []string {
+	return kindsWhere(func(k *stepKind) bool { return slices.Contains(k.fields, field) })
+}
+
+func kindsWhere(keep func(*stepKind) bool) []string {
+	var out []string
+	for _, name := range kindNames() {
+		if keep(stepKinds[name]) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// counts checks a list of counts a scale gives a step (thread counts, row
+// counts, …).
+func counts(add func(field, format string, a ...any), field, what, step string, list []int, most int) {
+	if len(list) == 0 {
+		add(field, "at least one %s is required (step %s)", what, step)
+	}
+	for _, n := range list {
+		if n < 1 || n > most {
+			add(field, "expected %ss from 1 to %d, got %d", what, most, n)
+		}
+	}
+}
+
+// samples names a run's figures for a step.
+func samples(st Step, runID string, figures ...any) []Sample {
+	var out []Sample
+	for i := 0; i+1 < len(figures); i += 2 {
+		out = append(out, Sample{Step: st.Name, Metric: figures[i].(string), Value: figures[i+1].(float64), RunID: runID})
+	}
+	return out
+}
