@@ -26,8 +26,8 @@ func TestDiskTargets(t *testing.T) {
 		{two, nil, "seqwrite", 0, 125.83, 0, 0},
 		{two, nil, "fsync", 0, 0, 0, 0},
 		{two, nil, "file1g", 0, 0, 0, 8.53},
-		{slow, nil, "seqread", 0, 26.21, 0, 0}, // 100 operations of 256K a second bind before 60M
-		{two, d1, "randwrite", 1000, 0, 0, 0},  // under the machine's caps
+		{slow, nil, "seqread", 0, 26.21, 0, 0},    // 100 operations of 256K a second bind before 60M
+		{two, d1, "randwrite", 1000, 0, 0, 0},     // under the machine's caps
 		{sixteen, d1, "randwrite", 2048, 0, 0, 0}, // 16K IOs: the machine's 32M binds before its 3,200 IOPS
 		{sixteen, d1, "seqwrite", 0, 33.55, 0, 0},
 		{sixteen, d1, "file1g", 0, 0, 0, 32},
