@@ -78,6 +78,7 @@ own host list (it spreads its connections over them: no load balancer). Results 
 	f.IntVar(&p.Interval, "report-interval", 1, "seconds between time-series samples")
 	f.IntVar(&p.Warmup, "warmup", 2, "seconds each run warms up before it is measured (not counted)")
 	f.IntVar(&p.RandSeed, "rand-seed", 1, "sysbench's random seed, recorded with the run (0: from the clock)")
+	f.BoolVar(&p.NoAutoInc, "no-auto-inc", false, "client-generated ids instead of AUTO_INCREMENT (sysbench's --auto_inc=off; document 000's --oltp-auto-inc=off)")
 	f.StringVar(&target, "target", "lb", "lb, a load balancer or node name, nodes (the Galera nodes as sysbench's host list), or mysql://HOST:PORT")
 	f.StringVar(&credentials, "credentials", "", "my.cnf-style file with user= and password= (external targets)")
 	return c

@@ -16,7 +16,7 @@ import (
 func init() {
 	register(&stepKind{
 		name:       "sysbench",
-		fields:     []string{"workload", "rand_type"},
+		fields:     []string{"workload", "rand_type", "auto_inc"},
 		metrics:    []string{"tps", "p95_ms", "p99_ms", "avg_ms"},
 		per:        func(sc Scale) []int { return sc.Threads },
 		endpoint:   true,
@@ -51,7 +51,8 @@ func init() {
 			st, sc := m.step, m.scale
 			rand := cmp.Or(st.RandType, "special") // sysbench's default, which the documents ran
 			p := sysbench.Params{Workload: st.Workload, Tables: sc.Tables, TableSize: sc.TableSize, Threads: sc.Threads, Time: sc.Time,
-				Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: balanced(m.lab, m.target), Events: sc.Events}
+				Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: balanced(m.lab, m.target), Events: sc.Events,
+				NoAutoInc: st.AutoInc != nil && !*st.AutoInc}
 			out, err := workload.Run(ctx, m.lab, workload.Sweep{Params: p, Target: e, Command: m.opts.Command, Log: io.Discard})
 			if err != nil {
 				return nil, err

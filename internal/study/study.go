@@ -127,6 +127,7 @@ type Step struct {
 	Target   string `yaml:"target,omitempty" json:"target,omitempty"` // lb (default) or a node
 	Workload string `yaml:"workload,omitempty" json:"workload,omitempty"`
 	RandType string `yaml:"rand_type,omitempty" json:"rand_type,omitempty"` // sysbench: default special, sysbench's own
+	AutoInc  *bool  `yaml:"auto_inc,omitempty" json:"auto_inc,omitempty"`   // sysbench: false for client-generated ids (--auto_inc=off)
 	From     string `yaml:"from,omitempty" json:"from,omitempty"`           // bulk-replication, conflict: the node written (default: the first)
 	To       string `yaml:"to,omitempty" json:"to,omitempty"`               // and the node read (default: the last)
 	Keys     string `yaml:"keys,omitempty" json:"keys,omitempty"`           // conflict: shared (default) or own rows

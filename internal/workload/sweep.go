@@ -5,6 +5,7 @@ package workload
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -116,7 +117,14 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 	defer db.Close()
 	var tables, size int
 	err = db.QueryRowContext(ctx, "SELECT tables, table_size FROM sbtest.hd_prepared").Scan(&tables, &size)
-	if err == nil && tables == s.Params.Tables && size == s.Params.TableSize {
+	autoInc := true // a dataset recorded before its ids' kind was: AUTO_INCREMENT
+	if err == nil {
+		var v sql.NullBool
+		if db.QueryRowContext(ctx, "SELECT auto_inc FROM sbtest.hd_prepared").Scan(&v) == nil && v.Valid {
+			autoInc = v.Bool
+		}
+	}
+	if err == nil && tables == s.Params.Tables && size == s.Params.TableSize && autoInc == !s.Params.NoAutoInc {
 		fmt.Fprintf(s.Log, "reusing the prepared dataset (%d tables × %d rows)\n", tables, size)
 		return nil
 	}
@@ -137,8 +145,8 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 	if err := onClient(ctx, l, sysbench.Argv(p, t, threads, "prepare")); err != nil {
 		return err
 	}
-	_, err = db.ExecContext(ctx, "CREATE TABLE sbtest.hd_prepared (tables INT, table_size INT) ENGINE=InnoDB SELECT ? AS tables, ? AS table_size",
-		s.Params.Tables, s.Params.TableSize)
+	_, err = db.ExecContext(ctx, "CREATE TABLE sbtest.hd_prepared (tables INT, table_size INT, auto_inc BOOL) ENGINE=InnoDB SELECT ? AS tables, ? AS table_size, ? AS auto_inc",
+		s.Params.Tables, s.Params.TableSize, !s.Params.NoAutoInc)
 	return err
 }
 

@@ -27,3 +27,20 @@ func TestEventsArgv(t *testing.T) {
 		t.Errorf("bad events: %s", got)
 	}
 }
+
+// TestNoAutoIncArgv: client-generated ids are asked of every step, the
+// dataset's preparation included (the tables are made without
+// AUTO_INCREMENT), and never by default.
+func TestNoAutoIncArgv(t *testing.T) {
+	tg := Target{Host: "h", Config: "c", Port: 3306}
+	p := Params{Workload: "oltp_read_write", Tables: 1, TableSize: 10, Time: 10, Interval: 1, RandType: "special", NoAutoInc: true}
+	for _, step := range []string{"prepare", "run"} {
+		if !slices.Contains(Argv(p, tg, 1, step), "--auto_inc=off") {
+			t.Errorf("%s: no --auto_inc=off in %v", step, Argv(p, tg, 1, step))
+		}
+	}
+	p.NoAutoInc = false
+	if slices.ContainsFunc(Argv(p, tg, 1, "prepare"), func(a string) bool { return strings.HasPrefix(a, "--auto_inc") }) {
+		t.Error("--auto_inc given by default")
+	}
+}

@@ -39,6 +39,10 @@ type Params struct {
 	// Events ends each measured run after this many transactions (0: by
 	// time alone; Time still caps it), as sysbench 0.5's --max-requests.
 	Events int `json:"events,omitempty"`
+	// NoAutoInc: the tables' ids are the client's, not AUTO_INCREMENT
+	// (sysbench's --auto_inc=off, 0.5's --oltp-auto-inc=off, as document
+	// 000 ran it); a dataset prepared either way is only reused that way.
+	NoAutoInc bool `json:"no_auto_inc,omitempty"`
 }
 
 // Target is where sysbench connects; Config is the 0600 file holding the
@@ -59,6 +63,9 @@ func Argv(p Params, t Target, threads int, step string) []string {
 		"--mysql-host=" + t.Host, "--mysql-port=" + strconv.Itoa(t.Port),
 		"--tables=" + strconv.Itoa(p.Tables), "--table-size=" + strconv.Itoa(p.TableSize),
 		"--threads=" + strconv.Itoa(threads)}
+	if p.NoAutoInc {
+		argv = append(argv, "--auto_inc=off")
+	}
 	if step == "run" {
 		argv = append(argv, "--time="+strconv.Itoa(p.Time), "--report-interval="+strconv.Itoa(max(p.Interval, 1)),
 			"--rand-type="+p.RandType, "--histogram=on", "--percentile=95", "--rand-seed="+strconv.Itoa(p.RandSeed))
