@@ -168,39 +168,82 @@ func mergeBuckets(a, b []sysbench.Bucket) []sysbench.Bucket {
 	return out
 }
 
-// Saturated says what of a run's hosts sat at a limit: a disk at its IOPS
-// cap or busy most of the run, a host at its CPU quota, a NIC near its
-// rate; each "variant: host's resource …".
-func Saturated(title string, r *results.Run) []string {
+// Limit is one thing a run measured at a limit: what (a host's CPU quota,
+// a disk's IOPS cap, a NIC's rate, the computer's cores) and how much (a
+// share: of the run, of the rate, of the cores).
+type Limit struct {
+	What  string  // "db3 at its 1-CPU quota"
+	Share float64 // 0.78
+	Of    string  // "of the run"
+}
+
+// Limits are what one run measured at a limit: the lab's hosts using most
+// of the computer's cores, a host at its CPU quota half the run or more, a
+// disk at its IOPS cap half the run or 90 % busy, a NIC at 80 % of its rate.
+func Limits(r *results.Run) []Limit {
 	var sums []machine.Summary
 	if b, err := json.Marshal(r.Hosts); err != nil || json.Unmarshal(b, &sums) != nil {
 		return nil
 	}
-	var out []string
+	var out []Limit
 	used := 0.0
 	for _, s := range sums {
 		used += s.CPUMean
 	}
 	if cpus, err := strconv.ParseFloat(r.Host["cpus"], 64); err == nil && cpus > 0 && used >= 0.85*cpus {
-		out = append(out, fmt.Sprintf("%s: the lab's hosts used %.1f of the computer's %s cores (the load generator runs there too)", title, used, r.Host["cpus"]))
+		out = append(out, Limit{What: "the lab's hosts, the load generator among them, used the computer's cores", Share: used / cpus, Of: "of its " + r.Host["cpus"] + " cores"})
 	}
 	for _, s := range sums {
 		if s.AtCap >= 0.5 && s.Machine != nil {
-			out = append(out, fmt.Sprintf("%s: %s at its %s-CPU quota %.0f %% of the run", title, s.Host, trimFloat(s.Machine.CPUs), 100*s.AtCap))
+			out = append(out, Limit{What: fmt.Sprintf("%s at its %s-CPU quota", s.Host, trimFloat(s.Machine.CPUs)), Share: s.AtCap, Of: "of the run"})
 		}
 		for _, d := range s.Disks {
 			switch {
 			case d.AtCap >= 0.5:
-				out = append(out, fmt.Sprintf("%s: %s's %s disk at its %d-IOPS cap %.0f %% of the run", title, s.Host, d.Volume, d.IOPSCap, 100*d.AtCap))
+				out = append(out, Limit{What: fmt.Sprintf("%s's %s disk at its %d-IOPS cap", s.Host, d.Volume, d.IOPSCap), Share: d.AtCap, Of: "of the run"})
 			case d.Util >= 0.9:
-				out = append(out, fmt.Sprintf("%s: %s's %s disk %.0f %% busy", title, s.Host, d.Volume, 100*d.Util))
+				out = append(out, Limit{What: fmt.Sprintf("%s's %s disk busy", s.Host, d.Volume), Share: d.Util, Of: "of the run"})
 			}
 		}
 		for _, n := range s.NICs {
 			if n.RateBps > 0 && max(n.TxMeanBps, n.RxMeanBps) >= 0.8*float64(n.RateBps) {
-				out = append(out, fmt.Sprintf("%s: %s's %s NIC at %.0f %% of its %.0f Mbit/s", title, s.Host, n.Network, 100*max(n.TxMeanBps, n.RxMeanBps)/float64(n.RateBps), float64(n.RateBps)/1e6))
+				out = append(out, Limit{What: fmt.Sprintf("%s's %s NIC near its %.0f Mbit/s", s.Host, n.Network, float64(n.RateBps)/1e6),
+					Share: max(n.TxMeanBps, n.RxMeanBps) / float64(n.RateBps), Of: "of the rate"})
 			}
 		}
+	}
+	return out
+}
+
+// Saturated says, for one variant (its title), what its runs of a step
+// measured at a limit over all of them: each limit with its mean share in
+// the rounds that reached it, and in how many of the rounds it did (the
+// limits most rounds reached first).
+func Saturated(title string, runs []*results.Run) []string {
+	type seen struct {
+		Limit
+		n   int
+		sum float64
+	}
+	var order []string
+	byWhat := map[string]*seen{}
+	for _, r := range runs {
+		for _, l := range Limits(r) {
+			x := byWhat[l.What]
+			if x == nil {
+				x = &seen{Limit: l}
+				byWhat[l.What] = x
+				order = append(order, l.What)
+			}
+			x.n++
+			x.sum += l.Share
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return byWhat[order[i]].n > byWhat[order[j]].n }) // the most rounds first
+	var out []string
+	for _, what := range order {
+		x := byWhat[what]
+		out = append(out, fmt.Sprintf("%s: %s, %.0f %% %s (in %d of %d rounds)", title, what, 100*x.sum/float64(x.n), x.Of, x.n, len(runs)))
 	}
 	return out
 }
@@ -208,22 +251,25 @@ func Saturated(title string, r *results.Run) []string {
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // Explain adds to each check that did not reproduce what its variants'
-// runs measured at a limit (the first round's run of the claim's step).
+// runs of the claim's step measured at a limit, over every round.
 func Explain(home string, res *Result) {
 	titles := map[string]string{}
 	for _, v := range res.Study.Variants {
 		titles[v.Name] = v.Title()
 	}
-	first := func(variant, step string) *results.Run {
+	runs := func(variant, step string) []*results.Run {
+		var out []*results.Run
+		seen := map[string]bool{}
 		for _, x := range res.Samples {
-			if x.Variant == variant && x.Step == step && x.RunID != "" {
-				if r, err := results.Load(home, x.RunID); err == nil {
-					return r
-				}
-				return nil
+			if x.Variant != variant || x.Step != step || x.RunID == "" || seen[x.RunID] {
+				continue
+			}
+			seen[x.RunID] = true
+			if r, err := results.Load(home, x.RunID); err == nil {
+				out = append(out, r)
 			}
 		}
-		return nil
+		return out
 	}
 	for i, c := range res.Checks {
 		if c.Verdict == Reproduced || c.Verdict == NotMeasured {
@@ -233,8 +279,8 @@ func Explain(home string, res *Result) {
 			if v == "" {
 				continue
 			}
-			if r := first(v, c.Step); r != nil {
-				res.Checks[i].Measured = append(res.Checks[i].Measured, Saturated(titles[v], r)...)
+			if rs := runs(v, c.Step); len(rs) > 0 {
+				res.Checks[i].Measured = append(res.Checks[i].Measured, Saturated(titles[v], rs)...)
 			}
 		}
 	}
