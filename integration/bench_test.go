@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,55 @@ func TestSysbenchSweep(t *testing.T) {
 	}
 	if r := e.ok("runs", "compare", out.RunID); !strings.Contains(r.stdout, out.RunID) {
 		t.Errorf("compare: %s", r.stdout)
+	}
+	// Two runs of 12 s give an interval (t over the runs); a run of 2 s none:
+	// a change against it has unknown noise, a run against itself is within it.
+	var b struct {
+		RunID string `json:"run_id"`
+	}
+	_ = json.Unmarshal([]byte(e.ok("bench", "sysbench", "--name", "itsb", "--threads", "2", "--time", "12", "--runs", "2", "--tables", "1", "--table-size", "200", "-o", "json").stdout), &b)
+	var cols []struct {
+		Points []struct {
+			Threads int `json:"threads"`
+			TPS     struct {
+				Mean, Lo, Hi float64
+				Known        bool
+				Method       string
+			} `json:"tps"`
+			DeltaPct    *float64 `json:"delta_pct"`
+			WithinNoise *bool    `json:"within_noise"`
+		} `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("runs", "compare", out.RunID, b.RunID, "-o", "json").stdout), &cols); err != nil || len(cols) != 2 {
+		t.Fatalf("runs compare -o json: %v %+v", err, cols)
+	}
+	var bp = cols[1].Points[0]
+	for _, p := range cols[1].Points {
+		if p.Threads == 2 {
+			bp = p
+		}
+	}
+	if !bp.TPS.Known || bp.TPS.Method != "t over 2 runs" || !(bp.TPS.Lo < bp.TPS.Mean && bp.TPS.Mean < bp.TPS.Hi) || bp.DeltaPct == nil || bp.WithinNoise != nil {
+		t.Errorf("two runs against a 2 s run: %+v (want an interval, a change, and no judgement of noise)", bp)
+	}
+	cols = nil
+	if err := json.Unmarshal([]byte(e.ok("runs", "compare", b.RunID, b.RunID, "-o", "json").stdout), &cols); err != nil || len(cols) != 2 {
+		t.Fatalf("runs compare -o json: %v %+v", err, cols)
+	}
+	if self := cols[1].Points[0]; self.DeltaPct == nil || *self.DeltaPct != 0 || self.WithinNoise == nil || !*self.WithinNoise {
+		t.Errorf("a run against itself: %+v, want +0 %% within noise", self)
+	}
+	// the report answers first, with intervals and human labels, and fits a 1280 px window
+	html := filepath.Join(e.home, "sweeps.html")
+	e.ok("report", out.RunID, b.RunID, "-o", html)
+	dom, sideways := e.inBrowser(html)
+	if sideways {
+		t.Error("the report scrolls sideways at 1280 px")
+	}
+	first := dom[strings.Index(dom, "<h1"):]
+	if f, tbl := strings.Index(first, "Lab itsb, sysbench oltp_read_write (run "+b.RunID+")"), strings.Index(first, "<table"); f < 0 || f > tbl ||
+		!strings.Contains(first, "95 % interval") || !strings.Contains(first, "sysbench oltp_read_write, lab itsb") {
+		t.Errorf("the report does not open with its finding, intervals and labels:\n%.2000s", first)
 	}
 	cases := []struct {
 		args []string
@@ -104,7 +154,7 @@ func TestSysbenchSweep(t *testing.T) {
 		!strings.Contains(r.stderr, "--concurrency:") || !strings.Contains(r.stderr, "--load:") {
 		t.Errorf("slap bad input: exit %d %s", r.code, r.stderr)
 	}
-	html := e.writeSpec("report.html", "")
+	html = e.writeSpec("report.html", "")
 	if r := e.ok("report", out.RunID, cl.RunID, "-o", html); !strings.Contains(r.stdout, "report of 2 run(s)") {
 		t.Errorf("report: %s", r.stdout)
 	}

@@ -6,6 +6,7 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,4 +286,33 @@ func (e *env) benchDisk(lab string, v any, want int, args ...string) {
 	if err := json.Unmarshal([]byte(r.stdout), v); err != nil || json.Unmarshal([]byte(r.stdout), &n) != nil || len(n.Results) != want {
 		e.t.Fatalf("bench disk %v: %v, want %d results\n%s", args, err, want, r.stdout)
 	}
+}
+
+// inBrowser opens a report in headless Chromium at 1280 px: the DOM as
+// the browser built it, and whether the page scrolls sideways (a probe
+// added to a copy of the file, never to the report itself, reads the
+// document's widths into its title).
+func (e *env) inBrowser(html string) (dom string, sideways bool) {
+	e.t.Helper()
+	b, err := os.ReadFile(html)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	probe := `<script>window.addEventListener("load", () => { document.title = "widths " + document.documentElement.scrollWidth + " " + document.documentElement.clientWidth })</script>`
+	copyFile := filepath.Join(e.home, "browser-probe.html")
+	if err := os.WriteFile(copyFile, []byte(strings.Replace(string(b), "</body>", probe+"</body>", 1)), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	c := exec.Command("chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-breakpad", "--no-first-run",
+		"--user-data-dir="+filepath.Join(e.home, "chromium"), "--window-size=1280,900", "--virtual-time-budget=3000", "--dump-dom", "file://"+copyFile)
+	c.Env = append(os.Environ(), "HOME="+e.home) // its crash reports stay in the test's home
+	out, err := c.Output()
+	if err != nil {
+		e.t.Fatalf("chromium: %v", err)
+	}
+	var scroll, client int
+	if _, err := fmt.Sscanf(string(out[strings.Index(string(out), "<title>widths ")+len("<title>widths "):]), "%d %d", &scroll, &client); err != nil {
+		e.t.Fatalf("the browser probe did not run: %v", err)
+	}
+	return string(out), scroll > client
 }

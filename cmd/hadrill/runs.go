@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/stats"
-	"github.com/hadrill/hadrill/internal/study"
 
 	"github.com/spf13/cobra"
 
@@ -50,7 +49,7 @@ func runsCmd() *cobra.Command {
 			})
 		},
 	}, &cobra.Command{
-		Use: "compare RUN_ID...", Short: "Compare sysbench runs side by side (TPS with its spread over runs, p95/p99, the change against the first run)",
+		Use: "compare RUN_ID...", Short: "Compare sysbench runs side by side (TPS with its 95 % interval, p95/p99, the change against the first run and whether it is within noise)",
 		Args: args(1, -1, "one or more run ids"),
 		RunE: func(_ *cobra.Command, ids []string) error {
 			h, err := home()
@@ -73,72 +72,100 @@ func runsCmd() *cobra.Command {
 				runs = append(runs, r)
 				var pts []sysbench.Point
 				_ = json.Unmarshal(r.Results, &pts)
-				col := column{ID: id, Spread: map[int]stats.Spread{}}
+				col := column{ID: id, Lab: r.Lab, Workload: fmt.Sprint(paramOf(r, "workload"))}
 				for i := range pts {
-					var tps []float64
+					var series [][]float64
 					for _, run := range pts[i].Runs {
-						tps = append(tps, run.TPS)
+						var tps []float64
+						for _, iv := range run.Intervals {
+							tps = append(tps, iv.TPS)
+						}
+						series = append(series, tps)
 					}
-					if len(tps) == 0 {
-						tps = []float64{pts[i].TPS}
-					}
-					col.Spread[pts[i].Threads] = stats.SpreadOf(tps)
-					pts[i].Runs = nil
+					col.Points = append(col.Points, comparePoint{Threads: pts[i].Threads, TPS: stats.FigureOf(series, stats.Confidence),
+						Runs: len(pts[i].Runs), P95: pts[i].P95, P99: pts[i].P99})
 				}
-				col.Points = pts
 				cols = append(cols, col)
 			}
 			if len(problems) > 0 {
 				return hderr.Join(problems)
 			}
 			for i := 1; i < len(cols); i++ { // against the first run
-				cols[i].Delta = map[int]stats.Delta{}
-				for threads, sp := range cols[i].Spread {
-					if base, ok := cols[0].Spread[threads]; ok {
-						cols[i].Delta[threads] = stats.Compare(sp, base)
+				for j := range cols[i].Points {
+					pt := &cols[i].Points[j]
+					if base, ok := pointOf(cols[0].Points, pt.Threads); ok {
+						pct, noise, known := pt.TPS.Versus(base.TPS)
+						pt.DeltaPct = &pct
+						if known {
+							pt.WithinNoise = &noise
+						}
 					}
 				}
 			}
 			return emit(cols, func() {
+				for i, c := range cols {
+					fmt.Printf("%c: run %s, lab %s, %s\n", 'A'+i, c.ID, c.Lab, c.Workload)
+				}
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprint(w, "threads\t")
-				for i, c := range cols {
-					fmt.Fprintf(w, "%s tps\truns (min–max)\tp95\tp99\t", c.ID)
+				for i := range cols {
+					fmt.Fprintf(w, "%c tps\t95 %% interval\tp95 ms\tp99 ms\t", 'A'+i)
 					if i > 0 {
-						fmt.Fprint(w, "vs first\t")
+						fmt.Fprintf(w, "vs A\t")
 					}
 				}
 				fmt.Fprintln(w)
-				var lists [][]sysbench.Point
+				var threads []int
 				for _, c := range cols {
-					lists = append(lists, c.Points)
+					for _, pt := range c.Points {
+						if !slices.Contains(threads, pt.Threads) {
+							threads = append(threads, pt.Threads)
+						}
+					}
 				}
-				for _, threads := range sysbench.ThreadCounts(lists...) {
-					fmt.Fprintf(w, "%d\t", threads)
+				slices.Sort(threads)
+				for _, n := range threads {
+					fmt.Fprintf(w, "%d\t", n)
 					for i, c := range cols {
-						if pt, ok := pointAt(c.Points, threads); ok {
-							sp := c.Spread[threads]
-							fmt.Fprintf(w, "%.1f\t%d (%.1f–%.1f)\t%.2f\t%.2f\t", pt.TPS, sp.N, sp.Min, sp.Max, pt.P95, pt.P99)
-						} else {
+						pt, ok := pointOf(c.Points, n)
+						switch {
+						case !ok:
 							fmt.Fprint(w, "-\t-\t-\t-\t")
+						case pt.TPS.Known:
+							fmt.Fprintf(w, "%.1f\t%.1f–%.1f\t%.2f\t%.2f\t", pt.TPS.Mean, pt.TPS.Lo, pt.TPS.Hi, pt.P95, pt.P99)
+						default:
+							fmt.Fprintf(w, "%.1f\t-\t%.2f\t%.2f\t", pt.TPS.Mean, pt.P95, pt.P99)
 						}
 						if i > 0 {
-							if d, ok := c.Delta[threads]; !ok {
+							switch {
+							case !ok || pt.DeltaPct == nil:
 								fmt.Fprint(w, "-\t")
-							} else if d.Unknown {
-								fmt.Fprintf(w, "%+.1f %% (1 run: noise unknown)\t", d.Percent)
-							} else if d.WithinNoise {
-								fmt.Fprintf(w, "%+.1f %% (noise)\t", d.Percent)
-							} else {
-								fmt.Fprintf(w, "%+.1f %%\t", d.Percent)
+							case pt.WithinNoise == nil:
+								fmt.Fprintf(w, "%+.1f %% (noise unknown)\t", *pt.DeltaPct)
+							case *pt.WithinNoise:
+								fmt.Fprintf(w, "%+.1f %% (within noise)\t", *pt.DeltaPct)
+							default:
+								fmt.Fprintf(w, "%+.1f %%\t", *pt.DeltaPct)
 							}
 						}
 					}
 					fmt.Fprintln(w)
 				}
 				w.Flush()
+				var methods []string
+				for _, c := range cols {
+					for _, pt := range c.Points {
+						if !slices.Contains(methods, pt.TPS.Method) {
+							methods = append(methods, pt.TPS.Method)
+						}
+						if !pt.TPS.Settled {
+							fmt.Printf("note: %s at %d threads never settled (its TPS still moved in the run's second half): its figure is the whole run's\n", c.ID, pt.Threads)
+						}
+					}
+				}
+				fmt.Printf("tps: the mean of each run's seconds after its warm-up (cut where the series settles); interval: %s\n", strings.Join(methods, "; "))
 				if len(cols) > 1 {
-					fmt.Println("vs first: the change of the median TPS against the first run's; (noise) unless Welch's t-test on their runs calls it a difference (at most 5 % of the time for runs that do not differ; record --runs 3 or more)")
+					fmt.Println("vs A: the change of the mean TPS against A's; within noise when the two 95 % intervals overlap")
 					printRunDifferences(runs)
 				}
 			})
@@ -150,42 +177,15 @@ func runsCmd() *cobra.Command {
 // printRunDifferences lists what differs between the runs: the first
 // database node's settings, the tools' versions, the load's parameters.
 func printRunDifferences(runs []*results.Run) {
-	cnf, vers, params := map[string]map[string]string{}, map[string]map[string]string{}, map[string]map[string]string{}
-	for _, r := range runs {
-		var names []string
-		for name := range r.Configs {
-			if strings.HasSuffix(name, "/my.cnf") {
-				names = append(names, name)
-			}
-		}
-		sort.Strings(names)
-		if len(names) > 0 {
-			cnf[r.ID] = study.Settings(r.Configs[names[0]], r.Lab)
-		}
-		vers[r.ID] = r.Versions
-		var p map[string]any
-		b, _ := json.Marshal(r.Params)
-		_ = json.Unmarshal(b, &p)
-		params[r.ID] = map[string]string{}
-		for k, v := range p {
-			params[r.ID][k] = fmt.Sprint(v)
-		}
-	}
-	for _, part := range []struct {
-		what  string
-		diffs []study.Difference
-	}{{"setting (first database node's my.cnf)", study.Differences(cnf)}, {"tool version", study.Differences(vers)}, {"load parameter", study.Differences(params)}} {
-		if len(part.diffs) == 0 {
-			continue
-		}
-		fmt.Printf("\nwhat differs, %s:\n", part.what)
+	for _, part := range results.RunDifferences(runs) {
+		fmt.Printf("\nwhat differs, %s:\n", part.What)
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprint(w, "\t")
 		for _, r := range runs {
 			fmt.Fprintf(w, "%s\t", r.ID)
 		}
 		fmt.Fprintln(w)
-		for _, d := range part.diffs {
+		for _, d := range part.Differences {
 			fmt.Fprintf(w, "%s\t", d.Setting)
 			for _, r := range runs {
 				fmt.Fprintf(w, "%s\t", cmp.Or(d.Values[r.ID], "-"))
@@ -196,20 +196,41 @@ func printRunDifferences(runs []*results.Run) {
 	}
 }
 
-func pointAt(pts []sysbench.Point, threads int) (sysbench.Point, bool) {
+// column is one run in a comparison: its points, the spread of each
+// point's runs (TPS) and, after the first, the change against the first.
+// column is one run in runs compare: per thread count its TPS (the
+// steady seconds' mean with a 95 % interval), p95 and p99, and against the
+// first run the change in percent and whether it is within noise.
+type column struct {
+	ID       string         `json:"run_id"`
+	Lab      string         `json:"lab"`
+	Workload string         `json:"workload"`
+	Points   []comparePoint `json:"points"`
+}
+
+type comparePoint struct {
+	Threads     int          `json:"threads"`
+	TPS         stats.Figure `json:"tps"`
+	Runs        int          `json:"runs"`
+	P95         float64      `json:"p95_ms"`
+	P99         float64      `json:"p99_ms"`
+	DeltaPct    *float64     `json:"delta_pct,omitempty"`
+	WithinNoise *bool        `json:"within_noise,omitempty"` // absent: either run has no interval (noise unknown)
+}
+
+func pointOf(pts []comparePoint, threads int) (comparePoint, bool) {
 	for _, p := range pts {
 		if p.Threads == threads {
 			return p, true
 		}
 	}
-	return sysbench.Point{}, false
+	return comparePoint{}, false
 }
 
-// column is one run in a comparison: its points, the spread of each
-// point's runs (TPS) and, after the first, the change against the first.
-type column struct {
-	ID     string               `json:"run_id"`
-	Points []sysbench.Point     `json:"results"`
-	Spread map[int]stats.Spread `json:"tps_spread"`
-	Delta  map[int]stats.Delta  `json:"tps_vs_first,omitempty"`
+// paramOf is one of a run's load parameters (nil when absent).
+func paramOf(r *results.Run, key string) any {
+	var p map[string]any
+	b, _ := json.Marshal(r.Params)
+	_ = json.Unmarshal(b, &p)
+	return p[key]
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -44,9 +45,18 @@ var palette = []color.Color{
 	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, color.RGBA{0x94, 0x67, 0xbd, 0xff}, color.RGBA{0x8c, 0x56, 0x4b, 0xff},
 }
 
-func (c Chart) plot() (*plot.Plot, error) {
+// The charts' text is Liberation Sans, the face the HTML report embeds
+// (a sans-serif that lays out the same everywhere).
+func init() { plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"} }
+
+// plot lays the chart out; titled: with its title (a PNG stands alone; in
+// the HTML report the figure's caption is its title).
+func (c Chart) plot(titled bool) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = c.Title, c.X, c.Y
+	p.X.Label.Text, p.Y.Label.Text = c.X, c.Y
+	if titled {
+		p.Title.Text = c.Title
+	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
 	if c.LogX { // thread counts: log scale, labelled at the counts measured
@@ -130,11 +140,12 @@ func maxY(series []Series) float64 {
 	return m
 }
 
-const width, height = 16 * vg.Centimeter, 9 * vg.Centimeter
+// A chart's size; the HTML report scales it to the page's width.
+const width, height = 24 * vg.Centimeter, 10 * vg.Centimeter
 
 // SVG renders the chart as SVG.
 func (c Chart) SVG() ([]byte, error) {
-	p, err := c.plot()
+	p, err := c.plot(false)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +160,7 @@ func (c Chart) SVG() ([]byte, error) {
 
 // PNG renders the chart as PNG.
 func (c Chart) PNG() ([]byte, error) {
-	p, err := c.plot()
+	p, err := c.plot(true)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"time"
 
-	"codeberg.org/go-fonts/liberation/liberationserifregular"
+	"codeberg.org/go-fonts/liberation/liberationsansregular"
 
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"
@@ -22,6 +22,7 @@ import (
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/stats"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
@@ -62,6 +63,13 @@ type Report struct {
 	Sweeps    []Run // the runs with per-thread results (side-by-side table)
 	Charts    []Chart
 	Threads   []int
+	// Finding says first what the runs found (Finding); Differences what
+	// differs between them (settings, versions, load parameters).
+	Finding     []string
+	Differences []results.Part
+	// TPS: each sweep's TPS per thread count with its interval (run id ->
+	// threads -> figure).
+	TPS map[string]map[int]stats.Figure
 }
 
 // Load reads runs from the store; unknown ids are reported together.
@@ -117,22 +125,40 @@ func Load(home string, ids []string) (*Report, error) {
 	}
 	rep.Threads = sysbench.ThreadCounts(lists...)
 	rep.Charts = charts(rep.Runs)
+	rep.Finding = Finding(rep.Runs)
+	rep.TPS = map[string]map[int]stats.Figure{}
+	var stored []*results.Run
+	for _, r := range rep.Runs {
+		stored = append(stored, r.Run)
+		if len(r.Points) > 0 {
+			rep.TPS[r.ID] = tpsFigures(r.Points)
+		}
+	}
+	if len(stored) > 1 {
+		rep.Differences = results.RunDifferences(stored)
+	}
 	return rep, nil
 }
 
-// Label names a run in legends: its id and workload.
-func (r Run) Label() string {
-	var p struct {
-		Workload string `json:"workload"`
+// labels name the runs in legends: each run's title, with its id only
+// where two runs share a title.
+func labels(runs []Run) map[string]string {
+	count := map[string]int{}
+	for _, r := range runs {
+		count[r.Title()]++
 	}
-	_ = json.Unmarshal([]byte(r.Params), &p)
-	if p.Workload == "" {
-		return r.ID
+	out := map[string]string{}
+	for _, r := range runs {
+		out[r.ID] = r.Title()
+		if count[r.Title()] > 1 {
+			out[r.ID] += " (run " + r.ID + ")"
+		}
 	}
-	return r.ID + " " + p.Workload
+	return out
 }
 
 func charts(runs []Run) []Chart {
+	label := labels(runs)
 	tps := Chart{ID: "tps", Title: "Throughput vs threads", X: "threads", Y: "transactions/s", LogX: true}
 	p95 := Chart{ID: "p95", Title: "p95 latency vs threads", X: "threads", Y: "ms", LogX: true}
 	p99 := Chart{ID: "p99", Title: "p99 latency vs threads", X: "threads", Y: "ms", LogX: true}
@@ -147,23 +173,23 @@ func charts(runs []Run) []Chart {
 			b = append(b, [2]float64{float64(p.Threads), p.P95})
 			c = append(c, [2]float64{float64(p.Threads), p.P99})
 		}
-		tps.Series = append(tps.Series, Series{Name: r.Label(), Points: a})
-		p95.Series = append(p95.Series, Series{Name: r.Label(), Points: b})
-		p99.Series = append(p99.Series, Series{Name: r.Label(), Points: c})
+		tps.Series = append(tps.Series, Series{Name: label[r.ID], Points: a})
+		p95.Series = append(p95.Series, Series{Name: label[r.ID], Points: b})
+		p99.Series = append(p99.Series, Series{Name: label[r.ID], Points: c})
 	}
 	if len(tps.Series) > 0 {
 		out = append(out, tps, p95, p99)
 	}
 	for _, r := range runs {
 		if len(r.Timeline) > 0 {
-			c := Chart{ID: "dr-" + r.ID, Title: fmt.Sprintf("Drill %s, run %s: operations per second", r.Drill.Scenario, r.ID),
+			c := Chart{ID: "dr-" + r.ID, Title: fmt.Sprintf("Operations per second, %s (the fault marked)", label[r.ID]),
 				X: "seconds", Y: "operations/s", Markers: r.Markers}
 			for _, k := range []string{"writes acknowledged", "writes failed", "reads", "reads failed"} {
 				c.Series = append(c.Series, Series{Name: k, Points: r.Timeline[k]})
 			}
 			out = append(out, c)
 		}
-		ts := Chart{ID: "ts-" + r.ID, Title: "Throughput per second, run " + r.ID, X: "seconds", Y: "transactions/s", Markers: r.Markers}
+		ts := Chart{ID: "ts-" + r.ID, Title: "Throughput per second, " + label[r.ID], X: "seconds", Y: "transactions/s", Markers: r.Markers}
 		keys := make([]int, 0, len(r.Series))
 		for k := range r.Series {
 			keys = append(keys, k)
@@ -175,8 +201,11 @@ func charts(runs []Run) []Chart {
 		if len(ts.Series) > 0 {
 			out = append(out, ts)
 		}
-		fc := Chart{ID: "fc-" + r.ID, Title: "Flow control: time paused per second, run " + r.ID, X: "seconds", Y: "ms paused per s", Markers: markers(r.Run)}
-		rq := Chart{ID: "rq-" + r.ID, Title: "Receive queue, run " + r.ID, X: "seconds", Y: "write-sets waiting", Markers: markers(r.Run)}
+		if c := latencyChart(r, label[r.ID]); len(c.Series) > 0 {
+			out = append(out, c)
+		}
+		fc := Chart{ID: "fc-" + r.ID, Title: "Flow control: time paused per second, " + label[r.ID], X: "seconds", Y: "ms paused per s", Markers: markers(r.Run)}
+		rq := Chart{ID: "rq-" + r.ID, Title: "Receive queue, " + label[r.ID], X: "seconds", Y: "write-sets waiting", Markers: markers(r.Run)}
 		for _, node := range sortedKeys(r.FlowControl) {
 			fc.Series = append(fc.Series, Series{Name: node, Points: r.FlowControl[node]})
 			rq.Series = append(rq.Series, Series{Name: node, Points: r.RecvQueue[node]})
@@ -184,9 +213,32 @@ func charts(runs []Run) []Chart {
 		if len(fc.Series) > 0 {
 			out = append(out, fc, rq)
 		}
-		out = append(out, hostCharts(r)...)
+		out = append(out, hostCharts(r, label[r.ID])...)
 	}
 	return out
+}
+
+// latencyChart draws a sweep's latency distribution per thread count:
+// the share of its transactions done within each latency (sysbench's
+// histogram of the first run at the count), up to the slowest.
+func latencyChart(r Run, name string) Chart {
+	c := Chart{ID: "lat-" + r.ID, Title: "Latency distribution (share of transactions done within x ms), " + name, X: "ms", Y: "share of transactions"}
+	for _, p := range r.Points {
+		if len(p.Runs) == 0 || len(p.Runs[0].Histogram) == 0 {
+			continue
+		}
+		var total, done int64
+		for _, b := range p.Runs[0].Histogram {
+			total += b.Count
+		}
+		var pts [][2]float64
+		for _, b := range p.Runs[0].Histogram {
+			done += b.Count
+			pts = append(pts, [2]float64{b.Value, float64(done) / float64(total)})
+		}
+		c.Series = append(c.Series, Series{Name: fmt.Sprintf("%d threads", p.Threads), Points: pts})
+	}
+	return c
 }
 
 // HTML renders the report as one self-contained page.
@@ -205,6 +257,7 @@ func (rep *Report) HTML() ([]byte, error) {
 	}
 	t, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
 		"at":    pointAt,
+		"fig":   func(id string, threads int) stats.Figure { return rep.TPS[id][threads] },
 		"f1":    func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 		"f2":    func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 		"pct":   func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },
@@ -235,8 +288,8 @@ func (rep *Report) HTML() ([]byte, error) {
 // fontFace carries, once, the font the charts were laid out with: without
 // it a browser substitutes a wider one and the charts' text overflows.
 func fontFace() template.CSS {
-	return template.CSS(`@font-face { font-family: "Liberation Serif"; src: url(data:font/ttf;base64,` +
-		base64.StdEncoding.EncodeToString(liberationserifregular.TTF) + `) format("truetype"); }`)
+	return template.CSS(`@font-face { font-family: "Liberation Sans"; src: url(data:font/ttf;base64,` +
+		base64.StdEncoding.EncodeToString(liberationsansregular.TTF) + `) format("truetype"); }`)
 }
 
 // WritePNGs writes every chart as PNG into dir.
@@ -443,12 +496,12 @@ func readHosts(rows [][]string) (cpu, mem map[string][][2]float64, sent map[stri
 
 // hostCharts draws each host's CPU and memory over the run, its machine's
 // quota and limit dashed beside it: a saturated host shows at a glance.
-func hostCharts(r Run) []Chart {
+func hostCharts(r Run, name string) []Chart {
 	if len(r.HostCPU) == 0 {
 		return nil
 	}
-	cpu := Chart{ID: "cpu-" + r.ID, Title: "CPU per host, run " + r.ID, X: "seconds", Y: "cores", Markers: r.Markers}
-	mem := Chart{ID: "mem-" + r.ID, Title: "Memory per host, run " + r.ID, X: "seconds", Y: "MiB", Markers: r.Markers}
+	cpu := Chart{ID: "cpu-" + r.ID, Title: "CPU per host, " + name, X: "seconds", Y: "cores", Markers: r.Markers}
+	mem := Chart{ID: "mem-" + r.ID, Title: "Memory per host, " + name, X: "seconds", Y: "MiB", Markers: r.Markers}
 	caps := map[string]*machine.Summary{}
 	for i := range r.Hosts {
 		caps[r.Hosts[i].Host] = &r.Hosts[i]
@@ -467,7 +520,7 @@ func hostCharts(r Run) []Chart {
 	}
 	out := []Chart{cpu, mem}
 	if len(r.DiskIOPS) > 0 {
-		c := Chart{ID: "iops-" + r.ID, Title: "IOPS per disk (dashed: its class's cap), run " + r.ID, X: "seconds", Y: "IO/s", Markers: r.Markers}
+		c := Chart{ID: "iops-" + r.ID, Title: "IOPS per disk (dashed: its class's cap), " + name, X: "seconds", Y: "IO/s", Markers: r.Markers}
 		for _, d := range sortedKeys(r.DiskIOPS) {
 			pts := r.DiskIOPS[d]
 			c.Series = append(c.Series, Series{Name: d, Points: pts})
@@ -481,7 +534,7 @@ func hostCharts(r Run) []Chart {
 		if len(r.HostSent[network]) == 0 {
 			continue
 		}
-		c := Chart{ID: "net-" + network + "-" + r.ID, Title: "Sent on the " + network + " network per host, run " + r.ID,
+		c := Chart{ID: "net-" + network + "-" + r.ID, Title: "Sent on the " + network + " network per host, " + name,
 			X: "seconds", Y: "Mbit/s", Markers: r.Markers}
 		for _, h := range sortedKeys(r.HostSent[network]) {
 			pts := r.HostSent[network][h]
@@ -491,7 +544,7 @@ func hostCharts(r Run) []Chart {
 					if n.Network == network && n.RateBps > 0 {
 						lim := float64(n.RateBps) / 1e6
 						c.Series = append(c.Series, Series{Name: h + " cap", Cap: true, Points: [][2]float64{{pts[0][0], lim}, {pts[len(pts)-1][0], lim}}})
-						c.Title = "Sent on the " + network + " network per host (dashed: its NIC's cap), run " + r.ID
+						c.Title = "Sent on the " + network + " network per host (dashed: its NIC's cap), " + name
 					}
 				}
 			}

@@ -54,10 +54,14 @@ func TestReportIsSelfContained(t *testing.T) {
 	if ext := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:|//)|<script|@import|url\((?:[^d]|d[^a])`).FindString(html); ext != "" {
 		t.Errorf("report refers to something outside itself: %q", ext)
 	}
-	for _, want := range []string{"Interrupted: the results are partial", "(partial)", ">a<", ">b<"} {
+	for _, want := range []string{"Interrupted: the results are partial", "(partial)", "run a<", "run b<", "Lab lab, sysbench oltp_read_write (run a): 300 TPS (no per-second series kept) at 4 threads"} {
 		if !strings.Contains(html, want) {
-			t.Errorf("report lacks %q", want)
+			t.Errorf("report lacks %q in %s", want, html[strings.Index(html, "<section"):strings.Index(html, "</section>")])
 		}
+	}
+	// the answer comes first: the finding before any table or chart, the method last
+	if f, tbl, m := strings.Index(html, `class="finding"`), strings.Index(html, "<table"), strings.Index(html, "<h2>Method"); f < 0 || f > tbl || m < strings.LastIndex(html, "<svg") {
+		t.Errorf("the finding (at %d) does not open the report before its first table (%d), or the method (%d) is not last", f, tbl, m)
 	}
 	dir := t.TempDir()
 	if err := rep.WritePNGs(dir); err != nil {
@@ -81,7 +85,7 @@ func TestHostCharts(t *testing.T) {
 	r := Run{Run: &results.Run{ID: "r1"}, HostCPU: cpu, HostMem: mem, HostSent: sent,
 		Hosts: []machine.Summary{{Host: "db1", Machine: &plan.Machine{Name: "small", CPUs: 0.5, MemoryBytes: 1 << 30},
 			NICs: []machine.NICSummary{{Name: "eth1", Network: plan.NetCluster, RateBps: 50e6}}}}}
-	charts := hostCharts(r)
+	charts := hostCharts(r, "lab")
 	if len(charts) != 4 {
 		t.Fatalf("%d charts, want cpu, memory, application and cluster", len(charts))
 	}
@@ -104,7 +108,7 @@ func TestHostCharts(t *testing.T) {
 	if strings.Contains(charts[2].Title, "dashed") {
 		t.Errorf("the application chart has no cap to draw: %q", charts[2].Title)
 	}
-	if hostCharts(Run{Run: &results.Run{ID: "r2"}}) != nil {
+	if hostCharts(Run{Run: &results.Run{ID: "r2"}}, "lab") != nil {
 		t.Error("a run without hosts.csv has no host charts")
 	}
 }

@@ -18,7 +18,7 @@ import (
 // host of every variant as measured, the computer they all ran on, and
 // sysbench's latency histograms.
 type Context struct {
-	Settings, Versions []Difference
+	Settings, Versions []results.Difference
 	Hosts              []HostRow
 	Computer           map[string]string // the physical machine: cpus, memory, kernel
 	Histograms         []Histogram
@@ -64,7 +64,7 @@ func Gather(home string, res *Result) Context {
 			}
 			if first {
 				first = false
-				cnf[v], vers[v] = firstSettings(r), r.Versions
+				cnf[v], vers[v] = r.FirstSettings(), r.Versions
 				c.Hosts = append(c.Hosts, hostRows(v, r, res.Inventory != "")...)
 				if c.Computer == nil && res.Inventory == "" { // remote hosts: each its own machine
 					c.Computer = r.Host
@@ -75,7 +75,7 @@ func Gather(home string, res *Result) Context {
 			}
 		}
 	}
-	c.Settings, c.Versions = Differences(cnf), Differences(vers)
+	c.Settings, c.Versions = results.Differences(cnf), results.Differences(vers)
 	var keys []string
 	for k := range hist {
 		keys = append(keys, k)
@@ -85,20 +85,6 @@ func Gather(home string, res *Result) Context {
 		c.Histograms = append(c.Histograms, *hist[k])
 	}
 	return c
-}
-
-func firstSettings(r *results.Run) map[string]string {
-	var names []string
-	for name := range r.Configs {
-		if strings.HasSuffix(name, "/my.cnf") {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return nil
-	}
-	return Settings(r.Configs[names[0]], r.Lab)
 }
 
 func hostRows(variant string, r *results.Run, remote bool) []HostRow {

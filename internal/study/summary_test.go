@@ -162,7 +162,7 @@ func TestHTML(t *testing.T) {
 	res.Cells, res.Checks = Summarize(s, s.Scales.Quick, variants, res.Samples)
 	res.Checks[3].Measured = []string{"Galera, one site: the lab's hosts used 1.9 of the computer's 2 cores"}
 	res.Finding = Finding(s, "quick", 3, res.Cells, res.Checks, false)
-	ctx := Context{Settings: []Difference{{Setting: "galera.wsrep_on", Values: map[string]string{"async": "OFF", "galera1": "ON"}}},
+	ctx := Context{Settings: []results.Difference{{Setting: "galera.wsrep_on", Values: map[string]string{"async": "OFF", "galera1": "ON"}}},
 		Hosts:    []HostRow{{Variant: "galera2", Host: "db3", Machine: "d1 (1 CPU, 3.5G)", CPU: "0.80 mean, 0.99 p95", Disks: "db3-data0 (data): 500 IOPS cap"}},
 		Computer: map[string]string{"cpus": "2", "memory": "24 GiB", "kernel": "6.18"},
 		Histograms: []Histogram{{Step: "oltp", Threads: 32, Variants: map[string][]sysbench.Bucket{

@@ -1,6 +1,8 @@
-package study
+package results
 
 import (
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -63,5 +65,52 @@ func Differences(byVariant map[string]map[string]string) []Difference {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Setting < out[j].Setting })
+	return out
+}
+
+// FirstSettings are the settings of the run's first database node (its
+// my.cnf, by name order), the lab's own name and addresses blanked; nil
+// when the run recorded none.
+func (r *Run) FirstSettings() map[string]string {
+	var names []string
+	for name := range r.Configs {
+		if strings.HasSuffix(name, "/my.cnf") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil
+	}
+	return Settings(r.Configs[names[0]], r.Lab)
+}
+
+// Part is one kind of thing that differs between runs.
+type Part struct {
+	What        string       `json:"what"`
+	Differences []Difference `json:"differences"`
+}
+
+// RunDifferences are what differs between runs (by run id): the first
+// database node's settings, the tools' versions, the load's parameters;
+// kinds with no difference are left out.
+func RunDifferences(runs []*Run) []Part {
+	cnf, vers, params := map[string]map[string]string{}, map[string]map[string]string{}, map[string]map[string]string{}
+	for _, r := range runs {
+		cnf[r.ID], vers[r.ID] = r.FirstSettings(), r.Versions
+		var p map[string]any
+		b, _ := json.Marshal(r.Params)
+		_ = json.Unmarshal(b, &p)
+		params[r.ID] = map[string]string{}
+		for k, v := range p {
+			params[r.ID][k] = fmt.Sprint(v)
+		}
+	}
+	var out []Part
+	for _, p := range []Part{{"setting (first database node's my.cnf)", Differences(cnf)}, {"tool version", Differences(vers)}, {"load parameter", Differences(params)}} {
+		if len(p.Differences) > 0 {
+			out = append(out, p)
+		}
+	}
 	return out
 }
