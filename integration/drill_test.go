@@ -114,6 +114,12 @@ client:
 	if !strings.Contains(report.stdout+report.stderr, "report of 1 run(s)") || strings.Contains(report.stdout+report.stderr, " 0 charts") {
 		t.Errorf("report of a drill: %s%s", report.stdout, report.stderr)
 	}
+	if b, err := os.ReadFile(e.home + "/drill.html"); err != nil {
+		t.Error(err)
+	} else if html := string(b); !strings.Contains(html, `<p class="finding">Drill `) || !strings.Contains(html, "acknowledged writes lost") ||
+		strings.Index(html, `class="finding"`) > strings.Index(html, "<table") {
+		t.Errorf("the drill's report does not open with its verdict")
+	}
 	e.ok("down", "--name", "itdrl")
 	e.assertNoLeftovers()
 }
