@@ -11,6 +11,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/stats"
+	"github.com/hadrill/hadrill/internal/workload"
 
 	"github.com/spf13/cobra"
 
@@ -73,6 +74,7 @@ func runsCmd() *cobra.Command {
 				var pts []sysbench.Point
 				_ = json.Unmarshal(r.Results, &pts)
 				col := column{ID: id, Lab: r.Lab, Workload: fmt.Sprint(paramOf(r, "workload"))}
+				costs := workload.Costs(h, r, pts)
 				for i := range pts {
 					var series [][]float64
 					for _, run := range pts[i].Runs {
@@ -82,8 +84,11 @@ func runsCmd() *cobra.Command {
 						}
 						series = append(series, tps)
 					}
-					col.Points = append(col.Points, comparePoint{Threads: pts[i].Threads, TPS: stats.FigureOf(series, stats.Confidence),
-						Runs: len(pts[i].Runs), P95: pts[i].P95, P99: pts[i].P99})
+					pt := comparePoint{Threads: pts[i].Threads, TPS: stats.FigureOf(series, stats.Confidence), Runs: len(pts[i].Runs), P95: pts[i].P95, P99: pts[i].P99}
+					if c, ok := costs[pts[i].Threads]; ok {
+						pt.Cost = &c
+					}
+					col.Points = append(col.Points, pt)
 				}
 				cols = append(cols, col)
 			}
@@ -109,7 +114,7 @@ func runsCmd() *cobra.Command {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprint(w, "threads\t")
 				for i := range cols {
-					fmt.Fprintf(w, "%c tps\t95 %% interval\tp95 ms\tp99 ms\t", 'A'+i)
+					fmt.Fprintf(w, "%c tps\t95 %% interval\tp95 ms\tp99 ms\tCPU ms/tx\tIOs/tx\t", 'A'+i)
 					if i > 0 {
 						fmt.Fprintf(w, "vs A\t")
 					}
@@ -130,11 +135,11 @@ func runsCmd() *cobra.Command {
 						pt, ok := pointOf(c.Points, n)
 						switch {
 						case !ok:
-							fmt.Fprint(w, "-\t-\t-\t-\t")
+							fmt.Fprint(w, "-\t-\t-\t-\t-\t-\t")
 						case pt.TPS.Known:
-							fmt.Fprintf(w, "%.1f\t%.1f–%.1f\t%.2f\t%.2f\t", pt.TPS.Mean, pt.TPS.Lo, pt.TPS.Hi, pt.P95, pt.P99)
+							fmt.Fprintf(w, "%.1f\t%.1f–%.1f\t%.2f\t%.2f\t%s\t", pt.TPS.Mean, pt.TPS.Lo, pt.TPS.Hi, pt.P95, pt.P99, costCells(pt.Cost))
 						default:
-							fmt.Fprintf(w, "%.1f\t-\t%.2f\t%.2f\t", pt.TPS.Mean, pt.P95, pt.P99)
+							fmt.Fprintf(w, "%.1f\t-\t%.2f\t%.2f\t%s\t", pt.TPS.Mean, pt.P95, pt.P99, costCells(pt.Cost))
 						}
 						if i > 0 {
 							switch {
@@ -164,6 +169,7 @@ func runsCmd() *cobra.Command {
 					}
 				}
 				fmt.Printf("tps: the mean of each run's seconds after its warm-up (cut where the series settles); interval: %s\n", strings.Join(methods, "; "))
+				fmt.Println("CPU ms/tx and IOs/tx: every host's CPU but the load generator's, and every emulated disk's IOs, over the point's measured seconds, per transaction")
 				if len(cols) > 1 {
 					fmt.Println("vs A: the change of the mean TPS against A's; within noise when the two 95 % intervals overlap")
 					printRunDifferences(runs)
@@ -209,13 +215,27 @@ type column struct {
 }
 
 type comparePoint struct {
-	Threads     int          `json:"threads"`
-	TPS         stats.Figure `json:"tps"`
-	Runs        int          `json:"runs"`
-	P95         float64      `json:"p95_ms"`
-	P99         float64      `json:"p99_ms"`
-	DeltaPct    *float64     `json:"delta_pct,omitempty"`
-	WithinNoise *bool        `json:"within_noise,omitempty"` // absent: either run has no interval (noise unknown)
+	Threads     int            `json:"threads"`
+	TPS         stats.Figure   `json:"tps"`
+	Runs        int            `json:"runs"`
+	P95         float64        `json:"p95_ms"`
+	P99         float64        `json:"p99_ms"`
+	Cost        *workload.Cost `json:"per_transaction,omitempty"` // CPU and IOs a transaction cost the lab
+	DeltaPct    *float64       `json:"delta_pct,omitempty"`
+	WithinNoise *bool          `json:"within_noise,omitempty"` // absent: either run has no interval (noise unknown)
+}
+
+// costCells are a point's CPU milliseconds and IOs per transaction ("-"
+// where the run kept no samples, or had no emulated disks).
+func costCells(c *workload.Cost) string {
+	if c == nil {
+		return "-\t-"
+	}
+	io := "-"
+	if c.Disks {
+		io = fmt.Sprintf("%.2f", c.IOs)
+	}
+	return fmt.Sprintf("%.2f\t%s", c.CPUms, io)
 }
 
 func pointOf(pts []comparePoint, threads int) (comparePoint, bool) {

@@ -54,6 +54,8 @@ type Run struct {
 	DiskCap  map[string]float64
 	// HostSent: network -> host -> (t, Mbit/s sent on its NIC there).
 	HostSent map[string]map[string][][2]float64
+	// Costs: a sweep's CPU and IOs per transaction by thread count.
+	Costs map[int]workload.Cost
 }
 
 // Report is the whole document.
@@ -109,6 +111,9 @@ func Load(home string, ids []string) (*Report, error) {
 		}
 		run.HostCPU, run.HostMem, run.HostSent = readHosts(results.ReadCSV(home, id, workload.HostsCSV))
 		run.DiskIOPS, run.DiskCap = readDisks(results.ReadCSV(home, id, workload.DisksCSV))
+		if len(run.Points) > 0 {
+			run.Costs = workload.Costs(home, r, run.Points)
+		}
 		rep.Runs = append(rep.Runs, run)
 	}
 	if len(missing) > 0 {
@@ -256,8 +261,14 @@ func (rep *Report) HTML() ([]byte, error) {
 		figs = append(figs, figure{ID: c.ID, Title: c.Title, SVG: template.HTML(svg)}) // rendered here, not user input
 	}
 	t, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
-		"at":    pointAt,
-		"fig":   func(id string, threads int) stats.Figure { return rep.TPS[id][threads] },
+		"at":  pointAt,
+		"fig": func(id string, threads int) stats.Figure { return rep.TPS[id][threads] },
+		"cost": func(r Run, threads int) *workload.Cost {
+			if c, ok := r.Costs[threads]; ok {
+				return &c
+			}
+			return nil
+		},
 		"f1":    func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 		"f2":    func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 		"pct":   func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },

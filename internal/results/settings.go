@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"sort"
 	"strings"
 )
@@ -103,7 +104,11 @@ func RunDifferences(runs []*Run) []Part {
 		_ = json.Unmarshal(b, &p)
 		params[r.ID] = map[string]string{}
 		for k, v := range p {
-			params[r.ID][k] = fmt.Sprint(v)
+			if f, ok := v.(float64); ok { // JSON numbers: 1000000, not 1e+06
+				params[r.ID][k] = strconv.FormatFloat(f, 'f', -1, 64)
+			} else {
+				params[r.ID][k] = fmt.Sprint(v)
+			}
 		}
 	}
 	var out []Part
