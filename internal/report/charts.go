@@ -34,9 +34,11 @@ type Chart struct {
 	Markers         []Marker
 }
 
-// Marker labels a moment on the x axis.
+// Marker labels a moment on the x axis; with To beyond X, the span from X
+// to To is shaded (a fault's window: from the fault to its heal, or to the
+// end of the run when nothing healed it).
 type Marker struct {
-	X     float64
+	X, To float64
 	Label string
 }
 
@@ -94,6 +96,17 @@ func (c Chart) plot(titled bool) (*plot.Plot, error) {
 		p.Legend.Add(s.Name, line, points)
 	}
 	top := maxY(c.Series) * (1.15 + 0.07*float64(len(c.Series))) // room for the legend above the lines
+	for _, m := range c.Markers {
+		if m.To <= m.X {
+			continue
+		}
+		shade, err := plotter.NewPolygon(plotter.XYs{{X: m.X, Y: 0}, {X: m.To, Y: 0}, {X: m.To, Y: top}, {X: m.X, Y: top}})
+		if err != nil {
+			return nil, err
+		}
+		shade.Color, shade.LineStyle.Width = color.RGBA{0xd6, 0x27, 0x28, 0x1c}, 0
+		p.Add(shade)
+	}
 	for i, m := range c.Markers {
 		y := maxY(c.Series) * (1.05 - 0.08*float64(i%3)) // staggered, so close faults stay readable
 		v, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: 0}, {X: m.X, Y: y}})

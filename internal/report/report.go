@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -366,16 +367,58 @@ func markers(r *results.Run) []Marker {
 	var recs []fault.Record
 	b, _ := json.Marshal(r.Faults)
 	_ = json.Unmarshal(b, &recs)
+	return windows(recs, r.Started, r.Finished.Sub(r.Started).Seconds())
+}
+
+// windows are faults as markers on a run's time axis, each fault's window
+// shaded: from the fault until what undoes it (a heal; a resume of the
+// nodes it paused; a recover or restart of the nodes it took down), or the
+// run's end (seconds since start). What undoes a fault is a marker too,
+// without a window. Pure.
+func windows(recs []fault.Record, started time.Time, end float64) []Marker {
+	undoes := func(u, f fault.Record) bool {
+		switch u.Fault {
+		case fault.Heal:
+			return true
+		case fault.Resume:
+			return f.Fault == fault.Pause && overlaps(u.Targets, f.Targets)
+		case fault.Recover, fault.Restart:
+			return (f.Fault == fault.Kill || f.Fault == fault.Stop || f.Fault == fault.Crash) && (len(u.Targets) == 0 || overlaps(u.Targets, f.Targets))
+		}
+		return false
+	}
 	var out []Marker
-	for _, f := range recs {
-		out = append(out, Marker{X: f.At.Sub(r.Started).Seconds(), Label: f.Label()})
+	for i, f := range recs {
+		m := Marker{X: f.At.Sub(started).Seconds(), Label: f.Label()}
+		switch f.Fault {
+		case fault.Heal, fault.Resume, fault.Recover, fault.Restart:
+		default:
+			m.To = end
+			for _, u := range recs[i+1:] {
+				if undoes(u, f) {
+					m.To = u.At.Sub(started).Seconds()
+					break
+				}
+			}
+		}
+		out = append(out, m)
 	}
 	return out
 }
 
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
+
 // stepMarkers places a sysbench run's faults on its time series: each
 // thread count's line starts at its first run, so a fault is marked at its
-// offset into the first run it fell in (labelled with the thread count).
+// offset into the first run it fell in (labelled with the thread count),
+// its window shaded to its end or the run's.
 func stepMarkers(r *results.Run, rows [][]string) []Marker {
 	var out []Marker
 	for _, m := range markers(r) {
@@ -387,7 +430,11 @@ func stepMarkers(r *results.Run, rows [][]string) []Marker {
 			start, _ := strconv.ParseInt(row[2], 10, 64)
 			end, _ := strconv.ParseInt(row[3], 10, 64)
 			if at >= start && at <= end {
-				out = append(out, Marker{X: float64(at-start) / 1e9, Label: m.Label + " (" + row[0] + " threads)"})
+				mk := Marker{X: float64(at-start) / 1e9, Label: m.Label + " (" + row[0] + " threads)"}
+				if m.To > m.X { // its window, as far as this run goes
+					mk.To = min(mk.X+m.To-m.X, float64(end-start)/1e9)
+				}
+				out = append(out, mk)
 			}
 		}
 	}

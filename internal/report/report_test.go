@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
@@ -110,5 +111,28 @@ func TestHostCharts(t *testing.T) {
 	}
 	if hostCharts(Run{Run: &results.Run{ID: "r2"}}, "lab") != nil {
 		t.Error("a run without hosts.csv has no host charts")
+	}
+}
+
+// TestWindows: a fault's window runs until what undoes it, or to the end
+// of the run; what undoes it is marked without a window.
+func TestWindows(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	recs := []fault.Record{
+		{At: at(2), Fault: fault.Pause, Targets: []string{"db2"}},
+		{At: at(3), Fault: fault.Kill, Targets: []string{"db1"}},
+		{At: at(5), Fault: fault.Resume, Targets: []string{"db2"}},
+		{At: at(7), Fault: fault.Partition, Targets: []string{"db3"}},
+		{At: at(9), Fault: fault.Recover},
+		{At: at(12), Fault: fault.Heal},
+		{At: at(14), Fault: fault.Delay, Targets: []string{"east-west"}, Value: "200ms"},
+	}
+	got := windows(recs, t0, 20)
+	want := []struct{ x, to float64 }{{2, 5}, {3, 9}, {5, 0}, {7, 12}, {9, 0}, {12, 0}, {14, 20}}
+	for i, w := range want {
+		if got[i].X != w.x || got[i].To != w.to {
+			t.Errorf("%s: window %.0f–%.0f, want %.0f–%.0f", got[i].Label, got[i].X, got[i].To, w.x, w.to)
+		}
 	}
 }
