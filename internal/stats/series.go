@@ -125,7 +125,7 @@ type Figure struct {
 // order) at level.
 func FigureOf(runs [][]float64, level float64) Figure {
 	f := Figure{Level: level, Settled: true}
-	var means, steadyAll []float64
+	var means, steady []float64 // steady: the last run's seconds after its cut
 	for _, s := range runs {
 		if len(s) == 0 {
 			continue
@@ -136,18 +136,17 @@ func FigureOf(runs [][]float64, level float64) Figure {
 		}
 		f.WarmupCut = append(f.WarmupCut, cut)
 		means = append(means, mean(s[cut:]))
-		steadyAll = append(steadyAll, s[cut:]...)
+		steady = s[cut:]
 	}
 	switch {
 	case len(means) == 0:
 		return f
 	case len(means) >= 2:
-		e := MeanEstimate(SpreadOf(means))
+		m := mean(means)
 		half := tQuantile(float64(len(means)-1), (1-level)/2) * sd(means) / math.Sqrt(float64(len(means)))
-		f.Mean, f.Lo, f.Hi, f.Known = e.Value, e.Value-half, e.Value+half, true
+		f.Mean, f.Lo, f.Hi, f.Known = m, m-half, m+half, true
 		f.Median, f.Method = Median(sorted(means)), fmt.Sprintf("t over %d runs", len(means))
-	default:
-		steady := runs[0][f.WarmupCut[0]:]
+	default: // one run with seconds
 		e := BatchMeans(steady, level)
 		f.Mean, f.Lo, f.Hi, f.Known = e.Value, e.Lo, e.Hi, e.Known
 		f.Median, f.Method = Median(sorted(steady)), fmt.Sprintf("batch means over %d s", len(steady))
