@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hadrill/hadrill/internal/buildinfo"
+	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/study"
@@ -98,6 +99,11 @@ func exitCode(err error) int {
 	if errors.As(err, &unrep) {
 		fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())
 		return 4
+	}
+	var invalid *consistency.Invalid
+	if errors.As(err, &invalid) {
+		fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())
+		return 5
 	}
 	if state.IsBusy(err) {
 		fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())

@@ -1,0 +1,141 @@
+package consistency
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// hist builds a history: each transaction its invocation (its reads'
+// lists null) and its completion, at the times given.
+type hist struct{ ops []Op }
+
+func ap(k, v int) Mop        { return Mop{F: "append", Key: k, Value: v} }
+func rd(k int, l ...int) Mop { return Mop{F: "r", Key: k, List: append([]int{}, l...), Read: true} }
+
+func (h *hist) txn(process int, start, end int64, typ string, mops ...Mop) *hist {
+	inv := make([]Mop, len(mops))
+	for i, m := range mops {
+		inv[i] = m
+		if m.F == "r" {
+			inv[i] = Mop{F: "r", Key: m.Key}
+		}
+	}
+	h.ops = append(h.ops, Op{Index: len(h.ops), Time: start, Process: process, Type: "invoke", F: "txn", Value: inv})
+	done := mops
+	if typ != "ok" {
+		done = inv
+	}
+	h.ops = append(h.ops, Op{Index: len(h.ops), Time: end, Process: process, Type: typ, F: "txn", Value: done})
+	return h
+}
+
+// sorted puts operations in time order (the builder writes each
+// transaction's two at once).
+func (h *hist) sorted() []Op {
+	ops := slices.Clone(h.ops)
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Time < ops[j].Time })
+	for i := range ops {
+		ops[i].Index = i
+	}
+	return ops
+}
+
+func types(r *Result) string {
+	var out []string
+	for _, a := range r.Anomalies {
+		out = append(out, a.Type)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestCorpus: small hand-written histories, one per anomaly and several
+// valid ones, classified exactly.
+func TestCorpus(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		h     *hist
+		want  string // the anomaly types found, sorted
+		valid []string
+	}{
+		{"serial", new(hist).txn(0, 1, 2, "ok", ap(1, 1)).txn(0, 3, 4, "ok", rd(1, 1)).txn(1, 5, 6, "ok", ap(1, 2), rd(1, 1, 2)),
+			"", Models},
+		{"concurrent, consistent", new(hist).txn(0, 1, 10, "ok", ap(1, 1), rd(2)).txn(1, 2, 9, "ok", ap(2, 1), ap(1, 2)).txn(2, 11, 12, "ok", rd(1, 1, 2), rd(2, 1)),
+			"", Models},
+		{"an unfinished transaction that took effect", new(hist).txn(0, 1, 2, "info", ap(1, 1)).txn(1, 3, 4, "ok", rd(1, 1)),
+			"", Models},
+		{"an unfinished transaction that did not", new(hist).txn(0, 1, 2, "info", ap(1, 1)).txn(1, 3, 4, "ok", rd(1)),
+			"", Models},
+		{"G0: writes in opposite orders", new(hist).txn(0, 1, 5, "ok", ap(1, 1), ap(2, 2)).txn(1, 2, 6, "ok", ap(1, 2), ap(2, 1)).txn(2, 7, 8, "ok", rd(1, 1, 2), rd(2, 1, 2)),
+			"G0", nil},
+		{"G1c: each read the other's write", new(hist).txn(0, 1, 5, "ok", ap(1, 1), rd(2, 1)).txn(1, 2, 6, "ok", ap(2, 1), rd(1, 1)),
+			"G1c", nil},
+		{"G-single: read skew", new(hist).txn(0, 1, 5, "ok", ap(1, 1), ap(2, 1)).txn(1, 2, 6, "ok", rd(1), rd(2, 1)).txn(2, 7, 8, "ok", rd(1, 1)),
+			"G-single", []string{"read-committed"}},
+		{"G2-item: write skew", new(hist).txn(0, 1, 5, "ok", rd(1), ap(2, 1)).txn(1, 2, 6, "ok", rd(2), ap(1, 1)).txn(2, 7, 8, "ok", rd(1, 1), rd(2, 1)),
+			"G2-item", []string{"read-committed", "snapshot-isolation"}},
+		{"lost update", new(hist).txn(0, 1, 5, "ok", rd(1), ap(1, 1)).txn(1, 2, 6, "ok", rd(1), ap(1, 2)).txn(2, 7, 8, "ok", rd(1, 1, 2)),
+			"G-single lost-update", []string{"read-committed"}},
+		{"G1a: an aborted read", new(hist).txn(0, 1, 2, "fail", ap(1, 1)).txn(1, 3, 4, "ok", rd(1, 1)),
+			"G1a", nil},
+		{"G1b: an intermediate read", new(hist).txn(0, 1, 5, "ok", ap(1, 1), ap(1, 2)).txn(1, 2, 4, "ok", rd(1, 1)).txn(2, 6, 7, "ok", rd(1, 1, 2)),
+			"G1b", nil},
+		{"internal", new(hist).txn(0, 1, 2, "ok", ap(1, 1), rd(1)),
+			"internal", nil},
+		{"duplicate elements", new(hist).txn(0, 1, 2, "ok", ap(1, 1)).txn(1, 3, 4, "ok", rd(1, 1, 1)),
+			"duplicate-elements", nil},
+		{"garbage read", new(hist).txn(0, 1, 2, "ok", rd(1, 9)),
+			"garbage-read", nil},
+		{"incompatible order", new(hist).txn(0, 1, 5, "ok", ap(1, 1)).txn(1, 1, 5, "ok", ap(1, 2)).txn(2, 3, 7, "ok", rd(1, 1, 2)).txn(3, 3, 7, "ok", rd(1, 2, 1)),
+			"incompatible-order", nil},
+		{"lost: acknowledged, never read", new(hist).txn(0, 1, 2, "ok", ap(1, 1)).txn(1, 3, 4, "ok", rd(1)).txn(1, 5, 6, "ok", rd(1)),
+			"lost", nil},
+		{"stale read: G-single in real time", new(hist).txn(0, 1, 2, "ok", ap(1, 1)).txn(1, 3, 4, "ok", rd(1)).txn(2, 5, 6, "ok", rd(1, 1)),
+			"G-single-realtime", []string{"read-committed", "repeatable-read", "snapshot-isolation", "serializable"}},
+		{"a process that does not see its own write", new(hist).txn(0, 1, 2, "ok", ap(1, 1)).txn(0, 3, 4, "ok", rd(1)).txn(1, 5, 6, "ok", rd(1, 1)),
+			"G-single-process G-single-realtime", []string{"read-committed", "repeatable-read", "snapshot-isolation", "serializable"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, m := range Models {
+				r, err := Check(c.h.sorted(), m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := types(r); got != c.want {
+					t.Fatalf("anomalies %q, want %q: %+v", got, c.want, r.Anomalies)
+				}
+				if want := slices.Contains(c.valid, m); r.Valid != want {
+					t.Errorf("%s: valid %v, want %v (forbidden: %v)", m, r.Valid, want, r.Forbidden)
+				}
+				for _, a := range r.Anomalies {
+					if a.Example == "" || a.Count < 1 {
+						t.Errorf("%s: %+v has no example", m, a)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestReadRefusesBadLines(t *testing.T) {
+	in := `{"index": 0, "time": 1, "process": 0, "type": "invoke", "f": "txn", "value": [["append", 1, 2]]}
+{"index": 1, "time": 2, "process": 0, "type": "done", "f": "txn", "value": [["append", 1, 2]]}
+{"index": 2, "time": 3, "process": 0, "type": "ok", "f": "txn", "value": [["write", 1, 2]]}
+not json
+{"index": 4, "time": 5, "process": 0, "type": "ok", "f": "txn", "value": [["r", "x", null]], "extra": 1}
+`
+	_, err := Read(strings.NewReader(in))
+	if err == nil {
+		t.Fatal("a bad history read")
+	}
+	for _, want := range []string{"line 2: type: expected invoke, ok, fail or info", `line 3:`, `"append" or "r"`, "line 4:", "line 5:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	ops, err := Read(strings.NewReader(`{"index": 7, "time": 1203340112, "process": 3, "type": "ok", "f": "txn", "node": "db2", "value": [["append", 4, 17], ["r", 2, [3, 5, 9]]]}`))
+	if err != nil || len(ops) != 1 || ops[0].Value[1].List[2] != 9 || ops[0].Node != "db2" {
+		t.Errorf("the documented line: %+v %v", ops, err)
+	}
+}

@@ -1,0 +1,188 @@
+// Package consistency checks transactional histories for the anomalies a
+// database's promise forbids. A history is every operation a workload's
+// clients ran, as invoked and then completed (ok: committed; fail: surely
+// not; info: unknown), over list-append keys: a transaction appends unique
+// values to keys' lists and reads whole lists. From the reads it infers
+// each key's order of versions, builds the transactions' dependency graph
+// (Adya's ww, wr and rw edges, and the clients' process and real-time
+// order), finds its cycles and names them (G0, G1c, G-single, G2-item and
+// their -process and -realtime forms), and checks what needs no cycle
+// (aborted and intermediate reads, lost appends, duplicates, garbage). It
+// follows the published algorithm of Kingsbury and Alvaro's Elle (VLDB
+// 2020) over Adya's definitions.
+package consistency
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+)
+
+// Op is one line of a history: an invocation or a completion.
+type Op struct {
+	Index   int    `json:"index"`
+	Time    int64  `json:"time"` // nanoseconds, one monotonic clock
+	Process int    `json:"process"`
+	Type    string `json:"type"` // invoke | ok | fail | info
+	F       string `json:"f"`    // txn
+	Node    string `json:"node,omitempty"`
+	Error   int    `json:"error,omitempty"` // the server's error number, if any
+	Value   []Mop  `json:"value"`
+}
+
+// Mop is a micro-operation: ["append", key, value] or ["r", key, list]
+// (the list null in an invocation).
+type Mop struct {
+	F     string // append | r
+	Key   int
+	Value int   // append
+	List  []int // r (nil: not read, or not known)
+	Read  bool  // r with a list
+}
+
+// UnmarshalJSON reads a micro-operation from its three-element array.
+func (m *Mop) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil || len(raw) != 3 {
+		return fmt.Errorf(`expected ["append", KEY, VALUE] or ["r", KEY, LIST], got %s`, b)
+	}
+	if err := json.Unmarshal(raw[0], &m.F); err != nil || (m.F != "append" && m.F != "r") {
+		return fmt.Errorf(`expected "append" or "r" first, got %s`, raw[0])
+	}
+	if err := json.Unmarshal(raw[1], &m.Key); err != nil {
+		return fmt.Errorf("expected an integer key, got %s", raw[1])
+	}
+	if m.F == "append" {
+		if err := json.Unmarshal(raw[2], &m.Value); err != nil {
+			return fmt.Errorf("expected an integer value to append, got %s", raw[2])
+		}
+		return nil
+	}
+	if string(raw[2]) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw[2], &m.List); err != nil {
+		return fmt.Errorf("expected a read's list of integers or null, got %s", raw[2])
+	}
+	m.Read = true
+	if m.List == nil {
+		m.List = []int{}
+	}
+	return nil
+}
+
+// MarshalJSON writes a micro-operation as its three-element array.
+func (m Mop) MarshalJSON() ([]byte, error) {
+	if m.F == "append" {
+		return json.Marshal([]any{m.F, m.Key, m.Value})
+	}
+	if !m.Read {
+		return json.Marshal([]any{m.F, m.Key, nil})
+	}
+	return json.Marshal([]any{m.F, m.Key, m.List})
+}
+
+// maxProblems is how many bad lines a history's error names.
+const maxProblems = 20
+
+// Read parses a history in JSON Lines, one operation per line, and checks
+// its shape: every problem with its line, at once.
+func Read(r io.Reader) ([]Op, error) {
+	var ops []Op
+	var problems []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var op Op
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&op); err != nil {
+			problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
+			continue
+		}
+		switch op.Type {
+		case "invoke", "ok", "fail", "info":
+		default:
+			problems = append(problems, fmt.Sprintf("line %d: type: expected invoke, ok, fail or info, got %q", line, op.Type))
+		}
+		if op.F != "txn" {
+			problems = append(problems, fmt.Sprintf("line %d: f: expected txn, got %q", line, op.F))
+		}
+		ops = append(ops, op)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(problems) > maxProblems {
+		problems = append(problems[:maxProblems], fmt.Sprintf("… and %d more", len(problems)-maxProblems))
+	}
+	if len(problems) > 0 {
+		return nil, hderr.User("%s", strings.Join(problems, "\n"))
+	}
+	return ops, nil
+}
+
+// Txn is one transaction: its invocation and completion (Complete nil: it
+// never completed, as if info), and what it did: the completion's
+// micro-operations for ok, the invocation's otherwise.
+type Txn struct {
+	ID       int // its place among the transactions, from 0
+	Process  int
+	Node     string
+	Type     string // ok, fail or info
+	Invoke   *Op
+	Complete *Op
+	Mops     []Mop
+}
+
+// pair matches each process's invocations with their completions, in
+// order: a process runs one operation at a time; after info it goes on as
+// a new process.
+func pair(ops []Op) ([]*Txn, error) {
+	open := map[int]*Txn{}
+	var out []*Txn
+	var problems []string
+	for i := range ops {
+		op := &ops[i]
+		if op.Type == "invoke" {
+			if open[op.Process] != nil {
+				problems = append(problems, fmt.Sprintf("index %d: process %d invoked again before its operation at index %d completed", op.Index, op.Process, open[op.Process].Invoke.Index))
+				continue
+			}
+			t := &Txn{ID: len(out), Process: op.Process, Node: op.Node, Invoke: op, Type: "info", Mops: op.Value}
+			open[op.Process] = t
+			out = append(out, t)
+			continue
+		}
+		t := open[op.Process]
+		if t == nil {
+			problems = append(problems, fmt.Sprintf("index %d: process %d completed an operation it never invoked", op.Index, op.Process))
+			continue
+		}
+		delete(open, op.Process)
+		t.Complete, t.Type = op, op.Type
+		if op.Node != "" {
+			t.Node = op.Node
+		}
+		if op.Type == "ok" {
+			t.Mops = op.Value
+		}
+	}
+	if len(problems) > maxProblems {
+		problems = append(problems[:maxProblems], fmt.Sprintf("… and %d more", len(problems)-maxProblems))
+	}
+	if len(problems) > 0 {
+		return nil, hderr.User("%s", strings.Join(problems, "\n"))
+	}
+	return out, nil
+}
