@@ -21,7 +21,7 @@ import (
 
 func benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Run load against a lab and record the results in the run store"}
-	c.AddCommand(sysbenchCmd(), slapCmd(), commitLatencyCmd(), visibilityCmd(), bulkCmd(), conflictCmd(), benchDiskCmd())
+	c.AddCommand(sysbenchCmd(), slapCmd(), commitLatencyCmd(), visibilityCmd(), bulkCmd(), conflictCmd(), consistencyCmd(), benchDiskCmd())
 	return c
 }
 

@@ -69,6 +69,8 @@ func Finding(runs []Run) []string {
 			if base == nil {
 				base = r
 			}
+		case r.Check != nil:
+			out = append(out, consistencyFinding(r))
 		case len(r.Commits) > 0:
 			var parts []string
 			for _, c := range r.Commits {
@@ -86,6 +88,24 @@ func Finding(runs []Run) []string {
 		}
 	}
 	return out
+}
+
+func consistencyFinding(r *Run) string {
+	c := r.Check
+	s := fmt.Sprintf("Consistency, lab %s (run %s): %d transactions committed, %d failed, %d of unknown outcome; ", r.Lab, r.ID, c.OK, c.Fail, c.Info)
+	if c.Valid {
+		s += "nothing " + c.Model + " forbids"
+	} else {
+		s += "not " + c.Model + ": " + strings.Join(c.Forbidden, ", ")
+	}
+	var found []string
+	for _, a := range c.Anomalies {
+		found = append(found, fmt.Sprintf("%s ×%d", a.Type, a.Count))
+	}
+	if len(found) > 0 {
+		s += " (found: " + strings.Join(found, ", ") + ")"
+	}
+	return s + "."
 }
 
 func drillFinding(r *Run) string {

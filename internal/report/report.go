@@ -17,6 +17,7 @@ import (
 
 	"codeberg.org/go-fonts/liberation/liberationsansregular"
 
+	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -57,6 +58,8 @@ type Run struct {
 	HostSent map[string]map[string][][2]float64
 	// Costs: a sweep's CPU and IOs per transaction by thread count.
 	Costs map[int]workload.Cost
+	// Check: a consistency run's verdict on its history.
+	Check *consistency.Result
 }
 
 // Report is the whole document.
@@ -91,6 +94,11 @@ func Load(home string, ids []string) (*Report, error) {
 			_ = json.Unmarshal(r.Results, &run.Commits)
 		case "visibility", "bulk-replication", "conflict", "slap", "disk":
 			run.Table = table(r.Results)
+		case "consistency":
+			var out workload.ConsistencyOutcome
+			if json.Unmarshal(r.Results, &out) == nil {
+				run.Check = out.Check
+			}
 		case "drill":
 			run.Drill = &drill.Result{}
 			_ = json.Unmarshal(r.Results, run.Drill)

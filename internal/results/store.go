@@ -29,6 +29,7 @@ const (
 	Visibility      Kind = "visibility"
 	BulkReplication Kind = "bulk-replication"
 	Conflict        Kind = "conflict"
+	Consistency     Kind = "consistency"
 	Drill           Kind = "drill"
 	DiskBench       Kind = "disk"
 )

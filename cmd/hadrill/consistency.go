@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hadrill/hadrill/internal/consistency"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/workload"
+)
+
+func consistencyCmd() *cobra.Command {
+	p := workload.AppendParams{}
+	var target string
+	var seconds int
+	c := &cobra.Command{
+		Use:   "consistency [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--sync-wait N] [--model M]",
+		Short: "Run list-append transactions from several clients, record their history and check it for anomalies (hadrill check)",
+		Long: `Each client runs transactions of 1 to --max-ops micro-operations over --keys keys: appending a value
+unique to its key, or reading the key's whole list; clients are spread over the targets, one each in
+turn (nodes: every database node directly). Every operation is recorded as invoked and then ok, fail
+(the server refused or rolled it back) or info (the connection went while it committed: unknown), in
+the run's history.jsonl, which is then checked against --model (hadrill check FILE checks it again).
+--sync-wait sets each session's wsrep_sync_wait (Galera's causal reads). Exit 5 when the history shows
+an anomaly the model forbids.`,
+		Args: args(0, 0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var problems []error
+			if seconds < 1 || seconds > 3600 {
+				problems = append(problems, hderr.User("--time: expected 1 to 3600 seconds, got %d", seconds))
+			}
+			if p.Clients < 1 || p.Clients > 256 {
+				problems = append(problems, hderr.User("--clients: expected 1 to 256, got %d", p.Clients))
+			}
+			if p.Keys < 1 || p.Keys > 100000 {
+				problems = append(problems, hderr.User("--keys: expected 1 to 100000, got %d", p.Keys))
+			}
+			if p.MaxOps < 1 || p.MaxOps > 16 {
+				problems = append(problems, hderr.User("--max-ops: expected 1 to 16 micro-operations a transaction, got %d", p.MaxOps))
+			}
+			if p.SyncWait < -1 || p.SyncWait > 15 {
+				problems = append(problems, hderr.User("--sync-wait: expected -1 (the server's own) or 0 to 15, got %d", p.SyncWait))
+			}
+			if !slices.Contains(consistency.Models, p.Model) {
+				problems = append(problems, hderr.User("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), p.Model))
+			}
+			l, err := benchLab()
+			if err != nil {
+				return hderr.Join(append(problems, err))
+			}
+			names := strings.Split(target, ",")
+			if target == plan.NodesAlias {
+				names = l.Plan().NodeNames()
+			}
+			var targets []workload.Endpoint
+			for _, n := range names {
+				e, err := workload.Resolve(cmd.Context(), l, n, "")
+				if err != nil {
+					problems = append(problems, err)
+					continue
+				}
+				targets = append(targets, e)
+			}
+			if len(problems) > 0 {
+				return hderr.Join(problems)
+			}
+			p.Time, p.Targets = time.Duration(seconds)*time.Second, names
+			out, err := workload.Consistency(cmd.Context(), l, targets, p, os.Args, progressLog())
+			if err != nil {
+				return err
+			}
+			if err := emit(out, func() {
+				fmt.Printf("run %s: history %s\n", out.RunID, workload.HistoryFile)
+				printCheck("of run "+out.RunID, out.Check)
+			}); err != nil {
+				return err
+			}
+			if err := interrupted(out.Interrupted, out.RunID); err != nil {
+				return err
+			}
+			if !out.Check.Valid {
+				return &consistency.Invalid{Result: out.Check}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&seconds, "time", 30, "seconds the clients run")
+	f.IntVar(&p.Clients, "clients", 6, "clients at once")
+	f.IntVar(&p.Keys, "keys", 10, "keys the transactions share")
+	f.IntVar(&p.MaxOps, "max-ops", 4, "micro-operations a transaction at most")
+	f.IntVar(&p.SyncWait, "sync-wait", -1, "each session's wsrep_sync_wait (-1: the server's own)")
+	f.StringVar(&p.Model, "model", "strict-serializable", "the promise checked: "+strings.Join(consistency.Models, ", "))
+	f.StringVar(&target, "target", plan.NodesAlias, "nodes (each database node directly, clients in turn), lb, or node and load balancer names")
+	return c
+}

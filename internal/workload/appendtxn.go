@@ -1,0 +1,240 @@
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/hadrill/hadrill/internal/consistency"
+	"github.com/hadrill/hadrill/internal/results"
+)
+
+// AppendParams are a list-append workload's: how many clients for how
+// long, over how many keys, and where (Targets: each client its endpoint,
+// round-robin); SyncWait, when ≥ 0, is each session's wsrep_sync_wait;
+// Model is what the history is checked against.
+type AppendParams struct {
+	Clients  int           `json:"clients"`
+	Time     time.Duration `json:"time_ns"`
+	Keys     int           `json:"keys"`
+	MaxOps   int           `json:"max_ops"`
+	SyncWait int           `json:"wsrep_sync_wait"` // -1: the server's own
+	Model    string        `json:"model"`
+	Targets  []string      `json:"targets"`
+}
+
+// ConsistencyOutcome is a consistency run: its id and what the check
+// found.
+type ConsistencyOutcome struct {
+	RunID       string              `json:"run_id"`
+	Interrupted bool                `json:"interrupted"`
+	Params      AppendParams        `json:"params"`
+	Check       *consistency.Result `json:"check"`
+}
+
+// HistoryFile is a consistency run's history, in the run's directory.
+const HistoryFile = "history.jsonl"
+
+// appendTable holds each key's list as comma-separated values.
+const appendTable = "app.hd_append"
+
+// Consistency runs list-append transactions from Clients clients at once
+// for Time: each transaction 1 to MaxOps micro-operations, each appending
+// a value unique to its key or reading the key's whole list; every
+// operation is recorded as invoked and then ok, fail (surely not
+// committed: the server refused or rolled it back) or info (unknown: the
+// connection went while it committed; that client goes on as a new
+// process). The history is stored with the run and checked.
+func Consistency(ctx context.Context, l Lab, targets []Endpoint, p AppendParams, command []string, log io.Writer) (_ *ConsistencyOutcome, err error) {
+	run, err := NewRun(ctx, l, results.Consistency, command, p)
+	if err != nil {
+		return nil, err
+	}
+	defer abandonIfFailed(l, run, &err)
+	db, err := targets[0].Open(l)
+	if err != nil {
+		return nil, err
+	}
+	_, err = db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+appendTable+" (k INT PRIMARY KEY, v MEDIUMTEXT NOT NULL) ENGINE=InnoDB")
+	if err == nil {
+		_, err = db.ExecContext(ctx, "DELETE FROM "+appendTable)
+	}
+	db.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
+	}
+	fmt.Fprintf(log, "%d clients for %v over %d keys, through %s\n", p.Clients, p.Time, p.Keys, strings.Join(p.Targets, ", "))
+	rec := consistency.NewRecorder()
+	var counters sync.Map // key -> *atomic.Int64: the last value appended to it
+	nextValue := func(k int) int {
+		c, _ := counters.LoadOrStore(k, new(atomic.Int64))
+		return int(c.(*atomic.Int64).Add(1))
+	}
+	runCtx, cancel := context.WithTimeout(ctx, p.Time)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < p.Clients; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			appendClient(runCtx, l, targets[i%len(targets)], p, rec, nextValue, uint64(i))
+		}()
+	}
+	wg.Wait()
+	ops := rec.Ops()
+	f, err := os.Create(filepath.Join(results.RunDir(l.Home(), run.ID), HistoryFile))
+	if err != nil {
+		return nil, err
+	}
+	err = errors.Join(consistency.Write(f, ops), f.Close())
+	if err != nil {
+		return nil, err
+	}
+	res, err := consistency.Check(ops, p.Model)
+	if err != nil {
+		return nil, err
+	}
+	out := &ConsistencyOutcome{RunID: run.ID, Interrupted: ctx.Err() != nil, Params: p, Check: res}
+	return out, Finish(l, run, out.Interrupted, out)
+}
+
+// appendClient runs transactions until ctx ends, as one process after
+// another (a new one after each unknown outcome).
+func appendClient(ctx context.Context, l Lab, e Endpoint, p AppendParams, rec *consistency.Recorder, nextValue func(int) int, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
+	db, _ := e.Open(l)
+	defer db.Close()
+	var conn *sql.Conn
+	process := rec.Process()
+	for ctx.Err() == nil {
+		if conn == nil {
+			c, err := db.Conn(ctx)
+			if err != nil {
+				sleepCtx(ctx, 50*time.Millisecond) // the server is away: try again
+				continue
+			}
+			if p.SyncWait >= 0 {
+				if _, err := c.ExecContext(ctx, "SET SESSION wsrep_sync_wait = "+strconv.Itoa(p.SyncWait)); err != nil {
+					c.Close()
+					sleepCtx(ctx, 50*time.Millisecond)
+					continue
+				}
+			}
+			conn = c
+		}
+		var mops []consistency.Mop
+		for j := 0; j <= r.IntN(p.MaxOps); j++ {
+			k := r.IntN(p.Keys)
+			if r.IntN(2) == 0 {
+				mops = append(mops, consistency.Mop{F: "append", Key: k, Value: nextValue(k)})
+			} else {
+				mops = append(mops, consistency.Mop{F: "r", Key: k})
+			}
+		}
+		rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, Value: mops})
+		done, typ, code := transact(ctx, conn, mops)
+		if ctx.Err() != nil && typ != "ok" { // the run ended under it: its outcome is unknown
+			typ = "info"
+		}
+		rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, Error: code, Value: done})
+		if typ == "info" || code != 0 && broken(code) {
+			conn.Close()
+			conn = nil
+		}
+		if typ == "info" {
+			process = rec.Process()
+		}
+	}
+	if conn != nil {
+		conn.Close()
+	}
+}
+
+// broken says whether an error number leaves the session unusable.
+func broken(code int) bool { return code >= 2000 } // client-side errors: the connection
+
+// transact runs one transaction: its micro-operations as done (reads with
+// their lists), and ok, fail or info with the error's number (client-side
+// errors as 2013).
+func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consistency.Mop, string, int) {
+	done := make([]consistency.Mop, len(mops))
+	copy(done, mops)
+	fail := func(err error) ([]consistency.Mop, string, int) {
+		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return mops, "fail", errorNumber(err)
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		return fail(err)
+	}
+	for i, m := range mops {
+		if m.F == "append" {
+			if _, err := c.ExecContext(ctx, "INSERT INTO "+appendTable+" (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', ?)", m.Key, m.Value, m.Value); err != nil {
+				return fail(err)
+			}
+			continue
+		}
+		var v sql.NullString
+		err := c.QueryRowContext(ctx, "SELECT v FROM "+appendTable+" WHERE k = ?", m.Key).Scan(&v)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fail(err)
+		}
+		list, perr := parseList(v.String)
+		if perr != nil {
+			return fail(perr)
+		}
+		done[i] = consistency.Mop{F: "r", Key: m.Key, List: list, Read: true}
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1020 || me.Number == 1205 || me.Number == 1180) {
+			return mops, "fail", int(me.Number) // certification failure or deadlock: rolled back
+		}
+		return mops, "info", errorNumber(err) // the commit may or may not have happened
+	}
+	return done, "ok", 0
+}
+
+// parseList reads a key's stored list ("" is the empty list).
+func parseList(s string) ([]int, error) {
+	out := []int{}
+	if s == "" {
+		return out, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("stored list %q: %w", s, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// errorNumber is an error's server number, or 2013 (lost connection) for
+// what happened on the client's side.
+func errorNumber(err error) int {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return int(me.Number)
+	}
+	return 2013
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
