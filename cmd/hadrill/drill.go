@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
@@ -33,6 +35,16 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 			Short: scn.Short,
 			Args:  args(0, scn.MaxTargets, "targets as shown in the usage"),
 			RunE: func(cmd *cobra.Command, a []string) error {
+				var problems []error
+				if !slices.Contains(drill.Workloads, o.Workload) {
+					problems = append(problems, hderr.User("--workload: expected one of %s, got %q", strings.Join(drill.Workloads, ", "), o.Workload))
+				}
+				if !slices.Contains(consistency.Models, o.Model) {
+					problems = append(problems, hderr.User("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), o.Model))
+				}
+				if len(problems) > 0 {
+					return hderr.Join(problems)
+				}
 				l, err := changeLab()
 				if err != nil {
 					return err
@@ -67,6 +79,8 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
 		f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
 		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
+		f.StringVar(&o.Workload, "workload", "acked", "acked (the acknowledged-write audit), or append: list-append transactions from clients on every node too, their history checked (hadrill check)")
+		f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append, the promise checked: "+strings.Join(consistency.Models, ", "))
 		if scn.NodeFlag {
 			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
 		}
@@ -138,6 +152,16 @@ func printDrill(r *drill.Result) {
 		agree = "not known (not read on every node)"
 	}
 	fmt.Printf("  acknowledged writes missing: %d; table checksums agree: %s\n", r.LostCount, agree)
+	if c := r.Consistency; c != nil {
+		verdict := "valid, nothing " + c.Model + " forbids"
+		if !c.Valid {
+			verdict = "not " + c.Model + ": " + strings.Join(c.Forbidden, ", ")
+		}
+		fmt.Printf("  append workload: %d transactions committed, %d failed, %d unknown; %s\n", c.OK, c.Fail, c.Info, verdict)
+		for _, a := range c.Anomalies {
+			fmt.Printf("    %s ×%d: %s\n", a.Type, a.Count, a.Example)
+		}
+	}
 	if r.Interrupted {
 		fmt.Println("  INTERRUPTED: the drill was stopped early; what it broke was undone, its run is kept")
 	}

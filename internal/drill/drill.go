@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/consistency"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
@@ -30,9 +33,17 @@ type Options struct {
 	Crash    bool          // failover: crash the node's host (every process, NICs down) instead of kill -9 of its server
 	Timeout  time.Duration // for the cluster to be whole again after recovery
 	LB       string        // which load balancer (default: the first)
+	// Workload append adds list-append transactions from clients on every
+	// node of the cluster, their history checked against Model beside the
+	// acknowledged-write audit ("" or acked: the audit alone).
+	Workload string
+	Model    string
 	Command  []string
 	Log      io.Writer
 }
+
+// Workloads a drill may add to its acknowledged writes.
+var Workloads = []string{"acked", "append"}
 
 // Result is what a drill found; it is the run's results in the store.
 type Result struct {
@@ -69,11 +80,14 @@ type Result struct {
 	// Fenced: a primary cluster's nodes kept out of replication at the end
 	// (a former primary holding transactions the new primary never
 	// received: node → what); their checksums are not compared.
-	Fenced      map[string]string `json:"fenced,omitempty"`
-	Interrupted bool              `json:"interrupted"` // a signal ended the drill early; what it broke was undone
-	Verdict     string            `json:"verdict"`     // passed, lost, failed, unverified or interrupted
-	Problems    []string          `json:"problems,omitempty"`
-	Passed      bool              `json:"passed"`
+	Fenced map[string]string `json:"fenced,omitempty"`
+	// Consistency is the append workload's history checked (with
+	// --workload append), stored as the run's history.jsonl.
+	Consistency *consistency.Result `json:"consistency,omitempty"`
+	Interrupted bool                `json:"interrupted"` // a signal ended the drill early; what it broke was undone
+	Verdict     string              `json:"verdict"`     // passed, lost, failed, unverified or interrupted
+	Problems    []string            `json:"problems,omitempty"`
+	Passed      bool                `json:"passed"`
 }
 
 type drill struct {
@@ -119,6 +133,15 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
 	d.s = startSampler(bg, l, d.cluster, d.nodes, 100*time.Millisecond)
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
+	var appends *workload.AppendRun
+	if o.Workload == "append" {
+		if appends, err = d.startAppends(ctx); err != nil {
+			d.t.finish()
+			d.s.finish()
+			workload.Abandon(l, run)
+			return nil, err
+		}
+	}
 	unfinished := d.provisional(run)
 	d.logf("%s drill on cluster %s: %d writes/s and %d reads/s through %s", o.Scenario, d.cluster.Name, o.Rate, o.Rate/2, d.lb.Name)
 	sleep(ctx, o.Before)
@@ -139,6 +162,9 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 		d.res.Interrupted = ctx.Err() != nil
 	}
 	ops := d.t.finish()
+	if appends != nil {
+		d.checkAppends(l, run.ID, appends.Stop())
+	}
 	unfinished()
 	d.s.finish()
 	end := time.Now()
@@ -149,6 +175,44 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 		return d.res, err
 	}
 	return d.res, ctx.Err()
+}
+
+// startAppends starts the append workload's clients, two on each node of
+// the cluster, directly.
+func (d *drill) startAppends(ctx context.Context) (*workload.AppendRun, error) {
+	var targets []workload.Endpoint
+	var names []string
+	for _, n := range d.nodes {
+		e, err := workload.Resolve(ctx, d.l, n.Name, "")
+		if err != nil {
+			return nil, err
+		}
+		targets, names = append(targets, e), append(names, n.Name)
+	}
+	p := workload.AppendParams{Clients: 2 * len(targets), Keys: 10, MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names}
+	d.logf("append workload: %d clients over %s, checked as %s", p.Clients, strings.Join(names, ", "), p.Model)
+	return workload.StartAppend(ctx, d.l, targets, p)
+}
+
+// checkAppends stores the append workload's history with the run and
+// checks it: what the model forbids fails the drill; an interrupted drill
+// says its history was cut short rather than calling it consistent.
+func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op) {
+	if err := workload.WriteHistory(l.Home(), runID, ops); err != nil {
+		d.problems = append(d.problems, err.Error())
+	}
+	res, err := consistency.Check(ops, d.o.Model)
+	if err != nil {
+		d.problems = append(d.problems, "the append workload's history could not be checked: "+err.Error())
+		return
+	}
+	d.res.Consistency = res
+	switch {
+	case !res.Valid:
+		d.problems = append(d.problems, (&consistency.Invalid{Result: res}).Error()+" (the append workload's history; hadrill check it again from the run's "+workload.HistoryFile+")")
+	case d.res.Interrupted:
+		d.problems = append(d.problems, "the append workload's history was cut short by the interruption: its check covers what ran, not the whole drill")
+	}
 }
 
 // repair undoes an interrupted drill's fault (lift partitions, resume, start

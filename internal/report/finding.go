@@ -126,6 +126,13 @@ func drillFinding(r *Run) string {
 	if d.SyncedS != nil {
 		s += fmt.Sprintf("; the cluster was whole again %.1f s after the fault", *d.SyncedS)
 	}
+	if c := d.Consistency; c != nil {
+		if c.Valid {
+			s += fmt.Sprintf("; its transactions' history shows nothing %s forbids", c.Model)
+		} else {
+			s += fmt.Sprintf("; its transactions' history is not %s (%s)", c.Model, strings.Join(c.Forbidden, ", "))
+		}
+	}
 	return s + "."
 }
 

@@ -50,19 +50,22 @@ const HistoryFile = "history.jsonl"
 // appendTable holds each key's list as comma-separated values.
 const appendTable = "app.hd_append"
 
-// Consistency runs list-append transactions from Clients clients at once
-// for Time: each transaction 1 to MaxOps micro-operations, each appending
-// a value unique to its key or reading the key's whole list; every
-// operation is recorded as invoked and then ok, fail (surely not
-// committed: the server refused or rolled it back) or info (unknown: the
-// connection went while it committed; that client goes on as a new
-// process). The history is stored with the run and checked.
-func Consistency(ctx context.Context, l Lab, targets []Endpoint, p AppendParams, command []string, log io.Writer) (_ *ConsistencyOutcome, err error) {
-	run, err := NewRun(ctx, l, results.Consistency, command, p)
-	if err != nil {
-		return nil, err
-	}
-	defer abandonIfFailed(l, run, &err)
+// AppendRun is a list-append workload running: its clients and their
+// history so far.
+type AppendRun struct {
+	rec    *consistency.Recorder
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// StartAppend makes the workload's table (emptied) and starts its clients,
+// each on its endpoint in turn, until Stop or ctx ends: transactions of 1
+// to MaxOps micro-operations, each appending a value unique to its key or
+// reading the key's whole list; every operation recorded as invoked and
+// then ok, fail (surely not committed: the server refused or rolled it
+// back) or info (unknown: the connection went while it committed; that
+// client goes on as a new process).
+func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p AppendParams) (*AppendRun, error) {
 	db, err := targets[0].Open(l)
 	if err != nil {
 		return nil, err
@@ -75,31 +78,57 @@ func Consistency(ctx context.Context, l Lab, targets []Endpoint, p AppendParams,
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
 	}
-	fmt.Fprintf(log, "%d clients for %v over %d keys, through %s\n", p.Clients, p.Time, p.Keys, strings.Join(p.Targets, ", "))
-	rec := consistency.NewRecorder()
+	a := &AppendRun{rec: consistency.NewRecorder()}
 	var counters sync.Map // key -> *atomic.Int64: the last value appended to it
 	nextValue := func(k int) int {
 		c, _ := counters.LoadOrStore(k, new(atomic.Int64))
 		return int(c.(*atomic.Int64).Add(1))
 	}
-	runCtx, cancel := context.WithTimeout(ctx, p.Time)
-	defer cancel()
-	var wg sync.WaitGroup
+	var runCtx context.Context
+	runCtx, a.cancel = context.WithCancel(ctx)
 	for i := 0; i < p.Clients; i++ {
-		wg.Add(1)
+		a.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			appendClient(runCtx, l, targets[i%len(targets)], p, rec, nextValue, uint64(i))
+			defer a.wg.Done()
+			appendClient(runCtx, l, targets[i%len(targets)], p, a.rec, nextValue, uint64(i))
 		}()
 	}
-	wg.Wait()
-	ops := rec.Ops()
-	f, err := os.Create(filepath.Join(results.RunDir(l.Home(), run.ID), HistoryFile))
+	return a, nil
+}
+
+// Stop ends the clients (an operation in flight then has an unknown
+// outcome) and returns the history.
+func (a *AppendRun) Stop() []consistency.Op {
+	a.cancel()
+	a.wg.Wait()
+	return a.rec.Ops()
+}
+
+// WriteHistory stores a history as the run's history.jsonl.
+func WriteHistory(home, runID string, ops []consistency.Op) error {
+	f, err := os.Create(filepath.Join(results.RunDir(home, runID), HistoryFile))
+	if err != nil {
+		return err
+	}
+	return errors.Join(consistency.Write(f, ops), f.Close())
+}
+
+// Consistency runs the list-append workload for p.Time, stores its history
+// with the run and checks it.
+func Consistency(ctx context.Context, l Lab, targets []Endpoint, p AppendParams, command []string, log io.Writer) (_ *ConsistencyOutcome, err error) {
+	run, err := NewRun(ctx, l, results.Consistency, command, p)
 	if err != nil {
 		return nil, err
 	}
-	err = errors.Join(consistency.Write(f, ops), f.Close())
+	defer abandonIfFailed(l, run, &err)
+	fmt.Fprintf(log, "%d clients for %v over %d keys, through %s\n", p.Clients, p.Time, p.Keys, strings.Join(p.Targets, ", "))
+	a, err := StartAppend(ctx, l, targets, p)
 	if err != nil {
+		return nil, err
+	}
+	sleepCtx(ctx, p.Time)
+	ops := a.Stop()
+	if err := WriteHistory(l.Home(), run.ID, ops); err != nil {
 		return nil, err
 	}
 	res, err := consistency.Check(ops, p.Model)
