@@ -14,6 +14,7 @@ package consistency
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -103,11 +104,20 @@ func Read(r io.Reader) ([]Op, error) {
 		if text == "" {
 			continue
 		}
-		var op Op
+		var raw struct {
+			Op
+			Value json.RawMessage `json:"value"`
+		}
 		dec := json.NewDecoder(strings.NewReader(text))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&op); err != nil {
+		if err := dec.Decode(&raw); err != nil {
 			problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
+			continue
+		}
+		op := raw.Op
+		var err error
+		if op.Value, err = parseMops(raw.Value); err != nil {
+			problems = append(problems, fmt.Sprintf("line %d: value: %v", line, err))
 			continue
 		}
 		switch op.Type {
@@ -185,4 +195,146 @@ func pair(ops []Op) ([]*Txn, error) {
 		return nil, hderr.User("%s", strings.Join(problems, "\n"))
 	}
 	return out, nil
+}
+
+// parseMops reads a value's micro-operations: a hand-written scanner for
+// the one shape they have (a history's reads hold long lists, which the
+// general JSON decoder reads several times slower).
+func parseMops(b []byte) ([]Mop, error) {
+	p := &scan{b: b}
+	p.space()
+	if p.literal("null") {
+		return nil, nil
+	}
+	if !p.byte('[') {
+		return nil, fmt.Errorf("expected a list of micro-operations, got %.40s", b)
+	}
+	var out []Mop
+	p.space()
+	if p.byte(']') {
+		return out, nil
+	}
+	for {
+		start := p.i
+		m, ok := p.mop()
+		if !ok {
+			var fallback Mop // the decoder's own words for what is wrong
+			if err := json.NewDecoder(bytes.NewReader(b[start:])).Decode(&fallback); err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf(`expected ["append", KEY, VALUE] or ["r", KEY, LIST], got %.60s`, b[start:])
+		}
+		out = append(out, m)
+		p.space()
+		if p.byte(']') {
+			return out, nil
+		}
+		if !p.byte(',') {
+			return nil, fmt.Errorf("expected , or ] after a micro-operation at byte %d", p.i)
+		}
+		p.space()
+	}
+}
+
+type scan struct {
+	b []byte
+	i int
+}
+
+func (p *scan) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+func (p *scan) byte(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *scan) literal(s string) bool {
+	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
+func (p *scan) int() (int, bool) {
+	p.space()
+	neg := p.byte('-')
+	start, v := p.i, 0
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		v = v*10 + int(p.b[p.i]-'0')
+		p.i++
+	}
+	if p.i == start || p.i-start > 18 {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// mop reads ["append", KEY, VALUE] or ["r", KEY, LIST|null].
+func (p *scan) mop() (Mop, bool) {
+	var m Mop
+	if !p.byte('[') {
+		return m, false
+	}
+	p.space()
+	switch {
+	case p.literal(`"append"`):
+		m.F = "append"
+	case p.literal(`"r"`):
+		m.F = "r"
+	default:
+		return m, false
+	}
+	p.space()
+	if !p.byte(',') {
+		return m, false
+	}
+	var ok bool
+	if m.Key, ok = p.int(); !ok {
+		return m, false
+	}
+	p.space()
+	if !p.byte(',') {
+		return m, false
+	}
+	p.space()
+	if m.F == "append" {
+		if m.Value, ok = p.int(); !ok {
+			return m, false
+		}
+	} else if !p.literal("null") {
+		if !p.byte('[') {
+			return m, false
+		}
+		m.List, m.Read = []int{}, true
+		p.space()
+		if !p.byte(']') {
+			for {
+				v, ok := p.int()
+				if !ok {
+					return m, false
+				}
+				m.List = append(m.List, v)
+				p.space()
+				if p.byte(']') {
+					break
+				}
+				if !p.byte(',') {
+					return m, false
+				}
+			}
+		}
+	}
+	p.space()
+	return m, p.byte(']')
 }
