@@ -50,6 +50,7 @@ type measurement struct {
 	scale               Scale
 	opts                Options
 	target, credentials string
+	named               bool // the step or its variant named the target (else the default, lb)
 }
 
 var stepKinds = map[string]*stepKind{}

@@ -240,7 +240,7 @@ func measure(ctx context.Context, l workload.Lab, v Variant, st Step, sc Scale, 
 	if k == nil {
 		return nil, fmt.Errorf("unknown step kind %q", st.Kind)
 	}
-	return k.measure(ctx, measurement{lab: l, step: st, scale: sc, opts: o, target: target, credentials: credentials})
+	return k.measure(ctx, measurement{lab: l, step: st, scale: sc, opts: o, target: target, credentials: credentials, named: st.Target != "" || v.Target != ""})
 }
 
 func errIf(cond bool, msg string) error {
