@@ -24,6 +24,11 @@ type drillResult struct {
 	Gap            struct {
 		Seconds float64 `json:"seconds"`
 	} `json:"client_gap"`
+	Consistency *struct {
+		Valid          bool
+		OK, Fail, Info int
+		Anomalies      []struct{ Type string }
+	} `json:"consistency"`
 }
 
 // TestDrills: the durable profile loses no acknowledged write in any drill;
@@ -47,13 +52,14 @@ client:
 `)
 	e.ok("up", "-f", spec)
 	for _, bad := range [][]string{{"failover", "nosuch"}, {"failover", "db1", "db2"}, {"full-outage", "db1"}, {"failover", "--rate", "0"},
-		{"partition", "nowhere"}, {"explode"}, {"audit", "nosuch"}} {
+		{"partition", "nowhere"}, {"explode"}, {"audit", "nosuch"}, {"failover", "--workload", "bank"}, {"failover", "--workload", "append", "--model", "acid"}} {
 		if r := e.run(append([]string{"drill"}, append(bad, "--name", "itdrl")...)...); r.code != 2 {
 			t.Errorf("drill %v: exit %d, want 2\n%s", bad, r.code, r.stderr)
 		}
 	}
 	var last drillResult
-	for _, d := range [][]string{{"failover"}, {"partition"}, {"rolling-restart"}, {"full-outage"}} {
+	// the full outage with the append workload: a durable cluster loses no append either
+	for _, d := range [][]string{{"failover"}, {"partition"}, {"rolling-restart"}, {"full-outage", "--workload", "append", "--model", "read-committed"}} {
 		r := e.ok(append([]string{"drill"}, append(d, "--name", "itdrl", "--before", "1s", "--after", "1s", "-o", "json")...)...)
 		var res drillResult
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
@@ -66,6 +72,13 @@ client:
 		}
 		if res.Scenario == "full-outage" && (res.WritesBackS == nil || *res.WritesBackS > 15) {
 			t.Errorf("full outage: writes back after %v s, target 15", deref(res.WritesBackS))
+		}
+		if res.Scenario == "full-outage" {
+			if c := res.Consistency; c == nil || c.OK == 0 || !c.Valid {
+				t.Errorf("full outage with the append workload: %+v", c)
+			} else {
+				t.Logf("full outage, append workload: %d committed, %d failed, %d unknown, anomalies %+v", c.OK, c.Fail, c.Info, c.Anomalies)
+			}
 		}
 		last = res
 	}
