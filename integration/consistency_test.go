@@ -1,0 +1,78 @@
+package integration
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type consistencyOut struct {
+	RunID string `json:"run_id"`
+	Check struct {
+		Valid     bool     `json:"valid"`
+		OK        int      `json:"ok"`
+		Forbidden []string `json:"forbidden"`
+		Anomalies []struct {
+			Type  string `json:"type"`
+			Count int    `json:"count"`
+		} `json:"anomalies"`
+	} `json:"check"`
+}
+
+func (c consistencyOut) count(match func(string) bool) int {
+	n := 0
+	for _, a := range c.Check.Anomalies {
+		if match(a.Type) {
+			n += a.Count
+		}
+	}
+	return n
+}
+
+// TestConsistency: list-append transactions on every node of galera3 are
+// recorded and checked; the stored history checks the same again with
+// hadrill check; the exit status follows the verdict; reads that wait for
+// causality (wsrep_sync_wait=1) show no stale read; bad input is refused.
+func TestConsistency(t *testing.T) {
+	e := newEnv(t)
+	e.ok("up", "--name", "itcons", "--preset", "galera3")
+	run := func(args ...string) (consistencyOut, int) {
+		t.Helper()
+		r := e.run(append([]string{"bench", "consistency", "--name", "itcons", "-o", "json"}, args...)...)
+		var out consistencyOut
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || (r.code != 0 && r.code != 5) {
+			t.Fatalf("bench consistency %v: exit %d %v\n%s%s", args, r.code, err, r.stdout, r.stderr)
+		}
+		if (r.code == 5) == out.Check.Valid {
+			t.Errorf("exit %d for a history valid=%v", r.code, out.Check.Valid)
+		}
+		return out, r.code
+	}
+	stale := func(s string) bool { return strings.HasSuffix(s, "-realtime") }
+	plain, _ := run("--time", "15", "--sync-wait", "0")
+	if plain.Check.OK < 100 {
+		t.Errorf("only %d transactions committed in 15 s", plain.Check.OK)
+	}
+	history := filepath.Join(e.home, "runs", plain.RunID, "history.jsonl")
+	r := e.run("check", history, "-o", "json")
+	var again struct {
+		Valid     bool
+		Forbidden []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &again); err != nil || again.Valid != plain.Check.Valid || strings.Join(again.Forbidden, ",") != strings.Join(plain.Check.Forbidden, ",") {
+		t.Errorf("the stored history checked again: %v %+v, want %+v", err, again, plain.Check)
+	}
+	causal, _ := run("--time", "15", "--sync-wait", "1")
+	if n := causal.count(stale); n != 0 {
+		t.Errorf("wsrep_sync_wait=1: %d stale reads (%+v)", n, causal.Check.Anomalies)
+	}
+	t.Logf("wsrep_sync_wait=0: %d committed, anomalies %+v; =1: %d committed, anomalies %+v",
+		plain.Check.OK, plain.Check.Anomalies, causal.Check.OK, causal.Check.Anomalies)
+	for _, bad := range [][]string{{"--time", "0"}, {"--clients", "0"}, {"--model", "acid"}, {"--target", "db9"}, {"--sync-wait", "99"}} {
+		if r := e.run(append([]string{"bench", "consistency", "--name", "itcons"}, bad...)...); r.code != 2 || !strings.Contains(r.stderr, bad[0]) && !strings.Contains(r.stderr, "db9") {
+			t.Errorf("bench consistency %v: exit %d\n%s", bad, r.code, r.stderr)
+		}
+	}
+	e.ok("down", "--name", "itcons")
+}
