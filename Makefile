@@ -50,7 +50,7 @@ integration: build
 bench: deps build
 	$(GO) run ./bench -bin $(CURDIR)/$(BIN)
 
-# Every runnable study at quick scale (2 to 6 minutes each, about 45 in all), in studies/: the result
+# Every runnable study at quick scale (1 to 16 minutes each, about 100 in all here), in studies/: the result
 # (NAME.json), the report (NAME.html) and every finding (findings.txt).
 studies: deps build
 	mkdir -p studies
