@@ -108,6 +108,7 @@ var stepFields = []struct {
 	{"node", func(s Step) bool { return s.Node != "" }},
 	{"volume", func(s Step) bool { return s.Volume != "" }},
 	{"test", func(s Step) bool { return s.Test != "" }},
+	{"idle_before", func(s Step) bool { return s.IdleBefore != 0 }},
 	{"load", func(s Step) bool { return s.Load != "" }},
 	{"dataset", func(s Step) bool { return s.Dataset != "" }},
 	{"query", func(s Step) bool { return s.Query != "" }},

@@ -18,12 +18,15 @@ import (
 func init() {
 	register(&stepKind{
 		name:    "disk",
-		fields:  []string{"node", "volume", "test"},
+		fields:  []string{"node", "volume", "test", "idle_before"},
 		metrics: []string{"seconds", "iops", "mbps", "p50_ms"},
 		local:   true,
 		step: func(st Step, add func(string, string, ...any)) {
 			if _, ok := fio.Named(st.Test); st.Test != "" && !ok {
 				add("test", "expected one of %s, got %q", strings.Join(fio.Names(), ", "), st.Test)
+			}
+			if st.IdleBefore < 0 || st.IdleBefore > 3600 {
+				add("idle_before", "expected 0 to 3600 seconds, got %d", st.IdleBefore)
 			}
 		},
 		scale: func(st Step, sc Scale, add func(string, string, ...any)) {
@@ -42,6 +45,13 @@ func init() {
 			}
 			if nv == nil {
 				return nil, fmt.Errorf("no volume %q on node %q (the variant needs storage)", st.Volume, st.Node)
+			}
+			if st.IdleBefore > 0 { // the volume idles, as before a benchmark started after a pause
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(time.Duration(st.IdleBefore) * time.Second):
+				}
 			}
 			test, _ := fio.Named(testName(st))
 			p := workload.DiskParams{Volumes: []string{nv.Node.Name + "/" + nv.Volume.Name}, Tests: []string{test.Name},

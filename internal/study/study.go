@@ -135,6 +135,9 @@ type Step struct {
 	Node     string `yaml:"node,omitempty" json:"node,omitempty"`           // disk: the node (default: the first with volumes)
 	Volume   string `yaml:"volume,omitempty" json:"volume,omitempty"`       // disk: its volume (default: the first)
 	Test     string `yaml:"test,omitempty" json:"test,omitempty"`           // disk: a bench disk test (default file1g)
+	// IdleBefore (disk): seconds the volume is left idle before the test,
+	// as a benchmark that starts after a pause (a disk's warm-up).
+	IdleBefore int `yaml:"idle_before,omitempty" json:"idle_before,omitempty"`
 	// slap: an auto-generated load (read, write, mixed), or a query over a
 	// generated dataset (employees; its query defaults to document 001's).
 	Load    string `yaml:"load,omitempty" json:"load,omitempty"`
