@@ -104,13 +104,23 @@ func (a *AppendRun) Stop() []consistency.Op {
 	return a.rec.Ops()
 }
 
-// WriteHistory stores a history as the run's history.jsonl.
+// WriteHistory stores a history as the run's history.jsonl (whole or not
+// at all).
 func WriteHistory(home, runID string, ops []consistency.Op) error {
-	f, err := os.Create(filepath.Join(results.RunDir(home, runID), HistoryFile))
+	dir := results.RunDir(home, runID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, HistoryFile)
+	f, err := os.Create(path + ".tmp")
 	if err != nil {
 		return err
 	}
-	return errors.Join(consistency.Write(f, ops), f.Close())
+	if err := errors.Join(consistency.Write(f, ops), f.Close()); err != nil {
+		os.Remove(path + ".tmp")
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }
 
 // Consistency runs the list-append workload for p.Time, stores its history
