@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&stepKind{
 		name:    "consistency",
-		metrics: []string{"committed_per_s", "lost_updates", "realtime_cycles", "lost_appends", "cycles"},
+		metrics: []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles"},
 		scale: func(st Step, sc Scale, add func(string, string, ...any)) {
 			if sc.Time < 1 || sc.Time > 86400 {
 				add("time", "expected 1 to 86400 seconds (step %s), got %d", st.Name, sc.Time)
@@ -63,6 +63,7 @@ func init() {
 			return samples(m.step, out.RunID,
 				"committed_per_s", float64(out.Check.OK)/p.Time.Seconds(),
 				"lost_updates", count(is("lost-update")),
+				"stale_reads", count(is("G-single-realtime")),
 				"realtime_cycles", count(func(s string) bool { return strings.HasSuffix(s, "-realtime") }),
 				"lost_appends", count(is("lost")),
 				"cycles", count(base)), nil
@@ -71,7 +72,8 @@ func init() {
 			what := map[string]string{
 				"committed_per_s": "Transactions committed per second",
 				"lost_updates":    "Lost updates (P4): two committed transactions read the same version and both wrote it",
-				"realtime_cycles": "Cycles through real time (a transaction missed one that completed before it began: stale reads among them)",
+				"stale_reads":     "Stale reads: G-single through real time (a transaction missed one that completed before it began)",
+				"realtime_cycles": "Every cycle through real time (stale reads, and write skew across real time)",
 				"lost_appends":    "Acknowledged appends no later read ever saw",
 				"cycles":          "Dependency cycles without real-time or process order (G0, G1c, G-single, G2-item)",
 			}[metric]
