@@ -61,6 +61,9 @@ forbids, 5 when it does.`,
 
 func printCheck(file string, r *consistency.Result) {
 	fmt.Printf("history %s: %d operations, %d transactions committed, %d failed, %d unknown; checked as %s\n", file, r.Ops, r.OK, r.Fail, r.Info, r.Model)
+	if r.Escaped > 0 {
+		fmt.Printf("%d transactions were ended by the server before their commit without an error (their later statements ran outside them); recorded as of unknown outcome\n", r.Escaped)
+	}
 	if r.Valid {
 		fmt.Printf("valid: nothing %s forbids\n", r.Model)
 	} else {

@@ -56,6 +56,10 @@ type Result struct {
 	Anomalies []Anomaly `json:"anomalies"`
 	// Forbidden are the anomaly types found that the model rules out.
 	Forbidden []string `json:"forbidden"`
+	// Escaped are the transactions the server ended before their commit
+	// without saying so (recorded as info with error -1): their later
+	// statements ran outside any transaction.
+	Escaped int `json:"escaped"`
 }
 
 // edge kinds of the dependency graph
@@ -113,6 +117,9 @@ func Check(ops []Op, model string) (*Result, error) {
 		found: map[string]*Anomaly{}, nodeOf: map[int]bool{}, appended: map[*Txn]map[int][]int{}, longest: map[int][]int{}, checked: map[int]bool{}}
 	res := &Result{Model: model, Ops: len(ops)}
 	for _, t := range txns {
+		if t.Complete != nil && t.Complete.Error == EscapedError {
+			res.Escaped++
+		}
 		switch t.Type {
 		case "ok":
 			res.OK++
@@ -524,6 +531,10 @@ func (c *checker) ordering() {
 		frontier = append(kept, e.t)
 	}
 }
+
+// EscapedError is the error a client records for a transaction the
+// server ended before its commit without saying so.
+const EscapedError = -1
 
 // Invalid is a history that shows anomalies its model forbids: a result
 // of the check (its own exit status), not a failure to check.

@@ -93,6 +93,9 @@ func Finding(runs []Run) []string {
 func consistencyFinding(r *Run) string {
 	c := r.Check
 	s := fmt.Sprintf("Consistency, lab %s (run %s): %d transactions committed, %d failed, %d of unknown outcome; ", r.Lab, r.ID, c.OK, c.Fail, c.Info)
+	if c.Escaped > 0 {
+		s += fmt.Sprintf("%d ended by the server before their commit without an error; ", c.Escaped)
+	}
 	if c.Valid {
 		s += "nothing " + c.Model + " forbids"
 	} else {

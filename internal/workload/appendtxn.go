@@ -206,13 +206,23 @@ func broken(code int) bool { return code >= 2000 } // client-side errors: the co
 
 // transact runs one transaction: its micro-operations as done (reads with
 // their lists), and ok, fail or info with the error's number (client-side
-// errors as 2013).
+// errors as 2013). After each statement it asks the server whether the
+// transaction is still open: a Galera node may end a local transaction
+// (a brute-force abort by a replicated write set) and run the session's
+// next statements outside any transaction. Such a transaction is recorded
+// as info with error Escaped: part of it may have committed, statement by
+// statement, and no history can say which.
 func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consistency.Mop, string, int) {
 	done := make([]consistency.Mop, len(mops))
 	copy(done, mops)
 	fail := func(err error) ([]consistency.Mop, string, int) {
 		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 		return mops, "fail", errorNumber(err)
+	}
+	open := func() (bool, error) {
+		var in int
+		err := c.QueryRowContext(ctx, "SELECT @@in_transaction").Scan(&in)
+		return in == 1, err
 	}
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		return fail(err)
@@ -222,18 +232,25 @@ func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consi
 			if _, err := c.ExecContext(ctx, "INSERT INTO "+appendTable+" (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', ?)", m.Key, m.Value, m.Value); err != nil {
 				return fail(err)
 			}
-			continue
+		} else {
+			var v sql.NullString
+			err := c.QueryRowContext(ctx, "SELECT v FROM "+appendTable+" WHERE k = ?", m.Key).Scan(&v)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return fail(err)
+			}
+			list, perr := parseList(v.String)
+			if perr != nil {
+				return fail(perr)
+			}
+			done[i] = consistency.Mop{F: "r", Key: m.Key, List: list, Read: true}
 		}
-		var v sql.NullString
-		err := c.QueryRowContext(ctx, "SELECT v FROM "+appendTable+" WHERE k = ?", m.Key).Scan(&v)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		in, err := open()
+		if err != nil {
 			return fail(err)
 		}
-		list, perr := parseList(v.String)
-		if perr != nil {
-			return fail(perr)
+		if !in { // ended under us: this statement, or what followed, ran on its own
+			return mops, "info", Escaped
 		}
-		done[i] = consistency.Mop{F: "r", Key: m.Key, List: list, Read: true}
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
 		var me *mysql.MySQLError
@@ -244,6 +261,11 @@ func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consi
 	}
 	return done, "ok", 0
 }
+
+// Escaped is the error a transaction is recorded with when the server
+// ended it before its commit without saying so (its statements after that
+// ran outside it).
+const Escaped = consistency.EscapedError
 
 // parseList reads a key's stored list ("" is the empty list).
 func parseList(s string) ([]int, error) {
