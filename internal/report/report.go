@@ -141,15 +141,15 @@ func Load(home string, ids []string) (*Report, error) {
 	rep.Charts = charts(rep.Runs)
 	rep.Finding = Finding(rep.Runs)
 	rep.TPS = map[string]map[int]stats.Figure{}
-	var stored []*results.Run
+	var sweeps []*results.Run // what differs is said between runs of one kind: the sweeps compared
 	for _, r := range rep.Runs {
-		stored = append(stored, r.Run)
 		if len(r.Points) > 0 {
 			rep.TPS[r.ID] = tpsFigures(r.Points)
+			sweeps = append(sweeps, r.Run)
 		}
 	}
-	if len(stored) > 1 {
-		rep.Differences = results.RunDifferences(stored)
+	if len(sweeps) > 1 {
+		rep.Differences = results.RunDifferences(sweeps)
 	}
 	return rep, nil
 }
