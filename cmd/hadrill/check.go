@@ -27,8 +27,8 @@ forbids, 5 when it does.`,
 		Args: args(1, 1, "a history file"),
 		RunE: func(_ *cobra.Command, a []string) error {
 			var problems []error
-			if !slices.Contains(consistency.Models, model) {
-				problems = append(problems, hderr.User("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), model))
+			if err := modelProblem(model); err != nil {
+				problems = append(problems, err)
 			}
 			f, err := os.Open(a[0])
 			if err != nil {
@@ -57,6 +57,14 @@ forbids, 5 when it does.`,
 	}
 	c.Flags().StringVar(&model, "model", "strict-serializable", "the promise checked: "+strings.Join(consistency.Models, ", "))
 	return c
+}
+
+// modelProblem refuses a --model that is not one of the checker's models.
+func modelProblem(model string) error {
+	if slices.Contains(consistency.Models, model) {
+		return nil
+	}
+	return hderr.User("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), model)
 }
 
 func printCheck(file string, r *consistency.Result) {

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -47,8 +46,8 @@ an anomaly the model forbids.`,
 			if p.SyncWait < -1 || p.SyncWait > 15 {
 				problems = append(problems, hderr.User("--sync-wait: expected -1 (the server's own) or 0 to 15, got %d", p.SyncWait))
 			}
-			if !slices.Contains(consistency.Models, p.Model) {
-				problems = append(problems, hderr.User("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), p.Model))
+			if err := modelProblem(p.Model); err != nil {
+				problems = append(problems, err)
 			}
 			l, err := benchLab()
 			if err != nil {

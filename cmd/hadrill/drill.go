@@ -39,8 +39,8 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 				if !slices.Contains(drill.Workloads, o.Workload) {
 					problems = append(problems, hderr.User("--workload: expected one of %s, got %q", strings.Join(drill.Workloads, ", "), o.Workload))
 				}
-				if !slices.Contains(consistency.Models, o.Model) {
-					problems = append(problems, hderr.User("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), o.Model))
+				if err := modelProblem(o.Model); err != nil {
+					problems = append(problems, err)
 				}
 				if len(problems) > 0 {
 					return hderr.Join(problems)

@@ -47,10 +47,8 @@ func init() {
 				return nil, fmt.Errorf("no volume %q on node %q (the variant needs storage)", st.Volume, st.Node)
 			}
 			if st.IdleBefore > 0 { // the volume idles, as before a benchmark started after a pause
-				select {
-				case <-ctx.Done():
+				if sleepCtx(ctx, time.Duration(st.IdleBefore)*time.Second); ctx.Err() != nil {
 					return nil, ctx.Err()
-				case <-time.After(time.Duration(st.IdleBefore) * time.Second):
 				}
 			}
 			test, _ := fio.Named(testName(st))
