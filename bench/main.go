@@ -44,9 +44,14 @@ func main() {
 	runs := flag.Int("runs", 5, "runs per variant (interleaved)")
 	scenario := flag.String("scenario", "all", "scenario: "+strings.Join(names, ", ")+" or all")
 	echoServer := flag.String("echo-server", "", "serve UDP echo at NAMESPACE,ADDRESS:PORT until killed (the wan scenario starts it)")
+	echoClientSpec := flag.String("echo-client", "", "time UDP echoes as NAMESPACE,ADDRESS:PORT,RATE,DURATION and print them as JSON (the wan scenario starts it)")
 	flag.Parse()
 	if *echoServer != "" {
 		echoServe(*echoServer)
+		return
+	}
+	if *echoClientSpec != "" {
+		echoClient(*echoClientSpec)
 		return
 	}
 	_ = mysql.SetLogger(&mysql.NopLogger{})

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -11,13 +12,16 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/netns"
 )
 
@@ -40,9 +44,10 @@ func wan(bin string, _ int) {
 	west, _ := l.Plan().Node("we1")
 	east, _ := l.Plan().Node("ea1")
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "scenario\tcpus\tpkt/s each way\tpackets\tlost\tp50 ms\tp99 ms\tmax ms\tsame-region p50 ms\tp50 error ms\tp99 over ms\t")
+	fmt.Fprintln(w, "scenario\tcpus\tpkt/s each way\tpackets\tlost\tp50 ms\tp99 ms\tmax ms\tsame-region p50 ms\tsame-region p99 ms\tp50 error ms\tp99 over ms\t")
 	var fast echoResult
-	worst := 0.0 // the largest p50 error, idle or saturated
+	worst := 0.0    // the largest p50 error, idle or saturated
+	worstP99 := 0.0 // the largest p99 over the link's round trip at 10,000 pkt/s each way, idle or saturated
 	for _, busy := range []bool{false, true} {
 		load, stop := "idle", func() {}
 		if busy {
@@ -57,8 +62,11 @@ func wan(bin string, _ int) {
 			base := echo(l.Plan().Client.Netns, east.Netns, east.Address, rate, 5*time.Second)
 			r := echo(l.Plan().Client.Netns, west.Netns, west.Address, rate, 10*time.Second)
 			e := r.p50 - 100 - base.p50
-			fmt.Fprintf(w, "wan echo\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%+.3f\t%+.3f\t\n", load, rate, r.sent, r.sent-len(r.rtts), r.p50, r.p99, r.max, base.p50, e, r.p99-100)
+			fmt.Fprintf(w, "wan echo\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%+.3f\t%+.3f\t\n", load, rate, r.Sent, r.Sent-len(r.RTTs), r.p50, r.p99, r.max, base.p50, base.p99, e, r.p99-100)
 			worst = max(worst, math.Abs(e))
+			if rate == 10000 {
+				worstP99 = max(worstP99, r.p99-100)
+			}
 			if !busy && rate == 10000 {
 				fast = r
 			}
@@ -72,7 +80,14 @@ func wan(bin string, _ int) {
 	runCleanups()
 	fmt.Printf("\ntarget with 20,000 pkt/s crossing the link: p50 within ±1 ms of 100 ms: %v; p99 ≤ +3 ms: %v\n",
 		fast.p50 >= 99 && fast.p50 <= 101, fast.p99 <= 103)
-	fmt.Printf("target: p50 error (p50 − 100 ms − the same-region p50) ≤ 1 ms idle and with every CPU saturated: %v (worst %.3f ms)\n\n", worst <= 1, worst)
+	fmt.Printf("target: p50 error (p50 − 100 ms − the same-region p50) ≤ 1 ms idle and with every CPU saturated: %v (worst %.3f ms)\n", worst <= 1, worst)
+	fmt.Printf("target: p99 ≤ 100 ms + 3 ms at 10,000 pkt/s each way, idle and with every CPU saturated: %v (worst %+.3f ms)\n", worstP99 <= 3, worstP99)
+	if instrument() == "" {
+		fmt.Println("(no cgroup v1 here: the echo ran at an ordinary CPU weight, so its own waits for a CPU are in every figure)")
+	} else {
+		fmt.Println("(the echo's client and server run in a cgroup with the emulator's CPU weight: they are the instrument; the same-region columns are the path without a link)")
+	}
+	fmt.Println()
 
 	w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\tpreset\tmeasured rtt ms\tcommit p50 ms\tp95 ms\tcommit / rtt\t")
@@ -127,46 +142,108 @@ func saturate() (stop func()) {
 }
 
 type echoResult struct {
-	sent          int
-	rtts          []float64
+	Sent          int       `json:"sent"`
+	RTTs          []float64 `json:"rtts"`
 	p50, p99, max float64
 }
+
+// instrument is the cpu cgroup the echo's two processes run in, with the
+// WAN daemon's weight: what they measure is the emulated link, and on
+// saturated CPUs an echo at an ordinary weight waits milliseconds for a CPU
+// at each end (the same-region columns show what is left of that). Made
+// once, removed at exit; "" without cgroup v1 (the echo then runs at an
+// ordinary weight, and the table says so).
+var instrument = sync.OnceValue(func() string {
+	root := facts.Machine().Cgroups["cpu"]
+	if root == "" {
+		return ""
+	}
+	dir := filepath.Join(root, "hdbench-echo")
+	if err := os.Mkdir(dir, 0o755); err != nil && !os.IsExist(err) {
+		fail("instrument cgroup: %v", err)
+	}
+	check(os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte(strconv.Itoa(netem.CPUShares)), 0o644))
+	atExit(func() { _ = netem.RemoveCgroup(dir) })
+	return dir
+})
 
 // echo sends rate UDP packets/s (in 1 ms bursts) from namespace from to an
 // echo server at addr in namespace to, and times each packet's round trip
 // less the echo's own turnaround: (client rx − client tx) − (echo tx − echo
 // rx). (Kernel receive timestamps cannot be used: they are taken before
-// PREROUTING, where the emulated delay is applied.) The echo server is a
-// process of its own, as the two ends of a real connection are: each end
-// then waits for a CPU when its packet arrives, with or without a link
-// between them, and the same-region baseline includes that wait.
+// PREROUTING, where the emulated delay is applied.) The echo server and
+// client are processes of their own, as the two ends of a real connection
+// are, in the instrument's cgroup.
 func echo(from, to, addr string, rate int, d time.Duration) echoResult {
-	self, err := os.Executable()
-	check(err)
-	srv := exec.Command(self, "-echo-server", to+","+addr+":7777")
-	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	srv.Stderr = os.Stderr
-	ready, err := srv.StdoutPipe()
-	check(err)
-	check(srv.Start())
-	stopSrv := func() { _ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); _ = srv.Wait() }
-	defer stopSrv()
-	if _, err := ready.Read(make([]byte, 1)); err != nil {
-		stopSrv()
+	srv := instrumentProc("-echo-server", to+","+addr+":7777")
+	defer srv.stop()
+	if _, err := srv.out.Read(make([]byte, 1)); err != nil {
+		srv.stop()
 		fail("echo server in %s: %v", to, err)
 	}
-	cli := udpSocket(from, ":0")
+	cli := instrumentProc("-echo-client", fmt.Sprintf("%s,%s:7777,%d,%s", from, addr, rate, d))
+	defer cli.stop()
+	var r echoResult
+	check(json.NewDecoder(cli.out).Decode(&r))
+	sort.Float64s(r.RTTs)
+	if len(r.RTTs) > 0 {
+		r.p50, r.p99, r.max = pct(r.RTTs, 50), pct(r.RTTs, 99), r.RTTs[len(r.RTTs)-1]
+	}
+	return r
+}
+
+type proc struct {
+	cmd *exec.Cmd
+	out io.Reader
+}
+
+func (p proc) stop() { _ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL); _ = p.cmd.Wait() }
+
+// instrumentProc starts this program with flag=value in a process group
+// of its own, in the instrument's cgroup, reading its standard output.
+func instrumentProc(flag, value string) proc {
+	self, err := os.Executable()
+	check(err)
+	c := exec.Command(self, flag, value)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	c.Stderr = os.Stderr
+	out, err := c.StdoutPipe()
+	check(err)
+	check(c.Start())
+	p := proc{c, out}
+	if dir := instrument(); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(c.Process.Pid)), 0o644); err != nil {
+			p.stop()
+			fail("instrument cgroup: %v", err)
+		}
+	}
+	return p
+}
+
+// echoClient sends to the echo server as echo describes and prints the
+// result as JSON. spec is "namespace,address:port,rate,duration".
+func echoClient(spec string) {
+	parts := strings.Split(spec, ",")
+	if len(parts) != 4 {
+		fail("-echo-client: expected namespace,address:port,rate,duration, got %q", spec)
+	}
+	rate, err := strconv.Atoi(parts[2])
+	check(err)
+	d, err := time.ParseDuration(parts[3])
+	check(err)
+	cli := udpSocket(parts[0], ":0")
 	defer cli.Close()
-	dst, _ := net.ResolveUDPAddr("udp4", addr+":7777")
+	dst, err := net.ResolveUDPAddr("udp4", parts[1])
+	check(err)
 	var mu sync.Mutex
 	var rtts []float64
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		buf, oob := make([]byte, 64), make([]byte, 128)
+		buf := make([]byte, 64)
 		for {
 			_ = cli.SetReadDeadline(time.Now().Add(2 * time.Second))
-			n, _, _, _, err := cli.ReadMsgUDP(buf, oob)
+			n, _, err := cli.ReadFromUDP(buf)
 			if err != nil {
 				return
 			}
@@ -200,12 +277,7 @@ func echo(from, to, addr string, rate int, d time.Duration) echoResult {
 	}
 	tick.Stop()
 	<-done
-	sort.Float64s(rtts)
-	r := echoResult{sent: sent, rtts: rtts}
-	if len(rtts) > 0 {
-		r.p50, r.p99, r.max = pct(rtts, 50), pct(rtts, 99), rtts[len(rtts)-1]
-	}
-	return r
+	check(json.NewEncoder(os.Stdout).Encode(echoResult{Sent: sent, RTTs: rtts}))
 }
 
 // echoServe answers every datagram at nsAddr ("namespace,address:port")

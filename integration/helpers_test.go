@@ -203,8 +203,9 @@ func (e *env) assertNoLeftovers() {
 			e.t.Errorf("leftover process %s: %s", filepath.Base(filepath.Dir(p)), bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
 		}
 	}
-	for lab := range e.labs { // hosts' cgroups: hadrill/<lab> below hadrill's own cgroup in each hierarchy
-		for _, pattern := range []string{"/sys/fs/cgroup/*/hadrill/", "/sys/fs/cgroup/*/*/hadrill/", "/sys/fs/cgroup/*/*/*/hadrill/", "/sys/fs/cgroup/*/*/*/*/hadrill/"} {
+	for lab := range e.labs { // hosts' cgroups: hadrill/<lab> below hadrill's own cgroup in each hierarchy; the WAN emulator's beside it
+		for _, pattern := range []string{"/sys/fs/cgroup/*/hadrill/", "/sys/fs/cgroup/*/*/hadrill/", "/sys/fs/cgroup/*/*/*/hadrill/", "/sys/fs/cgroup/*/*/*/*/hadrill/",
+			"/sys/fs/cgroup/*/hadrill-netem-", "/sys/fs/cgroup/*/*/hadrill-netem-", "/sys/fs/cgroup/*/*/*/hadrill-netem-"} {
 			left, _ := filepath.Glob(pattern + lab)
 			for _, d := range left {
 				e.t.Errorf("leftover cgroup %s", d)

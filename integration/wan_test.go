@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -99,6 +100,16 @@ func TestWAN(t *testing.T) {
 	// A dead emulator is a cut link, and the check says so.
 	pid, _ := os.ReadFile(filepath.Join(e.home, "labs", "itwan", "netem.pid"))
 	n, _ := strconv.Atoi(strings.TrimSpace(string(pid)))
+	// It runs in a cpu cgroup of its own with a high weight, so that its
+	// releases are on time when the lab's hosts keep the CPUs busy.
+	if cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", n)); !strings.Contains(string(cg), "/hadrill-netem-itwan\n") {
+		t.Errorf("netem daemon's cgroups:\n%s", cg)
+	}
+	if dirs, _ := filepath.Glob("/sys/fs/cgroup/cpu*/hadrill-netem-itwan/cpu.shares"); len(dirs) == 0 {
+		t.Errorf("no cpu cgroup hadrill-netem-itwan")
+	} else if b, _ := os.ReadFile(dirs[0]); strings.TrimSpace(string(b)) != "262144" {
+		t.Errorf("netem cgroup's cpu.shares: %q", b)
+	}
 	if n <= 0 || syscall.Kill(n, syscall.SIGKILL) != nil {
 		t.Fatalf("netem pid %q", pid)
 	}

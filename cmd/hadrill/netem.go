@@ -16,7 +16,7 @@ import (
 )
 
 func netemCmd() *cobra.Command {
-	var config, ready string
+	var config, ready, cgroup string
 	c := &cobra.Command{
 		Use:   "netem --config FILE",
 		Short: "Run a lab's WAN emulation daemon: delay, jitter and loss between regions (hadrill starts it)",
@@ -31,11 +31,12 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 			if config == "" {
 				return hderr.User("--config: required (a lab's netem.json)")
 			}
-			return netem.Run(cmd.Context(), config, cmd.ErrOrStderr(), readyFile(ready))
+			return netem.Run(cmd.Context(), config, cgroup, cmd.ErrOrStderr(), readyFile(ready))
 		},
 	}
 	c.Flags().StringVar(&config, "config", "", "the lab's netem.json")
 	c.Flags().StringVar(&ready, "ready-file", "", "written with the daemon's pid once every queue is bound")
+	c.Flags().StringVar(&cgroup, "cgroup", "", "a cgroup v1 cpu directory to make and run in with a high CPU weight (releases stay on time on busy CPUs)")
 	var count int
 	var refused bool
 	probe := &cobra.Command{

@@ -51,11 +51,20 @@ func (d *Daemon) report(ctx context.Context) {
 
 // Run binds every queue of the config at path and serves until ctx ends.
 // SIGHUP re-reads the links' impairments from the file. ready is called
-// once every queue is bound.
-func Run(ctx context.Context, path string, log io.Writer, ready func()) error {
+// once every queue is bound. cgroup, when set, is the cpu cgroup the
+// daemon runs in with its weight (JoinCgroup), made on the way in and
+// removed on the way out.
+func Run(ctx context.Context, path, cgroup string, log io.Writer, ready func()) error {
 	cfg, err := Load(path)
 	if err != nil {
 		return err
+	}
+	if cgroup != "" {
+		leave, err := JoinCgroup(cgroup)
+		if err != nil {
+			return err
+		}
+		defer leave()
 	}
 	d := &Daemon{log: log}
 	d.links.Store(&cfg.Links)

@@ -145,8 +145,11 @@ type local struct{ e *Emulator }
 // daemon is the emulator under supervision: recognised by its config file.
 func (l local) daemon() supervise.Daemon {
 	w := l.e.wan
-	return supervise.Daemon{Name: "netem", Argv: []string{l.e.exe, "netem", "--config", w.Config, "--ready-file", w.ReadyFile},
-		LogFile: w.LogFile, PidFile: w.PidFile, Dir: w.Dir, Marker: w.Config}
+	argv := []string{l.e.exe, "netem", "--config", w.Config, "--ready-file", w.ReadyFile}
+	if cg := l.e.plan.NetemCgroup(); cg != "" {
+		argv = append(argv, "--cgroup", cg)
+	}
+	return supervise.Daemon{Name: "netem", Argv: argv, LogFile: w.LogFile, PidFile: w.PidFile, Dir: w.Dir, Marker: w.Config}
 }
 
 func (l local) pid(context.Context) int { return l.daemon().Pid() }
@@ -170,7 +173,11 @@ func (l local) start(ctx context.Context, _ Config) error { // it reads the lab'
 	})
 }
 
-func (l local) stop(context.Context) error { return l.daemon().Kill() }
+// stop kills the daemon; its cgroup goes with it (a killed daemon cannot
+// remove it itself).
+func (l local) stop(context.Context) error {
+	return errors.Join(l.daemon().Kill(), RemoveCgroup(l.e.plan.NetemCgroup()))
+}
 
 // reload: the daemon re-reads the lab's config (saved already) on SIGHUP.
 func (l local) reload(context.Context, Config) error {

@@ -66,6 +66,18 @@ func (p *Plan) LabCgroupDirs() []string {
 	return out
 }
 
+// NetemCgroup is the cpu cgroup of the lab's WAN emulator (a lab of
+// namespaces on a machine with cgroup v1): beside hadrill/, not below it, so
+// that its weight counts against every other process of the machine rather
+// than inside a group as heavy as one of them; "" when the lab has none.
+func (p *Plan) NetemCgroup() string {
+	d := p.Cgroups["cpu"]
+	if d == "" || p.Mode != ModeNetns {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(d)), "hadrill-netem-"+p.Lab)
+}
+
 // cgroups gives a root lab a cgroup per host in every controller this
 // machine has, so each host's CPU and memory are measured and, with a
 // machine, limited.

@@ -201,6 +201,10 @@ func TestMachines(t *testing.T) {
 	if d := p.CgroupDirs("db1"); fmt.Sprint(d) != "[/sys/fs/cgroup/cpu/hadrill/sized/db1 /sys/fs/cgroup/cpuacct/hadrill/sized/db1 /sys/fs/cgroup/memory/user/hadrill/sized/db1]" {
 		t.Errorf("cgroup dirs %v", d)
 	}
+	// the WAN emulator's: beside hadrill/, its weight against the machine's processes
+	if d := p.NetemCgroup(); d != "/sys/fs/cgroup/cpu/hadrill-netem-sized" {
+		t.Errorf("netem cgroup %q", d)
+	}
 	if !strings.Contains(p.Nodes[2].Config, "3584M") {
 		t.Errorf("db3's buffer pool does not follow its own machine:\n%s", p.Nodes[2].Config)
 	}

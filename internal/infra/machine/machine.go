@@ -104,6 +104,11 @@ func Teardown(p *plan.Plan) error {
 		errs = append(errs, remove(lab))
 		_ = os.Remove(filepath.Dir(lab)) // hadrill/: only when no other lab has cgroups
 	}
+	if d := p.NetemCgroup(); d != "" { // the WAN emulator's (a daemon killed without its own clean-up leaves it)
+		if _, err := os.Stat(d); err == nil {
+			errs = append(errs, remove(d))
+		}
+	}
 	return errors.Join(errs...)
 }
 
