@@ -3,13 +3,17 @@ package main
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/monitor"
 	"github.com/hadrill/hadrill/internal/stats"
 	"github.com/hadrill/hadrill/internal/workload"
 
@@ -21,6 +25,7 @@ import (
 
 func runsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "runs", Short: "List and compare recorded runs"}
+	c.AddCommand(runsExportCmd())
 	c.AddCommand(&cobra.Command{
 		Use: "list", Short: "List the runs in the run store", Args: args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
@@ -253,4 +258,72 @@ func paramOf(r *results.Run, key string) any {
 	b, _ := json.Marshal(r.Params)
 	_ = json.Unmarshal(b, &p)
 	return p[key]
+}
+
+// runsExportCmd writes a run's exporter series (a lab with monitoring on)
+// as OpenMetrics, for the user's own Prometheus.
+func runsExportCmd() *cobra.Command {
+	var openMetrics bool
+	var file string
+	c := &cobra.Command{
+		Use:   "export RUN_ID --openmetrics [--file FILE]",
+		Short: "Write a run's exporter series (monitoring on) as OpenMetrics with timestamps, for promtool tsdb create-blocks-from openmetrics",
+		Long: `A run of a lab with monitoring on holds what its exporters served every second
+(node_exporter per host, mysqld_exporter per node, HAProxy's own endpoint). This writes
+every series as one OpenMetrics file, labelled job, instance and hadrill_run; load it
+into a Prometheus data directory with
+  promtool tsdb create-blocks-from openmetrics FILE DATA_DIR`,
+		Args: args(1, 1, "one run id"),
+		RunE: func(_ *cobra.Command, a []string) error {
+			var problems []error
+			if !openMetrics {
+				problems = append(problems, hderr.User("--openmetrics: required (the one export format)"))
+			}
+			h, err := home()
+			if err != nil {
+				return err
+			}
+			r, err := results.Load(h, a[0])
+			if err != nil {
+				problems = append(problems, err)
+			}
+			if len(problems) > 0 {
+				return hderr.Join(problems)
+			}
+			in, err := monitor.Open(results.RunDir(h, r.ID))
+			if errors.Is(err, os.ErrNotExist) {
+				return hderr.User("RUN_ID: run %s has no exporter series: its lab %s ran without monitoring (hadrill up --monitoring, or monitoring: true in the spec)", r.ID, r.Lab)
+			}
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			out := io.Writer(os.Stdout)
+			var f *os.File
+			if file != "" {
+				if f, err = os.CreateTemp(filepath.Dir(file), ".export-*"); err != nil {
+					return hderr.User("--file: cannot write %s: %v", file, err)
+				}
+				defer os.Remove(f.Name()) // written whole or not at all
+				out = f
+			}
+			n, err := monitor.WriteOpenMetrics(in, out, []monitor.Label{{Name: "hadrill_run", Value: r.ID}})
+			if err != nil {
+				if f != nil {
+					f.Close()
+				}
+				return err
+			}
+			if f != nil {
+				if err := errors.Join(f.Close(), os.Rename(f.Name(), file)); err != nil {
+					return err
+				}
+				warnf("%d samples of run %s written to %s", n, r.ID, file)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&openMetrics, "openmetrics", false, "OpenMetrics text with timestamps")
+	c.Flags().StringVar(&file, "file", "", "write to FILE (default: standard output)")
+	return c
 }

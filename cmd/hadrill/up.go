@@ -16,6 +16,7 @@ import (
 
 func upCmd() *cobra.Command {
 	var preset, file, invFile string
+	var monitoring bool
 	c := &cobra.Command{
 		Use:   "up [--preset P | -f FILE] [--name LAB] [--inventory HOSTS.yaml]",
 		Short: "Deploy a lab (or start a stopped one) and wait until every node serves",
@@ -34,6 +35,9 @@ copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is sta
 			}
 			if err != nil {
 				return err
+			}
+			if monitoring {
+				s.Monitoring, given = true, true
 			}
 			h, err := home()
 			if err != nil {
@@ -61,6 +65,7 @@ copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is sta
 	c.Flags().StringVar(&preset, "preset", "", "embedded topology (see `hadrill presets`); default "+spec.DefaultPreset)
 	c.Flags().StringVarP(&file, "file", "f", "", "topology spec file (YAML)")
 	c.Flags().StringVar(&invFile, "inventory", "", "place the lab on these machines, over SSH (YAML: see `hadrill preflight`)")
+	c.Flags().BoolVar(&monitoring, "monitoring", false, "run the exporters (node_exporter per host, mysqld_exporter per node, HAProxy's endpoint), scraped every second during runs (as monitoring: true in the spec)")
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/lb"
+	"github.com/hadrill/hadrill/internal/monitor"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -26,7 +27,8 @@ const (
 )
 
 // ensureDaemons starts what is not running: each cluster's arbitrator,
-// every node's health agent, every load balancer and the lab's keeper, and
+// every node's health agent, every load balancer, the lab's keeper and
+// its exporters (monitoring), and
 // waits until each load balancer routes an application login. It is
 // idempotent. Every daemon is a supervise.Daemon whose directories the plan
 // resolved; a new one gets a Daemon function in its own package and a line here.
@@ -56,6 +58,9 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 	}
 	if _, err := keeper.Daemon(l.p, l.home, exe()).Ensure(); err != nil {
 		return fmt.Errorf("keeper: %w", err)
+	}
+	if err := monitor.Ensure(ctx, l.p, l.Prov.Host); err != nil {
+		return err
 	}
 	for i := range l.p.LoadBalancers {
 		if err := l.waitRouting(ctx, &l.p.LoadBalancers[i]); err != nil {
@@ -139,8 +144,8 @@ func (l *Lab) waitRouting(ctx context.Context, lb *plan.LB) error {
 	return fmt.Errorf("load balancer %s does not route to a healthy node after %v: %v", lb.Name, routeDeadline, last)
 }
 
-// stopDaemons kills the agents, load balancers, keeper, WAN emulator and
-// arbitrators (they hold no data).
+// stopDaemons kills the agents, load balancers, keeper, WAN emulator,
+// exporters and arbitrators (they hold no data).
 func (l *Lab) stopDaemons() error {
 	ctx := context.Background()
 	var errs []error
@@ -152,7 +157,7 @@ func (l *Lab) stopDaemons() error {
 	for i := range l.p.LoadBalancers {
 		errs = append(errs, l.Balancer(&l.p.LoadBalancers[i]).Stop(ctx))
 	}
-	errs = append(errs, keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop())
+	errs = append(errs, keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop(), monitor.Stop(ctx, l.p, l.Prov.Host))
 	for _, c := range l.p.Clusters {
 		if c.Arbitrator != nil {
 			errs = append(errs, l.Prov.Host(c.Arbitrator.Name).Kill(ctx, garbd(c.Arbitrator)))

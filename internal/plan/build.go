@@ -53,6 +53,7 @@ func Build(s *spec.Spec, lab, home string, f Facts) (*Plan, error) {
 	if err := b.nodes(); err != nil {
 		return nil, err
 	}
+	b.monitoring()
 	if err := hderr.Users(b.problems); err != nil {
 		return nil, err
 	}

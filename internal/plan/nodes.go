@@ -115,6 +115,9 @@ func (b *builder) loadBalancers() error {
 		c := haproxy.Config{Lab: b.p.Lab, Name: lb.Name, Cluster: lb.Cluster, Mode: string(lb.Mode), Address: lb.Address,
 			Port: lb.Port, ReadPort: lb.ReadPort, CheckPort: AgentPort, Timing: haproxy.DefaultTiming,
 			WriteCheck: "/", ReadCheck: "/"}
+		if b.s.Monitoring {
+			c.MetricsPort = HaproxyMetricsPort
+		}
 		if lb.VirtualIP { // each host of the pair listens on every address: the virtual one comes and goes
 			c.Address = "0.0.0.0"
 		}

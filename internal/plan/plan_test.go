@@ -537,3 +537,52 @@ func TestRing(t *testing.T) {
 	}
 	golden.Check(t, "p2p-west1.my.cnf", []byte(p.Nodes[1].Config))
 }
+
+func TestMonitoring(t *testing.T) {
+	s, err := spec.Preset("galera3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Monitoring = true
+	p, err := Build(s, "mon", "/h", rootFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := map[string][]string{}
+	for _, e := range p.Monitoring {
+		jobs[e.Job] = append(jobs[e.Job], e.Instance)
+	}
+	if fmt.Sprint(jobs) != "map[haproxy:[lb] mysqld:[db1 db2 db3] node:[db1 db2 db3 lb client]]" {
+		t.Errorf("exporters: %v", jobs)
+	}
+	my := p.Monitoring[5]
+	if my.URL() != "http://"+p.Nodes[0].Address+":9104/metrics" || my.DefaultsFile != "/h/labs/mon/exporters/mysqld-db1.cnf" ||
+		!strings.Contains(strings.Join(my.Argv, " "), "--config.my-cnf=/h/labs/mon/exporters/mysqld-db1.cnf") {
+		t.Errorf("mysqld exporter: %+v", my)
+	}
+	// every exporter's command line holds its marker (pid files are checked against it)
+	for _, e := range p.Monitoring {
+		if e.Job != JobHaproxy && !strings.Contains(strings.Join(e.Argv, " "), e.Daemon.Marker) {
+			t.Errorf("%s: marker %q not in %v", e.Name(), e.Daemon.Marker, e.Argv)
+		}
+	}
+	if cfg := p.LoadBalancers[0].Instances[0].Config; !strings.Contains(cfg, "bind "+p.LoadBalancers[0].Address+":8405") || !strings.Contains(cfg, "use-service prometheus-exporter") {
+		t.Errorf("haproxy.cfg has no metrics frontend:\n%s", cfg)
+	}
+	if ports := p.Ports(); fmt.Sprint(ports["db1"]) != "[3306 4444 4567 4568 9100 9104 9200]" || fmt.Sprint(ports["client"]) != "[9100]" {
+		t.Errorf("ports: %v", ports)
+	}
+
+	// without monitoring: no exporter, no metrics frontend
+	s.Monitoring = false
+	p, _ = Build(s, "mon", "/h", rootFacts)
+	if len(p.Monitoring) != 0 || strings.Contains(p.LoadBalancers[0].Instances[0].Config, "8405") {
+		t.Errorf("monitoring off: %v", p.Monitoring)
+	}
+
+	// rootless: refused, naming the field
+	s.Monitoring = true
+	if _, err := Build(s, "mon", "/h", Facts{User: "alice", MemBytes: 8 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}); err == nil || !strings.Contains(err.Error(), "monitoring: the exporters run in labs of network namespaces") {
+		t.Errorf("rootless monitoring: %v", err)
+	}
+}

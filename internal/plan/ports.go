@@ -36,6 +36,9 @@ func (p *Plan) Ports() map[string][]int {
 			add(in.Host, lb.Port, lb.ReadPort)
 		}
 	}
+	for _, e := range p.Monitoring {
+		add(e.Host, e.Port)
+	}
 	for _, ports := range out {
 		slices.Sort(ports)
 	}

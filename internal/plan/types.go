@@ -83,6 +83,8 @@ type Plan struct {
 	// promised more CPUs than exist); each run carries them.
 	Warnings []string   `json:"warnings,omitempty"`
 	Spec     *spec.Spec `json:"spec"`
+	// Monitoring is the lab's exporters (spec monitoring: true).
+	Monitoring []Exporter `json:"monitoring,omitempty"`
 }
 
 // Daemon is where a supervised process runs and how it is recognised: its

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/monitor"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/stats"
@@ -60,6 +62,15 @@ type Run struct {
 	Costs map[int]workload.Cost
 	// Check: a consistency run's verdict on its history.
 	Check *consistency.Result
+	// Galera: the Galera panels drawn from mysqld_exporter's series (a
+	// lab with monitoring on), each node's line per panel.
+	Galera []Panel
+}
+
+// Panel is a chart of one figure per node over a run.
+type Panel struct {
+	ID, Title, Y string
+	Series       []monitor.Points
 }
 
 // Report is the whole document.
@@ -114,6 +125,9 @@ func Load(home string, ids []string) (*Report, error) {
 			run.Markers = stepMarkers(r, results.ReadCSV(home, id, workload.StepsFile))
 		}
 		run.FlowControl, run.RecvQueue = readStatus(results.ReadCSV(home, id, "status.csv"))
+		if run.Galera, err = galeraPanels(results.RunDir(home, id), r.Started); err != nil {
+			return nil, err
+		}
 		if r.Hosts != nil {
 			b, _ := json.Marshal(r.Hosts)
 			_ = json.Unmarshal(b, &run.Hosts)
@@ -224,7 +238,14 @@ func charts(runs []Run) []Chart {
 			fc.Series = append(fc.Series, Series{Name: node, Points: r.FlowControl[node]})
 			rq.Series = append(rq.Series, Series{Name: node, Points: r.RecvQueue[node]})
 		}
-		if len(fc.Series) > 0 {
+		for _, p := range r.Galera {
+			c := Chart{ID: p.ID + "-" + r.ID, Title: p.Title + ", " + label[r.ID], X: "seconds", Y: p.Y, Markers: markers(r.Run)}
+			for _, s := range p.Series {
+				c.Series = append(c.Series, Series{Name: s.Instance, Points: s.Points})
+			}
+			out = append(out, c)
+		}
+		if len(fc.Series) > 0 && len(r.Galera) == 0 { // the exporter's panels include these
 			out = append(out, fc, rq)
 		}
 		out = append(out, hostCharts(r, label[r.ID])...)
@@ -636,4 +657,53 @@ func readDisks(rows [][]string) (map[string][][2]float64, map[string]float64) {
 		caps[row[2]], _ = strconv.ParseFloat(row[5], 64)
 	}
 	return iops, caps
+}
+
+// galeraPanels are Galera's panels from a run's mysqld_exporter series:
+// flow control, the receive and send queues, certification failures and
+// the cluster size each node sees. None without monitoring, or outside
+// Galera (no wsrep figures).
+func galeraPanels(dir string, start time.Time) ([]Panel, error) {
+	in, err := monitor.Open(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	const status = "mysql_global_status_wsrep_"
+	panels := []struct {
+		id, name, title, y string
+		rate               bool
+		scale              float64
+	}{
+		{"gfc", "flow_control_paused_ns", "Flow control: time paused per second (mysqld_exporter)", "ms paused per s", true, 1e-6},
+		{"grq", "local_recv_queue", "Receive queue (mysqld_exporter)", "write-sets waiting", false, 1},
+		{"gsq", "local_send_queue", "Send queue (mysqld_exporter)", "write-sets waiting", false, 1},
+		{"gcf", "local_cert_failures", "Certification failures per second (mysqld_exporter)", "failures/s", true, 1},
+		{"gcs", "cluster_size", "Cluster size as each node sees it (mysqld_exporter)", "members", false, 1},
+	}
+	names := map[string]bool{}
+	for _, p := range panels {
+		names[status+p.name] = p.rate
+	}
+	got, err := monitor.Collect(in, plan.JobMysqld, names, start)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, monitor.File), err)
+	}
+	var out []Panel
+	for _, p := range panels {
+		series := got[status+p.name]
+		if len(series) == 0 {
+			continue
+		}
+		for i := range series {
+			for j := range series[i].Points {
+				series[i].Points[j][1] *= p.scale
+			}
+		}
+		out = append(out, Panel{ID: p.id, Title: p.title, Y: p.y, Series: series})
+	}
+	return out, nil
 }

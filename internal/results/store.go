@@ -61,6 +61,9 @@ type Run struct {
 	// Hosts is each measured host over the run (CPU, memory, memory-limit
 	// kills) beside its machine's caps; hosts.csv has the per-second samples.
 	Hosts any `json:"hosts,omitempty"`
+	// Monitoring is how scraping the lab's exporters went (a lab with
+	// monitoring on); exporters.txt.gz has what they served, every second.
+	Monitoring any `json:"monitoring,omitempty"`
 }
 
 // Dir is where runs live.

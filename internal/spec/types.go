@@ -24,6 +24,10 @@ type Spec struct {
 	// Machines are host sizes the hosts may name (beside BuiltinMachines).
 	Machines []Machine         `yaml:"machines,omitempty"`
 	Labels   map[string]string `yaml:"labels,omitempty"`
+	// Monitoring runs the exporters a DBA runs (node_exporter per host,
+	// mysqld_exporter per node, HAProxy's own endpoint), scraped every
+	// second during runs.
+	Monitoring bool `yaml:"monitoring,omitempty"`
 }
 
 // Region groups hosts that share a site; links between regions carry WAN impairments.

@@ -21,6 +21,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/monitor"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 )
@@ -177,7 +178,11 @@ func NewRun(ctx context.Context, l Lab, kind results.Kind, command []string, par
 		r.Disks = d
 	}
 	r.Warnings = append(r.Warnings, l.Plan().Warnings...)
-	recording(r.ID, machine.Record(l.HostUsage, l.Plan().Hosts, time.Second))
+	exporters, err := monitor.Record(l.Plan(), l.Dial, results.RunDir(l.Home(), r.ID), time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("monitoring: %w", err)
+	}
+	recording(r.ID, &recorder{machine.Record(l.HostUsage, l.Plan().Hosts, time.Second), exporters})
 	return r, nil
 }
 
@@ -192,7 +197,17 @@ func Finish(l Lab, run *results.Run, interrupted bool, res any) error {
 	run.Results, _ = json.Marshal(res)
 	var samples []machine.Sample
 	if rec := recorded(run.ID); rec != nil {
-		samples = rec.Stop()
+		if rec.exporters != nil {
+			sum, err := rec.exporters.Stop()
+			if err != nil {
+				run.Warnings = append(run.Warnings, fmt.Sprintf("monitoring: the exporters' series may be incomplete: %v", err))
+			}
+			run.Monitoring = sum
+			for name, n := range sum.Failed {
+				run.Warnings = append(run.Warnings, fmt.Sprintf("monitoring: %d scrapes of %s failed (see %s)", n, name, sum.File))
+			}
+		}
+		samples = rec.hosts.Stop()
 		if sums := machine.Summarize(samples, l.Plan().Hosts); len(sums) > 0 {
 			run.Hosts = sums
 			run.Warnings = append(run.Warnings, machine.Warnings(sums)...)
@@ -250,9 +265,16 @@ func HostRows(samples []machine.Sample) [][]string {
 }
 
 // recorders are the host recordings of the runs this process has going.
-var recorders sync.Map // run id → *machine.Recorder
+var recorders sync.Map // run id → *recorder
 
-func recording(id string, r *machine.Recorder) { recorders.Store(id, r) }
+// recorder is what a run records beside its results: its hosts' usage,
+// and its exporters' series when the lab has monitoring on.
+type recorder struct {
+	hosts     *machine.Recorder
+	exporters *monitor.Recorder // nil without monitoring
+}
+
+func recording(id string, r *recorder) { recorders.Store(id, r) }
 
 // abandonIfFailed abandons run when *err is set (deferred by every kind of
 // run once its record is started).
@@ -267,7 +289,8 @@ func abandonIfFailed(l Lab, run *results.Run, err *error) {
 // (never a folder without run.json).
 func Abandon(l Lab, run *results.Run) {
 	if rec := recorded(run.ID); rec != nil {
-		rec.Stop()
+		rec.hosts.Stop()
+		_, _ = rec.exporters.Stop()
 	}
 	dir := results.RunDir(l.Home(), run.ID)
 	if _, err := os.Stat(filepath.Join(dir, "run.json")); errors.Is(err, os.ErrNotExist) {
@@ -275,12 +298,12 @@ func Abandon(l Lab, run *results.Run) {
 	}
 }
 
-func recorded(id string) *machine.Recorder {
+func recorded(id string) *recorder {
 	r, ok := recorders.LoadAndDelete(id)
 	if !ok {
 		return nil
 	}
-	return r.(*machine.Recorder)
+	return r.(*recorder)
 }
 
 func configs(l Lab) map[string]string {

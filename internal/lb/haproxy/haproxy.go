@@ -36,6 +36,9 @@ type Config struct {
 	// primary cluster, so writes follow a promotion.
 	WriteCheck, ReadCheck string
 	Timing
+	// MetricsPort, when set, serves HAProxy's own Prometheus exporter at
+	// /metrics on the load balancer's address (a lab with monitoring).
+	MetricsPort int
 }
 
 // Timing of health checks (HAProxy time format, e.g. 200ms).

@@ -1,0 +1,88 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMonitoring: a lab with monitoring runs Debian's exporters (one
+// node_exporter per host, one mysqld_exporter per node, HAProxy's own
+// endpoint); a run scrapes them every second into its directory; the
+// export is OpenMetrics that promtool loads into a Prometheus data
+// directory; the report draws Galera's panels from them. A run without
+// monitoring is refused by the export, naming why.
+func TestMonitoring(t *testing.T) {
+	e := newEnv(t)
+	e.ok("up", "--name", "itmon", "--monitoring")
+	var out struct {
+		RunID string `json:"run_id"`
+	}
+	r := e.ok("bench", "sysbench", "--name", "itmon", "--threads", "2", "--time", "4", "--tables", "1", "--table-size", "200", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.RunID == "" {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	var run struct {
+		Monitoring struct {
+			Exporters, Scrapes int
+			Failed             map[string]int
+		} `json:"monitoring"`
+	}
+	b, _ := os.ReadFile(filepath.Join(e.home, "runs", out.RunID, "run.json"))
+	if err := json.Unmarshal(b, &run); err != nil {
+		t.Fatal(err)
+	}
+	// 5 hosts, 3 nodes, 1 load balancer; a scrape a second over the run
+	if m := run.Monitoring; m.Exporters != 9 || m.Scrapes < 9*4 || len(m.Failed) > 0 {
+		t.Errorf("monitoring: %+v", m)
+	}
+
+	om := filepath.Join(e.home, "export.om")
+	e.ok("runs", "export", out.RunID, "--openmetrics", "--file", om)
+	text, _ := os.ReadFile(om)
+	for _, want := range []string{`mysql_global_status_wsrep_cluster_size{job="mysqld",instance="db1",hadrill_run="` + out.RunID + `"} 3 `,
+		`node_cpu_seconds_total{job="node",instance="client"`, `{job="haproxy",instance="lb"`, "# TYPE node_cpu_seconds counter\n"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("export lacks %q", want)
+		}
+	}
+	if !strings.HasSuffix(string(text), "# EOF\n") {
+		t.Errorf("export does not end with # EOF")
+	}
+	data := filepath.Join(e.home, "promdata")
+	if out, err := exec.Command("promtool", "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
+		t.Errorf("promtool refused the export: %v\n%s", err, out)
+	}
+	if blocks, _ := filepath.Glob(filepath.Join(data, "*", "meta.json")); len(blocks) == 0 {
+		t.Errorf("promtool made no block in %s", data)
+	}
+
+	html := filepath.Join(e.home, "report.html")
+	e.ok("report", out.RunID, "--out", html)
+	page, _ := os.ReadFile(html)
+	for _, want := range []string{"Flow control: time paused per second (mysqld_exporter)", "Receive queue (mysqld_exporter)", "Send queue (mysqld_exporter)",
+		"Certification failures per second (mysqld_exporter)", "Cluster size as each node sees it (mysqld_exporter)"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks the panel %q", want)
+		}
+	}
+
+	// bad input: the format is named, a run without monitoring says why
+	if r := e.run("runs", "export", out.RunID); r.code != 2 || !strings.Contains(r.stderr, "--openmetrics: required") {
+		t.Errorf("export without a format: exit %d\n%s", r.code, r.stderr)
+	}
+	e.ok("down", "--name", "itmon")
+	e.ok("up", "--name", "itplain")
+	r = e.ok("bench", "sysbench", "--name", "itplain", "--threads", "1", "--time", "1", "--tables", "1", "--table-size", "100", "-o", "json")
+	_ = json.Unmarshal([]byte(r.stdout), &out)
+	if r := e.run("runs", "export", out.RunID, "--openmetrics"); r.code != 2 || !strings.Contains(r.stderr, "ran without monitoring") {
+		t.Errorf("export of a run without monitoring: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(e.home, "runs", out.RunID, "exporters.txt.gz")); err == nil {
+		t.Errorf("a run without monitoring has exporter series")
+	}
+	e.ok("down", "--name", "itplain")
+}

@@ -1,0 +1,75 @@
+// Package monitor runs the Prometheus exporters of a lab with monitoring on
+// (node_exporter, mysqld_exporter, HAProxy's own endpoint), scrapes them
+// every second while a run is recorded, and turns what was scraped into
+// OpenMetrics and into the report's Galera panels.
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// Daemon is an exporter as a daemon on its host (HAProxy's endpoint is not
+// one: HAProxy serves it).
+func Daemon(e plan.Exporter) host.Daemon {
+	return host.Daemon{Name: e.Name(), Argv: e.Argv, Dir: e.Daemon.Dir, LogFile: e.Daemon.LogFile, PidFile: e.Daemon.PidFile, Marker: e.Daemon.Marker}
+}
+
+// Hosts is what starting the exporters needs of a lab's hosts.
+type Hosts func(name string) host.Host
+
+// Ensure starts every exporter that does not run and waits until each
+// listens: a mysqld_exporter's defaults file (the health-check user, its
+// password read from the node's secret, the node's socket) is written
+// first, 0600.
+func Ensure(ctx context.Context, p *plan.Plan, hosts Hosts) error {
+	for _, e := range p.Monitoring {
+		if len(e.Argv) == 0 {
+			continue
+		}
+		h := hosts(e.Host)
+		if e.DefaultsFile != "" {
+			n, ok := p.Node(e.Instance)
+			if !ok {
+				return fmt.Errorf("%s: no node %s", e.Name(), e.Instance)
+			}
+			pw, err := h.ReadFile(ctx, n.CheckSecret)
+			if err != nil {
+				return fmt.Errorf("%s: %w", e.Name(), err)
+			}
+			cnf := fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\n", plan.CheckUser, strings.TrimSpace(string(pw)), n.Socket)
+			if err := h.WriteFile(ctx, e.DefaultsFile, []byte(cnf), 0o600); err != nil {
+				return fmt.Errorf("%s: %w", e.Name(), err)
+			}
+		}
+		addr := fmt.Sprintf("%s:%d", e.Address, e.Port)
+		err := host.EnsureReady(ctx, h, Daemon(e), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
+			c, err := h.Dial(ctx, "tcp", addr)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop kills every exporter (they hold nothing).
+func Stop(ctx context.Context, p *plan.Plan, hosts Hosts) error {
+	var errs []error
+	for _, e := range p.Monitoring {
+		if len(e.Argv) > 0 {
+			errs = append(errs, hosts(e.Host).Kill(ctx, Daemon(e)))
+		}
+	}
+	return errors.Join(errs...)
+}
