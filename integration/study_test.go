@@ -131,6 +131,11 @@ expect:
 			t.Errorf("the report in Chromium lacks %q", want)
 		}
 	}
+	// one report design with the run report: the charts drawn by the same
+	// engine, nothing wider than a 1280 px window
+	if dom, sideways := e.inBrowser(html); sideways || !strings.Contains(dom, "<figcaption>Mean time of an autocommit INSERT") {
+		t.Errorf("the study report at 1280 px: scrolls sideways %v, figure captioned %v", sideways, strings.Contains(dom, "<figcaption>Mean time"))
+	}
 	png := filepath.Join(e.home, "study.png")
 	if out, err := chromium("--screenshot="+png, "--window-size=1100,1400", "file://"+html).CombinedOutput(); err != nil {
 		t.Errorf("chromium screenshot: %v\n%s", err, out)

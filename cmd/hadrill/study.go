@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hadrill/hadrill/internal/chart"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/study"
 )
@@ -163,9 +164,9 @@ are disk steps and --keep.`,
 	run.Flags().StringSliceVar(&o.Variants, "variants", nil, "run only these variants (default: all)")
 	run.Flags().BoolVar(&keep, "keep", false, "leave the variants' labs up afterwards")
 	run.Flags().StringVar(&invFile, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")
-	var out string
+	var out, pngDir string
 	report := &cobra.Command{
-		Use: "report RUN -o FILE.html", Short: "Write a study run's report: its finding, charts with the published figures, every figure with its spread",
+		Use: "report RUN -o FILE.html [--png DIR]", Short: "Write a study run's report: its finding, charts with the published figures, every figure with its spread",
 		Args: args(1, 1, "a study run id"),
 		RunE: func(_ *cobra.Command, a []string) error {
 			if reportFile != "" { // -o FILE.html, as for `hadrill report`
@@ -182,7 +183,8 @@ are disk steps and --keep.`,
 			if err != nil {
 				return err
 			}
-			b, err := study.HTML(r, res, study.Gather(h, res))
+			ctx := study.Gather(h, res)
+			b, err := study.HTML(r, res, ctx)
 			if err != nil {
 				return err
 			}
@@ -190,10 +192,18 @@ are disk steps and --keep.`,
 				return err
 			}
 			fmt.Printf("wrote %s: study %s, run %s\n", out, res.Study.Name, r.ID)
+			if pngDir != "" {
+				charts := study.Charts(res, ctx)
+				if err := chart.WritePNGs(pngDir, charts); err != nil {
+					return err
+				}
+				fmt.Printf("wrote %d charts as PNG into %s\n", len(charts), pngDir)
+			}
 			return nil
 		},
 	}
 	report.Flags().StringVar(&out, "out", "", "the HTML file to write (or -o FILE.html)")
+	report.Flags().StringVar(&pngDir, "png", "", "also write each chart as PNG into this directory")
 	c.AddCommand(list, show, run, report)
 	return c
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/base64"
 
 	"bytes"
 	"embed"
@@ -16,8 +15,8 @@ import (
 	"strconv"
 	"time"
 
-	"codeberg.org/go-fonts/liberation/liberationsansregular"
 
+	"github.com/hadrill/hadrill/internal/chart"
 	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"
@@ -48,7 +47,7 @@ type Run struct {
 	// Drill runs: the summary, the operations per second and the faults.
 	Drill    *drill.Result
 	Timeline map[string][][2]float64
-	Markers  []Marker
+	Markers  []chart.Marker
 	// Hosts: each measured host's summary, and its CPU (cores) and memory
 	// (MiB) per second from hosts.csv.
 	Hosts            []machine.Summary
@@ -78,7 +77,7 @@ type Report struct {
 	Generated string
 	Runs      []Run
 	Sweeps    []Run // the runs with per-thread results (side-by-side table)
-	Charts    []Chart
+	Charts    []chart.Chart
 	Threads   []int
 	// Finding says first what the runs found (Finding); Differences what
 	// differs between them (settings, versions, load parameters).
@@ -152,7 +151,6 @@ func Load(home string, ids []string) (*Report, error) {
 		lists = append(lists, r.Points)
 	}
 	rep.Threads = sysbench.ThreadCounts(lists...)
-	rep.Charts = charts(rep.Runs)
 	rep.Finding = Finding(rep.Runs)
 	rep.TPS = map[string]map[int]stats.Figure{}
 	var sweeps []*results.Run // what differs is said between runs of one kind: the sweeps compared
@@ -162,6 +160,7 @@ func Load(home string, ids []string) (*Report, error) {
 			sweeps = append(sweeps, r.Run)
 		}
 	}
+	rep.Charts = charts(rep.Runs, rep.TPS)
 	if len(sweeps) > 1 {
 		rep.Differences = results.RunDifferences(sweeps)
 	}
@@ -185,46 +184,60 @@ func labels(runs []Run) map[string]string {
 	return out
 }
 
-func charts(runs []Run) []Chart {
+// charts are every run's charts; tps holds each sweep's throughput figures
+// (drawn with their 95 % intervals where known).
+func charts(runs []Run, tps map[string]map[int]stats.Figure) []chart.Chart {
 	label := labels(runs)
-	tps := Chart{ID: "tps", Title: "Throughput vs threads", X: "threads", Y: "transactions/s", LogX: true}
-	p95 := Chart{ID: "p95", Title: "p95 latency vs threads", X: "threads", Y: "ms", LogX: true}
-	p99 := Chart{ID: "p99", Title: "p99 latency vs threads", X: "threads", Y: "ms", LogX: true}
-	var out []Chart
+	tpsc := chart.Chart{ID: "tps", Title: "Throughput vs threads (mean after the warm-up cut; bars: 95 % interval)", X: "threads", Y: "transactions/s", LogX: true, PointTicks: true}
+	p95 := chart.Chart{ID: "p95", Title: "p95 latency vs threads", X: "threads", Y: "ms", LogX: true, PointTicks: true}
+	p99 := chart.Chart{ID: "p99", Title: "p99 latency vs threads", X: "threads", Y: "ms", LogX: true, PointTicks: true}
+	var out []chart.Chart
 	for _, r := range runs {
 		if len(r.Points) == 0 {
 			continue
 		}
-		var a, b, c [][2]float64
+		var a, b, c, iv [][2]float64
+		known := true
 		for _, p := range r.Points {
-			a = append(a, [2]float64{float64(p.Threads), p.TPS})
+			f, ok := tps[r.ID][p.Threads]
+			y := p.TPS
+			if ok && f.Mean > 0 {
+				y = f.Mean
+			}
+			known = known && ok && f.Known
+			iv = append(iv, [2]float64{f.Lo, f.Hi})
+			a = append(a, [2]float64{float64(p.Threads), y})
 			b = append(b, [2]float64{float64(p.Threads), p.P95})
 			c = append(c, [2]float64{float64(p.Threads), p.P99})
 		}
-		tps.Series = append(tps.Series, Series{Name: label[r.ID], Points: a})
-		p95.Series = append(p95.Series, Series{Name: label[r.ID], Points: b})
-		p99.Series = append(p99.Series, Series{Name: label[r.ID], Points: c})
+		s := chart.Series{Name: label[r.ID], Points: a}
+		if known {
+			s.Intervals = iv
+		}
+		tpsc.Series = append(tpsc.Series, s)
+		p95.Series = append(p95.Series, chart.Series{Name: label[r.ID], Points: b})
+		p99.Series = append(p99.Series, chart.Series{Name: label[r.ID], Points: c})
 	}
-	if len(tps.Series) > 0 {
-		out = append(out, tps, p95, p99)
+	if len(tpsc.Series) > 0 {
+		out = append(out, tpsc, p95, p99)
 	}
 	for _, r := range runs {
 		if len(r.Timeline) > 0 {
-			c := Chart{ID: "dr-" + r.ID, Title: fmt.Sprintf("Operations per second, %s (the fault marked)", label[r.ID]),
+			c := chart.Chart{ID: "dr-" + r.ID, Title: fmt.Sprintf("Operations per second, %s (the fault marked)", label[r.ID]),
 				X: "seconds", Y: "operations/s", Markers: r.Markers}
 			for _, k := range []string{"writes acknowledged", "writes failed", "reads", "reads failed"} {
-				c.Series = append(c.Series, Series{Name: k, Points: r.Timeline[k]})
+				c.Series = append(c.Series, chart.Series{Name: k, Points: r.Timeline[k]})
 			}
 			out = append(out, c)
 		}
-		ts := Chart{ID: "ts-" + r.ID, Title: "Throughput per second, " + label[r.ID], X: "seconds", Y: "transactions/s", Markers: r.Markers}
+		ts := chart.Chart{ID: "ts-" + r.ID, Title: "Throughput per second, " + label[r.ID], X: "seconds", Y: "transactions/s", Markers: r.Markers}
 		keys := make([]int, 0, len(r.Series))
 		for k := range r.Series {
 			keys = append(keys, k)
 		}
 		sort.Ints(keys)
 		for _, k := range keys {
-			ts.Series = append(ts.Series, Series{Name: fmt.Sprintf("%d threads", k), Points: r.Series[k]})
+			ts.Series = append(ts.Series, chart.Series{Name: fmt.Sprintf("%d threads", k), Points: r.Series[k]})
 		}
 		if len(ts.Series) > 0 {
 			out = append(out, ts)
@@ -232,16 +245,16 @@ func charts(runs []Run) []Chart {
 		if c := latencyChart(r, label[r.ID]); len(c.Series) > 0 {
 			out = append(out, c)
 		}
-		fc := Chart{ID: "fc-" + r.ID, Title: "Flow control: time paused per second, " + label[r.ID], X: "seconds", Y: "ms paused per s", Markers: markers(r.Run)}
-		rq := Chart{ID: "rq-" + r.ID, Title: "Receive queue, " + label[r.ID], X: "seconds", Y: "write-sets waiting", Markers: markers(r.Run)}
+		fc := chart.Chart{ID: "fc-" + r.ID, Title: "Flow control: time paused per second, " + label[r.ID], X: "seconds", Y: "ms paused per s", Markers: markers(r.Run)}
+		rq := chart.Chart{ID: "rq-" + r.ID, Title: "Receive queue, " + label[r.ID], X: "seconds", Y: "write-sets waiting", Markers: markers(r.Run)}
 		for _, node := range sortedKeys(r.FlowControl) {
-			fc.Series = append(fc.Series, Series{Name: node, Points: r.FlowControl[node]})
-			rq.Series = append(rq.Series, Series{Name: node, Points: r.RecvQueue[node]})
+			fc.Series = append(fc.Series, chart.Series{Name: node, Points: r.FlowControl[node]})
+			rq.Series = append(rq.Series, chart.Series{Name: node, Points: r.RecvQueue[node]})
 		}
 		for _, p := range r.Galera {
-			c := Chart{ID: p.ID + "-" + r.ID, Title: p.Title + ", " + label[r.ID], X: "seconds", Y: p.Y, Markers: markers(r.Run)}
+			c := chart.Chart{ID: p.ID + "-" + r.ID, Title: p.Title + ", " + label[r.ID], X: "seconds", Y: p.Y, Markers: markers(r.Run)}
 			for _, s := range p.Series {
-				c.Series = append(c.Series, Series{Name: s.Instance, Points: s.Points})
+				c.Series = append(c.Series, chart.Series{Name: s.Instance, Points: s.Points})
 			}
 			out = append(out, c)
 		}
@@ -256,8 +269,8 @@ func charts(runs []Run) []Chart {
 // latencyChart draws a sweep's latency distribution per thread count:
 // the share of its transactions done within each latency (sysbench's
 // histogram of the first run at the count), up to the slowest.
-func latencyChart(r Run, name string) Chart {
-	c := Chart{ID: "lat-" + r.ID, Title: "Latency distribution (share of transactions done within x ms), " + name, X: "ms", Y: "share of transactions"}
+func latencyChart(r Run, name string) chart.Chart {
+	c := chart.Chart{ID: "lat-" + r.ID, Title: "Latency distribution (share of transactions done within x ms), " + name, X: "ms", Y: "share of transactions"}
 	for _, p := range r.Points {
 		if len(p.Runs) == 0 || len(p.Runs[0].Histogram) == 0 {
 			continue
@@ -271,7 +284,7 @@ func latencyChart(r Run, name string) Chart {
 			done += b.Count
 			pts = append(pts, [2]float64{b.Value, float64(done) / float64(total)})
 		}
-		c.Series = append(c.Series, Series{Name: fmt.Sprintf("%d threads", p.Threads), Points: pts})
+		c.Series = append(c.Series, chart.Series{Name: fmt.Sprintf("%d threads", p.Threads), Points: pts})
 	}
 	return c
 }
@@ -322,33 +335,12 @@ func (rep *Report) HTML() ([]byte, error) {
 		*Report
 		Figures []figure
 		Font    template.CSS
-	}{rep, figs, fontFace()})
+	}{rep, figs, chart.FontFace()})
 	return b.Bytes(), err
 }
 
-// fontFace carries, once, the font the charts were laid out with: without
-// it a browser substitutes a wider one and the charts' text overflows.
-func fontFace() template.CSS {
-	return template.CSS(`@font-face { font-family: "Liberation Sans"; src: url(data:font/ttf;base64,` +
-		base64.StdEncoding.EncodeToString(liberationsansregular.TTF) + `) format("truetype"); }`)
-}
-
 // WritePNGs writes every chart as PNG into dir.
-func (rep *Report) WritePNGs(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, c := range rep.Charts {
-		b, err := c.PNG()
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, c.ID+".png"), b, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (rep *Report) WritePNGs(dir string) error { return chart.WritePNGs(dir, rep.Charts) }
 
 func pointAt(pts []sysbench.Point, threads int) *sysbench.Point {
 	for i := range pts {
@@ -392,7 +384,7 @@ func readTimeline(rows [][]string) map[string][][2]float64 {
 }
 
 // markers places a run's faults on its time axis (seconds since its start).
-func markers(r *results.Run) []Marker {
+func markers(r *results.Run) []chart.Marker {
 	var recs []fault.Record
 	b, _ := json.Marshal(r.Faults)
 	_ = json.Unmarshal(b, &recs)
@@ -404,7 +396,7 @@ func markers(r *results.Run) []Marker {
 // nodes it paused; a recover or restart of the nodes it took down), or the
 // run's end (seconds since start). What undoes a fault is a marker too,
 // without a window. Pure.
-func windows(recs []fault.Record, started time.Time, end float64) []Marker {
+func windows(recs []fault.Record, started time.Time, end float64) []chart.Marker {
 	undoes := func(u, f fault.Record) bool {
 		switch u.Fault {
 		case fault.Heal:
@@ -416,9 +408,9 @@ func windows(recs []fault.Record, started time.Time, end float64) []Marker {
 		}
 		return false
 	}
-	var out []Marker
+	var out []chart.Marker
 	for i, f := range recs {
-		m := Marker{X: f.At.Sub(started).Seconds(), Label: f.Label()}
+		m := chart.Marker{X: f.At.Sub(started).Seconds(), Label: f.Label()}
 		switch f.Fault {
 		case fault.Heal, fault.Resume, fault.Recover, fault.Restart:
 		default:
@@ -448,8 +440,8 @@ func overlaps(a, b []string) bool {
 // thread count's line starts at its first run, so a fault is marked at its
 // offset into the first run it fell in (labelled with the thread count),
 // its window shaded to its end or the run's.
-func stepMarkers(r *results.Run, rows [][]string) []Marker {
-	var out []Marker
+func stepMarkers(r *results.Run, rows [][]string) []chart.Marker {
+	var out []chart.Marker
 	for _, m := range markers(r) {
 		at := r.Started.Add(time.Duration(m.X * float64(time.Second))).UnixNano()
 		for _, row := range rows {
@@ -459,7 +451,7 @@ func stepMarkers(r *results.Run, rows [][]string) []Marker {
 			start, _ := strconv.ParseInt(row[2], 10, 64)
 			end, _ := strconv.ParseInt(row[3], 10, 64)
 			if at >= start && at <= end {
-				mk := Marker{X: float64(at-start) / 1e9, Label: m.Label + " (" + row[0] + " threads)"}
+				mk := chart.Marker{X: float64(at-start) / 1e9, Label: m.Label + " (" + row[0] + " threads)"}
 				if m.To > m.X { // its window, as far as this run goes
 					mk.To = min(mk.X+m.To-m.X, float64(end-start)/1e9)
 				}
@@ -583,36 +575,36 @@ func readHosts(rows [][]string) (cpu, mem map[string][][2]float64, sent map[stri
 
 // hostCharts draws each host's CPU and memory over the run, its machine's
 // quota and limit dashed beside it: a saturated host shows at a glance.
-func hostCharts(r Run, name string) []Chart {
+func hostCharts(r Run, name string) []chart.Chart {
 	if len(r.HostCPU) == 0 {
 		return nil
 	}
-	cpu := Chart{ID: "cpu-" + r.ID, Title: "CPU per host, " + name, X: "seconds", Y: "cores", Markers: r.Markers}
-	mem := Chart{ID: "mem-" + r.ID, Title: "Memory per host, " + name, X: "seconds", Y: "MiB", Markers: r.Markers}
+	cpu := chart.Chart{ID: "cpu-" + r.ID, Title: "CPU per host, " + name, X: "seconds", Y: "cores", Markers: r.Markers}
+	mem := chart.Chart{ID: "mem-" + r.ID, Title: "Memory per host, " + name, X: "seconds", Y: "MiB", Markers: r.Markers}
 	caps := map[string]*machine.Summary{}
 	for i := range r.Hosts {
 		caps[r.Hosts[i].Host] = &r.Hosts[i]
 	}
 	for _, h := range sortedKeys(r.HostCPU) {
 		pts := r.HostCPU[h]
-		cpu.Series = append(cpu.Series, Series{Name: h, Points: pts})
-		mem.Series = append(mem.Series, Series{Name: h, Points: r.HostMem[h]})
+		cpu.Series = append(cpu.Series, chart.Series{Name: h, Points: pts})
+		mem.Series = append(mem.Series, chart.Series{Name: h, Points: r.HostMem[h]})
 		if s := caps[h]; s != nil && s.Machine != nil && len(pts) > 0 {
 			from, to := pts[0][0], pts[len(pts)-1][0]
-			cpu.Series = append(cpu.Series, Series{Name: h + " quota", Cap: true, Points: [][2]float64{{from, s.Machine.CPUs}, {to, s.Machine.CPUs}}})
+			cpu.Series = append(cpu.Series, chart.Series{Name: h + " quota", Cap: true, Points: [][2]float64{{from, s.Machine.CPUs}, {to, s.Machine.CPUs}}})
 			lim := float64(s.Machine.MemoryBytes) / (1 << 20)
-			mem.Series = append(mem.Series, Series{Name: h + " limit", Cap: true, Points: [][2]float64{{from, lim}, {to, lim}}})
+			mem.Series = append(mem.Series, chart.Series{Name: h + " limit", Cap: true, Points: [][2]float64{{from, lim}, {to, lim}}})
 			cpu.Title, mem.Title = "CPU per host (dashed: its machine's quota), run "+r.ID, "Memory per host (dashed: its machine's limit), run "+r.ID
 		}
 	}
-	out := []Chart{cpu, mem}
+	out := []chart.Chart{cpu, mem}
 	if len(r.DiskIOPS) > 0 {
-		c := Chart{ID: "iops-" + r.ID, Title: "IOPS per disk (dashed: its class's cap), " + name, X: "seconds", Y: "IO/s", Markers: r.Markers}
+		c := chart.Chart{ID: "iops-" + r.ID, Title: "IOPS per disk (dashed: its class's cap), " + name, X: "seconds", Y: "IO/s", Markers: r.Markers}
 		for _, d := range sortedKeys(r.DiskIOPS) {
 			pts := r.DiskIOPS[d]
-			c.Series = append(c.Series, Series{Name: d, Points: pts})
+			c.Series = append(c.Series, chart.Series{Name: d, Points: pts})
 			if lim := r.DiskCap[d]; lim > 0 && len(pts) > 0 {
-				c.Series = append(c.Series, Series{Name: d + " cap", Cap: true, Points: [][2]float64{{pts[0][0], lim}, {pts[len(pts)-1][0], lim}}})
+				c.Series = append(c.Series, chart.Series{Name: d + " cap", Cap: true, Points: [][2]float64{{pts[0][0], lim}, {pts[len(pts)-1][0], lim}}})
 			}
 		}
 		out = append(out, c)
@@ -621,16 +613,16 @@ func hostCharts(r Run, name string) []Chart {
 		if len(r.HostSent[network]) == 0 {
 			continue
 		}
-		c := Chart{ID: "net-" + network + "-" + r.ID, Title: "Sent on the " + network + " network per host, " + name,
+		c := chart.Chart{ID: "net-" + network + "-" + r.ID, Title: "Sent on the " + network + " network per host, " + name,
 			X: "seconds", Y: "Mbit/s", Markers: r.Markers}
 		for _, h := range sortedKeys(r.HostSent[network]) {
 			pts := r.HostSent[network][h]
-			c.Series = append(c.Series, Series{Name: h, Points: pts})
+			c.Series = append(c.Series, chart.Series{Name: h, Points: pts})
 			if s := caps[h]; s != nil && len(pts) > 0 {
 				for _, n := range s.NICs {
 					if n.Network == network && n.RateBps > 0 {
 						lim := float64(n.RateBps) / 1e6
-						c.Series = append(c.Series, Series{Name: h + " cap", Cap: true, Points: [][2]float64{{pts[0][0], lim}, {pts[len(pts)-1][0], lim}}})
+						c.Series = append(c.Series, chart.Series{Name: h + " cap", Cap: true, Points: [][2]float64{{pts[0][0], lim}, {pts[len(pts)-1][0], lim}}})
 						c.Title = "Sent on the " + network + " network per host (dashed: its NIC's cap), " + name
 					}
 				}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chart"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -90,7 +91,7 @@ func TestHostCharts(t *testing.T) {
 	if len(charts) != 4 {
 		t.Fatalf("%d charts, want cpu, memory, application and cluster", len(charts))
 	}
-	names := func(c Chart) string {
+	names := func(c chart.Chart) string {
 		var out []string
 		for _, s := range c.Series {
 			out = append(out, s.Name)

@@ -2,16 +2,15 @@ package study
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"html/template"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hadrill/hadrill/internal/chart"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/stats"
 )
@@ -32,9 +31,9 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 		Cell
 		Title, Delta, Published, Interval string
 	}
-	type chart struct {
-		Title string
-		SVG   template.HTML
+	type figure struct {
+		Title, Note string
+		SVG         template.HTML
 	}
 	var rows []row
 	for _, c := range res.Cells {
@@ -53,36 +52,13 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 		}
 		rows = append(rows, r)
 	}
-	var charts []chart
-	for _, st := range res.Study.Steps {
-		drawn := map[string]bool{}
-		for _, m := range metricsIn(res.Cells, st.Name) {
-			if !primary(m) {
-				continue
-			}
-			// a figure at several client counts: one chart across them, as
-			// the documents draw it
-			if base, _, per := strings.Cut(m, "@"); per {
-				if series := seriesOf(res.Cells, st.Name, base); len(series) > 1 {
-					if !drawn[base] {
-						drawn[base] = true
-						charts = append(charts, chart{Title: across(st, base), SVG: template.HTML(lines(series, res.Variants, titles, base))})
-					}
-					continue
-				}
-			}
-			var cs []Cell
-			for _, c := range res.Cells {
-				if c.Step == st.Name && c.Metric == m {
-					cs = append(cs, c)
-				}
-			}
-			charts = append(charts, chart{Title: describe(st, m), SVG: template.HTML(bars(cs, titles, m))})
+	var figures []figure
+	for _, c := range Charts(res, ctx) {
+		svg, err := c.SVG()
+		if err != nil {
+			return nil, err
 		}
-	}
-	for _, h := range ctx.Histograms {
-		charts = append(charts, chart{Title: fmt.Sprintf("Latency distribution, step %s with %d clients (every round's transactions)", h.Step, h.Threads),
-			SVG: template.HTML(cdf(h, res.Variants, titles))})
+		figures = append(figures, figure{Title: c.Title, Note: c.Note, SVG: template.HTML(svg)}) // drawn here, not user input
 	}
 	type setup struct{ Name, Title, Preset, Patch, Lab, Target, Price, NotEmulated string }
 	var setups []setup
@@ -116,59 +92,90 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 		}
 	}
 	var b bytes.Buffer
-	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": charts, "RunIDs": ids,
+	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": figures, "RunIDs": ids, "Font": chart.FontFace(),
 		"Settings": ctx.Settings, "Versions": ctx.Versions, "Deviations": res.Study.DeviationsAt(res.Scale), "Level": 100 * stats.Level, "Setups": setups, "Hosts": ctx.Hosts, "Computer": ctx.Computer, "Titles": titles})
 	return b.Bytes(), err
 }
 
+// Charts are a study run's charts: per step a chart of each main figure
+// (bars per variant, or one line per variant across the client counts the
+// step measured), then sysbench's latency distributions. IDs are unique
+// (PNG file names).
+func Charts(res *Result, ctx Context) []chart.Chart {
+	titles := map[string]string{}
+	for _, v := range res.Study.Variants {
+		titles[v.Name] = v.Title()
+	}
+	var charts []chart.Chart
+	for _, st := range res.Study.Steps {
+		drawn := map[string]bool{}
+		for _, m := range metricsIn(res.Cells, st.Name) {
+			if !primary(m) {
+				continue
+			}
+			// a figure at several client counts: one chart across them, as
+			// the documents draw it
+			if base, _, per := strings.Cut(m, "@"); per {
+				if series := seriesOf(res.Cells, st.Name, base); len(series) > 1 {
+					if !drawn[base] {
+						drawn[base] = true
+						charts = append(charts, lines(series, res.Variants, titles, base, across(st, base)))
+					}
+					continue
+				}
+			}
+			var cs []Cell
+			for _, c := range res.Cells {
+				if c.Step == st.Name && c.Metric == m {
+					cs = append(cs, c)
+				}
+			}
+			charts = append(charts, bars(cs, titles, m, describe(st, m)))
+		}
+	}
+	for _, h := range ctx.Histograms {
+		if c := cdf(h, res.Variants, titles, fmt.Sprintf("Latency distribution, step %s with %d clients (every round's transactions)", h.Step, h.Threads)); len(c.Series) > 0 {
+			charts = append(charts, c)
+		}
+	}
+	for i := range charts {
+		charts[i].ID = fmt.Sprintf("%02d", i+1)
+	}
+	return charts
+}
+
 // bars draws one horizontal bar per variant: the median, the interval as a
 // band, the range as a line, the published value as a diamond; the axis is
-// logarithmic when the figures span more than 20×.
-func bars(cells []Cell, titles map[string]string, metric string) string {
-	const left, width, rowH = 190.0, 480.0, 34.0
-	hi, lo := 0.0, math.Inf(1)
-	for _, c := range cells {
-		hi = max(hi, c.Max)
-		lo = min(lo, max(c.Min, 1e-9))
-		if c.printed() != nil {
-			hi = max(hi, c.printed().Value)
-			lo = min(lo, c.printed().Value)
+// logarithmic when the figures span more than 20× (the chart's rule).
+func bars(cells []Cell, titles map[string]string, metric, title string) chart.Chart {
+	c := chart.Chart{Title: title, X: unitOf(metric), Note: "bar: median of the rounds; dark band: interval of the median; line: range; ◇ published"}
+	for _, cell := range cells {
+		b := chart.Bar{Label: titles[cell.Variant], Median: cell.Median, Lo: cell.Lo, Hi: cell.Hi, Min: cell.Min, Max: cell.Max, Text: figure(metric, cell.Median)}
+		if p := cell.printed(); p != nil {
+			v := p.Value
+			b.Published = &v
+			b.Text += " (published " + published(*p, metric) + ")"
 		}
+		c.Bars = append(c.Bars, b)
 	}
-	logScale := hi/lo > 20
-	x := func(v float64) float64 {
-		if hi <= 0 {
-			return left
-		}
-		if logScale {
-			a, b := math.Log10(lo/2), math.Log10(hi*1.1)
-			return left + width*(math.Log10(max(v, lo/2))-a)/(b-a)
-		}
-		return left + width*v/(hi*1.1)
+	return c
+}
+
+// unitOf names a figure's unit on an axis: "tps@32" → transactions/s,
+// "avg_ms" → ms, "visible_s" → seconds; else the figure's own name.
+func unitOf(metric string) string {
+	base, _, _ := strings.Cut(metric, "@")
+	switch {
+	case base == "tps":
+		return "transactions/s"
+	case base == PerDollar:
+		return "TPS per $/h"
+	case strings.HasSuffix(base, "_ms"):
+		return "ms (" + base + ")"
+	case strings.HasSuffix(base, "_s"):
+		return "seconds (" + base + ")"
 	}
-	var s strings.Builder
-	h := rowH*float64(len(cells)) + 40
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+260, h)
-	for i, c := range cells {
-		y := 10 + rowH*float64(i)
-		fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" text-anchor="end">%s</text>`, left-8, y+16, template.HTMLEscapeString(titles[c.Variant]))
-		fmt.Fprintf(&s, `<rect x="%.0f" y="%.0f" width="%.1f" height="18" fill="#8fb3d9"/>`, left, y+4, x(c.Median)-left)
-		fmt.Fprintf(&s, `<rect x="%.1f" y="%.0f" width="%.1f" height="8" fill="#2b5d8a" opacity="0.6"><title>interval of the median (see the table for its confidence)</title></rect>`, x(c.Lo), y+9, max(x(c.Hi)-x(c.Lo), 1))
-		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#222"><title>range</title></line>`, x(c.Min), x(c.Max), y+13, y+13)
-		label := figure(metric, c.Median)
-		if c.printed() != nil {
-			px := x(c.printed().Value)
-			fmt.Fprintf(&s, `<path d="M%.1f %.0f l6 7 l-6 7 l-6 -7 z" fill="#d95f02"><title>published %s</title></path>`, px, y+6, template.HTMLEscapeString(published(*c.printed(), metric)))
-			label += " (published " + published(*c.printed(), metric) + ")"
-		}
-		fmt.Fprintf(&s, `<text x="%.1f" y="%.0f">%s</text>`, max(x(c.Max), x(c.Median))+10, y+17, template.HTMLEscapeString(label))
-	}
-	scale := "linear axis"
-	if logScale {
-		scale = "logarithmic axis"
-	}
-	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">bar: median of the rounds; band: interval of the median; line: range; ◆ published (%s)</text></svg>`, left, h-8, scale)
-	return s.String()
+	return base
 }
 
 // seriesOf is a step's figure at each count it was measured at (the n of
@@ -197,108 +204,46 @@ func across(st Step, base string) string {
 	return d
 }
 
-// lines draws a figure against the client count (or row count), a line per
-// variant through its medians with each 95 % interval as a bar and the
-// published figures as diamonds; counts are evenly spaced.
-func lines(series map[int][]Cell, variants []string, titles map[string]string, base string) string {
-	const left, width, top, height = 70.0, 520.0, 10.0, 240.0
-	colors := []string{"#2b5d8a", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e"}
+// lines draws a figure against the client count (or row count), a line
+// per variant through its medians with each interval of the median as an
+// error bar and the published figures as diamonds (logarithmic count axis,
+// labelled at the counts measured).
+func lines(series map[int][]Cell, variants []string, titles map[string]string, base, title string) chart.Chart {
 	var counts []int
-	hi := 0.0
-	for n, cs := range series {
+	for n := range series {
 		counts = append(counts, n)
-		for _, c := range cs {
-			hi = max(hi, c.Hi, c.Median)
-			if c.printed() != nil {
-				hi = max(hi, c.printed().Value)
-			}
-		}
 	}
 	slices.Sort(counts)
-	if hi <= 0 {
-		hi = 1
-	}
-	hi *= 1.1
-	x := func(i int) float64 { return left + width*(float64(i)+0.5)/float64(len(counts)) }
-	y := func(v float64) float64 { return top + height*(1-v/hi) }
-	var s strings.Builder
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+280, top+height+50)
-	for k := 0; k <= 4; k++ {
-		v := hi * float64(k) / 4
-		fmt.Fprintf(&s, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%s</text>`,
-			left, left+width, y(v), y(v), left-6, y(v)+4, number(v))
-	}
-	for i, n := range counts {
-		fmt.Fprintf(&s, `<text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`, x(i), top+height+16, n)
-	}
-	for vi, v := range variants {
-		color := colors[vi%len(colors)]
-		var pts []string
-		for i, n := range counts {
-			for _, c := range series[n] {
-				if c.Variant != v {
+	c := chart.Chart{Title: title, X: "count", Y: unitOf(base), LogX: true, PointTicks: true,
+		Note: "a point: the median of the rounds; bar: the interval of the median; ◇ published"}
+	for _, v := range variants {
+		s := chart.Series{Name: titles[v]}
+		for _, n := range counts {
+			for _, cell := range series[n] {
+				if cell.Variant != v {
 					continue
 				}
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(i), y(c.Median)))
-				fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="3" opacity="0.5"><title>interval of the median %s–%s</title></line>`,
-					x(i), x(i), y(c.Lo), y(c.Hi), color, number(c.Lo), number(c.Hi))
-				fmt.Fprintf(&s, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s: %s</title></circle>`, x(i), y(c.Median), color,
-					template.HTMLEscapeString(titles[v]), template.HTMLEscapeString(figure(c.Metric, c.Median)))
-				if c.printed() != nil {
-					fmt.Fprintf(&s, `<path d="M%.1f %.1f l6 7 l-6 7 l-6 -7 z" fill="none" stroke="%s" stroke-width="2"><title>published %s</title></path>`,
-						x(i)+10, y(c.printed().Value)-7, color, template.HTMLEscapeString(published(*c.printed(), c.Metric)))
+				s.Points = append(s.Points, [2]float64{float64(n), cell.Median})
+				s.Intervals = append(s.Intervals, [2]float64{cell.Lo, cell.Hi})
+				if p := cell.printed(); p != nil {
+					s.Published = append(s.Published, [2]float64{float64(n), p.Value})
 				}
 			}
 		}
-		if len(pts) == 0 {
-			continue
+		if len(s.Points) > 0 {
+			c.Series = append(c.Series, s)
 		}
-		fmt.Fprintf(&s, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, color, strings.Join(pts, " "))
-		fmt.Fprintf(&s, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`,
-			left+width+14, top+18*float64(vi), color, left+width+32, top+18*float64(vi)+10, template.HTMLEscapeString(titles[v]))
 	}
-	unit := map[string]string{"tps": "TPS", "avg_s": "seconds", "visible_s": "seconds", PerDollar: "TPS per $/h"}[base]
-	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">%s (median of the rounds; bar: interval of the median; ◇ published) against the count below</text></svg>`,
-		left, top+height+40, cmp.Or(unit, base))
-	return s.String()
+	return c
 }
 
 // cdf draws each variant's latency distribution as the share of
 // transactions at or under a latency (a logarithmic latency axis): curves
 // to the left are faster, a long flat top is the tail.
-func cdf(h Histogram, variants []string, titles map[string]string) string {
-	const left, width, top, height = 60.0, 560.0, 10.0, 220.0
-	colors := []string{"#2b5d8a", "#d95f02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e"}
-	lo, hi := math.Inf(1), 0.0
-	for _, bs := range h.Variants {
-		for _, b := range bs {
-			if b.Count > 0 {
-				lo, hi = min(lo, b.Value), max(hi, b.Value)
-			}
-		}
-	}
-	if hi <= 0 {
-		return ""
-	}
-	lo = max(lo, 0.001)
-	a, z := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi*1.01))
-	if z <= a {
-		z = a + 1
-	}
-	x := func(v float64) float64 { return left + width*(math.Log10(max(v, math.Pow(10, a)))-a)/(z-a) }
-	y := func(share float64) float64 { return top + height*(1-share) }
-	var s strings.Builder
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`, left+width+400, top+height+50)
-	for e := a; e <= z; e++ {
-		v := math.Pow(10, e)
-		fmt.Fprintf(&s, `<line x1="%.1f" x2="%.1f" y1="%.0f" y2="%.0f" stroke="#ddd"/><text x="%.1f" y="%.0f" text-anchor="middle">%s ms</text>`,
-			x(v), x(v), top, top+height, x(v), top+height+16, strconv.FormatFloat(v, 'g', -1, 64))
-	}
-	for _, share := range []float64{0, 0.5, 0.95, 1} {
-		fmt.Fprintf(&s, `<line x1="%.0f" x2="%.0f" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%.0f" y="%.1f" text-anchor="end">%.0f %%</text>`,
-			left, left+width, y(share), y(share), left-6, y(share)+4, 100*share)
-	}
-	for i, v := range variants {
+func cdf(h Histogram, variants []string, titles map[string]string, title string) chart.Chart {
+	c := chart.Chart{Title: title, X: "ms (logarithmic axis)", Y: "share of transactions", LogX: true, Dense: true,
+		Note: "the share of transactions done within a latency (sysbench's histogram): curves to the left are faster, a long flat top is the tail"}
+	for _, v := range variants {
 		bs := h.Variants[v]
 		var total int64
 		for _, b := range bs {
@@ -307,24 +252,24 @@ func cdf(h Histogram, variants []string, titles map[string]string) string {
 		if total == 0 {
 			continue
 		}
-		color := colors[i%len(colors)]
-		var pts []string
+		s := chart.Series{Name: fmt.Sprintf("%s (%d transactions)", titles[v], total)}
 		var cum int64
 		for _, b := range bs {
 			cum += b.Count
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(b.Value), y(float64(cum)/float64(total))))
+			if b.Value > 0 {
+				s.Points = append(s.Points, [2]float64{b.Value, float64(cum) / float64(total)})
+			}
 		}
-		fmt.Fprintf(&s, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`, color, strings.Join(pts, " "))
-		fmt.Fprintf(&s, `<rect x="%.0f" y="%.0f" width="12" height="12" fill="%s"/><text x="%.0f" y="%.0f">%s (%d transactions)</text>`,
-			left+width+14, top+18*float64(i), color, left+width+32, top+18*float64(i)+10, template.HTMLEscapeString(titles[v]), total)
+		c.Series = append(c.Series, s)
 	}
-	fmt.Fprintf(&s, `<text x="%.0f" y="%.0f" fill="#555">share of transactions at or under a latency (logarithmic axis; sysbench's histogram)</text></svg>`, left, top+height+40)
-	return s.String()
+	return c
 }
 
 var page = template.Must(template.New("study").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>hadrill study {{.Res.Study.Name}}</title>
-<style>body{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}table{border-collapse:collapse}
+<style>{{.Font}}
+body{font-family:"Liberation Sans",Arial,Helvetica,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}table{border-collapse:collapse}
+.scroll{overflow-x:auto;max-width:100%}figure{margin:1.5em 0}figure svg{width:100%;height:auto;display:block}figcaption{font-weight:bold;margin-bottom:.3em}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}
 .finding{font-size:1.05em;line-height:1.5;background:#f4f7fb;padding:1em;border-left:4px solid #2b5d8a}
 .met{color:#1a7f37}.missed{color:#b42318}</style></head><body>
@@ -338,30 +283,30 @@ Source: {{.Res.Study.Source}}.</p>
 {{with .Deviations}}<h2>Deviations from the document's protocol</h2><ul>{{range .}}<li><b>{{.What}}</b>: the document {{.Document}}; here {{.Here}}{{with .Scale}} ({{.}} scale){{end}}{{with .Why}} — {{.}}{{end}}</li>{{end}}</ul>{{end}}
 {{if .Res.Checks}}<h2>Does it reproduce?</h2>
 <p>Each claim's figure (a mean over the rounds, or the ratio of two variants' means) with its {{printf "%.0f" .Level}} % interval: <i>reproduced</i> when the whole interval is within the claim's bounds, <i>not reproduced</i> when it is wholly outside, <i>inconclusive</i> when it crosses a bound (noise cannot tell), <i>not measured</i> when a step did not run.</p>
-<table><tr><th>verdict</th><th>claim (the document's words)</th><th>where</th><th>figure</th><th>published</th><th>ours</th><th>bounds</th></tr>
-{{range .Res.Checks}}<tr class="{{if eq .Verdict "reproduced"}}met{{else}}missed{{end}}"><td>{{if eq .Verdict "reproduced"}}✔{{else if eq .Verdict "not_measured"}}–{{else if eq .Verdict "inconclusive"}}?{{else}}✘{{end}} {{.Outcome}}</td><td style="text-align:left">“{{.Claim}}”{{with .Differs}}<br><small>differs here: {{.}}</small>{{end}}{{range .Measured}}<br><small>measured: {{.}}</small>{{end}}</td><td style="text-align:left">{{.Source}}</td><td>{{index $.Titles .Variant}} {{.Step}} {{.Metric}}{{with .Than}} ÷ {{index $.Titles .}}{{end}}</td><td>{{or .Published "—"}}</td><td>{{if eq .Verdict "not_measured"}}not measured{{else}}{{printf "%.3g" .Ours.Value}}{{if .Ours.Known}} ({{printf "%.3g" .Ours.Lo}}–{{printf "%.3g" .Ours.Hi}}){{else}} (one round){{end}}{{end}}</td><td>{{.Bounds}}{{if .Inferred}} (read from the words: {{.Why}}){{else}}{{with .Why}} — {{.}}{{end}}{{end}}</td></tr>{{end}}</table>{{end}}
-{{range .Charts}}<h2>{{.Title}}</h2>{{.SVG}}{{end}}
+<div class="scroll"><table><tr><th>verdict</th><th>claim (the document's words)</th><th>where</th><th>figure</th><th>published</th><th>ours</th><th>bounds</th></tr>
+{{range .Res.Checks}}<tr class="{{if eq .Verdict "reproduced"}}met{{else}}missed{{end}}"><td>{{if eq .Verdict "reproduced"}}✔{{else if eq .Verdict "not_measured"}}–{{else if eq .Verdict "inconclusive"}}?{{else}}✘{{end}} {{.Outcome}}</td><td style="text-align:left">“{{.Claim}}”{{with .Differs}}<br><small>differs here: {{.}}</small>{{end}}{{range .Measured}}<br><small>measured: {{.}}</small>{{end}}</td><td style="text-align:left">{{.Source}}</td><td>{{index $.Titles .Variant}} {{.Step}} {{.Metric}}{{with .Than}} ÷ {{index $.Titles .}}{{end}}</td><td>{{or .Published "—"}}</td><td>{{if eq .Verdict "not_measured"}}not measured{{else}}{{printf "%.3g" .Ours.Value}}{{if .Ours.Known}} ({{printf "%.3g" .Ours.Lo}}–{{printf "%.3g" .Ours.Hi}}){{else}} (one round){{end}}{{end}}</td><td>{{.Bounds}}{{if .Inferred}} (read from the words: {{.Why}}){{else}}{{with .Why}} — {{.}}{{end}}{{end}}</td></tr>{{end}}</table></div>{{end}}
+{{range $i, $c := .Charts}}<figure id="figure-{{$i}}"><figcaption>{{.Title}}</figcaption>{{.SVG}}{{with .Note}}<small>{{.}}</small>{{end}}</figure>{{end}}
 <h2>Every figure</h2>
-<table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>interval of the median (its confidence)</th><th>against the baseline</th><th>published</th></tr>
+<div class="scroll"><table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>interval of the median (its confidence)</th><th>against the baseline</th><th>published</th></tr>
 {{range .Rows}}<tr><td>{{.Step}}</td><td>{{.Metric}}</td><td>{{.Title}}</td><td>{{.N}}</td><td>{{printf "%.3g" .Median}}</td><td>{{printf "%.3g" .Min}}</td><td>{{printf "%.3g" .Max}}</td><td>{{.Interval}}</td><td>{{.Delta}}</td><td>{{.Published}}</td></tr>
-{{end}}</table>
+{{end}}</table></div>
 <h2>Set-ups</h2>
 {{with .Res.Inventory}}<p>The labs ran on the machines of {{.}}, one at a time; what a set-up asks of its machines, disks and NICs is emulated on this computer only, so there the hosts' own stood in (last column).</p>{{end}}
-<table><tr><th>variant</th><th>preset or endpoint</th><th>patch (merged into the preset)</th><th>load sent to</th><th>price</th><th>lab</th>{{if .Res.Inventory}}<th>not emulated on the hosts</th>{{end}}</tr>
+<div class="scroll"><table><tr><th>variant</th><th>preset or endpoint</th><th>patch (merged into the preset)</th><th>load sent to</th><th>price</th><th>lab</th>{{if .Res.Inventory}}<th>not emulated on the hosts</th>{{end}}</tr>
 {{range .Setups}}<tr><td>{{.Title}} ({{.Name}})</td><td>{{.Preset}}</td><td style="text-align:left"><pre>{{.Patch}}</pre></td><td>{{or .Target "lb (each step's own target)"}}</td><td>{{.Price}}</td><td>{{.Lab}}</td>{{if $.Res.Inventory}}<td style="text-align:left"><pre>{{.NotEmulated}}</pre></td>{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 <h2 id="hosts">Hosts, as measured</h2>
 <p>Every host of every variant's lab during the variant's first run (CPU in cores, disks and NICs with their caps and use){{with .Computer}}; all ran on one computer: {{index . "cpus"}} CPUs, {{index . "memory"}}, kernel {{index . "kernel"}}{{end}}.</p>
-{{if .Hosts}}<table><tr><th>variant</th><th>host</th><th>machine</th><th>CPU used</th><th>memory</th><th>disks</th><th>NICs</th></tr>
+{{if .Hosts}}<div class="scroll"><table><tr><th>variant</th><th>host</th><th>machine</th><th>CPU used</th><th>memory</th><th>disks</th><th>NICs</th></tr>
 {{range .Hosts}}<tr><td>{{index $.Titles .Variant}}</td><td>{{.Host}}</td><td>{{.Machine}}</td><td>{{.CPU}}</td><td>{{.Memory}}</td><td style="text-align:left">{{.Disks}}</td><td style="text-align:left">{{.NICs}}</td></tr>
-{{end}}</table>{{else}}<p>No host was measured (the runs are gone from the store).</p>{{end}}
+{{end}}</table></div>{{else}}<p>No host was measured (the runs are gone from the store).</p>{{end}}
 <h2>What differs between the variants</h2>
-{{if .Settings}}<table><tr><th>setting (first database node's my.cnf)</th>{{range $.Res.Variants}}<th>{{.}}</th>{{end}}</tr>
+{{if .Settings}}<div class="scroll"><table><tr><th>setting (first database node's my.cnf)</th>{{range $.Res.Variants}}<th>{{.}}</th>{{end}}</tr>
 {{range .Settings}}{{$d := .}}<tr><td>{{.Setting}}</td>{{range $.Res.Variants}}<td>{{index $d.Values .}}</td>{{end}}</tr>
-{{end}}</table>{{else}}<p>The variants' servers have the same settings (lab names and addresses aside).</p>{{end}}
-{{if .Versions}}<table><tr><th>tool version</th>{{range $.Res.Variants}}<th>{{.}}</th>{{end}}</tr>
+{{end}}</table></div>{{else}}<p>The variants' servers have the same settings (lab names and addresses aside).</p>{{end}}
+{{if .Versions}}<div class="scroll"><table><tr><th>tool version</th>{{range $.Res.Variants}}<th>{{.}}</th>{{end}}</tr>
 {{range .Versions}}{{$d := .}}<tr><td>{{.Setting}}</td>{{range $.Res.Variants}}<td>{{index $d.Values .}}</td>{{end}}</tr>
-{{end}}</table>{{else}}<p>Every variant ran the same versions of the server and tools.</p>{{end}}
+{{end}}</table></div>{{else}}<p>Every variant ran the same versions of the server and tools.</p>{{end}}
 <h2>Protocol</h2>
 <p>Labs{{with .Res.Inventory}} (on the machines of {{.}}, each up for its variant's turns){{end}}: {{range $v, $l := .Res.Labs}}{{$v}} → {{$l}} {{end}}. Every step of every round is a run of its own in the run store (hosts, configurations, versions recorded there): {{range .RunIDs}}{{.}} {{end}}</p>
 </body></html>

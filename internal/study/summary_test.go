@@ -176,7 +176,7 @@ func TestHTML(t *testing.T) {
 		"Deviations from the document&#39;s protocol", "<b>innodb_support_xa</b>: the document off on the Galera nodes",
 		"<td>galera.wsrep_on</td><td>OFF</td><td></td><td>ON</td>", "same versions", "innodb_flush_log_at_trx_commit: &#34;2&#34;", "<td>wan2-semisync</td>",
 		"Hosts, as measured", "<td>Galera, two sites</td><td>db3</td><td>d1 (1 CPU, 3.5G)</td>", "all ran on one computer: 2 CPUs",
-		"Latency distribution, step oltp with 32 clients", "<polyline", "async (control) (15 transactions)", "~1 RTT (100 ms) (inferred), not printed"} {
+		"Latency distribution, step oltp with 32 clients", "<path", "async (control) (15 transactions)", "~1 RTT (100 ms) (inferred), not printed"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the report lacks %q", want)
 		}
@@ -268,12 +268,12 @@ func TestSlapFinding(t *testing.T) {
 		t.Fatal(err)
 	}
 	// one chart across the client counts per step, as document 001 draws it
-	for _, want := range []string{"<h2>Seconds for mariadb-slap&#39;s clients to run the query over the generated employees dataset</h2>", "<polyline", "seconds (median of the rounds"} {
+	for _, want := range []string{"<figcaption>Seconds for mariadb-slap&#39;s clients to run the query over the generated employees dataset</figcaption>", "<path", "a point: the median of the rounds"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
-	if strings.Contains(string(b), "<h2>Seconds for 10 mariadb-slap clients") {
+	if strings.Contains(string(b), "<figcaption>Seconds for 10 mariadb-slap clients") {
 		t.Error("a bar chart per client count beside the chart across them")
 	}
 }
