@@ -38,7 +38,8 @@ type Outcome struct {
 const StepsFile = "steps.csv"
 
 // Run prepares (or reuses) the dataset, runs every thread count Runs times
-// from the lab's client host and stores the run. Interrupted (ctx done),
+// from the lab's client host, the counts interleaved round by round, and
+// stores the run. Interrupted (ctx done),
 // it keeps and stores what it measured.
 func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 	run, err := NewRun(ctx, l, results.Sysbench, s.Command, s.Params)
@@ -64,9 +65,15 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 	sampler := StartSampler(ctx, l, galeraNodes(l), time.Second)
 	var series, spans [][]string
 	steps, step, t0 := len(s.Params.Threads)*s.Params.Runs, 0, time.Now()
-	for _, threads := range s.Params.Threads {
-		var runs []sysbench.Result
-		for r := 1; r <= s.Params.Runs && ctx.Err() == nil; r++ {
+	// Rounds interleave the thread counts (1, 4, 16, then 1, 4, 16 again):
+	// whatever drifts while the sweep runs (caches, the machine's other
+	// work) reaches every count alike instead of all runs of one count.
+	runs := map[int][]sysbench.Result{}
+	for r := 1; r <= s.Params.Runs && ctx.Err() == nil; r++ {
+		for _, threads := range s.Params.Threads {
+			if ctx.Err() != nil {
+				break
+			}
 			step++
 			progress(s.Log, step, steps, t0, fmt.Sprintf("%s, %d threads, run %d/%d", s.Params.Workload, threads, r, s.Params.Runs))
 			if w := sysbench.WarmupArgv(s.Params, t, threads); w != nil {
@@ -81,15 +88,14 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 				return nil, err
 			}
 			if err == nil || len(res.Intervals) > 0 {
-				runs = append(runs, res)
+				runs[threads] = append(runs[threads], res)
 				series = append(series, rows(threads, r, res)...)
 			}
 		}
-		if len(runs) > 0 {
-			out.Results = append(out.Results, sysbench.Summarize(threads, runs))
-		}
-		if ctx.Err() != nil {
-			break
+	}
+	for _, threads := range s.Params.Threads {
+		if len(runs[threads]) > 0 {
+			out.Results = append(out.Results, sysbench.Summarize(threads, runs[threads]))
 		}
 	}
 	out.Interrupted = ctx.Err() != nil
