@@ -9,6 +9,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
 // disks: fio on volumes of one, two and four striped 500-IOPS standard
@@ -52,7 +55,7 @@ func disks(bin string, runs int) {
 	}
 	one, two, four := median(iops["one1"]), median(iops["two1"]), median(iops["four1"])
 	lat := median(qd1)
-	tps, util := placement(bin, runs)
+	tps, util, cpuMs, ios := placement(bin, runs)
 
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\tvolume (500-IOPS standard disks)\truns\tmedian IOPS\tmin\tmax\tratio\t")
@@ -67,10 +70,16 @@ func disks(bin string, runs int) {
 	fmt.Printf("QD1 16k random read on 1 disk: p50 %.2f ms (configured 2 ms, %+.1f %%); the disk daemon's CPU: %.1f %% of a core per 1,000 IOPS\n",
 		lat, 100*(lat/2-1), 100*median(cpuPer1k))
 	w = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "\nscenario\tlayout (durable, oltp_insert, 4 threads)\truns\tmedian tps\tratio\tdisks busy (median run)\t")
+	fmt.Fprintln(w, "\nscenario\tlayout (durable, oltp_insert, 4 threads)\truns\tmedian tps\tratio\tCPU ms/tx\tIOs/tx\tdisks busy (last run)\t")
 	base := median(tps["all on one disk"])
+	per := func(v []float64) string {
+		if len(v) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", median(v))
+	}
 	for _, k := range []string{"all on one disk", "all on 2 striped", "redo log on a second disk"} {
-		fmt.Fprintf(w, "disks sysbench\t%s\t%d\t%.1f\t%.2f\t%s\t\n", k, runs, median(tps[k]), median(tps[k])/base, util[k])
+		fmt.Fprintf(w, "disks sysbench\t%s\t%d\t%.1f\t%.2f\t%s\t%s\t%s\t\n", k, runs, median(tps[k]), median(tps[k])/base, per(cpuMs[k]), per(ios[k]), util[k])
 	}
 	w.Flush()
 	fmt.Printf("\ntarget: one disk 500 IOPS ± 5 %%: %v (%.0f); 2 striped ≥ 1.9×: %v (%.2f×); 4 striped ≥ 3.7×: %v (%.2f×); QD1 p50 within ± 10 %% of 2 ms: %v (%.2f ms)\n",
@@ -119,7 +128,7 @@ func cpuSeconds(pid int) float64 {
 // placement: durable standalone servers with three layouts, an insert-heavy
 // sweep on each in turn; transactions per second by layout, and how busy
 // each disk of the layout was in its last run.
-func placement(bin string, runs int) (map[string][]float64, map[string]string) {
+func placement(bin string, runs int) (tpsBy map[string][]float64, util map[string]string, cpuMs, ios map[string][]float64) {
 	spec := tempSpec(`clusters:
   - {name: a, kind: standalone, profile: durable, storage: {volumes: [{name: data, disk: standard}]}}
   - {name: b, kind: standalone, profile: durable, storage: {volumes: [{name: data, disk: standard, count: 2}]}}
@@ -127,18 +136,33 @@ func placement(bin string, runs int) (map[string][]float64, map[string]string) {
 `)
 	_, home := scratchLab(bin, "bplace", "-f", spec)
 	layouts := map[string]string{"a1": "all on one disk", "b1": "all on 2 striped", "c1": "redo log on a second disk"}
-	out := map[string][]float64{}
-	util := map[string]string{}
+	tpsBy, util, cpuMs, ios = map[string][]float64{}, map[string]string{}, map[string][]float64{}, map[string][]float64{}
 	for i := 1; i <= runs; i++ {
 		for _, node := range []string{"a1", "b1", "c1"} {
 			id, tps := sweep(bin, home, "bplace", "--target", node, "--workload", "oltp_insert",
 				"--threads", "4", "--time", "10", "--tables", "1", "--table-size", "1000")
-			out[layouts[node]] = append(out[layouts[node]], tps)
-			util[layouts[node]] = diskUtil(home, id, node)
-			fmt.Fprintf(os.Stderr, "run %d/%d %s: %.1f tps\n", i, runs, layouts[node], tps)
+			k := layouts[node]
+			tpsBy[k] = append(tpsBy[k], tps)
+			util[k] = diskUtil(home, id, node)
+			if c, ok := costOf(home, id, 4); ok {
+				cpuMs[k], ios[k] = append(cpuMs[k], c.CPUms), append(ios[k], c.IOs)
+			}
+			fmt.Fprintf(os.Stderr, "run %d/%d %s: %.1f tps\n", i, runs, k, tps)
 		}
 	}
-	return out, util
+	return tpsBy, util, cpuMs, ios
+}
+
+// costOf is what a transaction of a stored sweep cost the lab at a thread
+// count (hadrill's own figure, as runs compare gives it: CPU of every host
+// but the load generator's, IOs of every emulated disk).
+func costOf(home, runID string, threads int) (workload.Cost, bool) {
+	r, err := results.Load(home, runID)
+	check(err)
+	var pts []sysbench.Point
+	check(json.Unmarshal(r.Results, &pts))
+	c, ok := workload.Costs(home, r, pts)[threads]
+	return c, ok && c.Known
 }
 
 // diskUtil is how busy each disk of a host was over a run ("data1 93 %,

@@ -1,3 +1,6 @@
+// Package report turns stored runs into one self-contained HTML file: what
+// was found first, the results side by side, the charts (internal/chart,
+// inline SVG) and tables, nothing fetched from elsewhere.
 package report
 
 import (
