@@ -52,7 +52,7 @@ client:
 `)
 	e.ok("up", "-f", spec)
 	for _, bad := range [][]string{{"failover", "nosuch"}, {"failover", "db1", "db2"}, {"full-outage", "db1"}, {"failover", "--rate", "0"},
-		{"partition", "nowhere"}, {"explode"}, {"audit", "nosuch"}, {"failover", "--workload", "bank"}, {"failover", "--workload", "append", "--model", "acid"}} {
+		{"partition", "nowhere"}, {"explode"}, {"audit", "nosuch"}, {"failover", "--workload", "banking"}, {"failover", "--workload", "append", "--model", "acid"}} {
 		if r := e.run(append([]string{"drill"}, append(bad, "--name", "itdrl")...)...); r.code != 2 {
 			t.Errorf("drill %v: exit %d, want 2\n%s", bad, r.code, r.stderr)
 		}

@@ -16,13 +16,16 @@ func checkCmd() *cobra.Command {
 	var model string
 	c := &cobra.Command{
 		Use:   "check FILE [--model MODEL]",
-		Short: "Check a transactional history (list-append, JSON Lines) for the anomalies a consistency model forbids",
+		Short: "Check a transactional history (list-append or bank, JSON Lines) for the anomalies a consistency model forbids",
 		Long: `Reads a history (one operation a line: {"index", "time" (ns), "process", "type": invoke|ok|fail|info,
 "f": "txn", "node", "value": [["append", KEY, VALUE], ["r", KEY, LIST]]}), infers each key's order of
 versions from the reads, builds the transactions' dependency graph (ww, wr, rw; the clients' process
 and real-time order), and names what it finds: G0, G1a, G1b, G1c, G-single, G2-item and their -process
 and -realtime forms, lost-update, lost, internal, incompatible-order, duplicate-elements, garbage-read,
-each with a count and its smallest example in words. Exits 0 when the history shows nothing the model
+each with a count and its smallest example in words. A bank history (f: init, with the opening balances
+as {"ACCOUNT": BALANCE}; transfer, {"from", "to", "amount"}; read, the balances seen) is checked for
+committed reads whose total differs from the opening one (wrong-total) or that see a balance below zero
+(negative-value), forbidden under every model. Exits 0 when the history shows nothing the model
 forbids, 5 when it does.`,
 		Args: args(1, 1, "a history file"),
 		RunE: func(_ *cobra.Command, a []string) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,19 +16,22 @@ import (
 )
 
 func consistencyCmd() *cobra.Command {
-	p := workload.AppendParams{}
+	p := workload.HistoryParams{}
 	var target string
 	var seconds int
 	c := &cobra.Command{
-		Use:   "consistency [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--sync-wait N] [--model M]",
-		Short: "Run list-append transactions from several clients, record their history and check it for anomalies (hadrill check)",
+		Use:   "consistency [--workload append|bank] [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--sync-wait N] [--model M]",
+		Short: "Run list-append transactions (or bank transfers) from several clients, record their history and check it for anomalies (hadrill check)",
 		Long: `Each client runs transactions of 1 to --max-ops micro-operations over --keys keys: appending a value
 unique to its key, or reading the key's whole list; clients are spread over the targets, one each in
 turn (nodes: every database node directly). Every operation is recorded as invoked and then ok, fail
 (the server refused or rolled it back) or info (the connection went while it committed: unknown), in
 the run's history.jsonl, which is then checked against --model (hadrill check FILE checks it again).
---sync-wait sets each session's wsrep_sync_wait (Galera's causal reads). Exit 5 when the history shows
-an anomaly the model forbids.`,
+--sync-wait sets each session's wsrep_sync_wait (Galera's causal reads). With --workload bank the clients
+instead move 1 to 5 between two of --keys accounts (both balances read, the new ones written; refused when
+it would overdraw) or read every balance: a committed read that sees another total than the accounts
+opened with (wrong-total: a lost update made or destroyed money) or a balance below zero (negative-value)
+is forbidden under every model. Exit 5 when the history shows an anomaly the model forbids.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var problems []error
@@ -37,7 +41,12 @@ an anomaly the model forbids.`,
 			if p.Clients < 1 || p.Clients > 256 {
 				problems = append(problems, hderr.User("--clients: expected 1 to 256, got %d", p.Clients))
 			}
-			if p.Keys < 1 || p.Keys > 100000 {
+			if !slices.Contains(workload.HistoryWorkloads, p.Workload) {
+				problems = append(problems, hderr.User("--workload: expected one of %s, got %q", strings.Join(workload.HistoryWorkloads, ", "), p.Workload))
+			}
+			if p.Workload == "bank" && (p.Keys < 2 || p.Keys > 1000) {
+				problems = append(problems, hderr.User("--keys: a bank needs 2 to 1000 accounts, got %d", p.Keys))
+			} else if p.Keys < 1 || p.Keys > 100000 {
 				problems = append(problems, hderr.User("--keys: expected 1 to 100000, got %d", p.Keys))
 			}
 			if p.MaxOps < 1 || p.MaxOps > 16 {
@@ -92,7 +101,8 @@ an anomaly the model forbids.`,
 	f := c.Flags()
 	f.IntVar(&seconds, "time", 30, "seconds the clients run")
 	f.IntVar(&p.Clients, "clients", 6, "clients at once")
-	f.IntVar(&p.Keys, "keys", 10, "keys the transactions share")
+	f.IntVar(&p.Keys, "keys", 10, "keys the transactions share (bank: the accounts)")
+	f.StringVar(&p.Workload, "workload", "append", "append (list-append transactions) or bank (transfers between --keys accounts of 100 each, and reads of every balance)")
 	f.IntVar(&p.MaxOps, "max-ops", 4, "micro-operations a transaction at most")
 	f.IntVar(&p.SyncWait, "sync-wait", -1, "each session's wsrep_sync_wait (-1: the server's own)")
 	f.StringVar(&p.Model, "model", "strict-serializable", "the promise checked: "+strings.Join(consistency.Models, ", "))

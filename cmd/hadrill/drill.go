@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -79,8 +80,8 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
 		f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
 		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
-		f.StringVar(&o.Workload, "workload", "acked", "acked (the acknowledged-write audit), or append: list-append transactions from clients on every node too, their history checked (hadrill check)")
-		f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append, the promise checked: "+strings.Join(consistency.Models, ", "))
+		f.StringVar(&o.Workload, "workload", "acked", "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too) or bank (transfers between accounts from every node too): the history checked (hadrill check)")
+		f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append or bank, the promise checked: "+strings.Join(consistency.Models, ", "))
 		if scn.NodeFlag {
 			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
 		}
@@ -157,7 +158,7 @@ func printDrill(r *drill.Result) {
 		if !c.Valid {
 			verdict = "not " + c.Model + ": " + strings.Join(c.Forbidden, ", ")
 		}
-		fmt.Printf("  append workload: %d transactions committed, %d failed, %d unknown; %s\n", c.OK, c.Fail, c.Info, verdict)
+		fmt.Printf("  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", cmp.Or(r.Workload, "append"), c.OK, c.Fail, c.Info, verdict)
 		for _, a := range c.Anomalies {
 			fmt.Printf("    %s ×%d: %s\n", a.Type, a.Count, a.Example)
 		}

@@ -62,6 +62,17 @@ type Result struct {
 	Escaped int `json:"escaped"`
 }
 
+// Count is how many anomalies of the given types the check found.
+func (r *Result) Count(types ...string) int {
+	n := 0
+	for _, a := range r.Anomalies {
+		if slices.Contains(types, a.Type) {
+			n += a.Count
+		}
+	}
+	return n
+}
+
 // edge kinds of the dependency graph
 const (
 	ww = 1 << iota
@@ -108,6 +119,9 @@ func (c *checker) add(kind, example string, size int) {
 func Check(ops []Op, model string) (*Result, error) {
 	if !slices.Contains(Models, model) {
 		return nil, fmt.Errorf("unknown model %q (known: %s)", model, strings.Join(Models, ", "))
+	}
+	if len(ops) > 0 && bankOp(ops[0].F) {
+		return checkBank(ops, model)
 	}
 	txns, err := pair(ops)
 	if err != nil {
@@ -207,7 +221,7 @@ func (c *checker) elements(t *Txn, m Mop) {
 	seen := make(map[int]bool, len(m.List))
 	for _, v := range m.List {
 		if seen[v] {
-			c.add("duplicate-elements", fmt.Sprintf("%s read key %d = %v: %d twice", describe(t), m.Key, m.List, v), 1)
+			c.add("duplicate-elements", fmt.Sprintf("%s read key %d = %s: %d twice", describe(t), m.Key, short(m.List), v), 1)
 			break
 		}
 		seen[v] = true
@@ -216,9 +230,9 @@ func (c *checker) elements(t *Txn, m Mop) {
 		w := c.writer[m.Key][v]
 		switch {
 		case w == nil:
-			c.add("garbage-read", fmt.Sprintf("%s read key %d = %v: nothing ever appended %d to it", describe(t), m.Key, m.List, v), 1)
+			c.add("garbage-read", fmt.Sprintf("%s read key %d = %s: nothing ever appended %d to it", describe(t), m.Key, short(m.List), v), 1)
 		case w.Type == "fail" && w != t:
-			c.add("G1a", fmt.Sprintf("%s read key %d = %v: %d was appended by %s, which failed (an aborted read)", describe(t), m.Key, m.List, v, describe(w)), 2)
+			c.add("G1a", fmt.Sprintf("%s read key %d = %s: %d was appended by %s, which failed (an aborted read)", describe(t), m.Key, short(m.List), v, describe(w)), 2)
 		}
 	}
 }
@@ -267,9 +281,9 @@ func (c *checker) reads() {
 			// internal: what this transaction must see of its own work
 			switch {
 			case known[m.Key] && !slices.Equal(m.List, state[m.Key]):
-				c.add("internal", fmt.Sprintf("%s read key %d = %v where its own earlier operations say %v", describe(t), m.Key, m.List, state[m.Key]), 1)
+				c.add("internal", fmt.Sprintf("%s read key %d = %s where its own earlier operations say %s", describe(t), m.Key, apart(m.List, state[m.Key]), apart(state[m.Key], m.List)), 1)
 			case !known[m.Key] && len(own[m.Key]) > 0 && !hasSuffix(m.List, own[m.Key]):
-				c.add("internal", fmt.Sprintf("%s read key %d = %v without its own appends %v at the end", describe(t), m.Key, m.List, own[m.Key]), 1)
+				c.add("internal", fmt.Sprintf("%s read key %d = %s without its own appends %v at the end", describe(t), m.Key, short(m.List), own[m.Key]), 1)
 			}
 			state[m.Key], known[m.Key] = slices.Clone(m.List), true
 		}
@@ -289,7 +303,7 @@ func (c *checker) versions() {
 		}
 		for _, m := range t.Mops {
 			if m.F == "r" && m.Read && !prefix(m.List, c.longest[m.Key]) {
-				c.add("incompatible-order", fmt.Sprintf("%s read key %d = %v, which is not a prefix of %v, its longest read: no one order of versions explains both", describe(t), m.Key, m.List, c.longest[m.Key]), 1)
+				c.add("incompatible-order", fmt.Sprintf("%s read key %d = %s, which is not a prefix of %s, its longest read: no one order of versions explains both", describe(t), m.Key, apart(m.List, c.longest[m.Key]), apart(c.longest[m.Key], m.List)), 1)
 			}
 		}
 	}
@@ -449,7 +463,7 @@ func (c *checker) dependencies() {
 				last := l[len(l)-1]
 				seenWriter = c.writer[m.Key][last]
 				c.link(seenWriter, t, wr, func() string {
-					return fmt.Sprintf("%s read key %d = %v, which ends in %s's %d", name(t), m.Key, l, nameOf(seenWriter), last)
+					return fmt.Sprintf("%s read key %d = %s, which ends in %s's %d", name(t), m.Key, short(l), nameOf(seenWriter), last)
 				})
 				p, ok := pos[m.Key][last]
 				if !ok {
@@ -465,7 +479,7 @@ func (c *checker) dependencies() {
 			if next < len(order) {
 				w := c.writer[m.Key][order[next]]
 				c.link(t, w, rw, func() string {
-					return fmt.Sprintf("%s read key %d = %v, without %s's %d that follows", name(t), m.Key, l, nameOf(w), order[next])
+					return fmt.Sprintf("%s read key %d = %s, without %s's %d that follows", name(t), m.Key, short(l), nameOf(w), order[next])
 				})
 			}
 		}
@@ -548,4 +562,51 @@ func (e *Invalid) Error() string {
 		}
 	}
 	return fmt.Sprintf("not %s: %s", e.Result.Model, strings.Join(parts, ", "))
+}
+
+// short writes a read's list as an example shows it: whole when short,
+// else its first values and its last (where a read's news is), with how
+// many there are.
+func short(l []int) string {
+	const head, tail = 3, 5
+	if len(l) <= head+tail+2 {
+		return fmt.Sprint(l)
+	}
+	return fmt.Sprintf("%v … %v (%d values)", strings.Trim(fmt.Sprint(l[:head]), "]"), strings.Trim(fmt.Sprint(l[len(l)-tail:]), "["), len(l))
+}
+
+// apart writes list a as an example shows it beside b: whole when short,
+// else around where the two first differ (the values there and two either
+// side), with how many there are.
+func apart(a, b []int) string {
+	if len(a) <= 10 {
+		return fmt.Sprint(a)
+	}
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from, to := max(i-2, 0), min(i+3, len(a))
+	out := strings.Trim(fmt.Sprint(a[from:to]), "[]")
+	if from > 0 {
+		out = "… " + out
+	}
+	if to < len(a) {
+		out += " …"
+	}
+	return fmt.Sprintf("[%s] (%d values; from the %s)", out, len(a), ordinal(from+1))
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }

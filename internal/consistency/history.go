@@ -33,6 +33,9 @@ type Op struct {
 	Node    string `json:"node,omitempty"`
 	Error   int    `json:"error,omitempty"` // the server's error number, if any
 	Value   []Mop  `json:"value"`
+	// Bank is a bank operation's value (f transfer, read or init; its
+	// "value" in the file): Value is then empty.
+	Bank *Bank `json:"-"`
 }
 
 // Mop is a micro-operation: ["append", key, value] or ["r", key, list]
@@ -116,7 +119,12 @@ func Read(r io.Reader) ([]Op, error) {
 		}
 		op := raw.Op
 		var err error
-		if op.Value, err = parseMops(raw.Value); err != nil {
+		if bankOp(op.F) {
+			op.Bank, err = parseBank(op.F, raw.Value)
+		} else {
+			op.Value, err = parseMops(raw.Value)
+		}
+		if err != nil {
 			problems = append(problems, fmt.Sprintf("line %d: value: %v", line, err))
 			continue
 		}
@@ -125,8 +133,11 @@ func Read(r io.Reader) ([]Op, error) {
 		default:
 			problems = append(problems, fmt.Sprintf("line %d: type: expected invoke, ok, fail or info, got %q", line, op.Type))
 		}
-		if op.F != "txn" {
-			problems = append(problems, fmt.Sprintf("line %d: f: expected txn, got %q", line, op.F))
+		switch {
+		case op.F != FTxn && !bankOp(op.F):
+			problems = append(problems, fmt.Sprintf("line %d: f: expected txn (list-append) or transfer, read and init (bank), got %q", line, op.F))
+		case len(ops) > 0 && bankOp(op.F) != bankOp(ops[0].F):
+			problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", line, op.F, ops[0].F))
 		}
 		ops = append(ops, op)
 	}

@@ -30,11 +30,15 @@ func (r *Recorder) Process() int {
 	return r.next - 1
 }
 
-// Record adds an operation at now, and returns it as recorded.
+// Record adds an operation at now, and returns it as recorded (f txn
+// unless it says otherwise).
 func (r *Recorder) Record(op Op) Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	op.Time, op.Index, op.F = time.Since(r.start).Nanoseconds(), len(r.ops), "txn"
+	op.Time, op.Index = time.Since(r.start).Nanoseconds(), len(r.ops)
+	if op.F == "" {
+		op.F = FTxn
+	}
 	r.ops = append(r.ops, op)
 	return op
 }

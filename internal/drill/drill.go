@@ -34,8 +34,9 @@ type Options struct {
 	Timeout  time.Duration // for the cluster to be whole again after recovery
 	LB       string        // which load balancer (default: the first)
 	// Workload append adds list-append transactions from clients on every
-	// node of the cluster, their history checked against Model beside the
-	// acknowledged-write audit ("" or acked: the audit alone).
+	// node of the cluster, bank transfers between accounts, their history
+	// checked against Model beside the acknowledged-write audit ("" or
+	// acked: the audit alone).
 	Workload string
 	Model    string
 	Command  []string
@@ -43,7 +44,7 @@ type Options struct {
 }
 
 // Workloads a drill may add to its acknowledged writes.
-var Workloads = []string{"acked", "append"}
+var Workloads = []string{"acked", "append", "bank"}
 
 // Result is what a drill found; it is the run's results in the store.
 type Result struct {
@@ -81,11 +82,12 @@ type Result struct {
 	// (a former primary holding transactions the new primary never
 	// received: node → what); their checksums are not compared.
 	Fenced map[string]string `json:"fenced,omitempty"`
-	// Consistency is the append workload's history checked (with
-	// --workload append), stored as the run's history.jsonl.
+	// Consistency is the history workload's history checked (with
+	// --workload append or bank), stored as the run's history.jsonl.
 	Consistency *consistency.Result `json:"consistency,omitempty"`
-	Interrupted bool                `json:"interrupted"` // a signal ended the drill early; what it broke was undone
-	Verdict     string              `json:"verdict"`     // passed, lost, failed, unverified or interrupted
+	Workload    string              `json:"workload,omitempty"` // the history workload beside the audit (append, bank)
+	Interrupted bool                `json:"interrupted"`        // a signal ended the drill early; what it broke was undone
+	Verdict     string              `json:"verdict"`            // passed, lost, failed, unverified or interrupted
 	Problems    []string            `json:"problems,omitempty"`
 	Passed      bool                `json:"passed"`
 }
@@ -133,8 +135,8 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
 	d.s = startSampler(bg, l, d.cluster, d.nodes, 100*time.Millisecond)
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
-	var appends *workload.AppendRun
-	if o.Workload == "append" {
+	var appends *workload.HistoryRun
+	if o.Workload == "append" || o.Workload == "bank" {
 		if appends, err = d.startAppends(ctx); err != nil {
 			d.t.finish()
 			d.s.finish()
@@ -177,9 +179,9 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	return d.res, ctx.Err()
 }
 
-// startAppends starts the append workload's clients, two on each node of
-// the cluster, directly.
-func (d *drill) startAppends(ctx context.Context) (*workload.AppendRun, error) {
+// startAppends starts the history workload's clients (append or bank),
+// two on each node of the cluster, directly.
+func (d *drill) startAppends(ctx context.Context) (*workload.HistoryRun, error) {
 	var targets []workload.Endpoint
 	var names []string
 	for _, n := range d.nodes {
@@ -189,12 +191,15 @@ func (d *drill) startAppends(ctx context.Context) (*workload.AppendRun, error) {
 		}
 		targets, names = append(targets, e), append(names, n.Name)
 	}
-	p := workload.AppendParams{Clients: 2 * len(targets), Keys: 10, MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names}
-	d.logf("append workload: %d clients over %s, checked as %s", p.Clients, strings.Join(names, ", "), p.Model)
-	return workload.StartAppend(ctx, d.l, targets, p)
+	p := workload.HistoryParams{Workload: d.o.Workload, Clients: 2 * len(targets), Keys: 10, MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names}
+	if p.Workload == "bank" {
+		p.Keys = 5
+	}
+	d.logf("%s workload: %d clients over %s, checked as %s", p.Workload, p.Clients, strings.Join(names, ", "), p.Model)
+	return workload.StartHistory(ctx, d.l, targets, p)
 }
 
-// checkAppends stores the append workload's history with the run and
+// checkAppends stores the history workload's history with the run and
 // checks it: what the model forbids fails the drill; an interrupted drill
 // says its history was cut short rather than calling it consistent.
 func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op) {
@@ -203,15 +208,15 @@ func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op) {
 	}
 	res, err := consistency.Check(ops, d.o.Model)
 	if err != nil {
-		d.problems = append(d.problems, "the append workload's history could not be checked: "+err.Error())
+		d.problems = append(d.problems, "the "+d.o.Workload+" workload's history could not be checked: "+err.Error())
 		return
 	}
-	d.res.Consistency = res
+	d.res.Consistency, d.res.Workload = res, d.o.Workload
 	switch {
 	case !res.Valid:
-		d.problems = append(d.problems, (&consistency.Invalid{Result: res}).Error()+" (the append workload's history; hadrill check it again from the run's "+workload.HistoryFile+")")
+		d.problems = append(d.problems, (&consistency.Invalid{Result: res}).Error()+" (the "+d.o.Workload+" workload's history; hadrill check it again from the run's "+workload.HistoryFile+")")
 	case d.res.Interrupted:
-		d.problems = append(d.problems, "the append workload's history was cut short by the interruption: its check covers what ran, not the whole drill")
+		d.problems = append(d.problems, "the "+d.o.Workload+" workload's history was cut short by the interruption: its check covers what ran, not the whole drill")
 	}
 }
 

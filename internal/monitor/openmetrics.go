@@ -48,8 +48,8 @@ type series struct {
 // instance, and extra (the run's id, say). It returns how many samples it
 // wrote.
 func WriteOpenMetrics(scrapes io.Reader, out io.Writer, extra []Label) (int, error) {
-	fams := map[string]family{}              // sample name → its family, as first declared
-	bySeries := map[string]*series{}         // sample name + labels → series
+	fams := map[string]family{}             // sample name → its family, as first declared
+	bySeries := map[string]*series{}        // sample name + labels → series
 	members := map[family]map[string]bool{} // family → its series' keys
 	err := ReadScrapes(scrapes, func(s Scrape) error {
 		if s.Err != "" {

@@ -53,7 +53,9 @@ func Record(p *plan.Plan, dial Dialer, dir string, every time.Duration) (*Record
 	r := &Recorder{cancel: cancel, f: f, gz: gzip.NewWriter(f), scrapes: map[string]int{}, failed: map[string]int{}}
 	for _, e := range p.Monitoring {
 		client := &http.Client{Timeout: every * 9 / 10, Transport: &http.Transport{
-			DialContext:       func(ctx context.Context, network, addr string) (net.Conn, error) { return dial(ctx, e.Host, network, addr) },
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				return dial(ctx, e.Host, network, addr)
+			},
 			DisableKeepAlives: false, MaxIdleConnsPerHost: 1}}
 		r.wg.Add(1)
 		go func() {

@@ -25,11 +25,11 @@ const (
 // describes (Job, Instance), where it answers, and, for an exporter of its
 // own, its daemon. HAProxy serves its metrics itself (no Argv).
 type Exporter struct {
-	Job      string `json:"job"`
-	Instance string `json:"instance"` // the host, node or load balancer host it describes
-	Host     string `json:"host"`
-	Address  string `json:"address"`
-	Port     int    `json:"port"`
+	Job      string   `json:"job"`
+	Instance string   `json:"instance"` // the host, node or load balancer host it describes
+	Host     string   `json:"host"`
+	Address  string   `json:"address"`
+	Port     int      `json:"port"`
 	Argv     []string `json:"argv,omitempty"`
 	Daemon   Daemon   `json:"daemon,omitempty"`
 	// DefaultsFile (mysqld_exporter) holds the health-check user's

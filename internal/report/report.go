@@ -4,7 +4,6 @@
 package report
 
 import (
-
 	"bytes"
 	"embed"
 	"encoding/json"
@@ -17,7 +16,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
 
 	"github.com/hadrill/hadrill/internal/chart"
 	"github.com/hadrill/hadrill/internal/consistency"

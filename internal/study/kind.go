@@ -21,6 +21,9 @@ type stepKind struct {
 	// per count the scale gives ("tps@32").
 	metrics []string
 	per     func(Scale) []int
+	// metricsOf, when set, narrows metrics to what a step measures (a
+	// consistency step's workload decides its figures).
+	metricsOf func(Step) []string
 	// endpoint: the kind runs against a server outside any lab
 	// (mysql://HOST:PORT). hostList: it may target the nodes as one host
 	// list. local: it measures something emulated on this computer, so it
@@ -81,6 +84,9 @@ func (st Step) Metrics(sc Scale) []string {
 	if k == nil {
 		return nil
 	}
+	if k.metricsOf != nil {
+		return k.metricsOf(st)
+	}
 	if k.per == nil {
 		return k.metrics
 	}
@@ -113,6 +119,7 @@ var stepFields = []struct {
 	{"dataset", func(s Step) bool { return s.Dataset != "" }},
 	{"query", func(s Step) bool { return s.Query != "" }},
 	{"queries", func(s Step) bool { return s.Queries != 0 }},
+	{"scenario", func(s Step) bool { return s.Scenario != "" }},
 }
 
 // stepProblems checks a step against its kind: the kind exists, the

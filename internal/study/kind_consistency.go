@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,14 +13,27 @@ import (
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
-// consistency: list-append transactions from two clients per database
-// node, each node directly (or as many through the target the step or its
-// variant names), for the scale's time; the history is stored with the step's
-// run and checked (hadrill check): its figures are what the check found.
+// consistency: list-append transactions (or, with workload bank, transfers
+// between five accounts) from two clients per database node, each node
+// directly (or as many through the target the step or its variant names),
+// for the scale's time; the history is stored with the step's run and
+// checked (hadrill check): its figures are what the check found.
 func init() {
 	register(&stepKind{
 		name:    "consistency",
-		metrics: []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles"},
+		metrics: []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "wrong_totals", "negative_values"},
+		fields:  []string{"workload"},
+		metricsOf: func(st Step) []string {
+			if st.Workload == "bank" {
+				return []string{"committed_per_s", "wrong_totals", "negative_values"}
+			}
+			return []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles"}
+		},
+		step: func(st Step, add func(string, string, ...any)) {
+			if st.Workload != "" && !slices.Contains(workload.HistoryWorkloads, st.Workload) {
+				add("workload", "expected one of %s, got %q", strings.Join(workload.HistoryWorkloads, ", "), st.Workload)
+			}
+		},
 		scale: func(st Step, sc Scale, add func(string, string, ...any)) {
 			if sc.Time < 1 || sc.Time > 86400 {
 				add("time", "expected 1 to 86400 seconds (step %s), got %d", st.Name, sc.Time)
@@ -38,8 +52,11 @@ func init() {
 				}
 				targets = append(targets, e)
 			}
-			p := workload.AppendParams{Clients: 2 * len(targets), Time: time.Duration(m.scale.Time) * time.Second, Keys: 10, MaxOps: 4,
+			p := workload.HistoryParams{Workload: m.step.Workload, Clients: 2 * len(targets), Time: time.Duration(m.scale.Time) * time.Second, Keys: 10, MaxOps: 4,
 				SyncWait: -1, Model: "strict-serializable", Targets: names}
+			if p.Workload == "bank" {
+				p.Keys = 5
+			}
 			out, err := workload.Consistency(ctx, m.lab, targets, p, m.opts.Command, io.Discard)
 			if err != nil {
 				return nil, err
@@ -47,26 +64,26 @@ func init() {
 			if out.Check == nil {
 				return nil, errors.New("no history checked")
 			}
-			count := func(match func(string) bool) float64 {
-				n := 0
-				for _, a := range out.Check.Anomalies {
-					if match(a.Type) {
-						n += a.Count
-					}
+			c := out.Check
+			realtime := 0
+			for _, a := range c.Anomalies {
+				if strings.HasSuffix(a.Type, "-realtime") {
+					realtime += a.Count
 				}
-				return float64(n)
 			}
-			is := func(t string) func(string) bool { return func(s string) bool { return s == t } }
-			base := func(s string) bool {
-				return s == "G0" || s == "G1c" || s == "G-single" || s == "G2-item"
+			if p.Workload == "bank" { // the bank's figures only: the list-append ones are not measured by it
+				return samples(m.step, out.RunID,
+					"committed_per_s", float64(c.OK)/p.Time.Seconds(),
+					"wrong_totals", float64(c.Count("wrong-total")),
+					"negative_values", float64(c.Count("negative-value"))), nil
 			}
 			return samples(m.step, out.RunID,
-				"committed_per_s", float64(out.Check.OK)/p.Time.Seconds(),
-				"lost_updates", count(is("lost-update")),
-				"stale_reads", count(is("G-single-realtime")),
-				"realtime_cycles", count(func(s string) bool { return strings.HasSuffix(s, "-realtime") }),
-				"lost_appends", count(is("lost")),
-				"cycles", count(base)), nil
+				"committed_per_s", float64(c.OK)/p.Time.Seconds(),
+				"lost_updates", float64(c.Count("lost-update")),
+				"stale_reads", float64(c.Count("G-single-realtime")),
+				"realtime_cycles", float64(realtime),
+				"lost_appends", float64(c.Count("lost")),
+				"cycles", float64(c.Count("G0", "G1c", "G-single", "G2-item"))), nil
 		},
 		describe: func(st Step, metric string) string {
 			what := map[string]string{
@@ -76,7 +93,15 @@ func init() {
 				"realtime_cycles": "Every cycle through real time (stale reads, and write skew across real time)",
 				"lost_appends":    "Acknowledged appends no later read ever saw",
 				"cycles":          "Dependency cycles without real-time or process order (G0, G1c, G-single, G2-item)",
+				"wrong_totals":    "Reads of every balance whose total was not the opening one (money made or destroyed)",
+				"negative_values": "Reads that saw a balance below zero",
 			}[metric]
+			if st.Workload == "bank" {
+				if metric == "committed_per_s" {
+					what = "Transfers and reads committed per second"
+				}
+				return what + ", transfers between five accounts from every client"
+			}
 			return fmt.Sprintf("%s, list-append transactions from every client", what)
 		},
 	})

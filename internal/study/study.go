@@ -144,7 +144,9 @@ type Step struct {
 	Dataset string `yaml:"dataset,omitempty" json:"dataset,omitempty"`
 	Query   string `yaml:"query,omitempty" json:"query,omitempty"`
 	Queries int    `yaml:"queries,omitempty" json:"queries,omitempty"` // slap: shared by the clients (0: each runs the query once)
-	About   string `yaml:"about,omitempty" json:"about,omitempty"`
+	// Scenario (drill): the drill run under the step's load.
+	Scenario string `yaml:"scenario,omitempty" json:"scenario,omitempty"`
+	About    string `yaml:"about,omitempty" json:"about,omitempty"`
 }
 
 // Scale is how much to run: quick fits this computer in minutes, full is

@@ -117,7 +117,7 @@ deviations:
 		"variants[1]: patch.clusters[0].nodes",
 		"variants: at most one baseline, got 2",
 		`steps[0].workload: expected one of`,
-		`steps[1].kind: expected one of bulk-replication, commit-latency, conflict, consistency, disk, slap, sysbench, got "dd"`,
+		`steps[1].kind: expected one of bulk-replication, commit-latency, conflict, consistency, disk, drill, slap, sysbench, got "dd"`,
 		"scales.quick.runs: expected 1 to 100 rounds, got 0",
 		"scales.quick.threads: at least one thread count is required (step s)",
 		"scales.full.threads: expected thread counts from 1 to 4096, got 0",

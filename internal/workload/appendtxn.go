@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -21,11 +22,14 @@ import (
 	"github.com/hadrill/hadrill/internal/results"
 )
 
-// AppendParams are a list-append workload's: how many clients for how
-// long, over how many keys, and where (Targets: each client its endpoint,
-// round-robin); SyncWait, when ≥ 0, is each session's wsrep_sync_wait;
-// Model is what the history is checked against.
-type AppendParams struct {
+// HistoryParams are a history workload's: which, how many clients for how
+// long, over how many keys (accounts, for bank), and where (Targets: each
+// client its endpoint, round-robin); SyncWait, when ≥ 0, is each
+// session's wsrep_sync_wait; Model is what the history is checked against.
+type HistoryParams struct {
+	// Workload is append (list-append, the default) or bank (transfers
+	// between Keys accounts).
+	Workload string        `json:"workload,omitempty"`
 	Clients  int           `json:"clients"`
 	Time     time.Duration `json:"time_ns"`
 	Keys     int           `json:"keys"`
@@ -40,7 +44,7 @@ type AppendParams struct {
 type ConsistencyOutcome struct {
 	RunID       string              `json:"run_id"`
 	Interrupted bool                `json:"interrupted"`
-	Params      AppendParams        `json:"params"`
+	Params      HistoryParams       `json:"params"`
 	Check       *consistency.Result `json:"check"`
 }
 
@@ -50,9 +54,9 @@ const HistoryFile = "history.jsonl"
 // appendTable holds each key's list as comma-separated values.
 const appendTable = "app.hd_append"
 
-// AppendRun is a list-append workload running: its clients and their
-// history so far.
-type AppendRun struct {
+// HistoryRun is a history workload running (list-append or bank): its
+// clients and their history so far.
+type HistoryRun struct {
 	rec    *consistency.Recorder
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -65,7 +69,7 @@ type AppendRun struct {
 // then ok, fail (surely not committed: the server refused or rolled it
 // back) or info (unknown: the connection went while it committed; that
 // client goes on as a new process).
-func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p AppendParams) (*AppendRun, error) {
+func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) (*HistoryRun, error) {
 	db, err := targets[0].Open(l)
 	if err != nil {
 		return nil, err
@@ -78,7 +82,7 @@ func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p AppendParams)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
 	}
-	a := &AppendRun{rec: consistency.NewRecorder()}
+	a := &HistoryRun{rec: consistency.NewRecorder()}
 	var counters sync.Map // key -> *atomic.Int64: the last value appended to it
 	nextValue := func(k int) int {
 		c, _ := counters.LoadOrStore(k, new(atomic.Int64))
@@ -96,9 +100,20 @@ func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p AppendParams)
 	return a, nil
 }
 
+// HistoryWorkloads are the workloads that record a history.
+var HistoryWorkloads = []string{"append", "bank"}
+
+// StartHistory starts p's workload (StartAppend or StartBank).
+func StartHistory(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) (*HistoryRun, error) {
+	if p.Workload == "bank" {
+		return StartBank(ctx, l, targets, p)
+	}
+	return StartAppend(ctx, l, targets, p)
+}
+
 // Stop ends the clients (an operation in flight then has an unknown
 // outcome) and returns the history.
-func (a *AppendRun) Stop() []consistency.Op {
+func (a *HistoryRun) Stop() []consistency.Op {
 	a.cancel()
 	a.wg.Wait()
 	return a.rec.Ops()
@@ -123,16 +138,20 @@ func WriteHistory(home, runID string, ops []consistency.Op) error {
 	return os.Rename(path+".tmp", path)
 }
 
-// Consistency runs the list-append workload for p.Time, stores its history
+// Consistency runs p's history workload for p.Time, stores its history
 // with the run and checks it.
-func Consistency(ctx context.Context, l Lab, targets []Endpoint, p AppendParams, command []string, log io.Writer) (_ *ConsistencyOutcome, err error) {
+func Consistency(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams, command []string, log io.Writer) (_ *ConsistencyOutcome, err error) {
 	run, err := NewRun(ctx, l, results.Consistency, command, p)
 	if err != nil {
 		return nil, err
 	}
 	defer abandonIfFailed(l, run, &err)
-	fmt.Fprintf(log, "%d clients for %v over %d keys, through %s\n", p.Clients, p.Time, p.Keys, strings.Join(p.Targets, ", "))
-	a, err := StartAppend(ctx, l, targets, p)
+	what := "keys"
+	if p.Workload == "bank" {
+		what = "accounts"
+	}
+	fmt.Fprintf(log, "%s: %d clients for %v over %d %s, through %s\n", cmp.Or(p.Workload, "append"), p.Clients, p.Time, p.Keys, what, strings.Join(p.Targets, ", "))
+	a, err := StartHistory(ctx, l, targets, p)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +170,7 @@ func Consistency(ctx context.Context, l Lab, targets []Endpoint, p AppendParams,
 
 // appendClient runs transactions until ctx ends, as one process after
 // another (a new one after each unknown outcome).
-func appendClient(ctx context.Context, l Lab, e Endpoint, p AppendParams, rec *consistency.Recorder, nextValue func(int) int, seed uint64) {
+func appendClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *consistency.Recorder, nextValue func(int) int, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
 	db, _ := e.Open(l)
 	defer db.Close()

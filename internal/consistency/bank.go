@@ -1,0 +1,207 @@
+package consistency
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The bank workload's operations (Jepsen's bank test): transfers of an
+// amount between two accounts, and reads of every balance in one
+// transaction. Money is neither made nor destroyed, so every committed
+// read must see the total the accounts started with, and no balance below
+// zero (a transfer that would overdraw is refused). An init line (type ok,
+// f init) gives the accounts and their opening balances.
+const (
+	FTxn      = "txn"
+	FTransfer = "transfer"
+	FRead     = "read"
+	FInit     = "init"
+)
+
+// Bank is a bank operation's value: the transfer asked, or the balances
+// read (nil in a read's invocation) or opened with.
+type Bank struct {
+	From, To, Amount int
+	Balances         map[int]int
+}
+
+// bankOp reports whether f is a bank operation's.
+func bankOp(f string) bool { return f == FTransfer || f == FRead || f == FInit }
+
+// MarshalJSON writes an operation with its value in its function's shape:
+// a transaction's micro-operations, a transfer's {"from", "to", "amount"},
+// a read's balances by account ({"0": 100, …}, null when not read).
+func (o Op) MarshalJSON() ([]byte, error) {
+	type plain Op // the same fields, without this method
+	if !bankOp(o.F) {
+		return json.Marshal(plain(o))
+	}
+	var v any
+	switch {
+	case o.Bank == nil:
+	case o.F == FTransfer:
+		v = map[string]int{"from": o.Bank.From, "to": o.Bank.To, "amount": o.Bank.Amount}
+	case o.Bank.Balances != nil:
+		m := map[string]int{}
+		for k, b := range o.Bank.Balances {
+			m[strconv.Itoa(k)] = b
+		}
+		v = m
+	}
+	return json.Marshal(struct {
+		plain
+		Value any `json:"value"`
+	}{plain(o), v})
+}
+
+// parseBank reads a bank operation's value.
+func parseBank(f string, raw json.RawMessage) (*Bank, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		if f == FTransfer {
+			return nil, fmt.Errorf(`expected {"from": ACCOUNT, "to": ACCOUNT, "amount": N}, got null`)
+		}
+		return nil, nil
+	}
+	if f == FTransfer {
+		var t struct {
+			From, To, Amount *int
+		}
+		if err := json.Unmarshal(raw, &t); err != nil || t.From == nil || t.To == nil || t.Amount == nil {
+			return nil, fmt.Errorf(`expected {"from": ACCOUNT, "to": ACCOUNT, "amount": N}, got %.60s`, raw)
+		}
+		return &Bank{From: *t.From, To: *t.To, Amount: *t.Amount}, nil
+	}
+	var m map[string]int
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf(`expected balances by account ({"0": 100, …}), got %.60s`, raw)
+	}
+	b := &Bank{Balances: map[int]int{}}
+	for k, v := range m {
+		a, err := strconv.Atoi(k)
+		if err != nil {
+			return nil, fmt.Errorf("expected integer accounts, got %q", k)
+		}
+		b.Balances[a] = v
+	}
+	return b, nil
+}
+
+// checkBank checks a bank history: every committed read holds the opening
+// total (wrong-total: money made or destroyed, as a lost update does to a
+// transfer that reads balances and writes new ones) and no balance below
+// zero (negative-value). Both are forbidden under every model.
+func checkBank(ops []Op, model string) (*Result, error) {
+	var opening map[int]int
+	var rest []Op
+	for _, op := range ops {
+		if op.F == FInit {
+			if op.Bank == nil || len(op.Bank.Balances) == 0 {
+				return nil, fmt.Errorf("index %d: the init line holds no balances", op.Index)
+			}
+			opening = op.Bank.Balances
+			continue
+		}
+		rest = append(rest, op)
+	}
+	if opening == nil {
+		return nil, fmt.Errorf(`a bank history needs its opening balances: a line {"type": "ok", "f": "init", "value": {"0": 100, …}}`)
+	}
+	total := 0
+	for _, b := range opening {
+		total += b
+	}
+	txns, err := pair(rest)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Model: model, Ops: len(ops)}
+	found := map[string]*Anomaly{}
+	note := func(typ, example string, size int) {
+		a := found[typ]
+		if a == nil {
+			a = &Anomaly{Type: typ, Forbidden: true, size: size + 1}
+			found[typ] = a
+		}
+		a.Count++
+		if size < a.size { // the smallest example: the read furthest from the truth… kept short
+			a.Example, a.size = example, size
+		}
+	}
+	for _, t := range txns {
+		if t.Complete != nil && t.Complete.Error == EscapedError {
+			res.Escaped++
+		}
+		switch t.Type {
+		case "ok":
+			res.OK++
+		case "fail":
+			res.Fail++
+		default:
+			res.Info++
+		}
+		if t.Type != "ok" || t.Invoke.F != FRead || t.Complete.Bank == nil {
+			continue
+		}
+		seen := t.Complete.Bank.Balances
+		sum := 0
+		var neg []string
+		for _, a := range sortedAccounts(seen) {
+			sum += seen[a]
+			if seen[a] < 0 {
+				neg = append(neg, fmt.Sprintf("account %d at %d", a, seen[a]))
+			}
+		}
+		where := fmt.Sprintf("the read at index %d (process %d, through %s)", t.Complete.Index, t.Process, cmpOr(t.Node, "?"))
+		if sum != total || len(seen) != len(opening) {
+			d := sum - total
+			note("wrong-total", fmt.Sprintf("%s saw %d accounts holding %d in all, where %d accounts opened with %d: %+d made by the transfers (%s)",
+				where, len(seen), sum, len(opening), total, d, describeBalances(seen)), abs(d))
+		}
+		if len(neg) > 0 {
+			note("negative-value", fmt.Sprintf("%s saw %s, though no transfer may overdraw", where, strings.Join(neg, ", ")), len(neg))
+		}
+	}
+	res.Valid = true
+	for _, typ := range []string{"wrong-total", "negative-value"} {
+		if a := found[typ]; a != nil {
+			res.Anomalies = append(res.Anomalies, *a)
+			res.Forbidden = append(res.Forbidden, typ)
+			res.Valid = false
+		}
+	}
+	return res, nil
+}
+
+func sortedAccounts(m map[int]int) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
+}
+
+func describeBalances(m map[int]int) string {
+	var parts []string
+	for _, a := range sortedAccounts(m) {
+		parts = append(parts, fmt.Sprintf("%d: %d", a, m[a]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,110 @@
+package consistency
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+const bankHistory = `{"index":0,"time":0,"process":0,"type":"ok","f":"init","value":{"0":10,"1":10}}
+{"index":1,"time":1,"process":0,"type":"invoke","f":"transfer","value":{"from":0,"to":1,"amount":3}}
+{"index":2,"time":2,"process":1,"type":"invoke","f":"read","value":null}
+{"index":3,"time":3,"process":0,"type":"ok","f":"transfer","node":"db1","value":{"from":0,"to":1,"amount":3}}
+{"index":4,"time":4,"process":1,"type":"ok","f":"read","node":"db2","value":{"0":7,"1":13}}
+{"index":5,"time":5,"process":0,"type":"invoke","f":"transfer","value":{"from":1,"to":0,"amount":20}}
+{"index":6,"time":6,"process":0,"type":"fail","f":"transfer","value":{"from":1,"to":0,"amount":20}}
+{"index":7,"time":7,"process":2,"type":"invoke","f":"transfer","value":{"from":1,"to":0,"amount":1}}
+{"index":8,"time":8,"process":2,"type":"info","f":"transfer","error":2013,"value":{"from":1,"to":0,"amount":1}}
+`
+
+func TestBank(t *testing.T) {
+	for _, c := range []struct {
+		name, extra string
+		valid       bool
+		anomalies   string
+	}{
+		{"money kept: valid", `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
+{"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":8,"1":12}}`, true, ""},
+		{"a lost update makes money", `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
+{"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":10,"1":13}}`, false, "wrong-total"},
+		{"an overdraft", `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
+{"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":-1,"1":21}}`, false, "negative-value"},
+		{"a read that failed is not judged", `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
+{"index":10,"time":10,"process":3,"type":"fail","f":"read","error":1213,"value":null}`, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ops, err := Read(strings.NewReader(bankHistory + c.extra + "\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, model := range Models { // forbidden under every model
+				r, err := Check(ops, model)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var types []string
+				for _, a := range r.Anomalies {
+					types = append(types, a.Type)
+				}
+				if r.Valid != c.valid || strings.Join(types, ",") != c.anomalies {
+					t.Errorf("%s: valid %v, anomalies %v", model, r.Valid, types)
+				}
+				if r.OK+r.Fail != 4 || r.Info != 1 {
+					t.Errorf("counts: %+v", r)
+				}
+			}
+		})
+	}
+	ops, _ := Read(strings.NewReader(bankHistory + `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
+{"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":10,"1":13}}` + "\n"))
+	r, _ := Check(ops, "read-committed")
+	if ex := r.Anomalies[0].Example; !strings.Contains(ex, "the read at index 10 (process 3, through db3) saw 2 accounts holding 23 in all, where 2 accounts opened with 20: +3") {
+		t.Errorf("example: %s", ex)
+	}
+	// written and read back the same
+	var b bytes.Buffer
+	if err := Write(&b, ops); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(&b)
+	if err != nil || len(back) != len(ops) || back[3].Bank.Amount != 3 || back[4].Bank.Balances[1] != 13 || back[2].Bank != nil {
+		t.Errorf("round trip: %v %+v", err, back)
+	}
+}
+
+func TestBadBankHistories(t *testing.T) {
+	for _, c := range []struct{ name, history, want string }{
+		{"no opening balances", `{"index":1,"time":1,"process":0,"type":"invoke","f":"read","value":null}`, "needs its opening balances"},
+		{"mixed workloads", strings.SplitN(bankHistory, "\n", 2)[0] + "\n" + `{"index":1,"time":1,"process":0,"type":"invoke","f":"txn","value":[["r",1,null]]}`, `"txn" in a history of "init" operations`},
+		{"a transfer without its amount", `{"index":1,"time":1,"process":0,"type":"invoke","f":"transfer","value":{"from":0,"to":1}}`, `expected {"from": ACCOUNT, "to": ACCOUNT, "amount": N}`},
+		{"accounts by name", `{"index":0,"time":0,"process":0,"type":"ok","f":"init","value":{"alice":10}}`, "expected integer accounts"},
+		{"an unknown function", `{"index":0,"time":0,"process":0,"type":"ok","f":"deposit","value":null}`, "expected txn (list-append) or transfer, read and init (bank)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ops, err := Read(strings.NewReader(c.history + "\n"))
+			if err == nil {
+				_, err = Check(ops, "serializable")
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestLongListsInExamples(t *testing.T) {
+	long := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+	if got := short(long); got != "[1 2 3 … 11 12 13 14 15] (15 values)" {
+		t.Errorf("short: %s", got)
+	}
+	if got := short(long[:6]); got != "[1 2 3 4 5 6]" {
+		t.Errorf("short of a short list: %s", got)
+	}
+	other := append(append([]int{}, long[:8]...), 10, 9, 11)
+	if got := apart(long, other); got != "[… 7 8 9 10 11 …] (15 values; from the 7th)" {
+		t.Errorf("apart: %s", got)
+	}
+	if got := apart(other, long); got != "[… 7 8 10 9 11] (11 values; from the 7th)" {
+		t.Errorf("apart, the other way: %s", got)
+	}
+}

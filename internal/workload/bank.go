@@ -1,0 +1,216 @@
+package workload
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/hadrill/hadrill/internal/consistency"
+)
+
+// bankTable holds the bank workload's accounts.
+const bankTable = "app.hd_bank"
+
+// OpeningBalance is what each account of the bank workload starts with.
+const OpeningBalance = 100
+
+// StartBank opens p.Keys accounts of OpeningBalance each (the table made
+// and emptied first, the opening recorded as the history's init line) and
+// starts the clients, each on its endpoint in turn, until Stop or ctx
+// ends: three in four operations move 1 to 5 between two accounts, reading
+// both balances and writing the new ones (refused, as fail, when it would
+// overdraw), the others read every balance in one statement. Outcomes are
+// recorded as the list-append workload's are.
+func StartBank(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) (*HistoryRun, error) {
+	db, err := targets[0].Open(l)
+	if err != nil {
+		return nil, err
+	}
+	err = execAll(ctx, db, "CREATE TABLE IF NOT EXISTS "+bankTable+" (id INT PRIMARY KEY, balance BIGINT NOT NULL) ENGINE=InnoDB",
+		"DELETE FROM "+bankTable)
+	opening := map[int]int{}
+	var rows []string
+	for i := 0; i < p.Keys; i++ {
+		opening[i] = OpeningBalance
+		rows = append(rows, fmt.Sprintf("(%d, %d)", i, OpeningBalance))
+	}
+	if err == nil {
+		err = execAll(ctx, db, "INSERT INTO "+bankTable+" (id, balance) VALUES "+strings.Join(rows, ", "))
+	}
+	db.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
+	}
+	a := &HistoryRun{rec: consistency.NewRecorder()}
+	a.rec.Record(consistency.Op{Process: a.rec.Process(), Type: "ok", F: consistency.FInit, Bank: &consistency.Bank{Balances: opening}})
+	var runCtx context.Context
+	runCtx, a.cancel = context.WithCancel(ctx)
+	for i := 0; i < p.Clients; i++ {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			bankClient(runCtx, l, targets[i%len(targets)], p, a.rec, uint64(i))
+		}()
+	}
+	return a, nil
+}
+
+func execAll(ctx context.Context, db *sql.DB, stmts ...string) error {
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bankClient runs transfers and reads until ctx ends, as one process
+// after another (a new one after each unknown outcome).
+func bankClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *consistency.Recorder, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
+	db, _ := e.Open(l)
+	defer db.Close()
+	var conn *sql.Conn
+	process := rec.Process()
+	for ctx.Err() == nil {
+		if conn == nil {
+			c, err := session(ctx, db, p.SyncWait)
+			if err != nil {
+				sleepCtx(ctx, 50*time.Millisecond) // the server is away: try again
+				continue
+			}
+			conn = c
+		}
+		op := consistency.Op{Process: process, Type: "invoke", Node: e.Name, F: consistency.FRead}
+		if r.IntN(4) != 0 && p.Keys > 1 {
+			from := r.IntN(p.Keys)
+			to := (from + 1 + r.IntN(p.Keys-1)) % p.Keys
+			op.F, op.Bank = consistency.FTransfer, &consistency.Bank{From: from, To: to, Amount: 1 + r.IntN(5)}
+		}
+		rec.Record(op)
+		var done *consistency.Bank
+		var typ string
+		var code int
+		if op.F == consistency.FTransfer {
+			typ, code = transfer(ctx, conn, *op.Bank)
+			done = op.Bank
+		} else {
+			done, typ, code = readBalances(ctx, conn)
+		}
+		if ctx.Err() != nil && typ != "ok" {
+			typ = "info"
+		}
+		rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, F: op.F, Error: code, Bank: done})
+		if typ == "info" || code != 0 && broken(code) {
+			conn.Close()
+			conn = nil
+		}
+		if typ == "info" {
+			process = rec.Process()
+		}
+	}
+	if conn != nil {
+		conn.Close()
+	}
+}
+
+// session is a connection with the workload's wsrep_sync_wait (≥ 0).
+func session(ctx context.Context, db *sql.DB, syncWait int) (*sql.Conn, error) {
+	c, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if syncWait >= 0 {
+		if _, err := c.ExecContext(ctx, "SET SESSION wsrep_sync_wait = "+strconv.Itoa(syncWait)); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// transfer moves t.Amount in one transaction: both balances read, the new
+// ones written (not balance = balance - n: a lost update then shows as
+// money made or destroyed); refused (fail) when it would overdraw. After
+// each statement the server is asked whether the transaction is still
+// open, as transact does.
+func transfer(ctx context.Context, c *sql.Conn, t consistency.Bank) (string, int) {
+	fail := func(err error) (string, int) {
+		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return "fail", errorNumber(err)
+	}
+	still := func() (bool, error) {
+		var in int
+		err := c.QueryRowContext(ctx, "SELECT @@in_transaction").Scan(&in)
+		return in == 1, err
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		return fail(err)
+	}
+	var from, to int64
+	if err := c.QueryRowContext(ctx, "SELECT (SELECT balance FROM "+bankTable+" WHERE id = ?), (SELECT balance FROM "+bankTable+" WHERE id = ?)", t.From, t.To).Scan(&from, &to); err != nil {
+		return fail(err)
+	}
+	if from < int64(t.Amount) {
+		_, _ = c.ExecContext(ctx, "ROLLBACK")
+		return "fail", 0 // it would overdraw: refused
+	}
+	for _, w := range [][2]int64{{from - int64(t.Amount), int64(t.From)}, {to + int64(t.Amount), int64(t.To)}} {
+		if _, err := c.ExecContext(ctx, "UPDATE "+bankTable+" SET balance = ? WHERE id = ?", w[0], w[1]); err != nil {
+			return fail(err)
+		}
+		in, err := still()
+		if err != nil {
+			return fail(err)
+		}
+		if !in {
+			return "info", Escaped
+		}
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1020 || me.Number == 1205 || me.Number == 1180) {
+			return "fail", int(me.Number)
+		}
+		return "info", errorNumber(err)
+	}
+	return "ok", 0
+}
+
+// readBalances reads every balance in one statement of one transaction.
+func readBalances(ctx context.Context, c *sql.Conn) (*consistency.Bank, string, int) {
+	fail := func(err error) (*consistency.Bank, string, int) {
+		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+		return nil, "fail", errorNumber(err)
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		return fail(err)
+	}
+	rows, err := c.QueryContext(ctx, "SELECT id, balance FROM "+bankTable)
+	if err != nil {
+		return fail(err)
+	}
+	b := &consistency.Bank{Balances: map[int]int{}}
+	for rows.Next() {
+		var id, bal int
+		if err := rows.Scan(&id, &bal); err != nil {
+			rows.Close()
+			return fail(err)
+		}
+		b.Balances[id] = bal
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fail(err)
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return nil, "info", errorNumber(err) // a read-only transaction: its reads stand, but say unknown as the commit did not answer
+	}
+	return b, "ok", 0
+}
