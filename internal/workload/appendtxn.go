@@ -60,6 +60,10 @@ type HistoryRun struct {
 	rec    *consistency.Recorder
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// what the final reads need: where the clients ran, and the workload
+	l       Lab
+	targets []Endpoint
+	p       HistoryParams
 }
 
 // StartAppend makes the workload's table (emptied) and starts its clients,
@@ -82,7 +86,7 @@ func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
 	}
-	a := &HistoryRun{rec: consistency.NewRecorder()}
+	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, p: p}
 	var counters sync.Map // key -> *atomic.Int64: the last value appended to it
 	nextValue := func(k int) int {
 		c, _ := counters.LoadOrStore(k, new(atomic.Int64))
@@ -112,11 +116,56 @@ func StartHistory(ctx context.Context, l Lab, targets []Endpoint, p HistoryParam
 }
 
 // Stop ends the clients (an operation in flight then has an unknown
-// outcome) and returns the history.
+// outcome), reads every key once more through each target (finalReads)
+// and returns the history.
 func (a *HistoryRun) Stop() []consistency.Op {
 	a.cancel()
 	a.wg.Wait()
+	a.finalReads()
 	return a.rec.Ops()
+}
+
+// finalReadTime bounds the final reads (a node that does not answer is
+// left out: its read is recorded as failed or unknown).
+const finalReadTime = 10 * time.Second
+
+// finalReads reads every key (every balance) once more through each
+// target after the clients stopped, with wsrep_sync_wait=1 where the
+// server has it, each as a process of its own. Without them an append
+// acknowledged near the end, read only by a lagging node's stale read,
+// would look lost; with them, "lost" means absent from reads made once
+// every node had applied everything committed before them.
+func (a *HistoryRun) finalReads() {
+	ctx, cancel := context.WithTimeout(context.Background(), finalReadTime)
+	defer cancel()
+	for _, e := range a.targets {
+		db, err := e.Open(a.l)
+		if err != nil {
+			continue
+		}
+		process := a.rec.Process()
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			db.Close()
+			continue
+		}
+		_, _ = conn.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1") // a server without Galera refuses it: its reads are its own anyway
+		if a.p.Workload == "bank" {
+			a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, F: consistency.FRead})
+			done, typ, code := readBalances(ctx, conn)
+			a.rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, F: consistency.FRead, Error: code, Bank: done})
+		} else {
+			mops := make([]consistency.Mop, a.p.Keys)
+			for k := range mops {
+				mops[k] = consistency.Mop{F: "r", Key: k}
+			}
+			a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, Value: mops})
+			done, typ, code := transact(ctx, conn, mops)
+			a.rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, Error: code, Value: done})
+		}
+		conn.Close()
+		db.Close()
+	}
 }
 
 // WriteHistory stores a history as the run's history.jsonl (whole or not
@@ -178,17 +227,10 @@ func appendClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *
 	process := rec.Process()
 	for ctx.Err() == nil {
 		if conn == nil {
-			c, err := db.Conn(ctx)
+			c, err := session(ctx, db, p.SyncWait)
 			if err != nil {
 				sleepCtx(ctx, 50*time.Millisecond) // the server is away: try again
 				continue
-			}
-			if p.SyncWait >= 0 {
-				if _, err := c.ExecContext(ctx, "SET SESSION wsrep_sync_wait = "+strconv.Itoa(p.SyncWait)); err != nil {
-					c.Close()
-					sleepCtx(ctx, 50*time.Millisecond)
-					continue
-				}
 			}
 			conn = c
 		}
@@ -272,13 +314,22 @@ func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consi
 		}
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-		var me *mysql.MySQLError
-		if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1020 || me.Number == 1205 || me.Number == 1180) {
-			return mops, "fail", int(me.Number) // certification failure or deadlock: rolled back
-		}
-		return mops, "info", errorNumber(err) // the commit may or may not have happened
+		typ, code := commitFailed(err)
+		return mops, typ, code
 	}
 	return done, "ok", 0
+}
+
+// commitFailed is what a failed COMMIT means: fail (surely rolled back: a
+// certification failure, deadlock, lock wait timeout, a write on a row
+// changed since the snapshot) or info (the commit may or may not have
+// happened), with the error's number.
+func commitFailed(err error) (string, int) {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1020 || me.Number == 1205 || me.Number == 1180) {
+		return "fail", int(me.Number)
+	}
+	return "info", errorNumber(err)
 }
 
 // Escaped is the error a transaction is recorded with when the server

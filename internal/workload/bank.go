@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/hadrill/hadrill/internal/consistency"
 )
 
@@ -48,7 +46,7 @@ func StartBank(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
 	}
-	a := &HistoryRun{rec: consistency.NewRecorder()}
+	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, p: p}
 	a.rec.Record(consistency.Op{Process: a.rec.Process(), Type: "ok", F: consistency.FInit, Bank: &consistency.Bank{Balances: opening}})
 	var runCtx context.Context
 	runCtx, a.cancel = context.WithCancel(ctx)
@@ -175,11 +173,7 @@ func transfer(ctx context.Context, c *sql.Conn, t consistency.Bank) (string, int
 		}
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
-		var me *mysql.MySQLError
-		if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1020 || me.Number == 1205 || me.Number == 1180) {
-			return "fail", int(me.Number)
-		}
-		return "info", errorNumber(err)
+		return commitFailed(err)
 	}
 	return "ok", 0
 }
