@@ -27,7 +27,7 @@ func init() {
 			if _, ok := drill.Lookup(st.Scenario); !ok {
 				add("scenario", "expected a drill (%s), got %q", strings.Join(drillNames(), ", "), st.Scenario)
 			} else if !slices.Contains(studyDrills, st.Scenario) {
-				add("scenario", "a study runs the drills that act on the whole cluster (%s), got %q", strings.Join(studyDrills, ", "), st.Scenario)
+				add("scenario", "a study runs the drills that need no target named (%s), got %q", strings.Join(studyDrills, ", "), st.Scenario)
 			}
 			if st.Workload != "" && !slices.Contains(drill.Workloads, st.Workload) {
 				add("workload", "expected one of %s, got %q", strings.Join(drill.Workloads, ", "), st.Workload)
@@ -94,9 +94,9 @@ func init() {
 	})
 }
 
-// studyDrills are the drills a study step runs: those acting on the whole
-// cluster, which need no node named.
-var studyDrills = []string{"full-outage", "rolling-restart"}
+// studyDrills are the drills a study step runs: those that need no target
+// named (the whole cluster, or the load balancer's writer by default).
+var studyDrills = []string{"failover", "partition", "full-outage", "rolling-restart"}
 
 func drillNames() []string {
 	var out []string

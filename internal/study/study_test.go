@@ -252,3 +252,41 @@ func TestPerDollar(t *testing.T) {
 		t.Errorf("finding: %s", f)
 	}
 }
+
+func TestBadHistorySteps(t *testing.T) {
+	_, err := Load([]byte(`
+name: bad-history
+title: bad history steps
+source: x
+variants:
+  - {name: a, preset: galera3}
+steps:
+  - {name: d, kind: drill, scenario: explode}
+  - {name: e, kind: drill, scenario: domain-outage, workload: ledger}
+  - {name: f, kind: consistency, workload: ledger}
+  - {name: g, kind: consistency, scenario: full-outage}
+  - {name: h, kind: consistency, workload: bank}
+scales:
+  quick: {runs: 1, time: 0}
+  full: {runs: 1, time: 5}
+expect:
+  - {step: h, variant: a, metric: lost_updates, min: 1, claim: c, source: s}
+`))
+	if err == nil {
+		t.Fatal("bad history steps loaded")
+	}
+	for _, want := range []string{
+		`steps[0].scenario: expected a drill (failover, partition, full-outage`,
+		`steps[1].scenario: a study runs the drills that need no target named (failover, partition, full-outage, rolling-restart), got "domain-outage"`,
+		`steps[1].workload: expected one of acked, append, bank, got "ledger"`,
+		`steps[2].workload: expected one of append, bank, got "ledger"`,
+		`steps[3].scenario: is for drill steps, got a consistency step`,
+		`scales.quick.time: expected 1 to 3600 seconds of traffic before the fault and after recovery (step d)`,
+		// a bank step yields the bank's figures only
+		`expect[0].metric: step h yields committed_per_s, wrong_totals, negative_values, got "lost_updates"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+}
