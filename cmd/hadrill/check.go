@@ -21,7 +21,7 @@ func checkCmd() *cobra.Command {
 "f": "txn", "node", "value": [["append", KEY, VALUE], ["r", KEY, LIST]]}), infers each key's order of
 versions from the reads, builds the transactions' dependency graph (ww, wr, rw; the clients' process
 and real-time order), and names what it finds: G0, G1a, G1b, G1c, G-single, G2-item and their -process
-and -realtime forms, lost-update, lost, internal, incompatible-order, duplicate-elements, garbage-read,
+and -realtime forms, lost-update, lost, internal, non-repeatable-read, incompatible-order, duplicate-elements, garbage-read,
 each with a count and its smallest example in words. A bank history (f: init, with the opening balances
 as {"ACCOUNT": BALANCE}; transfer, {"from", "to", "amount"}; read, the balances seen) is checked for
 committed reads whose total differs from the opening one (wrong-total) or that see a balance below zero

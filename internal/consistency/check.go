@@ -13,8 +13,9 @@ var Models = []string{"read-committed", "repeatable-read", "snapshot-isolation",
 // forbidden says whether a model forbids an anomaly type: every model
 // forbids what no database may do (G0, G1a/b/c, garbage, duplicates, an
 // internal inconsistency, incompatible orders, a lost append);
-// repeatable read adds G-single, G2-item and lost updates; snapshot
-// isolation G-single and lost updates (write skew, G2-item, it allows);
+// repeatable read adds G-single, G2-item, lost updates and non-repeatable
+// reads; snapshot isolation G-single, lost updates and non-repeatable
+// reads (write skew, G2-item, it allows);
 // serializable every data cycle; strict serializable also the cycles
 // through a client's own order (-process) and real time (-realtime).
 func forbidden(model, anomaly string) bool {
@@ -27,7 +28,7 @@ func forbidden(model, anomaly string) bool {
 		return false
 	}
 	switch base {
-	case "G-single", "lost-update":
+	case "G-single", "lost-update", "non-repeatable-read":
 		return model != "read-committed"
 	case "G2-item":
 		return model == "repeatable-read" || model == "serializable" || model == "strict-serializable"
@@ -252,11 +253,13 @@ func (c *checker) reads() {
 		}
 		state := map[int][]int{} // key -> what t must read next (known)
 		known := map[int]bool{}
-		own := map[int][]int{} // key -> t's appends so far
+		own := map[int][]int{}   // key -> t's appends so far
+		since := map[int][]int{} // key -> t's appends since its last read of it
 		for _, m := range t.Mops {
 			if m.F == "append" {
 				state[m.Key] = append(state[m.Key], m.Value)
 				own[m.Key] = append(own[m.Key], m.Value)
+				since[m.Key] = append(since[m.Key], m.Value)
 				continue
 			}
 			if !m.Read {
@@ -278,14 +281,21 @@ func (c *checker) reads() {
 					}
 				}
 			}
-			// internal: what this transaction must see of its own work
+			// internal: what this transaction must see of its own work; a
+			// later read that extends the earlier one with others' appends
+			// before its own is a non-repeatable read (read committed
+			// allows it; one snapshot does not)
+			before := state[m.Key][:len(state[m.Key])-len(since[m.Key])]
 			switch {
+			case known[m.Key] && !slices.Equal(m.List, state[m.Key]) && prefix(before, m.List) && hasSuffix(m.List, since[m.Key]):
+				c.add("non-repeatable-read", fmt.Sprintf("%s read key %d = %s where its own earlier operations say %s: others' appends came between (its reads are not one snapshot)",
+					describe(t), m.Key, apart(m.List, state[m.Key]), apart(state[m.Key], m.List)), 1)
 			case known[m.Key] && !slices.Equal(m.List, state[m.Key]):
 				c.add("internal", fmt.Sprintf("%s read key %d = %s where its own earlier operations say %s", describe(t), m.Key, apart(m.List, state[m.Key]), apart(state[m.Key], m.List)), 1)
 			case !known[m.Key] && len(own[m.Key]) > 0 && !hasSuffix(m.List, own[m.Key]):
 				c.add("internal", fmt.Sprintf("%s read key %d = %s without its own appends %v at the end", describe(t), m.Key, short(m.List), own[m.Key]), 1)
 			}
-			state[m.Key], known[m.Key] = slices.Clone(m.List), true
+			state[m.Key], known[m.Key], since[m.Key] = slices.Clone(m.List), true, nil
 		}
 	}
 }

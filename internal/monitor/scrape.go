@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -116,6 +117,7 @@ type Summary struct {
 	Exporters int            `json:"exporters"`
 	Scrapes   int            `json:"scrapes"`
 	Failed    map[string]int `json:"failed,omitempty"` // by exporter, those with failures
+	Silent    []string       `json:"silent,omitempty"` // exporters whose every scrape failed
 	File      string         `json:"file"`
 }
 
@@ -137,7 +139,11 @@ func (r *Recorder) Stop() (Summary, error) {
 			}
 			s.Failed[name] = r.failed[name]
 		}
+		if n > 0 && r.failed[name] == n {
+			s.Silent = append(s.Silent, name)
+		}
 	}
+	sort.Strings(s.Silent)
 	err := errors.Join(r.err, r.gz.Close(), r.f.Close())
 	return s, err
 }

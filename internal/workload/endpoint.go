@@ -203,8 +203,10 @@ func Finish(l Lab, run *results.Run, interrupted bool, res any) error {
 				run.Warnings = append(run.Warnings, fmt.Sprintf("monitoring: the exporters' series may be incomplete: %v", err))
 			}
 			run.Monitoring = sum
-			for name, n := range sum.Failed {
-				run.Warnings = append(run.Warnings, fmt.Sprintf("monitoring: %d scrapes of %s failed (see %s)", n, name, sum.File))
+			// a scrape failing while a fault holds its host down is what
+			// the fault does; an exporter never answering is worth a word
+			for _, name := range sum.Silent {
+				run.Warnings = append(run.Warnings, fmt.Sprintf("monitoring: %s never answered during the run (no series of it in %s)", name, sum.File))
 			}
 		}
 		samples = rec.hosts.Stop()
