@@ -131,17 +131,7 @@ func checkBank(ops []Op, model string) (*Result, error) {
 		}
 	}
 	for _, t := range txns {
-		if t.Complete != nil && t.Complete.Error == EscapedError {
-			res.Escaped++
-		}
-		switch t.Type {
-		case "ok":
-			res.OK++
-		case "fail":
-			res.Fail++
-		default:
-			res.Info++
-		}
+		res.tally(t)
 		if t.Type != "ok" || t.Invoke.F != FRead || t.Complete.Bank == nil {
 			continue
 		}

@@ -63,6 +63,22 @@ type Result struct {
 	Escaped int `json:"escaped"`
 }
 
+// tally counts a transaction's outcome (and an escape: the server ended
+// it before its commit without an error).
+func (r *Result) tally(t *Txn) {
+	if t.Complete != nil && t.Complete.Error == EscapedError {
+		r.Escaped++
+	}
+	switch t.Type {
+	case "ok":
+		r.OK++
+	case "fail":
+		r.Fail++
+	default:
+		r.Info++
+	}
+}
+
 // Count is how many anomalies of the given types the check found.
 func (r *Result) Count(types ...string) int {
 	n := 0
@@ -132,17 +148,7 @@ func Check(ops []Op, model string) (*Result, error) {
 		found: map[string]*Anomaly{}, nodeOf: map[int]bool{}, appended: map[*Txn]map[int][]int{}, longest: map[int][]int{}, checked: map[int]bool{}}
 	res := &Result{Model: model, Ops: len(ops)}
 	for _, t := range txns {
-		if t.Complete != nil && t.Complete.Error == EscapedError {
-			res.Escaped++
-		}
-		switch t.Type {
-		case "ok":
-			res.OK++
-		case "fail":
-			res.Fail++
-		default:
-			res.Info++
-		}
+		res.tally(t)
 	}
 	c.writers()
 	c.longestReads()

@@ -139,3 +139,15 @@ func WaitReady(ctx context.Context, h Host, d Daemon, deadline, every time.Durat
 		return nil
 	})
 }
+
+// Listens is a readiness check (EnsureReady's): something accepts TCP
+// connections at addr, dialed from the host.
+func Listens(h Host, addr string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		c, err := h.Dial(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+}

@@ -40,14 +40,7 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 		n := &l.p.Nodes[i]
 		addr := fmt.Sprintf("%s:%d", n.Address, n.AgentPort)
 		h := l.Prov.Host(n.Host)
-		err := host.EnsureReady(ctx, h, agent.Daemon(l.p, n, h.Exe()), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
-			c, err := h.Dial(ctx, "tcp", addr)
-			if err == nil {
-				c.Close()
-			}
-			return err
-		})
-		if err != nil {
+		if err := host.EnsureReady(ctx, h, agent.Daemon(l.p, n, h.Exe()), 10*time.Second, 20*time.Millisecond, host.Listens(h, addr)); err != nil {
 			return err
 		}
 	}

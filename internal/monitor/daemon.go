@@ -49,14 +49,7 @@ func Ensure(ctx context.Context, p *plan.Plan, hosts Hosts) error {
 			}
 		}
 		addr := fmt.Sprintf("%s:%d", e.Address, e.Port)
-		err := host.EnsureReady(ctx, h, Daemon(e), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
-			c, err := h.Dial(ctx, "tcp", addr)
-			if err == nil {
-				c.Close()
-			}
-			return err
-		})
-		if err != nil {
+		if err := host.EnsureReady(ctx, h, Daemon(e), 10*time.Second, 20*time.Millisecond, host.Listens(h, addr)); err != nil {
 			return err
 		}
 	}

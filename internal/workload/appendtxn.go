@@ -217,23 +217,11 @@ func Consistency(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 	return out, Finish(l, run, out.Interrupted, out)
 }
 
-// appendClient runs transactions until ctx ends, as one process after
-// another (a new one after each unknown outcome).
+// appendClient runs list-append transactions of 1 to MaxOps
+// micro-operations until ctx ends (clientLoop).
 func appendClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *consistency.Recorder, nextValue func(int) int, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
-	db, _ := e.Open(l)
-	defer db.Close()
-	var conn *sql.Conn
-	process := rec.Process()
-	for ctx.Err() == nil {
-		if conn == nil {
-			c, err := session(ctx, db, p.SyncWait)
-			if err != nil {
-				sleepCtx(ctx, 50*time.Millisecond) // the server is away: try again
-				continue
-			}
-			conn = c
-		}
+	clientLoop(ctx, l, e, p.SyncWait, rec, func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op) {
 		var mops []consistency.Mop
 		for j := 0; j <= r.IntN(p.MaxOps); j++ {
 			k := r.IntN(p.Keys)
@@ -243,17 +231,47 @@ func appendClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *
 				mops = append(mops, consistency.Mop{F: "r", Key: k})
 			}
 		}
-		rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, Value: mops})
-		done, typ, code := transact(ctx, conn, mops)
-		if ctx.Err() != nil && typ != "ok" { // the run ended under it: its outcome is unknown
-			typ = "info"
+		return consistency.Op{Value: mops}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+			done, typ, code := transact(ctx, c, mops)
+			return consistency.Op{Type: typ, Error: code, Value: done}
 		}
-		rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, Error: code, Value: done})
-		if typ == "info" || code != 0 && broken(code) {
+	})
+}
+
+// clientLoop is one client of a history workload: until ctx ends, it takes
+// the next operation (its invocation, and how to run it on a session),
+// records it invoked, runs it and records how it completed, as one
+// process after another (a new one after each unknown outcome); a session
+// that broke, or whose operation's outcome is unknown, is replaced.
+func clientLoop(ctx context.Context, l Lab, e Endpoint, syncWait int, rec *consistency.Recorder,
+	next func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op)) {
+	db, _ := e.Open(l)
+	defer db.Close()
+	var conn *sql.Conn
+	process := rec.Process()
+	for ctx.Err() == nil {
+		if conn == nil {
+			c, err := session(ctx, db, syncWait)
+			if err != nil {
+				sleepCtx(ctx, 50*time.Millisecond) // the server is away: try again
+				continue
+			}
+			conn = c
+		}
+		inv, run := next()
+		inv.Process, inv.Type, inv.Node = process, "invoke", e.Name
+		inv = rec.Record(inv)
+		done := run(ctx, conn)
+		if ctx.Err() != nil && done.Type != "ok" { // the run ended under it: its outcome is unknown
+			done.Type = "info"
+		}
+		done.Process, done.Node, done.F = process, e.Name, inv.F
+		rec.Record(done)
+		if done.Type == "info" || done.Error != 0 && broken(done.Error) {
 			conn.Close()
 			conn = nil
 		}
-		if typ == "info" {
+		if done.Type == "info" {
 			process = rec.Process()
 		}
 	}

@@ -69,54 +69,24 @@ func execAll(ctx context.Context, db *sql.DB, stmts ...string) error {
 	return nil
 }
 
-// bankClient runs transfers and reads until ctx ends, as one process
-// after another (a new one after each unknown outcome).
+// bankClient runs transfers (three in four) and reads of every balance
+// until ctx ends (clientLoop).
 func bankClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *consistency.Recorder, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
-	db, _ := e.Open(l)
-	defer db.Close()
-	var conn *sql.Conn
-	process := rec.Process()
-	for ctx.Err() == nil {
-		if conn == nil {
-			c, err := session(ctx, db, p.SyncWait)
-			if err != nil {
-				sleepCtx(ctx, 50*time.Millisecond) // the server is away: try again
-				continue
+	clientLoop(ctx, l, e, p.SyncWait, rec, func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op) {
+		if r.IntN(4) == 0 || p.Keys < 2 {
+			return consistency.Op{F: consistency.FRead}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+				done, typ, code := readBalances(ctx, c)
+				return consistency.Op{Type: typ, Error: code, Bank: done}
 			}
-			conn = c
 		}
-		op := consistency.Op{Process: process, Type: "invoke", Node: e.Name, F: consistency.FRead}
-		if r.IntN(4) != 0 && p.Keys > 1 {
-			from := r.IntN(p.Keys)
-			to := (from + 1 + r.IntN(p.Keys-1)) % p.Keys
-			op.F, op.Bank = consistency.FTransfer, &consistency.Bank{From: from, To: to, Amount: 1 + r.IntN(5)}
+		from := r.IntN(p.Keys)
+		t := consistency.Bank{From: from, To: (from + 1 + r.IntN(p.Keys-1)) % p.Keys, Amount: 1 + r.IntN(5)}
+		return consistency.Op{F: consistency.FTransfer, Bank: &t}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+			typ, code := transfer(ctx, c, t)
+			return consistency.Op{Type: typ, Error: code, Bank: &t}
 		}
-		rec.Record(op)
-		var done *consistency.Bank
-		var typ string
-		var code int
-		if op.F == consistency.FTransfer {
-			typ, code = transfer(ctx, conn, *op.Bank)
-			done = op.Bank
-		} else {
-			done, typ, code = readBalances(ctx, conn)
-		}
-		if ctx.Err() != nil && typ != "ok" {
-			typ = "info"
-		}
-		rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, F: op.F, Error: code, Bank: done})
-		if typ == "info" || code != 0 && broken(code) {
-			conn.Close()
-			conn = nil
-		}
-		if typ == "info" {
-			process = rec.Process()
-		}
-	}
-	if conn != nil {
-		conn.Close()
-	}
+	})
 }
 
 // session is a connection with the workload's wsrep_sync_wait (≥ 0).
