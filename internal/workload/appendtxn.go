@@ -294,15 +294,7 @@ func broken(code int) bool { return code >= 2000 } // client-side errors: the co
 func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consistency.Mop, string, int) {
 	done := make([]consistency.Mop, len(mops))
 	copy(done, mops)
-	fail := func(err error) ([]consistency.Mop, string, int) {
-		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return mops, "fail", errorNumber(err)
-	}
-	open := func() (bool, error) {
-		var in int
-		err := c.QueryRowContext(ctx, "SELECT @@in_transaction").Scan(&in)
-		return in == 1, err
-	}
+	fail := func(err error) ([]consistency.Mop, string, int) { return mops, "fail", rollback(ctx, c, err) }
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		return fail(err)
 	}
@@ -323,7 +315,7 @@ func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consi
 			}
 			done[i] = consistency.Mop{F: "r", Key: m.Key, List: list, Read: true}
 		}
-		in, err := open()
+		in, err := inTransaction(ctx, c)
 		if err != nil {
 			return fail(err)
 		}
@@ -336,6 +328,23 @@ func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consi
 		return mops, typ, code
 	}
 	return done, "ok", 0
+}
+
+// rollback ends a transaction a statement failed in and returns that
+// error's number (the rollback outlives a cancelled ctx).
+func rollback(ctx context.Context, c *sql.Conn, err error) int {
+	_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	return errorNumber(err)
+}
+
+// inTransaction asks the server whether the session's transaction is
+// still open: a Galera node may end a local transaction without an error
+// (a brute-force abort), and the session's next statements then run on
+// their own.
+func inTransaction(ctx context.Context, c *sql.Conn) (bool, error) {
+	var in int
+	err := c.QueryRowContext(ctx, "SELECT @@in_transaction").Scan(&in)
+	return in == 1, err
 }
 
 // commitFailed is what a failed COMMIT means: fail (surely rolled back: a

@@ -110,15 +110,7 @@ func session(ctx context.Context, db *sql.DB, syncWait int) (*sql.Conn, error) {
 // each statement the server is asked whether the transaction is still
 // open, as transact does.
 func transfer(ctx context.Context, c *sql.Conn, t consistency.Bank) (string, int) {
-	fail := func(err error) (string, int) {
-		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return "fail", errorNumber(err)
-	}
-	still := func() (bool, error) {
-		var in int
-		err := c.QueryRowContext(ctx, "SELECT @@in_transaction").Scan(&in)
-		return in == 1, err
-	}
+	fail := func(err error) (string, int) { return "fail", rollback(ctx, c, err) }
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		return fail(err)
 	}
@@ -134,7 +126,7 @@ func transfer(ctx context.Context, c *sql.Conn, t consistency.Bank) (string, int
 		if _, err := c.ExecContext(ctx, "UPDATE "+bankTable+" SET balance = ? WHERE id = ?", w[0], w[1]); err != nil {
 			return fail(err)
 		}
-		in, err := still()
+		in, err := inTransaction(ctx, c)
 		if err != nil {
 			return fail(err)
 		}
@@ -150,10 +142,7 @@ func transfer(ctx context.Context, c *sql.Conn, t consistency.Bank) (string, int
 
 // readBalances reads every balance in one statement of one transaction.
 func readBalances(ctx context.Context, c *sql.Conn) (*consistency.Bank, string, int) {
-	fail := func(err error) (*consistency.Bank, string, int) {
-		_, _ = c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-		return nil, "fail", errorNumber(err)
-	}
+	fail := func(err error) (*consistency.Bank, string, int) { return nil, "fail", rollback(ctx, c, err) }
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		return fail(err)
 	}
