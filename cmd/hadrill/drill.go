@@ -135,9 +135,13 @@ func printDrill(r *drill.Result) {
 	if r.Gap.Open {
 		gap = fmt.Sprintf("at least %.3f s, still open when the traffic ended (writes did not resume within the drill)", r.Gap.Seconds)
 	}
-	if sc, ok := drill.Lookup(r.Scenario); ok && sc.OnLB {
+	sc, _ := drill.Lookup(r.Scenario)
+	switch {
+	case sc != nil && sc.OnLB:
 		fmt.Printf("  client-visible gap: %s; writes back after %s (through the same address); taken over after %s\n", gap, opt(r.WritesBackS), opt(r.TakeoverS))
-	} else {
+	case sc != nil && !sc.Reforms():
+		fmt.Printf("  client-visible gap: %s; writes back after %s; whole again after %s\n", gap, opt(r.WritesBackS), opt(r.SyncedS))
+	default:
 		fmt.Printf("  client-visible gap: %s; writes back after %s; re-formed after %s; whole again after %s\n",
 			gap, opt(r.WritesBackS), opt(r.ReformedS), opt(r.SyncedS))
 	}

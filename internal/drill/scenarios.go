@@ -42,6 +42,10 @@ type Scenario struct {
 	reformed func(d *drill, r *Result)
 }
 
+// Reforms says whether the drill has a re-formed time of its own (the
+// survivors forming a primary component without the faulted members).
+func (s *Scenario) Reforms() bool { return s.reformed != nil }
+
 // The drills' names.
 const (
 	Failover       = "failover"
@@ -51,10 +55,12 @@ const (
 	LBFailover     = "lb-failover"
 	LBCrash        = "lb-crash"
 	DomainOutage   = "domain-outage"
+	Pause          = "pause"
+	CrashPartition = "crash-partition"
 )
 
 // registry lists the drills, in the order the CLI shows them.
-var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &lbFailover, &lbCrash, &domainOutage}
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &lbFailover, &lbCrash, &domainOutage}
 
 // Scenarios are the drills there are.
 func Scenarios() []*Scenario { return registry }

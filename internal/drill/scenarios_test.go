@@ -34,7 +34,7 @@ func TestRegistry(t *testing.T) {
 	if _, ok := Lookup("chaos"); ok {
 		t.Error("an unknown drill was found")
 	}
-	if names() != "failover, partition, full-outage, rolling-restart, lb-failover, lb-crash, domain-outage" {
+	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, lb-failover, lb-crash, domain-outage" {
 		t.Errorf("order %s", names())
 	}
 }
@@ -101,7 +101,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		want []string
 	}{
 		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "chaos", 0 },
-			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, lb-failover, lb-crash, domain-outage)`, "--rate"}},
+			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, lb-failover, lb-crash, domain-outage)`, "--rate"}},
 		{"durations", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Hold, o.Timeout = Failover, 0, 2*time.Hour },
 			[]string{"--hold", "--timeout"}},
 		{"targets for a whole-cluster drill", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = FullOutage, []string{"db1"} },
@@ -110,6 +110,12 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 			[]string{`"db7" is not a node of cluster db`}},
 		{"partition rootless", galera3(plan.ModeRootless), func(o *Options) { o.Scenario, o.Targets = Partition, []string{"db1"} },
 			[]string{"network namespaces"}},
+		{"pause of every node and a stranger", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = Pause, []string{"db1", "db2", "db3", "db9"} },
+			[]string{`NODE: "db9" is not a node of cluster db`, "NODE: pausing all 3 members of cluster db leaves nothing to take writes; use full-outage"}},
+		{"crash-partition rootless", galera3(plan.ModeRootless), func(o *Options) { o.Scenario = CrashPartition },
+			[]string{"drill crash-partition: a network fault", "network namespaces"}},
+		{"targets for crash-partition", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = CrashPartition, []string{"db1"} },
+			[]string{"crash-partition drill takes at most 0 targets"}},
 		{"unknown lb", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.LB = RollingRestart, "lb9" },
 			[]string{`unknown load balancer "lb9"`}},
 		{"lb failover of a single load balancer", galera3(plan.ModeNetns), func(o *Options) { o.Scenario = LBFailover },
@@ -140,6 +146,14 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 	d, err := prepare(galera3(plan.ModeNetns), Options{Scenario: FullOutage, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db2,db3" {
 		t.Fatalf("full outage targets the whole cluster: %v %v", d, err)
+	}
+	d, err = prepare(galera3(plan.ModeNetns), Options{Scenario: CrashPartition, Rate: 10, Hold: time.Second, Timeout: time.Second})
+	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db2,db3" || d.sc.Reforms() {
+		t.Fatalf("crash-partition goes round the whole cluster and has no re-formed time of its own: %v %v", d, err)
+	}
+	d, err = prepare(galera3(plan.ModeNetns), Options{Scenario: Pause, Targets: []string{"db2"}, Rate: 10, Hold: time.Second, Timeout: time.Second})
+	if err != nil || strings.Join(d.res.Targets, ",") != "db2" || d.sc.faulted(d) != 1 {
+		t.Fatalf("pause of one node: %v %v", d, err)
 	}
 	d, err = prepare(galera3(plan.ModeNetns), Options{Scenario: DomainOutage, Targets: []string{"fd0"}, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db3,lb" || d.sc.faulted(d) != 2 {

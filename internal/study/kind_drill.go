@@ -96,7 +96,7 @@ func init() {
 
 // studyDrills are the drills a study step runs: those that need no target
 // named (the whole cluster, or the load balancer's writer by default).
-var studyDrills = []string{"failover", "partition", "full-outage", "rolling-restart"}
+var studyDrills = []string{"failover", "partition", "pause", "crash-partition", "full-outage", "rolling-restart"}
 
 func drillNames() []string {
 	var out []string

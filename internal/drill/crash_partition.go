@@ -1,0 +1,63 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/hderr"
+)
+
+// crashPartition: process crashes during network partitions, the mix under
+// which Jepsen saw Galera lose committed transactions even when flushing
+// at every commit. One round per node: that node is cut off from the rest,
+// a second later the next node is killed (kill -9), so the one left alone
+// on the majority side loses its quorum; a second later the cut is lifted
+// and the killed server started. The next round begins once the cluster is
+// whole again.
+var crashPartition = Scenario{
+	Name:  CrashPartition,
+	Usage: "crash-partition",
+	Short: "One round per node: cut it off, kill -9 the next node a second later, heal; the cluster whole before the next round",
+	targets: func(d *drill, given []string) ([]string, error) {
+		if why := d.l.Plan().WithoutFirewall(); why != "" {
+			return nil, hderr.User("drill crash-partition: a network fault %s", why)
+		}
+		if len(d.cluster.Nodes) < 2 {
+			return nil, hderr.User("drill crash-partition: cluster %s has %d node; the drill cuts one node off and kills another", d.cluster.Name, len(d.cluster.Nodes))
+		}
+		return wholeCluster(d, given)
+	},
+	inject: func(ctx context.Context, d *drill) (time.Time, error) {
+		nodes := d.cluster.Nodes
+		d.faultAt = time.Now()
+		var last time.Time
+		for i, cut := range nodes {
+			if ctx.Err() != nil {
+				return last, ctx.Err()
+			}
+			victim := nodes[(i+1)%len(nodes)]
+			last = time.Now()
+			if err := d.l.Partition(ctx, []string{cut}, nil); err != nil {
+				return last, err
+			}
+			sleep(ctx, time.Second)
+			if err := d.l.ProcessFault(ctx, fault.Kill, []string{victim}); err != nil {
+				return last, err
+			}
+			d.logf("round %d: cut %s off, then killed %s (kill -9)", i+1, cut, victim)
+			sleep(ctx, time.Second)
+			if err := d.l.Heal(ctx); err != nil {
+				return last, fmt.Errorf("round %d: healing: %w", i+1, err)
+			}
+			if i == len(nodes)-1 {
+				break // Run waits for the last round's recovery
+			}
+			if _, ok := d.s.waitFor(ctx, d.s.brokenAt(last), d.o.Timeout, d.whole); !ok {
+				return last, fmt.Errorf("cluster %s not whole within %v after round %d (%s cut off, %s killed)", d.cluster.Name, d.o.Timeout, i+1, cut, victim)
+			}
+		}
+		return last, nil
+	},
+}
