@@ -86,6 +86,9 @@ func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
 	}
+	if err := settled(ctx, l, targets, "SELECT COUNT(*) FROM "+appendTable, "0"); err != nil {
+		return nil, err
+	}
 	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, p: p}
 	var counters sync.Map // key -> *atomic.Int64: the last value appended to it
 	nextValue := func(k int) int {
@@ -290,7 +293,9 @@ func broken(code int) bool { return code >= 2000 } // client-side errors: the co
 // (a brute-force abort by a replicated write set) and run the session's
 // next statements outside any transaction. Such a transaction is recorded
 // as info with error Escaped: part of it may have committed, statement by
-// statement, and no history can say which.
+// statement, and no history can say which. When the question itself fails
+// after an append (a node that just left the primary component answers
+// 1047), the append may have been such a statement: info too.
 func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consistency.Mop, string, int) {
 	done := make([]consistency.Mop, len(mops))
 	copy(done, mops)
@@ -316,6 +321,11 @@ func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consi
 			done[i] = consistency.Mop{F: "r", Key: m.Key, List: list, Read: true}
 		}
 		in, err := inTransaction(ctx, c)
+		if err != nil && m.F == "append" {
+			// the server may have ended the transaction before this append
+			// without a word, and the append then committed on its own
+			return mops, "info", rollback(ctx, c, err)
+		}
 		if err != nil {
 			return fail(err)
 		}
