@@ -13,7 +13,7 @@ import (
 func faultCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fault",
-		Short: "Inject faults: kill, stop, pause, resume, partition; heal undoes them all",
+		Short: "Inject faults: kill, stop, pause, resume, crash, disk, partition, link faults; heal undoes them all",
 		Long: `Every fault is recorded with its time in <lab>/faults.jsonl, and copied into the runs of
 benchmarks that were running at that moment. Network faults (partition, delay, loss,
 bandwidth) need network namespaces (root); links are named REGION-REGION.`,
@@ -47,6 +47,7 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			},
 		})
 	}
+	c.AddCommand(diskFaultCmd())
 	var from []string
 	pe := fault.Of(fault.OnNetwork)[0]
 	part := &cobra.Command{
@@ -114,5 +115,44 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			})
 		},
 	})
+	return c
+}
+
+// diskFaultCmd is `hadrill fault disk NODE …`.
+func diskFaultCmd() *cobra.Command {
+	e := fault.Of(fault.OnDisk)[0]
+	var f fault.DiskFault
+	c := &cobra.Command{
+		Use:   e.Use,
+		Short: e.Short,
+		Long: e.Short + `.
+
+The faults act on the node's emulated volumes (a spec's storage volumes), through the disk
+daemon every IO of them crosses, and add to those already there; heal (and down) undoes them.
+  --eio read,write,fsync   those IOs fail with EIO (--rate: a share of them, e.g. 1%)
+  --full                   the volumes' file systems are filled: writes needing a block fail
+                           with ENOSPC, as on a disk that filled up
+  --stall D                every IO waits until D from now (a disk that stops answering)
+  --slow F                 every IO takes F times as long
+  --lose-unsynced          armed for the node's next kill or crash: its disks lose power then,
+                           and every write they had not flushed is gone (as a power cut loses
+                           what a disk's cache and the kernel still held)`,
+		Args: args(1, 1, "one node"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			f.Node = a[0]
+			l, err := changeLab()
+			if err != nil {
+				return err
+			}
+			return l.DiskFault(cmd.Context(), f)
+		},
+	}
+	c.Flags().StringSliceVar(&f.EIO, "eio", nil, "IOs that fail with EIO: read, write, fsync")
+	c.Flags().StringVar(&f.Share, "rate", "", "the share of those IOs that fail (e.g. 1% or 0.01; default all)")
+	c.Flags().BoolVar(&f.Full, "full", false, "fill the volumes' file systems (writes fail with ENOSPC)")
+	c.Flags().DurationVar(&f.Stall, "stall", 0, "every IO waits until this long from now")
+	c.Flags().Float64Var(&f.Slow, "slow", 0, "every IO takes this many times as long")
+	c.Flags().BoolVar(&f.LoseUnsynced, "lose-unsynced", false, "at the node's next kill or crash, drop what its disks had not flushed")
+	c.Flags().StringSliceVar(&f.Volumes, "volume", nil, "only these volumes of the node (default: all)")
 	return c
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -119,6 +121,12 @@ func printStatus(st lab.Status) {
 	for _, n := range st.Nodes {
 		if n.Fenced != "" {
 			fmt.Printf("%s is fenced: it %s\n", n.Name, n.Fenced)
+		}
+		if n.Stopped != "" {
+			fmt.Printf("%s stopped: %s\n", n.Name, n.Stopped)
+		}
+		for _, v := range slices.Sorted(maps.Keys(n.DiskFaults)) {
+			fmt.Printf("%s %s volume: disk fault %s (hadrill fault heal undoes it)\n", n.Name, v, n.DiskFaults[v])
 		}
 	}
 	if d := st.Disks; d != nil && d.State != "serving" {

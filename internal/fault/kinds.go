@@ -20,6 +20,9 @@ const (
 	Restart Kind = "restart"
 	// Crash: a host's every process killed and its NIC down.
 	Crash Kind = "crash"
+	// Disk: a node's emulated volumes fail (EIO), fill up, stall, slow
+	// down or lose what they had not flushed at the next crash.
+	Disk Kind = "disk"
 )
 
 // Class says what a fault acts on.
@@ -30,6 +33,7 @@ const (
 	OnNetwork              // hosts' packets (iptables in their namespaces)
 	OnLink                 // a WAN link between regions (the netem daemon)
 	OnHost                 // whole hosts (every process, their NICs)
+	OnDisk                 // a node's emulated volumes (the disk daemon)
 )
 
 // Entry describes one fault kind for the CLI and for validation.
@@ -42,13 +46,16 @@ type Entry struct {
 
 // Kinds are the injectable faults, in the order the CLI lists them. A new
 // fault: a constant above, an entry here, and its effect in process.go
-// (a process), network.go (packets) or netem's Emulator.Change (a link).
+// (a process), network.go (packets), disk.go (volumes) or netem's
+// Emulator.Change (a link).
 var Kinds = []Entry{
 	{Kill, OnProcess, "kill NODE|LB_HOST...", "kill -9 the servers of nodes (a crash), or the HAProxy of load balancer hosts"},
 	{Stop, OnProcess, "stop NODE...", "stop the servers of nodes cleanly (they leave their cluster)"},
 	{Pause, OnProcess, "pause NODE...", "freeze the servers of nodes (SIGSTOP): alive but silent, as under a long stall"},
 	{Resume, OnProcess, "resume NODE...", "thaw paused servers (SIGCONT)"},
 	{Crash, OnHost, "crash HOST...", "Crash hosts as machines losing power: every process killed at once, their NICs down (heal brings them back)"},
+	{Disk, OnDisk, "disk NODE [--eio read,write,fsync] [--rate P] [--full] [--stall D] [--slow F] [--lose-unsynced] [--volume NAME]",
+		"Make a node's emulated disks fail: IO errors, a full file system, a stall, a slowdown, or a power cut at its next crash that drops what was not flushed"},
 	{Partition, OnNetwork, "partition TARGET... [--from OTHER,...]", "Cut hosts or a region off from everyone else (or from --from) with iptables in their namespaces"},
 	{Delay, OnLink, "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
 	{Loss, OnLink, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},

@@ -59,6 +59,9 @@ func (l *Lab) CrashHosts(ctx context.Context, names []string) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if _, err := l.powerCuts(ctx, names); err != nil {
+		return err
+	}
 	how := "NICs down"
 	if l.p.Mode == plan.ModeSSH {
 		how = "cut off the lab's other hosts"

@@ -36,6 +36,9 @@ func (l *Lab) ProcessFault(ctx context.Context, kind fault.Kind, names []string)
 		return l.LBFault(ctx, lbs)
 	}
 	err := fault.Process(ctx, l.p, l.servers, fault.Log(l.p.FaultLog), kind, names, func(s string) { l.logf("%s", s) })
+	if kind == fault.Kill && err == nil {
+		_, err = l.powerCuts(ctx, names)
+	}
 	if kind == fault.Kill || kind == fault.Stop {
 		if serr := l.saveDerived(); err == nil {
 			err = serr
@@ -82,6 +85,9 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 		return err
 	}
 	if err := l.wan.Heal(ctx); err != nil {
+		return err
+	}
+	if err := l.healDisks(ctx); err != nil {
 		return err
 	}
 	for _, n := range l.Nodes(nil) {

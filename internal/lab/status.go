@@ -115,6 +115,12 @@ type NodeInfo struct {
 	// Fenced says why a node of a primary cluster is kept read-only and
 	// outside replication (role fenced).
 	Fenced string `json:"fenced,omitempty"`
+	// Stopped says why a server that is down stopped on its own, from its
+	// error log ("InnoDB: fdatasync() returned 5 (EIO: …)").
+	Stopped string `json:"stopped,omitempty"`
+	// DiskFaults are the disk faults in force on its volumes (volume →
+	// what: "eio fsync", "full", "lose-unsynced armed (…)").
+	DiskFaults map[string]string `json:"disk_faults,omitempty"`
 	// Replication (servers with binary logs): GTID position, read_only,
 	// each replication connection, and a primary's semi-sync state.
 	replication.Detail
@@ -162,6 +168,10 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 			s.Disks = &DisksInfo{State: "not serving", Problem: lost, Fix: "hadrill start --all --name " + p.Lab}
 		}
 	}
+	diskFaults, _ := disk.ReadFaults(p)
+	if lost != "" {
+		diskFaults = nil
+	}
 	var wg sync.WaitGroup
 	repl := l.Replication()
 	roles, _ := state.RolesOf(p.Dir).Read()
@@ -171,6 +181,9 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
 			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.ProfileLabel(), Drained: l.Drained(ctx, n),
 			DisksDown: lost != "" && len(n.Volumes) > 0}
+		if f := l.DiskFaults(n, diskFaults); len(f) > 0 {
+			s.Nodes[i].DiskFaults = f
+		}
 		if c, _ := p.Cluster(n.Cluster); c.Kind == spec.KindPrimary {
 			s.Nodes[i].Role = plan.RoleReplica
 			if repl.PrimaryOf(c) == n.Name {
@@ -181,6 +194,9 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 		go func(i int) {
 			defer wg.Done()
 			s.Nodes[i].State = l.NodeState(ctx, n)
+			if s.Nodes[i].State == server.Down {
+				s.Nodes[i].Stopped = l.stoppedBecause(ctx, n)
+			}
 			if s.Nodes[i].State.Answering() {
 				s.Nodes[i].Detail = repl.Detail(ctx, n)
 				if r := s.Nodes[i].Detail.Role; r != "" {

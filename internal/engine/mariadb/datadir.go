@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 )
 
 // InstallDB initialises a fresh datadir with mariadb-install-db on this
@@ -165,3 +167,50 @@ func last(l []string, n int) []string {
 	}
 	return l
 }
+
+// StoppedBecause says, from a server's error log, why it stopped on its
+// own: the fatal (else the first) error of its last run, with an errno
+// named ("fdatasync() returned 5 (EIO)"). "" when its last run ended with a
+// clean shutdown or logged no error (a kill -9 says nothing).
+func StoppedBecause(log string) string {
+	lines := strings.Split(log, "\n")
+	start := 0
+	for i, l := range lines {
+		if strings.Contains(l, " starting as process ") {
+			start = i
+		}
+	}
+	var first, fatal string
+	for _, l := range lines[start:] {
+		switch {
+		case strings.Contains(l, "Shutdown complete"):
+			return ""
+		case !strings.Contains(l, "[ERROR]") || strings.Contains(l, "got signal"):
+		case strings.Contains(l, "[FATAL]") && fatal == "":
+			fatal = l
+		case first == "":
+			first = l
+		}
+	}
+	why := fatal
+	if why == "" {
+		why = first
+	}
+	if why == "" {
+		return ""
+	}
+	why = strings.TrimSpace(why[strings.Index(why, "[ERROR]")+len("[ERROR]"):])
+	why = strings.TrimSpace(strings.TrimPrefix(why, "[FATAL]"))
+	if m := errnoSaid.FindStringSubmatch(why); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil && errnoName[n] != "" {
+			why += fmt.Sprintf(" (%s: %s)", errnoName[n], syscall.Errno(n).Error())
+		}
+	}
+	return why
+}
+
+var errnoSaid = regexp.MustCompile(`(?:returned|[Ee]rrcode:|errno:|error number|OS error|error) (\d+)\b`)
+
+// errnoName names the errors a disk gives.
+var errnoName = map[int]string{int(syscall.EIO): "EIO", int(syscall.ENOSPC): "ENOSPC", int(syscall.EROFS): "EROFS", int(syscall.ENOENT): "ENOENT",
+	int(syscall.EACCES): "EACCES", int(syscall.EUCLEAN): "EUCLEAN", int(syscall.ENXIO): "ENXIO"}

@@ -35,3 +35,25 @@ func TestIOError(t *testing.T) {
 		t.Errorf("not an IO error: %q", got)
 	}
 }
+
+func TestStoppedBecause(t *testing.T) {
+	run := "2026-11-26  5:32:48 0 [Note] Starting MariaDB 10.11.14-MariaDB-0+deb12u2-log source revision  server_uid x as process 29533\n" +
+		"2026-11-26  5:32:48 0 [Note] mariadbd (server 10.11.14-MariaDB-0+deb12u2-log) starting as process 29533 ...\n"
+	for _, c := range []struct{ name, log, want string }{
+		{"fsync EIO", run + "2026-11-26  5:33:00 0 [ERROR] InnoDB: File ./ib_logfile0 was not found\n" +
+			"2026-11-26  5:33:00 0 [ERROR] [FATAL] InnoDB: fdatasync() returned 5\n261126  5:33:00 [ERROR] mariadbd got signal 6 ;\n",
+			"InnoDB: fdatasync() returned 5 (EIO: input/output error)"},
+		{"first error when none is fatal", run + "2026-11-26 0 [ERROR] mariadbd: Disk full (./binlog.000001); waiting for someone to free some space... (errno: 28 \"No space left on device\")\n" +
+			"2026-11-26 0 [ERROR] mariadbd: Error writing file 'x' (Errcode: 28 \"No space left on device\")\n",
+			"mariadbd: Disk full (./binlog.000001); waiting for someone to free some space... (errno: 28 \"No space left on device\") (ENOSPC: no space left on device)"},
+		{"errors of an earlier run", "x [ERROR] [FATAL] InnoDB: fdatasync() returned 5\n" + run, ""},
+		{"clean shutdown", run + "x [ERROR] WSREP: something\nx [Note] mariadbd: Shutdown complete\n", ""},
+		{"killed", run + "x [Note] WSREP: Synchronized with group, ready for connections\n", ""},
+		{"write error", run + "x [ERROR] InnoDB: Operating system error number 28 in a file operation.\n", "InnoDB: Operating system error number 28 in a file operation. (ENOSPC: no space left on device)"},
+		{"errcode", run + "x [ERROR] mariadbd: Error writing file 'y' (Errcode: 30 \"Read-only file system\")\n", "mariadbd: Error writing file 'y' (Errcode: 30 \"Read-only file system\") (EROFS: read-only file system)"},
+	} {
+		if got := StoppedBecause(c.log); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -188,6 +188,7 @@ type device struct {
 	stripe  int64
 	members []*member
 	size    int64
+	faults  faultState
 }
 
 type filesystem struct{ devices map[string]*device }
@@ -202,8 +203,11 @@ func (root) Attr(_ context.Context, a *fuse.Attr) error {
 }
 
 func (r root) Lookup(_ context.Context, name string) (fs.Node, error) {
-	if name == StatsFile {
+	switch name {
+	case StatsFile:
 		return statsFile(r), nil
+	case FaultsFile:
+		return faultsFile(r), nil
 	}
 	if d, ok := r.f.devices[name]; ok {
 		return d, nil
@@ -212,7 +216,7 @@ func (r root) Lookup(_ context.Context, name string) (fs.Node, error) {
 }
 
 func (r root) ReadDirAll(context.Context) ([]fuse.Dirent, error) {
-	out := []fuse.Dirent{{Name: StatsFile, Type: fuse.DT_File}}
+	out := []fuse.Dirent{{Name: StatsFile, Type: fuse.DT_File}, {Name: FaultsFile, Type: fuse.DT_File}}
 	for name := range r.f.devices {
 		out = append(out, fuse.Dirent{Name: name, Type: fuse.DT_File})
 	}
@@ -299,6 +303,9 @@ func perMember(segs []segment) map[*member]int64 {
 
 func (d *device) Read(ctx context.Context, req *fuse.ReadRequest, resp *fuse.ReadResponse) error {
 	arrived := time.Now()
+	if d.faults.fails(IORead) {
+		return syscall.EIO
+	}
 	size := min(int64(req.Size), max(d.size-req.Offset, 0))
 	buf := make([]byte, size)
 	segs := d.split(req.Offset, size)
@@ -312,7 +319,7 @@ func (d *device) Read(ctx context.Context, req *fuse.ReadRequest, resp *fuse.Rea
 		done = latest(done, m.read(arrived, segs, n))
 	}
 	resp.Data = buf
-	return sleepUntil(ctx, done)
+	return sleepUntil(ctx, d.faults.held(arrived, done))
 }
 
 func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.WriteResponse) error {
@@ -321,7 +328,15 @@ func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.W
 	if req.Offset+n > d.size {
 		return syscall.ENOSPC
 	}
+	if d.faults.get().PowerCut { // acknowledged, and gone
+		resp.Size = int(n)
+		return nil
+	}
+	if d.faults.fails(IOWrite) {
+		return syscall.EIO
+	}
 	segs := d.split(req.Offset, n)
+	d.faults.keep(segs)
 	for _, s := range segs {
 		if _, err := s.m.file.WriteAt(req.Data[s.devSpan:s.devSpan+s.n], s.moff); err != nil {
 			return err
@@ -332,7 +347,7 @@ func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.W
 		done = latest(done, m.write(arrived, segs, bytes))
 	}
 	resp.Size = int(n)
-	return sleepUntil(ctx, done)
+	return sleepUntil(ctx, d.faults.held(arrived, done))
 }
 
 // Fsync is a cache flush: one operation on every disk (as a cloud disk
@@ -340,11 +355,18 @@ func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.W
 // the cache holds.
 func (d *device) Fsync(ctx context.Context, _ *fuse.FsyncRequest) error {
 	arrived := time.Now()
+	if d.faults.get().PowerCut {
+		return nil
+	}
+	if d.faults.fails(IOFsync) {
+		return syscall.EIO
+	}
+	d.faults.synced()
 	done := arrived
 	for _, m := range d.members {
 		done = latest(done, m.flush(arrived))
 	}
-	return sleepUntil(ctx, done)
+	return sleepUntil(ctx, d.faults.held(arrived, done))
 }
 
 func (d *device) Flush(context.Context, *fuse.FlushRequest) error { return nil }
@@ -461,7 +483,7 @@ func Serve(ctx context.Context, dir string, devices []Device, ready func()) erro
 	f := &filesystem{devices: map[string]*device{}}
 	hosts := map[string]*Pace{} // a pace per host with machine caps, shared by its disks
 	for _, dv := range devices {
-		d := &device{name: dv.Name, stripe: max(dv.Stripe, 4096)}
+		d := &device{name: dv.Name, stripe: max(dv.Stripe, 4096), faults: faultState{saved: map[*member]map[int64][]byte{}}}
 		var host *Pace
 		if mc := dv.Machine; mc != nil {
 			if hosts[mc.Host] == nil {

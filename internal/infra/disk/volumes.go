@@ -99,6 +99,9 @@ func Setup(ctx context.Context, p *plan.Plan, exe string) error {
 	if err := startDaemon(ctx, p, exe); err != nil {
 		return err
 	}
+	if err := powerOn(p); err != nil {
+		return err
+	}
 	for _, nv := range p.AllVolumes() {
 		if err := mountVolume(ctx, d, nv.Volume); err != nil {
 			return fmt.Errorf("%s %s volume: %w", nv.Node.Name, nv.Volume.Name, err)

@@ -1,0 +1,133 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDiskFaults: faults of a node's emulated disks, through the disk
+// daemon. An fsync that fails stops the server and status says why; a full
+// file system refuses writes with a disk-full error; heal undoes both (the
+// file system remounted, the space given back) with nothing acknowledged
+// lost; and a power cut armed with --lose-unsynced, at a crash of every
+// node, loses acknowledged writes when InnoDB writes its log at commit
+// without flushing it (innodb_flush_log_at_trx_commit=2: a kill -9 alone
+// loses nothing) and none when it flushes at every commit.
+func TestDiskFaults(t *testing.T) {
+	e := newEnv(t)
+	spec := e.writeSpec("itdsk", `name: itdsk
+clusters:
+  - name: db
+    nodes: 3
+    failure_detection: fast
+    config: {innodb_flush_log_at_trx_commit: "2"}
+    storage:
+      volumes:
+        - {name: data, disk: local}
+load_balancers:
+  - name: lb
+    cluster: db
+client:
+  name: client
+`)
+	e.ok("up", "-f", spec)
+	if r := e.run("fault", "disk", "db1", "--name", "itdsk", "--eio", "trim", "--rate", "200%", "--volume", "logs"); r.code != 2 ||
+		!strings.Contains(r.stderr, `--eio: expected read, write or fsync, got "trim"`) || !strings.Contains(r.stderr, "--rate: expected a share") ||
+		!strings.Contains(r.stderr, `--volume: db1 has no volume "logs" (volumes: data)`) {
+		t.Errorf("bad disk fault: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.run("fault", "disk", "db1", "--name", "itdsk"); r.code != 2 || !strings.Contains(r.stderr, "give at least one of --eio") {
+		t.Errorf("a disk fault of nothing: exit %d\n%s", r.code, r.stderr)
+	}
+	e.sql("itdsk", "db1", "CREATE TABLE app.k (id INT PRIMARY KEY, v VARCHAR(200)); INSERT INTO app.k SELECT seq, 'a' FROM seq.seq_1_to_100")
+
+	type nodeView struct {
+		Name, State, Stopped string
+		DiskFaults           map[string]string `json:"disk_faults"`
+	}
+	node := func(name string) nodeView {
+		var st struct{ Nodes []nodeView }
+		e.statusInto("itdsk", &st)
+		for _, n := range st.Nodes {
+			if n.Name == name {
+				return n
+			}
+		}
+		return nodeView{}
+	}
+	// an fsync that fails: InnoDB stops the server, and status says why
+	e.ok("fault", "disk", "db2", "--name", "itdsk", "--eio", "fsync")
+	if f := node("db2").DiskFaults["data"]; f != "eio fsync" {
+		t.Errorf("status shows db2's disk fault as %q", f)
+	}
+	e.sql("itdsk", "db1", "INSERT INTO app.k SELECT seq, 'b' FROM seq.seq_101_to_200")
+	var n2 nodeView
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if n2 = node("db2"); n2.State == "down" {
+			break
+		}
+	}
+	if n2.State != "down" || !strings.Contains(n2.Stopped, "EIO") {
+		t.Fatalf("db2 after its fsyncs failed: %s, stopped %q", n2.State, n2.Stopped)
+	}
+	e.ok("fault", "heal", "--name", "itdsk")
+	if n2 = node("db2"); n2.State != "Synced" || n2.Stopped != "" || len(n2.DiskFaults) != 0 {
+		t.Errorf("db2 after heal: %+v", n2)
+	}
+	if got := e.sql("itdsk", "db2", "SELECT COUNT(*) FROM app.k"); !strings.HasSuffix(got, "\n200") {
+		t.Errorf("db2 holds %s rows after heal, want 200", got)
+	}
+
+	// a full file system: a write that needs space fails, heal gives it back
+	e.ok("fault", "disk", "db1", "--name", "itdsk", "--full")
+	if r := e.run("sql", "db1", "--name", "itdsk", "-e", "INSERT INTO app.k SELECT seq, REPEAT('x', 200) FROM seq.seq_1000_to_400000"); r.code == 0 ||
+		!strings.Contains(r.stdout+r.stderr, "is full") {
+		t.Errorf("a large write on a full volume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	e.ok("fault", "heal", "--name", "itdsk")
+	e.sql("itdsk", "db1", "INSERT INTO app.k SELECT seq, REPEAT('x', 200) FROM seq.seq_1000_to_40000")
+	for _, n := range []string{"db1", "db2", "db3"} {
+		if got := e.sql("itdsk", n, "SET SESSION wsrep_sync_wait=1; SELECT COUNT(*) FROM app.k"); !strings.HasSuffix(got, "\n39201") {
+			t.Errorf("%s holds %s rows after the full volume was healed, want 39201", n, got)
+		}
+	}
+
+	// a power cut at a crash of every node, armed on every node
+	outage := func() drillResult {
+		t.Helper()
+		for _, n := range []string{"db1", "db2", "db3"} {
+			e.ok("fault", "disk", n, "--name", "itdsk", "--lose-unsynced")
+		}
+		if f := node("db3").DiskFaults["data"]; !strings.HasPrefix(f, "lose-unsynced armed") {
+			t.Errorf("status shows db3's armed power cut as %q", f)
+		}
+		r := e.run("drill", "full-outage", "--name", "itdsk", "--workload", "append", "--model", "read-committed", "--before", "1s", "--after", "1s", "-o", "json")
+		var res drillResult
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code == 2 {
+			t.Fatalf("drill: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		return res
+	}
+	lost := func(r drillResult) int {
+		n := r.LostCount
+		if r.Consistency != nil {
+			for _, a := range r.Consistency.Anomalies {
+				if a.Type == "lost" {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if r := outage(); lost(r) == 0 {
+		t.Errorf("flush at commit 2, a power cut of every node: nothing acknowledged lost (%d acknowledged writes, %+v)", r.WritesAcked, r.Consistency)
+	}
+	for _, n := range []string{"db1", "db2", "db3"} {
+		e.sql("itdsk", n, "SET GLOBAL innodb_flush_log_at_trx_commit=1, GLOBAL sync_binlog=1")
+	}
+	if r := outage(); lost(r) != 0 {
+		t.Errorf("flush at every commit, a power cut of every node: %d acknowledged writes lost, appends %+v", r.LostCount, r.Consistency)
+	}
+}

@@ -1,0 +1,199 @@
+package disk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// ReadFaults reads the faults the daemon holds now, by device.
+func ReadFaults(p *plan.Plan) (map[string]FaultStatus, error) {
+	if p.Disks == nil {
+		return nil, nil
+	}
+	b, err := os.ReadFile(filepath.Join(p.Disks.Fuse, FaultsFile))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]FaultStatus{}
+	return out, json.Unmarshal(b, &out)
+}
+
+// SetFaults replaces the faults of the devices named (the others keep
+// theirs).
+func SetFaults(p *plan.Plan, f map[string]Faults) error {
+	if p.Disks == nil {
+		return errors.New("the lab emulates no disks")
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(p.Disks.Fuse, FaultsFile), b, 0o600); err != nil {
+		return fmt.Errorf("the disk daemon refused the faults (its log, %s, says why): %w", p.Disks.Daemon.LogFile, err)
+	}
+	return nil
+}
+
+// FillFile is the file that takes a full volume's free space.
+const FillFile = ".hadrill-full"
+
+// Fill takes every free byte of a volume's file system (root's reserve
+// too): from now on a write that needs a new block fails with ENOSPC, as
+// on a disk that filled up. It returns the bytes taken.
+func Fill(v plan.Volume) (int64, error) {
+	f, err := os.OpenFile(filepath.Join(v.Mount, FillFile), os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	size := st.Size()
+	// allocate what is free, then what is left (metadata the allocation
+	// itself needed, a file system's rounding), until nothing is
+	for chunk := int64(1 << 40); chunk >= 4096; {
+		var fs unix.Statfs_t
+		if err := unix.Fstatfs(int(f.Fd()), &fs); err != nil {
+			return size, err
+		}
+		free := int64(fs.Bfree) * fs.Bsize
+		if free < 4096 {
+			break
+		}
+		n := min(free, chunk)
+		if err := unix.Fallocate(int(f.Fd()), 0, size, n); err != nil {
+			if errors.Is(err, unix.ENOSPC) {
+				chunk = n / 2
+				continue
+			}
+			return size, fmt.Errorf("filling %s: %w", v.Mount, err)
+		}
+		size += n
+	}
+	return size, f.Sync()
+}
+
+// Filled is how much a volume's fill file takes (0: not full).
+func Filled(v plan.Volume) int64 {
+	st, err := os.Stat(filepath.Join(v.Mount, FillFile))
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// Unfill gives a full volume its space back.
+func Unfill(v plan.Volume) error {
+	if err := os.Remove(filepath.Join(v.Mount, FillFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Writable says whether a volume's file system takes a write and a flush
+// now (a file system that met an IO error may have stopped: ext4 remounts
+// itself read-only, XFS shuts down).
+func Writable(v plan.Volume) error {
+	if !mounted(v.Mount) {
+		return nil // mounted again, and checked by its journal, at the next start
+	}
+	name := filepath.Join(v.Mount, ".hadrill-probe")
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err == nil {
+		_, err = f.Write([]byte("probe"))
+		if serr := f.Sync(); err == nil {
+			err = serr
+		}
+		f.Close()
+		_ = os.Remove(name)
+	}
+	return err
+}
+
+// PowerOff takes a node's volumes down as a machine losing power would
+// (its server must be dead already): the writes since each device's last
+// flush are undone when lose-unsynced was armed, the file system is
+// unmounted with every write it still makes dropped (what a kernel had in
+// its page cache never reaches the disk), and the loop device's buffers
+// are forgotten. The power is then back on (the other faults stay; the
+// arming is spent) and the volumes are mounted again, replaying their
+// journals, by the next start.
+func PowerOff(ctx context.Context, p *plan.Plan, n *plan.Node) error {
+	if p.Disks == nil || len(n.Volumes) == 0 {
+		return nil
+	}
+	now, err := ReadFaults(p)
+	if err != nil {
+		return err
+	}
+	off, on := map[string]Faults{}, map[string]Faults{}
+	for _, v := range n.Volumes {
+		f := now[v.Device].Faults
+		f.PowerCut = true
+		off[v.Device] = f
+		f.PowerCut, f.LoseUnsynced = false, false
+		on[v.Device] = f
+	}
+	if err := SetFaults(p, off); err != nil {
+		return err
+	}
+	var errs []error
+	for _, v := range n.Volumes {
+		errs = append(errs, Unmount(ctx, p, v))
+	}
+	errs = append(errs, SetFaults(p, on))
+	return errors.Join(errs...)
+}
+
+// Unmount unmounts a volume (waiting a little for a killed server's files
+// to close) and forgets its loop device's buffers, so that the next mount
+// reads the disk as it is.
+func Unmount(ctx context.Context, p *plan.Plan, v plan.Volume) error {
+	var err error
+	for end := time.Now().Add(5 * time.Second); mounted(v.Mount); time.Sleep(100 * time.Millisecond) {
+		if err = run(ctx, [][]string{{"umount", v.Mount}}); err == nil || time.Now().After(end) {
+			break
+		}
+	}
+	if mounted(v.Mount) {
+		return fmt.Errorf("unmounting %s: %w (something still holds it)", v.Mount, err)
+	}
+	for _, loop := range loopsOf(p.Disks.Device(v.Device)) {
+		if out, err := exec.CommandContext(ctx, "blockdev", "--flushbufs", loop).CombinedOutput(); err != nil {
+			return fmt.Errorf("blockdev --flushbufs %s: %v: %s", loop, err, strings.TrimSpace(string(out)))
+		}
+	}
+	return nil
+}
+
+// powerOn restores the power of devices a power cut left off (hadrill
+// killed between PowerOff's two steps): a volume is mounted only on a
+// device that reads.
+func powerOn(p *plan.Plan) error {
+	now, err := ReadFaults(p)
+	if err != nil {
+		return err
+	}
+	on := map[string]Faults{}
+	for dev, st := range now {
+		if st.PowerCut {
+			f := st.Faults
+			f.PowerCut, f.LoseUnsynced = false, false
+			on[dev] = f
+		}
+	}
+	if len(on) == 0 {
+		return nil
+	}
+	return SetFaults(p, on)
+}

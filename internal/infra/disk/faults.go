@@ -1,0 +1,253 @@
+package disk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"bazil.org/fuse"
+	"bazil.org/fuse/fs"
+)
+
+// FaultsFile is the daemon's control file of disk faults. Reading it gives
+// the faults in force (JSON: Faults by device name); writing it a JSON
+// object of the same shape replaces the faults of the devices it names
+// (an empty Faults heals a device).
+const FaultsFile = ".faults"
+
+// The IOs a fault can make fail.
+const (
+	IORead  = "read"
+	IOWrite = "write"
+	IOFsync = "fsync"
+)
+
+// IOKinds are the IOs --eio takes.
+var IOKinds = []string{IORead, IOWrite, IOFsync}
+
+// Faults are what a device does wrong, as the disk under a cloud VM fails:
+// IOs that fail (EIO), a stall, a slowdown, and a power cut that drops
+// what was written since the last flush.
+type Faults struct {
+	// EIO: these IOs fail with EIO (Rate of them; 0 means every one).
+	EIO  []string `json:"eio,omitempty"`
+	Rate float64  `json:"rate,omitempty"`
+	// StallUntil: every IO arriving before then waits until then.
+	StallUntil time.Time `json:"stall_until,omitzero"`
+	// Slow: every IO takes this many times as long on the disk (0 or 1:
+	// as its class says).
+	Slow float64 `json:"slow,omitempty"`
+	// LoseUnsynced keeps, from now on, the earlier contents of every block
+	// written since the device's last flush, so that a power cut can drop
+	// those writes as a machine losing power drops what its disk had not
+	// made durable.
+	LoseUnsynced bool `json:"lose_unsynced,omitempty"`
+	// PowerCut: the power is off. Setting it undoes every write since the
+	// last flush (when LoseUnsynced was armed) and, while it holds, writes
+	// are acknowledged and dropped (what the kernel still had to write
+	// never arrives) and reads fail.
+	PowerCut bool `json:"power_cut,omitempty"`
+}
+
+// Check says what is wrong with a device's faults, every problem at once.
+func (f Faults) Check() []string {
+	var out []string
+	for _, k := range f.EIO {
+		if !slices.Contains(IOKinds, k) {
+			out = append(out, fmt.Sprintf("--eio: expected read, write or fsync, got %q", k))
+		}
+	}
+	if f.Rate < 0 || f.Rate > 1 {
+		out = append(out, fmt.Sprintf("--rate: expected a share of the IOs between 0 and 1 (e.g. 0.01 or 1%%), got %g", f.Rate))
+	}
+	if f.Slow != 0 && (f.Slow < 1 || f.Slow > 1000) {
+		out = append(out, fmt.Sprintf("--slow: expected a factor from 1 to 1000, got %g", f.Slow))
+	}
+	return out
+}
+
+// IsZero says whether the device is healthy.
+func (f Faults) IsZero() bool {
+	return len(f.EIO) == 0 && f.StallUntil.IsZero() && f.Slow <= 1 && !f.LoseUnsynced && !f.PowerCut
+}
+
+// unsyncedBlock is the granularity at which earlier contents are kept.
+const unsyncedBlock = 4096
+
+// maxUnsynced bounds what a device keeps aside for a power cut; past it the
+// oldest unsynced writes can no longer be dropped (the daemon's log says so).
+const maxUnsynced = 1 << 30
+
+// faultState is a device's faults and, while LoseUnsynced is armed, the
+// earlier contents of the blocks written since its last flush.
+type faultState struct {
+	mu       sync.Mutex
+	f        Faults
+	saved    map[*member]map[int64][]byte
+	kept     int64
+	overflow bool
+}
+
+func (s *faultState) get() Faults {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f
+}
+
+// fails says whether an IO of kind k fails now.
+func (s *faultState) fails(k string) bool {
+	f := s.get()
+	if f.PowerCut {
+		return k != IOWrite && k != IOFsync // the kernel's last writes go nowhere, and say nothing
+	}
+	if !slices.Contains(f.EIO, k) {
+		return false
+	}
+	return f.Rate <= 0 || f.Rate >= 1 || rand.Float64() < f.Rate
+}
+
+// held is when an IO arriving at arrived and done by the disk at done
+// completes under the faults.
+func (s *faultState) held(arrived, done time.Time) time.Time {
+	f := s.get()
+	if f.Slow > 1 {
+		done = arrived.Add(time.Duration(float64(done.Sub(arrived)) * f.Slow))
+	}
+	if arrived.Before(f.StallUntil) {
+		done = latest(done, f.StallUntil)
+	}
+	return done
+}
+
+// keep saves the earlier contents of the blocks a write is about to
+// change, the first time each is written since the last flush.
+func (s *faultState) keep(segs []segment) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.f.LoseUnsynced || s.f.PowerCut {
+		return
+	}
+	for _, sg := range segs {
+		for b := sg.moff / unsyncedBlock; b <= (sg.moff+sg.n-1)/unsyncedBlock; b++ {
+			if s.saved[sg.m] == nil {
+				s.saved[sg.m] = map[int64][]byte{}
+			}
+			if _, ok := s.saved[sg.m][b]; ok {
+				continue
+			}
+			if s.kept >= maxUnsynced {
+				if !s.overflow {
+					fmt.Fprintf(os.Stderr, "disk %s: more than %d MiB written since the last flush: a power cut drops only the first of it\n", sg.m.spec.Name, maxUnsynced>>20)
+					s.overflow = true
+				}
+				return
+			}
+			old := make([]byte, unsyncedBlock)
+			n, _ := sg.m.file.ReadAt(old, b*unsyncedBlock)
+			s.saved[sg.m][b] = old[:n]
+			s.kept += int64(n)
+		}
+	}
+}
+
+// synced forgets what was kept: a flush made every earlier write durable.
+func (s *faultState) synced() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.saved)
+	s.kept, s.overflow = 0, false
+}
+
+// set replaces the faults; cutting the power drops the unsynced writes.
+func (s *faultState) set(f Faults) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f.PowerCut && !s.f.PowerCut {
+		for m, blocks := range s.saved {
+			for b, old := range blocks {
+				if _, err := m.file.WriteAt(old, b*unsyncedBlock); err != nil {
+					return fmt.Errorf("disk %s: dropping the writes since the last flush: %w", m.spec.Name, err)
+				}
+			}
+		}
+		clear(s.saved)
+		s.kept = 0
+	}
+	if !f.LoseUnsynced {
+		clear(s.saved)
+		s.kept = 0
+	}
+	s.f = f
+	return nil
+}
+
+// unsynced is how many bytes a power cut would drop now.
+func (s *faultState) unsynced() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.kept
+}
+
+// FaultStatus is a device's faults as the control file reports them.
+type FaultStatus struct {
+	Faults
+	UnsyncedBytes int64 `json:"unsynced_bytes,omitempty"`
+}
+
+// faultsFile is the control file: read fresh at every open, written whole.
+type faultsFile struct{ f *filesystem }
+
+func (faultsFile) Attr(_ context.Context, a *fuse.Attr) error {
+	a.Mode, a.Size = 0o600, 1<<20
+	return nil
+}
+
+func (c faultsFile) Open(_ context.Context, _ *fuse.OpenRequest, resp *fuse.OpenResponse) (fs.Handle, error) {
+	resp.Flags |= fuse.OpenDirectIO
+	return c, nil
+}
+
+// Setattr accepts the truncation an open for writing asks.
+func (faultsFile) Setattr(context.Context, *fuse.SetattrRequest, *fuse.SetattrResponse) error {
+	return nil
+}
+
+func (c faultsFile) ReadAll(context.Context) ([]byte, error) {
+	out := map[string]FaultStatus{}
+	for name, d := range c.f.devices {
+		out[name] = FaultStatus{Faults: d.faults.get(), UnsyncedBytes: d.faults.unsynced()}
+	}
+	return json.Marshal(out)
+}
+
+// Write takes the whole request in one write (as os.WriteFile makes it).
+func (c faultsFile) Write(_ context.Context, req *fuse.WriteRequest, resp *fuse.WriteResponse) error {
+	var in map[string]Faults
+	if req.Offset != 0 {
+		return syscall.EINVAL
+	}
+	if err := json.Unmarshal(req.Data, &in); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", FaultsFile, err)
+		return syscall.EINVAL
+	}
+	for name, f := range in {
+		if _, ok := c.f.devices[name]; !ok || len(f.Check()) > 0 {
+			fmt.Fprintf(os.Stderr, "%s: device %q: unknown or bad faults %v\n", FaultsFile, name, f.Check())
+			return syscall.EINVAL
+		}
+	}
+	for name, f := range in {
+		if err := c.f.devices[name].faults.set(f); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", FaultsFile, err)
+			return syscall.EIO
+		}
+	}
+	resp.Size = len(req.Data)
+	return nil
+}

@@ -1,0 +1,149 @@
+package disk
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"bazil.org/fuse"
+)
+
+// fileDevice is a device of one fast disk backed by a file, for IOs.
+func fileDevice(t *testing.T) *device {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(t.TempDir(), "img"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if err := f.Truncate(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	m := &member{spec: Disk{Name: "d", Size: 1 << 20}, file: f, pace: &Pace{}}
+	return &device{name: "v", stripe: 4096, members: []*member{m}, size: 1 << 20, faults: faultState{saved: map[*member]map[int64][]byte{}}}
+}
+
+func write(t *testing.T, d *device, off int64, b byte, n int) error {
+	t.Helper()
+	return d.Write(context.Background(), &fuse.WriteRequest{Offset: off, Data: bytes.Repeat([]byte{b}, n)}, &fuse.WriteResponse{})
+}
+
+func readAt(t *testing.T, d *device, off int64, n int) []byte {
+	t.Helper()
+	resp := &fuse.ReadResponse{}
+	if err := d.Read(context.Background(), &fuse.ReadRequest{Offset: off, Size: n}, resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp.Data
+}
+
+func TestIOErrors(t *testing.T) {
+	d := fileDevice(t)
+	ctx := context.Background()
+	if err := d.faults.set(Faults{EIO: []string{IOFsync}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(t, d, 0, 1, 4096); err != nil {
+		t.Errorf("a write failed under --eio fsync: %v", err)
+	}
+	if err := d.Fsync(ctx, &fuse.FsyncRequest{}); !errors.Is(err, syscall.EIO) {
+		t.Errorf("fsync under --eio fsync: %v, want EIO", err)
+	}
+	_ = d.faults.set(Faults{EIO: []string{IORead, IOWrite}})
+	if err := write(t, d, 0, 1, 4096); !errors.Is(err, syscall.EIO) {
+		t.Errorf("write under --eio write: %v, want EIO", err)
+	}
+	if err := d.Read(ctx, &fuse.ReadRequest{Offset: 0, Size: 4096}, &fuse.ReadResponse{}); !errors.Is(err, syscall.EIO) {
+		t.Errorf("read under --eio read: %v, want EIO", err)
+	}
+	if err := d.Fsync(ctx, &fuse.FsyncRequest{}); err != nil {
+		t.Errorf("fsync failed without --eio fsync: %v", err)
+	}
+	_ = d.faults.set(Faults{EIO: []string{IOWrite}, Rate: 0.25})
+	failed := 0
+	for i := 0; i < 2000; i++ {
+		if write(t, d, 0, 2, 512) != nil {
+			failed++
+		}
+	}
+	if failed < 400 || failed > 600 {
+		t.Errorf("%d of 2000 writes failed at --rate 25%%", failed)
+	}
+	_ = d.faults.set(Faults{})
+	if err := write(t, d, 0, 3, 4096); err != nil || !d.faults.get().IsZero() {
+		t.Errorf("a healed device: %v %+v", err, d.faults.get())
+	}
+}
+
+// TestPowerCut: with lose-unsynced armed, a power cut undoes every write
+// since the last flush, keeps what a flush made durable, and drops what
+// arrives while the power is off.
+func TestPowerCut(t *testing.T) {
+	d := fileDevice(t)
+	ctx := context.Background()
+	_ = d.faults.set(Faults{LoseUnsynced: true})
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(write(t, d, 0, 'a', 8192))
+	must(d.Fsync(ctx, &fuse.FsyncRequest{}))
+	must(write(t, d, 512, 'b', 1024))    // within block 0, after the flush
+	must(write(t, d, 64<<10, 'c', 4096)) // a block never written before
+	if got := d.faults.unsynced(); got != 2*unsyncedBlock {
+		t.Errorf("kept %d bytes aside, want two blocks", got)
+	}
+	must(d.faults.set(Faults{LoseUnsynced: true, PowerCut: true}))
+	must(write(t, d, 4096, 'z', 4096)) // acknowledged and dropped
+	must(d.Fsync(ctx, &fuse.FsyncRequest{}))
+	if err := d.Read(ctx, &fuse.ReadRequest{Offset: 0, Size: 4096}, &fuse.ReadResponse{}); !errors.Is(err, syscall.EIO) {
+		t.Errorf("a read with the power off: %v, want EIO", err)
+	}
+	must(d.faults.set(Faults{}))
+	if got := readAt(t, d, 0, 8192); !bytes.Equal(got, bytes.Repeat([]byte{'a'}, 8192)) {
+		t.Errorf("after the power cut the flushed blocks read %q…, want the flushed 'a's", got[:600])
+	}
+	if got := readAt(t, d, 64<<10, 4096); !bytes.Equal(got, make([]byte, 4096)) {
+		t.Errorf("an unsynced write to a new block survived the power cut: %q…", got[:8])
+	}
+	// not armed: a power cut drops nothing already written
+	must(write(t, d, 64<<10, 'c', 4096))
+	must(d.faults.set(Faults{PowerCut: true}))
+	must(d.faults.set(Faults{}))
+	if got := readAt(t, d, 64<<10, 1); got[0] != 'c' {
+		t.Errorf("a power cut without lose-unsynced dropped a write")
+	}
+}
+
+func TestStallAndSlow(t *testing.T) {
+	var s faultState
+	_ = s.set(Faults{Slow: 4})
+	if got := s.held(t0, t0.Add(time.Millisecond)).Sub(t0); got != 4*time.Millisecond {
+		t.Errorf("slow 4: an IO of 1ms took %v", got)
+	}
+	_ = s.set(Faults{StallUntil: t0.Add(time.Second)})
+	if got := s.held(t0, t0.Add(time.Millisecond)).Sub(t0); got != time.Second {
+		t.Errorf("an IO arriving in a stall completed after %v, want its end", got)
+	}
+	if got := s.held(t0.Add(2*time.Second), t0.Add(2*time.Second+time.Millisecond)).Sub(t0.Add(2 * time.Second)); got != time.Millisecond {
+		t.Errorf("an IO after the stall took %v", got)
+	}
+	bad := Faults{EIO: []string{"trim"}, Rate: 2, Slow: 0.5}.Check()
+	want := []string{`--eio: expected read, write or fsync, got "trim"`, "--rate: expected a share", "--slow: expected a factor from 1 to 1000, got 0.5"}
+	if len(bad) != len(want) {
+		t.Fatalf("problems %q", bad)
+	}
+	for i, w := range want {
+		if !strings.Contains(bad[i], w) {
+			t.Errorf("problem %q, want %q", bad[i], w)
+		}
+	}
+}
