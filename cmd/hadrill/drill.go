@@ -148,6 +148,9 @@ func printDrill(r *drill.Result) {
 	for _, x := range r.Repaired {
 		fmt.Printf("  repaired: %s\n", x)
 	}
+	for _, x := range r.Interventions {
+		fmt.Printf("  recovered by hand: %s\n", x)
+	}
 	for _, c := range r.Codes {
 		fmt.Printf("  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)
 	}

@@ -48,8 +48,9 @@ var crashPartition = Scenario{
 			}
 			d.logf("round %d: cut %s off, then killed %s (kill -9)", i+1, cut, victim)
 			sleep(ctx, time.Second)
-			if err := d.l.Heal(ctx); err != nil {
-				return last, fmt.Errorf("round %d: healing: %w", i+1, err)
+			herr := d.l.Heal(ctx)
+			if err := d.quorumBack(ctx, last, fmt.Sprintf("round %d (%s cut off, %s killed)", i+1, cut, victim), herr); err != nil {
+				return last, err
 			}
 			if i == len(nodes)-1 {
 				break // Run waits for the last round's recovery
@@ -60,4 +61,31 @@ var crashPartition = Scenario{
 		}
 		return last, nil
 	},
+}
+
+// QuorumGrace is how long a drill gives a cluster that lost its quorum to
+// form a primary component again by itself once the fault is undone.
+const QuorumGrace = 20 * time.Second
+
+// quorumBack waits QuorumGrace for the cluster to be whole again after a
+// round; when it is not, the lab's recovery gives it a primary component
+// (hadrill recover: pc.bootstrap of the most advanced node, as a DBA would
+// by hand), and the drill records that it had to.
+// A heal that failed (a killed node could not join a cluster left without
+// a primary component) is recovered the same way.
+func (d *drill) quorumBack(ctx context.Context, since time.Time, round string, healErr error) error {
+	what := fmt.Sprintf("not whole %v after the heal", QuorumGrace)
+	if healErr != nil {
+		what = "the heal failed (" + healErr.Error() + ")"
+	} else if _, ok := d.s.waitFor(ctx, d.s.brokenAt(since), QuorumGrace, d.whole); ok || ctx.Err() != nil {
+		return nil
+	}
+	began := time.Now().UTC()
+	d.logf("%s: %s; recovering the cluster as a DBA would (hadrill recover)", round, what)
+	if err := d.l.Recover(ctx, ""); err != nil {
+		return fmt.Errorf("%s: %s, and recovering the cluster failed: %w", round, what, err)
+	}
+	d.res.Interventions = append(d.res.Interventions, fmt.Sprintf("%s: %s; hadrill recover gave the cluster a primary component again at %.1f s",
+		round, what, began.Sub(d.faultAt).Seconds()))
+	return d.l.RecordFault(fault.Record{Fault: fault.Recover, Targets: d.cluster.Nodes, At: began})
 }

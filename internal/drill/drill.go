@@ -70,7 +70,10 @@ type Result struct {
 	// Repaired is what the drill's repair brought back that the drill had
 	// not broken (a standby's keepalived found dead, say): it was broken
 	// before the drill and the drill's result carries it.
-	Repaired        []string                     `json:"repaired,omitempty"`
+	Repaired []string `json:"repaired,omitempty"`
+	// Interventions are what the drill had to do, beyond undoing its fault,
+	// for the cluster to recover (a DBA's step: a quorum given back).
+	Interventions   []string                     `json:"interventions,omitempty"`
 	Codes           []CodeSpan                   `json:"error_codes"`
 	Audit           []NodeAudit                  `json:"audit"`             // per node: verified, missing or unverified
 	Lost            map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it was read and found to lack

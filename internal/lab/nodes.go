@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera"
@@ -171,7 +172,9 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 
 // Recover starts a lab whose nodes crashed: each Galera cluster restarts
 // from its most advanced node (positions recovered where unknown), or from
-// force when the operator overrides a refusal.
+// force when the operator overrides a refusal. A cluster whose running
+// nodes lost their quorum and are connected again without forming a
+// primary component first gets one back (restoreQuorum).
 func (l *Lab) Recover(ctx context.Context, force string) error {
 	if force != "" {
 		if err := l.p.CheckNodes([]string{force}); err != nil {
@@ -179,6 +182,11 @@ func (l *Lab) Recover(ctx context.Context, force string) error {
 		}
 		if n, _ := l.p.Node(force); n.Kind != spec.KindGalera {
 			return hderr.User("--force: %s is not a Galera node", force)
+		}
+	}
+	for _, c := range l.p.Clusters {
+		if _, err := l.restoreQuorum(ctx, c); err != nil {
+			return err
 		}
 	}
 	return l.startAllForced(ctx, force)
@@ -430,4 +438,54 @@ func (l *Lab) saveDerived() error {
 		}
 	}
 	return l.save(state.Stopped)
+}
+
+// restoreQuorum gives a Galera cluster a primary component again when its
+// running members are all connected and none is in one (a quorum lost to a
+// crash during a partition, which Galera does not always give back by
+// itself once the nodes meet again): the most advanced bootstraps one
+// (pc.bootstrap), as Galera's documentation prescribes. It returns that
+// node ("" when nothing was done).
+func (l *Lab) restoreQuorum(ctx context.Context, c plan.Cluster) (string, error) {
+	if c.Kind != spec.KindGalera {
+		return "", nil
+	}
+	var members []galera.Member
+	var alive []*plan.Node
+	for _, name := range c.Nodes {
+		n, _ := l.p.Node(name)
+		if !l.alive(n) {
+			continue
+		}
+		alive = append(alive, n)
+		db := l.Admin(n)
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := mariadb.Status(qctx, db, "wsrep_%")
+		cancel()
+		db.Close()
+		if err != nil {
+			members = append(members, galera.Member{Name: n.Name})
+			continue
+		}
+		members = append(members, galera.MemberOf(n.Name, st))
+	}
+	if len(alive) == 0 {
+		return "", nil
+	}
+	size := len(alive)
+	if a := c.Arbitrator; a != nil && l.garbdPid(ctx, a) != 0 {
+		size++
+	}
+	name, why := galera.ChooseQuorum(members, size)
+	if name == "" {
+		return "", nil
+	}
+	n, _ := l.p.Node(name)
+	db := l.Admin(n)
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "SET GLOBAL wsrep_provider_options='pc.bootstrap=YES'"); err != nil {
+		return "", fmt.Errorf("cluster %s: pc.bootstrap on %s: %w", c.Name, name, err)
+	}
+	l.logf("cluster %s: %s", c.Name, why)
+	return name, nil
 }

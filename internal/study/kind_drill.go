@@ -21,7 +21,7 @@ func init() {
 	register(&stepKind{
 		name: "drill",
 		metrics: []string{"lost_writes", "gap_s", "lost_appends", "lost_any", "lost_updates", "stale_reads", "cycles",
-			"committed_appends", "unknown_appends", "passed"},
+			"committed_appends", "unknown_appends", "passed", "recovered_by_hand"},
 		fields: []string{"scenario", "workload"},
 		step: func(st Step, add func(string, string, ...any)) {
 			if _, ok := drill.Lookup(st.Scenario); !ok {
@@ -63,7 +63,7 @@ func init() {
 			if res.Passed {
 				passed = 1
 			}
-			out := []any{"lost_writes", float64(res.LostCount), "gap_s", res.Gap.Seconds, "passed", passed}
+			out := []any{"lost_writes", float64(res.LostCount), "gap_s", res.Gap.Seconds, "passed", passed, "recovered_by_hand", float64(len(res.Interventions))}
 			lostAny := 0.0
 			if res.LostCount > 0 || res.Consistency != nil && res.Consistency.Count("lost") > 0 {
 				lostAny = 1
@@ -88,6 +88,7 @@ func init() {
 				"committed_appends": "List-append transactions committed",
 				"unknown_appends":   "List-append transactions of unknown outcome",
 				"passed":            "Drills passed (1) or not (0): nothing acknowledged lost, nothing read committed forbids",
+				"recovered_by_hand": "Times the cluster had to be given a primary component back by hand (hadrill recover)",
 			}[metric]
 			return fmt.Sprintf("%s, drill %s with list-append transactions from every node", what, st.Scenario)
 		},
