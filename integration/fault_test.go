@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -81,8 +82,35 @@ func TestFaults(t *testing.T) {
 			t.Errorf("%s after heal: %s", n, got)
 		}
 	}
+	// one way: the client's packets no longer reach db3, db3's still reach the client
+	st := e.status("itflt")
+	ns := map[string]string{"client": st.Client.Netns}
+	for _, n := range st.Nodes {
+		ns[n.Name] = n.Netns
+	}
+	var cs struct {
+		Client struct{ Address string } `json:"client"`
+	}
+	e.statusInto("itflt", &cs)
+	clientAddr := cs.Client.Address
+	for _, bad := range [][]string{{"partition", "--to", "db3"}, {"partition", "db1", "--from", "client", "--to", "db3"}} {
+		if r := e.run(append([]string{"fault"}, append(bad, "--name", "itflt")...)...); r.code != 2 {
+			t.Errorf("fault %v: exit %d, want 2\n%s", bad, r.code, r.stderr)
+		}
+	}
+	e.ok("fault", "partition", "--from", "client", "--to", "db3", "--name", "itflt")
+	if datagram(t, ns["client"], ns["db3"], addr["db3"]) {
+		t.Error("a datagram from the client reached db3 through a one-way cut from the client to db3")
+	}
+	if !datagram(t, ns["db3"], ns["client"], clientAddr) {
+		t.Error("a datagram from db3 did not reach the client: the cut from the client to db3 is not one way")
+	}
+	e.ok("fault", "heal", "--name", "itflt")
+	if !datagram(t, ns["client"], ns["db3"], addr["db3"]) {
+		t.Error("after heal, a datagram from the client does not reach db3")
+	}
 	log := e.ok("fault", "log", "--name", "itflt").stdout
-	for _, f := range []string{"pause db2", "resume db2", "partition db3", "kill db1", "heal"} {
+	for _, f := range []string{"pause db2", "resume db2", "partition db3", "kill db1", "partition db3 one way", "heal"} {
 		if !strings.Contains(log, f) {
 			t.Errorf("fault log lacks %q:\n%s", f, log)
 		}
@@ -96,4 +124,25 @@ func TestFaults(t *testing.T) {
 		t.Errorf("rootless partition: exit %d\n%s", r.code, r.stderr)
 	}
 	e.ok("down", "--name", "itfltrl")
+}
+
+// datagram says whether a UDP datagram sent from one namespace reaches a
+// listener in another (five sent, a second's wait).
+func datagram(t *testing.T, fromNs, toNs, toAddr string) bool {
+	t.Helper()
+	recv := exec.Command("ip", "netns", "exec", toNs, "python3", "-c",
+		"import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.bind(('0.0.0.0',9998));s.settimeout(1.5)\ntry:\n print(s.recv(16).decode())\nexcept OSError:\n pass")
+	var out strings.Builder
+	recv.Stdout = &out
+	if err := recv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	send := exec.Command("ip", "netns", "exec", fromNs, "python3", "-c",
+		"import socket,time;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range(5):\n s.sendto(b'hd', ('"+toAddr+"',9998)); time.sleep(0.05)")
+	if b, err := send.CombinedOutput(); err != nil {
+		t.Fatalf("sending a datagram: %v: %s", err, b)
+	}
+	_ = recv.Wait()
+	return strings.Contains(out.String(), "hd")
 }

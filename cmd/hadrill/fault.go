@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/netem"
 )
 
@@ -48,13 +50,28 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 		})
 	}
 	c.AddCommand(diskFaultCmd())
-	var from []string
+	var from, to []string
 	pe := fault.Of(fault.OnNetwork)[0]
 	part := &cobra.Command{
 		Use:   pe.Use,
 		Short: pe.Short,
-		Args:  args(1, -1, "one or more node, host or region names"),
+		Long: pe.Short + `.
+
+With --to instead of TARGET, the cut is one way: packets from the hosts (or regions) of
+--from to those of --to are dropped, and only those (a TCP connection then fails both ways,
+its replies lost; datagrams and probes show the asymmetry).`,
+		Args: args(0, -1, "node, host or region names (or --from with --to)"),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if len(to) > 0 || len(a) == 0 {
+				if len(a) > 0 {
+					return hderr.User("TARGET: a one-way cut takes --from and --to, not targets (got %s)", strings.Join(a, " "))
+				}
+				l, err := changeLab()
+				if err != nil {
+					return err
+				}
+				return l.OneWayCut(cmd.Context(), from, to)
+			}
 			l, err := changeLab()
 			if err != nil {
 				return err
@@ -62,7 +79,8 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			return l.Partition(cmd.Context(), a, from)
 		},
 	}
-	part.Flags().StringSliceVar(&from, "from", nil, "hosts or regions on the other side (default: every other host)")
+	part.Flags().StringSliceVar(&from, "from", nil, "hosts or regions on the other side (default: every other host); with --to, whose packets are dropped")
+	part.Flags().StringSliceVar(&to, "to", nil, "a one-way cut: the hosts or regions that stop receiving --from's packets")
 	for _, e := range fault.Of(fault.OnLink) {
 		kind := e.Kind
 		var jitter string

@@ -42,6 +42,40 @@ type Cut struct {
 	From []plan.Host
 	// Chain holds its rules on the side's hosts (ChainOf; empty: Chain).
 	Chain string
+	// OneWay: only packets from From to Side are dropped; Side's packets
+	// still reach From (a TCP connection fails either way: its replies do
+	// not come back; datagrams and probes show the asymmetry).
+	OneWay bool
+}
+
+// NewOneWay resolves `fault partition --from A... --to B...`: packets from
+// the hosts (or regions) of from to those of to are dropped, and only
+// those. Problems are named all at once.
+func NewOneWay(p *plan.Plan, from, to []string) (Cut, error) {
+	var problems []string
+	if len(from) == 0 {
+		problems = append(problems, "--from: name the hosts or regions whose packets are dropped (with --to)")
+	}
+	if len(to) == 0 {
+		problems = append(problems, "--to: name the hosts or regions that stop receiving them")
+	}
+	src, badFrom := resolve(p, from)
+	dst, badTo := resolve(p, to)
+	for _, b := range badFrom {
+		problems = append(problems, fmt.Sprintf("--from: %q is neither a host nor a region of lab %s (hosts: %s)", b, p.Lab, strings.Join(hostNames(p.Hosts), ", ")))
+	}
+	for _, b := range badTo {
+		problems = append(problems, fmt.Sprintf("--to: %q is neither a host nor a region of lab %s (hosts: %s)", b, p.Lab, strings.Join(hostNames(p.Hosts), ", ")))
+	}
+	for _, h := range dst {
+		if has(src, h.Name) {
+			problems = append(problems, fmt.Sprintf("--to: %s is on both sides of the cut", h.Name))
+		}
+	}
+	if err := hderr.Users(problems); err != nil {
+		return Cut{}, err
+	}
+	return Cut{Side: dst, From: src, Chain: ChainOf(p), OneWay: true}, nil
 }
 
 // NewCut resolves `fault partition TARGET... [--from OTHER...]`: each

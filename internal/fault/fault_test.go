@@ -48,3 +48,19 @@ func TestPartition(t *testing.T) {
 		})
 	}
 }
+
+func TestOneWay(t *testing.T) {
+	cut, err := NewOneWay(lab(), []string{"db1"}, []string{"dr"})
+	if err != nil || !cut.OneWay || !reflect.DeepEqual(Names(cut.From), []string{"db1"}) || !reflect.DeepEqual(Names(cut.Side), []string{"dr1"}) {
+		t.Fatalf("%+v %v", cut, err)
+	}
+	_, err = NewOneWay(lab(), []string{"db9"}, nil)
+	for _, w := range []string{`--from: "db9" is neither a host nor a region`, "--to: name the hosts or regions"} {
+		if !hderr.IsUser(err) || !strings.Contains(err.Error(), w) {
+			t.Errorf("%q missing from %v", w, err)
+		}
+	}
+	if _, err := NewOneWay(lab(), []string{"main"}, []string{"db1"}); err == nil || !strings.Contains(err.Error(), "db1 is on both sides") {
+		t.Errorf("overlapping sides: %v", err)
+	}
+}

@@ -56,7 +56,7 @@ var Kinds = []Entry{
 	{Crash, OnHost, "crash HOST...", "Crash hosts as machines losing power: every process killed at once, their NICs down (heal brings them back)"},
 	{Disk, OnDisk, "disk NODE [--eio read,write,fsync] [--rate P] [--full] [--stall D] [--slow F] [--lose-unsynced] [--volume NAME]",
 		"Make a node's emulated disks fail: IO errors, a full file system, a stall, a slowdown, or a power cut at its next crash that drops what was not flushed"},
-	{Partition, OnNetwork, "partition TARGET... [--from OTHER,...]", "Cut hosts or a region off from everyone else (or from --from) with iptables in their namespaces"},
+	{Partition, OnNetwork, "partition TARGET... [--from OTHER,...] | --from A,... --to B,...", "Cut hosts or a region off from everyone else (or from --from), or one way (--from --to), with iptables in their namespaces"},
 	{Delay, OnLink, "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
 	{Loss, OnLink, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},
 	{Bandwidth, OnLink, "bandwidth LINK RATE", "Cap what each host sends over a link (e.g. 10mbit; unlimited lifts the cap)"},

@@ -34,7 +34,7 @@ func ChainOf(p *plan.Plan) string {
 }
 
 // Apply cuts the partition: on each host of the side, packets to and from
-// each host of From are dropped. A host's rules go in as one command there
+// each host of From are dropped (one way: only those from From). A host's rules go in as one command there
 // (they take effect together, with the jumps to a new chain), every host
 // at once. It takes effect whole or not at all: when a host fails (or ctx
 // is cancelled), the hosts that took their rules have them removed again.
@@ -43,7 +43,10 @@ func (c Cut) Apply(ctx context.Context, hosts Runner) error {
 	var rules []iptables.Rule
 	for _, o := range c.From {
 		for _, addr := range o.Addresses() { // every NIC: a cut host is cut on every network
-			rules = append(rules, iptables.Rule{"-s", addr, "-j", "DROP"}, iptables.Rule{"-d", addr, "-j", "DROP"})
+			rules = append(rules, iptables.Rule{"-s", addr, "-j", "DROP"})
+			if !c.OneWay { // one way: only what arrives from From (the side's replies still leave)
+				rules = append(rules, iptables.Rule{"-d", addr, "-j", "DROP"})
+			}
 		}
 	}
 	var mu sync.Mutex

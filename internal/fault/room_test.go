@@ -140,3 +140,14 @@ func TestLog(t *testing.T) {
 		t.Errorf("all: %+v", all)
 	}
 }
+
+// A one-way cut drops only what arrives from From, on the receiving side.
+func TestOneWayApply(t *testing.T) {
+	r := &runner{}
+	if err := (Cut{Side: []plan.Host{b}, From: []plan.Host{a}, OneWay: true}).Apply(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.sorted(), "b: filter | HDFAULT | -A HDFAULT -s 198.18.0.1 -j DROP\n | INPUT OUTPUT"; got != want {
+		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
+	}
+}

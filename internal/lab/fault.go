@@ -65,6 +65,24 @@ func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
 	return l.RecordFault(fault.Record{Fault: fault.Partition, Targets: fault.Names(cut.Side), From: fault.Names(cut.From), At: at})
 }
 
+// OneWayCut drops the packets from the hosts (or regions) of from to those
+// of to, and only those.
+func (l *Lab) OneWayCut(ctx context.Context, from, to []string) error {
+	if why := l.p.WithoutFirewall(); why != "" {
+		return hderr.User("fault partition: a network fault %s", why)
+	}
+	cut, err := fault.NewOneWay(l.p, from, to)
+	if err != nil {
+		return err
+	}
+	at := time.Now().UTC()
+	if err := cut.Apply(ctx, l.hosts); err != nil {
+		return err
+	}
+	l.logf("packets from %s to %s dropped (one way)", strings.Join(fault.Names(cut.From), ","), strings.Join(fault.Names(cut.Side), ","))
+	return l.RecordFault(fault.Record{Fault: fault.Partition, Targets: fault.Names(cut.Side), From: fault.Names(cut.From), Value: "one way", At: at})
+}
+
 // Heal undoes every fault: partitions are lifted, paused servers resumed,
 // servers that were killed or stopped started again (a cluster whose every
 // node is down is recovered from its most advanced node), links get the
