@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -109,8 +110,46 @@ func TestFaults(t *testing.T) {
 	if !datagram(t, ns["client"], ns["db3"], addr["db3"]) {
 		t.Error("after heal, a datagram from the client does not reach db3")
 	}
+	// a clock 60 s ahead on db2 alone, live; heal takes it back
+	skew := func(node string) int64 {
+		t.Helper()
+		var a, b int64
+		fmt.Sscan(lastLine(e.sql("itflt", node, "SELECT UNIX_TIMESTAMP()")), &a)
+		fmt.Sscan(lastLine(e.sql("itflt", "db1", "SELECT UNIX_TIMESTAMP()")), &b)
+		return a - b
+	}
+	if r := e.run("fault", "clock", "db2", "-30s", "--name", "itflt"); r.code != 2 || !strings.Contains(r.stderr, "goes after --") {
+		t.Errorf("a negative offset before --: exit %d\n%s", r.code, r.stderr)
+	}
+	e.ok("fault", "clock", "db2", "+60s", "--name", "itflt")
+	var d int64
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+		if d = skew("db2"); d >= 58 && d <= 62 {
+			break
+		}
+	}
+	if d < 58 || d > 62 {
+		t.Errorf("db2's clock is %d s from db1's, want 60", d)
+	}
+	if d := skew("db3"); d < -2 || d > 2 {
+		t.Errorf("db3's clock moved too: %d s", d)
+	}
+	var cl struct{ Nodes []struct{ Name, Clock string } }
+	e.statusInto("itflt", &cl)
+	if cl.Nodes[1].Clock != "+1m0s" {
+		t.Errorf("status: %+v", cl.Nodes)
+	}
+	e.ok("fault", "heal", "--name", "itflt")
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+		if d = skew("db2"); d >= -2 && d <= 2 {
+			break
+		}
+	}
+	if d < -2 || d > 2 {
+		t.Errorf("after heal db2's clock is %d s from db1's", d)
+	}
 	log := e.ok("fault", "log", "--name", "itflt").stdout
-	for _, f := range []string{"pause db2", "resume db2", "partition db3", "kill db1", "partition db3 one way", "heal"} {
+	for _, f := range []string{"pause db2", "resume db2", "partition db3", "kill db1", "partition db3 one way", "clock db2 +1m0s", "heal"} {
 		if !strings.Contains(log, f) {
 			t.Errorf("fault log lacks %q:\n%s", f, log)
 		}
@@ -145,4 +184,9 @@ func datagram(t *testing.T, fromNs, toNs, toAddr string) bool {
 	}
 	_ = recv.Wait()
 	return strings.Contains(out.String(), "hd")
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -49,7 +50,7 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			},
 		})
 	}
-	c.AddCommand(diskFaultCmd())
+	c.AddCommand(diskFaultCmd(), clockFaultCmd())
 	var from, to []string
 	pe := fault.Of(fault.OnNetwork)[0]
 	part := &cobra.Command{
@@ -174,3 +175,47 @@ daemon every IO of them crosses, and add to those already there; heal (and down)
 	c.Flags().StringSliceVar(&f.Volumes, "volume", nil, "only these volumes of the node (default: all)")
 	return c
 }
+
+// clockFaultCmd is `hadrill fault clock NODE OFFSET [--drift PPM]`.
+func clockFaultCmd() *cobra.Command {
+	e := fault.Of(fault.OnClock)[0]
+	var drift string
+	c := &cobra.Command{
+		Use:   e.Use,
+		Short: e.Short,
+		Long: e.Short + `.
+
+The server runs under Debian's libfaketime (restarted once under it, the first time its clock
+moves), which reads the node's clock file every second: NOW(), UNIX_TIMESTAMP(), binary log
+event times and GTID timestamps follow the moved clock; CLOCK_MONOTONIC stays the machine's,
+as when NTP steps a real clock. OFFSET is signed (+30s, -5m, 0); --drift makes the clock run
+fast or slow from now (500ppm: 43 s a day). Heal sets it back to the real time.`,
+		Args: args(1, 2, "a node and its clock's offset"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			offset := ""
+			if len(a) == 2 {
+				offset = a[1]
+			}
+			f, err := fault.ParseClock(a[0], offset, drift)
+			if err != nil {
+				return err
+			}
+			l, err := changeLab()
+			if err != nil {
+				return err
+			}
+			return l.ClockFault(cmd.Context(), f)
+		},
+	}
+	c.Flags().StringVar(&drift, "drift", "", "the clock runs this many parts per million fast (e.g. 500ppm; negative: slow)")
+	c.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if m := negativeOffset.FindStringSubmatch(err.Error()); m != nil {
+			return hderr.User("OFFSET: a negative offset goes after -- (hadrill fault clock NODE -- %s)", m[1])
+		}
+		return hderr.User("%v", err)
+	})
+	return c
+}
+
+// negativeOffset is how the flag parser reports a negative OFFSET.
+var negativeOffset = regexp.MustCompile(`in (-[0-9][0-9.]*[a-zµ]+)`)

@@ -125,6 +125,9 @@ func printStatus(st lab.Status) {
 		if n.Stopped != "" {
 			fmt.Printf("%s stopped: %s\n", n.Name, n.Stopped)
 		}
+		if n.Clock != "" {
+			fmt.Printf("%s clock: %s from the real time (hadrill fault heal undoes it)\n", n.Name, n.Clock)
+		}
 		for _, v := range slices.Sorted(maps.Keys(n.DiskFaults)) {
 			fmt.Printf("%s %s volume: disk fault %s (hadrill fault heal undoes it)\n", n.Name, v, n.DiskFaults[v])
 		}

@@ -23,6 +23,8 @@ const (
 	// Disk: a node's emulated volumes fail (EIO), fill up, stall, slow
 	// down or lose what they had not flushed at the next crash.
 	Disk Kind = "disk"
+	// Clock: a node's wall clock moved (an offset, a drift).
+	Clock Kind = "clock"
 )
 
 // Class says what a fault acts on.
@@ -34,6 +36,7 @@ const (
 	OnLink                 // a WAN link between regions (the netem daemon)
 	OnHost                 // whole hosts (every process, their NICs)
 	OnDisk                 // a node's emulated volumes (the disk daemon)
+	OnClock                // a node's wall clock (libfaketime in its server)
 )
 
 // Entry describes one fault kind for the CLI and for validation.
@@ -56,6 +59,7 @@ var Kinds = []Entry{
 	{Crash, OnHost, "crash HOST...", "Crash hosts as machines losing power: every process killed at once, their NICs down (heal brings them back)"},
 	{Disk, OnDisk, "disk NODE [--eio read,write,fsync] [--rate P] [--full] [--stall D] [--slow F] [--lose-unsynced] [--volume NAME]",
 		"Make a node's emulated disks fail: IO errors, a full file system, a stall, a slowdown, or a power cut at its next crash that drops what was not flushed"},
+	{Clock, OnClock, "clock NODE OFFSET [--drift PPM]", "Move a node's wall clock (e.g. +30s, -5m) or make it drift (--drift 500ppm); its server sees it in NOW(), the machine does not"},
 	{Partition, OnNetwork, "partition TARGET... [--from OTHER,...] | --from A,... --to B,...", "Cut hosts or a region off from everyone else (or from --from), or one way (--from --to), with iptables in their namespaces"},
 	{Delay, OnLink, "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
 	{Loss, OnLink, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},

@@ -108,6 +108,9 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 	if err := l.healDisks(ctx); err != nil {
 		return err
 	}
+	if err := l.healClocks(ctx); err != nil {
+		return err
+	}
 	for _, n := range l.Nodes(nil) {
 		if p, _ := l.Process(n); p.Paused {
 			if err := l.servers.Signal(n, syscall.SIGCONT); err != nil {

@@ -121,6 +121,9 @@ type NodeInfo struct {
 	// DiskFaults are the disk faults in force on its volumes (volume →
 	// what: "eio fsync", "full", "lose-unsynced armed (…)").
 	DiskFaults map[string]string `json:"disk_faults,omitempty"`
+	// Clock is its clock fault in force ("+1m0s", "drift +500ppm"), "" for
+	// the real time.
+	Clock string `json:"clock,omitempty"`
 	// Replication (servers with binary logs): GTID position, read_only,
 	// each replication connection, and a primary's semi-sync state.
 	replication.Detail
@@ -183,6 +186,9 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 			DisksDown: lost != "" && len(n.Volumes) > 0}
 		if f := l.DiskFaults(n, diskFaults); len(f) > 0 {
 			s.Nodes[i].DiskFaults = f
+		}
+		if c := l.Clock(ctx, n); !c.IsZero() {
+			s.Nodes[i].Clock = c.String()
 		}
 		if c, _ := p.Cluster(n.Cluster); c.Kind == spec.KindPrimary {
 			s.Nodes[i].Role = plan.RoleReplica

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -227,7 +228,11 @@ func Start(ctx context.Context, h host.Host, n *plan.Node, extra ...string) erro
 	if err := h.WriteFile(ctx, n.ConfigFile, []byte(n.Config), 0o644); err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	if _, _, err := h.Ensure(ctx, Daemon(n, extra...)); err != nil {
+	d := Daemon(n, extra...)
+	if _, err := h.ReadFile(ctx, ClockFile(n)); err == nil { // a node whose clock was moved keeps its own clock
+		d.Argv = Clocked(n, d.Argv)
+	}
+	if _, _, err := h.Ensure(ctx, d); err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	return nil
@@ -298,4 +303,20 @@ func StopAll(ctx context.Context, hosts Hosts, nodes []*plan.Node, grace time.Du
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// ClockFile holds a node's clock offset (and drift) for libfaketime: a
+// server started while it exists runs under libfaketime and reads it again
+// every second, so its wall clock moves live; CLOCK_MONOTONIC stays the
+// machine's, as when NTP steps a real clock.
+func ClockFile(n *plan.Node) string { return filepath.Join(n.Dir, "faketime.rc") }
+
+// FakeTimeLib is Debian's libfaketime for multithreaded programs.
+const FakeTimeLib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+// Clocked runs argv under libfaketime, its offset read from the node's
+// clock file.
+func Clocked(n *plan.Node, argv []string) []string {
+	return append([]string{"env", "LD_PRELOAD=" + FakeTimeLib, "FAKETIME_TIMESTAMP_FILE=" + ClockFile(n),
+		"FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_CACHE_DURATION=1"}, argv...)
 }
