@@ -134,7 +134,9 @@ func TestFaults(t *testing.T) {
 	if d := skew("db3"); d < -2 || d > 2 {
 		t.Errorf("db3's clock moved too: %d s", d)
 	}
-	var cl struct{ Nodes []struct{ Name, Clock string } }
+	var cl struct {
+		Nodes []struct{ Name, Clock string }
+	}
 	e.statusInto("itflt", &cl)
 	if cl.Nodes[1].Clock != "+1m0s" {
 		t.Errorf("status: %+v", cl.Nodes)
