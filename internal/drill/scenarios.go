@@ -57,10 +57,11 @@ const (
 	DomainOutage   = "domain-outage"
 	Pause          = "pause"
 	CrashPartition = "crash-partition"
+	Drain          = "drain"
 )
 
 // registry lists the drills, in the order the CLI shows them.
-var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &lbFailover, &lbCrash, &domainOutage}
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &lbFailover, &lbCrash, &domainOutage}
 
 // Scenarios are the drills there are.
 func Scenarios() []*Scenario { return registry }

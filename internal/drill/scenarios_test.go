@@ -34,7 +34,7 @@ func TestRegistry(t *testing.T) {
 	if _, ok := Lookup("chaos"); ok {
 		t.Error("an unknown drill was found")
 	}
-	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, lb-failover, lb-crash, domain-outage" {
+	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, lb-failover, lb-crash, domain-outage" {
 		t.Errorf("order %s", names())
 	}
 }
@@ -55,6 +55,7 @@ func (fakeLab) Heal(context.Context) error                               { panic
 func (fakeLab) Recover(context.Context, string) error                    { panic("recover") }
 func (fakeLab) Restart(context.Context, []string) error                  { panic("restart") }
 func (fakeLab) RecordFault(fault.Record) error                           { panic("record") }
+func (fakeLab) Drain(context.Context, []string, bool) error              { panic("drain") }
 func (fakeLab) LBFault(context.Context, []string) error                  { panic("lb fault") }
 func (fakeLab) CrashHosts(context.Context, []string) error               { panic("crash") }
 func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
@@ -101,7 +102,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		want []string
 	}{
 		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "chaos", 0 },
-			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, lb-failover, lb-crash, domain-outage)`, "--rate"}},
+			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, lb-failover, lb-crash, domain-outage)`, "--rate"}},
 		{"durations", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Hold, o.Timeout = Failover, 0, 2*time.Hour },
 			[]string{"--hold", "--timeout"}},
 		{"targets for a whole-cluster drill", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = FullOutage, []string{"db1"} },
@@ -114,6 +115,8 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 			[]string{`NODE: "db9" is not a node of cluster db`, "NODE: pausing all 3 members of cluster db leaves nothing to take writes; use full-outage"}},
 		{"crash-partition rootless", galera3(plan.ModeRootless), func(o *Options) { o.Scenario = CrashPartition },
 			[]string{"drill crash-partition: a network fault", "network namespaces"}},
+		{"drain of a stranger", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = Drain, []string{"db7"} },
+			[]string{`NODE: "db7" is not a node of cluster db`}},
 		{"targets for crash-partition", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = CrashPartition, []string{"db1"} },
 			[]string{"crash-partition drill takes at most 0 targets"}},
 		{"unknown lb", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.LB = RollingRestart, "lb9" },
@@ -122,8 +125,8 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 			[]string{"load balancer lb runs on one host: nothing takes over when it dies (give it replicas: 2)"}},
 		{"an unknown fault domain", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = DomainOutage, []string{"rack9"} },
 			[]string{"DOMAIN: name a fault domain (domains: fd0, fd1; the client's host is the observer)"}},
-		{"a primary cluster's partition", async2(true), func(o *Options) { o.Scenario, o.Targets = Partition, []string{"db1"} },
-			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the partition drill needs a Galera cluster (primary clusters: failover, lb-failover, lb-crash)"}},
+		{"a primary cluster's rolling restart", async2(true), func(o *Options) { o.Scenario = RollingRestart },
+			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, partition, lb-failover, lb-crash)"}},
 		{"failover of a primary cluster failing over by hand", async2(false), func(o *Options) { o.Scenario, o.Targets = Failover, []string{"db1"} },
 			[]string{"cluster db fails over by hand (failover: manual)", "set failover: auto"}},
 		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },
