@@ -32,6 +32,8 @@ type drillResult struct {
 }
 
 // TestDrills: the durable profile loses no acknowledged write in any drill;
+// a drained writer is stopped without the clients seeing more than a short
+// switch;
 // a full outage takes writes back within 15 s; the audit of a stored drill
 // fails once an acknowledged row is deleted behind the tool's back, and says
 // lost once the table is dropped; a drill killed after its fault leaves a
@@ -59,7 +61,7 @@ client:
 	}
 	var last drillResult
 	// the full outage with the append workload: a durable cluster loses no append either
-	for _, d := range [][]string{{"failover"}, {"partition"}, {"rolling-restart"}, {"full-outage", "--workload", "append", "--model", "read-committed"}} {
+	for _, d := range [][]string{{"failover"}, {"partition"}, {"rolling-restart"}, {"drain"}, {"full-outage", "--workload", "append", "--model", "read-committed"}} {
 		r := e.ok(append([]string{"drill"}, append(d, "--name", "itdrl", "--before", "1s", "--after", "1s", "-o", "json")...)...)
 		var res drillResult
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
@@ -69,6 +71,9 @@ client:
 			deref(res.WritesBackS), deref(res.SyncedS), res.WritesAcked, res.LostCount)
 		if !res.Passed || res.LostCount != 0 || !res.ChecksumsAgree || res.WritesAcked == 0 || res.SyncedS == nil {
 			t.Errorf("drill %v: %+v", d, res)
+		}
+		if res.Scenario == "drain" && res.Gap.Seconds > 3 {
+			t.Errorf("a drained writer stopped for maintenance: writes stopped for %.2f s (the load balancer had moved off it)", res.Gap.Seconds)
 		}
 		if res.Scenario == "full-outage" && (res.WritesBackS == nil || *res.WritesBackS > 15) {
 			t.Errorf("full outage: writes back after %v s, target 15", deref(res.WritesBackS))
