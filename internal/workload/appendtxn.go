@@ -299,7 +299,10 @@ func broken(code int) bool { return code >= 2000 } // client-side errors: the co
 func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consistency.Mop, string, int) {
 	done := make([]consistency.Mop, len(mops))
 	copy(done, mops)
-	fail := func(err error) ([]consistency.Mop, string, int) { return mops, "fail", rollback(ctx, c, err) }
+	wrote := false
+	fail := func(err error) ([]consistency.Mop, string, int) {
+		return mops, statementFailed(wrote, err), rollback(ctx, c, err)
+	}
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		return fail(err)
 	}
@@ -308,6 +311,7 @@ func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consi
 			if _, err := c.ExecContext(ctx, "INSERT INTO "+appendTable+" (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', ?)", m.Key, m.Value, m.Value); err != nil {
 				return fail(err)
 			}
+			wrote = true
 		} else {
 			var v sql.NullString
 			err := c.QueryRowContext(ctx, "SELECT v FROM "+appendTable+" WHERE k = ?", m.Key).Scan(&v)
@@ -362,11 +366,33 @@ func inTransaction(ctx context.Context, c *sql.Conn) (bool, error) {
 // changed since the snapshot) or info (the commit may or may not have
 // happened), with the error's number.
 func commitFailed(err error) (string, int) {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1020 || me.Number == 1205 || me.Number == 1180) {
-		return "fail", int(me.Number)
+	if rolledBack(err) {
+		return "fail", errorNumber(err)
 	}
 	return "info", errorNumber(err)
+}
+
+// rolledBack says whether the server said it rolled the transaction back:
+// a deadlock or certification failure (1213), a write on a row changed
+// since the snapshot (1020), a lock wait timeout (1205). Error 1180 ("Got
+// error 6 during COMMIT": the node left the primary component while it
+// committed) is not such an answer: transactions answered so were read
+// later.
+func rolledBack(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1020 || me.Number == 1205)
+}
+
+// statementFailed is what a statement's error means for its transaction:
+// fail before it wrote anything, or when the server said it rolled back;
+// after a write, any other error (a node leaving the primary component
+// answers 1047 mid-transaction, a connection lost) leaves the outcome
+// unknown: transactions answered 1047 after an append were read later.
+func statementFailed(wrote bool, err error) string {
+	if wrote && !rolledBack(err) {
+		return "info"
+	}
+	return "fail"
 }
 
 // Escaped is the error a transaction is recorded with when the server

@@ -156,9 +156,9 @@ func transfer(ctx context.Context, c *sql.Conn, t consistency.Bank) (string, int
 		_, _ = c.ExecContext(ctx, "ROLLBACK")
 		return "fail", 0 // it would overdraw: refused
 	}
-	for _, w := range [][2]int64{{from - int64(t.Amount), int64(t.From)}, {to + int64(t.Amount), int64(t.To)}} {
+	for i, w := range [][2]int64{{from - int64(t.Amount), int64(t.From)}, {to + int64(t.Amount), int64(t.To)}} {
 		if _, err := c.ExecContext(ctx, "UPDATE "+bankTable+" SET balance = ? WHERE id = ?", w[0], w[1]); err != nil {
-			return fail(err)
+			return statementFailed(i > 0, err), rollback(ctx, c, err)
 		}
 		in, err := inTransaction(ctx, c)
 		if err != nil { // the write may have run, and committed, on its own (see transact)
