@@ -33,7 +33,8 @@ type drillResult struct {
 
 // TestDrills: the durable profile loses no acknowledged write in any drill;
 // a drained writer is stopped without the clients seeing more than a short
-// switch;
+// switch; a writer that joins again by a full state transfer gets no
+// writes while it joins, nor does its donor for long;
 // a full outage takes writes back within 15 s; the audit of a stored drill
 // fails once an acknowledged row is deleted behind the tool's back, and says
 // lost once the table is dropped; a drill killed after its fault leaves a
@@ -61,7 +62,7 @@ client:
 	}
 	var last drillResult
 	// the full outage with the append workload: a durable cluster loses no append either
-	for _, d := range [][]string{{"failover"}, {"partition"}, {"rolling-restart"}, {"drain"}, {"full-outage", "--workload", "append", "--model", "read-committed"}} {
+	for _, d := range [][]string{{"failover"}, {"partition"}, {"rolling-restart"}, {"drain"}, {"resync"}, {"full-outage", "--workload", "append", "--model", "read-committed"}} {
 		r := e.ok(append([]string{"drill"}, append(d, "--name", "itdrl", "--before", "1s", "--after", "1s", "-o", "json")...)...)
 		var res drillResult
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {

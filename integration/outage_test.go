@@ -27,8 +27,8 @@ variants:
 steps:
   - {name: outage, kind: drill, scenario: full-outage}
 scales:
-  quick: {runs: 3, time: 2}
-  full: {runs: 3, time: 2}
+  quick: {runs: 2, time: 2}
+  full: {runs: 2, time: 2}
 expect:
   - {step: outage, variant: relaxed, metric: lost_appends, min: 1, why: "lost when every node crashes", claim: "committed transactions can be lost when nodes crash in quick succession", source: "a summary"}
 `)
@@ -76,8 +76,8 @@ scales:
 		by[s.Metric] = append(by[s.Metric], s.Value)
 		runs[s.RunID] = true
 	}
-	if len(by["lost_appends"]) != 3 || len(by["committed_appends"]) != 3 || len(by["lost_any"]) != 3 || len(runs) != 3 {
-		t.Errorf("three drills, each with its history checked: %v", by)
+	if len(by["lost_appends"]) != 2 || len(by["committed_appends"]) != 2 || len(by["lost_any"]) != 2 || len(runs) != 2 {
+		t.Errorf("two drills, each with its history checked: %v", by)
 	}
 	lostBy := map[string]float64{}
 	for _, s := range out.Result.Samples {
@@ -131,5 +131,5 @@ scales:
 			t.Errorf("run %s: no final reads at the end of its history: %.200s", id, lines[len(lines)-1])
 		}
 	}
-	t.Logf("relaxed full outage, three rounds: lost appends %v, lost acknowledged writes %v", by["lost_appends"], by["lost_writes"])
+	t.Logf("relaxed full outage, two rounds: lost appends %v, lost acknowledged writes %v", by["lost_appends"], by["lost_writes"])
 }

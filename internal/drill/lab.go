@@ -28,8 +28,10 @@ type Lab interface {
 	Recover(ctx context.Context, force string) error
 	Restart(ctx context.Context, names []string) error
 	RecordFault(r fault.Record) error
-	// Drain takes nodes out of load balancing (or back in).
+	// Drain takes nodes out of load balancing (or back in); Resync makes a
+	// Galera node join by a full state transfer.
 	Drain(ctx context.Context, names []string, drain bool) error
+	Resync(ctx context.Context, name string) error
 	// LBFault kills load balancer hosts' HAProxy; CrashHosts crashes hosts
 	// (every process, NICs down); LBHolder is the host holding a load
 	// balancer's address.

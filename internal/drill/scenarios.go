@@ -58,10 +58,11 @@ const (
 	Pause          = "pause"
 	CrashPartition = "crash-partition"
 	Drain          = "drain"
+	Resync         = "resync"
 )
 
 // registry lists the drills, in the order the CLI shows them.
-var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &lbFailover, &lbCrash, &domainOutage}
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &resync, &lbFailover, &lbCrash, &domainOutage}
 
 // Scenarios are the drills there are.
 func Scenarios() []*Scenario { return registry }

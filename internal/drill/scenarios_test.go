@@ -34,7 +34,7 @@ func TestRegistry(t *testing.T) {
 	if _, ok := Lookup("chaos"); ok {
 		t.Error("an unknown drill was found")
 	}
-	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, lb-failover, lb-crash, domain-outage" {
+	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, lb-failover, lb-crash, domain-outage" {
 		t.Errorf("order %s", names())
 	}
 }
@@ -56,6 +56,7 @@ func (fakeLab) Recover(context.Context, string) error                    { panic
 func (fakeLab) Restart(context.Context, []string) error                  { panic("restart") }
 func (fakeLab) RecordFault(fault.Record) error                           { panic("record") }
 func (fakeLab) Drain(context.Context, []string, bool) error              { panic("drain") }
+func (fakeLab) Resync(context.Context, string) error                     { panic("resync") }
 func (fakeLab) LBFault(context.Context, []string) error                  { panic("lb fault") }
 func (fakeLab) CrashHosts(context.Context, []string) error               { panic("crash") }
 func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
@@ -102,7 +103,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		want []string
 	}{
 		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "chaos", 0 },
-			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, lb-failover, lb-crash, domain-outage)`, "--rate"}},
+			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, lb-failover, lb-crash, domain-outage)`, "--rate"}},
 		{"durations", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Hold, o.Timeout = Failover, 0, 2*time.Hour },
 			[]string{"--hold", "--timeout"}},
 		{"targets for a whole-cluster drill", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = FullOutage, []string{"db1"} },

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/backup"
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
@@ -93,4 +94,41 @@ func (l *Lab) Rebuild(ctx context.Context, name string) error {
 		return err
 	}
 	return repl.Seeded(ctx, c, n, pos.GTID)
+}
+
+// Resync makes a Galera node join by a full state transfer, as a node
+// whose data was lost does: stopped cleanly, its Galera state removed
+// (grastate.dat, gvwstate.dat: its position unknown), then started without
+// a position, so it takes a full copy (SST) from a donor the cluster
+// picks while the others go on. It returns once the node is Synced.
+func (l *Lab) Resync(ctx context.Context, name string) error {
+	if err := l.p.CheckNodes([]string{name}); err != nil {
+		return err
+	}
+	n, _ := l.p.Node(name)
+	c, _ := l.p.Cluster(n.Cluster)
+	if c.Kind != spec.KindGalera {
+		return hderr.User("NODE: %s is a %s node; a full state transfer is a Galera node's (rebuild makes a replica a fresh copy)", name, c.Kind)
+	}
+	if others := len(l.running(n.Cluster)) - btoi(l.alive(n)); others == 0 {
+		return hderr.User("NODE: no other node of cluster %s runs: there is no donor for %s", c.Name, name)
+	}
+	h := l.Prov.Host(n.Host)
+	if err := server.Stop(ctx, h, n, server.StopGrace); err != nil {
+		return err
+	}
+	for _, f := range []string{mariadb.Grastate, mariadb.Gvwstate} {
+		if err := h.RemoveAll(ctx, filepath.Join(n.DataDir, f)); err != nil {
+			return err
+		}
+	}
+	l.logf("%s: stopped, its Galera state removed: it joins by a full state transfer", name)
+	return l.start(ctx, []*plan.Node{n}, nil)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,105 @@
+package drill
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/server"
+)
+
+// TransferRouteBound is how long the load balancer may keep sending
+// writes to a node that became a state transfer's donor: its health
+// checks must first see the agent refuse (document 000's probe rule: a
+// donor or a joiner takes no traffic).
+const TransferRouteBound = 3 * time.Second
+
+// resync: a Galera node (default: the load balancer's writer) joins by a
+// full state transfer (SST) while the cluster takes writes, as a node whose
+// data was lost does. While it runs, the load balancer's writer is watched:
+// writes sent to the joiner at all, or to the donor for longer than
+// TransferRouteBound, fail the drill.
+var resync = Scenario{
+	Name:       Resync,
+	Usage:      "resync [NODE|active]",
+	Short:      "A node (default: the writer) joins by a full state transfer under load; the load balancer must not send writes to the joiner or the donor",
+	MaxTargets: 1,
+	NodeFlag:   true,
+	targets: func(d *drill, given []string) ([]string, error) {
+		t, err := d.activeOr(given)
+		if err != nil {
+			return nil, err
+		}
+		if len(t) != 1 || !slices.Contains(d.cluster.Nodes, t[0]) {
+			return nil, hderr.User("NODE: %q is not a node of cluster %s (nodes: %s, or active)", strings.Join(t, " "), d.cluster.Name, strings.Join(d.cluster.Nodes, ", "))
+		}
+		return t, nil
+	},
+	inject: func(ctx context.Context, d *drill) (time.Time, error) {
+		node := d.res.Targets[0]
+		watch, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		var routed routing
+		wg.Go(func() { routed = d.watchRouting(watch) })
+		d.faultAt = time.Now()
+		began := d.faultAt.UTC()
+		err := d.l.Resync(ctx, node)
+		stop()
+		wg.Wait()
+		if err == nil {
+			err = d.l.RecordFault(fault.Record{Fault: fault.Restart, Targets: []string{node}, Value: "full state transfer", At: began})
+		}
+		d.logf("%s synced again by a full state transfer after %.2fs", node, time.Since(d.faultAt).Seconds())
+		for who, span := range routed.toDonor {
+			d.logf("the load balancer sent writes to %s while it was a donor for %.2fs", who, span.Seconds())
+			if span > TransferRouteBound {
+				d.problems = append(d.problems, fmt.Sprintf("the load balancer sent writes to %s for %.2fs while it was the state transfer's donor (bound %v)", who, span.Seconds(), TransferRouteBound))
+			}
+		}
+		for who, span := range routed.toJoiner {
+			d.problems = append(d.problems, fmt.Sprintf("the load balancer sent writes to %s for %.2fs while it was joining (%s)", who, span.Seconds(), routed.state[who]))
+		}
+		return d.faultAt, err
+	},
+	faulted:  func(*drill) int { return 1 },
+	reformed: reformedWithout,
+}
+
+// routing is where the load balancer's writes went during a transfer:
+// how long to a donor, and to a node not yet Synced.
+type routing struct {
+	toDonor, toJoiner map[string]time.Duration
+	state             map[string]server.State
+}
+
+// watchRouting polls the load balancer's writer and the sampler's view of
+// it every 100 ms until ctx ends.
+func (d *drill) watchRouting(ctx context.Context) routing {
+	r := routing{toDonor: map[string]time.Duration{}, toJoiner: map[string]time.Duration{}, state: map[string]server.State{}}
+	const every = 100 * time.Millisecond
+	for ctx.Err() == nil {
+		time.Sleep(every)
+		w, err := d.writer()
+		if err != nil {
+			continue
+		}
+		snaps := d.s.Snapshots()
+		if len(snaps) == 0 {
+			continue
+		}
+		st := d.s.sampleOf(snaps[len(snaps)-1]).Nodes[w].State
+		switch {
+		case strings.HasPrefix(string(st), "Donor"):
+			r.toDonor[w] += every
+		case st.Answering() && st != server.Synced:
+			r.toJoiner[w] += every
+			r.state[w] = st
+		}
+	}
+	return r
+}
