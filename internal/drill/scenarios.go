@@ -59,10 +59,11 @@ const (
 	CrashPartition = "crash-partition"
 	Drain          = "drain"
 	Resync         = "resync"
+	Flap           = "flap"
 )
 
 // registry lists the drills, in the order the CLI shows them.
-var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &resync, &lbFailover, &lbCrash, &domainOutage}
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &resync, &flap, &lbFailover, &lbCrash, &domainOutage}
 
 // Scenarios are the drills there are.
 func Scenarios() []*Scenario { return registry }
