@@ -132,6 +132,17 @@ func printStatus(st lab.Status) {
 			fmt.Printf("%s %s volume: disk fault %s (hadrill fault heal undoes it)\n", n.Name, v, n.DiskFaults[v])
 		}
 	}
+	if len(st.Faults) > 0 {
+		var what []string
+		for _, r := range st.Faults {
+			w := r.Label()
+			if len(r.From) > 0 {
+				w += " from " + strings.Join(r.From, ",")
+			}
+			what = append(what, w+" ("+r.At.Local().Format("15:04:05")+")")
+		}
+		fmt.Printf("faults since the last heal: %s (hadrill fault heal undoes them)\n", strings.Join(what, "; "))
+	}
 	if d := st.Disks; d != nil && d.State != "serving" {
 		fmt.Printf("DISKS DOWN: %s; the servers on them fail at their next write. `%s` stops them and serves the volumes again from their images (the data is there)\n", d.Problem, d.Fix)
 	}

@@ -64,3 +64,11 @@ func TestOneWay(t *testing.T) {
 		t.Errorf("overlapping sides: %v", err)
 	}
 }
+
+func TestSinceHeal(t *testing.T) {
+	recs := []Record{{Fault: Kill, Targets: []string{"db1"}}, {Fault: Heal}, {Fault: Partition, Targets: []string{"db3"}}, {Fault: Recover}, {Fault: Disk, Targets: []string{"db2"}, Value: "full"}}
+	got := SinceHeal(recs)
+	if len(got) != 2 || got[0].Label() != "partition db3" || got[1].Label() != "disk db2 full" {
+		t.Errorf("%+v", got)
+	}
+}

@@ -44,3 +44,19 @@ func (l Log) Between(from, to time.Time) []Record {
 	}
 	return out
 }
+
+// SinceHeal are the faults injected after the last heal (what may still
+// be in force), recoveries and restarts left out.
+func SinceHeal(recs []Record) []Record {
+	var out []Record
+	for _, r := range recs {
+		switch r.Fault {
+		case Heal:
+			out = nil
+		case Recover, Restart, Resume:
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
+}

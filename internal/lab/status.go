@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/lb"
@@ -38,6 +39,9 @@ type Status struct {
 	// Disks is the lab's disk daemon, when it emulates disks: whether it
 	// serves the volumes.
 	Disks *DisksInfo `json:"disks,omitempty"`
+	// Faults are those injected since the last heal (what may still be in
+	// force: `hadrill fault heal` undoes them).
+	Faults []fault.Record `json:"faults,omitempty"`
 	// Hosts are the measured hosts: machine, CPU and memory in use,
 	// memory-limit kills (root labs on a machine with cgroup v1).
 	Hosts []HostInfo `json:"hosts,omitempty"`
@@ -249,6 +253,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 		}
 	}
 	s.Hosts = l.hostInfo(before, window)
+	s.Faults = fault.SinceHeal(l.Faults(time.Time{}, time.Now().Add(time.Hour)))
 	return s
 }
 
