@@ -100,6 +100,9 @@ func TestFaults(t *testing.T) {
 		}
 	}
 	e.ok("fault", "partition", "--from", "client", "--to", "db3", "--name", "itflt")
+	if out := e.ok("status", "--name", "itflt").stdout; !strings.Contains(out, "faults since the last heal: partition db3 one way from client") {
+		t.Errorf("status does not list the one-way cut:\n%s", out)
+	}
 	if datagram(t, ns["client"], ns["db3"], addr["db3"]) {
 		t.Error("a datagram from the client reached db3 through a one-way cut from the client to db3")
 	}
