@@ -18,7 +18,6 @@ var flap = Scenario{
 	Usage:      "flap [TARGET...]",
 	Short:      "A flapping partition: cut nodes, hosts or a region off (default: the writer) for 2 s, heal for 2 s, for --hold",
 	MaxTargets: -1,
-	Replicated: true,
 	targets: func(d *drill, given []string) ([]string, error) {
 		if why := d.l.Plan().WithoutFirewall(); why != "" {
 			return nil, hderr.User("drill flap: a network fault %s", why)

@@ -16,7 +16,6 @@ var partition = Scenario{
 	Usage:      "partition [TARGET...]",
 	Short:      "Cut nodes, hosts or a region off (default: the writer), then heal",
 	MaxTargets: -1,
-	Replicated: true,
 	targets: func(d *drill, given []string) ([]string, error) {
 		if why := d.l.Plan().WithoutFirewall(); why != "" {
 			return nil, hderr.User("drill partition: a network fault %s", why)
