@@ -41,7 +41,7 @@ func TestSysbenchSweep(t *testing.T) {
 	var b struct {
 		RunID string `json:"run_id"`
 	}
-	_ = json.Unmarshal([]byte(e.ok("bench", "sysbench", "--name", "itsb", "--threads", "1,2", "--time", "8", "--runs", "2", "--tables", "1", "--table-size", "200", "-o", "json").stdout), &b)
+	_ = json.Unmarshal([]byte(e.ok("bench", "sysbench", "--name", "itsb", "--threads", "1,2", "--time", "5", "--runs", "2", "--tables", "1", "--table-size", "200", "-o", "json").stdout), &b)
 	// the rounds interleave the thread counts: 1, 2, then 1, 2 again
 	if steps, _ := os.ReadFile(filepath.Join(e.home, "runs", b.RunID, "steps.csv")); !regexp.MustCompile(`(?s)^threads,run,.*\n1,1,.*\n2,1,.*\n1,2,.*\n2,2,`).Match(steps) {
 		t.Errorf("the sweep's order (steps.csv):\n%s", steps)

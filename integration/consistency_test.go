@@ -54,9 +54,9 @@ func TestConsistency(t *testing.T) {
 		return out, r.code
 	}
 	stale := func(s string) bool { return s == "G-single-realtime" }
-	plain, _ := run("--time", "15", "--sync-wait", "0")
+	plain, _ := run("--time", "10", "--sync-wait", "0")
 	if plain.Check.OK < 100 {
-		t.Errorf("only %d transactions committed in 15 s", plain.Check.OK)
+		t.Errorf("only %d transactions committed in 10 s", plain.Check.OK)
 	}
 	history := filepath.Join(e.home, "runs", plain.RunID, "history.jsonl")
 	r := e.run("check", history, "-o", "json")
@@ -67,7 +67,7 @@ func TestConsistency(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &again); err != nil || again.Valid != plain.Check.Valid || strings.Join(again.Forbidden, ",") != strings.Join(plain.Check.Forbidden, ",") {
 		t.Errorf("the stored history checked again: %v %+v, want %+v", err, again, plain.Check)
 	}
-	causal, _ := run("--time", "15", "--sync-wait", "1")
+	causal, _ := run("--time", "10", "--sync-wait", "1")
 	if n, m := causal.count(stale), plain.count(stale); n >= m {
 		t.Errorf("wsrep_sync_wait=1: %d stale reads, not fewer than wsrep_sync_wait=0's %d", n, m)
 	}
@@ -78,7 +78,7 @@ func TestConsistency(t *testing.T) {
 	// update), so money is made or destroyed and reads of every balance show
 	// it; with innodb_snapshot_isolation=ON the second writer is refused
 	// (1020) and every total holds.
-	bank, code := run("--workload", "bank", "--keys", "5", "--time", "8")
+	bank, code := run("--workload", "bank", "--keys", "5", "--time", "6")
 	wrong := func(s string) bool { return s == "wrong-total" }
 	if code != 5 || bank.count(wrong) == 0 {
 		t.Errorf("bank under repeatable read: exit %d, anomalies %+v (want wrong totals)", code, bank.Check.Anomalies)
@@ -89,7 +89,7 @@ func TestConsistency(t *testing.T) {
 	for _, n := range []string{"db1", "db2", "db3"} {
 		e.sql("itcons", n, "SET GLOBAL innodb_snapshot_isolation = ON")
 	}
-	snap, code := run("--workload", "bank", "--keys", "5", "--time", "8")
+	snap, code := run("--workload", "bank", "--keys", "5", "--time", "6")
 	if code != 0 || !snap.Check.Valid || snap.Check.OK < 50 {
 		t.Errorf("bank with snapshot isolation: exit %d, %d committed, anomalies %+v", code, snap.Check.OK, snap.Check.Anomalies)
 	}
