@@ -3,12 +3,9 @@ package drill
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
-	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // DrainWait bounds how long the load balancer may take to move writes off
@@ -25,16 +22,7 @@ var drain = Scenario{
 	Short:      "Maintenance: drain a node (default: the writer), stop it cleanly once the load balancer moved off it, start it, undrain",
 	MaxTargets: 1,
 	NodeFlag:   true,
-	targets: func(d *drill, given []string) ([]string, error) {
-		t, err := d.activeOr(given)
-		if err != nil {
-			return nil, err
-		}
-		if len(t) != 1 || !slices.Contains(d.cluster.Nodes, t[0]) {
-			return nil, hderr.User("NODE: %q is not a node of cluster %s (nodes: %s, or active)", strings.Join(t, " "), d.cluster.Name, strings.Join(d.cluster.Nodes, ", "))
-		}
-		return t, nil
-	},
+	targets:    oneNode,
 	inject: func(ctx context.Context, d *drill) (time.Time, error) {
 		node := d.res.Targets[0]
 		d.faultAt = time.Now()

@@ -3,13 +3,11 @@ package drill
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
-	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/server"
 )
 
@@ -30,16 +28,7 @@ var resync = Scenario{
 	Short:      "A node (default: the writer) joins by a full state transfer under load; the load balancer must not send writes to the joiner or the donor",
 	MaxTargets: 1,
 	NodeFlag:   true,
-	targets: func(d *drill, given []string) ([]string, error) {
-		t, err := d.activeOr(given)
-		if err != nil {
-			return nil, err
-		}
-		if len(t) != 1 || !slices.Contains(d.cluster.Nodes, t[0]) {
-			return nil, hderr.User("NODE: %q is not a node of cluster %s (nodes: %s, or active)", strings.Join(t, " "), d.cluster.Name, strings.Join(d.cluster.Nodes, ", "))
-		}
-		return t, nil
-	},
+	targets:    oneNode,
 	inject: func(ctx context.Context, d *drill) (time.Time, error) {
 		node := d.res.Targets[0]
 		watch, stop := context.WithCancel(ctx)

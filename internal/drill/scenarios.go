@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // Scenario is one drill: the fault it applies under traffic and how the
@@ -109,4 +111,17 @@ func replicatedNames() string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// oneNode: scenarios acting on one node of the cluster, the load
+// balancer's writer by default.
+func oneNode(d *drill, given []string) ([]string, error) {
+	t, err := d.activeOr(given)
+	if err != nil {
+		return nil, err
+	}
+	if len(t) != 1 || !slices.Contains(d.cluster.Nodes, t[0]) {
+		return nil, hderr.User("NODE: %q is not a node of cluster %s (nodes: %s, or active)", strings.Join(t, " "), d.cluster.Name, strings.Join(d.cluster.Nodes, ", "))
+	}
+	return t, nil
 }
