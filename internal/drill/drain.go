@@ -57,4 +57,10 @@ var drain = Scenario{
 	},
 	faulted:  func(*drill) int { return 1 },
 	reformed: reformedWithout,
+	undo: func(ctx context.Context, d *drill) error {
+		if err := d.l.Drain(ctx, d.res.Targets, false); err != nil {
+			return fmt.Errorf("undraining %v: %w", d.res.Targets, err)
+		}
+		return nil
+	},
 }

@@ -232,9 +232,9 @@ func (d *drill) repair(ctx context.Context) error {
 	if err := d.l.Heal(ctx); err != nil {
 		return fmt.Errorf("undoing the fault after the interruption: %w", err)
 	}
-	if d.sc.Name == Drain {
-		if err := d.l.Drain(ctx, d.res.Targets, false); err != nil {
-			return fmt.Errorf("undraining %v after the interruption: %w", d.res.Targets, err)
+	if d.sc.undo != nil {
+		if err := d.sc.undo(ctx, d); err != nil {
+			return fmt.Errorf("after the interruption: %w", err)
 		}
 	}
 	t, ok := d.s.waitFor(ctx, since, d.o.Timeout, func(s Sample) bool { return s.Whole(d.cluster.Members()) })

@@ -42,6 +42,8 @@ type Scenario struct {
 	// without them. Nil: the scenario has no re-formed time of its own.
 	faulted  func(d *drill) int
 	reformed func(d *drill, r *Result)
+	// undo is what an interrupted drill undoes beyond Heal (nil: nothing).
+	undo func(ctx context.Context, d *drill) error
 }
 
 // Reforms says whether the drill has a re-formed time of its own (the

@@ -117,11 +117,7 @@ func (f DiskFault) Apply(now disk.Faults, at time.Time) disk.Faults {
 func (f DiskFault) String() string {
 	var parts []string
 	if len(f.EIO) > 0 {
-		s := "eio " + strings.Join(f.EIO, ",")
-		if f.Rate > 0 && f.Rate < 1 {
-			s += fmt.Sprintf(" %g%%", f.Rate*100)
-		}
-		parts = append(parts, s)
+		parts = append(parts, EIOLabel(f.EIO, f.Rate))
 	}
 	if f.Full {
 		parts = append(parts, "full")
@@ -163,4 +159,13 @@ func parseShare(s string) (float64, error) {
 		return 0, fmt.Errorf("expected a share above 0 and at most 100%%, got %q", s)
 	}
 	return v, nil
+}
+
+// EIOLabel is how IO errors on a disk are shown: "eio fsync", "eio read,write 1%".
+func EIOLabel(kinds []string, rate float64) string {
+	s := "eio " + strings.Join(kinds, ",")
+	if rate > 0 && rate < 1 {
+		s += fmt.Sprintf(" %g%%", rate*100)
+	}
+	return s
 }

@@ -131,11 +131,7 @@ func (l *Lab) DiskFaults(n *plan.Node, now map[string]disk.FaultStatus) map[stri
 		var parts []string
 		f := now[v.Device]
 		if len(f.EIO) > 0 {
-			s := "eio " + strings.Join(f.EIO, ",")
-			if f.Rate > 0 && f.Rate < 1 {
-				s += fmt.Sprintf(" %g%%", f.Rate*100)
-			}
-			parts = append(parts, s)
+			parts = append(parts, fault.EIOLabel(f.EIO, f.Rate))
 		}
 		if disk.Filled(v) > 0 {
 			parts = append(parts, "full")

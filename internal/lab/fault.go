@@ -50,28 +50,22 @@ func (l *Lab) ProcessFault(ctx context.Context, kind fault.Kind, names []string)
 // Partition cuts hosts off: no packet passes between a host of the side and
 // a host of from (default: everyone else).
 func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
-	if why := l.p.WithoutFirewall(); why != "" {
-		return hderr.User("fault partition: a network fault %s", why)
-	}
-	cut, err := fault.NewCut(l.p, targets, from)
-	if err != nil {
-		return err
-	}
-	at := time.Now().UTC()
-	if err := cut.Apply(ctx, l.hosts); err != nil {
-		return err
-	}
-	l.logf("partitioned %s from %s", strings.Join(fault.Names(cut.Side), ","), strings.Join(fault.Names(cut.From), ","))
-	return l.RecordFault(fault.Record{Fault: fault.Partition, Targets: fault.Names(cut.Side), From: fault.Names(cut.From), At: at})
+	return l.applyCut(ctx, func() (fault.Cut, error) { return fault.NewCut(l.p, targets, from) })
 }
 
 // OneWayCut drops the packets from the hosts (or regions) of from to those
 // of to, and only those.
 func (l *Lab) OneWayCut(ctx context.Context, from, to []string) error {
+	return l.applyCut(ctx, func() (fault.Cut, error) { return fault.NewOneWay(l.p, from, to) })
+}
+
+// applyCut resolves a cut (refused without a firewall), applies it, says
+// so and records it.
+func (l *Lab) applyCut(ctx context.Context, resolve func() (fault.Cut, error)) error {
 	if why := l.p.WithoutFirewall(); why != "" {
 		return hderr.User("fault partition: a network fault %s", why)
 	}
-	cut, err := fault.NewOneWay(l.p, from, to)
+	cut, err := resolve()
 	if err != nil {
 		return err
 	}
@@ -79,8 +73,15 @@ func (l *Lab) OneWayCut(ctx context.Context, from, to []string) error {
 	if err := cut.Apply(ctx, l.hosts); err != nil {
 		return err
 	}
-	l.logf("packets from %s to %s dropped (one way)", strings.Join(fault.Names(cut.From), ","), strings.Join(fault.Names(cut.Side), ","))
-	return l.RecordFault(fault.Record{Fault: fault.Partition, Targets: fault.Names(cut.Side), From: fault.Names(cut.From), Value: "one way", At: at})
+	side, from := strings.Join(fault.Names(cut.Side), ","), strings.Join(fault.Names(cut.From), ",")
+	rec := fault.Record{Fault: fault.Partition, Targets: fault.Names(cut.Side), From: fault.Names(cut.From), At: at}
+	if cut.OneWay {
+		l.logf("packets from %s to %s dropped (one way)", from, side)
+		rec.Value = "one way"
+	} else {
+		l.logf("partitioned %s from %s", side, from)
+	}
+	return l.RecordFault(rec)
 }
 
 // Heal undoes every fault: partitions are lifted, paused servers resumed,

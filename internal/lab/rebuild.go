@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/backup"
@@ -110,7 +111,7 @@ func (l *Lab) Resync(ctx context.Context, name string) error {
 	if c.Kind != spec.KindGalera {
 		return hderr.User("NODE: %s is a %s node; a full state transfer is a Galera node's (rebuild makes a replica a fresh copy)", name, c.Kind)
 	}
-	if others := len(l.running(n.Cluster)) - btoi(l.alive(n)); others == 0 {
+	if !slices.ContainsFunc(l.running(n.Cluster), func(o *plan.Node) bool { return o != n }) {
 		return hderr.User("NODE: no other node of cluster %s runs: there is no donor for %s", c.Name, name)
 	}
 	h := l.Prov.Host(n.Host)
@@ -124,11 +125,4 @@ func (l *Lab) Resync(ctx context.Context, name string) error {
 	}
 	l.logf("%s: stopped, its Galera state removed: it joins by a full state transfer", name)
 	return l.start(ctx, []*plan.Node{n}, nil)
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
