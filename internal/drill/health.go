@@ -139,6 +139,34 @@ func (s *sampler) first(from time.Time, ok func(Sample) bool) (time.Time, bool) 
 	return time.Time{}, false
 }
 
+// before is the last sample taken before t (false: none was).
+func (s *sampler) before(t time.Time) (Sample, bool) {
+	var out Sample
+	found := false
+	for _, sn := range s.Snapshots() {
+		if !sn.At.Before(t) {
+			break
+		}
+		out, found = s.sampleOf(sn), true
+	}
+	return out, found
+}
+
+// Writer is the node that takes writes in a primary cluster's sample ("":
+// none, or more than one).
+func (s Sample) Writer() string {
+	w := ""
+	for name, n := range s.Nodes {
+		if n.Writable {
+			if w != "" {
+				return ""
+			}
+			w = name
+		}
+	}
+	return w
+}
+
 // brokenAt is the first sample at or after from in which the cluster is
 // not whole (the fault became visible), or from when none is.
 func (s *sampler) brokenAt(from time.Time) time.Time {

@@ -7,15 +7,20 @@ import (
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 // partition: cut nodes, hosts or a region off (default: the writer), wait
-// for writes to resume on the majority side (if there is one), heal.
+// for writes to resume on the majority side (if there is one; in a primary
+// cluster, on a replica the keeper promoted), heal.
 var partition = Scenario{
 	Name:       Partition,
 	Usage:      "partition [TARGET...]",
 	Short:      "Cut nodes, hosts or a region off (default: the writer), then heal",
 	MaxTargets: -1,
+	// a primary cluster's primary cut off is failed over by the keeper
+	Replicated:   true,
+	AutoFailover: true,
 	targets: func(d *drill, given []string) ([]string, error) {
 		if why := d.l.Plan().WithoutFirewall(); why != "" {
 			return nil, hderr.User("drill partition: a network fault %s", why)
@@ -33,6 +38,14 @@ var partition = Scenario{
 		d.faultAt = time.Now()
 		if err := d.l.Partition(ctx, d.res.Targets, nil); err != nil {
 			return d.faultAt, err
+		}
+		if d.cluster.Kind == spec.KindPrimary {
+			d.logf("cut %v off; waiting for writes to resume (a replica promoted by the keeper, if the primary was cut off)", d.res.Targets)
+			d.waitWrites(ctx, d.o.Hold)
+			d.waitReformed(ctx, 0)
+			sleep(ctx, time.Second)
+			d.logf("healing the partition")
+			return d.faultAt, d.l.Heal(ctx)
 		}
 		members := d.cluster.Members()
 		survivors := members - partitioned(d)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 // Scenario is one drill: the fault it applies under traffic and how the
@@ -99,7 +100,17 @@ func wholeCluster(d *drill, given []string) ([]string, error) {
 // without the faulted members (and before the cluster was whole again).
 func reformedWithout(d *drill, r *Result) {
 	survivors := d.cluster.Members() - d.sc.faulted(d)
-	if t, ok := d.s.first(d.faultAt, func(s Sample) bool { return s.Reformed(r.Targets, survivors) && !s.Whole(d.cluster.Members()) }); ok {
+	moved := func(s Sample) bool { return s.Reformed(r.Targets, survivors) && !s.Whole(d.cluster.Members()) }
+	if d.cluster.Kind == spec.KindPrimary {
+		// a primary cluster re-forms when another node takes the writes of
+		// a faulted primary (it may be whole at once: the old one fenced)
+		last, ok := d.s.before(d.faultAt)
+		if !ok || !slices.Contains(r.Targets, last.Writer()) {
+			return // the fault spared the primary: nothing had to re-form
+		}
+		moved = func(s Sample) bool { return s.Reformed(r.Targets, 0) }
+	}
+	if t, ok := d.s.first(d.faultAt, moved); ok {
 		r.ReformedS = secs(t.Sub(d.faultAt))
 	}
 }

@@ -127,7 +127,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		{"an unknown fault domain", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = DomainOutage, []string{"rack9"} },
 			[]string{"DOMAIN: name a fault domain (domains: fd0, fd1; the client's host is the observer)"}},
 		{"a primary cluster's rolling restart", async2(true), func(o *Options) { o.Scenario = RollingRestart },
-			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, lb-failover, lb-crash)"}},
+			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, partition, lb-failover, lb-crash)"}},
 		{"failover of a primary cluster failing over by hand", async2(false), func(o *Options) { o.Scenario, o.Targets = Failover, []string{"db1"} },
 			[]string{"cluster db fails over by hand (failover: manual)", "set failover: auto"}},
 		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },

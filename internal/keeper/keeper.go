@@ -14,6 +14,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -201,6 +205,9 @@ func (k *Keeper) writer(ctx context.Context, c *plan.Cluster) *plan.Node {
 			name = c.Nodes[0]
 		}
 		n, _ := p.Node(name)
+		if g := k.guards[c.Name]; g != nil && g.primary == name && g.misses > 0 {
+			return nil // it did not answer its clients' side: a heartbeat written into it now would be a write its replicas never receive
+		}
 		if k.Repl.Servers.Alive(n) {
 			return n
 		}
@@ -243,7 +250,8 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 		k.guards[c.Name] = g
 	}
 	n, _ := k.Repl.Plan.Node(primary)
-	if k.conns.Probe(ctx, n, probeTimeout).State.Answering() {
+	ok, unreachable := k.reach(ctx, c, n)
+	if ok {
 		g.lastSeen, g.misses = time.Now(), 0
 		k.logOnce("failover "+c.Name, nil)
 		return
@@ -251,15 +259,81 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 	if g.misses++; g.misses < Misses {
 		return
 	}
-	promoted, why, err := k.Repl.Failover(ctx, k.conns, c, primary, g.lastSeen)
+	promoted, why, err := k.Repl.Failover(ctx, k.conns, c, primary, g.lastSeen,
+		func(ctx context.Context) (bool, string) { return k.reach(ctx, c, n) })
 	switch {
 	case err != nil:
 		k.logOnce("failover "+c.Name, err)
 	case promoted == "":
-		k.logOnce("failover "+c.Name, fmt.Errorf("%s is not answering; no failover: %s", primary, why))
+		k.logOnce("failover "+c.Name, fmt.Errorf("%s; no failover: %s", unreachable, why))
 	default:
 		k.logOnce("failover "+c.Name, nil)
 	}
+}
+
+// reach reports whether a primary cluster's node answers as its clients
+// would see it: it answers the keeper, and, where the lab has the hosts
+// (Vantage), a connection from one of them. A node cut off by a partition
+// still answers on its own machine; its clients cannot reach it. When it
+// does not, why says how it failed.
+func (k *Keeper) reach(ctx context.Context, c *plan.Cluster, n *plan.Node) (bool, string) {
+	if !k.conns.Probe(ctx, n, probeTimeout).State.Answering() {
+		return false, n.Name + " does not answer"
+	}
+	hosts := Vantage(k.Repl.Plan, c, n.Name)
+	if len(hosts) == 0 {
+		return true, ""
+	}
+	addr := net.JoinHostPort(n.Address, strconv.Itoa(n.Port))
+	seen := make(chan bool, len(hosts))
+	for _, h := range hosts {
+		go func() { seen <- server.Greets(ctx, h.Netns, addr, probeTimeout) }()
+	}
+	for range hosts {
+		if <-seen {
+			return true, ""
+		}
+	}
+	var names []string
+	for _, h := range hosts {
+		names = append(names, h.Name)
+	}
+	return false, fmt.Sprintf("%s runs but cannot be reached at %s from %s", n.Name, addr, strings.Join(names, ", "))
+}
+
+// Vantage is where the keeper looks at a primary cluster's node from, as
+// its clients do: the hosts of the load balancers in front of the cluster,
+// else the hosts of its other nodes. Only a lab of namespaces has them
+// here (a rootless lab's hosts share this machine's network, a remote
+// lab's are on other machines); elsewhere there are none, and the node's
+// own answer is all the keeper has.
+func Vantage(p *plan.Plan, c *plan.Cluster, node string) []plan.Host {
+	if p.Mode != plan.ModeNetns {
+		return nil
+	}
+	var out []plan.Host
+	add := func(name string) {
+		if h, ok := p.Host(name); ok && h.Netns != "" && !slices.ContainsFunc(out, func(o plan.Host) bool { return o.Name == name }) {
+			out = append(out, *h)
+		}
+	}
+	for _, lb := range p.LoadBalancers {
+		if lb.Cluster != c.Name {
+			continue
+		}
+		for _, in := range lb.Instances {
+			add(in.Host)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, name := range c.Nodes {
+		if o, ok := p.Node(name); ok && name != node {
+			add(o.Host)
+		}
+	}
+	return out
 }
 
 // Stamped writes each line to w behind the time it was written (the

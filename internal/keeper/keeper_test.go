@@ -34,3 +34,37 @@ func TestStamped(t *testing.T) {
 		t.Errorf("stamped %q", b.String())
 	}
 }
+
+func TestVantage(t *testing.T) {
+	hosts := []plan.Host{{Name: "db1", Netns: "hd-t-db1"}, {Name: "db2", Netns: "hd-t-db2"}, {Name: "db3", Netns: "hd-t-db3"},
+		{Name: "lb1", Netns: "hd-t-lb1"}, {Name: "lb2", Netns: "hd-t-lb2"}}
+	nodes := []plan.Node{{Name: "db1", Host: "db1"}, {Name: "db2", Host: "db2"}, {Name: "db3", Host: "db3"}}
+	c := plan.Cluster{Name: "ps", Kind: spec.KindPrimary, Nodes: []string{"db1", "db2", "db3"}}
+	names := func(hs []plan.Host) string {
+		var s []string
+		for _, h := range hs {
+			s = append(s, h.Name)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, tc := range []struct {
+		name string
+		mode string
+		lbs  []plan.LB
+		want string
+	}{
+		{"the load balancer pair's hosts, as clients see it", plan.ModeNetns,
+			[]plan.LB{{Name: "lb", Cluster: "ps", Instances: []plan.LBInstance{{Host: "lb1"}, {Host: "lb2"}}}}, "lb1,lb2"},
+		{"another cluster's load balancer does not count", plan.ModeNetns,
+			[]plan.LB{{Name: "lb", Cluster: "other", Instances: []plan.LBInstance{{Host: "lb1"}}}}, "db2,db3"},
+		{"no load balancer: the other nodes' hosts", plan.ModeNetns, nil, "db2,db3"},
+		{"a remote lab: none here", plan.ModeSSH, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &plan.Plan{Lab: "t", Mode: tc.mode, Hosts: hosts, Nodes: nodes, Clusters: []plan.Cluster{c}, LoadBalancers: tc.lbs}
+			if got := names(Vantage(p, &p.Clusters[0], "db1")); got != tc.want {
+				t.Errorf("vantage %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

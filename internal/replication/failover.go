@@ -43,8 +43,8 @@ func (v ReplicaView) has() Position {
 	return out
 }
 
-// PrimaryDown decides whether a primary that did not answer the manager is
-// down for its replicas too. Some replica must answer (else there is
+// PrimaryDown decides whether a primary that did not answer the manager
+// (or that its clients cannot reach) is down for its replicas too. Some replica must answer (else there is
 // nothing to promote and nothing confirms the failure), and no replica may
 // still be connected to the primary: if one is, the manager alone is cut
 // off from it (a partition), and promoting would make two primaries.
@@ -62,7 +62,7 @@ func PrimaryDown(primary string, views []ReplicaView) (bool, string) {
 	if answering == 0 {
 		return false, "no replica answers"
 	}
-	return true, fmt.Sprintf("%s does not answer and no replica receives from it", primary)
+	return true, fmt.Sprintf("no replica receives from %s", primary)
 }
 
 // Choice is a failover's decision.
@@ -194,13 +194,19 @@ func (m *Manager) view(ctx context.Context, db *sql.DB, v ReplicaView) ReplicaVi
 }
 
 // Failover promotes a replica of c, whose primary (old) stopped answering
-// the keeper at lastSeen, if the failure is confirmed (PrimaryDown), a
+// the keeper at lastSeen (reach: whether it answers now, as its clients
+// see it, and why not), if the failure is confirmed (PrimaryDown), a
 // replica holds what all others hold (ChooseFailover), applies it within
 // the cluster's failover_max_lag and then lags at most that much
-// (LagVerdict). It returns the promoted node, or "" and why not. It holds
-// the roles lock and re-reads the record first: a promotion meanwhile
-// (another keeper tick, `promote`) is never repeated.
-func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Cluster, old string, lastSeen time.Time) (string, string, error) {
+// (LagVerdict). An old primary that still runs, cut off from its clients
+// and replicas, is made read-only first (fenced through its own machine,
+// as a manager with a path of its own to it does); it gets its role back
+// from Reconcile, which checks what it holds. It returns the promoted
+// node, or "" and why not. It holds the roles lock and re-reads the record
+// first: a promotion meanwhile (another keeper tick, `promote`) is never
+// repeated.
+func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Cluster, old string, lastSeen time.Time,
+	reach func(context.Context) (bool, string)) (string, string, error) {
 	unlock, err := m.lock(ctx)
 	if err != nil {
 		return "", "", err
@@ -210,7 +216,8 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 		return "", fmt.Sprintf("%s is the primary already", cur), nil
 	}
 	oldNode, _ := m.Plan.Node(old)
-	if conns.Probe(ctx, oldNode, time.Second/2).State.Answering() {
+	ok, unreachable := reach(ctx)
+	if ok {
 		return "", old + " answers again", nil // it came back while the lock was awaited
 	}
 	views := m.Views(ctx, conns, c, old, time.Second)
@@ -218,6 +225,7 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 	if !down {
 		return "", downWhy, nil
 	}
+	downWhy = unreachable + " and " + downWhy
 	choice := ChooseFailover(old, views)
 	if choice.Node == "" {
 		return "", choice.Reason, nil
@@ -239,11 +247,50 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 		return "", fmt.Sprintf("%s chosen (%s), but %s", n.Name, choice.Reason, lag), nil
 	}
 	m.logf("automatic failover of cluster %s: %s; %s; %s", c.Name, downWhy, choice.Reason, lag)
+	fenced := m.fence(ctx, conns, oldNode)
 	m.stopReceiving(ctx, c, old)
 	if err := m.takeOver(ctx, c, n, oldNode, false); err != nil {
 		return "", "", err
 	}
+	<-fenced
 	return n.Name, choice.Reason, nil
+}
+
+// probeWait bounds a failover's own probe of the old primary.
+const probeWait = time.Second / 2
+
+// fence turns a failed primary that still runs (cut off from its clients
+// and replicas) read-only through its own machine, as a manager with a
+// path of its own to it does, beside the promotion: the statement waits
+// for commits in progress, and a semi-sync commit waits out its
+// acknowledgement timeout first. The channel closes when it is done, or
+// after followWait, the statement left to finish in the server.
+func (m *Manager) fence(ctx context.Context, conns *server.Conns, old *plan.Node) <-chan struct{} {
+	done := make(chan struct{})
+	if !conns.Probe(ctx, old, probeWait).State.Answering() {
+		close(done)
+		return done
+	}
+	result := make(chan error, 1)
+	go func() {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		result <- m.execOn(fctx, old, "SET GLOBAL read_only=ON")
+	}()
+	go func() {
+		defer close(done)
+		select {
+		case err := <-result:
+			if err != nil {
+				m.logf("%s still runs, cut off, and could not be made read-only: %v", old.Name, err)
+				return
+			}
+			m.logf("%s still runs, cut off: read-only now; it rejoins once what it holds is checked", old.Name)
+		case <-time.After(followWait):
+			m.logf("%s still runs, cut off: read-only requested, waiting for its commits in progress", old.Name)
+		}
+	}()
+	return done
 }
 
 // heartbeat is the newest heartbeat of a cluster a node holds (zero: none).
@@ -331,7 +378,7 @@ func (m *Manager) stopReceiving(ctx context.Context, c *plan.Cluster, old string
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, followWait)
 			defer cancel()
-			_ = m.execOn(sctx, n, "STOP SLAVE IO_THREAD ''") // a node without the connection, or one that does not answer, is dealt with by takeOver
+			_ = m.execOn(sctx, n, "STOP SLAVE '' IO_THREAD") // a node without the connection, or one that does not answer, is dealt with by takeOver
 		}()
 	}
 	wg.Wait()

@@ -173,6 +173,9 @@ func (m *Manager) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.No
 		if o == n || !m.Servers.Alive(o) || fenced[name] != "" { // a fenced node stays out until it is rebuilt
 			continue
 		}
+		if o == old && !oldUp { // a primary that failed (paused, cut off) may hold what no replica received: Reconcile checks it before it follows
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

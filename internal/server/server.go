@@ -19,6 +19,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/netns"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -319,4 +320,25 @@ const FakeTimeLib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 func Clocked(n *plan.Node, argv []string) []string {
 	return append([]string{"env", "LD_PRELOAD=" + FakeTimeLib, "FAKETIME_TIMESTAMP_FILE=" + ClockFile(n),
 		"FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_CACHE_DURATION=1"}, argv...)
+}
+
+// Greets reports whether a server at addr (host:port) sends its greeting
+// to a connection made from inside network namespace ns within timeout:
+// whether it is reachable over the lab's network from that host, which an
+// administrative connection through its socket does not show.
+func Greets(ctx context.Context, ns, addr string, timeout time.Duration) bool {
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, err := netns.Dial(dctx, ns, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	deadline, _ := dctx.Deadline()
+	if c.SetReadDeadline(deadline) != nil {
+		return false
+	}
+	var b [1]byte
+	n, err := c.Read(b[:])
+	return n == 1 && err == nil
 }
