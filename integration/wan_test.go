@@ -17,6 +17,7 @@ type wanStatus struct {
 		Name        string  `json:"name"`
 		RTTMs       float64 `json:"rtt_ms"`
 		LossPercent float64 `json:"loss_percent"`
+		Reorder     float64 `json:"reorder_percent"`
 		Bandwidth   int64   `json:"bandwidth_bps"`
 		Emulator    string  `json:"emulator"`
 		Measured    *struct {
@@ -34,7 +35,7 @@ type measured struct {
 
 // TestWAN: the two-region semi-sync preset gets its 100 ms link (checked at
 // up), a commit costs one round trip, link faults change the measured round
-// trip and heal restores it (restarting a dead emulator); bad input is
+// trip (a reorder share halves its median) and heal restores it (restarting a dead emulator); bad input is
 // refused, and a dead emulator makes the check fail loudly. Round trips are
 // judged with the bound a busy machine meets (10 % + 5 ms): how close the
 // emulator gets is measured by make bench, idle and with the CPUs saturated.
@@ -71,7 +72,7 @@ func TestWAN(t *testing.T) {
 	}
 
 	for _, bad := range [][]string{{"delay", "east-north", "10ms"}, {"delay", "east-west", "11s"}, {"delay", "east-west", "-5ms"},
-		{"loss", "east-west", "150%"}, {"bandwidth", "east-west", "lots"}, {"delay", "east-west"}} {
+		{"loss", "east-west", "150%"}, {"bandwidth", "east-west", "lots"}, {"delay", "east-west"}, {"reorder", "east-west", "often"}} {
 		if r := e.run(append([]string{"fault"}, append(bad, "--name", "itwan")...)...); r.code != 2 {
 			t.Errorf("fault %v: exit %d, want 2\n%s", bad, r.code, r.stderr)
 		}
@@ -84,14 +85,21 @@ func TestWAN(t *testing.T) {
 	if m := check(); !m.Usable || m.P50 < 220 || m.P50 > 280 {
 		t.Errorf("after delay 250ms: %+v", m)
 	}
+	// half of each direction's packets sent at once, overtaking the delayed ones: the median
+	// handshake takes half the round trip (one way delayed, the other not), and the check
+	// judges it against that
+	e.ok("fault", "reorder", "east-west", "50%", "--name", "itwan")
+	if m := check(); !m.Usable || m.P50 < 100 || m.P50 > 155 {
+		t.Errorf("after reorder 50%% on 250 ms: %+v, want a median near 125 ms", m)
+	}
 	e.ok("fault", "bandwidth", "east-west", "2mbit", "--name", "itwan")
 	e.ok("fault", "loss", "east-west", "1%", "--name", "itwan")
 	e.statusInto("itwan", &st)
-	if k := st.Links[0]; k.RTTMs != 250 || k.LossPercent != 1 || k.Bandwidth != 2e6 {
+	if k := st.Links[0]; k.RTTMs != 250 || k.LossPercent != 1 || k.Bandwidth != 2e6 || k.Reorder != 50 {
 		t.Errorf("status after link faults: %+v", k)
 	}
 	log := e.ok("fault", "log", "--name", "itwan").stdout
-	for _, w := range []string{"delay west-east 250ms", "bandwidth east-west 2mbit", "loss east-west 1%"} {
+	for _, w := range []string{"delay west-east 250ms", "reorder east-west 50%", "bandwidth east-west 2mbit", "loss east-west 1%"} {
 		if !strings.Contains(log, w) {
 			t.Errorf("fault log lacks %q:\n%s", w, log)
 		}
@@ -125,7 +133,7 @@ func TestWAN(t *testing.T) {
 	}
 	st = wanStatus{} // omitted (zero) fields must not keep old values
 	e.statusInto("itwan", &st)
-	if k := st.Links[0]; k.RTTMs != 100 || k.LossPercent != 0 || k.Bandwidth != 0 || k.Emulator != "running" {
+	if k := st.Links[0]; k.RTTMs != 100 || k.LossPercent != 0 || k.Bandwidth != 0 || k.Reorder != 0 || k.Emulator != "running" {
 		t.Errorf("status after heal: %+v", k)
 	}
 	if m := check(); !m.Usable || m.P50 < 85 || m.P50 > 115 {

@@ -151,6 +151,7 @@ func printDrill(r *drill.Result) {
 	for _, x := range r.Interventions {
 		fmt.Printf("  recovered by hand: %s\n", x)
 	}
+	printPhases(r.Phases)
 	for _, c := range r.Codes {
 		fmt.Printf("  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)
 	}
@@ -201,5 +202,21 @@ func printAudit(audit []drill.NodeAudit) {
 		default:
 			fmt.Printf("  %s: unverified (could not be read: %s)\n", a.Node, a.Reason)
 		}
+	}
+}
+
+// printPhases prints the writes before, during and after the fault, the
+// latency during and after as a change from before.
+func printPhases(ps []drill.Phase) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Printf("  %-8s %8s %9s %7s %9s %9s\n", "writes", "span s", "acked/s", "failed", "p50 ms", "p99 ms")
+	for _, p := range ps {
+		delta := ""
+		if b := ps[0]; p.Name != "before" && b.Name == "before" && b.P99Ms > 0 && p.P99Ms > 0 {
+			delta = fmt.Sprintf("  (p50 %+.0f%%, p99 %+.0f%% on before)", 100*(p.P50Ms/b.P50Ms-1), 100*(p.P99Ms/b.P99Ms-1))
+		}
+		fmt.Printf("  %-8s %8.1f %9.1f %7d %9.2f %9.2f%s\n", p.Name, p.Seconds, p.AckedPerS, p.Failed, p.P50Ms, p.P99Ms, delta)
 	}
 }

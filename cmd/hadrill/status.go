@@ -156,6 +156,9 @@ func printStatus(st lab.Status) {
 		if k.LossPercent > 0 {
 			fmt.Printf(", loss %g%%", k.LossPercent)
 		}
+		if k.ReorderPct > 0 {
+			fmt.Printf(", reorder %g%%", k.ReorderPct)
+		}
 		if k.BandwidthBps > 0 {
 			fmt.Printf(", bandwidth %s", spec.FormatRate(k.BandwidthBps))
 		}

@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // Op is one write or read of the drill's traffic.
@@ -270,4 +272,53 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Phase is what the clients saw of one stretch of a drill: before the
+// fault, during it (until the cluster was whole again), after.
+type Phase struct {
+	Name      string  `json:"name"` // before, during, after
+	Seconds   float64 `json:"seconds"`
+	AckedPerS float64 `json:"acked_per_s"`   // writes sent in the phase and acknowledged, per second
+	Failed    int     `json:"writes_failed"` // writes sent in the phase that failed
+	P50Ms     float64 `json:"p50_ms"`        // latency of the acknowledged ones
+	P99Ms     float64 `json:"p99_ms"`
+}
+
+// Phases splits the writes by when they were sent: before fault, from
+// fault until whole (zero: the end), and after. A phase without time is
+// left out.
+func Phases(ops []Op, start, fault, whole, end time.Time) []Phase {
+	if whole.IsZero() || whole.After(end) {
+		whole = end
+	}
+	bounds := []struct {
+		name     string
+		from, to time.Time
+	}{{"before", start, fault}, {"during", fault, whole}, {"after", whole, end}}
+	var out []Phase
+	for _, b := range bounds {
+		span := b.to.Sub(b.from)
+		if fault.IsZero() || span <= 0 {
+			continue
+		}
+		p := Phase{Name: b.name, Seconds: span.Seconds()}
+		var lat []time.Duration
+		for _, o := range ops {
+			if !o.Write || o.Sent.Before(b.from) || !o.Sent.Before(b.to) {
+				continue
+			}
+			if o.OK() {
+				lat = append(lat, o.Done.Sub(o.Sent))
+			} else {
+				p.Failed++
+			}
+		}
+		slices.Sort(lat)
+		p.AckedPerS = float64(len(lat)) / span.Seconds()
+		p.P50Ms = float64(stats.Percentile(lat, 50).Microseconds()) / 1000
+		p.P99Ms = float64(stats.Percentile(lat, 99).Microseconds()) / 1000
+		out = append(out, p)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -274,5 +275,42 @@ func TestReplicatedSampleVerdicts(t *testing.T) {
 		if s.Whole(3) != c.whole || s.Reformed([]string{"db1"}, 2) != c.reformed {
 			t.Errorf("%s: whole %v reformed %v, want %v %v", c.name, s.Whole(3), s.Reformed([]string{"db1"}, 2), c.whole, c.reformed)
 		}
+	}
+}
+
+func TestPhases(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	w := func(sent, took float64, code string) Op {
+		return Op{Write: true, Sent: at(sent), Done: at(sent + took), Code: code}
+	}
+	ops := []Op{
+		w(0.1, 0.001, ""), w(0.5, 0.003, ""), // before: 2 acked in 1 s
+		w(1.2, 0.100, ""), w(1.5, 0.5, "lost"), w(2.5, 0.200, ""), // during (1 s to 3 s): 2 acked, 1 failed
+		w(3.5, 0.002, ""),              // after (3 s to 4 s)
+		{Sent: at(1.1), Done: at(1.2)}, // a read: not counted
+	}
+	got := Phases(ops, t0, at(1), at(3), at(4))
+	want := []Phase{
+		{Name: "before", Seconds: 1, AckedPerS: 2, P50Ms: 1, P99Ms: 3},
+		{Name: "during", Seconds: 2, AckedPerS: 1, Failed: 1, P50Ms: 100, P99Ms: 200},
+		{Name: "after", Seconds: 1, AckedPerS: 1, P50Ms: 2, P99Ms: 2},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("phases %+v", got)
+	}
+	for i := range want {
+		g := got[i]
+		if g.Name != want[i].Name || g.Seconds != want[i].Seconds || g.AckedPerS != want[i].AckedPerS || g.Failed != want[i].Failed ||
+			math.Abs(g.P50Ms-want[i].P50Ms) > 0.01 || math.Abs(g.P99Ms-want[i].P99Ms) > 0.01 {
+			t.Errorf("phase %d: %+v, want %+v", i, g, want[i])
+		}
+	}
+	// never whole again: "during" runs to the end, no "after"; no fault: no phases
+	if got := Phases(ops, t0, at(1), time.Time{}, at(4)); len(got) != 2 || got[1].Seconds != 3 {
+		t.Errorf("never whole: %+v", got)
+	}
+	if got := Phases(ops, t0, time.Time{}, time.Time{}, at(4)); got != nil {
+		t.Errorf("no fault: %+v", got)
 	}
 }

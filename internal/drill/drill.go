@@ -73,8 +73,12 @@ type Result struct {
 	Repaired []string `json:"repaired,omitempty"`
 	// Interventions are what the drill had to do, beyond undoing its fault,
 	// for the cluster to recover (a DBA's step: a quorum given back).
-	Interventions   []string                     `json:"interventions,omitempty"`
-	Codes           []CodeSpan                   `json:"error_codes"`
+	Interventions []string   `json:"interventions,omitempty"`
+	Codes         []CodeSpan `json:"error_codes"`
+	// Phases are the writes before the fault, during it (until whole
+	// again) and after: rate, failures, latency; what the fault cost the
+	// clients beyond the gap (a donor's desync, a WAN's round trips).
+	Phases          []Phase                      `json:"phases,omitempty"`
 	Audit           []NodeAudit                  `json:"audit"`             // per node: verified, missing or unverified
 	Lost            map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it was read and found to lack
 	LostCount       int                          `json:"lost_count"`

@@ -38,6 +38,7 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 		}
 	}
 	r.Codes = Codes(ops, start)
+	r.Phases = Phases(ops, start, d.faultAt, d.wholeAt, end)
 	if !d.faultAt.IsZero() {
 		r.Gap = ClientGap(ops, d.faultAt)
 		if !r.Gap.Open && !r.Gap.To.IsZero() {

@@ -14,6 +14,7 @@ const (
 	Delay     Kind = "delay"
 	Loss      Kind = "loss"
 	Bandwidth Kind = "bandwidth"
+	Reorder   Kind = "reorder"
 	Heal      Kind = "heal"
 	// Drill steps, recorded in the same log.
 	Recover Kind = "recover"
@@ -63,6 +64,7 @@ var Kinds = []Entry{
 	{Partition, OnNetwork, "partition TARGET... [--from OTHER,...] | --from A,... --to B,...", "Cut hosts or a region off from everyone else (or from --from), or one way (--from --to), with iptables in their namespaces"},
 	{Delay, OnLink, "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
 	{Loss, OnLink, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},
+	{Reorder, OnLink, "reorder LINK PERCENT", "Send a share of a link's packets at once, overtaking the delayed ones before them (0 to 100, e.g. 25%; the link needs a delay)"},
 	{Bandwidth, OnLink, "bandwidth LINK RATE", "Cap what each host sends over a link (e.g. 10mbit; unlimited lifts the cap)"},
 }
 

@@ -11,9 +11,9 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-// Change is a `fault delay|loss|bandwidth LINK VALUE` request.
+// Change is a `fault delay|loss|reorder|bandwidth LINK VALUE` request.
 type Change struct {
-	Verb   fault.Kind // fault.Delay, fault.Loss or fault.Bandwidth
+	Verb   fault.Kind // fault.Delay, fault.Loss, fault.Reorder or fault.Bandwidth
 	Link   string
 	Value  string
 	Jitter string // delay only, optional
@@ -55,6 +55,15 @@ func Apply(links []Link, c Change) ([]Link, error) {
 			problems = append(problems, fmt.Sprintf("VALUE: expected a loss percentage from 0 to 100 like 1%% or 0.5, got %q", c.Value))
 		}
 		k.Loss = f
+	case fault.Reorder:
+		v := strings.TrimSuffix(strings.TrimSpace(c.Value), "%")
+		f, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || !spec.ValidLoss(f) {
+			problems = append(problems, fmt.Sprintf("VALUE: expected a reorder percentage from 0 to 100 like 25%% or 1, got %q", c.Value))
+		} else if f > 0 && err == nil && k.RTT == 0 {
+			problems = append(problems, fmt.Sprintf("LINK: link %s has no delay, so nothing waits to be overtaken; give it one first (fault delay %s RTT)", k.Name, k.Name))
+		}
+		k.Reorder = f
 	case fault.Bandwidth:
 		if c.Value == "0" || c.Value == "unlimited" {
 			k.Bandwidth = 0
@@ -64,7 +73,7 @@ func Apply(links []Link, c Change) ([]Link, error) {
 			k.Bandwidth = r
 		}
 	default:
-		problems = append(problems, fmt.Sprintf("unknown link fault %q (delay, loss, bandwidth)", c.Verb))
+		problems = append(problems, fmt.Sprintf("unknown link fault %q (delay, loss, reorder, bandwidth)", c.Verb))
 	}
 	if err := hderr.Users(problems); err != nil {
 		return nil, err
@@ -90,6 +99,9 @@ func (k Link) Describe() string {
 	}
 	if k.Loss > 0 {
 		s += fmt.Sprintf(", loss %g%%", k.Loss)
+	}
+	if k.Reorder > 0 {
+		s += fmt.Sprintf(", reorder %g%%", k.Reorder)
 	}
 	if k.Bandwidth > 0 {
 		s += ", bandwidth " + spec.FormatRate(k.Bandwidth)

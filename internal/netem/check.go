@@ -56,7 +56,7 @@ func Bound(rtt time.Duration) time.Duration { return rtt/10 + 5*time.Millisecond
 // of base (the network's own round trip between the two hosts: 0 within
 // one computer).
 func Judge(k Link, base time.Duration, samples []time.Duration, failed int) Measured {
-	m := Measured{Link: k.Name, TargetMs: ms(k.RTT), Samples: len(samples), Failed: failed, Tolerance: ms(Tolerance(k.RTT)), Bound: ms(Bound(k.RTT)), BaseMs: ms(base)}
+	m := Measured{Link: k.Name, TargetMs: ms(k.Expected()), Samples: len(samples), Failed: failed, Tolerance: ms(Tolerance(k.RTT)), Bound: ms(Bound(k.RTT)), BaseMs: ms(base)}
 	if len(samples) == 0 {
 		m.NotMeasured = fmt.Sprintf("all %d probes failed: the link is cut, the netem daemon is down or nothing answers in the other region", failed)
 		return m
@@ -71,6 +71,21 @@ func Judge(k Link, base time.Duration, samples []time.Duration, failed int) Meas
 	}
 	m.OK, m.Usable = off <= m.Tolerance, off <= m.Bound
 	return m
+}
+
+// Expected is the median round trip a handshake over the link should take:
+// its RTT, less when a Reorder share of each direction's packets is sent
+// at once (each way then costs half the RTT or nothing, independently).
+func (k Link) Expected() time.Duration {
+	delayed := 1 - k.Reorder/100 // each direction
+	switch {
+	case delayed*delayed >= 0.5: // both ways delayed in at least half the handshakes
+		return k.RTT
+	case 1-(1-delayed)*(1-delayed) >= 0.5: // at least one way delayed
+		return k.RTT / 2
+	default:
+		return 0
+	}
 }
 
 // Problem explains a link whose emulation is broken ("" when it is not).

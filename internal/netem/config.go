@@ -27,12 +27,15 @@ import (
 // jitter are round-trip figures (as a user states them); each direction
 // gets half.
 type Link struct {
-	Name      string        `json:"name"` // "a-b"
-	Regions   [2]string     `json:"regions"`
-	RTT       time.Duration `json:"rtt_ns"`
-	Jitter    time.Duration `json:"jitter_ns,omitempty"`
-	Loss      float64       `json:"loss_percent,omitempty"`
-	Bandwidth int64         `json:"bandwidth_bps,omitempty"` // 0: unlimited
+	Name    string        `json:"name"` // "a-b"
+	Regions [2]string     `json:"regions"`
+	RTT     time.Duration `json:"rtt_ns"`
+	Jitter  time.Duration `json:"jitter_ns,omitempty"`
+	Loss    float64       `json:"loss_percent,omitempty"`
+	// Reorder is the share of packets (percent) sent at once, ahead of
+	// the delayed ones that came before them (tc netem's reorder).
+	Reorder   float64 `json:"reorder_percent,omitempty"`
+	Bandwidth int64   `json:"bandwidth_bps,omitempty"` // 0: unlimited
 }
 
 // Rule sends what Host receives from Peer through queue Queue (in Host's

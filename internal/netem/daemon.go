@@ -240,10 +240,15 @@ func (d *Daemon) serve(ctx context.Context, link int, lane *Lane, qs []*queue) {
 			links := *d.links.Load()
 			now := time.Now()
 			for _, p := range pkts {
-				release, drop := lane.Admit(&links[link], arrival(p.stamp, now))
+				release, drop, ahead := lane.Admit(&links[link], arrival(p.stamp, now))
 				if drop {
 					d.drops.Add(1)
 					_ = q.verdict(p.id, verdictDrop, false)
+					continue
+				}
+				if ahead { // its own verdict now; a later batch verdict skips it, accepted already
+					d.account(now.Sub(release))
+					_ = q.verdict(p.id, verdictAccept, false)
 					continue
 				}
 				fifo = append(fifo, held{q, p.id, release})

@@ -9,7 +9,9 @@ import (
 // arrive, when each is released or whether it is lost. Packets leave in the
 // order they came (jitter never reorders them, as on a real path where a
 // late packet holds the ones behind it): a release is never earlier than
-// the one before it.
+// the one before it. Only a link's Reorder share breaks the order: such a
+// packet is sent at once (ahead), overtaking those still delayed, as tc
+// netem's reorder does.
 type Lane struct {
 	last time.Time
 	rng  *rand.Rand
@@ -21,10 +23,14 @@ func NewLane(seed uint64) *Lane {
 }
 
 // Admit returns the release time of a packet that arrived at now, or
-// drop=true when the link loses it.
-func (l *Lane) Admit(k *Link, now time.Time) (release time.Time, drop bool) {
+// drop=true when the link loses it, or ahead=true when it is sent at once
+// out of order (release is then now).
+func (l *Lane) Admit(k *Link, now time.Time) (release time.Time, drop, ahead bool) {
 	if k.Loss > 0 && l.rng.Float64()*100 < k.Loss {
-		return time.Time{}, true
+		return time.Time{}, true, false
+	}
+	if k.Reorder > 0 && l.rng.Float64()*100 < k.Reorder {
+		return now, false, true
 	}
 	d := k.RTT / 2
 	if k.Jitter > 0 {
@@ -39,5 +45,5 @@ func (l *Lane) Admit(k *Link, now time.Time) (release time.Time, drop bool) {
 		release = l.last
 	}
 	l.last = release
-	return release, false
+	return release, false, false
 }

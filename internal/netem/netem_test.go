@@ -46,6 +46,9 @@ func TestApply(t *testing.T) {
 		{Change{Verb: "delay", Link: "west-east", Value: "250ms", Jitter: "4ms"}, "rtt 250ms ±4ms"},
 		{Change{Verb: "delay", Link: "east-west", Value: "0"}, "rtt 0s"},
 		{Change{Verb: "loss", Link: "east-west", Value: "2.5%"}, "rtt 100ms, loss 2.5%"},
+		{Change{Verb: "reorder", Link: "east-west", Value: "25%"}, "rtt 100ms, reorder 25%"},
+		{Change{Verb: "reorder", Link: "east-west", Value: "0"}, "rtt 100ms"},
+		{Change{Verb: "reorder", Link: "east-west", Value: "often"}, "VALUE: expected a reorder percentage"},
 		{Change{Verb: "bandwidth", Link: "east-west", Value: "10mbit"}, "rtt 100ms, bandwidth 10mbit"},
 		{Change{Verb: "bandwidth", Link: "east-west", Value: "unlimited"}, "rtt 100ms"},
 		{Change{Verb: "delay", Link: "east-west", Value: "11s"}, "VALUE: expected a round-trip time from 0 to 10s"},
@@ -75,6 +78,11 @@ func TestApply(t *testing.T) {
 			t.Errorf("%+v: got %q, want %q", c.c, s, c.want)
 		}
 	}
+	// nothing is delayed, so nothing can be overtaken
+	flat := FromSpec([]spec.Link{{Between: []string{"east", "west"}, RTT: "0s"}})
+	if _, err := Apply(flat, Change{Verb: "reorder", Link: "east-west", Value: "10"}); err == nil || !strings.Contains(err.Error(), "has no delay") {
+		t.Errorf("reorder on a link without delay: %v", err)
+	}
 	// every problem at once
 	_, err := Apply(links, Change{Verb: "delay", Link: "x", Value: "forever"})
 	if err == nil || !strings.Contains(err.Error(), "LINK:") || !strings.Contains(err.Error(), "VALUE:") {
@@ -92,8 +100,8 @@ func TestLaneDelayOrderAndLoss(t *testing.T) {
 	var prev time.Time
 	for i := 0; i < 1000; i++ {
 		now := t0.Add(time.Duration(i) * 100 * time.Microsecond)
-		r, drop := l.Admit(&k, now)
-		if drop {
+		r, drop, ahead := l.Admit(&k, now)
+		if drop || ahead {
 			t.Fatal("no loss configured")
 		}
 		if d := r.Sub(now); d < 40*time.Millisecond || d > 60*time.Millisecond+10*time.Millisecond {
@@ -107,12 +115,62 @@ func TestLaneDelayOrderAndLoss(t *testing.T) {
 	k = Link{RTT: 10 * time.Millisecond, Loss: 25}
 	drops := 0
 	for i := 0; i < 10000; i++ {
-		if _, d := l.Admit(&k, t0); d {
+		if _, d, _ := l.Admit(&k, t0); d {
 			drops++
 		}
 	}
 	if drops < 2200 || drops > 2800 {
 		t.Fatalf("25%% loss dropped %d of 10000", drops)
+	}
+}
+
+func TestExpected(t *testing.T) {
+	for _, c := range []struct {
+		reorder float64
+		want    time.Duration
+	}{{0, 200 * time.Millisecond}, {25, 200 * time.Millisecond}, {50, 100 * time.Millisecond}, {70, 100 * time.Millisecond}, {80, 0}, {100, 0}} {
+		if got := (Link{RTT: 200 * time.Millisecond, Reorder: c.reorder}).Expected(); got != c.want {
+			t.Errorf("reorder %g%%: expected median %v, want %v", c.reorder, got, c.want)
+		}
+	}
+}
+
+func TestLaneReorder(t *testing.T) {
+	l := NewLane(2)
+	t0 := time.Unix(0, 0)
+	k := Link{RTT: 100 * time.Millisecond, Reorder: 25}
+	ahead, overtaken := 0, 0
+	var last time.Time // the latest release of a delayed packet
+	for i := 0; i < 10000; i++ {
+		now := t0.Add(time.Duration(i) * 100 * time.Microsecond)
+		r, drop, a := l.Admit(&k, now)
+		switch {
+		case drop:
+			t.Fatal("no loss configured")
+		case a:
+			ahead++
+			if !r.Equal(now) {
+				t.Fatalf("a packet sent ahead is released at %v, not when it came (%v)", r, now)
+			}
+			if r.Before(last) {
+				overtaken++
+			}
+		default:
+			if d := r.Sub(now); d != 50*time.Millisecond {
+				t.Fatalf("a delayed packet waits %v, want 50ms", d)
+			}
+			last = r
+		}
+	}
+	if ahead < 2200 || ahead > 2800 || overtaken < ahead-5 {
+		t.Fatalf("25%% reorder: %d of 10000 sent ahead, %d of them overtook a delayed packet", ahead, overtaken)
+	}
+	// no reorder: never ahead (the "no effect" side)
+	k.Reorder = 0
+	for i := 0; i < 1000; i++ {
+		if _, _, a := l.Admit(&k, t0); a {
+			t.Fatal("sent ahead without reorder")
+		}
 	}
 }
 
