@@ -103,6 +103,27 @@ client: {name: client}
 				if got := e.val(c.lab, old, "SELECT @@read_only"); got != "1" {
 					t.Errorf("the resumed former primary %s: read_only %s", old, got)
 				}
+				// a replica's clock a minute ahead: the lag hadrill reports is measured on its own
+				// clock (the keeper's heartbeats), so it stays what it is
+				if old != primary { // old is a replica now, unless fenced
+					e.ok("fault", "clock", old, "+60s", "--name", c.lab)
+					var lag *float64
+					for end := time.Now().Add(15 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+						for _, n := range e.repl(c.lab).Nodes {
+							if n.Name == old && len(n.Replication) > 0 {
+								lag = n.Replication[0].Lag
+							}
+						}
+						skew, _ := strconv.Atoi(e.val(c.lab, old, "SELECT UNIX_TIMESTAMP() - "+strconv.FormatInt(time.Now().Unix(), 10)))
+						if lag != nil && skew >= 50 {
+							break
+						}
+					}
+					if lag == nil || *lag > 5 {
+						t.Errorf("%s's clock 60 s ahead: its reported lag is %v, want under 5 s", old, deref(lag))
+					}
+					e.ok("fault", "heal", "--name", c.lab)
+				}
 			}
 			if c.nodes == 3 {
 				// the primary cut off from its replicas only: its clients still reach it, so the keeper

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,7 +16,9 @@ import (
 // lost; and a power cut armed with --lose-unsynced, at a crash of every
 // node, loses acknowledged writes when InnoDB writes its log at commit
 // without flushing it (innodb_flush_log_at_trx_commit=2: a kill -9 alone
-// loses nothing) and none when it flushes at every commit.
+// loses nothing) and none when it flushes at every commit. hadrill killed
+// (kill -9) with faults in place (disk, clock, a drill's partition) leaves
+// nothing after down.
 func TestDiskFaults(t *testing.T) {
 	e := newEnv(t)
 	spec := e.writeSpec("itdsk", `name: itdsk
@@ -144,4 +147,15 @@ client:
 			t.Errorf("flush at every commit, a power cut of every node: %s holds %q of 300 acknowledged rows", n, got)
 		}
 	}
+
+	// hadrill killed (kill -9) in the middle of its faults: a full volume, a clock moved, a
+	// drill's partition in place; down still removes everything
+	e.ok("fault", "disk", "db3", "--name", "itdsk", "--full", "--stall", "50ms")
+	e.ok("fault", "clock", "db2", "+60s", "--name", "itdsk")
+	c, buf := e.start("drill", "partition", "db1", "--name", "itdsk", "--hold", "60s", "--before", "1s")
+	waitPrinted(t, buf, "waiting for writes to resume", time.Minute)
+	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+	_ = c.Wait()
+	e.ok("down", "--name", "itdsk")
+	e.assertNoLeftovers()
 }

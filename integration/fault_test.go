@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -9,8 +10,9 @@ import (
 )
 
 // TestFaults: each fault verb changes what status and the agent report,
-// heal restores all of it; bad input and network faults without namespaces
-// are refused (exit 2) and change nothing.
+// heal restores all of it; any fault runs as a drill (drill fault -- …);
+// bad input and network faults without namespaces are refused (exit 2)
+// and change nothing.
 func TestFaults(t *testing.T) {
 	e := newEnv(t)
 	e.ok("up", "--name", "itflt")
@@ -158,6 +160,30 @@ func TestFaults(t *testing.T) {
 		if !strings.Contains(log, f) {
 			t.Errorf("fault log lacks %q:\n%s", f, log)
 		}
+	}
+	// any fault as a drill: applied under traffic, held, healed, judged
+	runsBefore := e.ok("runs", "list", "--name", "itflt").stdout
+	for _, bad := range [][]string{{"disk"}, {"heal"}, {"bogus", "db1"}, {}, {"kill", "db9"}, {"delay", "east-west", "5ms"}} {
+		if r := e.run(append([]string{"drill", "fault", "--name", "itflt", "--"}, bad...)...); r.code != 2 || !strings.Contains(r.stderr, "FAULT:") && !strings.Contains(r.stderr, "db9") && !strings.Contains(r.stderr, "link") {
+			t.Errorf("drill fault -- %v: exit %d\n%s", bad, r.code, r.stderr)
+		}
+	}
+	if runs := e.ok("runs", "list", "--name", "itflt").stdout; runs != runsBefore {
+		t.Errorf("a refused fault drill left a run:\n%s", runs)
+	}
+	var fd struct {
+		Fault   string                  `json:"fault"`
+		Passed  bool                    `json:"passed"`
+		Acked   int                     `json:"writes_acked"`
+		Phases  []struct{ Name string } `json:"phases"`
+		Verdict string                  `json:"verdict"`
+	}
+	r := e.run("drill", "fault", "--name", "itflt", "--hold", "2s", "--before", "1s", "--after", "1s", "-o", "json", "--", "clock", "db2", "+30s")
+	if err := json.Unmarshal([]byte(r.stdout), &fd); err != nil || r.code != 0 || !fd.Passed || fd.Fault != "clock db2 +30s" || fd.Acked == 0 || len(fd.Phases) != 3 {
+		t.Errorf("drill fault -- clock db2 +30s: exit %d %v %+v\n%s", r.code, err, fd, r.stderr)
+	}
+	if log := e.ok("fault", "log", "--name", "itflt").stdout; !strings.Contains(log, "clock db2 +30s") {
+		t.Errorf("the drill's fault is not in the fault log:\n%s", log)
 	}
 	e.ok("down", "--name", "itflt")
 

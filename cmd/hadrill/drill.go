@@ -2,7 +2,9 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill"
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
@@ -43,12 +46,25 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 				if err := modelProblem(o.Model); err != nil {
 					problems = append(problems, err)
 				}
+				var apply faultApply
+				if scenario == drill.FaultDrill {
+					var err error
+					if apply, err = parseFault(a); err != nil {
+						problems = append(problems, err)
+					}
+				}
 				if len(problems) > 0 {
 					return hderr.Join(problems)
 				}
 				l, err := changeLab()
 				if err != nil {
 					return err
+				}
+				if apply != nil {
+					if err := apply(fault.Dry(cmd.Context()), l); err != nil {
+						return err
+					}
+					o.Fault = &drill.Injection{Label: strings.Join(a, " "), Apply: func(ctx context.Context) error { return apply(ctx, l) }}
 				}
 				if node != "" {
 					if len(a) > 0 {
@@ -129,7 +145,11 @@ func printDrill(r *drill.Result) {
 		}
 		return fmt.Sprintf("%.2f s", *v)
 	}
-	fmt.Printf("drill %s on cluster %s (profile %s), targets %s — run %s\n", r.Scenario, r.Cluster, r.Profile, strings.Join(r.Targets, ","), r.RunID)
+	what := "targets " + strings.Join(r.Targets, ",")
+	if r.Fault != "" {
+		what = "fault: " + r.Fault
+	}
+	fmt.Printf("drill %s on cluster %s (profile %s), %s — run %s\n", r.Scenario, r.Cluster, r.Profile, what, r.RunID)
 	fmt.Printf("  writes: %d issued, %d acknowledged, %d failed; reads: %d, %d failed\n", r.Writes, r.WritesAcked, r.WritesFailed, r.Reads, r.ReadsFailed)
 	gap := fmt.Sprintf("%.3f s", r.Gap.Seconds)
 	if r.Gap.Open {
@@ -219,4 +239,29 @@ func printPhases(ps []drill.Phase) {
 		}
 		fmt.Printf("  %-8s %8.1f %9.1f %7d %9.2f %9.2f%s\n", p.Name, p.Seconds, p.AckedPerS, p.Failed, p.P50Ms, p.P99Ms, delta)
 	}
+}
+
+// parseFault reads the fault drill's fault (the arguments after --) as
+// `hadrill fault` does, without applying it: the drill applies it under
+// traffic and heals it.
+func parseFault(a []string) (faultApply, error) {
+	if len(a) == 0 {
+		return nil, hderr.User("FAULT: give the fault after --, as `hadrill fault` takes it (e.g. hadrill drill fault --hold 20s -- disk db2 --stall 2s)")
+	}
+	if slices.Contains([]string{"heal", "log", "resume", "help"}, a[0]) {
+		return nil, hderr.User("FAULT: %q is not a fault to drill (the drill heals by itself)", a[0])
+	}
+	var got faultApply
+	fc := faultCmd(func(_ *cobra.Command, apply faultApply) error { got = apply; return nil })
+	fc.SetArgs(a)
+	fc.SetOut(io.Discard)
+	fc.SetErr(io.Discard)
+	fc.SilenceUsage, fc.SilenceErrors = true, true
+	if err := fc.Execute(); err != nil {
+		return nil, hderr.User("FAULT: %v", err)
+	}
+	if got == nil {
+		return nil, hderr.User("FAULT: %q is not a fault (see hadrill fault --help)", strings.Join(a, " "))
+	}
+	return got, nil
 }

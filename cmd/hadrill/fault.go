@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,10 +11,30 @@ import (
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/netem"
 )
 
-func faultCmd() *cobra.Command {
+// faultApply is one fault, parsed, to apply to a lab.
+type faultApply func(ctx context.Context, l *lab.Lab) error
+
+// faultRun is what a fault command does with its parsed fault: apply it to
+// the lab now (applyNow), or hand it to a drill that applies it under
+// traffic.
+type faultRun func(cmd *cobra.Command, apply faultApply) error
+
+// applyNow opens the lab for a change and applies the fault.
+func applyNow(cmd *cobra.Command, apply faultApply) error {
+	l, err := changeLab()
+	if err != nil {
+		return err
+	}
+	return apply(cmd.Context(), l)
+}
+
+// faultCmd is `hadrill fault`; run says what each fault command does with
+// the fault it parsed (applyNow for the CLI itself).
+func faultCmd(run faultRun) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fault",
 		Short: "Inject faults: kill, stop, pause, resume, crash, disk, partition, link faults; heal undoes them all",
@@ -28,11 +49,7 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			Short: e.Short,
 			Args:  args(1, -1, "one or more node names"),
 			RunE: func(cmd *cobra.Command, a []string) error {
-				l, err := changeLab()
-				if err != nil {
-					return err
-				}
-				return l.ProcessFault(cmd.Context(), kind, a)
+				return run(cmd, func(ctx context.Context, l *lab.Lab) error { return l.ProcessFault(ctx, kind, a) })
 			},
 		})
 	}
@@ -42,15 +59,11 @@ bandwidth) need network namespaces (root); links are named REGION-REGION.`,
 			Short: e.Short,
 			Args:  args(1, -1, "one or more hosts"),
 			RunE: func(cmd *cobra.Command, a []string) error {
-				l, err := changeLab()
-				if err != nil {
-					return err
-				}
-				return l.CrashHosts(cmd.Context(), a)
+				return run(cmd, func(ctx context.Context, l *lab.Lab) error { return l.CrashHosts(ctx, a) })
 			},
 		})
 	}
-	c.AddCommand(diskFaultCmd(), clockFaultCmd())
+	c.AddCommand(diskFaultCmd(run), clockFaultCmd(run))
 	var from, to []string
 	pe := fault.Of(fault.OnNetwork)[0]
 	part := &cobra.Command{
@@ -67,17 +80,9 @@ its replies lost; datagrams and probes show the asymmetry).`,
 				if len(a) > 0 {
 					return hderr.User("TARGET: a one-way cut takes --from and --to, not targets (got %s)", strings.Join(a, " "))
 				}
-				l, err := changeLab()
-				if err != nil {
-					return err
-				}
-				return l.OneWayCut(cmd.Context(), from, to)
+				return run(cmd, func(ctx context.Context, l *lab.Lab) error { return l.OneWayCut(ctx, from, to) })
 			}
-			l, err := changeLab()
-			if err != nil {
-				return err
-			}
-			return l.Partition(cmd.Context(), a, from)
+			return run(cmd, func(ctx context.Context, l *lab.Lab) error { return l.Partition(ctx, a, from) })
 		},
 	}
 	part.Flags().StringSliceVar(&from, "from", nil, "hosts or regions on the other side (default: every other host); with --to, whose packets are dropped")
@@ -90,11 +95,9 @@ its replies lost; datagrams and probes show the asymmetry).`,
 			Short: e.Short,
 			Args:  args(2, 2, "a link (REGION-REGION) and a value"),
 			RunE: func(cmd *cobra.Command, a []string) error {
-				l, err := changeLab()
-				if err != nil {
-					return err
-				}
-				return l.LinkFault(cmd.Context(), netem.Change{Verb: kind, Link: a[0], Value: a[1], Jitter: jitter})
+				return run(cmd, func(ctx context.Context, l *lab.Lab) error {
+					return l.LinkFault(ctx, netem.Change{Verb: kind, Link: a[0], Value: a[1], Jitter: jitter})
+				})
 			},
 		}
 		if kind == fault.Delay {
@@ -138,7 +141,7 @@ its replies lost; datagrams and probes show the asymmetry).`,
 }
 
 // diskFaultCmd is `hadrill fault disk NODE …`.
-func diskFaultCmd() *cobra.Command {
+func diskFaultCmd(run faultRun) *cobra.Command {
 	e := fault.Of(fault.OnDisk)[0]
 	var f fault.DiskFault
 	c := &cobra.Command{
@@ -159,11 +162,7 @@ daemon every IO of them crosses, and add to those already there; heal (and down)
 		Args: args(1, 1, "one node"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			f.Node = a[0]
-			l, err := changeLab()
-			if err != nil {
-				return err
-			}
-			return l.DiskFault(cmd.Context(), f)
+			return run(cmd, func(ctx context.Context, l *lab.Lab) error { return l.DiskFault(ctx, f) })
 		},
 	}
 	c.Flags().StringSliceVar(&f.EIO, "eio", nil, "IOs that fail with EIO: read, write, fsync")
@@ -177,7 +176,7 @@ daemon every IO of them crosses, and add to those already there; heal (and down)
 }
 
 // clockFaultCmd is `hadrill fault clock NODE OFFSET [--drift PPM]`.
-func clockFaultCmd() *cobra.Command {
+func clockFaultCmd(run faultRun) *cobra.Command {
 	e := fault.Of(fault.OnClock)[0]
 	var drift string
 	c := &cobra.Command{
@@ -200,11 +199,7 @@ fast or slow from now (500ppm: 43 s a day). Heal sets it back to the real time.`
 			if err != nil {
 				return err
 			}
-			l, err := changeLab()
-			if err != nil {
-				return err
-			}
-			return l.ClockFault(cmd.Context(), f)
+			return run(cmd, func(ctx context.Context, l *lab.Lab) error { return l.ClockFault(ctx, f) })
 		},
 	}
 	c.Flags().StringVar(&drift, "drift", "", "the clock runs this many parts per million fast (e.g. 500ppm; negative: slow)")

@@ -57,7 +57,7 @@ one network namespace per host, and measures it.
 	pf.DurationVar(&state.LockWait, "wait", 0, "when the lab is busy with another command, wait up to this long for it (default: refuse at once, exit 3)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return hderr.User("%v", err) })
 	root.AddCommand(upCmd(), studyCmd(), checkCmd(), netemCmd(), diskCmd(), drillCmd(), downCmd(), statusCmd(), validateCmd(), preflightCmd(), presetsCmd(), machinesCmd(), disksCmd(), templatesCmd(),
-		sqlCmd(), logsCmd(), planCmd(), agentCmd(), keeperCmd(), hostCmd(), lbCheckCmd(), promoteCmd(), rebuildCmd(), drCmd(), backupCmd(), restoreCmd(), faultCmd(), drainCmd(true), drainCmd(false), benchCmd(), runsCmd(), reportCmd(), recoverCmd(), nodeCmd("start"), nodeCmd("stop"), nodeCmd("restart"))
+		sqlCmd(), logsCmd(), planCmd(), agentCmd(), keeperCmd(), hostCmd(), lbCheckCmd(), promoteCmd(), rebuildCmd(), drCmd(), backupCmd(), restoreCmd(), faultCmd(applyNow), drainCmd(true), drainCmd(false), benchCmd(), runsCmd(), reportCmd(), recoverCmd(), nodeCmd("start"), nodeCmd("stop"), nodeCmd("restart"))
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(root.FlagErrorFunc())
 		unknownSub(c)

@@ -39,8 +39,11 @@ type Options struct {
 	// acked: the audit alone).
 	Workload string
 	Model    string
-	Command  []string
-	Log      io.Writer
+	// Fault is the fault drill's fault (the CLI parses it as `hadrill
+	// fault` does).
+	Fault   *Injection
+	Command []string
+	Log     io.Writer
 }
 
 // Workloads a drill may add to its acknowledged writes.
@@ -54,6 +57,7 @@ type Result struct {
 	Profile      string   `json:"profile"`
 	Targets      []string `json:"targets"`
 	Crash        bool     `json:"crash,omitempty"` // the targets' hosts crashed (every process, NICs down)
+	Fault        string   `json:"fault,omitempty"` // the fault drill's fault, as `hadrill fault` takes it
 	WritesPerS   int      `json:"writes_per_s"`
 	Writes       int      `json:"writes"`
 	WritesAcked  int      `json:"writes_acked"`

@@ -65,10 +65,11 @@ const (
 	Drain          = "drain"
 	Resync         = "resync"
 	Flap           = "flap"
+	FaultDrill     = "fault"
 )
 
 // registry lists the drills, in the order the CLI shows them.
-var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &resync, &flap, &lbFailover, &lbCrash, &domainOutage}
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &resync, &flap, &lbFailover, &lbCrash, &domainOutage, &anyFault}
 
 // Scenarios are the drills there are.
 func Scenarios() []*Scenario { return registry }

@@ -5,6 +5,7 @@
 package fault
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -166,3 +167,14 @@ func regions(p *plan.Plan) []string {
 
 // Names lists host names.
 func Names(hs []plan.Host) []string { return hostNames(hs) }
+
+type dryKey struct{}
+
+// Dry marks ctx for a dry run: a fault applied with it checks everything it
+// would check (the targets, the values, what the lab can take) and stops
+// there, changing nothing. A drill checks its fault this way before its
+// traffic starts.
+func Dry(ctx context.Context) context.Context { return context.WithValue(ctx, dryKey{}, true) }
+
+// IsDry reports whether ctx is a dry run's.
+func IsDry(ctx context.Context) bool { return ctx.Value(dryKey{}) != nil }

@@ -1,9 +1,12 @@
 package fault
 
 import (
+	"context"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -70,5 +73,25 @@ func TestSinceHeal(t *testing.T) {
 	got := SinceHeal(recs)
 	if len(got) != 2 || got[0].Label() != "partition db3" || got[1].Label() != "disk db2 full" {
 		t.Errorf("%+v", got)
+	}
+}
+
+func TestDry(t *testing.T) {
+	ctx := context.Background()
+	if IsDry(ctx) || !IsDry(Dry(ctx)) {
+		t.Error("a dry run is marked on its context and only there")
+	}
+	// a dry process fault checks its nodes and changes nothing
+	p := &plan.Plan{Lab: "t", Nodes: []plan.Node{{Name: "db1"}}}
+	if err := Process(Dry(ctx), p, nil, "", Kill, []string{"db9"}, nil); err == nil || !strings.Contains(err.Error(), "db9") {
+		t.Errorf("a dry kill of an unknown node: %v", err)
+	}
+	s := startSleepers(t, "db1")
+	log := Log(filepath.Join(t.TempDir(), "faults.jsonl"))
+	if err := Process(Dry(ctx), p, s, log, Kill, []string{"db1"}, nil); err != nil {
+		t.Fatalf("a dry kill of a running node: %v", err)
+	}
+	if proc, _ := s.Process(&p.Nodes[0]); proc.Pid == 0 || len(log.Between(time.Time{}, time.Now().Add(time.Hour))) != 0 {
+		t.Errorf("a dry kill killed (pid %d) or recorded (%v)", proc.Pid, log.Between(time.Time{}, time.Now().Add(time.Hour)))
 	}
 }

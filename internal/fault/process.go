@@ -57,6 +57,9 @@ func Process(ctx context.Context, p *plan.Plan, s Servers, log Log, kind Kind, n
 	if err := hderr.Users(problems); err != nil {
 		return err
 	}
+	if IsDry(ctx) {
+		return nil
+	}
 	at := time.Now().UTC()
 	var done []string
 	for _, n := range nodes {

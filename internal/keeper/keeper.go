@@ -174,7 +174,7 @@ func (k *Keeper) heartbeats(ctx context.Context) {
 			k.tables[w.Name] = err == nil
 		}
 		if err == nil {
-			_, err = db.ExecContext(qctx, "REPLACE INTO "+replication.HeartbeatTable+" VALUES (?, NOW(6), ?)", c.Name, w.Name)
+			_, err = db.ExecContext(qctx, "REPLACE INTO "+replication.HeartbeatTable+" VALUES (?, ?, ?)", c.Name, replication.FormatHeartbeat(time.Now()), w.Name)
 		}
 		cancel()
 		k.logOnce("heartbeat "+c.Name, err)

@@ -37,6 +37,9 @@ func (l *Lab) ClockFault(ctx context.Context, f fault.ClockFault) error {
 	if err := hderr.Users(problems); err != nil {
 		return err
 	}
+	if fault.IsDry(ctx) {
+		return nil
+	}
 	at := time.Now().UTC()
 	h := l.Prov.Host(n.Host)
 	if err := h.WriteFile(ctx, server.ClockFile(n), []byte(f.Spec()+"\n"), 0o644); err != nil {

@@ -28,6 +28,9 @@ func (l *Lab) DiskFault(ctx context.Context, f fault.DiskFault) error {
 	if why := l.disksLost(); why != "" {
 		return fmt.Errorf("%s: `hadrill start --all` serves them again", why)
 	}
+	if fault.IsDry(ctx) {
+		return nil
+	}
 	at := time.Now().UTC()
 	now, err := disk.ReadFaults(l.p)
 	if err != nil {

@@ -36,6 +36,9 @@ func (l *Lab) ProcessFault(ctx context.Context, kind fault.Kind, names []string)
 		return l.LBFault(ctx, lbs)
 	}
 	err := fault.Process(ctx, l.p, l.servers, fault.Log(l.p.FaultLog), kind, names, func(s string) { l.logf("%s", s) })
+	if fault.IsDry(ctx) {
+		return err
+	}
 	if kind == fault.Kill && err == nil {
 		_, err = l.powerCuts(ctx, names)
 	}
@@ -68,6 +71,9 @@ func (l *Lab) applyCut(ctx context.Context, resolve func() (fault.Cut, error)) e
 	cut, err := resolve()
 	if err != nil {
 		return err
+	}
+	if fault.IsDry(ctx) {
+		return nil
 	}
 	at := time.Now().UTC()
 	if err := cut.Apply(ctx, l.hosts); err != nil {
@@ -141,6 +147,9 @@ func (l *Lab) LBFault(ctx context.Context, hosts []string) error {
 	if err := hderr.Users(problems); err != nil {
 		return err
 	}
+	if fault.IsDry(ctx) {
+		return nil
+	}
 	at := time.Now().UTC()
 	for _, h := range hosts {
 		if err := l.balancerOf(h).Kill(ctx, h, false); err != nil {
@@ -195,6 +204,9 @@ func (l *Lab) needFirewall(kind fault.Kind) error {
 func (l *Lab) LinkFault(ctx context.Context, ch netem.Change) error {
 	if err := l.needFirewall(ch.Verb); err != nil {
 		return err
+	}
+	if fault.IsDry(ctx) {
+		return l.wan.Validate(ch)
 	}
 	rec := fault.Record{Fault: ch.Verb, Targets: []string{ch.Link}, Value: ch.Value, At: time.Now().UTC()}
 	if err := l.wan.Change(ctx, ch); err != nil {

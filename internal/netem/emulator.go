@@ -294,6 +294,16 @@ func (e *Emulator) Change(ctx context.Context, ch Change) error {
 	return e.set(ctx, c, links)
 }
 
+// Validate checks a link fault against the lab's links, changing nothing.
+func (e *Emulator) Validate(ch Change) error {
+	c, err := e.Config()
+	if err != nil {
+		return err
+	}
+	_, err = Apply(c.Links, ch)
+	return err
+}
+
 // Heal restores the spec's link impairments.
 func (e *Emulator) Heal(ctx context.Context) error {
 	if !e.Enabled() {

@@ -295,16 +295,33 @@ func (m *Manager) fence(ctx context.Context, conns *server.Conns, old *plan.Node
 
 // heartbeat is the newest heartbeat of a cluster a node holds (zero: none).
 func (m *Manager) heartbeat(ctx context.Context, db *sql.DB, cluster string) (time.Time, error) {
-	var us sql.NullInt64
-	err := db.QueryRowContext(ctx, "SELECT CAST(UNIX_TIMESTAMP(ts) * 1000000 AS SIGNED) FROM "+HeartbeatTable+" WHERE cluster = ?", cluster).Scan(&us)
+	var ts sql.NullString
+	err := db.QueryRowContext(ctx, "SELECT DATE_FORMAT(ts, '%Y-%m-%d %H:%i:%s.%f') FROM "+HeartbeatTable+" WHERE cluster = ?", cluster).Scan(&ts)
 	var me *mysql.MySQLError
-	if errors.Is(err, sql.ErrNoRows) || (errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)) || (err == nil && !us.Valid) {
+	if errors.Is(err, sql.ErrNoRows) || (errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)) || (err == nil && !ts.Valid) {
 		return time.Time{}, nil // no heartbeat written yet (no table, no database, no row)
 	}
 	if err != nil {
 		return time.Time{}, err
 	}
-	return time.UnixMicro(us.Int64), nil
+	return ParseHeartbeat(ts.String)
+}
+
+// HeartbeatLayout is how a heartbeat's time is written: the keeper's own
+// clock, in UTC, never a server's NOW(): a server whose clock is off (a
+// clock fault, a host without NTP) would shift every lag measured from it.
+const HeartbeatLayout = "2006-01-02 15:04:05.000000"
+
+// FormatHeartbeat is t as a heartbeat row holds it.
+func FormatHeartbeat(t time.Time) string { return t.UTC().Format(HeartbeatLayout) }
+
+// ParseHeartbeat reads a heartbeat row's time.
+func ParseHeartbeat(s string) (time.Time, error) {
+	t, err := time.ParseInLocation(HeartbeatLayout, s, time.UTC)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("heartbeat time %q: %w", s, err)
+	}
+	return t, nil
 }
 
 // Reconcile gives a primary cluster's nodes their roles again when one

@@ -98,3 +98,18 @@ func TestLagVerdict(t *testing.T) {
 		})
 	}
 }
+
+func TestHeartbeatTime(t *testing.T) {
+	at := time.Date(2026, 11, 26, 9, 0, 0, 123456000, time.FixedZone("CET", 3600))
+	s := FormatHeartbeat(at)
+	if s != "2026-11-26 08:00:00.123456" {
+		t.Errorf("formatted %q, want UTC to the microsecond", s)
+	}
+	back, err := ParseHeartbeat(s)
+	if err != nil || !back.Equal(at) {
+		t.Errorf("parsed %v %v, want %v", back, err, at)
+	}
+	if _, err := ParseHeartbeat("yesterday"); err == nil {
+		t.Error("a malformed heartbeat parsed")
+	}
+}

@@ -114,13 +114,14 @@ func (m *Manager) sourceCluster(n *plan.Node, channel string) string {
 	return ""
 }
 
-// heartbeatLag is how old the node's copy of a cluster's heartbeat is.
+// heartbeatLag is how old the node's copy of a cluster's heartbeat is, by
+// this machine's clock (the keeper's, which wrote it): the servers' own
+// clocks play no part.
 func (m *Manager) heartbeatLag(ctx context.Context, db *sql.DB, cluster string) *float64 {
-	var us sql.NullInt64
-	err := db.QueryRowContext(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, ts, NOW(6)) FROM "+HeartbeatTable+" WHERE cluster = ?", cluster).Scan(&us)
-	if err != nil || !us.Valid {
+	hb, err := m.heartbeat(ctx, db, cluster)
+	if err != nil || hb.IsZero() {
 		return nil
 	}
-	lag := float64(max(us.Int64, 0)) / 1e6
+	lag := max(time.Since(hb), 0).Seconds()
 	return &lag
 }
