@@ -34,7 +34,7 @@ func TestRegistry(t *testing.T) {
 	if _, ok := Lookup("chaos"); ok {
 		t.Error("an unknown drill was found")
 	}
-	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, flap, lb-failover, lb-crash, domain-outage" {
+	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, flap, lb-failover, lb-crash, domain-outage, fault" {
 		t.Errorf("order %s", names())
 	}
 }
@@ -103,7 +103,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		want []string
 	}{
 		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "chaos", 0 },
-			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, flap, lb-failover, lb-crash, domain-outage)`, "--rate"}},
+			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, flap, lb-failover, lb-crash, domain-outage, fault)`, "--rate"}},
 		{"durations", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Hold, o.Timeout = Failover, 0, 2*time.Hour },
 			[]string{"--hold", "--timeout"}},
 		{"targets for a whole-cluster drill", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = FullOutage, []string{"db1"} },
@@ -126,8 +126,10 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 			[]string{"load balancer lb runs on one host: nothing takes over when it dies (give it replicas: 2)"}},
 		{"an unknown fault domain", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = DomainOutage, []string{"rack9"} },
 			[]string{"DOMAIN: name a fault domain (domains: fd0, fd1; the client's host is the observer)"}},
+		{"a fault drill without its fault", galera3(plan.ModeNetns), func(o *Options) { o.Scenario = FaultDrill },
+			[]string{"FAULT: give the fault after --"}},
 		{"a primary cluster's rolling restart", async2(true), func(o *Options) { o.Scenario = RollingRestart },
-			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, partition, lb-failover, lb-crash)"}},
+			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, partition, lb-failover, lb-crash, fault)"}},
 		{"failover of a primary cluster failing over by hand", async2(false), func(o *Options) { o.Scenario, o.Targets = Failover, []string{"db1"} },
 			[]string{"cluster db fails over by hand (failover: manual)", "set failover: auto"}},
 		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },
