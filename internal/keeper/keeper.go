@@ -273,7 +273,7 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 
 // reach reports whether a primary cluster's node answers as its clients
 // would see it: it answers the keeper, and, where the lab has the hosts
-// (Vantage), a connection from one of them. A node cut off by a partition
+// (Vantage), its host takes a connection from one of them. A node cut off by a partition
 // still answers on its own machine; its clients cannot reach it. When it
 // does not, why says how it failed.
 func (k *Keeper) reach(ctx context.Context, c *plan.Cluster, n *plan.Node) (bool, string) {
@@ -284,10 +284,17 @@ func (k *Keeper) reach(ctx context.Context, c *plan.Cluster, n *plan.Node) (bool
 	if len(hosts) == 0 {
 		return true, ""
 	}
-	addr := net.JoinHostPort(n.Address, strconv.Itoa(n.Port))
+	// its health agent's port, on the same host and address: a connection
+	// to mariadbd closed before logging in would be an aborted connect in
+	// its statistics, four a second
+	port := n.Port
+	if n.AgentPort != 0 {
+		port = n.AgentPort
+	}
+	addr := net.JoinHostPort(n.Address, strconv.Itoa(port))
 	seen := make(chan bool, len(hosts))
 	for _, h := range hosts {
-		go func() { seen <- server.Greets(ctx, h.Netns, addr, probeTimeout) }()
+		go func() { seen <- server.Reachable(ctx, h.Netns, addr, probeTimeout) }()
 	}
 	for range hosts {
 		if <-seen {

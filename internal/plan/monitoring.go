@@ -86,6 +86,7 @@ func (b *builder) monitoring() {
 	for _, n := range b.p.Nodes {
 		d := daemon("mysqld-" + n.Name)
 		cnf := d.Marker + ".cnf"
+		d.Marker = cnf // a whole argument of its command line: how the process is known as this exporter
 		b.p.Monitoring = append(b.p.Monitoring, Exporter{Job: JobMysqld, Instance: n.Name, Host: n.Host, Address: n.Address, Port: MysqldExporterPort, Daemon: d,
 			DefaultsFile: cnf, Argv: append([]string{"prometheus-mysqld-exporter", fmt.Sprintf("--web.listen-address=%s:%d", n.Address, MysqldExporterPort),
 				"--config.my-cnf=" + cnf}, mysqldCollectors...)})

@@ -560,9 +560,11 @@ func TestMonitoring(t *testing.T) {
 		!strings.Contains(strings.Join(my.Argv, " "), "--config.my-cnf=/h/labs/mon/exporters/mysqld-db1.cnf") {
 		t.Errorf("mysqld exporter: %+v", my)
 	}
-	// every exporter's command line holds its marker (pid files are checked against it)
+	// every exporter's command line ends an argument with its marker: a pid file's process is
+	// known as the exporter by that (supervise.Owned), so an exporter without it is never
+	// found running
 	for _, e := range p.Monitoring {
-		if e.Job != JobHaproxy && !strings.Contains(strings.Join(e.Argv, " "), e.Daemon.Marker) {
+		if e.Job != JobHaproxy && !strings.Contains(strings.Join(e.Argv, "\x00")+"\x00", e.Daemon.Marker+"\x00") {
 			t.Errorf("%s: marker %q not in %v", e.Name(), e.Daemon.Marker, e.Argv)
 		}
 	}

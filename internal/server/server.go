@@ -322,23 +322,18 @@ func Clocked(n *plan.Node, argv []string) []string {
 		"FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_CACHE_DURATION=1"}, argv...)
 }
 
-// Greets reports whether a server at addr (host:port) sends its greeting
-// to a connection made from inside network namespace ns within timeout:
-// whether it is reachable over the lab's network from that host, which an
-// administrative connection through its socket does not show.
-func Greets(ctx context.Context, ns, addr string, timeout time.Duration) bool {
+// Reachable reports whether a TCP connection to addr (host:port) made
+// from inside network namespace ns is accepted within timeout: whether
+// that host reaches it over the lab's network, which an administrative
+// connection through a server's socket does not show. The connection is
+// closed at once.
+func Reachable(ctx context.Context, ns, addr string, timeout time.Duration) bool {
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c, err := netns.Dial(dctx, ns, "tcp", addr)
 	if err != nil {
 		return false
 	}
-	defer c.Close()
-	deadline, _ := dctx.Deadline()
-	if c.SetReadDeadline(deadline) != nil {
-		return false
-	}
-	var b [1]byte
-	n, err := c.Read(b[:])
-	return n == 1 && err == nil
+	c.Close()
+	return true
 }
