@@ -158,7 +158,8 @@ load_balancers:
 // 1 s; kill -9 of the channel's source node under a steady writer: the
 // channel is re-pointed within 10 s and DR holds exactly the cluster's rows
 // (nothing lost, nothing applied twice); dr repoint on demand; backups and
-// point-in-time restore, with bad targets refused.
+// point-in-time restore, with bad targets refused, and a warning when a
+// node's clock was off while the events replayed were written.
 func TestDRChannel(t *testing.T) {
 	e := newEnv(t)
 	e.ok("up", "--name", "itdr", "--preset", "dr-standalone")
@@ -264,6 +265,21 @@ func TestDRChannel(t *testing.T) {
 	}
 	if got := e.val("itdrr", "db1", "SELECT COUNT(*) FROM app.w"); got != strconv.Itoa(strings.Count(all, ",")+1) {
 		t.Errorf("restored app.w has %s rows", got)
+	}
+	e.ok("down", "--name", "itdrr")
+
+	// a node's clock an hour ahead while the events to replay were written: a restore to a time
+	// still runs, and says that their times are off there (a GTID target is exact)
+	e.ok("fault", "clock", "db3", "+1h", "--name", "itdr")
+	e.ok("sql", "lb", "--name", "itdr", "-e", "INSERT INTO app.pitr VALUES ('third')")
+	time.Sleep(1100 * time.Millisecond)
+	target = time.Now().Format("2006-01-02 15:04:05")
+	time.Sleep(1100 * time.Millisecond)
+	e.ok("sql", "lb", "--name", "itdr", "-e", "INSERT INTO app.pitr VALUES ('fourth')")
+	time.Sleep(1500 * time.Millisecond) // archived
+	if r := e.run("restore", "--name", "itdr", "--to", target, "--as", "itdrr"); r.code != 0 || !strings.Contains(r.stderr, "db3's clock was +1h0m0s") ||
+		!strings.Contains(r.stderr, "give a GTID target") {
+		t.Errorf("a restore to a time over a clock fault: exit %d, want 0 with a warning naming db3's clock\n%s", r.code, r.stderr)
 	}
 	e.ok("down", "--name", "itdrr")
 	e.ok("down", "--name", "itdr")

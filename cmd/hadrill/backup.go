@@ -119,6 +119,9 @@ machines it names (its hosts: the restored node, <cluster>1, and client).`,
 			return emit(r, func() {
 				fmt.Printf("lab %s: %s restored to %s from backup %s + archive of %s in %.1fs (GTID %s)\n",
 					r.Lab, r.Node, r.Target, r.Backup, r.Archive, r.Seconds, r.GTID)
+				for _, w := range r.Warnings {
+					fmt.Printf("warning: %s\n", w)
+				}
 				fmt.Printf("connect: hadrill sql --name %s %s\n", r.Lab, r.Node)
 			})
 		},

@@ -8,10 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/pitr"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -194,5 +198,36 @@ func TestPipe(t *testing.T) {
 	err = pipe(ctx, shHost{}, []string{"yes"}, shHost{}, []string{"sh", "-c", "head -c 10 >/dev/null; echo broken >&2; exit 4"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "sh on h1: exit status 4") || !strings.Contains(err.Error(), "broken") {
 		t.Errorf("a failing destination: %v", err)
+	}
+}
+
+func TestClockWarnings(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "faults.jsonl")
+	p := &plan.Plan{Lab: "t", FaultLog: log, Clusters: []plan.Cluster{{Name: "db", Nodes: []string{"db1", "db2"}}, {Name: "dr", Nodes: []string{"dr1"}}}}
+	at := func(s int) time.Time { return time.Unix(1_800_000_000+int64(s), 0) }
+	for _, r := range []fault.Record{
+		{At: at(10), Fault: fault.Clock, Targets: []string{"db2"}, Value: "+1m0s"},
+		{At: at(10), Fault: fault.Clock, Targets: []string{"dr1"}, Value: "+1h0m0s"}, // another cluster's node
+		{At: at(30), Fault: fault.Heal},
+	} {
+		if err := fault.Log(log).Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := &Lab{Plan: p}
+	gtid, _ := replication.ParsePosition("1-101-50")
+	b := pitr.Backup{ID: "b1", Cluster: "db", Finished: at(0), GTID: gtid}
+	w := l.clockWarnings("db", b, pitr.Target{Time: at(20)})
+	if len(w) != 1 || !strings.Contains(w[0], "db2's clock was +1m0s") || !strings.Contains(w[0], "--to 1-101-50") {
+		t.Errorf("a time target over db2's clock fault: %q", w)
+	}
+	// a target before the fault, a GTID target, a backup after the heal: nothing to say
+	for _, c := range []struct {
+		b pitr.Backup
+		t pitr.Target
+	}{{b, pitr.Target{Time: at(5)}}, {b, pitr.Target{GTID: gtid}}, {pitr.Backup{Finished: at(40)}, pitr.Target{Time: at(50)}}} {
+		if w := l.clockWarnings("db", c.b, c.t); len(w) != 0 {
+			t.Errorf("%+v to %v: %q", c.b, c.t, w)
+		}
 	}
 }

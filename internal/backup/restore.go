@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/pitr"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -35,6 +37,11 @@ type RestoreResult struct {
 	GTID    string    `json:"gtid_binlog_pos"`
 	Seconds float64   `json:"seconds"`
 	At      time.Time `json:"at"`
+	// Warnings: what makes the restored point less certain than asked (a
+	// node's clock off the real time while the events replayed were
+	// written: their times, which a time target is matched against, are
+	// off by as much).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Labs creates and removes the lab a restore builds.
@@ -71,6 +78,10 @@ func (l *Lab) Restore(ctx context.Context, labs Labs, o RestoreOptions) (*Restor
 		return nil, err
 	}
 	l.logf("restoring %s into lab %s: %s, archive of %s", o.Cluster, o.As, pitr.Describe(b, target), end.Node)
+	warnings := l.clockWarnings(o.Cluster, b, target)
+	for _, w := range warnings {
+		l.logf("warning: %s", w)
+	}
 	r, err := labs.Up(ctx, l.restoreSpec(o.Cluster, o.As), info.Dir)
 	if err != nil {
 		return nil, err
@@ -85,7 +96,43 @@ func (l *Lab) Restore(ctx context.Context, labs Labs, o RestoreOptions) (*Restor
 	_ = db.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&gtid)
 	db.Close()
 	return &RestoreResult{Lab: o.As, Node: n.Name, Target: target.String(), Backup: b.ID, Archive: end.Node, GTID: gtid,
-		Seconds: time.Since(t0).Seconds(), At: time.Now().UTC()}, nil
+		Seconds: time.Since(t0).Seconds(), At: time.Now().UTC(), Warnings: warnings}, nil
+}
+
+// clockWarnings names the clock faults of the cluster's nodes (the lab's
+// fault log) that overlap the events a time target replays, from the
+// backup to the target: binary log events carry the time of the server
+// that wrote them, so those are off by the node's offset, and a restore
+// to a time lands off by as much there. A GTID target is exact.
+func (l *Lab) clockWarnings(cluster string, b pitr.Backup, t pitr.Target) []string {
+	if len(t.GTID) > 0 || l.Plan.FaultLog == "" {
+		return nil
+	}
+	c, ok := l.Plan.Cluster(cluster)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, s := range fault.ClockSpans(fault.Log(l.Plan.FaultLog).Between(time.Time{}, t.Time)) {
+		if !slices.Contains(c.Nodes, s.Node) || !s.Overlaps(b.Finished, t.Time) {
+			continue
+		}
+		until := "the target"
+		if !s.To.IsZero() && s.To.Before(t.Time) {
+			until = s.To.Local().Format(time.TimeOnly)
+		}
+		out = append(out, fmt.Sprintf("%s's clock was %s from %s to %s (fault log): the events it wrote then carry that time, so a restore to a time "+
+			"lands off by as much; give a GTID target (--to %s) for an exact point", s.Node, s.Clock, s.From.Local().Format(time.TimeOnly), until, gtidHint(b)))
+	}
+	return out
+}
+
+// gtidHint is a GTID target's form, from the backup's own position.
+func gtidHint(b pitr.Backup) string {
+	if len(b.GTID) == 0 {
+		return "DOMAIN-SERVER-SEQ"
+	}
+	return b.GTID.String()
 }
 
 // restorePlan checks everything before anything is created.
