@@ -35,9 +35,10 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 	for _, scn := range drill.Scenarios() {
 		scenario := scn.Name
 		sc := &cobra.Command{
-			Use:   scn.Usage,
-			Short: scn.Short,
-			Args:  args(0, scn.MaxTargets, "targets as shown in the usage"),
+			Use:     scn.Usage,
+			Aliases: scn.Aliases,
+			Short:   scn.Short,
+			Args:    args(0, scn.MaxTargets, "targets as shown in the usage"),
 			RunE: func(cmd *cobra.Command, a []string) error {
 				var problems []error
 				if !slices.Contains(drill.Workloads, o.Workload) {

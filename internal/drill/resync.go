@@ -24,6 +24,7 @@ const TransferRouteBound = 3 * time.Second
 // TransferRouteBound, fail the drill.
 var resync = Scenario{
 	Name:       Resync,
+	Aliases:    []string{"rebuild"}, // a node rebuilt from a donor
 	Usage:      "resync [NODE|active]",
 	Short:      "A node (default: the writer) joins by a full state transfer under load; the load balancer must not send writes to the joiner or the donor",
 	MaxTargets: 1,

@@ -26,6 +26,8 @@ type Scenario struct {
 	// CrashFlag adds --crash: the target's host crashes (every process,
 	// its NICs down) instead of its server being killed.
 	CrashFlag bool
+	// Aliases are other names the CLI takes for the drill.
+	Aliases []string
 	// OnLB: the fault is a load balancer host's; the cluster itself is not
 	// touched (no re-forming or syncing to report).
 	OnLB bool

@@ -64,6 +64,7 @@ type guard struct {
 	primary  string
 	lastSeen time.Time // it last answered
 	misses   int       // ticks in a row it did not
+	heard    bool      // the last failover attempt found a replica still receiving from it
 }
 
 // Misses is how many ticks in a row the primary must not answer before
@@ -205,8 +206,8 @@ func (k *Keeper) writer(ctx context.Context, c *plan.Cluster) *plan.Node {
 			name = c.Nodes[0]
 		}
 		n, _ := p.Node(name)
-		if g := k.guards[c.Name]; g != nil && g.primary == name && g.misses > 0 {
-			return nil // it did not answer its clients' side: a heartbeat written into it now would be a write its replicas never receive
+		if g := k.guards[c.Name]; g != nil && g.primary == name && g.misses > 0 && !g.heard {
+			return nil // its clients cannot reach it and no replica is known to: a heartbeat written into it now may never reach a replica
 		}
 		if k.Repl.Servers.Alive(n) {
 			return n
@@ -252,20 +253,21 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 	n, _ := k.Repl.Plan.Node(primary)
 	ok, unreachable := k.reach(ctx, c, n)
 	if ok {
-		g.lastSeen, g.misses = time.Now(), 0
+		g.lastSeen, g.misses, g.heard = time.Now(), 0, false
 		k.logOnce("failover "+c.Name, nil)
 		return
 	}
 	if g.misses++; g.misses < Misses {
 		return
 	}
-	promoted, why, err := k.Repl.Failover(ctx, k.conns, c, primary, g.lastSeen,
+	out, err := k.Repl.Failover(ctx, k.conns, c, primary, g.lastSeen,
 		func(ctx context.Context) (bool, string) { return k.reach(ctx, c, n) })
+	g.heard = out.Heard
 	switch {
 	case err != nil:
 		k.logOnce("failover "+c.Name, err)
-	case promoted == "":
-		k.logOnce("failover "+c.Name, fmt.Errorf("%s; no failover: %s", unreachable, why))
+	case out.Promoted == "":
+		k.logOnce("failover "+c.Name, fmt.Errorf("%s; no failover: %s", unreachable, out.Why))
 	default:
 		k.logOnce("failover "+c.Name, nil)
 	}

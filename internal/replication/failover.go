@@ -49,20 +49,30 @@ func (v ReplicaView) has() Position {
 // still be connected to the primary: if one is, the manager alone is cut
 // off from it (a partition), and promoting would make two primaries.
 func PrimaryDown(primary string, views []ReplicaView) (bool, string) {
+	if r := Receiving(primary, views); r != "" {
+		return false, fmt.Sprintf("%s still receives from %s", r, primary)
+	}
 	answering := 0
 	for _, v := range views {
-		if !v.Reachable {
-			continue
-		}
-		answering++
-		if v.Source == primary && v.IO == "Yes" {
-			return false, fmt.Sprintf("%s still receives from %s", v.Node, primary)
+		if v.Reachable {
+			answering++
 		}
 	}
 	if answering == 0 {
 		return false, "no replica answers"
 	}
 	return true, fmt.Sprintf("no replica receives from %s", primary)
+}
+
+// Receiving is the first replica that answers and still receives from
+// primary (its IO thread connected), "" when none does.
+func Receiving(primary string, views []ReplicaView) string {
+	for _, v := range views {
+		if v.Reachable && v.Source == primary && v.IO == "Yes" {
+			return v.Node
+		}
+	}
+	return ""
 }
 
 // Choice is a failover's decision.
@@ -193,6 +203,15 @@ func (m *Manager) view(ctx context.Context, db *sql.DB, v ReplicaView) ReplicaVi
 	return v
 }
 
+// Outcome is what a failover attempt did: the node promoted, or why none
+// was; Heard: a replica still receives from the old primary (it is not
+// down for its replicas, only for its clients or the keeper).
+type Outcome struct {
+	Promoted string
+	Why      string
+	Heard    bool
+}
+
 // Failover promotes a replica of c, whose primary (old) stopped answering
 // the keeper at lastSeen (reach: whether it answers now, as its clients
 // see it, and why not), if the failure is confirmed (PrimaryDown), a
@@ -206,54 +225,54 @@ func (m *Manager) view(ctx context.Context, db *sql.DB, v ReplicaView) ReplicaVi
 // first: a promotion meanwhile (another keeper tick, `promote`) is never
 // repeated.
 func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Cluster, old string, lastSeen time.Time,
-	reach func(context.Context) (bool, string)) (string, string, error) {
+	reach func(context.Context) (bool, string)) (Outcome, error) {
 	unlock, err := m.lock(ctx)
 	if err != nil {
-		return "", "", err
+		return Outcome{}, err
 	}
 	defer unlock()
 	if cur := m.PrimaryOf(c); cur != old {
-		return "", fmt.Sprintf("%s is the primary already", cur), nil
+		return Outcome{Why: fmt.Sprintf("%s is the primary already", cur)}, nil
 	}
 	oldNode, _ := m.Plan.Node(old)
 	ok, unreachable := reach(ctx)
 	if ok {
-		return "", old + " answers again", nil // it came back while the lock was awaited
+		return Outcome{Why: old + " answers again"}, nil // it came back while the lock was awaited
 	}
 	views := m.Views(ctx, conns, c, old, time.Second)
 	down, downWhy := PrimaryDown(old, views)
 	if !down {
-		return "", downWhy, nil
+		return Outcome{Why: downWhy, Heard: Receiving(old, views) != ""}, nil
 	}
 	downWhy = unreachable + " and " + downWhy
 	choice := ChooseFailover(old, views)
 	if choice.Node == "" {
-		return "", choice.Reason, nil
+		return Outcome{Why: choice.Reason}, nil
 	}
 	n, _ := m.Plan.Node(choice.Node)
 	limit := c.FailoverMaxLag
 	if err := m.waitApplied(ctx, n, choice.Wait.String(), limit); err != nil {
-		return "", fmt.Sprintf("%s chosen (%s), but %v", n.Name, choice.Reason, err), nil
+		return Outcome{Why: fmt.Sprintf("%s chosen (%s), but %v", n.Name, choice.Reason, err)}, nil
 	}
 	hb, err := m.heartbeat(ctx, conns.DB(n), c.Name)
 	if err != nil {
-		return "", "", fmt.Errorf("%s: %w", n.Name, err)
+		return Outcome{}, fmt.Errorf("%s: %w", n.Name, err)
 	}
 	if lastSeen.IsZero() || lastSeen.Before(hb) {
 		lastSeen = hb // the keeper restarted meanwhile: the newest sign of life is the heartbeat itself
 	}
 	ok, lag := LagVerdict(lastSeen, hb, limit)
 	if !ok {
-		return "", fmt.Sprintf("%s chosen (%s), but %s", n.Name, choice.Reason, lag), nil
+		return Outcome{Why: fmt.Sprintf("%s chosen (%s), but %s", n.Name, choice.Reason, lag)}, nil
 	}
 	m.logf("automatic failover of cluster %s: %s; %s; %s", c.Name, downWhy, choice.Reason, lag)
 	fenced := m.fence(ctx, conns, oldNode)
 	m.stopReceiving(ctx, c, old)
 	if err := m.takeOver(ctx, c, n, oldNode, false); err != nil {
-		return "", "", err
+		return Outcome{}, err
 	}
 	<-fenced
-	return n.Name, choice.Reason, nil
+	return Outcome{Promoted: n.Name, Why: choice.Reason}, nil
 }
 
 // probeWait bounds a failover's own probe of the old primary.

@@ -113,3 +113,14 @@ func TestHeartbeatTime(t *testing.T) {
 		t.Error("a malformed heartbeat parsed")
 	}
 }
+
+func TestReceiving(t *testing.T) {
+	views := []ReplicaView{replica(t, "db2", "Connecting", "", ""), replica(t, "db3", "Yes", "", "")}
+	if got := Receiving("db1", views); got != "db3" {
+		t.Errorf("receiving: %q, want db3", got)
+	}
+	views[1].Reachable = false // it no longer answers: its word does not count
+	if got := Receiving("db1", views); got != "" {
+		t.Errorf("receiving: %q, want none", got)
+	}
+}
