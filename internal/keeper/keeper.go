@@ -64,7 +64,6 @@ type guard struct {
 	primary  string
 	lastSeen time.Time // it last answered
 	misses   int       // ticks in a row it did not
-	heard    bool      // the last failover attempt found a replica still receiving from it
 }
 
 // Misses is how many ticks in a row the primary must not answer before
@@ -206,8 +205,11 @@ func (k *Keeper) writer(ctx context.Context, c *plan.Cluster) *plan.Node {
 			name = c.Nodes[0]
 		}
 		n, _ := p.Node(name)
-		if g := k.guards[c.Name]; g != nil && g.primary == name && g.misses > 0 && !g.heard {
-			return nil // its clients cannot reach it and no replica is known to: a heartbeat written into it now may never reach a replica
+		if g := k.guards[c.Name]; g != nil && g.primary == name && g.misses > 0 {
+			// its clients cannot reach it: a heartbeat written into it now may never
+			// reach a replica (one whose IO thread still shows connected may only not
+			// have noticed the cut yet), and would make it hold what no replica has
+			return nil
 		}
 		if k.Repl.Servers.Alive(n) {
 			return n
@@ -253,7 +255,7 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 	n, _ := k.Repl.Plan.Node(primary)
 	ok, unreachable := k.reach(ctx, c, n)
 	if ok {
-		g.lastSeen, g.misses, g.heard = time.Now(), 0, false
+		g.lastSeen, g.misses = time.Now(), 0
 		k.logOnce("failover "+c.Name, nil)
 		return
 	}
@@ -262,7 +264,6 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 	}
 	out, err := k.Repl.Failover(ctx, k.conns, c, primary, g.lastSeen,
 		func(ctx context.Context) (bool, string) { return k.reach(ctx, c, n) })
-	g.heard = out.Heard
 	switch {
 	case err != nil:
 		k.logOnce("failover "+c.Name, err)

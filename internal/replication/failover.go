@@ -204,12 +204,10 @@ func (m *Manager) view(ctx context.Context, db *sql.DB, v ReplicaView) ReplicaVi
 }
 
 // Outcome is what a failover attempt did: the node promoted, or why none
-// was; Heard: a replica still receives from the old primary (it is not
-// down for its replicas, only for its clients or the keeper).
+// was.
 type Outcome struct {
 	Promoted string
 	Why      string
-	Heard    bool
 }
 
 // Failover promotes a replica of c, whose primary (old) stopped answering
@@ -242,7 +240,7 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 	views := m.Views(ctx, conns, c, old, time.Second)
 	down, downWhy := PrimaryDown(old, views)
 	if !down {
-		return Outcome{Why: downWhy, Heard: Receiving(old, views) != ""}, nil
+		return Outcome{Why: downWhy}, nil
 	}
 	downWhy = unreachable + " and " + downWhy
 	choice := ChooseFailover(old, views)
