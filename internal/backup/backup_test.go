@@ -217,16 +217,20 @@ func TestClockWarnings(t *testing.T) {
 	l := &Lab{Plan: p}
 	gtid, _ := replication.ParsePosition("1-101-50")
 	b := pitr.Backup{ID: "b1", Cluster: "db", Finished: at(0), GTID: gtid}
-	w := l.clockWarnings("db", b, pitr.Target{Time: at(20)})
-	if len(w) != 1 || !strings.Contains(w[0], "db2's clock was +1m0s") || !strings.Contains(w[0], "--to 1-101-50") {
-		t.Errorf("a time target over db2's clock fault: %q", w)
+	w := l.clockWarnings("db", "db2", b, pitr.Target{Time: at(20)})
+	if len(w) != 1 || !strings.Contains(w[0], "db2's clock was +1m0s") || !strings.Contains(w[0], "the archive replayed is its binary log") ||
+		!strings.Contains(w[0], "--to 1-101-50") {
+		t.Errorf("a time target over the archive node's clock fault: %q", w)
+	}
+	if w := l.clockWarnings("db", "db1", b, pitr.Target{Time: at(20)}); len(w) != 1 || !strings.Contains(w[0], "may land off") {
+		t.Errorf("a time target over another node's clock fault: %q", w)
 	}
 	// a target before the fault, a GTID target, a backup after the heal: nothing to say
 	for _, c := range []struct {
 		b pitr.Backup
 		t pitr.Target
 	}{{b, pitr.Target{Time: at(5)}}, {b, pitr.Target{GTID: gtid}}, {pitr.Backup{Finished: at(40)}, pitr.Target{Time: at(50)}}} {
-		if w := l.clockWarnings("db", c.b, c.t); len(w) != 0 {
+		if w := l.clockWarnings("db", "db2", c.b, c.t); len(w) != 0 {
 			t.Errorf("%+v to %v: %q", c.b, c.t, w)
 		}
 	}
