@@ -276,9 +276,9 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 
 // reach reports whether a primary cluster's node answers as its clients
 // would see it: it answers the keeper, and, where the lab has the hosts
-// (Vantage), its host takes a connection from one of them. A node cut off by a partition
-// still answers on its own machine; its clients cannot reach it. When it
-// does not, why says how it failed.
+// (Vantage), its host takes a connection from one of them. A node cut off
+// by a partition still answers on its own machine; its clients cannot
+// reach it. When it does not, why says how it failed.
 func (k *Keeper) reach(ctx context.Context, c *plan.Cluster, n *plan.Node) (bool, string) {
 	if !k.conns.Probe(ctx, n, probeTimeout).State.Answering() {
 		return false, n.Name + " does not answer"

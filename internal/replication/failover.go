@@ -44,7 +44,8 @@ func (v ReplicaView) has() Position {
 }
 
 // PrimaryDown decides whether a primary that did not answer the manager
-// (or that its clients cannot reach) is down for its replicas too. Some replica must answer (else there is
+// (or that its clients cannot reach) is down for its replicas too. Some
+// replica must answer (else there is
 // nothing to promote and nothing confirms the failure), and no replica may
 // still be connected to the primary: if one is, the manager alone is cut
 // off from it (a partition), and promoting would make two primaries.
@@ -218,8 +219,8 @@ type Outcome struct {
 // (LagVerdict). An old primary that still runs, cut off from its clients
 // and replicas, is made read-only first (fenced through its own machine,
 // as a manager with a path of its own to it does); it gets its role back
-// from Reconcile, which checks what it holds. It returns the promoted
-// node, or "" and why not. It holds the roles lock and re-reads the record
+// from Reconcile, which checks what it holds. Its Outcome is the promoted
+// node, or why none was. It holds the roles lock and re-reads the record
 // first: a promotion meanwhile (another keeper tick, `promote`) is never
 // repeated.
 func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Cluster, old string, lastSeen time.Time,
