@@ -45,9 +45,9 @@ func (v ReplicaView) has() Position {
 
 // PrimaryDown decides whether a primary that did not answer the manager
 // (or that its clients cannot reach) is down for its replicas too. Some
-// replica must answer (else there is
-// nothing to promote and nothing confirms the failure), and no replica may
-// still be connected to the primary: if one is, the manager alone is cut
+// replica must answer (else there is nothing to promote and nothing
+// confirms the failure), and no replica may still be connected to the
+// primary: if one is, the manager alone is cut
 // off from it (a partition), and promoting would make two primaries.
 func PrimaryDown(primary string, views []ReplicaView) (bool, string) {
 	if r := Receiving(primary, views); r != "" {
