@@ -16,8 +16,9 @@ import (
 // autoResult is what these tests read of a drill's result.
 type autoResult struct {
 	drillResult
-	Lost   map[string][]int64 `json:"lost_acked_writes"`
-	Fenced map[string]string  `json:"fenced"`
+	Lost     map[string][]int64 `json:"lost_acked_writes"`
+	Fenced   map[string]string  `json:"fenced"`
+	Reformed *float64           `json:"reformed_s"`
 }
 
 // TestAutoFailover: the async and semisync presets with failover: auto.
@@ -25,9 +26,9 @@ type autoResult struct {
 // the load balancer follows, the old primary comes back as a replica (or
 // fenced, saying why), and what the drill reports lost is what an
 // independent read of every acknowledged id finds missing on the new
-// primary. semisync: the primary cut off (not killed) is failed over the
-// same way, and one cut off from its replicas only, which its clients
-// still reach, is not. async: the primary paused (SIGSTOP) is replaced once the
+// primary. semisync: the primary cut off (not killed), then frozen, is
+// failed over the same way, and one cut off from its replicas only, which
+// its clients still reach, is not. async: the primary paused (SIGSTOP) is replaced once the
 // replicas give up on it, and resumed it is turned read-only and a replica
 // (or fenced), never a second writer. semisync: the keeper killed and
 // started again knows the new primary (a second failover from it, this
@@ -65,6 +66,9 @@ client: {name: client}
 				scenario = "partition"
 			}
 			primary := e.failover(scenario, c.lab, "db1")
+			if c.nodes == 3 { // the primary frozen (SIGSTOP): failed over once the replicas give up on it
+				primary = e.failover("pause", c.lab, primary)
+			}
 			if c.nodes == 2 {
 				// a paused primary: the replicas give up on it after slave_net_timeout and the keeper
 				// promotes; resumed, it must not take writes again
@@ -204,11 +208,11 @@ func (e *env) failover(scenario, lab, old string, extra ...string) string {
 	}
 	t.Logf("%s: %s %v, gap %.2fs, writes back %v, whole after %v, %d acked, %d lost, fenced %v", lab, scenario, res.Targets, res.Gap.Seconds,
 		deref(res.WritesBackS), deref(res.SyncedS), res.WritesAcked, res.LostCount, res.Fenced)
-	if len(res.Targets) != 1 || res.Targets[0] != old || res.WritesBackS == nil || res.SyncedS == nil || res.WritesAcked == 0 {
+	if len(res.Targets) != 1 || res.Targets[0] != old || res.WritesBackS == nil || res.SyncedS == nil || res.WritesAcked == 0 || res.Reformed == nil {
 		t.Fatalf("drill result: %+v\n%s", res, r.stderr)
 	}
 	limit := 10.0
-	if slices.Contains(extra, "--crash") || scenario == "partition" {
+	if slices.Contains(extra, "--crash") || scenario != "failover" {
 		limit = 20 // the replicas notice a silent primary only after slave_net_timeout (4 s)
 	}
 	if res.Gap.Seconds > limit {

@@ -139,17 +139,21 @@ func (s *sampler) first(from time.Time, ok func(Sample) bool) (time.Time, bool) 
 	return time.Time{}, false
 }
 
-// before is the last sample taken before t (false: none was).
-func (s *sampler) before(t time.Time) (Sample, bool) {
-	var out Sample
-	found := false
+// writerBefore is the node that took writes in the last sample begun
+// before t that shows one ("": none did). A sample begun a moment before
+// t may have read a node after the fault took hold (a paused primary shows
+// no writer), so the last one with a writer is the state before it.
+func (s *sampler) writerBefore(t time.Time) string {
+	w := ""
 	for _, sn := range s.Snapshots() {
 		if !sn.At.Before(t) {
 			break
 		}
-		out, found = s.sampleOf(sn), true
+		if x := s.sampleOf(sn).Writer(); x != "" {
+			w = x
+		}
 	}
-	return out, found
+	return w
 }
 
 // Writer is the node that takes writes in a primary cluster's sample ("":

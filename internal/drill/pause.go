@@ -15,12 +15,17 @@ import (
 // writer) as a long stall would (a garbage-collecting hypervisor, a
 // swapping host): alive, holding their connections, answering nothing.
 // The fault holds until writes resume and the others re-form without them
-// (or --hold), then the servers are thawed and rejoin.
+// (or --hold), then the servers are thawed and rejoin (a primary cluster's
+// former primary as a replica, or fenced).
 var pause = Scenario{
 	Name:       Pause,
 	Usage:      "pause [NODE...|active]",
 	Short:      "Freeze nodes' servers (SIGSTOP; default: the load balancer's writer), then thaw them",
 	MaxTargets: -1,
+	// a primary cluster's frozen primary is failed over by the keeper once
+	// its replicas give up on it; thawed, it must not take writes again
+	Replicated:   true,
+	AutoFailover: true,
 	targets: func(d *drill, given []string) ([]string, error) {
 		t, err := d.activeOr(given)
 		if err != nil {

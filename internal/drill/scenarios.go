@@ -107,8 +107,7 @@ func reformedWithout(d *drill, r *Result) {
 	if d.cluster.Kind == spec.KindPrimary {
 		// a primary cluster re-forms when another node takes the writes of
 		// a faulted primary (it may be whole at once: the old one fenced)
-		last, ok := d.s.before(d.faultAt)
-		if !ok || !slices.Contains(r.Targets, last.Writer()) {
+		if !slices.Contains(r.Targets, d.s.writerBefore(d.faultAt)) {
 			return // the fault spared the primary: nothing had to re-form
 		}
 		moved = func(s Sample) bool { return s.Reformed(r.Targets, 0) }
