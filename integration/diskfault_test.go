@@ -16,7 +16,8 @@ import (
 // lost; and a power cut armed with --lose-unsynced, at a crash of every
 // node, loses acknowledged writes when InnoDB writes its log at commit
 // without flushing it (innodb_flush_log_at_trx_commit=2: a kill -9 alone
-// loses nothing) and none when it flushes at every commit. hadrill killed
+// loses nothing) and none when it flushes at every commit. A disk fault
+// runs as a drill (drill fault -- disk …) and is healed by it. hadrill killed
 // (kill -9) with faults in place (disk, clock, a drill's partition) leaves
 // nothing after down.
 func TestDiskFaults(t *testing.T) {
@@ -146,6 +147,25 @@ client:
 		if got := e.sql("itdsk", n, "SET SESSION wsrep_sync_wait=1; SELECT COUNT(*) FROM app.acked"); !strings.HasSuffix(got, "\n300") {
 			t.Errorf("flush at every commit, a power cut of every node: %s holds %q of 300 acknowledged rows", n, got)
 		}
+	}
+
+	// a disk fault as a drill: applied under traffic, held, healed, the cluster whole again
+	var fd struct {
+		Fault  string `json:"fault"`
+		Passed bool   `json:"passed"`
+		Phases []struct {
+			Name  string  `json:"name"`
+			P99Ms float64 `json:"p99_ms"`
+		} `json:"phases"`
+	}
+	r := e.run("drill", "fault", "--name", "itdsk", "--hold", "3s", "--before", "1s", "--after", "1s", "-o", "json", "--", "disk", "db2", "--slow", "10")
+	if err := json.Unmarshal([]byte(r.stdout), &fd); err != nil || r.code != 0 || !fd.Passed || fd.Fault != "disk db2 --slow 10" || len(fd.Phases) != 3 {
+		t.Errorf("drill fault -- disk db2 --slow 10: exit %d %v %+v\n%s", r.code, err, fd, r.stderr)
+	} else {
+		t.Logf("a disk ten times slower on db2 for 3 s: write p99 %.1f ms before, %.1f ms during, %.1f ms after", fd.Phases[0].P99Ms, fd.Phases[1].P99Ms, fd.Phases[2].P99Ms)
+	}
+	if f := node("db2").DiskFaults; len(f) != 0 {
+		t.Errorf("the drill left db2's disk faulted: %v", f)
 	}
 
 	// hadrill killed (kill -9) in the middle of its faults: a full volume, a clock moved, a
