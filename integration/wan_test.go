@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 type wanStatus struct {
@@ -18,6 +20,7 @@ type wanStatus struct {
 		RTTMs       float64 `json:"rtt_ms"`
 		LossPercent float64 `json:"loss_percent"`
 		Reorder     float64 `json:"reorder_percent"`
+		Duplicate   float64 `json:"duplicate_percent"`
 		Bandwidth   int64   `json:"bandwidth_bps"`
 		Emulator    string  `json:"emulator"`
 		Measured    *struct {
@@ -35,7 +38,8 @@ type measured struct {
 
 // TestWAN: the two-region semi-sync preset gets its 100 ms link (checked at
 // up), a commit costs one round trip, link faults change the measured round
-// trip (a reorder share halves its median) and heal restores it (restarting a dead emulator); bad input is
+// trip (a reorder share halves its median), a duplicate share makes
+// datagrams arrive twice, and heal restores it (restarting a dead emulator); bad input is
 // refused, and a dead emulator makes the check fail loudly. Round trips are
 // judged with the bound a busy machine meets (10 % + 5 ms): how close the
 // emulator gets is measured by make bench, idle and with the CPUs saturated.
@@ -92,14 +96,35 @@ func TestWAN(t *testing.T) {
 	if m := check(); !m.Usable || m.P50 < 100 || m.P50 > 155 {
 		t.Errorf("after reorder 50%% on 250 ms: %+v, want a median near 125 ms", m)
 	}
+	// a share of the packets arrives twice (both copies delayed): datagrams from east to west
+	// counted where they arrive, before and after
+	st0 := e.status("itwan")
+	var fromNs, toNs, toAddr string
+	for _, n := range st0.Nodes {
+		if n.Name == "db1" {
+			fromNs = n.Netns
+		} else if n.Name == "db2" {
+			toNs, toAddr = n.Netns, n.Address
+		}
+	}
+	plain := datagrams(t, fromNs, toNs, toAddr, 200)
+	if plain < 190 || plain > 200 {
+		t.Errorf("200 datagrams over the link without duplication: %d arrived", plain)
+	}
+	e.ok("fault", "duplicate", "east-west", "50%", "--name", "itwan")
+	doubled := datagrams(t, fromNs, toNs, toAddr, 200)
+	if doubled < 250 || doubled > 350 {
+		t.Errorf("200 datagrams over the link duplicating half: %d arrived, want about 300", doubled)
+	}
+	t.Logf("200 datagrams east to west: %d arrived, %d with duplicate 50%%", plain, doubled)
 	e.ok("fault", "bandwidth", "east-west", "2mbit", "--name", "itwan")
 	e.ok("fault", "loss", "east-west", "1%", "--name", "itwan")
 	e.statusInto("itwan", &st)
-	if k := st.Links[0]; k.RTTMs != 250 || k.LossPercent != 1 || k.Bandwidth != 2e6 || k.Reorder != 50 {
+	if k := st.Links[0]; k.RTTMs != 250 || k.LossPercent != 1 || k.Bandwidth != 2e6 || k.Reorder != 50 || k.Duplicate != 50 {
 		t.Errorf("status after link faults: %+v", k)
 	}
 	log := e.ok("fault", "log", "--name", "itwan").stdout
-	for _, w := range []string{"delay west-east 250ms", "reorder east-west 50%", "bandwidth east-west 2mbit", "loss east-west 1%"} {
+	for _, w := range []string{"delay west-east 250ms", "reorder east-west 50%", "duplicate east-west 50%", "bandwidth east-west 2mbit", "loss east-west 1%"} {
 		if !strings.Contains(log, w) {
 			t.Errorf("fault log lacks %q:\n%s", w, log)
 		}
@@ -133,7 +158,7 @@ func TestWAN(t *testing.T) {
 	}
 	st = wanStatus{} // omitted (zero) fields must not keep old values
 	e.statusInto("itwan", &st)
-	if k := st.Links[0]; k.RTTMs != 100 || k.LossPercent != 0 || k.Bandwidth != 0 || k.Reorder != 0 || k.Emulator != "running" {
+	if k := st.Links[0]; k.RTTMs != 100 || k.LossPercent != 0 || k.Bandwidth != 0 || k.Reorder != 0 || k.Duplicate != 0 || k.Emulator != "running" {
 		t.Errorf("status after heal: %+v", k)
 	}
 	if m := check(); !m.Usable || m.P50 < 85 || m.P50 > 115 {
@@ -141,4 +166,26 @@ func TestWAN(t *testing.T) {
 	}
 	e.ok("down", "--name", "itwan")
 	e.assertNoLeftovers()
+}
+
+// datagrams sends n UDP datagrams from one namespace to an address in
+// another, 2 ms apart, and counts those that arrive (copies included).
+func datagrams(t *testing.T, fromNs, toNs, toAddr string, n int) int {
+	t.Helper()
+	recv := exec.Command("ip", "netns", "exec", toNs, "python3", "-c",
+		"import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.bind(('0.0.0.0',9997));s.settimeout(2)\nn=0\ntry:\n while True:\n  s.recv(64); n+=1\nexcept OSError:\n pass\nprint(n)")
+	var out strings.Builder
+	recv.Stdout = &out
+	if err := recv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	send := exec.Command("ip", "netns", "exec", fromNs, "python3", "-c",
+		"import socket,time;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range("+strconv.Itoa(n)+"):\n s.sendto(b'hd', ('"+toAddr+"',9997)); time.sleep(0.002)")
+	if b, err := send.CombinedOutput(); err != nil {
+		t.Fatalf("sending datagrams: %v: %s", err, b)
+	}
+	_ = recv.Wait()
+	got, _ := strconv.Atoi(strings.TrimSpace(out.String()))
+	return got
 }

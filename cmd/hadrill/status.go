@@ -159,6 +159,9 @@ func printStatus(st lab.Status) {
 		if k.ReorderPct > 0 {
 			fmt.Printf(", reorder %g%%", k.ReorderPct)
 		}
+		if k.DuplicatePct > 0 {
+			fmt.Printf(", duplicate %g%%", k.DuplicatePct)
+		}
 		if k.BandwidthBps > 0 {
 			fmt.Printf(", bandwidth %s", spec.FormatRate(k.BandwidthBps))
 		}

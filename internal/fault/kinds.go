@@ -15,6 +15,7 @@ const (
 	Loss      Kind = "loss"
 	Bandwidth Kind = "bandwidth"
 	Reorder   Kind = "reorder"
+	Duplicate Kind = "duplicate"
 	Heal      Kind = "heal"
 	// Drill steps, recorded in the same log.
 	Recover Kind = "recover"
@@ -65,6 +66,7 @@ var Kinds = []Entry{
 	{Delay, OnLink, "delay LINK RTT [--jitter D]", "Set a link's round-trip time (0 to 10s, e.g. 250ms): each direction gets half"},
 	{Loss, OnLink, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"},
 	{Reorder, OnLink, "reorder LINK PERCENT", "Send a share of a link's packets at once, overtaking the delayed ones before them (0 to 100, e.g. 25%; the link needs a delay)"},
+	{Duplicate, OnLink, "duplicate LINK PERCENT", "Make a share of a link's packets arrive twice, both copies delayed (0 to below 100, e.g. 1%)"},
 	{Bandwidth, OnLink, "bandwidth LINK RATE", "Cap what each host sends over a link (e.g. 10mbit; unlimited lifts the cap)"},
 }
 

@@ -108,7 +108,7 @@ func TestKindsTable(t *testing.T) {
 		}
 		seen[e.Kind] = true
 	}
-	if len(Of(OnProcess)) != 4 || len(Of(OnNetwork)) != 1 || len(Of(OnLink)) != 4 {
+	if len(Of(OnProcess)) != 4 || len(Of(OnNetwork)) != 1 || len(Of(OnLink)) != 5 {
 		t.Errorf("classes: %d process, %d network, %d link", len(Of(OnProcess)), len(Of(OnNetwork)), len(Of(OnLink)))
 	}
 }

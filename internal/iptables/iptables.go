@@ -34,6 +34,13 @@ for h in $4; do
 done
 printf '*%s\n%s%sCOMMIT\n' "$1" "$3" "$jumps" | iptables-restore -w --noflush`
 
+// Replace returns the command that replaces every rule of chain in table
+// (which exists) with rules, in one transaction: no packet meets the
+// chain empty or half written.
+func Replace(table, chain string, rules []Rule) []string {
+	return []string{"sh", "-c", `printf '%s' "$1" | iptables-restore -w --noflush`, "sh", "*" + table + "\n-F " + quote(chain) + "\n" + batch("-A", chain, rules) + "COMMIT\n"}
+}
+
 // Delete returns the command that deletes rules (one instance each) from
 // chain in table, together: when one is not there, none is deleted.
 func Delete(table, chain string, rules []Rule) []string {

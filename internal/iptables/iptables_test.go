@@ -134,3 +134,32 @@ func TestAppendMangle(t *testing.T) {
 		t.Errorf("after remove:\n%s", got)
 	}
 }
+
+func TestReplace(t *testing.T) {
+	n := newNS(t)
+	const c = "HDNETEM-r"
+	q := Rule{"-s", "198.18.1.1", "-j", "NFQUEUE", "--queue-num", "3"}
+	if out, err := n.run(Append("mangle", c, []Rule{q}, "PREROUTING")); err != nil {
+		t.Fatalf("append: %v: %s", err, out)
+	}
+	tee := Rule{"-s", "198.18.1.1", "!", "-i", "lo", "-m", "statistic", "--mode", "random", "--probability", "0.25", "-j", "TEE", "--gateway", "198.18.1.2"}
+	if out, err := n.run(Replace("mangle", c, []Rule{tee, q})); err != nil {
+		t.Fatalf("replace: %v: %s", err, out)
+	}
+	want := "-N HDNETEM-r\n-A PREROUTING -j HDNETEM-r\n" +
+		"-A HDNETEM-r -s 198.18.1.1/32 ! -i lo -m statistic --mode random --probability 0.25000000000 -j TEE --gateway 198.18.1.2\n" +
+		"-A HDNETEM-r -s 198.18.1.1/32 -j NFQUEUE --queue-num 3"
+	if got := n.rules(t, "mangle", c); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// back to the queue alone: the copy rule is gone, the jump stays
+	if out, err := n.run(Replace("mangle", c, []Rule{q})); err != nil {
+		t.Fatalf("replace: %v: %s", err, out)
+	}
+	if got := n.rules(t, "mangle", c); got != "-N HDNETEM-r\n-A PREROUTING -j HDNETEM-r\n-A HDNETEM-r -s 198.18.1.1/32 -j NFQUEUE --queue-num 3" {
+		t.Errorf("after the second replace:\n%s", got)
+	}
+	if out, err := n.run(Remove("mangle", c, "PREROUTING")); err != nil {
+		t.Fatalf("remove: %v: %s", err, out)
+	}
+}

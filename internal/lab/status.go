@@ -95,6 +95,7 @@ type LinkInfo struct {
 	JitterMs     float64         `json:"jitter_ms,omitempty"`
 	LossPercent  float64         `json:"loss_percent,omitempty"`
 	ReorderPct   float64         `json:"reorder_percent,omitempty"`
+	DuplicatePct float64         `json:"duplicate_percent,omitempty"`
 	BandwidthBps int64           `json:"bandwidth_bps,omitempty"`
 	Measured     *netem.Measured `json:"measured,omitempty"`
 	Emulator     string          `json:"emulator"` // running | down
@@ -347,7 +348,7 @@ func (l *Lab) linkInfo() []LinkInfo {
 	var out []LinkInfo
 	for _, k := range c.Links {
 		li := LinkInfo{Name: k.Name, Regions: k.Regions, RTTMs: float64(k.RTT.Microseconds()) / 1000,
-			JitterMs: float64(k.Jitter.Microseconds()) / 1000, LossPercent: k.Loss, ReorderPct: k.Reorder, BandwidthBps: k.Bandwidth, Emulator: emulator}
+			JitterMs: float64(k.Jitter.Microseconds()) / 1000, LossPercent: k.Loss, ReorderPct: k.Reorder, DuplicatePct: k.Duplicate, BandwidthBps: k.Bandwidth, Emulator: emulator}
 		for i := range last {
 			if last[i].Link == k.Name {
 				li.Measured = &last[i]

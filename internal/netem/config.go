@@ -15,10 +15,12 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/iptables"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -34,7 +36,11 @@ type Link struct {
 	Loss    float64       `json:"loss_percent,omitempty"`
 	// Reorder is the share of packets (percent) sent at once, ahead of
 	// the delayed ones that came before them (tc netem's reorder).
-	Reorder   float64 `json:"reorder_percent,omitempty"`
+	Reorder float64 `json:"reorder_percent,omitempty"`
+	// Duplicate is the share of packets (percent) that arrive twice: the
+	// copy is made as the packet enters its receiving host (iptables TEE
+	// to the host itself) and delayed like any packet.
+	Duplicate float64 `json:"duplicate_percent,omitempty"`
 	Bandwidth int64   `json:"bandwidth_bps,omitempty"` // 0: unlimited
 }
 
@@ -184,4 +190,24 @@ func (c Config) Save(path string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// ChainRules are a host's rules in the lab's chain: every packet from a
+// peer in another region goes to the link's queue; before that, where the
+// link duplicates, a share of those arriving on a NIC is copied to the
+// host itself (self, its address: iptables TEE), and the copy, arriving
+// on lo, is queued and delayed like the original but not copied again.
+func ChainRules(c Config, host, self string) []iptables.Rule {
+	var out []iptables.Rule
+	for _, r := range c.Rules {
+		if r.Host != host {
+			continue
+		}
+		if int(r.Queue) < len(c.Links) && c.Links[r.Queue].Duplicate > 0 && self != "" {
+			p := strconv.FormatFloat(c.Links[r.Queue].Duplicate/100, 'f', -1, 64)
+			out = append(out, iptables.Rule{"-s", r.Peer, "!", "-i", "lo", "-m", "statistic", "--mode", "random", "--probability", p, "-j", "TEE", "--gateway", self})
+		}
+		out = append(out, iptables.Rule{"-s", r.Peer, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(c.QueueNum(r.Queue)))})
+	}
+	return out
 }

@@ -217,18 +217,31 @@ func (e *Emulator) rules(ctx context.Context, c Config) (bool, error) {
 			return installed, err
 		}
 		installed = true
-		var rules []iptables.Rule
-		for _, r := range c.Rules {
-			if r.Host == h {
-				rules = append(rules, iptables.Rule{"-s", r.Peer, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(c.QueueNum(r.Queue)))})
-			}
-		}
 		// the rules and the jump to them in one command: they take effect together
-		if err := e.hosts.Run(ctx, h, iptables.Append("mangle", e.wan.Chain, rules, "PREROUTING")...); err != nil {
+		if err := e.hosts.Run(ctx, h, iptables.Append("mangle", e.wan.Chain, ChainRules(c, h, e.self(h)), "PREROUTING")...); err != nil {
 			return installed, err
 		}
 	}
 	return installed, nil
+}
+
+// self is a host's own address, where a duplicated packet's copy is sent.
+func (e *Emulator) self(host string) string {
+	if h, ok := e.plan.Host(host); ok {
+		return h.Address
+	}
+	return ""
+}
+
+// rewrite replaces every host's chain with the rules of c (the duplicate
+// shares changed), each in one transaction.
+func (e *Emulator) rewrite(ctx context.Context, c Config) error {
+	for _, hr := range c.Hosts() {
+		if err := e.hosts.Run(ctx, hr.Host, iptables.Replace("mangle", e.wan.Chain, ChainRules(c, hr.Host, e.self(hr.Host)))...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *Emulator) iptables(ctx context.Context, host string, args ...string) error {
@@ -327,9 +340,10 @@ func (e *Emulator) Heal(ctx context.Context) error {
 // set stores new link impairments and makes them effective: the daemon
 // re-reads them (SIGHUP), the bandwidth classes are rebuilt.
 func (e *Emulator) set(ctx context.Context, c Config, links []Link) error {
-	bwChanged := false
+	bwChanged, dupChanged := false, false
 	for i := range links {
 		bwChanged = bwChanged || links[i].Bandwidth != c.Links[i].Bandwidth
+		dupChanged = dupChanged || links[i].Duplicate != c.Links[i].Duplicate
 	}
 	c.Links = links
 	if err := c.Save(e.wan.Config); err != nil {
@@ -340,6 +354,11 @@ func (e *Emulator) set(ctx context.Context, c Config, links []Link) error {
 	}
 	for _, k := range links {
 		fmt.Fprintf(e.log, "link %s: %s\n", k.Name, k.Describe())
+	}
+	if dupChanged {
+		if err := e.rewrite(ctx, c); err != nil {
+			return err
+		}
 	}
 	if bwChanged {
 		return e.shape(ctx, c)

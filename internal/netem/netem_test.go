@@ -1,10 +1,12 @@
 package netem
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/iptables"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -49,6 +51,8 @@ func TestApply(t *testing.T) {
 		{Change{Verb: "reorder", Link: "east-west", Value: "25%"}, "rtt 100ms, reorder 25%"},
 		{Change{Verb: "reorder", Link: "east-west", Value: "0"}, "rtt 100ms"},
 		{Change{Verb: "reorder", Link: "east-west", Value: "often"}, "VALUE: expected a reorder percentage"},
+		{Change{Verb: "duplicate", Link: "east-west", Value: "1%"}, "rtt 100ms, duplicate 1%"},
+		{Change{Verb: "duplicate", Link: "east-west", Value: "100"}, "VALUE: expected a duplicate percentage"},
 		{Change{Verb: "bandwidth", Link: "east-west", Value: "10mbit"}, "rtt 100ms, bandwidth 10mbit"},
 		{Change{Verb: "bandwidth", Link: "east-west", Value: "unlimited"}, "rtt 100ms"},
 		{Change{Verb: "delay", Link: "east-west", Value: "11s"}, "VALUE: expected a round-trip time from 0 to 10s"},
@@ -209,5 +213,28 @@ func TestJudge(t *testing.T) {
 	}
 	if m := Judge(k, base, ms(120, 120), 0); m.Usable || !strings.Contains(m.Problem(), "target 100.00 ms on top of the machines' own 4.00 ms") {
 		t.Fatalf("far off on top of 4 ms: %+v %s", m, m.Problem())
+	}
+}
+
+func TestChainRules(t *testing.T) {
+	links := FromSpec([]spec.Link{{Between: []string{"east", "west"}, RTT: "100ms"}})
+	c := Build(twoRegions(), links)
+	show := func(rs []iptables.Rule) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, strings.Join(r, " "))
+		}
+		return strings.Join(s, "\n")
+	}
+	if got := show(ChainRules(c, "db2", "198.18.0.12")); got != "-s 198.18.0.11 -j NFQUEUE --queue-num "+strconv.Itoa(int(c.QueueNum(0)))+
+		"\n-s 198.18.0.201 -j NFQUEUE --queue-num "+strconv.Itoa(int(c.QueueNum(0))) {
+		t.Errorf("no duplication: the queue rules alone\n%s", got)
+	}
+	c.Links[0].Duplicate = 2.5
+	got := show(ChainRules(c, "db1", "198.18.0.11"))
+	want := "-s 198.18.0.12 ! -i lo -m statistic --mode random --probability 0.025 -j TEE --gateway 198.18.0.11\n" +
+		"-s 198.18.0.12 -j NFQUEUE --queue-num " + strconv.Itoa(int(c.QueueNum(0)))
+	if got != want {
+		t.Errorf("duplicate 2.5%%:\n%s\nwant\n%s", got, want)
 	}
 }
