@@ -169,7 +169,8 @@ func TestWAN(t *testing.T) {
 }
 
 // datagrams sends n UDP datagrams from one namespace to an address in
-// another, 2 ms apart, and counts those that arrive (copies included).
+// another, 2 ms apart, and counts those that arrive within 2 s of the last
+// (copies included; none: the path is cut).
 func datagrams(t *testing.T, fromNs, toNs, toAddr string, n int) int {
 	t.Helper()
 	recv := exec.Command("ip", "netns", "exec", toNs, "python3", "-c",
