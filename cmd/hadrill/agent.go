@@ -11,7 +11,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
-func agentCmd() *cobra.Command {
+func (cli *app) agentCmd() *cobra.Command {
 	var o agent.Options
 	c := &cobra.Command{
 		Use:   "agent --listen ADDR:PORT --socket SOCK --password-file FILE [...]",
@@ -24,7 +24,7 @@ OPTIONS answer the status only; GET answers JSON with the verdict and its reason
 The password is read from a file; it never appears in argv, logs or responses.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
+			cli.daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
 			var problems []string
 			for flag, v := range map[string]string{"--listen": o.Listen, "--socket": o.Socket, "--password-file": o.PasswordFile} {
 				if v == "" {
@@ -59,7 +59,7 @@ The password is read from a file; it never appears in argv, logs or responses.`,
 	return c
 }
 
-func drainCmd(drain bool) *cobra.Command {
+func (cli *app) drainCmd(drain bool) *cobra.Command {
 	verb, short := "undrain", "Admit drained nodes again"
 	if drain {
 		verb, short = "drain", "Take nodes out of load balancing (their agent answers 503) for maintenance"
@@ -69,7 +69,7 @@ func drainCmd(drain bool) *cobra.Command {
 		Short: short,
 		Args:  args(1, -1, "one or more node names"),
 		RunE: func(cmd *cobra.Command, names []string) error {
-			l, err := changeLab()
+			l, err := cli.changeLab()
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ func drainCmd(drain bool) *cobra.Command {
 				return err
 			}
 			st := l.Status(cmd.Context())
-			return emit(st, func() { printStatus(st) })
+			return cli.emit(st, func() { printStatus(st) })
 		},
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/hadrill/hadrill/internal/state"
 )
 
-func backupCmd() *cobra.Command {
+func (cli *app) backupCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "backup NODE",
 		Short: "Take a prepared full backup of a node with mariabackup (a Galera node is desynced meanwhile)",
@@ -30,7 +30,7 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 'hadrill restore --to TIME|GTID' rebuilds the data as of any point after a backup.`,
 		Args: args(1, 1, "one node name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := changeLab()
+			l, err := cli.changeLab()
 			if err != nil {
 				return err
 			}
@@ -38,7 +38,7 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 			if err != nil {
 				return err
 			}
-			return emit(b, func() {
+			return cli.emit(b, func() {
 				fmt.Printf("backup %s: %s, %.1f MB in %.1fs, GTID %s\n", b.ID, b.Node, float64(b.Bytes)/1e6, b.Seconds, b.GTID)
 			})
 		},
@@ -48,7 +48,7 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 		Short: "List backups and, per cluster, the last recoverable time (the archive's last event: the RPO signal)",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := openLab()
+			l, err := cli.openLab()
 			if err != nil {
 				return err
 			}
@@ -68,7 +68,7 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 					out.Archive = append(out.Archive, end)
 				}
 			}
-			return emit(out, func() {
+			return cli.emit(out, func() {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "BACKUP\tNODE\tCONSISTENT AS OF\tGTID\tSIZE")
 				for _, b := range bs {
@@ -85,7 +85,7 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 	return c
 }
 
-func restoreCmd() *cobra.Command {
+func (cli *app) restoreCmd() *cobra.Command {
 	var o backup.RestoreOptions
 	var invFile string
 	c := &cobra.Command{
@@ -101,7 +101,7 @@ whatever machines the source lab is on: on this computer, or with --inventory on
 machines it names (its hosts: the restored node, <cluster>1, and client).`,
 		Args: args(0, 0, "no arguments (the target is --to)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := openLab()
+			l, err := cli.openLab()
 			var inv *inventory.Resolved
 			if invFile != "" {
 				var ierr error
@@ -116,7 +116,7 @@ machines it names (its hosts: the restored node, <cluster>1, and client).`,
 			if err != nil {
 				return err
 			}
-			return emit(r, func() {
+			return cli.emit(r, func() {
 				fmt.Printf("lab %s: %s restored to %s from backup %s + archive of %s in %.1fs (GTID %s)\n",
 					r.Lab, r.Node, r.Target, r.Backup, r.Archive, r.Seconds, r.GTID)
 				for _, w := range r.Warnings {
@@ -163,5 +163,5 @@ func (r restoreLabs) Up(ctx context.Context, s *spec.Spec, fromBackup string) (*
 }
 
 func (r restoreLabs) Down(ctx context.Context, name string) error {
-	return lab.Down(ctx, r.home, name, false, r.log)
+	return lab.Down(ctx, r.home, name, false, 0, r.log) // the restore made it: nothing else holds it
 }

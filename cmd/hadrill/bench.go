@@ -19,13 +19,13 @@ import (
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
-func benchCmd() *cobra.Command {
+func (cli *app) benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Run load against a lab and record the results in the run store"}
-	c.AddCommand(sysbenchCmd(), slapCmd(), commitLatencyCmd(), visibilityCmd(), bulkCmd(), conflictCmd(), consistencyCmd(), benchDiskCmd())
+	c.AddCommand(cli.sysbenchCmd(), cli.slapCmd(), cli.commitLatencyCmd(), cli.visibilityCmd(), cli.bulkCmd(), cli.conflictCmd(), cli.consistencyCmd(), cli.benchDiskCmd())
 	return c
 }
 
-func sysbenchCmd() *cobra.Command {
+func (cli *app) sysbenchCmd() *cobra.Command {
 	var p sysbench.Params
 	var threads, target, credentials string
 	c := &cobra.Command{
@@ -48,7 +48,7 @@ own host list (it spreads its connections over them: no load balancer). Results 
 			if err := hderr.Users(problems); err != nil {
 				return err
 			}
-			l, err := benchLab()
+			l, err := cli.benchLab()
 			if err != nil {
 				return err
 			}
@@ -57,11 +57,11 @@ own host list (it spreads its connections over them: no load balancer). Results 
 				return err
 			}
 			p.MultiWrite = l.Balanced(target) // several nodes take writes: certification conflicts are expected
-			out, err := workload.Run(cmd.Context(), l, workload.Sweep{Params: p, Target: e, Command: os.Args, Log: progressLog()})
+			out, err := workload.Run(cmd.Context(), l, workload.Sweep{Params: p, Target: e, Command: os.Args, Log: cli.progressLog()})
 			if err != nil {
 				return err
 			}
-			if err := emit(out, func() { printSweep(out) }); err != nil {
+			if err := cli.emit(out, func() { printSweep(out) }); err != nil {
 				return err
 			}
 			return interrupted(out.Interrupted, out.RunID)
@@ -85,8 +85,8 @@ own host list (it spreads its connections over them: no load balancer). Results 
 }
 
 // progressLog is stderr, or nothing with --output json.
-func progressLog() *os.File {
-	if g.output == "json" {
+func (cli *app) progressLog() *os.File {
+	if cli.output == "json" {
 		f, _ := os.Open(os.DevNull)
 		return f
 	}
@@ -115,7 +115,7 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-func commitLatencyCmd() *cobra.Command {
+func (cli *app) commitLatencyCmd() *cobra.Command {
 	var count int
 	var targets []string
 	c := &cobra.Command{
@@ -127,7 +127,7 @@ func commitLatencyCmd() *cobra.Command {
 			if count < 1 || count > 1_000_000 {
 				problems = append(problems, hderr.User("--count: expected 1 to 1000000, got %d", count))
 			}
-			l, err := benchLab()
+			l, err := cli.benchLab()
 			if err != nil {
 				return err
 			}
@@ -143,11 +143,11 @@ func commitLatencyCmd() *cobra.Command {
 			if err := hderr.Join(problems); err != nil {
 				return err
 			}
-			out, err := workload.CommitLatency(cmd.Context(), l, eps, count, os.Args, progressLog())
+			out, err := workload.CommitLatency(cmd.Context(), l, eps, count, os.Args, cli.progressLog())
 			if err != nil {
 				return err
 			}
-			if err := emit(out, func() {
+			if err := cli.emit(out, func() {
 				fmt.Printf("run %s\n", out.RunID)
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintln(w, "target\tcommits\tp50 ms\tp95 ms\tp99 ms\tavg ms\tmax ms\terrors\t")
@@ -180,14 +180,14 @@ func expandAll(targets, nodes []string) []string {
 }
 
 // probePair resolves --from and --to (default: the first two nodes).
-func probePair(cmd *cobra.Command, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
-	return twoNodes(cmd, "--from", "--to", from, to, problems)
+func (cli *app) probePair(cmd *cobra.Command, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
+	return cli.twoNodes(cmd, "--from", "--to", from, to, problems)
 }
 
 // twoNodes resolves two nodes given by two flags (default: the first two
 // nodes).
-func twoNodes(cmd *cobra.Command, fromFlag, toFlag, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
-	l, err := benchLab()
+func (cli *app) twoNodes(cmd *cobra.Command, fromFlag, toFlag, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
+	l, err := cli.benchLab()
 	if err != nil {
 		return nil, workload.Endpoint{}, workload.Endpoint{}, err
 	}
@@ -208,8 +208,8 @@ func twoNodes(cmd *cobra.Command, fromFlag, toFlag, from, to string, problems []
 	return l, a, b, hderr.Join(problems)
 }
 
-func printProbe(out *workload.ProbeOutcome) error {
-	if err := emit(out, func() {
+func (cli *app) printProbe(out *workload.ProbeOutcome) error {
+	if err := cli.emit(out, func() {
 		b, _ := json.MarshalIndent(out.Results, "", "  ")
 		fmt.Printf("run %s\n%s\n", out.RunID, b)
 	}); err != nil {
@@ -218,7 +218,7 @@ func printProbe(out *workload.ProbeOutcome) error {
 	return interrupted(out.Interrupted, out.RunID)
 }
 
-func visibilityCmd() *cobra.Command {
+func (cli *app) visibilityCmd() *cobra.Command {
 	var from, to string
 	var count int
 	c := &cobra.Command{
@@ -230,15 +230,15 @@ func visibilityCmd() *cobra.Command {
 			if count < 1 || count > 100000 {
 				problems = append(problems, hderr.User("--count: expected 1 to 100000, got %d", count))
 			}
-			l, a, b, err := probePair(cmd, from, to, problems)
+			l, a, b, err := cli.probePair(cmd, from, to, problems)
 			if err != nil {
 				return err
 			}
-			out, err := workload.VisibilityLag(cmd.Context(), l, a, b, count, os.Args, progressLog())
+			out, err := workload.VisibilityLag(cmd.Context(), l, a, b, count, os.Args, cli.progressLog())
 			if err != nil {
 				return err
 			}
-			return printProbe(out)
+			return cli.printProbe(out)
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", "node written to (default: the first node)")
@@ -247,7 +247,7 @@ func visibilityCmd() *cobra.Command {
 	return c
 }
 
-func bulkCmd() *cobra.Command {
+func (cli *app) bulkCmd() *cobra.Command {
 	var from, to, rows string
 	c := &cobra.Command{
 		Use:   "bulk-replication [--rows 1000,10000] [--from NODE] [--to NODE]",
@@ -259,15 +259,15 @@ func bulkCmd() *cobra.Command {
 			if err != nil {
 				problems = append(problems, hderr.User("%v", err))
 			}
-			l, a, b, err := probePair(cmd, from, to, problems)
+			l, a, b, err := cli.probePair(cmd, from, to, problems)
 			if err != nil {
 				return err
 			}
-			out, err := workload.BulkReplication(cmd.Context(), l, a, b, counts, os.Args, progressLog())
+			out, err := workload.BulkReplication(cmd.Context(), l, a, b, counts, os.Args, cli.progressLog())
 			if err != nil {
 				return err
 			}
-			return printProbe(out)
+			return cli.printProbe(out)
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", "master written to (default: the first node)")
@@ -276,7 +276,7 @@ func bulkCmd() *cobra.Command {
 	return c
 }
 
-func conflictCmd() *cobra.Command {
+func (cli *app) conflictCmd() *cobra.Command {
 	var a, b, keys string
 	var rows, writes int
 	c := &cobra.Command{
@@ -300,15 +300,15 @@ nothing should diverge then.`,
 			if writes < 1 || writes > 1000000 {
 				problems = append(problems, hderr.User("--writes: expected 1 to 1000000 increments per server, got %d", writes))
 			}
-			l, ea, eb, err := twoNodes(cmd, "--a", "--b", a, b, problems)
+			l, ea, eb, err := cli.twoNodes(cmd, "--a", "--b", a, b, problems)
 			if err != nil {
 				return err
 			}
-			out, err := workload.Conflicts(cmd.Context(), l, ea, eb, keys, rows, writes, os.Args, progressLog())
+			out, err := workload.Conflicts(cmd.Context(), l, ea, eb, keys, rows, writes, os.Args, cli.progressLog())
 			if err != nil {
 				return err
 			}
-			return printProbe(out)
+			return cli.printProbe(out)
 		},
 	}
 	c.Flags().StringVar(&a, "a", "", "one primary (default: the first node)")
@@ -319,7 +319,7 @@ nothing should diverge then.`,
 	return c
 }
 
-func slapCmd() *cobra.Command {
+func (cli *app) slapCmd() *cobra.Command {
 	var p slap.Params
 	var conc, target string
 	c := &cobra.Command{
@@ -363,7 +363,7 @@ run the query once per iteration, as document 001 did.`,
 			if err := hderr.Users(problems); err != nil {
 				return err
 			}
-			l, err := benchLab()
+			l, err := cli.benchLab()
 			if err != nil {
 				return err
 			}
@@ -371,9 +371,9 @@ run the query once per iteration, as document 001 did.`,
 			if err != nil {
 				return err
 			}
-			out, runErr := workload.Slap(cmd.Context(), l, e, p, os.Args, progressLog())
+			out, runErr := workload.Slap(cmd.Context(), l, e, p, os.Args, cli.progressLog())
 			if out != nil {
-				if err := emit(out, func() {
+				if err := cli.emit(out, func() {
 					fmt.Printf("run %s (target %s)\n", out.RunID, out.Target)
 					w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 					fmt.Fprintln(w, "clients\tavg s\tmin s\tmax s\tqueries/client\tqps\t")

@@ -16,7 +16,7 @@ import (
 	"github.com/hadrill/hadrill/internal/workload/fio"
 )
 
-func benchDiskCmd() *cobra.Command {
+func (cli *app) benchDiskCmd() *cobra.Command {
 	var volumes, tests []string
 	var p workload.DiskParams
 	var secs int
@@ -39,7 +39,7 @@ Results go to the run store (hadrill runs list), with each disk's IOPS per secon
 			}
 			chosen, bad := chooseTests(tests)
 			problems = append(problems, bad...)
-			l, err := benchLab()
+			l, err := cli.benchLab()
 			if err != nil {
 				return err
 			}
@@ -55,11 +55,11 @@ Results go to the run store (hadrill runs list), with each disk's IOPS per secon
 			for _, t := range chosen {
 				p.Tests = append(p.Tests, t.Name)
 			}
-			out, err := workload.DiskBench(cmd.Context(), l, vols, chosen, p, os.Args, progressLog())
+			out, err := workload.DiskBench(cmd.Context(), l, vols, chosen, p, os.Args, cli.progressLog())
 			if err != nil {
 				return err
 			}
-			if err := emit(out, func() { printDisk(out) }); err != nil {
+			if err := cli.emit(out, func() { printDisk(out) }); err != nil {
 				return err
 			}
 			return interrupted(out.Interrupted, out.RunID)

@@ -12,7 +12,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
-func checkCmd() *cobra.Command {
+func (cli *app) checkCmd() *cobra.Command {
 	var model string
 	c := &cobra.Command{
 		Use:   "check FILE [--model MODEL]",
@@ -49,7 +49,7 @@ forbids, 5 when it does.`,
 			if err != nil {
 				return hderr.User("FILE %s: %v", a[0], err)
 			}
-			if err := emit(res, func() { printCheck(a[0], res) }); err != nil {
+			if err := cli.emit(res, func() { printCheck(a[0], res) }); err != nil {
 				return err
 			}
 			if !res.Valid {

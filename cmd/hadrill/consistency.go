@@ -15,7 +15,7 @@ import (
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
-func consistencyCmd() *cobra.Command {
+func (cli *app) consistencyCmd() *cobra.Command {
 	p := workload.HistoryParams{}
 	var target string
 	var seconds int
@@ -30,7 +30,7 @@ the run's history.jsonl, which is then checked against --model (hadrill check FI
 --sync-wait sets each session's wsrep_sync_wait (Galera's causal reads). With --workload bank the clients
 instead move 1 to 5 between two of --keys accounts (both balances read, the new ones written; refused when
 it would overdraw) or read every balance: a committed read that sees another total than the accounts
-opened with (wrong-total: a lost update made or destroyed money) or a balance below zero (negative-value)
+cli.opened with (wrong-total: a lost update made or destroyed money) or a balance below zero (negative-value)
 is forbidden under every model. Exit 5 when the history shows an anomaly the model forbids.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -58,7 +58,7 @@ is forbidden under every model. Exit 5 when the history shows an anomaly the mod
 			if err := modelProblem(p.Model); err != nil {
 				problems = append(problems, err)
 			}
-			l, err := benchLab()
+			l, err := cli.benchLab()
 			if err != nil {
 				return hderr.Join(append(problems, err))
 			}
@@ -79,11 +79,11 @@ is forbidden under every model. Exit 5 when the history shows an anomaly the mod
 				return hderr.Join(problems)
 			}
 			p.Time, p.Targets = time.Duration(seconds)*time.Second, names
-			out, err := workload.Consistency(cmd.Context(), l, targets, p, os.Args, progressLog())
+			out, err := workload.Consistency(cmd.Context(), l, targets, p, os.Args, cli.progressLog())
 			if err != nil {
 				return err
 			}
-			if err := emit(out, func() {
+			if err := cli.emit(out, func() {
 				fmt.Printf("run %s: history %s\n", out.RunID, workload.HistoryFile)
 				printCheck("of run "+out.RunID, out.Check)
 			}); err != nil {

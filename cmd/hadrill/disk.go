@@ -11,14 +11,14 @@ import (
 	"github.com/hadrill/hadrill/internal/infra/disk"
 )
 
-func diskCmd() *cobra.Command {
+func (cli *app) diskCmd() *cobra.Command {
 	var config, mount, ready string
 	c := &cobra.Command{
 		Use:   "disk --config FILE --mount DIR",
 		Short: "Run a lab's disk emulator: cloud disks as files in a FUSE mount, each paced to its IOPS, throughput and latency (hadrill starts it)",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			daemon.Store(true)
+			cli.daemon.Store(true)
 			if config == "" || mount == "" {
 				return hderr.User("--config, --mount: both required")
 			}

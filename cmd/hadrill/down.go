@@ -9,34 +9,34 @@ import (
 	"github.com/hadrill/hadrill/internal/state"
 )
 
-func downCmd() *cobra.Command {
+func (cli *app) downCmd() *cobra.Command {
 	var keep, all bool
 	c := &cobra.Command{
 		Use:   "down [--name LAB | --all] [--keep-data]",
 		Short: "Remove a lab: processes, namespaces and files (idempotent)",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}
-			names := []string{g.name}
+			names := []string{cli.labFlag}
 			switch {
 			case all:
 				names = state.List(h)
-			case g.name == "":
-				n, err := labName()
+			case cli.labFlag == "":
+				n, err := cli.labName()
 				if err != nil {
 					return err
 				}
 				names = []string{n}
 			}
 			for _, n := range names {
-				if err := lab.Down(cmd.Context(), h, n, keep, os.Stderr); err != nil {
+				if err := lab.Down(cmd.Context(), h, n, keep, cli.wait, os.Stderr); err != nil {
 					return err
 				}
 			}
-			return emit(map[string]any{"removed": !keep, "labs": names}, func() {})
+			return cli.emit(map[string]any{"removed": !keep, "labs": names}, func() {})
 		},
 	}
 	c.Flags().BoolVar(&keep, "keep-data", false, "stop cleanly and keep the datadirs (`hadrill up --name LAB` starts it again)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -12,13 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
-func drillCmd() *cobra.Command {
+func (cli *app) drillCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "drill",
 		Short: "Run a fault drill under traffic and prove nothing acknowledged was lost",
@@ -47,25 +47,25 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 				if err := modelProblem(o.Model); err != nil {
 					problems = append(problems, err)
 				}
-				var apply faultApply
+				var inject chaos.Fault
 				if scenario == drill.FaultDrill {
 					var err error
-					if apply, err = parseFault(a); err != nil {
+					if inject, err = cli.parseFault(a); err != nil {
 						problems = append(problems, err)
 					}
 				}
 				if len(problems) > 0 {
 					return hderr.Join(problems)
 				}
-				l, err := changeLab()
+				l, err := cli.changeLab()
 				if err != nil {
 					return err
 				}
-				if apply != nil {
-					if err := apply(fault.Dry(cmd.Context()), l); err != nil {
+				if inject != nil {
+					if err := l.Inject(fault.Dry(cmd.Context()), inject); err != nil {
 						return err
 					}
-					o.Fault = &drill.Injection{Label: strings.Join(a, " "), Apply: func(ctx context.Context) error { return apply(ctx, l) }}
+					o.Fault = &drill.Injection{Label: strings.Join(a, " "), Fault: inject}
 				}
 				if node != "" {
 					if len(a) > 0 {
@@ -73,12 +73,12 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 					}
 					a = []string{node}
 				}
-				o.Scenario, o.Targets, o.Command, o.Log = scenario, a, os.Args, progressLog()
+				o.Scenario, o.Targets, o.Command, o.Log = scenario, a, os.Args, cli.progressLog()
 				res, err := drill.Run(cmd.Context(), l, o)
 				if res == nil {
 					return err
 				}
-				if eerr := emit(res, func() { printDrill(res) }); eerr != nil {
+				if eerr := cli.emit(res, func() { printDrill(res) }); eerr != nil {
 					return eerr
 				}
 				if err != nil {
@@ -112,7 +112,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		Short: "Check again that every write a drill had acknowledged is on every node of its cluster",
 		Args:  args(1, 1, "a drill's run id"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := openLab()
+			l, err := cli.openLab()
 			if err != nil {
 				return err
 			}
@@ -120,7 +120,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 			if err != nil {
 				return err
 			}
-			if err := emit(res, func() {
+			if err := cli.emit(res, func() {
 				fmt.Printf("run %s: %d acknowledged writes, checked on every node of cluster %s\n", res.RunID, res.Acked, res.Cluster)
 				printAudit(res.Nodes)
 				fmt.Println("  verdict: " + res.Verdict)
@@ -245,15 +245,15 @@ func printPhases(ps []drill.Phase) {
 // parseFault reads the fault drill's fault (the arguments after --) as
 // `hadrill fault` does, without applying it: the drill applies it under
 // traffic and heals it.
-func parseFault(a []string) (faultApply, error) {
+func (cli *app) parseFault(a []string) (chaos.Fault, error) {
 	if len(a) == 0 {
 		return nil, hderr.User("FAULT: give the fault after --, as `hadrill fault` takes it (e.g. hadrill drill fault --hold 20s -- disk db2 --stall 2s)")
 	}
 	if slices.Contains([]string{"heal", "log", "resume", "help"}, a[0]) {
 		return nil, hderr.User("FAULT: %q is not a fault to drill (the drill heals by itself)", a[0])
 	}
-	var got faultApply
-	fc := faultCmd(func(_ *cobra.Command, apply faultApply) error { got = apply; return nil })
+	var got chaos.Fault
+	fc := cli.faultCmd(func(_ *cobra.Command, f chaos.Fault) error { got = f; return nil })
 	fc.SetArgs(a)
 	fc.SetOut(io.Discard)
 	fc.SetErr(io.Discard)

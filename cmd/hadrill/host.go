@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hadrill/hadrill/internal/buildinfo"
 	"github.com/hadrill/hadrill/internal/host"
 )
 
@@ -19,7 +20,7 @@ func hostCmd() *cobra.Command {
 		Short:  "Answer a controller on this host: " + host.Ops + " (hadrill runs it over SSH)",
 		Hidden: true,
 		RunE: func(_ *cobra.Command, a []string) error {
-			err := host.Serve(root, version, a, os.Stdin, os.Stdout)
+			err := host.Serve(root, buildinfo.Version, a, os.Stdin, os.Stdout)
 			if errors.Is(err, os.ErrNotExist) { // a status of its own: the controller tells it apart
 				fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())
 				os.Exit(host.ExitNotExist)

@@ -8,7 +8,7 @@ import (
 	"github.com/hadrill/hadrill/internal/keeper"
 )
 
-func keeperCmd() *cobra.Command {
+func (cli *app) keeperCmd() *cobra.Command {
 	var labDir string
 	c := &cobra.Command{
 		Use:    "keeper --name LAB",
@@ -16,8 +16,8 @@ func keeperCmd() *cobra.Command {
 		Hidden: true,
 		Args:   args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
-			l, err := openLab()
+			cli.daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
+			l, err := cli.openLab()
 			if err != nil {
 				return err
 			}

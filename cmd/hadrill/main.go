@@ -16,24 +16,21 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hadrill/hadrill/internal/buildinfo"
 	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/study"
 )
 
-// version is this binary's (set at build time).
-var version = buildinfo.Version
-
 func main() {
 	_ = mysql.SetLogger(&mysql.NopLogger{}) // the driver's own logging would bypass our messages
-	ctx, stop := interruptible()
-	err := newRoot().ExecuteContext(ctx)
-	if opened != nil && err != nil && !hderr.IsUser(err) {
-		err = opened.lab.ExplainKills(opened.kills, err) // a failure caused by a host's memory limit says so
+	cli := &app{}
+	ctx, stop := interruptible(&cli.daemon)
+	err := cli.newRoot().ExecuteContext(ctx)
+	if cli.opened != nil && err != nil && !hderr.IsUser(err) {
+		err = cli.opened.lab.ExplainKills(cli.opened.kills, err) // a failure caused by a host's memory limit says so
 	}
-	for _, u := range unlocks {
+	for _, u := range cli.unlocks {
 		u()
 	}
 	stop()
@@ -47,7 +44,8 @@ func main() {
 // creating. Once SIGPIPE is caught, a write to a broken socket raises it
 // too (a server killed under the drill's traffic): those are told apart by
 // asking whether stdout or stderr is a pipe with no reader left.
-func interruptible() (context.Context, func()) {
+// A daemon's SIGHUP is its own (daemon set).
+func interruptible(daemon *atomic.Bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
@@ -63,11 +61,6 @@ func interruptible() (context.Context, func()) {
 	}()
 	return ctx, func() { signal.Stop(sigs); cancel() }
 }
-
-// daemon is set by the daemons hadrill places on hosts (agent, keeper,
-// netem): they run in sessions of their own, and SIGHUP means what each
-// makes of it (netem: reload its links).
-var daemon atomic.Bool
 
 // outputGone reports whether stdout or stderr is a pipe whose reader has
 // closed it (poll reports POLLERR on the write end).

@@ -15,7 +15,7 @@ import (
 	"github.com/hadrill/hadrill/internal/netem"
 )
 
-func netemCmd() *cobra.Command {
+func (cli *app) netemCmd() *cobra.Command {
 	var config, ready, cgroup string
 	c := &cobra.Command{
 		Use:   "netem --config FILE",
@@ -27,7 +27,7 @@ it with the link's loss probability. SIGHUP re-reads the links' values. Packets 
 it through iptables rules hadrill installs in the hosts' namespaces.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
+			cli.daemon.Store(true) // SIGHUP is the daemon's own (reload), not an interruption
 			if config == "" {
 				return hderr.User("--config: required (a lab's netem.json)")
 			}
@@ -71,7 +71,7 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 		Short: "Measure every link's round trip now and record it: a warning past 2 % + 1 ms of the target, a failure past 10 % + 5 ms",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := openLab()
+			l, err := cli.openLab()
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 			if len(ms) == 0 && err == nil {
 				return hderr.User("lab %s has no emulated links (the spec's links, in netns mode)", l.Plan().Lab)
 			}
-			if eerr := emit(ms, func() {
+			if eerr := cli.emit(ms, func() {
 				for _, m := range ms {
 					verdict := map[bool]string{true: "ok", false: "off (busy machine?)"}[m.OK]
 					if !m.Usable {

@@ -8,7 +8,7 @@ import (
 )
 
 // nodeCmd builds start, stop and restart: NODE... or --all.
-func nodeCmd(verb string) *cobra.Command {
+func (cli *app) nodeCmd(verb string) *cobra.Command {
 	var all bool
 	short := map[string]string{
 		"start":   "Start nodes; a Galera node joins its running cluster, --all starts a stopped cluster safely",
@@ -22,7 +22,7 @@ func nodeCmd(verb string) *cobra.Command {
 			if all == (len(names) > 0) {
 				return hderr.User("%s: name one or more nodes, or give --all", verb)
 			}
-			l, err := changeLab()
+			l, err := cli.changeLab()
 			if err != nil {
 				return err
 			}
@@ -35,14 +35,14 @@ func nodeCmd(verb string) *cobra.Command {
 				return err
 			}
 			st := l.Status(cmd.Context())
-			return emit(st, func() { printStatus(st) })
+			return cli.emit(st, func() { printStatus(st) })
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "every node of the lab")
 	return c
 }
 
-func recoverCmd() *cobra.Command {
+func (cli *app) recoverCmd() *cobra.Command {
 	var force string
 	c := &cobra.Command{
 		Use:   "recover [--force NODE]",
@@ -54,7 +54,7 @@ joins the rest. When it cannot decide safely it refuses and says why; --force NO
 NODE the one to bootstrap from (what only the other nodes committed is then lost).`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := changeLab()
+			l, err := cli.changeLab()
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ NODE the one to bootstrap from (what only the other nodes committed is then lost
 				return err
 			}
 			st := l.Status(cmd.Context())
-			return emit(st, func() { printStatus(st) })
+			return cli.emit(st, func() { printStatus(st) })
 		},
 	}
 	c.Flags().StringVar(&force, "force", "", "bootstrap from this node when hadrill refuses to choose")

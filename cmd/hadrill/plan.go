@@ -11,18 +11,18 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-func planCmd() *cobra.Command {
+func (cli *app) planCmd() *cobra.Command {
 	var preset, file string
 	c := &cobra.Command{
 		Use:   "plan [--preset P | -f FILE] [--name LAB]",
 		Short: "Print what `up` would create (hosts, addresses, paths, rendered my.cnf) without creating anything",
 		Args:  args(0, 0, "no arguments (use --preset or -f)"),
 		RunE: func(*cobra.Command, []string) error {
-			s, name, _, err := loadSpec(preset, file)
+			s, name, _, err := cli.loadSpec(preset, file)
 			if err != nil {
 				return err
 			}
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}
@@ -30,7 +30,7 @@ func planCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return emit(p, func() {
+			return cli.emit(p, func() {
 				fmt.Printf("lab %s: %s mode, network %s, files in %s\n", p.Lab, p.Mode, p.Network, p.Dir)
 				for _, host := range p.Hosts {
 					machine := ""

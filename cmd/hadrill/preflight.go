@@ -15,7 +15,7 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-func preflightCmd() *cobra.Command {
+func (cli *app) preflightCmd() *cobra.Command {
 	var preset, file, inv string
 	var install bool
 	var timeout time.Duration
@@ -30,7 +30,7 @@ missing packages (apt-get) and notes them in the host's directory. Every problem
 reported at once (exit 2).`,
 		Args: args(0, 0, "no arguments (use --preset or -f, and --inventory)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			needs, r, err := specAndInventory(preset, file, inv)
+			needs, r, err := cli.specAndInventory(preset, file, inv)
 			if err != nil {
 				return err
 			}
@@ -42,7 +42,7 @@ reported at once (exit 2).`,
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
-			if err := emit(rep, func() { printPreflight(rep) }); err != nil {
+			if err := cli.emit(rep, func() { printPreflight(rep) }); err != nil {
 				return err
 			}
 			return hderr.Users(rep.Problems())
@@ -58,12 +58,12 @@ reported at once (exit 2).`,
 
 // specAndInventory loads a spec and an inventory and holds them against
 // each other (preflight.NeedsOf): what each host needs.
-func specAndInventory(preset, file, inv string) (map[string]preflight.Need, *inventory.Resolved, error) {
+func (cli *app) specAndInventory(preset, file, inv string) (map[string]preflight.Need, *inventory.Resolved, error) {
 	var errs []error
 	if inv == "" {
 		errs = append(errs, hderr.User("--inventory: required: the file saying which machine each host is"))
 	}
-	s, name, _, err := loadSpec(preset, file)
+	s, name, _, err := cli.loadSpec(preset, file)
 	if err != nil {
 		errs = append(errs, err)
 	}

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func promoteCmd() *cobra.Command {
+func (cli *app) promoteCmd() *cobra.Command {
 	var force bool
 	c := &cobra.Command{
 		Use:   "promote NODE [--force]",
@@ -18,7 +18,7 @@ Promote refuses, changing nothing, when NODE holds transactions the primary neve
 (what only it had would be lost); --force promotes anyway.`,
 		Args: args(1, 1, "one node name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := changeLab()
+			l, err := cli.changeLab()
 			if err != nil {
 				return err
 			}
@@ -29,7 +29,7 @@ Promote refuses, changing nothing, when NODE holds transactions the primary neve
 	return c
 }
 
-func rebuildCmd() *cobra.Command {
+func (cli *app) rebuildCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "rebuild NODE",
 		Short: "Make a replica of a primary cluster (a fenced former primary) a fresh copy of its primary",
@@ -40,7 +40,7 @@ old data, binary logs and their archive are kept beside the new ones
 (<datadir>.replaced-<time>), so what only it held can still be read.`,
 		Args: args(1, 1, "one node name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := changeLab()
+			l, err := cli.changeLab()
 			if err != nil {
 				return err
 			}
@@ -48,12 +48,12 @@ old data, binary logs and their archive are kept beside the new ones
 				return err
 			}
 			st := l.Status(cmd.Context())
-			return emit(st, func() { printStatus(st) })
+			return cli.emit(st, func() { printStatus(st) })
 		},
 	}
 }
 
-func drCmd() *cobra.Command {
+func (cli *app) drCmd() *cobra.Command {
 	dr := &cobra.Command{Use: "dr", Short: "Disaster-recovery channels between clusters"}
 	var to string
 	repoint := &cobra.Command{
@@ -65,7 +65,7 @@ The new source must hold everything the receiver applied, so nothing is skipped 
 applied twice.`,
 		Args: args(0, 1, "at most one channel name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := changeLab()
+			l, err := cli.changeLab()
 			if err != nil {
 				return err
 			}

@@ -11,10 +11,7 @@ import (
 	"github.com/hadrill/hadrill/internal/report"
 )
 
-// reportFile is the HTML file named with `report -o FILE.html`.
-var reportFile string
-
-func reportCmd() *cobra.Command {
+func (cli *app) reportCmd() *cobra.Command {
 	var out, pngDir string
 	c := &cobra.Command{
 		Use:     "report RUN_ID... -o FILE.html [--png DIR]",
@@ -22,13 +19,10 @@ func reportCmd() *cobra.Command {
 		Short:   "Write one self-contained HTML report (SVG charts, tables) of one or more runs",
 		Args:    args(1, -1, "one or more run ids (see `hadrill runs list`)"),
 		RunE: func(_ *cobra.Command, ids []string) error {
-			if reportFile != "" {
-				out = reportFile
+			if err := checkHTML(out); err != nil {
+				return err
 			}
-			if out == "" {
-				return hderr.User("--out: required (the HTML file to write)")
-			}
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}
@@ -49,12 +43,32 @@ func reportCmd() *cobra.Command {
 				}
 			}
 			abs, _ := filepath.Abs(out)
-			return emit(map[string]any{"report": abs, "runs": ids, "charts": len(rep.Charts)}, func() {
+			return cli.emit(map[string]any{"report": abs, "runs": ids, "charts": len(rep.Charts)}, func() {
 				fmt.Printf("report of %d run(s), %d charts: %s\n", len(ids), len(rep.Charts), abs)
 			})
 		},
 	}
-	c.Flags().StringVar(&out, "out", "report.html", "the HTML file to write")
+	htmlFlag(c, &out, "report.html")
 	c.Flags().StringVar(&pngDir, "png", "", "also write each chart as PNG into this directory")
 	return c
+}
+
+// htmlFlag declares a report command's -o/--output: the HTML file it
+// writes. It is the command's own flag, in place of the global --output
+// (text or json), which it shadows; --out is the same flag.
+func htmlFlag(c *cobra.Command, out *string, def string) {
+	c.Flags().StringVarP(out, "output", "o", def, "the HTML file to write")
+	c.Flags().StringVar(out, "out", def, "the HTML file to write (as -o)")
+	_ = c.Flags().MarkHidden("out")
+}
+
+// checkHTML refuses a report file that is missing or is an output format.
+func checkHTML(out string) error {
+	switch out {
+	case "":
+		return hderr.User("--output: required (the HTML file to write, -o FILE.html)")
+	case "text", "json":
+		return hderr.User("--output: a report's -o is the HTML file it writes (e.g. -o report.html), not a format; got %q", out)
+	}
+	return nil
 }

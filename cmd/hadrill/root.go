@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -9,20 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hadrill/hadrill/internal/buildinfo"
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/state"
 )
 
-// globals are the flags every command shares.
-type globals struct {
-	home   string
-	output string
-	name   string
-}
-
-var g globals
-
-func newRoot() *cobra.Command {
+func (cli *app) newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "hadrill",
 		Short: "Deploy, load, break and report on MySQL/MariaDB high-availability labs",
@@ -35,29 +25,26 @@ one network namespace per host, and measures it.
   hadrill down               remove the lab and everything it created`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		Version:       version,
+		Version:       buildinfo.Version,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Name() == "report" && g.output != "text" && g.output != "json" {
-				reportFile, g.output = g.output, "text" // `hadrill report ID -o FILE.html`
-			}
 			var problems []string
-			if g.output != "text" && g.output != "json" {
-				problems = append(problems, fmt.Sprintf("--output: expected text or json, got %q", g.output))
+			if cli.output != "text" && cli.output != "json" {
+				problems = append(problems, fmt.Sprintf("--output: expected text or json, got %q", cli.output))
 			}
-			if state.LockWait < 0 || state.LockWait > time.Hour {
-				problems = append(problems, fmt.Sprintf("--wait: expected 0 to 1h, got %v", state.LockWait))
+			if cli.wait < 0 || cli.wait > time.Hour {
+				problems = append(problems, fmt.Sprintf("--wait: expected 0 to 1h, got %v", cli.wait))
 			}
 			return hderr.Users(problems)
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.home, "home", "", "hadrill home (default $HADRILL_HOME or ~/.hadrill)")
-	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
-	pf.StringVar(&g.name, "name", "", "lab name (default: the only lab, or the spec's name for up)")
-	pf.DurationVar(&state.LockWait, "wait", 0, "when the lab is busy with another command, wait up to this long for it (default: refuse at once, exit 3)")
+	pf.StringVar(&cli.homeFlag, "home", "", "hadrill home (default $HADRILL_HOME or ~/.hadrill)")
+	pf.StringVarP(&cli.output, "output", "o", "text", "output format: text or json")
+	pf.StringVar(&cli.labFlag, "name", "", "lab name (default: the only lab, or the spec's name for up)")
+	pf.DurationVar(&cli.wait, "wait", 0, "when the lab is busy with another command, wait up to this long for it (default: refuse at once, exit 3)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return hderr.User("%v", err) })
-	root.AddCommand(upCmd(), studyCmd(), checkCmd(), netemCmd(), diskCmd(), drillCmd(), downCmd(), statusCmd(), validateCmd(), preflightCmd(), presetsCmd(), machinesCmd(), disksCmd(), templatesCmd(),
-		sqlCmd(), logsCmd(), planCmd(), agentCmd(), keeperCmd(), hostCmd(), lbCheckCmd(), promoteCmd(), rebuildCmd(), drCmd(), backupCmd(), restoreCmd(), faultCmd(applyNow), drainCmd(true), drainCmd(false), benchCmd(), runsCmd(), reportCmd(), recoverCmd(), nodeCmd("start"), nodeCmd("stop"), nodeCmd("restart"))
+	root.AddCommand(cli.upCmd(), cli.studyCmd(), cli.checkCmd(), cli.netemCmd(), cli.diskCmd(), cli.drillCmd(), cli.downCmd(), cli.statusCmd(), cli.validateCmd(), cli.preflightCmd(), cli.presetsCmd(), cli.machinesCmd(), cli.disksCmd(), cli.templatesCmd(),
+		cli.sqlCmd(), cli.logsCmd(), cli.planCmd(), cli.agentCmd(), cli.keeperCmd(), hostCmd(), lbCheckCmd(), cli.promoteCmd(), cli.rebuildCmd(), cli.drCmd(), cli.backupCmd(), cli.restoreCmd(), cli.faultCmd(cli.applyNow), cli.drainCmd(true), cli.drainCmd(false), cli.benchCmd(), cli.runsCmd(), cli.reportCmd(), cli.recoverCmd(), cli.nodeCmd("start"), cli.nodeCmd("stop"), cli.nodeCmd("restart"))
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(root.FlagErrorFunc())
 		unknownSub(c)
@@ -87,28 +74,6 @@ func unknownSub(c *cobra.Command) {
 	for _, s := range c.Commands() {
 		unknownSub(s)
 	}
-}
-
-func home() (string, error) { return state.Home(g.home) }
-
-// labName resolves --name or the only lab.
-func labName() (string, error) {
-	h, err := home()
-	if err != nil {
-		return "", err
-	}
-	return state.Resolve(h, g.name)
-}
-
-// emit prints v as JSON with --output json, or text otherwise.
-func emit(v any, text func()) error {
-	if g.output == "json" {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
-	text()
-	return nil
 }
 
 // args checks positional arguments with a message naming what was expected.

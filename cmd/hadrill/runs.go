@@ -23,13 +23,13 @@ import (
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
-func runsCmd() *cobra.Command {
+func (cli *app) runsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "runs", Short: "List and compare recorded runs"}
-	c.AddCommand(runsExportCmd())
+	c.AddCommand(cli.runsExportCmd())
 	c.AddCommand(&cobra.Command{
 		Use: "list", Short: "List the runs in the run store", Args: args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}
@@ -40,7 +40,7 @@ func runsCmd() *cobra.Command {
 					runs = append(runs, r)
 				}
 			}
-			return emit(runs, func() {
+			return cli.emit(runs, func() {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "RUN\tKIND\tLAB\tSTARTED\tSECONDS\tNOTE")
 				for _, r := range runs {
@@ -58,7 +58,7 @@ func runsCmd() *cobra.Command {
 		Use: "compare RUN_ID...", Short: "Compare sysbench runs side by side (TPS with its 95 % interval, p95/p99, the change against the first run and whether it is within noise)",
 		Args: args(1, -1, "one or more run ids"),
 		RunE: func(_ *cobra.Command, ids []string) error {
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}
@@ -112,7 +112,7 @@ func runsCmd() *cobra.Command {
 					}
 				}
 			}
-			return emit(cols, func() {
+			return cli.emit(cols, func() {
 				for i, c := range cols {
 					fmt.Printf("%c: run %s, lab %s, %s\n", 'A'+i, c.ID, c.Lab, c.Workload)
 				}
@@ -262,7 +262,7 @@ func paramOf(r *results.Run, key string) any {
 
 // runsExportCmd writes a run's exporter series (a lab with monitoring on)
 // as OpenMetrics, for the user's own Prometheus.
-func runsExportCmd() *cobra.Command {
+func (cli *app) runsExportCmd() *cobra.Command {
 	var openMetrics bool
 	var file string
 	c := &cobra.Command{
@@ -279,7 +279,7 @@ into a Prometheus data directory with
 			if !openMetrics {
 				problems = append(problems, hderr.User("--openmetrics: required (the one export format)"))
 			}
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
-func sqlCmd() *cobra.Command {
+func (cli *app) sqlCmd() *cobra.Command {
 	var execute string
 	var app bool
 	c := &cobra.Command{
@@ -28,7 +28,7 @@ host as the application user, as an application would. On remote hosts the
 client runs there, reading SQL from -e or standard input (no terminal).`,
 		Args: args(1, 1, "one node or load balancer name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			l, err := openLab()
+			l, err := cli.openLab()
 			if err != nil {
 				return err
 			}
@@ -82,7 +82,7 @@ func sqlCommand(l *lab.Lab, target string, app bool) (host.Host, []string, error
 	return l.Prov.Host(p.Client.Host), []string{"mariadb", "--defaults-file=" + p.Client.DefaultsFile, "--host=" + addr, "--port=" + strconv.Itoa(port)}, nil
 }
 
-func logsCmd() *cobra.Command {
+func (cli *app) logsCmd() *cobra.Command {
 	var lines int
 	var follow bool
 	c := &cobra.Command{
@@ -93,7 +93,7 @@ func logsCmd() *cobra.Command {
 			if lines < 1 {
 				return hderr.User("--lines: expected a positive number, got %d", lines)
 			}
-			l, err := openLab()
+			l, err := cli.openLab()
 			if err != nil {
 				return err
 			}

@@ -14,74 +14,22 @@ import (
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
-	"github.com/hadrill/hadrill/internal/state"
 )
 
-func statusCmd() *cobra.Command {
+func (cli *app) statusCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "status [--name LAB]",
 		Short: "Show every node's state (Galera: Synced, Donor/Desynced, Joining, ...) and the lab's hosts",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := openLab()
+			l, err := cli.openLab()
 			if err != nil {
 				return err
 			}
 			st := l.StatusOver(cmd.Context(), lab.CPUWindow)
-			return emit(st, func() { printStatus(st) })
+			return cli.emit(st, func() { printStatus(st) })
 		},
 	}
-}
-
-// openLab opens a lab for a command that only reads it.
-func openLab() (*lab.Lab, error) { return lockedLab("") }
-
-// changeLab opens a lab for a command that changes it: the lab's writer
-// lock is held until the command ends, so one change happens at a time.
-func changeLab() (*lab.Lab, error) { return lockedLab(state.Writer) }
-
-// benchLab opens a lab for a benchmark: one at a time per lab (faults may
-// still be injected under it; `down` ends it first).
-func benchLab() (*lab.Lab, error) { return lockedLab(state.Bench) }
-
-// unlocks release the locks a command took, when it ends.
-var unlocks []func()
-
-// lockedLab takes the lab's lock of kind k (none when k is empty), then
-// reads the lab: what it reads is what the holder of the lock sees.
-func lockedLab(k state.Kind) (*lab.Lab, error) {
-	name, err := labName()
-	if err != nil {
-		return nil, err
-	}
-	h, err := home()
-	if err != nil {
-		return nil, err
-	}
-	if err := plan.CheckLabName(name); err != nil {
-		return nil, err // a name is never a path
-	}
-	if k != "" {
-		unlock, err := state.Lock(h, name, k)
-		if err != nil {
-			return nil, err
-		}
-		unlocks = append(unlocks, unlock)
-	}
-	l, err := lab.Open(h, name, os.Stderr) // an unknown lab is named as such (its lock file goes with the unlock)
-	if err == nil && opened == nil {
-		opened = &openedLab{lab: l, kills: l.Kills()}
-	}
-	return l, err
-}
-
-// opened is the lab the command works on, with its hosts' memory-limit
-// kills when it was opened: a command that fails says when one happened.
-var opened *openedLab
-
-type openedLab struct {
-	lab   *lab.Lab
-	kills map[string]int
 }
 
 func printStatus(st lab.Status) {

@@ -14,7 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/study"
 )
 
-func studyCmd() *cobra.Command {
+func (cli *app) studyCmd() *cobra.Command {
 	c := &cobra.Command{Use: "study", Short: "Reproduce a published experiment: its set-ups, load and figures, reported beside the document's"}
 	var file string
 	load := func(args []string) (*study.Study, error) {
@@ -57,7 +57,7 @@ func studyCmd() *cobra.Command {
 				}
 				all = append(all, listed{s, s.OnHosts()})
 			}
-			return emit(all, func() {
+			return cli.emit(all, func() {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "STUDY\tVARIANTS\tTITLE\tSTATUS\tON YOUR MACHINES")
 				for _, s := range all {
@@ -87,12 +87,12 @@ func studyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if file == "" && g.output != "json" {
+			if file == "" && cli.output != "json" {
 				src, _ := study.Source(s.Name)
 				_, err := os.Stdout.Write(src)
 				return err
 			}
-			return emit(s, func() { fmt.Printf("%s: %s (%d variants, %d steps)\n", s.Name, s.Title, len(s.Variants), len(s.Steps)) })
+			return cli.emit(s, func() { fmt.Printf("%s: %s (%d variants, %d steps)\n", s.Name, s.Title, len(s.Variants), len(s.Steps)) })
 		},
 	}
 	show.Flags().StringVar(&file, "file", "", "a study file of your own")
@@ -135,17 +135,17 @@ are disk steps and --keep.`,
 			if err != nil {
 				return err
 			}
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}
-			o.Home, o.Keep, o.Command, o.Log = h, keep, os.Args, progressLog()
+			o.Home, o.Keep, o.Command, o.Log, o.Wait = h, keep, os.Args, cli.progressLog(), cli.wait
 			res, id, runErr := study.Run(cmd.Context(), s, o)
 			if res == nil || id == "" {
 				return runErr
 			}
 			// stored, even when a step failed: show what was measured
-			if err := emit(map[string]any{"run_id": id, "result": res}, func() {
+			if err := cli.emit(map[string]any{"run_id": id, "result": res}, func() {
 				fmt.Printf("study run %s\n\n%s\n\nreport: hadrill study report %s -o %s.html\n", id, res.Finding, id, s.Name)
 			}); err != nil {
 				return err
@@ -169,13 +169,10 @@ are disk steps and --keep.`,
 		Use: "report RUN -o FILE.html [--png DIR]", Short: "Write a study run's report: its finding, charts with the published figures, every figure with its spread",
 		Args: args(1, 1, "a study run id"),
 		RunE: func(_ *cobra.Command, a []string) error {
-			if reportFile != "" { // -o FILE.html, as for `hadrill report`
-				out = reportFile
+			if err := checkHTML(out); err != nil {
+				return err
 			}
-			if out == "" {
-				return hderr.User("--out: required (the HTML file to write, or -o FILE.html)")
-			}
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}
@@ -202,7 +199,7 @@ are disk steps and --keep.`,
 			return nil
 		},
 	}
-	report.Flags().StringVar(&out, "out", "", "the HTML file to write (or -o FILE.html)")
+	htmlFlag(report, &out, "")
 	report.Flags().StringVar(&pngDir, "png", "", "also write each chart as PNG into this directory")
 	c.AddCommand(list, show, run, report)
 	return c

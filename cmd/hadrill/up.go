@@ -14,7 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-func upCmd() *cobra.Command {
+func (cli *app) upCmd() *cobra.Command {
 	var preset, file, invFile string
 	var monitoring bool
 	c := &cobra.Command{
@@ -26,7 +26,7 @@ func upCmd() *cobra.Command {
 copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is started instead.`,
 		Args: args(0, 0, "no arguments (use --preset or -f)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, name, given, err := loadSpec(preset, file)
+			s, name, given, err := cli.loadSpec(preset, file)
 			var inv *inventory.Resolved
 			if invFile != "" {
 				var ierr error
@@ -39,11 +39,11 @@ copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is sta
 			if monitoring {
 				s.Monitoring, given = true, true
 			}
-			h, err := home()
+			h, err := cli.home()
 			if err != nil {
 				return err
 			}
-			l, err := lab.Up(cmd.Context(), h, lab.UpOptions{Name: name, Spec: s, SpecGiven: given, Log: os.Stderr, Inventory: inv})
+			l, err := lab.Up(cmd.Context(), h, lab.UpOptions{Name: name, Spec: s, SpecGiven: given, Log: os.Stderr, Inventory: inv, Wait: cli.wait})
 			if err != nil {
 				return err
 			}
@@ -51,7 +51,7 @@ copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is sta
 				warnf("warning: %s", w)
 			}
 			st := l.Status(cmd.Context())
-			return emit(st, func() {
+			return cli.emit(st, func() {
 				printStatus(st)
 				on := ""
 				if st.Inventory != "" {
@@ -71,12 +71,12 @@ copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is sta
 
 // loadSpec reads the spec from a preset or a file and picks the lab name:
 // --name, else the spec's name, else the file's base name.
-func loadSpec(preset, file string) (s *spec.Spec, name string, given bool, err error) {
+func (cli *app) loadSpec(preset, file string) (s *spec.Spec, name string, given bool, err error) {
 	switch {
 	case preset != "" && file != "":
 		return nil, "", false, hderr.User("--preset, --file: give one of them, not both")
 	case file != "":
-		if s, name, err = readSpecFile("--file", file, g.name != ""); err != nil {
+		if s, name, err = readSpecFile("--file", file, cli.labFlag != ""); err != nil {
 			return nil, "", false, err
 		}
 		given = true
@@ -90,8 +90,8 @@ func loadSpec(preset, file string) (s *spec.Spec, name string, given bool, err e
 		}
 		name = s.Name
 	}
-	if g.name != "" {
-		name = g.name
+	if cli.labFlag != "" {
+		name = cli.labFlag
 	}
 	return s, name, given, nil
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-func validateCmd() *cobra.Command {
+func (cli *app) validateCmd() *cobra.Command {
 	var inv string
 	c := &cobra.Command{
 		Use:   "validate FILE [--inventory HOSTS.yaml]",
@@ -19,7 +19,7 @@ func validateCmd() *cobra.Command {
 		Args:  args(1, 1, "one spec file"),
 		RunE: func(_ *cobra.Command, a []string) error {
 			if inv != "" {
-				if _, _, err := specAndInventory("", a[0], inv); err != nil {
+				if _, _, err := cli.specAndInventory("", a[0], inv); err != nil {
 					return err
 				}
 			}
@@ -31,7 +31,7 @@ func validateCmd() *cobra.Command {
 			for _, c := range s.Clusters {
 				nodes += c.NodeCount()
 			}
-			return emit(map[string]any{"file": a[0], "valid": true, "spec": s}, func() {
+			return cli.emit(map[string]any{"file": a[0], "valid": true, "spec": s}, func() {
 				fmt.Printf("%s: valid (%d cluster(s), %d node(s), %d load balancer(s))\n", a[0], len(s.Clusters), nodes, len(s.LoadBalancers))
 				if inv != "" {
 					fmt.Printf("%s: every host of the spec is there (hadrill preflight connects and checks them)\n", inv)
@@ -43,13 +43,13 @@ func validateCmd() *cobra.Command {
 	return c
 }
 
-func machinesCmd() *cobra.Command {
+func (cli *app) machinesCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "machines",
 		Short: "List the built-in machine sizes a spec may name (hosts' CPU quota and memory limit)",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			return emit(spec.BuiltinMachines, func() {
+			return cli.emit(spec.BuiltinMachines, func() {
 				for _, m := range spec.BuiltinMachines {
 					var limits []string
 					if m.DiskIOPS > 0 {
@@ -69,13 +69,13 @@ func machinesCmd() *cobra.Command {
 	}
 }
 
-func disksCmd() *cobra.Command {
+func (cli *app) disksCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "disks",
 		Short: "List the built-in disk classes a spec's volumes may name (IOPS, throughput, latency per IO, host caching)",
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
-			return emit(spec.BuiltinDisks, func() {
+			return cli.emit(spec.BuiltinDisks, func() {
 				for _, d := range spec.BuiltinDisks {
 					fmt.Printf("%-9s %6d IOPS  %5s/s  %6s per IO  %s each  host caching %s\n", d.Name, d.IOPS, d.Throughput, d.Latency, d.Size, d.CachingPolicy())
 				}
@@ -84,7 +84,7 @@ func disksCmd() *cobra.Command {
 	}
 }
 
-func presetsCmd() *cobra.Command {
+func (cli *app) presetsCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "presets [show NAME]",
 		Short: "List the embedded topologies, or show one",
@@ -96,7 +96,7 @@ func presetsCmd() *cobra.Command {
 				s, _ := spec.Preset(n)
 				rows = append(rows, row{n, s.Description})
 			}
-			return emit(rows, func() {
+			return cli.emit(rows, func() {
 				for _, r := range rows {
 					fmt.Printf("%-14s %s\n", r.Name, r.Description)
 				}
@@ -117,13 +117,13 @@ func presetsCmd() *cobra.Command {
 	return c
 }
 
-func templatesCmd() *cobra.Command {
+func (cli *app) templatesCmd() *cobra.Command {
 	c := &cobra.Command{Use: "templates", Short: "List or show the embedded config templates and tuning profiles"}
 	c.AddCommand(&cobra.Command{
 		Use: "list", Short: "List templates", Args: args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			names := mariadb.TemplateNames()
-			return emit(names, func() {
+			return cli.emit(names, func() {
 				for _, n := range names {
 					fmt.Println(n)
 				}

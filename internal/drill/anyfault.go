@@ -5,14 +5,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // Injection is a fault given to the fault drill: what `hadrill fault`
-// would apply, parsed by the CLI, with its command line as its label.
+// would inject, parsed by the CLI, with its command line as its label.
 type Injection struct {
 	Label string
-	Apply func(ctx context.Context) error
+	Fault chaos.Fault
 }
 
 // anyFault: any fault `hadrill fault` injects (a disk that stalls, a clock
@@ -26,7 +27,7 @@ var anyFault = Scenario{
 	MaxTargets: -1,
 	Replicated: true,
 	targets: func(d *drill, given []string) ([]string, error) {
-		if d.o.Fault == nil || d.o.Fault.Apply == nil {
+		if d.o.Fault == nil || d.o.Fault.Fault == nil {
 			return nil, hderr.User("FAULT: give the fault after --, as `hadrill fault` takes it (e.g. hadrill drill fault --hold 20s -- disk db2 --stall 2s)")
 		}
 		d.res.Fault = d.o.Fault.Label
@@ -34,7 +35,7 @@ var anyFault = Scenario{
 	},
 	inject: func(ctx context.Context, d *drill) (time.Time, error) {
 		d.faultAt = time.Now()
-		if err := d.o.Fault.Apply(ctx); err != nil {
+		if err := d.l.Inject(ctx, d.o.Fault.Fault); err != nil {
 			return d.faultAt, err
 		}
 		d.logf("%s: applied; held for %v", strings.TrimSpace(d.o.Fault.Label), d.o.Hold)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
@@ -39,11 +40,11 @@ var crashPartition = Scenario{
 			}
 			victim := nodes[(i+1)%len(nodes)]
 			last = time.Now()
-			if err := d.l.Partition(ctx, []string{cut}, nil); err != nil {
+			if err := d.l.Inject(ctx, chaos.Partition{Targets: []string{cut}}); err != nil {
 				return last, err
 			}
 			sleep(ctx, time.Second)
-			if err := d.l.ProcessFault(ctx, fault.Kill, []string{victim}); err != nil {
+			if err := d.l.Inject(ctx, chaos.Process{Kind: fault.Kill, Names: []string{victim}}); err != nil {
 				return last, err
 			}
 			d.logf("round %d: cut %s off, then killed %s (kill -9)", i+1, cut, victim)

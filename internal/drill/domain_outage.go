@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
@@ -38,7 +39,7 @@ var domainOutage = Scenario{
 	},
 	inject: func(ctx context.Context, d *drill) (time.Time, error) {
 		d.faultAt = time.Now()
-		if err := d.l.CrashHosts(ctx, d.res.Targets); err != nil {
+		if err := d.l.Inject(ctx, chaos.Crash(d.res.Targets)); err != nil {
 			return d.faultAt, err
 		}
 		d.logf("crashed %s; waiting for writes to resume", strings.Join(d.res.Targets, ", "))

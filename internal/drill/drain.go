@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 )
 
@@ -43,7 +44,7 @@ var drain = Scenario{
 			return d.faultAt, fmt.Errorf("the load balancer still sent writes to %s %v after it was drained", node, DrainWait)
 		}
 		stopAt := time.Now().UTC()
-		if err := d.l.ProcessFault(ctx, fault.Stop, []string{node}); err != nil {
+		if err := d.l.Inject(ctx, chaos.Process{Kind: fault.Stop, Names: []string{node}}); err != nil {
 			return d.faultAt, err
 		}
 		d.logf("stopped %s cleanly %.2fs after the drain", node, stopAt.Sub(d.faultAt).Seconds())

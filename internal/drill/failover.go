@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
@@ -45,12 +46,12 @@ var failover = Scenario{
 			for _, n := range nodes(d.l.Plan(), d.res.Targets) {
 				hosts = append(hosts, n.Host)
 			}
-			if err := d.l.CrashHosts(ctx, hosts); err != nil {
+			if err := d.l.Inject(ctx, chaos.Crash(hosts)); err != nil {
 				return d.faultAt, err
 			}
 			d.logf("crashed %s's host (every process killed, its NICs down); waiting for writes to resume", d.res.Targets[0])
 		} else {
-			if err := d.l.ProcessFault(ctx, fault.Kill, d.res.Targets); err != nil {
+			if err := d.l.Inject(ctx, chaos.Process{Kind: fault.Kill, Names: d.res.Targets}); err != nil {
 				return d.faultAt, err
 			}
 			d.logf("killed %s (kill -9); waiting for writes to resume", d.res.Targets[0])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
@@ -30,7 +31,7 @@ var flap = Scenario{
 		n := 0
 		for end := d.faultAt.Add(d.o.Hold); time.Now().Before(end) && ctx.Err() == nil; n++ {
 			last = time.Now()
-			if err := d.l.Partition(ctx, d.res.Targets, nil); err != nil {
+			if err := d.l.Inject(ctx, chaos.Partition{Targets: d.res.Targets}); err != nil {
 				return last, err
 			}
 			sleep(ctx, FlapPeriod)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 )
 
@@ -16,7 +17,7 @@ var fullOutage = Scenario{
 	targets: wholeCluster,
 	inject: func(ctx context.Context, d *drill) (time.Time, error) {
 		d.faultAt = time.Now()
-		if err := d.l.ProcessFault(ctx, fault.Kill, d.cluster.Nodes); err != nil {
+		if err := d.l.Inject(ctx, chaos.Process{Kind: fault.Kill, Names: d.cluster.Nodes}); err != nil {
 			return d.faultAt, err
 		}
 		d.logf("killed every node of %s (kill -9); recovering", d.cluster.Name)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -20,8 +21,8 @@ type Lab interface {
 	AppDB(addr string) (*sql.DB, error)
 	// LB resolves a load balancer by name ("lb": the first).
 	LB(name string) (*plan.LB, error)
-	ProcessFault(ctx context.Context, kind fault.Kind, names []string) error
-	Partition(ctx context.Context, targets, from []string) error
+	// Inject applies a fault (see package chaos).
+	Inject(ctx context.Context, f chaos.Fault) error
 	// Heal undoes every fault; Recover starts a cluster whose nodes all
 	// crashed; Restart restarts nodes one at a time.
 	Heal(ctx context.Context) error
@@ -32,11 +33,7 @@ type Lab interface {
 	// Galera node join by a full state transfer.
 	Drain(ctx context.Context, names []string, drain bool) error
 	Resync(ctx context.Context, name string) error
-	// LBFault kills load balancer hosts' HAProxy; CrashHosts crashes hosts
-	// (every process, NICs down); LBHolder is the host holding a load
-	// balancer's address.
-	LBFault(ctx context.Context, hosts []string) error
-	CrashHosts(ctx context.Context, hosts []string) error
+	// LBHolder is the host holding a load balancer's address.
 	LBHolder(ctx context.Context, lb *plan.LB) (string, error)
 	LBInstances(ctx context.Context, b *plan.LB) []lb.Instance
 	// Fenced are the primary clusters' nodes kept read-only and outside

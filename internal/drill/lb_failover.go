@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lb"
 )
@@ -77,11 +78,11 @@ func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 		d.logf("before the fault: %s down, so no other host may take over", strings.Join(broken, " and "))
 	}
 	d.faultAt = time.Now()
-	fail := d.l.LBFault
+	var f chaos.Fault = chaos.KillBalancers{host}
 	if crash {
-		fail = d.l.CrashHosts
+		f = chaos.Crash{host}
 	}
-	if err := fail(ctx, []string{host}); err != nil {
+	if err := d.l.Inject(ctx, f); err != nil {
 		return d.faultAt, err
 	}
 	d.logf("%s down (%s); waiting for another host to take %s and writes to resume through it", host, map[bool]string{true: "crashed", false: "haproxy killed"}[crash], d.lb.Address)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -29,14 +29,14 @@ var partition = Scenario{
 		if err != nil {
 			return nil, err
 		}
-		if _, err := fault.NewCut(d.l.Plan(), t, nil); err != nil {
+		if _, err := chaos.NewCut(d.l.Plan(), t, nil); err != nil {
 			return nil, err
 		}
 		return t, nil
 	},
 	inject: func(ctx context.Context, d *drill) (time.Time, error) {
 		d.faultAt = time.Now()
-		if err := d.l.Partition(ctx, d.res.Targets, nil); err != nil {
+		if err := d.l.Inject(ctx, chaos.Partition{Targets: d.res.Targets}); err != nil {
 			return d.faultAt, err
 		}
 		if d.cluster.Kind == spec.KindPrimary {
@@ -70,7 +70,7 @@ var partition = Scenario{
 // takes away; a cut isolating the majority leaves the larger side the one
 // that should carry on.
 func partitioned(d *drill) int {
-	cut, err := fault.NewCut(d.l.Plan(), d.res.Targets, nil)
+	cut, err := chaos.NewCut(d.l.Plan(), d.res.Targets, nil)
 	if err != nil {
 		return 0
 	}

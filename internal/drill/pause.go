@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
@@ -44,7 +45,7 @@ var pause = Scenario{
 	},
 	inject: func(ctx context.Context, d *drill) (time.Time, error) {
 		d.faultAt = time.Now()
-		if err := d.l.ProcessFault(ctx, fault.Pause, d.res.Targets); err != nil {
+		if err := d.l.Inject(ctx, chaos.Process{Kind: fault.Pause, Names: d.res.Targets}); err != nil {
 			return d.faultAt, err
 		}
 		d.logf("paused %v (SIGSTOP); waiting for writes to resume", d.res.Targets)

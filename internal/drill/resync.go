@@ -51,6 +51,9 @@ var resync = Scenario{
 				d.problems = append(d.problems, fmt.Sprintf("the load balancer sent writes to %s for %.2fs while it was the state transfer's donor (bound %v)", who, span.Seconds(), TransferRouteBound))
 			}
 		}
+		for who, span := range routed.toLeaving {
+			d.logf("the load balancer sent writes to %s for %.2fs while it was leaving its cluster, before it stopped (its checks' interval)", who, span.Seconds())
+		}
 		for who, span := range routed.toJoiner {
 			d.problems = append(d.problems, fmt.Sprintf("the load balancer sent writes to %s for %.2fs while it was joining (%s)", who, span.Seconds(), routed.state[who]))
 		}
@@ -61,16 +64,20 @@ var resync = Scenario{
 }
 
 // routing is where the load balancer's writes went during a transfer:
-// how long to a donor, and to a node not yet Synced.
+// how long to a donor, to a node not yet Synced after it came back
+// (joining), and to one not Synced any more before it went down
+// (leaving: a clean shutdown first takes the node out of its cluster,
+// and the load balancer's checks see it within their interval).
 type routing struct {
-	toDonor, toJoiner map[string]time.Duration
-	state             map[string]server.State
+	toDonor, toJoiner, toLeaving map[string]time.Duration
+	state                        map[string]server.State
+	wentDown                     map[string]bool // seen not answering since the watch began
 }
 
 // watchRouting polls the load balancer's writer and the sampler's view of
 // it every 100 ms until ctx ends.
 func (d *drill) watchRouting(ctx context.Context) routing {
-	r := routing{toDonor: map[string]time.Duration{}, toJoiner: map[string]time.Duration{}, state: map[string]server.State{}}
+	r := newRouting()
 	const every = 100 * time.Millisecond
 	for ctx.Err() == nil {
 		time.Sleep(every)
@@ -82,14 +89,32 @@ func (d *drill) watchRouting(ctx context.Context) routing {
 		if len(snaps) == 0 {
 			continue
 		}
-		st := d.s.sampleOf(snaps[len(snaps)-1]).Nodes[w].State
-		switch {
-		case strings.HasPrefix(string(st), "Donor"):
-			r.toDonor[w] += every
-		case st.Answering() && st != server.Synced:
-			r.toJoiner[w] += every
-			r.state[w] = st
-		}
+		r.observe(w, d.s.sampleOf(snaps[len(snaps)-1]), every)
 	}
 	return r
+}
+
+func newRouting() routing {
+	return routing{toDonor: map[string]time.Duration{}, toJoiner: map[string]time.Duration{}, toLeaving: map[string]time.Duration{},
+		state: map[string]server.State{}, wentDown: map[string]bool{}}
+}
+
+// observe counts one poll: the load balancer's writer w, the cluster as
+// sampled then, the time since the last poll.
+func (r routing) observe(w string, s Sample, every time.Duration) {
+	for name, n := range s.Nodes {
+		if !n.State.Answering() {
+			r.wentDown[name] = true
+		}
+	}
+	st := s.Nodes[w].State
+	switch {
+	case strings.HasPrefix(string(st), "Donor"):
+		r.toDonor[w] += every
+	case st.Answering() && st != server.Synced && r.wentDown[w]:
+		r.toJoiner[w] += every
+		r.state[w] = st
+	case st.Answering() && st != server.Synced:
+		r.toLeaving[w] += every
+	}
 }

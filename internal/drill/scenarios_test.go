@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/workload/workloadtest"
 )
@@ -49,16 +51,13 @@ func (f fakeLab) LB(name string) (*plan.LB, error) {
 	}
 	return nil, hderr.User("--lb: unknown load balancer %q", name)
 }
-func (fakeLab) ProcessFault(context.Context, fault.Kind, []string) error { panic("fault") }
-func (fakeLab) Partition(context.Context, []string, []string) error      { panic("fault") }
-func (fakeLab) Heal(context.Context) error                               { panic("heal") }
-func (fakeLab) Recover(context.Context, string) error                    { panic("recover") }
-func (fakeLab) Restart(context.Context, []string) error                  { panic("restart") }
-func (fakeLab) RecordFault(fault.Record) error                           { panic("record") }
-func (fakeLab) Drain(context.Context, []string, bool) error              { panic("drain") }
-func (fakeLab) Resync(context.Context, string) error                     { panic("resync") }
-func (fakeLab) LBFault(context.Context, []string) error                  { panic("lb fault") }
-func (fakeLab) CrashHosts(context.Context, []string) error               { panic("crash") }
+func (fakeLab) Inject(context.Context, chaos.Fault) error   { panic("fault") }
+func (fakeLab) Heal(context.Context) error                  { panic("heal") }
+func (fakeLab) Recover(context.Context, string) error       { panic("recover") }
+func (fakeLab) Restart(context.Context, []string) error     { panic("restart") }
+func (fakeLab) RecordFault(fault.Record) error              { panic("record") }
+func (fakeLab) Drain(context.Context, []string, bool) error { panic("drain") }
+func (fakeLab) Resync(context.Context, string) error        { panic("resync") }
 func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
 	return lb.Instances[len(lb.Instances)-1].Host, nil
 }
@@ -182,7 +181,7 @@ type brokenPair struct {
 	healed *bool
 }
 
-func (brokenPair) LBFault(context.Context, []string) error            { return nil }
+func (brokenPair) Inject(context.Context, chaos.Fault) error          { return nil }
 func (b brokenPair) Heal(context.Context) error                       { *b.healed = true; return nil }
 func (brokenPair) LBHolder(context.Context, *plan.LB) (string, error) { return "lb2", nil }
 func (brokenPair) LBInstances(context.Context, *plan.LB) []lb.Instance {
@@ -237,5 +236,33 @@ func TestAuditOfAnEarlierLab(t *testing.T) {
 	_, err := Audit(context.Background(), l, run.ID)
 	if !hderr.IsUser(err) || !strings.Contains(err.Error(), "on an earlier lab named t") {
 		t.Errorf("audit of an earlier lab's run: %v", err)
+	}
+}
+
+// The load balancer's writer during a state transfer: a node short of
+// Synced before it went down is leaving (logged), after it came back
+// joining (a failure); a donor is timed against its bound.
+func TestRoutingObserve(t *testing.T) {
+	r := newRouting()
+	tick := 100 * time.Millisecond
+	sample := func(db1, db2 server.State) Sample {
+		return Sample{Nodes: map[string]NodeSample{"db1": {State: db1}, "db2": {State: db2}}}
+	}
+	for _, p := range []struct {
+		writer   string
+		db1, db2 server.State
+	}{
+		{"db1", server.Synced, server.Synced},
+		{"db1", "Initialized", server.Synced}, // leaving: shut down cleanly
+		{"db1", "Initialized", server.Synced},
+		{"db2", server.Down, server.Synced},
+		{"db2", "Joiner", "Donor/Desynced"},
+		{"db1", "Initialized", server.Synced}, // joining: a failure
+		{"db1", server.Synced, server.Synced},
+	} {
+		r.observe(p.writer, sample(p.db1, p.db2), tick)
+	}
+	if r.toLeaving["db1"] != 2*tick || r.toJoiner["db1"] != tick || r.toDonor["db2"] != tick || r.state["db1"] != "Initialized" || len(r.toJoiner) != 1 {
+		t.Errorf("leaving %v, joining %v (%v), donor %v", r.toLeaving, r.toJoiner, r.state, r.toDonor)
 	}
 }

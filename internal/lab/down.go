@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/facts"
-	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -20,11 +20,12 @@ import (
 
 // Down removes a lab: its processes, hosts and (unless keepData) its files.
 // It is idempotent and works on a lab whose `up` was interrupted or killed.
-func Down(ctx context.Context, home, name string, keepData bool, log io.Writer) error {
+// A lab busy with another command is waited for at most wait.
+func Down(ctx context.Context, home, name string, keepData bool, wait time.Duration, log io.Writer) error {
 	if err := plan.CheckLabName(name); err != nil {
 		return err
 	}
-	unlock, err := state.Lock(home, name, state.Writer)
+	unlock, err := state.Lock(home, name, state.Writer, wait)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 	}
 	errs = append(errs, l.stopDaemons())
 	if l.p.Mode == plan.ModeSSH { // a remote machine's tables outlive the lab: its partitions and links go with it
-		errs = append(errs, fault.Remove(ctx, l.hosts, fault.ChainOf(l.p), l.p.Hosts), l.wan.Remove(ctx))
+		errs = append(errs, chaos.Remove(ctx, l.hosts, chaos.ChainOf(l.p), l.p.Hosts), l.wan.Remove(ctx))
 	}
 	errs = append(errs, l.Prov.Teardown(ctx))
 	if keepData {

@@ -2,98 +2,31 @@ package lab
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
-	"strings"
-	"syscall"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/agent"
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
-	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/lb"
-	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
 )
 
-// ProcessFault kills, stops, pauses or resumes the servers of nodes (see
-// fault.Process).
-func (l *Lab) ProcessFault(ctx context.Context, kind fault.Kind, names []string) error {
-	var nodes, lbs []string
-	for _, name := range names {
-		switch {
-		case !slices.Contains(l.lbHosts(), name):
-			nodes = append(nodes, name)
-		case kind != fault.Kill:
-			return hderr.User("NODE: %s is a load balancer host: it takes kill (its HAProxy) or crash (the whole host), not %s", name, kind)
-		default:
-			lbs = append(lbs, name)
-		}
-	}
-	if len(lbs) > 0 {
-		if len(nodes) > 0 {
-			return hderr.User("NODE: kill nodes (%s) and load balancer hosts (%s) in two commands", strings.Join(nodes, ", "), strings.Join(lbs, ", "))
-		}
-		return l.LBFault(ctx, lbs)
-	}
-	err := fault.Process(ctx, l.p, l.servers, fault.Log(l.p.FaultLog), kind, names, func(s string) { l.logf("%s", s) })
-	if fault.IsDry(ctx) {
-		return err
-	}
-	if kind == fault.Kill && err == nil {
-		_, err = l.powerCuts(ctx, names)
-	}
-	if kind == fault.Kill || kind == fault.Stop {
-		if serr := l.saveDerived(); err == nil {
-			err = serr
-		}
-	}
-	return err
+// Inject applies a fault (see package chaos): it checks it against the
+// lab, every problem at once, and in a dry run (fault.Dry) stops there.
+func (l *Lab) Inject(ctx context.Context, f chaos.Fault) error {
+	return f.Inject(ctx, chaosLab{l})
 }
 
-// Partition cuts hosts off: no packet passes between a host of the side and
-// a host of from (default: everyone else).
-func (l *Lab) Partition(ctx context.Context, targets, from []string) error {
-	return l.applyCut(ctx, func() (fault.Cut, error) { return fault.NewCut(l.p, targets, from) })
-}
-
-// OneWayCut drops the packets from the hosts (or regions) of from to those
-// of to, and only those.
-func (l *Lab) OneWayCut(ctx context.Context, from, to []string) error {
-	return l.applyCut(ctx, func() (fault.Cut, error) { return fault.NewOneWay(l.p, from, to) })
-}
-
-// applyCut resolves a cut (refused without a firewall), applies it, says
-// so and records it.
-func (l *Lab) applyCut(ctx context.Context, resolve func() (fault.Cut, error)) error {
-	if why := l.p.WithoutFirewall(); why != "" {
-		return hderr.User("fault partition: a network fault %s", why)
-	}
-	cut, err := resolve()
-	if err != nil {
-		return err
-	}
-	if fault.IsDry(ctx) {
-		return nil
-	}
-	at := time.Now().UTC()
-	if err := cut.Apply(ctx, l.hosts); err != nil {
-		return err
-	}
-	side, from := strings.Join(fault.Names(cut.Side), ","), strings.Join(fault.Names(cut.From), ",")
-	rec := fault.Record{Fault: fault.Partition, Targets: fault.Names(cut.Side), From: fault.Names(cut.From), At: at}
-	if cut.OneWay {
-		l.logf("packets from %s to %s dropped (one way)", from, side)
-		rec.Value = "one way"
-	} else {
-		l.logf("partitioned %s from %s", side, from)
-	}
-	return l.RecordFault(rec)
-}
-
-// Heal undoes every fault: partitions are lifted, paused servers resumed,
-// servers that were killed or stopped started again (a cluster whose every
-// node is down is recovered from its most advanced node), links get the
-// spec's values and a dead WAN emulator is restarted.
+// Heal undoes every fault: each kind's heal (chaos.Heal: partitions
+// lifted, crashed hosts' NICs up, links at the spec's values with a dead
+// WAN emulator restarted, disks and clocks healed, paused servers
+// resumed), then every server and daemon that was killed, stopped or
+// crashed started again (a cluster whose every node is down is recovered
+// from its most advanced node).
 func (l *Lab) Heal(ctx context.Context) (err error) {
 	at := time.Now().UTC()
 	defer func() {
@@ -101,30 +34,8 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 			err = l.RecordFault(fault.Record{Fault: fault.Heal, At: at})
 		}
 	}()
-	if l.p.WithoutFirewall() == "" {
-		if err := fault.Lift(ctx, l.hosts, fault.ChainOf(l.p), l.p.Hosts); err != nil {
-			return err
-		}
-	}
-	if err := l.nicsUp(ctx); err != nil { // a crashed host's NICs come back
+	if err := chaos.Heal(ctx, chaosLab{l}); err != nil {
 		return err
-	}
-	if err := l.wan.Heal(ctx); err != nil {
-		return err
-	}
-	if err := l.healDisks(ctx); err != nil {
-		return err
-	}
-	if err := l.healClocks(ctx); err != nil {
-		return err
-	}
-	for _, n := range l.Nodes(nil) {
-		if p, _ := l.Process(n); p.Paused {
-			if err := l.servers.Signal(n, syscall.SIGCONT); err != nil {
-				return err
-			}
-			l.logf("%s: resumed", n.Name)
-		}
 	}
 	if err := l.startAll(ctx); err != nil {
 		return err
@@ -133,31 +44,6 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 	// whose round trip cannot be measured at all is not healed
 	_, err = l.wan.Check(ctx, false)
 	return err
-}
-
-// LBFault kills the HAProxy of load balancer hosts (kill -9), every name
-// checked first. Heal starts them again.
-func (l *Lab) LBFault(ctx context.Context, hosts []string) error {
-	var problems []string
-	for _, h := range hosts {
-		if !slices.Contains(l.lbHosts(), h) {
-			problems = append(problems, fmt.Sprintf("HOST: %q is not a load balancer host (hosts: %s)", h, strings.Join(l.lbHosts(), ", ")))
-		}
-	}
-	if err := hderr.Users(problems); err != nil {
-		return err
-	}
-	if fault.IsDry(ctx) {
-		return nil
-	}
-	at := time.Now().UTC()
-	for _, h := range hosts {
-		if err := l.balancerOf(h).Kill(ctx, h, false); err != nil {
-			return err
-		}
-		l.logf("%s: haproxy killed (kill -9)", h)
-	}
-	return l.RecordFault(fault.Record{Fault: fault.Kill, Targets: hosts, At: at})
 }
 
 // balancerOf is the load balancer a host belongs to.
@@ -192,25 +78,42 @@ func (l *Lab) lbHosts() []string {
 	return out
 }
 
-func (l *Lab) needFirewall(kind fault.Kind) error {
-	if why := l.p.WithoutFirewall(); why != "" {
-		return hderr.User("fault %s: a network fault %s", kind, why)
-	}
-	return nil
-}
+// chaosLab is the lab as faults see it (chaos.Lab).
+type chaosLab struct{ l *Lab }
 
-// LinkFault changes a link's delay, loss or bandwidth (recorded as a fault;
-// heal restores the spec's values).
-func (l *Lab) LinkFault(ctx context.Context, ch netem.Change) error {
-	if err := l.needFirewall(ch.Verb); err != nil {
-		return err
+func (c chaosLab) Plan() *plan.Plan             { return c.l.p }
+func (c chaosLab) Host(name string) host.Host   { return c.l.Prov.Host(name) }
+func (c chaosLab) Servers() chaos.Servers       { return c.l.servers }
+func (c chaosLab) Links() chaos.Links           { return c.l.wan }
+func (c chaosLab) DisksLost() string            { return c.l.disksLost() }
+func (c chaosLab) SaveDerived() error           { return c.l.saveDerived() }
+func (c chaosLab) Record(r fault.Record) error  { return c.l.RecordFault(r) }
+func (c chaosLab) Logf(format string, a ...any) { c.l.logf(format, a...) }
+func (c chaosLab) Restart(ctx context.Context, names []string) error {
+	return c.l.Restart(ctx, names)
+}
+func (c chaosLab) Run(ctx context.Context, host string, argv ...string) error {
+	return c.l.hosts.Run(ctx, host, argv...)
+}
+func (c chaosLab) KillBalancer(ctx context.Context, host string, whole bool) error {
+	return c.l.balancerOf(host).Kill(ctx, host, whole)
+}
+func (c chaosLab) KillHost(ctx context.Context, name string) error { return c.l.killHost(ctx, name) }
+
+// killHost kills every daemon of a host with SIGKILL.
+func (l *Lab) killHost(ctx context.Context, name string) error {
+	var errs []error
+	if n, ok := l.p.Node(name); ok {
+		h := l.Prov.Host(name)
+		errs = append(errs, h.Kill(ctx, server.Daemon(n)), h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
 	}
-	if fault.IsDry(ctx) {
-		return l.wan.Validate(ch)
+	if slices.Contains(l.lbHosts(), name) {
+		errs = append(errs, l.balancerOf(name).Kill(ctx, name, true))
 	}
-	rec := fault.Record{Fault: ch.Verb, Targets: []string{ch.Link}, Value: ch.Value, At: time.Now().UTC()}
-	if err := l.wan.Change(ctx, ch); err != nil {
-		return err
+	for _, c := range l.p.Clusters {
+		if a := c.Arbitrator; a != nil && a.Name == name {
+			errs = append(errs, l.Prov.Host(a.Name).Kill(ctx, garbd(a)))
+		}
 	}
-	return l.RecordFault(rec)
+	return errors.Join(errs...)
 }

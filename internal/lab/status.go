@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/chaos"
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
@@ -190,10 +192,10 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 		s.Nodes[i] = NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
 			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.ProfileLabel(), Drained: l.Drained(ctx, n),
 			DisksDown: lost != "" && len(n.Volumes) > 0}
-		if f := l.DiskFaults(n, diskFaults); len(f) > 0 {
+		if f := chaos.DiskFaults(n, diskFaults); len(f) > 0 {
 			s.Nodes[i].DiskFaults = f
 		}
-		if c := l.Clock(ctx, n); !c.IsZero() {
+		if c := chaos.ClockOf(ctx, l.Prov.Host(n.Host), n); !c.IsZero() {
 			s.Nodes[i].Clock = c.String()
 		}
 		if c, _ := p.Cluster(n.Cluster); c.Kind == spec.KindPrimary {
@@ -357,4 +359,17 @@ func (l *Lab) linkInfo() []LinkInfo {
 		out = append(out, li)
 	}
 	return out
+}
+
+// stoppedBecause reads why a server that is down stopped on its own, from
+// the end of its error log ("" when it said nothing: a kill, a clean stop).
+func (l *Lab) stoppedBecause(ctx context.Context, n *plan.Node) string {
+	b, err := l.Prov.Host(n.Host).ReadFile(ctx, n.LogFile)
+	if err != nil {
+		return ""
+	}
+	if len(b) > 256<<10 {
+		b = b[len(b)-256<<10:]
+	}
+	return mariadb.StoppedBecause(string(b))
 }

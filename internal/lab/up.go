@@ -39,6 +39,9 @@ type UpOptions struct {
 	// its release there (a study holds its labs' for as long as they run:
 	// no other command changes or removes them meanwhile; DownHeld).
 	Hold *func()
+	// Wait is how long to wait for a lab busy with another command (0:
+	// refuse at once).
+	Wait time.Duration
 }
 
 // Up creates a lab, or starts an existing stopped one, and returns when
@@ -48,7 +51,7 @@ func Up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	if err := plan.CheckLabName(o.Name); err != nil {
 		return nil, err
 	}
-	unlock, err := state.Lock(home, o.Name, state.Writer)
+	unlock, err := state.Lock(home, o.Name, state.Writer, o.Wait)
 	if err != nil {
 		return nil, err
 	}

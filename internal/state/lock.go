@@ -25,10 +25,6 @@ const (
 	Bench  Kind = "bench"
 )
 
-// LockWait is how long Lock waits for a busy lab before giving up
-// (the --wait flag); 0 refuses at once.
-var LockWait time.Duration
-
 // Holder is who holds a lock, as its holder wrote it down.
 type Holder struct {
 	Pid     int       `json:"pid"`
@@ -69,12 +65,13 @@ func lockPath(home, name string, k Kind) string {
 	return filepath.Join(home, "labs", "."+name+".lock")
 }
 
-// Lock takes a lab's lock of kind k, waiting at most LockWait; the holder
+// Lock takes a lab's lock of kind k, waiting at most wait for a busy lab
+// (the --wait flag; 0 refuses at once); the holder
 // (pid, command line, time) is written into the lock file for whoever finds
 // it busy. The kernel releases it when the process dies. Lock files sit
 // beside the lab directory so that they outlive it.
-func Lock(home, name string, k Kind) (unlock func(), err error) {
-	return lock(home, name, k, LockWait)
+func Lock(home, name string, k Kind, wait time.Duration) (unlock func(), err error) {
+	return lock(home, name, k, wait)
 }
 
 // unwritable words an error writing into the home: a home hadrill may not

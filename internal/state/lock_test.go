@@ -17,7 +17,7 @@ func TestLockNamesItsHolder(t *testing.T) {
 	if err := os.MkdirAll(LabDir(home, "lab1"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := Lock(home, "lab1", Writer)
+	unlock, err := Lock(home, "lab1", Writer, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestLockNamesItsHolder(t *testing.T) {
 		t.Fatalf("second lock: %v", err)
 	}
 	// the bench lock is another lock
-	unbench, err := Lock(home, "lab1", Bench)
+	unbench, err := Lock(home, "lab1", Bench, 0)
 	if err != nil {
 		t.Fatalf("bench lock beside the writer's: %v", err)
 	}
@@ -41,7 +41,7 @@ func TestLockNamesItsHolder(t *testing.T) {
 	if _, ok := HolderOf(home, "lab1", Writer); ok {
 		t.Fatal("released, yet held")
 	}
-	again, err := Lock(home, "lab1", Writer)
+	again, err := Lock(home, "lab1", Writer, 0)
 	if err != nil {
 		t.Fatalf("after release: %v", err)
 	}

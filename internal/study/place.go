@@ -308,7 +308,7 @@ func (p *placement) down(ctx context.Context) {
 			delete(p.held, labName)
 			err = lab.DownHeld(context.WithoutCancel(ctx), p.o.Home, labName, false, io.Discard, unlock)
 		} else {
-			err = lab.Down(context.WithoutCancel(ctx), p.o.Home, labName, false, io.Discard)
+			err = lab.Down(context.WithoutCancel(ctx), p.o.Home, labName, false, 0, io.Discard)
 		}
 		if err != nil {
 			fmt.Fprintf(p.o.Log, "warning: %s: %v\n", labName, err)

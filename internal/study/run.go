@@ -34,6 +34,9 @@ type Options struct {
 	Inventory *inventory.Resolved
 	Command   []string
 	Log       io.Writer // progress
+	// Wait is how long a step waits for another benchmark on its lab (0:
+	// refuse at once).
+	Wait time.Duration
 }
 
 // Result is a study run as stored (the run's results).
@@ -230,7 +233,7 @@ func measure(ctx context.Context, l workload.Lab, v Variant, st Step, sc Scale, 
 	if v.Endpoint != "" {
 		target, credentials = v.Endpoint, v.Credentials
 	} else {
-		unlock, err := state.Lock(o.Home, l.Plan().Lab, state.Bench)
+		unlock, err := state.Lock(o.Home, l.Plan().Lab, state.Bench, o.Wait)
 		if err != nil {
 			return nil, err
 		}

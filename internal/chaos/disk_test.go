@@ -1,4 +1,4 @@
-package fault
+package chaos
 
 import (
 	"strings"
@@ -19,24 +19,24 @@ func volumesPlan() *plan.Plan {
 
 func TestDiskFaultResolve(t *testing.T) {
 	p := volumesPlan()
-	f := DiskFault{Node: "db1", EIO: []string{"fsync"}, Share: "1%", Volumes: []string{"logs"}}
+	f := Disk{Node: "db1", EIO: []string{"fsync"}, Share: "1%", Volumes: []string{"logs"}}
 	vols, err := f.Resolve(p)
 	if err != nil || len(vols) != 1 || vols[0].Name != "logs" || f.Rate != 0.01 {
 		t.Fatalf("resolve: %v %v rate %g", vols, err, f.Rate)
 	}
-	if vols, _ := (&DiskFault{Node: "db1", Full: true}).Resolve(p); len(vols) != 2 {
+	if vols, _ := (&Disk{Node: "db1", Full: true}).Resolve(p); len(vols) != 2 {
 		t.Errorf("without --volume every volume: %v", vols)
 	}
 	for _, c := range []struct {
-		f    DiskFault
+		f    Disk
 		want []string
 	}{
-		{DiskFault{Node: "db9"}, []string{`NODE: "db9" is not a node of lab dk (nodes: db1, db2)`, "give at least one of --eio, --full, --stall, --slow, --lose-unsynced"}},
-		{DiskFault{Node: "db2", Full: true}, []string{"NODE: db2 has no emulated volume (its data is on this computer's own disk)"}},
-		{DiskFault{Node: "db1", Share: "150%", Slow: 0.5, Stall: -time.Second, Volumes: []string{"tmp"}, EIO: []string{"trim"}},
+		{Disk{Node: "db9"}, []string{`NODE: "db9" is not a node of lab dk (nodes: db1, db2)`, "give at least one of --eio, --full, --stall, --slow, --lose-unsynced"}},
+		{Disk{Node: "db2", Full: true}, []string{"NODE: db2 has no emulated volume (its data is on this computer's own disk)"}},
+		{Disk{Node: "db1", Share: "150%", Slow: 0.5, Stall: -time.Second, Volumes: []string{"tmp"}, EIO: []string{"trim"}},
 			[]string{`--rate: expected a share above 0 and at most 100%, got "150%"`, `--volume: db1 has no volume "tmp" (volumes: data, logs)`,
 				"--stall: expected a duration", `--eio: expected read, write or fsync, got "trim"`, "--slow: expected a factor from 1 to 1000, got 0.5"}},
-		{DiskFault{Node: "db1", Share: "5%", Full: true}, []string{"--rate: the share of IOs --eio fails; give --eio too"}},
+		{Disk{Node: "db1", Share: "5%", Full: true}, []string{"--rate: the share of IOs --eio fails; give --eio too"}},
 	} {
 		_, err := c.f.Resolve(p)
 		if !hderr.IsUser(err) {
@@ -53,11 +53,11 @@ func TestDiskFaultResolve(t *testing.T) {
 func TestDiskFaultApply(t *testing.T) {
 	at := time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
 	now := disk.Faults{EIO: []string{"read"}, Slow: 3}
-	got := DiskFault{EIO: []string{"fsync", "read"}, Rate: 0.5, Stall: 10 * time.Second, LoseUnsynced: true}.Apply(now, at)
+	got := Disk{EIO: []string{"fsync", "read"}, Rate: 0.5, Stall: 10 * time.Second, LoseUnsynced: true}.Apply(now, at)
 	if strings.Join(got.EIO, ",") != "read,fsync" || got.Rate != 0.5 || got.Slow != 3 || !got.StallUntil.Equal(at.Add(10*time.Second)) || !got.LoseUnsynced {
 		t.Errorf("faults add to those in force: %+v", got)
 	}
-	if s := (DiskFault{EIO: []string{"fsync"}, Rate: 0.01, Full: true, Slow: 4, LoseUnsynced: true, Volumes: []string{"logs"}}).String(); s != "eio fsync 1%, full, slow ×4, lose-unsynced on logs" {
+	if s := (Disk{EIO: []string{"fsync"}, Rate: 0.01, Full: true, Slow: 4, LoseUnsynced: true, Volumes: []string{"logs"}}).String(); s != "eio fsync 1%, full, slow ×4, lose-unsynced on logs" {
 		t.Errorf("label %q", s)
 	}
 }

@@ -1,16 +1,15 @@
-package fault
+package chaos
 
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
@@ -115,32 +114,6 @@ func TestRemove(t *testing.T) {
 	}
 }
 
-func TestLog(t *testing.T) {
-	l := Log(filepath.Join(t.TempDir(), "faults.jsonl"))
-	if got := l.Between(time.Time{}, time.Now()); got != nil {
-		t.Errorf("no log yet: %v", got)
-	}
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i, f := range []Kind{Kill, Heal, Partition} {
-		if err := l.Append(Record{Fault: f, At: t0.Add(time.Duration(i) * time.Minute)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fh, _ := os.OpenFile(string(l), os.O_APPEND|os.O_WRONLY, 0)
-	fh.WriteString("{damaged\n")
-	fh.Close()
-	if err := l.Append(Record{Fault: "pause"}); err != nil { // At: now
-		t.Fatal(err)
-	}
-	got := l.Between(t0.Add(time.Minute), t0.Add(2*time.Minute))
-	if len(got) != 2 || got[0].Fault != "heal" || got[1].Fault != "partition" {
-		t.Errorf("between: %+v", got)
-	}
-	if all := l.Between(time.Time{}, time.Now().Add(time.Minute)); len(all) != 4 || all[3].At.IsZero() {
-		t.Errorf("all: %+v", all)
-	}
-}
-
 // A one-way cut drops only what arrives from From, on the receiving side.
 func TestOneWayApply(t *testing.T) {
 	r := &runner{}
@@ -149,5 +122,61 @@ func TestOneWayApply(t *testing.T) {
 	}
 	if got, want := r.sorted(), "b: filter | HDFAULT | -A HDFAULT -s 198.18.0.1 -j DROP\n | INPUT OUTPUT"; got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func regionsPlan() *plan.Plan {
+	return &plan.Plan{Lab: "x", Hosts: []plan.Host{
+		{Name: "db1", Region: "main"}, {Name: "db2", Region: "main"}, {Name: "dr1", Region: "dr"},
+		{Name: "lb", Region: "main"}, {Name: "client", Region: "main"},
+	}}
+}
+
+func TestPartition(t *testing.T) {
+	cases := []struct {
+		name          string
+		targets, from []string
+		side, other   []string
+		problem       string
+	}{
+		{"one node from everyone", []string{"db1"}, nil, []string{"db1"}, []string{"db2", "dr1", "lb", "client"}, ""},
+		{"a region from the rest", []string{"dr"}, nil, []string{"dr1"}, []string{"db1", "db2", "lb", "client"}, ""},
+		{"node from node", []string{"db1"}, []string{"db2"}, []string{"db1"}, []string{"db2"}, ""},
+		{"region from region", []string{"main"}, []string{"dr"}, []string{"db1", "db2", "lb", "client"}, []string{"dr1"}, ""},
+		{"nobody named", nil, nil, nil, nil, "name the nodes or the region"},
+		{"unknown target", []string{"db9"}, nil, nil, nil, `"db9" is neither a host nor a region`},
+		{"unknown from", []string{"db1"}, []string{"nope"}, nil, nil, `--from: "nope"`},
+		{"both sides", []string{"db1"}, []string{"main"}, nil, nil, "db1 is on both sides"},
+		{"everyone on one side", []string{"main", "dr"}, nil, nil, nil, "cuts no one off"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cut, err := NewCut(regionsPlan(), c.targets, c.from)
+			if c.problem != "" {
+				if !hderr.IsUser(err) || !strings.Contains(err.Error(), c.problem) {
+					t.Fatalf("want %q, got %v", c.problem, err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(Names(cut.Side), c.side) || !reflect.DeepEqual(Names(cut.From), c.other) {
+				t.Fatalf("%v | %v | %v", Names(cut.Side), Names(cut.From), err)
+			}
+		})
+	}
+}
+
+func TestOneWay(t *testing.T) {
+	cut, err := NewOneWay(regionsPlan(), []string{"db1"}, []string{"dr"})
+	if err != nil || !cut.OneWay || !reflect.DeepEqual(Names(cut.From), []string{"db1"}) || !reflect.DeepEqual(Names(cut.Side), []string{"dr1"}) {
+		t.Fatalf("%+v %v", cut, err)
+	}
+	_, err = NewOneWay(regionsPlan(), []string{"db9"}, nil)
+	for _, w := range []string{`--from: "db9" is neither a host nor a region`, "--to: name the hosts or regions"} {
+		if !hderr.IsUser(err) || !strings.Contains(err.Error(), w) {
+			t.Errorf("%q missing from %v", w, err)
+		}
+	}
+	if _, err := NewOneWay(regionsPlan(), []string{"main"}, []string{"db1"}); err == nil || !strings.Contains(err.Error(), "db1 is on both sides") {
+		t.Errorf("overlapping sides: %v", err)
 	}
 }

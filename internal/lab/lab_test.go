@@ -1,0 +1,147 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/chaos"
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/netem"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/state"
+)
+
+// fakeProvider runs no host: each host records the commands it was given
+// and the daemons it was told to kill, in order; a daemon runs until it
+// is killed.
+type fakeProvider struct {
+	mu      sync.Mutex
+	did     []string
+	running map[string]bool // daemon name → runs
+}
+
+func (f *fakeProvider) Claim() error                   { return nil }
+func (f *fakeProvider) Setup(context.Context) error    { return nil }
+func (f *fakeProvider) Teardown(context.Context) error { return nil }
+func (f *fakeProvider) Kind() string                   { return "fake" }
+func (f *fakeProvider) Host(name string) host.Host     { return fakeHost{name: name, f: f} }
+func (f *fakeProvider) Dial(context.Context, string, string, string) (net.Conn, error) {
+	return nil, errors.New("no network here")
+}
+
+func (f *fakeProvider) record(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.did = append(f.did, s)
+}
+
+// fakeHost is one host of a fakeProvider; what it does not fake it does
+// not have (a nil host.Host: a call panics).
+type fakeHost struct {
+	host.Host
+	name string
+	f    *fakeProvider
+}
+
+func (h fakeHost) Name() string { return h.name }
+func (h fakeHost) Exe() string  { return "/bin/hadrill" }
+func (h fakeHost) Run(_ context.Context, argv []string, _ io.Reader) ([]byte, error) {
+	h.f.record(h.name + ": " + strings.Join(argv, " "))
+	return nil, nil
+}
+func (h fakeHost) Kill(_ context.Context, d host.Daemon) error {
+	h.f.record(h.name + ": kill " + d.Name)
+	h.f.mu.Lock()
+	defer h.f.mu.Unlock()
+	delete(h.f.running, d.Name)
+	return nil
+}
+func (h fakeHost) Process(_ context.Context, d host.Daemon) (host.Process, error) {
+	h.f.mu.Lock()
+	defer h.f.mu.Unlock()
+	if h.f.running[d.Name] {
+		return host.Process{Pid: 4242}, nil
+	}
+	return host.Process{}, nil
+}
+
+// fakeLab is a lab of the plan over a fakeProvider, its state in a
+// temporary home.
+func fakeLab(t *testing.T, p *plan.Plan, running ...string) (*Lab, *fakeProvider) {
+	prov := &fakeProvider{running: map[string]bool{}}
+	for _, r := range running {
+		prov.running[r] = true
+	}
+	home := t.TempDir()
+	p.Dir, p.FaultLog = home+"/labs/"+p.Lab, home+"/faults.jsonl"
+	l := &Lab{home: home, p: p, State: &state.Lab{Plan: p, Status: state.Running, Created: time.Now().Add(-time.Hour)}, Prov: prov, Log: io.Discard}
+	l.hosts, l.servers = hosts{prov}, servers{prov}
+	l.wan = netem.New(p, l.hosts, "/bin/hadrill", io.Discard)
+	return l, prov
+}
+
+// crashPlan: a node, a load balancer pair's host, an arbitrator and the
+// client, each a namespace with a NIC.
+func crashPlan() *plan.Plan {
+	nic := []plan.NIC{{Name: "eth0"}}
+	return &plan.Plan{Lab: "cr", Mode: plan.ModeNetns, Client: plan.Client{Host: "client"},
+		Hosts:    []plan.Host{{Name: "db1", NICs: nic}, {Name: "lb1", NICs: nic}, {Name: "garb", NICs: nic}, {Name: "client", NICs: nic}},
+		Nodes:    []plan.Node{{Name: "db1", Host: "db1", Cluster: "db"}},
+		Clusters: []plan.Cluster{{Name: "db", Nodes: []string{"db1"}, Arbitrator: &plan.Arbitrator{Name: "garb"}}},
+		LoadBalancers: []plan.LB{{Name: "lb", Address: "198.18.0.100", VirtualIP: true,
+			Instances: []plan.LBInstance{{Host: "lb1", Keepalived: &plan.Keepalived{Interface: "eth0"}}}}},
+	}
+}
+
+// A crash through the lab: every host off the network first, then every
+// daemon each runs killed (a node's server and agent; a load balancer
+// host's keepalived and HAProxy; an arbitrator's garbd), and the lab's
+// state saved (no server runs: stopped).
+func TestCrashKillsEveryDaemonOfAHost(t *testing.T) {
+	l, prov := fakeLab(t, crashPlan(), "db1 mariadbd")
+	if err := l.Inject(context.Background(), chaos.Crash{"db1", "lb1", "garb"}); err != nil {
+		t.Fatal(err)
+	}
+	var downs, kills []string
+	for _, d := range prov.did {
+		switch {
+		case strings.Contains(d, "link set"):
+			if len(kills) > 0 {
+				t.Errorf("%q after a kill: a crashed host leaves the network first", d)
+			}
+			downs = append(downs, d)
+		case strings.Contains(d, ": kill "):
+			kills = append(kills, d)
+		}
+	}
+	if got, want := strings.Join(downs, "; "), "db1: ip link set eth0 down; lb1: ip link set eth0 down; garb: ip link set eth0 down"; got != want {
+		t.Errorf("NICs:\n%s\nwant\n%s", got, want)
+	}
+	if got, want := strings.Join(kills, "; "), "db1: kill db1 mariadbd; db1: kill db1 agent; lb1: kill lb1 keepalived; lb1: kill lb1 haproxy; garb: kill garb garbd"; got != want {
+		t.Errorf("kills:\n%s\nwant\n%s", got, want)
+	}
+	if l.State.Status != state.Stopped {
+		t.Errorf("state %s after every server crashed", l.State.Status)
+	}
+	recs := fault.Log(l.p.FaultLog).Between(l.State.Created, l.State.Created.AddDate(100, 0, 0))
+	if len(recs) != 1 || recs[0].Label() != "crash db1,lb1,garb" {
+		t.Errorf("fault log %+v", recs)
+	}
+}
+
+// The client is the observer: a crash of it is refused and nothing is
+// done.
+func TestCrashRefusesTheClient(t *testing.T) {
+	l, prov := fakeLab(t, crashPlan())
+	err := l.Inject(context.Background(), chaos.Crash{"client"})
+	if err == nil || !strings.Contains(err.Error(), `"client" is not a host that can crash`) || len(prov.did) != 0 {
+		t.Errorf("err %v, did %v", err, prov.did)
+	}
+}
