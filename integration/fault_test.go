@@ -3,6 +3,8 @@ package integration
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +140,15 @@ func TestFaults(t *testing.T) {
 	if d := skew("db3"); d < -2 || d > 2 {
 		t.Errorf("db3's clock moved too: %d s", d)
 	}
+	// what the moved clock changes beyond NOW(): a transaction written
+	// through db2 carries db2's time in the binary log of every node, db1's
+	// included (its GTID event's time is the origin's)
+	gtid := lastLine(e.sql("itflt", "db2", "CREATE DATABASE IF NOT EXISTS clk; CREATE TABLE IF NOT EXISTS clk.t (id INT PRIMARY KEY); INSERT INTO clk.t VALUES (1); SELECT @@last_gtid"))
+	if at, ok := gtidTime(t, lastLine(e.sql("itflt", "db1", "SELECT @@datadir")), gtid); !ok {
+		t.Errorf("GTID %s is not in db1's binary log", gtid)
+	} else if ahead := time.Until(at); ahead < 55*time.Second || ahead > 65*time.Second {
+		t.Errorf("db2's transaction %s is in db1's binary log at %v, %v from now: want db2's clock, 60 s ahead", gtid, at, ahead)
+	}
 	var cl struct {
 		Nodes []struct{ Name, Clock string }
 	}
@@ -198,4 +209,26 @@ func TestFaults(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// gtidTime is the time of GTID's event in the newest binary log of the
+// datadir, as mariadb-binlog prints it (the writing server's clock, to
+// the second, in this machine's time zone).
+func gtidTime(t *testing.T, datadir, gtid string) (time.Time, bool) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(datadir, "binlog.[0-9]*"))
+	if len(logs) == 0 {
+		t.Fatalf("no binary log in %s", datadir)
+	}
+	out, err := exec.Command("mariadb-binlog", "--base64-output=never", logs[len(logs)-1]).Output()
+	if err != nil {
+		t.Fatalf("mariadb-binlog %s: %v", logs[len(logs)-1], err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(strings.TrimPrefix(line, "#")); strings.HasPrefix(line, "#") && len(f) > 2 && strings.Contains(line, "GTID "+gtid+" ") {
+			at, err := time.ParseInLocation("060102 15:04:05", f[0]+" "+f[1], time.Local) // the hour may be one digit
+			return at, err == nil
+		}
+	}
+	return time.Time{}, false
 }

@@ -101,12 +101,10 @@ func (l *Lab) Restore(ctx context.Context, labs Labs, o RestoreOptions) (*Restor
 
 // clockWarnings names the clock faults of the cluster's nodes (the lab's
 // fault log) that overlap the events a time target replays, from the
-// backup to the target. The archive replayed is one node's binary log,
-// whose events carry that node's clock, also those of transactions
-// written on other nodes (measured on Galera: a row written through db1
-// while db3, the archive's node, ran an hour ahead was left out of a
-// restore to a real time after it); a replicated event may carry its
-// origin's clock. A GTID target is exact.
+// backup to the target. A transaction's events carry the clock of the
+// node it was written through, in every node's binary log, the archive's
+// included (measured on Galera both ways: written through a node a minute
+// ahead, and applied by one an hour ahead). A GTID target is exact.
 func (l *Lab) clockWarnings(cluster, archive string, b pitr.Backup, t pitr.Target) []string {
 	if len(t.GTID) > 0 || l.Plan.FaultLog == "" {
 		return nil
@@ -124,9 +122,9 @@ func (l *Lab) clockWarnings(cluster, archive string, b pitr.Backup, t pitr.Targe
 		if !s.To.IsZero() && s.To.Before(t.Time) {
 			until = s.To.Local().Format(time.TimeOnly)
 		}
-		effect := "events first written there may carry that time in the archive, so a restore to a time may land off by as much"
+		effect := "transactions written through it carry that time in every node's binary log, the archive's too, so a restore to a time may land off by as much"
 		if s.Node == archive {
-			effect = "the archive replayed is its binary log, whose events carry its clock (also those of transactions written on other nodes), so a restore to a time lands off by as much"
+			effect += " (the archive replayed is its binary log)"
 		}
 		out = append(out, fmt.Sprintf("%s's clock was %s from %s to %s (fault log): %s; give a GTID target (--to %s) for an exact point",
 			s.Node, s.Clock, s.From.Local().Format(time.TimeOnly), until, effect, gtidHint(b)))
