@@ -12,7 +12,7 @@ import (
 func Daemon(p *plan.Plan, n *plan.Node, exe string) host.Daemon {
 	argv := []string{exe, "agent", "--node", n.Name, "--listen", fmt.Sprintf("%s:%d", n.Address, n.AgentPort),
 		"--socket", n.Socket, "--user", plan.CheckUser, "--password-file", n.CheckSecret,
-		"--drain-file", n.DrainFile, "--pid-file", n.PidFile}
+		"--drain-file", n.DrainFile, "--pid-file", n.PidFile, "--server-marker", n.Server.Marker}
 	d := n.Agent
 	return host.Daemon{Name: n.Name + " agent", Argv: argv, Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
 }

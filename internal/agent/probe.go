@@ -26,6 +26,10 @@ type Options struct {
 	PasswordFile        string // 0600 file holding its password
 	DrainFile           string // exists => drained
 	PidFile             string // the server's pidfile, for liveness
+	// ServerMarker ends an argument of the server's command line: a pid
+	// the pidfile names is the server's only when it does (a pid reused
+	// by another process is not the server). Empty: any live pid.
+	ServerMarker string
 	Timeout             time.Duration
 	Cache               time.Duration
 	AvailableWhenDonor  bool

@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"github.com/hadrill/hadrill/internal/galera"
-	"github.com/hadrill/hadrill/internal/replication"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/galera"
+	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Handler serves the agent's endpoints:
@@ -64,7 +66,7 @@ func Handler(p *Prober) http.Handler {
 	mux.HandleFunc("/health", health)
 	mux.HandleFunc("/liveness", func(w http.ResponseWriter, r *http.Request) {
 		code, state := http.StatusServiceUnavailable, "down"
-		if serverAlive(p.o.PidFile) {
+		if serverAlive(p.o.PidFile, p.o.ServerMarker) {
 			code, state = http.StatusOK, "alive"
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -116,11 +118,21 @@ func Serve(ctx context.Context, o Options) error {
 	return nil
 }
 
-func serverAlive(pidFile string) bool {
+// serverAlive says whether the pid in pidFile runs and, given a marker,
+// is the server's (its command line holds the marker, as supervise.Owned
+// checks): a pidfile left by a dead server whose pid another process
+// took is not a live server.
+func serverAlive(pidFile, marker string) bool {
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		return false
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return err == nil && pid > 0 && syscall.Kill(pid, 0) == nil
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if marker != "" {
+		return supervise.Owned(pid, marker)
+	}
+	return syscall.Kill(pid, 0) == nil
 }
