@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/lb"
 )
 
 // lbCheckCmd is the health check keepalived runs on each host of a load
@@ -33,7 +33,7 @@ func lbCheckCmd() *cobra.Command {
 			}
 			for end := time.Now().Add(watch); ; time.Sleep(50 * time.Millisecond) {
 				ctx, cancel := context.WithTimeout(cmd.Context(), 800*time.Millisecond)
-				err := haproxy.Alive(ctx, socket)
+				err := lb.Alive(ctx, socket)
 				cancel()
 				if err != nil || !time.Now().Before(end) {
 					return err

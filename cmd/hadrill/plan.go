@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -76,11 +77,17 @@ func (cli *app) planCmd() *cobra.Command {
 				for _, n := range p.Nodes {
 					fmt.Printf("\n# %s\n%s", n.ConfigFile, n.Config)
 				}
-				for _, lb := range p.LoadBalancers {
-					for _, in := range lb.Instances {
-						fmt.Printf("\n# %s\n%s", in.ConfigFile, in.Config)
+				for i := range p.LoadBalancers {
+					b := &p.LoadBalancers[i]
+					files, err := lb.Render(p, b)
+					if err != nil {
+						warnf("load balancer %s: %v", b.Name, err)
+						continue
+					}
+					for j, in := range b.Instances {
+						fmt.Printf("\n# %s\n%s", in.ConfigFile, files[j].Haproxy)
 						if k := in.Keepalived; k != nil {
-							fmt.Printf("\n# %s\n%s", k.ConfigFile, k.Config)
+							fmt.Printf("\n# %s\n%s", k.ConfigFile, files[j].Keepalived)
 						}
 					}
 				}

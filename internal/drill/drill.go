@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/consistency"
 
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -331,29 +329,7 @@ func (d *drill) activeOr(given []string) ([]string, error) {
 }
 
 // writer is the node the load balancer sends writes to now.
-func (d *drill) writer() (string, error) {
-	in := d.lb.Instances[0]
-	if h, err := d.l.LBHolder(context.Background(), d.lb); err == nil { // a pair: the active host's HAProxy
-		for _, i := range d.lb.Instances {
-			if i.Host == h {
-				in = i
-			}
-		}
-	}
-	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		return d.l.Dial(ctx, in.Host, network, addr)
-	}
-	st, err := haproxy.Stat(context.Background(), dial, in.AdminSocket)
-	if err != nil {
-		return "", fmt.Errorf("load balancer %s: %w", d.lb.Name, err)
-	}
-	for _, b := range st {
-		if b.Proxy == "writes" && b.Serving {
-			return b.Name, nil
-		}
-	}
-	return "", fmt.Errorf("load balancer %s sends writes to no node now (see `hadrill status`)", d.lb.Name)
-}
+func (d *drill) writer() (string, error) { return d.l.LBWriter(context.Background(), d.lb) }
 
 func (d *drill) logf(format string, a ...any) {
 	if d.o.Log != nil {

@@ -33,6 +33,8 @@ type Lab interface {
 	// Galera node join by a full state transfer.
 	Drain(ctx context.Context, names []string, drain bool) error
 	Resync(ctx context.Context, name string) error
+	// LBWriter is the node a load balancer sends writes to now.
+	LBWriter(ctx context.Context, lb *plan.LB) (string, error)
 	// LBHolder is the host holding a load balancer's address.
 	LBHolder(ctx context.Context, lb *plan.LB) (string, error)
 	LBInstances(ctx context.Context, b *plan.LB) []lb.Instance

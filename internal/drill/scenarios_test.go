@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,9 @@ func (fakeLab) Restart(context.Context, []string) error     { panic("restart") }
 func (fakeLab) RecordFault(fault.Record) error              { panic("record") }
 func (fakeLab) Drain(context.Context, []string, bool) error { panic("drain") }
 func (fakeLab) Resync(context.Context, string) error        { panic("resync") }
+func (fakeLab) LBWriter(context.Context, *plan.LB) (string, error) {
+	return "", errors.New("no load balancer here")
+}
 func (fakeLab) LBHolder(_ context.Context, lb *plan.LB) (string, error) {
 	return lb.Instances[len(lb.Instances)-1].Host, nil
 }

@@ -66,7 +66,7 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 // Balancer is a load balancer on its hosts (HAProxy, and keepalived for a
 // pair).
 func (l *Lab) Balancer(b *plan.LB) lb.Balancer {
-	return lb.Balancer{LB: b, Hosts: l.Prov.Host}
+	return lb.Balancer{LB: b, Plan: l.p, Hosts: l.Prov.Host}
 }
 
 // garbd is a cluster's arbitrator on its host.

@@ -56,6 +56,11 @@ func (l *Lab) balancerOf(host string) lb.Balancer {
 	return lb.Balancer{LB: &plan.LB{}}
 }
 
+// LBWriter is the node a load balancer sends writes to now.
+func (l *Lab) LBWriter(ctx context.Context, b *plan.LB) (string, error) {
+	return l.Balancer(b).Writer(ctx)
+}
+
 // LBHolder is the host holding a load balancer's address now.
 func (l *Lab) LBHolder(ctx context.Context, b *plan.LB) (string, error) {
 	return l.Balancer(b).Holder(ctx)

@@ -11,7 +11,6 @@ import (
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/lb"
-	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/replication"
@@ -147,7 +146,7 @@ type LBInfo struct {
 	Port    int         `json:"port"`
 	State   string      `json:"state"` // running | down
 	// Backends are the servers as HAProxy sees them (proxy "writes", and "reads" when balanced).
-	Backends []haproxy.ServerState `json:"backends"`
+	Backends []lb.ServerState `json:"backends"`
 	// Instances are a pair's two hosts (Address is then the virtual IP,
 	// Netns the namespace of the host holding it).
 	Instances []lb.Instance `json:"instances,omitempty"`
@@ -226,7 +225,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) Status {
 	for i := range p.LoadBalancers {
 		b := l.Balancer(&p.LoadBalancers[i])
 		info := LBInfo{Name: b.LB.Name, Cluster: b.LB.Cluster, Mode: b.LB.Mode, Netns: b.LB.Netns, Address: b.LB.Address,
-			Port: b.LB.Port, State: "down", Backends: []haproxy.ServerState{}, Instances: b.Instances(ctx)}
+			Port: b.LB.Port, State: "down", Backends: []lb.ServerState{}, Instances: b.Instances(ctx)}
 		for j, in := range info.Instances {
 			if in.Holder { // where the address is now
 				info.Netns = b.LB.Instances[j].Netns

@@ -1,7 +1,8 @@
 // Package lb runs a lab's load balancers on their hosts: HAProxy on each
 // instance and, for a redundant pair, keepalived moving the virtual IP to
 // the instance whose HAProxy answers. It takes the narrow view of the lab
-// it needs (its hosts); rendering is haproxy's and keepalived's (pure).
+// it needs (its hosts) and renders their configuration from the lab's
+// plan (render.go; the files' text is haproxy's and keepalived's, pure).
 package lb
 
 import (
@@ -18,7 +19,10 @@ import (
 
 // Balancer is one load balancer of a lab on its hosts.
 type Balancer struct {
-	LB    *plan.LB
+	LB *plan.LB
+	// Plan is the lab's plan, which the configuration files are rendered
+	// from (Render) when the balancer starts.
+	Plan  *plan.Plan
 	Hosts func(name string) host.Host
 }
 
@@ -56,10 +60,14 @@ func (b Balancer) CheckScript(in *plan.LBInstance) string {
 // Start starts every instance's HAProxy (and keepalived) that does not
 // run, and with a pair waits until one instance holds the virtual IP.
 func (b Balancer) Start(ctx context.Context) error {
+	files, err := Render(b.Plan, b.LB)
+	if err != nil {
+		return err
+	}
 	for i := range b.LB.Instances {
 		in := &b.LB.Instances[i]
 		h := b.Hosts(in.Host)
-		if err := h.WriteFile(ctx, in.ConfigFile, []byte(in.Config), 0o644); err != nil {
+		if err := h.WriteFile(ctx, in.ConfigFile, []byte(files[i].Haproxy), 0o644); err != nil {
 			return err
 		}
 		err := host.EnsureReady(ctx, h, b.Haproxy(in), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
@@ -70,7 +78,7 @@ func (b Balancer) Start(ctx context.Context) error {
 			return err
 		}
 		if k := in.Keepalived; k != nil {
-			if err := h.WriteFile(ctx, k.ConfigFile, []byte(k.Config), 0o644); err != nil {
+			if err := h.WriteFile(ctx, k.ConfigFile, []byte(files[i].Keepalived), 0o644); err != nil {
 				return err
 			}
 			if err := h.WriteFile(ctx, k.Check, []byte(b.CheckScript(in)), 0o755); err != nil {
@@ -251,3 +259,32 @@ func (b Balancer) Instances(ctx context.Context) []Instance {
 	}
 	return out
 }
+
+// Writer is the node the load balancer sends writes to now: the first
+// serving server of the writes backend of the instance holding its
+// address (a pair's active host).
+func (b Balancer) Writer(ctx context.Context) (string, error) {
+	in := &b.LB.Instances[0]
+	if h, err := b.Holder(ctx); err == nil {
+		if held, ok := b.Instance(h); ok {
+			in = held
+		}
+	}
+	st, err := b.Stat(ctx, in)
+	if err != nil {
+		return "", fmt.Errorf("load balancer %s: %w", b.LB.Name, err)
+	}
+	for _, s := range st {
+		if s.Proxy == "writes" && s.Serving {
+			return s.Name, nil
+		}
+	}
+	return "", fmt.Errorf("load balancer %s sends writes to no node now (see `hadrill status`)", b.LB.Name)
+}
+
+// ServerState is a server of a load balancer's backends as it reports it.
+type ServerState = haproxy.ServerState
+
+// Alive says whether the load balancer behind an admin socket answers
+// (a pair's keepalived checks it, through `hadrill lb-check`).
+func Alive(ctx context.Context, socket string) error { return haproxy.Alive(ctx, socket) }

@@ -117,7 +117,7 @@ func Complete(p *Plan) {
 		lb := &p.LoadBalancers[i]
 		if len(lb.Instances) == 0 { // stored before pairs: its one host
 			lb.Instances = []LBInstance{{Host: lb.Host, Netns: lb.Netns, Address: lb.Address, Dir: lb.Dir, ConfigFile: lb.ConfigFile,
-				PidFile: lb.PidFile, LogFile: lb.LogFile, AdminSocket: lb.AdminSocket, Config: lb.Config, Haproxy: lb.Haproxy}}
+				PidFile: lb.PidFile, LogFile: lb.LogFile, AdminSocket: lb.AdminSocket, Haproxy: lb.Haproxy}}
 		}
 		for j := range lb.Instances {
 			in := &lb.Instances[j]
@@ -128,7 +128,7 @@ func Complete(p *Plan) {
 				k.Daemon = Daemon{Dir: in.Dir, LogFile: filepath.Join(in.Dir, "keepalived.log"), PidFile: k.PidFile, Marker: k.ConfigFile}
 			}
 		}
-		lb.Haproxy, lb.Config = lb.Instances[0].Haproxy, lb.Instances[0].Config
+		lb.Haproxy = lb.Instances[0].Haproxy
 	}
 	for i := range p.Clusters {
 		if a := p.Clusters[i].Arbitrator; a != nil && a.Garbd.Marker == "" {

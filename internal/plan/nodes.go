@@ -11,8 +11,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/lb/haproxy"
-	"github.com/hadrill/hadrill/internal/lb/keepalived"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -108,39 +106,18 @@ func (b *builder) semiSync(c spec.Cluster, name string) (master, slave bool, tim
 	return master, slave, timeout
 }
 
-// loadBalancers renders each load balancer's haproxy.cfg over its cluster's nodes.
+// loadBalancers checks each load balancer's instances and places a pair's
+// keepalived (its configuration files are rendered by package lb).
 func (b *builder) loadBalancers() error {
 	for i := range b.p.LoadBalancers {
 		lb := &b.p.LoadBalancers[i]
-		c := haproxy.Config{Lab: b.p.Lab, Name: lb.Name, Cluster: lb.Cluster, Mode: string(lb.Mode), Address: lb.Address,
-			Port: lb.Port, ReadPort: lb.ReadPort, CheckPort: AgentPort, Timing: haproxy.DefaultTiming,
-			WriteCheck: "/", ReadCheck: "/"}
-		if b.s.Monitoring {
-			c.MetricsPort = HaproxyMetricsPort
-		}
-		if lb.VirtualIP { // each host of the pair listens on every address: the virtual one comes and goes
-			c.Address = "0.0.0.0"
-		}
-		if pc, _ := b.p.Cluster(lb.Cluster); pc != nil && pc.Kind == spec.KindPrimary {
-			c.WriteCheck, c.ReadCheck = "/primary", "/replica"
-		}
-		for _, n := range b.p.Nodes {
-			if n.Cluster == lb.Cluster {
-				c.Backends = append(c.Backends, haproxy.Backend{Name: n.Name, Address: n.Address, Port: n.Port})
-			}
-		}
 		for j := range lb.Instances {
 			in := &lb.Instances[j]
 			if len(in.AdminSocket) > maxSocketPath {
 				return hderr.User("--home: the socket path %s is longer than a unix socket allows; use a shorter --home", in.AdminSocket)
 			}
-			c.AdminSocket = in.AdminSocket
-			text, err := haproxy.Render(c)
-			if err != nil {
-				return err
-			}
-			in.Config = text
 			if lb.VirtualIP {
+				var err error
 				if in.Keepalived, err = b.keepalived(i, lb, j); err != nil {
 					return err
 				}
@@ -151,9 +128,9 @@ func (b *builder) loadBalancers() error {
 }
 
 // keepalived is the VRRP daemon of the j-th host of load balancer i's
-// pair: unicast to the other host, the first preferred at start-up.
+// pair: its files, the interface and network the virtual IP goes on.
 func (b *builder) keepalived(i int, lb *LB, j int) (*Keepalived, error) {
-	in, peer := lb.Instances[j], lb.Instances[1-j]
+	in := lb.Instances[j]
 	k := &Keepalived{ConfigFile: filepath.Join(in.Dir, "keepalived.conf"), Check: filepath.Join(in.Dir, "haproxy-up"),
 		PidFile: filepath.Join(in.Dir, "keepalived.pid"), MainPidFile: filepath.Join(in.Dir, "keepalived-main.pid"),
 		VRRPPidFile: filepath.Join(in.Dir, "keepalived-vrrp.pid")}
@@ -173,9 +150,7 @@ func (b *builder) keepalived(i int, lb *LB, j int) (*Keepalived, error) {
 		return nil, err
 	}
 	k.VIP = netip.PrefixFrom(netip.MustParseAddr(lb.Address), prefix.Bits()).String()
-	k.Config, err = keepalived.Render(keepalived.Config{Lab: b.p.Lab, LB: lb.Name, Host: in.Host, Interface: k.Interface, Self: in.Address,
-		Peer: peer.Address, VIP: lb.Address, Prefix: prefix.Bits(), RouterID: 51 + i, Priority: 110 - 10*j, Advert: keepalived.Advert, Check: k.Check})
-	return k, err
+	return k, nil
 }
 
 // arbitrator places garbd: it joins the nodes' group (wsrep_cluster_name)

@@ -49,7 +49,6 @@ func TestGolden(t *testing.T) {
 			b, _ := json.MarshalIndent(p, "", "  ")
 			golden.Check(t, c.name, append(b, '\n'))
 			golden.Check(t, c.name+"-db1.my.cnf", []byte(p.Nodes[0].Config))
-			golden.Check(t, c.name+"-lb.haproxy.cfg", []byte(p.LoadBalancers[0].Config))
 		})
 	}
 }
@@ -60,10 +59,9 @@ func TestBalancedLoadBalancer(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := Build(s, "bal", "/home/u/.hadrill", rootFacts)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || p.LoadBalancers[0].Mode != spec.LBBalanced {
+		t.Fatalf("%+v %v", p.LoadBalancers, err)
 	}
-	golden.Check(t, "balanced-lb.haproxy.cfg", []byte(p.LoadBalancers[0].Config))
 }
 
 func TestPlanIsDeterministic(t *testing.T) {
@@ -386,10 +384,9 @@ func TestLBPair(t *testing.T) {
 		t.Fatalf("pair: %+v", lb)
 	}
 	for _, in := range lb.Instances {
-		if in.Keepalived == nil || in.Netns != "hd-pair-"+in.Host || !strings.Contains(in.Config, "bind 0.0.0.0:3306") || !strings.Contains(in.Config, in.AdminSocket) {
+		if in.Keepalived == nil || in.Netns != "hd-pair-"+in.Host || in.Keepalived.VIP != lb.Address+"/24" {
 			t.Errorf("instance %s: %+v", in.Host, in)
 		}
-		golden.Check(t, "pair-"+in.Host+".keepalived.conf", []byte(in.Keepalived.Config))
 	}
 	machines := map[string]string{}
 	for _, h := range p.Hosts {
@@ -431,7 +428,6 @@ func TestLBPairOnRemoteHosts(t *testing.T) {
 	if k := lb.Instances[1].Keepalived; k.Interface != "eth1" || k.VIP != "10.0.0.100/24" {
 		t.Errorf("lb2's keepalived: interface %q, vip %q", k.Interface, k.VIP)
 	}
-	golden.Check(t, "pair-ssh-lb1.keepalived.conf", []byte(lb.Instances[0].Keepalived.Config))
 
 	f.VirtualIPs = nil
 	if _, err := Build(s, "pair", "/home/u/.hadrill", f); err == nil || !strings.Contains(err.Error(), "load_balancers[0]: pair lb has no virtual IP (the inventory's virtual_ips.lb)") {
@@ -568,9 +564,6 @@ func TestMonitoring(t *testing.T) {
 			t.Errorf("%s: marker %q not in %v", e.Name(), e.Daemon.Marker, e.Argv)
 		}
 	}
-	if cfg := p.LoadBalancers[0].Instances[0].Config; !strings.Contains(cfg, "bind "+p.LoadBalancers[0].Address+":8405") || !strings.Contains(cfg, "use-service prometheus-exporter") {
-		t.Errorf("haproxy.cfg has no metrics frontend:\n%s", cfg)
-	}
 	if ports := p.Ports(); fmt.Sprint(ports["db1"]) != "[3306 4444 4567 4568 9100 9104 9200]" || fmt.Sprint(ports["client"]) != "[9100]" {
 		t.Errorf("ports: %v", ports)
 	}
@@ -578,7 +571,7 @@ func TestMonitoring(t *testing.T) {
 	// without monitoring: no exporter, no metrics frontend
 	s.Monitoring = false
 	p, _ = Build(s, "mon", "/h", rootFacts)
-	if len(p.Monitoring) != 0 || strings.Contains(p.LoadBalancers[0].Instances[0].Config, "8405") {
+	if len(p.Monitoring) != 0 {
 		t.Errorf("monitoring off: %v", p.Monitoring)
 	}
 

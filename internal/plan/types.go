@@ -320,7 +320,6 @@ type LB struct {
 	PidFile     string      `json:"pid_file"`
 	LogFile     string      `json:"log_file"`
 	AdminSocket string      `json:"admin_socket"`
-	Config      string      `json:"config"`
 	Haproxy     Daemon      `json:"haproxy"`
 	// Instances are the hosts the load balancer runs on: one, or a pair
 	// sharing the virtual IP Address (VirtualIP). The fields above are the
@@ -340,7 +339,6 @@ type LBInstance struct {
 	PidFile     string      `json:"pid_file"`
 	LogFile     string      `json:"log_file"`
 	AdminSocket string      `json:"admin_socket"`
-	Config      string      `json:"config"`
 	Haproxy     Daemon      `json:"haproxy"`
 	Keepalived  *Keepalived `json:"keepalived,omitempty"`
 }
@@ -352,7 +350,6 @@ type Keepalived struct {
 	Interface   string `json:"interface,omitempty"`
 	VIP         string `json:"vip,omitempty"`
 	ConfigFile  string `json:"config_file"`
-	Config      string `json:"config"`
 	Check       string `json:"check"`         // the script (written at start: it names the hadrill binary)
 	PidFile     string `json:"pid_file"`      // the supervisor's
 	MainPidFile string `json:"main_pid_file"` // keepalived's own (-p), and its VRRP process's (-r)

@@ -21,6 +21,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/monitor"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
@@ -313,8 +314,12 @@ func configs(l Lab) map[string]string {
 	for _, n := range l.Plan().Nodes {
 		out[n.Name+"/my.cnf"] = n.Config
 	}
-	for _, lb := range l.Plan().LoadBalancers {
-		out[lb.Name+"/haproxy.cfg"] = lb.Config
+	p := l.Plan()
+	for i := range p.LoadBalancers {
+		b := &p.LoadBalancers[i]
+		if files, err := lb.Render(p, b); err == nil && len(files) > 0 {
+			out[b.Name+"/haproxy.cfg"] = files[0].Haproxy
+		}
 	}
 	return out
 }
