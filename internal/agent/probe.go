@@ -19,17 +19,17 @@ import (
 
 // Options configure an agent.
 type Options struct {
-	Node                string
-	Listen              string
-	Socket              string // the server's unix socket
-	User                string // health-check user (no privileges needed)
-	PasswordFile        string // 0600 file holding its password
-	DrainFile           string // exists => drained
-	PidFile             string // the server's pidfile, for liveness
+	Node         string
+	Listen       string
+	Socket       string // the server's unix socket
+	User         string // health-check user (no privileges needed)
+	PasswordFile string // 0600 file holding its password
+	DrainFile    string // exists => drained
+	PidFile      string // the server's pidfile, for liveness
 	// ServerMarker ends an argument of the server's command line: a pid
 	// the pidfile names is the server's only when it does (a pid reused
 	// by another process is not the server). Empty: any live pid.
-	ServerMarker string
+	ServerMarker        string
 	Timeout             time.Duration
 	Cache               time.Duration
 	AvailableWhenDonor  bool
