@@ -13,6 +13,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/netns"
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // agentLatency: 100 probes/s for 10 s against a node's agent from the
@@ -66,15 +67,9 @@ func agentLatency(bin string, _ int) {
 	sort.Float64s(hung)
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "scenario\tcase\tprobes\tp50 ms\tp99 ms\tmax ms\tnot 200/503\t")
-	fmt.Fprintf(w, "agent\thealthy node, 100 probes/s\t%d\t%.2f\t%.2f\t%.2f\t%d\t\n", len(lat), pct(lat, 50), pct(lat, 99), lat[len(lat)-1], bad)
-	fmt.Fprintf(w, "agent\tserver paused (SIGSTOP)\t%d\t%.1f\t%.1f\t%.1f\t%v\t\n", len(hung), pct(hung, 50), pct(hung, 99), hung[len(hung)-1], map[bool]int{true: 0, false: 1}[hungOK])
+	fmt.Fprintf(w, "agent\thealthy node, 100 probes/s\t%d\t%.2f\t%.2f\t%.2f\t%d\t\n", len(lat), stats.Percentile(lat, 50), stats.Percentile(lat, 99), lat[len(lat)-1], bad)
+	fmt.Fprintf(w, "agent\tserver paused (SIGSTOP)\t%d\t%.1f\t%.1f\t%.1f\t%v\t\n", len(hung), stats.Percentile(hung, 50), stats.Percentile(hung, 99), hung[len(hung)-1], map[bool]int{true: 0, false: 1}[hungOK])
 	w.Flush()
 	fmt.Printf("\ntarget: p99 ≤ 5 ms: %v; paused server answered 503 within the 300 ms probe timeout (+ 100 ms): %v\n",
-		pct(lat, 99) <= 5, hungOK && hung[len(hung)-1] <= 400)
-}
-
-// pct is the p-th percentile of sorted values (nearest rank).
-func pct(sorted []float64, p float64) float64 {
-	i := int(float64(len(sorted))*p/100+0.5) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
+		stats.Percentile(lat, 99) <= 5, hungOK && hung[len(hung)-1] <= 400)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/netns"
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 const wanSpec = `name: bwan
@@ -187,7 +188,7 @@ func echo(from, to, addr string, rate int, d time.Duration) echoResult {
 	check(json.NewDecoder(cli.out).Decode(&r))
 	sort.Float64s(r.RTTs)
 	if len(r.RTTs) > 0 {
-		r.p50, r.p99, r.max = pct(r.RTTs, 50), pct(r.RTTs, 99), r.RTTs[len(r.RTTs)-1]
+		r.p50, r.p99, r.max = stats.Percentile(r.RTTs, 50), stats.Percentile(r.RTTs, 99), r.RTTs[len(r.RTTs)-1]
 	}
 	return r
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/backup"
-	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/preflight"
@@ -102,12 +101,7 @@ machines it names (its hosts: the restored node, <cluster>1, and client).`,
 		Args: args(0, 0, "no arguments (the target is --to)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := cli.openLab()
-			var inv *inventory.Resolved
-			if invFile != "" {
-				var ierr error
-				inv, ierr = loadInventory(invFile)
-				err = hderr.Join([]error{err, ierr})
-			}
+			inv, err := inventoryOf(invFile, err)
 			if err != nil {
 				return err
 			}

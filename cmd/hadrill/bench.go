@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/state"
 
 	"github.com/spf13/cobra"
 
@@ -189,6 +191,9 @@ func (cli *app) probePair(cmd *cobra.Command, from, to string, problems []error)
 func (cli *app) twoNodes(cmd *cobra.Command, fromFlag, toFlag, from, to string, problems []error) (*lab.Lab, workload.Endpoint, workload.Endpoint, error) {
 	l, err := cli.benchLab()
 	if err != nil {
+		if len(problems) > 0 && !state.IsBusy(err) { // the flags' problems too, all at once
+			err = hderr.Join(append(problems, err))
+		}
 		return nil, workload.Endpoint{}, workload.Endpoint{}, err
 	}
 	names := l.Plan().NodeNames()
@@ -218,60 +223,61 @@ func (cli *app) printProbe(out *workload.ProbeOutcome) error {
 	return interrupted(out.Interrupted, out.RunID)
 }
 
-func (cli *app) visibilityCmd() *cobra.Command {
+// pairProbe is a probe between two nodes (--from, --to; default the first
+// two): check names the problems of the probe's own flags, run runs it
+// over the lab and the two nodes.
+func (cli *app) pairProbe(c *cobra.Command, fromWhat, toWhat string, check func() []error,
+	run func(ctx context.Context, l *lab.Lab, a, b workload.Endpoint) (*workload.ProbeOutcome, error)) *cobra.Command {
 	var from, to string
+	c.Args = args(0, 0, "no arguments")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		l, a, b, err := cli.probePair(cmd, from, to, check())
+		if err != nil {
+			return err
+		}
+		out, err := run(cmd.Context(), l, a, b)
+		if err != nil {
+			return err
+		}
+		return cli.printProbe(out)
+	}
+	c.Flags().StringVar(&from, "from", "", fromWhat+" written to (default: the first node)")
+	c.Flags().StringVar(&to, "to", "", toWhat+" read from (default: the second node)")
+	return c
+}
+
+func (cli *app) visibilityCmd() *cobra.Command {
 	var count int
-	c := &cobra.Command{
+	c := cli.pairProbe(&cobra.Command{
 		Use:   "visibility [--from NODE] [--to NODE] [--count N]",
 		Short: "How long after a commit is acknowledged on one node the row is readable on another (with and without wsrep_sync_wait)",
-		Args:  args(0, 0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var problems []error
-			if count < 1 || count > 100000 {
-				problems = append(problems, hderr.User("--count: expected 1 to 100000, got %d", count))
-			}
-			l, a, b, err := cli.probePair(cmd, from, to, problems)
-			if err != nil {
-				return err
-			}
-			out, err := workload.VisibilityLag(cmd.Context(), l, a, b, count, os.Args, cli.progressLog())
-			if err != nil {
-				return err
-			}
-			return cli.printProbe(out)
-		},
-	}
-	c.Flags().StringVar(&from, "from", "", "node written to (default: the first node)")
-	c.Flags().StringVar(&to, "to", "", "node read from (default: the second node)")
+	}, "node", "node", func() []error {
+		if count < 1 || count > 100000 {
+			return []error{hderr.User("--count: expected 1 to 100000, got %d", count)}
+		}
+		return nil
+	}, func(ctx context.Context, l *lab.Lab, a, b workload.Endpoint) (*workload.ProbeOutcome, error) {
+		return workload.VisibilityLag(ctx, l, a, b, count, os.Args, cli.progressLog())
+	})
 	c.Flags().IntVar(&count, "count", 200, "writes")
 	return c
 }
 
 func (cli *app) bulkCmd() *cobra.Command {
-	var from, to, rows string
-	c := &cobra.Command{
+	var rows string
+	var counts []int
+	c := cli.pairProbe(&cobra.Command{
 		Use:   "bulk-replication [--rows 1000,10000] [--from NODE] [--to NODE]",
 		Short: "Write N rows (one commit each) on one master and time until all are visible on another",
-		Args:  args(0, 0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var problems []error
-			counts, err := sysbench.ParseCounts("--rows", "row counts", rows, 10_000_000)
-			if err != nil {
-				problems = append(problems, hderr.User("%v", err))
-			}
-			l, a, b, err := cli.probePair(cmd, from, to, problems)
-			if err != nil {
-				return err
-			}
-			out, err := workload.BulkReplication(cmd.Context(), l, a, b, counts, os.Args, cli.progressLog())
-			if err != nil {
-				return err
-			}
-			return cli.printProbe(out)
-		},
-	}
-	c.Flags().StringVar(&from, "from", "", "master written to (default: the first node)")
-	c.Flags().StringVar(&to, "to", "", "master read from (default: the second node)")
+	}, "master", "master", func() []error {
+		var err error
+		if counts, err = sysbench.ParseCounts("--rows", "row counts", rows, 10_000_000); err != nil {
+			return []error{hderr.User("%v", err)}
+		}
+		return nil
+	}, func(ctx context.Context, l *lab.Lab, a, b workload.Endpoint) (*workload.ProbeOutcome, error) {
+		return workload.BulkReplication(ctx, l, a, b, counts, os.Args, cli.progressLog())
+	})
 	c.Flags().StringVar(&rows, "rows", "1000,10000", "row counts, comma-separated")
 	return c
 }

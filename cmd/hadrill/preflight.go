@@ -83,6 +83,16 @@ func (cli *app) specAndInventory(preset, file, inv string) (map[string]preflight
 	return needs, r, nil
 }
 
+// inventoryOf reads --inventory's file (nil when none is given); its
+// problems join err's, so that every problem is named at once.
+func inventoryOf(file string, err error) (*inventory.Resolved, error) {
+	if file == "" {
+		return nil, err
+	}
+	inv, ierr := loadInventory(file)
+	return inv, hderr.Join([]error{err, ierr})
+}
+
 // loadInventory reads and resolves an inventory file.
 func loadInventory(file string) (*inventory.Resolved, error) {
 	data, err := readBounded("--inventory", file, "an inventory")

@@ -127,12 +127,7 @@ are disk steps and --keep.`,
 			if cmd.Flags().Changed("variants") && len(o.Variants) == 0 {
 				err = hderr.Join([]error{err, hderr.User("--variants: empty: name the variants to run, or leave out --variants to run every one")})
 			}
-			if invFile != "" {
-				var ierr error
-				o.Inventory, ierr = loadInventory(invFile)
-				err = hderr.Join([]error{err, ierr})
-			}
-			if err != nil {
+			if o.Inventory, err = inventoryOf(invFile, err); err != nil {
 				return err
 			}
 			h, err := cli.home()

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -27,12 +26,7 @@ copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is sta
 		Args: args(0, 0, "no arguments (use --preset or -f)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, name, given, err := cli.loadSpec(preset, file)
-			var inv *inventory.Resolved
-			if invFile != "" {
-				var ierr error
-				inv, ierr = loadInventory(invFile)
-				err = hderr.Join([]error{err, ierr})
-			}
+			inv, err := inventoryOf(invFile, err)
 			if err != nil {
 				return err
 			}
