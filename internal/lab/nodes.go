@@ -2,17 +2,12 @@ package lab
 
 import (
 	"context"
-	"errors"
+	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/hadrill/hadrill/internal/engine/mariadb"
-	"github.com/hadrill/hadrill/internal/galera"
+	"github.com/hadrill/hadrill/internal/galera/boot"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/machine"
@@ -129,8 +124,7 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 			return err
 		}
 		l.logf("starting %s", n.Name)
-		st := l.knownState(ctx, n)
-		if err := l.start(ctx, []*plan.Node{n}, map[string][]string{n.Name: startArgs(st)}); err != nil {
+		if err := l.start(ctx, []*plan.Node{n}, map[string][]string{n.Name: boot.Rejoin(ctx, bootLab{l}, n)}); err != nil {
 			return err
 		}
 	}
@@ -185,7 +179,7 @@ func (l *Lab) Recover(ctx context.Context, force string) error {
 		}
 	}
 	for _, c := range l.p.Clusters {
-		if _, err := l.restoreQuorum(ctx, c); err != nil {
+		if _, err := boot.RestoreQuorum(ctx, bootLab{l}, c); err != nil {
 			return err
 		}
 	}
@@ -232,191 +226,7 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 	if c.Kind != spec.KindGalera {
 		return l.start(ctx, down, nil)
 	}
-	saved := l.knownStates(ctx, down)
-	if len(down) < len(c.Nodes) { // joiners of a running cluster, from their own positions (IST)
-		extra := map[string][]string{}
-		for i, n := range down {
-			extra[n.Name] = startArgs(saved[i])
-		}
-		return l.start(ctx, down, extra)
-	}
-	if !slices.Contains(c.Nodes, force) {
-		force = "" // the override concerns another cluster
-	}
-	choice, err := galera.ChooseStartForced(saved, force)
-	if err != nil {
-		return err
-	}
-	l.logf("cluster %s: %s", c.Name, choice.Reason)
-	if len(choice.Joiners) > 0 { // they hold no state: they join the others once those serve
-		var holders, joiners []*plan.Node
-		var held []galera.SavedState
-		for i, n := range down {
-			if slices.Contains(choice.Joiners, n.Name) {
-				joiners = append(joiners, n)
-			} else {
-				holders, held = append(holders, n), append(held, saved[i])
-			}
-		}
-		if err := l.startFrom(ctx, holders, held, choice); err != nil {
-			return err
-		}
-		l.logf("cluster %s: %s joining by a full state transfer", c.Name, strings.Join(choice.Joiners, ", "))
-		return l.start(ctx, joiners, nil)
-	}
-	return l.startFrom(ctx, down, saved, choice)
-}
-
-// startFrom starts a stopped cluster's nodes as choice says (saved: their
-// states, in the same order).
-func (l *Lab) startFrom(ctx context.Context, down []*plan.Node, saved []galera.SavedState, choice galera.StartChoice) error {
-	extra := map[string][]string{}
-	for i, n := range down {
-		extra[n.Name] = startArgs(saved[i])
-	}
-	if choice.Mode == galera.StartTogether {
-		if choice.Reseed {
-			c, _ := l.p.Cluster(down[0].Cluster)
-			for _, n := range down {
-				if err := l.seedNode(ctx, n, saved[0].UUID, saved[0].Seqno, memberUUIDs(l.p, *c)); err != nil {
-					return err
-				}
-			}
-		}
-		return l.startForming(ctx, down, extra)
-	}
-	first, _ := l.p.Node(choice.Bootstrap)
-	h := l.Prov.Host(first.Host)
-	grastate := filepath.Join(first.DataDir, mariadb.Grastate)
-	b, err := h.ReadFile(ctx, grastate)
-	if err != nil {
-		return err
-	}
-	if err := h.WriteFile(ctx, grastate, []byte(mariadb.SafeToBootstrap(string(b))), 0o660); err != nil {
-		return err
-	}
-	boot := map[string][]string{first.Name: append([]string{server.BootstrapFlag}, extra[first.Name]...)}
-	if err := l.start(ctx, []*plan.Node{first}, boot); err != nil {
-		return err
-	}
-	var rest []*plan.Node
-	for _, n := range down {
-		if n != first {
-			rest = append(rest, n)
-		}
-	}
-	// the joiners take their state from the node that bootstrapped: a node
-	// that has just joined by IST is missing those write sets in its gcache
-	// and fails as a donor ("IST didn't contain all write sets"); the
-	// trailing comma lets Galera pick another when it must
-	for _, n := range rest {
-		extra[n.Name] = append(extra[n.Name], "--wsrep-sst-donor="+first.Name+",")
-	}
-	return l.start(ctx, rest, extra)
-}
-
-func memberUUIDs(p *plan.Plan, c plan.Cluster) []string {
-	var out []string
-	for _, name := range c.Nodes {
-		n, _ := p.Node(name)
-		out = append(out, n.UUID)
-	}
-	return out
-}
-
-// knownStates reads the saved states of nodes, recovering in parallel the
-// positions their grastate.dat no longer holds.
-func (l *Lab) knownStates(ctx context.Context, nodes []*plan.Node) []galera.SavedState {
-	out := make([]galera.SavedState, len(nodes))
-	var wg sync.WaitGroup
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() { defer wg.Done(); out[i] = l.knownState(ctx, n) }()
-	}
-	wg.Wait()
-	return out
-}
-
-// knownState is a node's saved state; after a crash (seqno -1) the position
-// is recovered from InnoDB, as production start scripts do.
-func (l *Lab) knownState(ctx context.Context, n *plan.Node) galera.SavedState {
-	h := l.Prov.Host(n.Host)
-	s := savedState(ctx, h, n)
-	if !s.Present || s.Seqno >= 0 || s.Empty() || n.Kind != spec.KindGalera {
-		return s
-	}
-	if err := h.WriteFile(ctx, n.ConfigFile, []byte(n.Config), 0o644); err != nil {
-		return s
-	}
-	uuid, seqno, err := mariadb.RecoverPosition(ctx, h, server.Daemon(n).Argv, filepath.Join(n.Dir, "recover.log"))
-	if why := mariadb.IOError(errString(err)); why != "" { // the disk failed, not the data: nothing may be concluded
-		s.Unreadable = "recovering its position met an IO error: " + why
-		return s
-	}
-	if err != nil || seqno < 0 || uuid != s.UUID {
-		l.logf("%s: position not recovered (%v)", n.Name, orNone(err, uuid, s.UUID))
-		return s
-	}
-	s.Seqno, s.Recovered = seqno, true
-	l.logf("%s: recovered position %s:%d", n.Name, uuid, seqno)
-	return s
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
-
-func orNone(err error, got, want string) string {
-	if err != nil {
-		return err.Error()
-	}
-	return "recovered state " + got + ", saved state " + want
-}
-
-// startArgs hands a recovered position to the server, which otherwise would
-// start from grastate.dat's unknown one and lose the cluster's history.
-func startArgs(s galera.SavedState) []string {
-	if !s.Recovered {
-		return nil
-	}
-	return []string{fmt.Sprintf("--wsrep-start-position=%s:%d", s.UUID, s.Seqno)}
-}
-
-func savedState(ctx context.Context, h host.Host, n *plan.Node) galera.SavedState {
-	s := galera.SavedState{Node: n.Name}
-	b, err := h.ReadFile(ctx, filepath.Join(n.DataDir, mariadb.Grastate))
-	if errors.Is(err, os.ErrNotExist) {
-		return s
-	}
-	if err != nil { // an IO error says nothing of the node's state
-		s.Unreadable = err.Error()
-		return s
-	}
-	if parsed, err := galera.ParseGrastate(string(b)); err == nil {
-		s = parsed
-		s.Node = n.Name
-	}
-	_, err = h.ReadFile(ctx, filepath.Join(n.DataDir, mariadb.Gvwstate))
-	s.HasView = err == nil
-	return s
-}
-
-// seedNode writes a Galera node's state files (see mariadb.SeedGalera).
-func (l *Lab) seedNode(ctx context.Context, n *plan.Node, stateUUID string, seqno int64, members []string) error {
-	files, err := mariadb.SeedGalera(stateUUID, seqno, n.UUID, members)
-	if err != nil {
-		return err
-	}
-	h := l.Prov.Host(n.Host)
-	for name, text := range files {
-		if err := h.WriteFile(ctx, filepath.Join(n.DataDir, name), []byte(text), 0o660); err != nil {
-			return err
-		}
-	}
-	return nil
+	return boot.Start(ctx, bootLab{l}, c, down, force)
 }
 
 // running lists the running nodes of a cluster.
@@ -440,52 +250,20 @@ func (l *Lab) saveDerived() error {
 	return l.save(state.Stopped)
 }
 
-// restoreQuorum gives a Galera cluster a primary component again when its
-// running members are all connected and none is in one (a quorum lost to a
-// crash during a partition, which Galera does not always give back by
-// itself once the nodes meet again): the most advanced bootstraps one
-// (pc.bootstrap), as Galera's documentation prescribes. It returns that
-// node ("" when nothing was done).
-func (l *Lab) restoreQuorum(ctx context.Context, c plan.Cluster) (string, error) {
-	if c.Kind != spec.KindGalera {
-		return "", nil
-	}
-	var members []galera.Member
-	var alive []*plan.Node
-	for _, name := range c.Nodes {
-		n, _ := l.p.Node(name)
-		if !l.alive(n) {
-			continue
-		}
-		alive = append(alive, n)
-		db := l.Admin(n)
-		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		st, err := mariadb.Status(qctx, db, "wsrep_%")
-		cancel()
-		db.Close()
-		if err != nil {
-			members = append(members, galera.Member{Name: n.Name})
-			continue
-		}
-		members = append(members, galera.MemberOf(n.Name, st))
-	}
-	if len(alive) == 0 {
-		return "", nil
-	}
-	size := len(alive)
-	if a := c.Arbitrator; a != nil && l.garbdPid(ctx, a) != 0 {
-		size++
-	}
-	name, why := galera.ChooseQuorum(members, size)
-	if name == "" {
-		return "", nil
-	}
-	n, _ := l.p.Node(name)
-	db := l.Admin(n)
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "SET GLOBAL wsrep_provider_options='pc.bootstrap=YES'"); err != nil {
-		return "", fmt.Errorf("cluster %s: pc.bootstrap on %s: %w", c.Name, name, err)
-	}
-	l.logf("cluster %s: %s", c.Name, why)
-	return name, nil
+// bootLab is the lab as starting a Galera cluster sees it (boot.Lab).
+type bootLab struct{ l *Lab }
+
+func (b bootLab) Plan() *plan.Plan             { return b.l.p }
+func (b bootLab) Host(name string) host.Host   { return b.l.Prov.Host(name) }
+func (b bootLab) Alive(n *plan.Node) bool      { return b.l.alive(n) }
+func (b bootLab) Admin(n *plan.Node) *sql.DB   { return b.l.Admin(n) }
+func (b bootLab) Logf(format string, a ...any) { b.l.logf(format, a...) }
+func (b bootLab) ArbitratorRuns(ctx context.Context, a *plan.Arbitrator) bool {
+	return b.l.garbdPid(ctx, a) != 0
+}
+func (b bootLab) Start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
+	return b.l.start(ctx, nodes, extra)
+}
+func (b bootLab) StartForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
+	return b.l.startForming(ctx, nodes, extra)
 }

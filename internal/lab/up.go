@@ -13,6 +13,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/galera/boot"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/disk"
@@ -294,7 +295,7 @@ func (l *Lab) seed(ctx context.Context, n *plan.Node) error {
 			mn, _ := l.p.Node(m)
 			members = append(members, mn.UUID)
 		}
-		return l.seedNode(ctx, n, c.StateUUID, 0, members)
+		return boot.Seed(ctx, l.Prov.Host(n.Host), n, c.StateUUID, 0, members)
 	}
 	return fmt.Errorf("%s: cluster %s not in plan", n.Name, n.Cluster)
 }

@@ -1,0 +1,294 @@
+// Package boot starts and recovers Galera clusters from their nodes'
+// saved states: which node bootstraps, which join, the positions recovered
+// from InnoDB after a crash, a primary component given back to a cluster
+// that lost its quorum. The decisions are package galera's (pure); boot
+// reads the states off the hosts and starts the servers through the
+// narrow Lab it is given.
+package boot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/galera"
+	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// Lab is what starting a Galera cluster needs of a lab.
+type Lab interface {
+	Plan() *plan.Plan
+	Host(name string) host.Host
+	Alive(n *plan.Node) bool
+	// Admin is an admin connection pool to a node's server (closed by the
+	// caller).
+	Admin(n *plan.Node) *sql.DB
+	// ArbitratorRuns says whether a cluster's garbd runs.
+	ArbitratorRuns(ctx context.Context, a *plan.Arbitrator) bool
+	// Start starts servers and returns once all serve (extra: more
+	// options per node); StartForming starts the members of a cluster
+	// that form it together.
+	Start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error
+	StartForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error
+	Logf(format string, a ...any)
+}
+
+// Rejoin is the server options of a node joining its running cluster: its
+// recovered position, after a crash (none when its saved state holds it).
+func Rejoin(ctx context.Context, l Lab, n *plan.Node) []string {
+	return startArgs(knownState(ctx, l, n))
+}
+
+// Start starts the stopped nodes (down) of a Galera cluster: nodes of a
+// cluster that still runs join it from their own positions (IST); a
+// cluster whose every node is down starts from its most advanced node, or
+// from force when the operator overrides a refusal (galera.ChooseStart).
+func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force string) error {
+	saved := knownStates(ctx, l, down)
+	if len(down) < len(c.Nodes) { // joiners of a running cluster, from their own positions (IST)
+		extra := map[string][]string{}
+		for i, n := range down {
+			extra[n.Name] = startArgs(saved[i])
+		}
+		return l.Start(ctx, down, extra)
+	}
+	if !slices.Contains(c.Nodes, force) {
+		force = "" // the override concerns another cluster
+	}
+	choice, err := galera.ChooseStartForced(saved, force)
+	if err != nil {
+		return err
+	}
+	l.Logf("cluster %s: %s", c.Name, choice.Reason)
+	if len(choice.Joiners) > 0 { // they hold no state: they join the others once those serve
+		var holders, joiners []*plan.Node
+		var held []galera.SavedState
+		for i, n := range down {
+			if slices.Contains(choice.Joiners, n.Name) {
+				joiners = append(joiners, n)
+			} else {
+				holders, held = append(holders, n), append(held, saved[i])
+			}
+		}
+		if err := startFrom(ctx, l, holders, held, choice); err != nil {
+			return err
+		}
+		l.Logf("cluster %s: %s joining by a full state transfer", c.Name, strings.Join(choice.Joiners, ", "))
+		return l.Start(ctx, joiners, nil)
+	}
+	return startFrom(ctx, l, down, saved, choice)
+}
+
+// startFrom starts a stopped cluster's nodes as choice says (saved: their
+// states, in the same order).
+func startFrom(ctx context.Context, l Lab, down []*plan.Node, saved []galera.SavedState, choice galera.StartChoice) error {
+	extra := map[string][]string{}
+	for i, n := range down {
+		extra[n.Name] = startArgs(saved[i])
+	}
+	if choice.Mode == galera.StartTogether {
+		if choice.Reseed {
+			c, _ := l.Plan().Cluster(down[0].Cluster)
+			for _, n := range down {
+				if err := Seed(ctx, l.Host(n.Host), n, saved[0].UUID, saved[0].Seqno, memberUUIDs(l.Plan(), *c)); err != nil {
+					return err
+				}
+			}
+		}
+		return l.StartForming(ctx, down, extra)
+	}
+	first, _ := l.Plan().Node(choice.Bootstrap)
+	h := l.Host(first.Host)
+	grastate := filepath.Join(first.DataDir, mariadb.Grastate)
+	b, err := h.ReadFile(ctx, grastate)
+	if err != nil {
+		return err
+	}
+	if err := h.WriteFile(ctx, grastate, []byte(mariadb.SafeToBootstrap(string(b))), 0o660); err != nil {
+		return err
+	}
+	boot := map[string][]string{first.Name: append([]string{server.BootstrapFlag}, extra[first.Name]...)}
+	if err := l.Start(ctx, []*plan.Node{first}, boot); err != nil {
+		return err
+	}
+	var rest []*plan.Node
+	for _, n := range down {
+		if n != first {
+			rest = append(rest, n)
+		}
+	}
+	// the joiners take their state from the node that bootstrapped: a node
+	// that has just joined by IST is missing those write sets in its gcache
+	// and fails as a donor ("IST didn't contain all write sets"); the
+	// trailing comma lets Galera pick another when it must
+	for _, n := range rest {
+		extra[n.Name] = append(extra[n.Name], "--wsrep-sst-donor="+first.Name+",")
+	}
+	return l.Start(ctx, rest, extra)
+}
+
+func memberUUIDs(p *plan.Plan, c plan.Cluster) []string {
+	var out []string
+	for _, name := range c.Nodes {
+		n, _ := p.Node(name)
+		out = append(out, n.UUID)
+	}
+	return out
+}
+
+// knownStates reads the saved states of nodes, recovering in parallel the
+// positions their grastate.dat no longer holds.
+func knownStates(ctx context.Context, l Lab, nodes []*plan.Node) []galera.SavedState {
+	out := make([]galera.SavedState, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); out[i] = knownState(ctx, l, n) }()
+	}
+	wg.Wait()
+	return out
+}
+
+// knownState is a node's saved state; after a crash (seqno -1) the position
+// is recovered from InnoDB, as production start scripts do.
+func knownState(ctx context.Context, l Lab, n *plan.Node) galera.SavedState {
+	h := l.Host(n.Host)
+	s := savedState(ctx, h, n)
+	if !s.Present || s.Seqno >= 0 || s.Empty() || n.Kind != spec.KindGalera {
+		return s
+	}
+	if err := h.WriteFile(ctx, n.ConfigFile, []byte(n.Config), 0o644); err != nil {
+		return s
+	}
+	uuid, seqno, err := mariadb.RecoverPosition(ctx, h, server.Daemon(n).Argv, filepath.Join(n.Dir, "recover.log"))
+	if why := mariadb.IOError(errString(err)); why != "" { // the disk failed, not the data: nothing may be concluded
+		s.Unreadable = "recovering its position met an IO error: " + why
+		return s
+	}
+	if err != nil || seqno < 0 || uuid != s.UUID {
+		l.Logf("%s: position not recovered (%v)", n.Name, orNone(err, uuid, s.UUID))
+		return s
+	}
+	s.Seqno, s.Recovered = seqno, true
+	l.Logf("%s: recovered position %s:%d", n.Name, uuid, seqno)
+	return s
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func orNone(err error, got, want string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "recovered state " + got + ", saved state " + want
+}
+
+// startArgs hands a recovered position to the server, which otherwise would
+// start from grastate.dat's unknown one and lose the cluster's history.
+func startArgs(s galera.SavedState) []string {
+	if !s.Recovered {
+		return nil
+	}
+	return []string{fmt.Sprintf("--wsrep-start-position=%s:%d", s.UUID, s.Seqno)}
+}
+
+func savedState(ctx context.Context, h host.Host, n *plan.Node) galera.SavedState {
+	s := galera.SavedState{Node: n.Name}
+	b, err := h.ReadFile(ctx, filepath.Join(n.DataDir, mariadb.Grastate))
+	if errors.Is(err, os.ErrNotExist) {
+		return s
+	}
+	if err != nil { // an IO error says nothing of the node's state
+		s.Unreadable = err.Error()
+		return s
+	}
+	if parsed, err := galera.ParseGrastate(string(b)); err == nil {
+		s = parsed
+		s.Node = n.Name
+	}
+	_, err = h.ReadFile(ctx, filepath.Join(n.DataDir, mariadb.Gvwstate))
+	s.HasView = err == nil
+	return s
+}
+
+// Seed writes a Galera node's state files on its host (see
+// mariadb.SeedGalera): a node of a new cluster, or of one re-formed from
+// a known state.
+func Seed(ctx context.Context, h host.Host, n *plan.Node, stateUUID string, seqno int64, members []string) error {
+	files, err := mariadb.SeedGalera(stateUUID, seqno, n.UUID, members)
+	if err != nil {
+		return err
+	}
+	for name, text := range files {
+		if err := h.WriteFile(ctx, filepath.Join(n.DataDir, name), []byte(text), 0o660); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RestoreQuorum gives a Galera cluster a primary component again when its
+// running members are all connected and none is in one (a quorum lost to a
+// crash during a partition, which Galera does not always give back by
+// itself once the nodes meet again): the most advanced bootstraps one
+// (pc.bootstrap), as Galera's documentation prescribes. It returns that
+// node ("" when nothing was done).
+func RestoreQuorum(ctx context.Context, l Lab, c plan.Cluster) (string, error) {
+	if c.Kind != spec.KindGalera {
+		return "", nil
+	}
+	var members []galera.Member
+	var alive []*plan.Node
+	for _, name := range c.Nodes {
+		n, _ := l.Plan().Node(name)
+		if !l.Alive(n) {
+			continue
+		}
+		alive = append(alive, n)
+		db := l.Admin(n)
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := mariadb.Status(qctx, db, "wsrep_%")
+		cancel()
+		db.Close()
+		if err != nil {
+			members = append(members, galera.Member{Name: n.Name})
+			continue
+		}
+		members = append(members, galera.MemberOf(n.Name, st))
+	}
+	if len(alive) == 0 {
+		return "", nil
+	}
+	size := len(alive)
+	if a := c.Arbitrator; a != nil && l.ArbitratorRuns(ctx, a) {
+		size++
+	}
+	name, why := galera.ChooseQuorum(members, size)
+	if name == "" {
+		return "", nil
+	}
+	n, _ := l.Plan().Node(name)
+	db := l.Admin(n)
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "SET GLOBAL wsrep_provider_options='pc.bootstrap=YES'"); err != nil {
+		return "", fmt.Errorf("cluster %s: pc.bootstrap on %s: %w", c.Name, name, err)
+	}
+	l.Logf("cluster %s: %s", c.Name, why)
+	return name, nil
+}

@@ -1,0 +1,154 @@
+package boot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// fakeLab holds every host's files in one map and records the starts
+// asked of it, each as "node options" in order.
+type fakeLab struct {
+	p      *plan.Plan
+	files  map[string]string
+	starts []string
+}
+
+type fileHost struct {
+	host.Host
+	files map[string]string
+}
+
+func (h fileHost) ReadFile(_ context.Context, path string) ([]byte, error) {
+	s, ok := h.files[path]
+	if !ok {
+		return nil, os.ErrNotExist
+	}
+	return []byte(s), nil
+}
+
+func (h fileHost) WriteFile(_ context.Context, path string, data []byte, _ os.FileMode) error {
+	h.files[path] = string(data)
+	return nil
+}
+
+func (h fileHost) RemoveAll(_ context.Context, path string) error {
+	delete(h.files, path)
+	return nil
+}
+
+// Run runs nothing: a position recovery (mariadbd --wsrep-recover) fails.
+func (h fileHost) Run(context.Context, []string, io.Reader) ([]byte, error) {
+	return nil, errors.New("no mariadbd here")
+}
+
+func (f *fakeLab) Plan() *plan.Plan                                      { return f.p }
+func (f *fakeLab) Host(string) host.Host                                 { return fileHost{files: f.files} }
+func (f *fakeLab) Alive(*plan.Node) bool                                 { return false }
+func (f *fakeLab) Admin(*plan.Node) *sql.DB                              { panic("no server here") }
+func (f *fakeLab) ArbitratorRuns(context.Context, *plan.Arbitrator) bool { return false }
+func (f *fakeLab) Logf(string, ...any)                                   {}
+func (f *fakeLab) Start(_ context.Context, nodes []*plan.Node, extra map[string][]string) error {
+	for _, n := range nodes {
+		f.starts = append(f.starts, strings.TrimSpace(n.Name+" "+strings.Join(extra[n.Name], " ")))
+	}
+	return nil
+}
+func (f *fakeLab) StartForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
+	f.starts = append(f.starts, "forming:")
+	return f.Start(ctx, nodes, extra)
+}
+
+const uuid = "6b2f6c3e-0000-11ef-8000-000000000001"
+
+// galera3 is a Galera cluster of three whose nodes saved these seqnos
+// (-2: no grastate.dat at all).
+func galera3(seqnos ...int64) *fakeLab {
+	f := &fakeLab{files: map[string]string{}, p: &plan.Plan{Lab: "b", Clusters: []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}}}}
+	for i, s := range seqnos {
+		name := "db" + string(rune('1'+i))
+		n := plan.Node{Name: name, Host: name, Cluster: "db", Kind: spec.KindGalera, DataDir: "/lab/" + name + "/data", Dir: "/lab/" + name}
+		f.p.Nodes = append(f.p.Nodes, n)
+		if s > -2 {
+			f.files[filepath.Join(n.DataDir, mariadb.Grastate)] = "# GALERA saved state\nversion: 2.1\nuuid: " + uuid + "\nseqno: " + itoa(s) + "\nsafe_to_bootstrap: 0\n"
+		}
+	}
+	return f
+}
+
+func itoa(n int64) string {
+	if n < 0 {
+		return "-" + itoa(-n)
+	}
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+func (f *fakeLab) down() []*plan.Node {
+	var out []*plan.Node
+	for i := range f.p.Nodes {
+		out = append(out, &f.p.Nodes[i])
+	}
+	return out
+}
+
+// A cluster stopped cleanly starts from its most advanced node: it is
+// marked safe to bootstrap and starts a new primary component, the others
+// then join it, taking their state from it.
+func TestStartFromTheMostAdvanced(t *testing.T) {
+	f := galera3(10, 12, 11)
+	if err := Start(context.Background(), f, f.p.Clusters[0], f.down(), ""); err != nil {
+		t.Fatal(err)
+	}
+	want := "db2 " + server.BootstrapFlag + "; db1 --wsrep-sst-donor=db2,; db3 --wsrep-sst-donor=db2,"
+	if got := strings.Join(f.starts, "; "); got != want {
+		t.Errorf("starts\n%s\nwant\n%s", got, want)
+	}
+	if g := f.files["/lab/db2/data/"+mariadb.Grastate]; !strings.Contains(g, "safe_to_bootstrap: 1") {
+		t.Errorf("db2's grastate.dat:\n%s", g)
+	}
+	if g := f.files["/lab/db1/data/"+mariadb.Grastate]; strings.Contains(g, "safe_to_bootstrap: 1") {
+		t.Errorf("db1 was marked safe to bootstrap:\n%s", g)
+	}
+}
+
+// A cluster whose most advanced node cannot be known (a crash left seqno
+// -1 and no position can be recovered here) is refused, and nothing is
+// started; the operator's --force then decides.
+func TestStartRefusesWhenUnknown(t *testing.T) {
+	f := galera3(-1, 12, 11)
+	err := Start(context.Background(), f, f.p.Clusters[0], f.down(), "")
+	if err == nil || !strings.Contains(err.Error(), "db1") || len(f.starts) != 0 {
+		t.Fatalf("err %v, starts %v", err, f.starts)
+	}
+	if err := Start(context.Background(), f, f.p.Clusters[0], f.down(), "db3"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(strings.Join(f.starts, "; "), "db3 "+server.BootstrapFlag) {
+		t.Errorf("forced: %v", f.starts)
+	}
+}
+
+// Nodes of a cluster that still runs join it from their own positions.
+func TestStartJoiners(t *testing.T) {
+	f := galera3(10, 12, 11)
+	if err := Start(context.Background(), f, f.p.Clusters[0], f.down()[:1], ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(f.starts, "; "); got != "db1" {
+		t.Errorf("starts %q", got)
+	}
+}
