@@ -12,6 +12,7 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/provision"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
@@ -88,7 +89,7 @@ func (l *Lab) Rebuild(ctx context.Context, name string) error {
 	if _, err := h.Run(ctx, []string{"mv", staged, n.DataDir}, nil); err != nil {
 		return err
 	}
-	if err := l.placeLogs(ctx, n); err != nil {
+	if err := provision.PlaceLogs(ctx, l, n); err != nil {
 		return err
 	}
 	if err := l.start(ctx, []*plan.Node{n}, nil); err != nil {

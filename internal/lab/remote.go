@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
-	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/machine"
@@ -64,48 +60,6 @@ func (l *Lab) inventoryFile() string {
 		return ""
 	}
 	return l.State.Inventory.File
-}
-
-// initRemoteDatadirs initialises each node's datadir on its own host (a
-// host's files are its own: there is nothing to copy from), or sends it
-// the prepared backup a restore starts from, and gives it its Galera
-// state and the health check's password.
-func (l *Lab) initRemoteDatadirs(ctx context.Context) error {
-	check, err := mariadb.ReadSecret(l.p.Secrets.Check)
-	if err != nil {
-		return err
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { // the application's credentials, where its client runs
-		b, err := os.ReadFile(l.p.Secrets.Client)
-		if err != nil {
-			return err
-		}
-		return l.Prov.Host(l.p.Client.Host).WriteFile(gctx, l.p.Client.DefaultsFile, b, 0o600)
-	})
-	for i := range l.p.Nodes {
-		n := &l.p.Nodes[i]
-		g.Go(func() error {
-			h := l.Prov.Host(n.Host)
-			if err := h.WriteFile(gctx, n.CheckSecret, []byte(check+"\n"), 0o600); err != nil {
-				return err
-			}
-			if err := h.RemoveAll(gctx, n.DataDir); err != nil { // a datadir half made by an interrupted try
-				return err
-			}
-			if l.fromBackup != "" {
-				if err := l.placeDatadir(gctx, n, l.fromBackup); err != nil {
-					return fmt.Errorf("%s: the backup: %w", n.Name, err)
-				}
-			} else if _, err := h.Run(gctx, mariadb.InstallArgs(n.DataDir, h.SocketUser(), true, plan.RedoLog), nil); err != nil {
-				return fmt.Errorf("%s: mariadb-install-db: %w", n.Name, err)
-			} else if err := l.placeLogs(gctx, n); err != nil {
-				return err
-			}
-			return l.seed(gctx, n)
-		})
-	}
-	return g.Wait()
 }
 
 // remoteUsage reads a remote machine's counters over its connection, in

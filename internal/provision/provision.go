@@ -1,0 +1,272 @@
+// Package provision makes a new lab's servers ready to start and to use:
+// the generated credentials, every node's datadir (one initialised and
+// copied here, each remote host's own, or a prepared backup's copy) with
+// its logs placed and its Galera state seeded, the users, and the proof
+// that the application user logs in from the client host. It sees the lab
+// through the narrow Lab it is given.
+package provision
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/galera/boot"
+	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// Lab is what provisioning needs of a lab.
+type Lab interface {
+	Plan() *plan.Plan
+	Host(name string) host.Host
+	// Admin is an admin pool to a node's server; AppDB connects to addr
+	// as the application user from the client host (both closed by the
+	// caller).
+	Admin(n *plan.Node) *sql.DB
+	AppDB(addr string) (*sql.DB, error)
+}
+
+// Secrets writes the lab's generated credentials (0600, in a 0700
+// directory) and the application's client file, which names the load
+// balancer (or the first node) as the server.
+func Secrets(p *plan.Plan) error {
+	s := p.Secrets
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return err
+	}
+	for _, f := range []string{s.App, s.Check, s.Repl} {
+		if err := os.WriteFile(f, []byte(mariadb.Password()+"\n"), 0o600); err != nil {
+			return err
+		}
+	}
+	app, _ := mariadb.ReadSecret(s.App)
+	host, port := p.Nodes[0].Address, p.Nodes[0].Port
+	if len(p.LoadBalancers) > 0 { // applications connect through the load balancer
+		host, port = p.LoadBalancers[0].Address, p.LoadBalancers[0].Port
+	}
+	text, err := mariadb.RenderClient(p.Lab, plan.AppUser, app, host, port)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(s.Client, []byte(text), 0o600)
+}
+
+// Datadirs makes every node's datadir, each with its Galera state: a copy
+// of the prepared backup fromBackup when given, else a new one. On this
+// computer one datadir is initialised (as user) and copied to every node,
+// so the nodes of a Galera cluster hold identical state, as after an SST;
+// on remote hosts each initialises its own.
+func Datadirs(ctx context.Context, l Lab, user, fromBackup string) error {
+	if l.Plan().Mode == plan.ModeSSH {
+		return remoteDatadirs(ctx, l, fromBackup)
+	}
+	p := l.Plan()
+	tmpl := fromBackup
+	if tmpl == "" {
+		tmpl = filepath.Join(p.Dir, "datadir.template")
+		if err := mariadb.InstallDB(ctx, tmpl, user, plan.RedoLog); err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmpl)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		g.Go(func() error {
+			if err := placeDatadir(gctx, l, n, tmpl); err != nil {
+				return err
+			}
+			return seed(gctx, l, n)
+		})
+	}
+	return g.Wait()
+}
+
+// placeDatadir makes n's datadir a copy of the directory src here (a
+// datadir template, a prepared backup): copied where the host's files are
+// this computer's (reflinks where the file system can, the redo log moved
+// onto its volume), sent over the connection to a remote host.
+func placeDatadir(ctx context.Context, l Lab, n *plan.Node, src string) error {
+	if l.Plan().Mode == plan.ModeSSH {
+		if err := host.SendDir(ctx, l.Host(n.Host), src, n.DataDir); err != nil {
+			return err
+		}
+		return PlaceLogs(ctx, l, n)
+	}
+	if err := os.MkdirAll(n.Dir, 0o755); err != nil { // its datadir may be on a volume elsewhere
+		return err
+	}
+	if err := mariadb.CopyDatadir(ctx, src, n.DataDir); err != nil {
+		return err
+	}
+	return PlaceLogs(ctx, l, n)
+}
+
+// PlaceLogs gives a node's new datadir what goes elsewhere: here its redo
+// log moved onto its volume and the directories of its binary logs and
+// temporary files made; on a remote host, which has no volumes (the
+// datadir holds its logs), its tmpdir (a lab made before nodes had their
+// own has none).
+func PlaceLogs(ctx context.Context, l Lab, n *plan.Node) error {
+	if l.Plan().Mode != plan.ModeSSH {
+		return mariadb.PlaceLogs(ctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir)
+	}
+	if n.TmpDir == "" {
+		return nil
+	}
+	_, err := l.Host(n.Host).Run(ctx, []string{"mkdir", "-p", n.TmpDir}, nil)
+	return err
+}
+
+// BootstrapLoners: the node of a one-node Galera cluster has no peer to
+// re-form a seeded view with, so it bootstraps (its server options).
+func BootstrapLoners(p *plan.Plan) map[string][]string {
+	extra := map[string][]string{}
+	for _, c := range p.Clusters {
+		if c.Kind == spec.KindGalera && len(c.Nodes) == 1 {
+			extra[c.Nodes[0]] = []string{server.BootstrapFlag}
+		}
+	}
+	return extra
+}
+
+// seed gives a Galera node the cluster's state and its last primary view.
+func seed(ctx context.Context, l Lab, n *plan.Node) error {
+	p := l.Plan()
+	if n.Kind != spec.KindGalera {
+		return nil
+	}
+	var members []string
+	for _, c := range p.Clusters {
+		if c.Name != n.Cluster {
+			continue
+		}
+		for _, m := range c.Nodes {
+			mn, _ := p.Node(m)
+			members = append(members, mn.UUID)
+		}
+		return boot.Seed(ctx, l.Host(n.Host), n, c.StateUUID, 0, members)
+	}
+	return fmt.Errorf("%s: cluster %s not in plan", n.Name, n.Cluster)
+}
+
+// Users are made once per Galera cluster on its first node (Galera
+// replicates it to the others); every other server gets its own, kept out
+// of its binary log (replication then starts from identical, empty GTID
+// positions).
+func Users(ctx context.Context, l Lab) error {
+	p := l.Plan()
+	s := p.Secrets
+	var u mariadb.Users
+	var err error
+	u.App, u.Check, u.Repl = plan.AppUser, plan.CheckUser, plan.ReplUser
+	if u.AppPassword, err = mariadb.ReadSecret(s.App); err != nil {
+		return err
+	}
+	if u.CheckPassword, err = mariadb.ReadSecret(s.Check); err != nil {
+		return err
+	}
+	if u.ReplPassword, err = mariadb.ReadSecret(s.Repl); err != nil {
+		return err
+	}
+	for _, c := range p.Clusters {
+		names, local := c.Nodes, true
+		if c.Kind == spec.KindGalera {
+			names, local = names[:1], false
+		}
+		for _, name := range names {
+			n, _ := p.Node(name)
+			db := l.Admin(n)
+			err := mariadb.CreateUsers(ctx, db, u, local)
+			db.Close()
+			if err != nil {
+				return fmt.Errorf("%s: create users: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckAppLogins proves every node accepts the application user over TCP
+// from the client host: "up" means an application can connect.
+func CheckAppLogins(ctx context.Context, l Lab) error {
+	p := l.Plan()
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		g.Go(func() error {
+			db, err := l.AppDB(fmt.Sprintf("%s:%d", n.Address, n.Port))
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				qctx, cancel := context.WithTimeout(gctx, 2*time.Second)
+				err = db.PingContext(qctx)
+				cancel()
+				if err == nil || time.Now().After(deadline) || gctx.Err() != nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: the application user cannot connect from %s: %w", n.Name, p.Client.Host, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// remoteDatadirs initialises each node's datadir on its own host (a
+// host's files are its own: there is nothing to copy from), or sends it
+// the prepared backup a restore starts from, and gives it its Galera
+// state and the health check's password.
+func remoteDatadirs(ctx context.Context, l Lab, fromBackup string) error {
+	p := l.Plan()
+	check, err := mariadb.ReadSecret(p.Secrets.Check)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { // the application's credentials, where its client runs
+		b, err := os.ReadFile(p.Secrets.Client)
+		if err != nil {
+			return err
+		}
+		return l.Host(p.Client.Host).WriteFile(gctx, p.Client.DefaultsFile, b, 0o600)
+	})
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		g.Go(func() error {
+			h := l.Host(n.Host)
+			if err := h.WriteFile(gctx, n.CheckSecret, []byte(check+"\n"), 0o600); err != nil {
+				return err
+			}
+			if err := h.RemoveAll(gctx, n.DataDir); err != nil { // a datadir half made by an interrupted try
+				return err
+			}
+			if fromBackup != "" {
+				if err := placeDatadir(gctx, l, n, fromBackup); err != nil {
+					return fmt.Errorf("%s: the backup: %w", n.Name, err)
+				}
+			} else if _, err := h.Run(gctx, mariadb.InstallArgs(n.DataDir, h.SocketUser(), true, plan.RedoLog), nil); err != nil {
+				return fmt.Errorf("%s: mariadb-install-db: %w", n.Name, err)
+			} else if err := PlaceLogs(gctx, l, n); err != nil {
+				return err
+			}
+			return seed(gctx, l, n)
+		})
+	}
+	return g.Wait()
+}
