@@ -1,0 +1,51 @@
+package status
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/lb"
+	"github.com/hadrill/hadrill/internal/netem"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
+)
+
+// A lab with something to say on every line: a drained node, a stopped
+// one with its reason, a fenced one, a moved clock, a disk fault, faults
+// since the last heal, disks down, a machine, a replica with its lag, a
+// semi-sync primary, a load balancer pair and a WAN link.
+func TestText(t *testing.T) {
+	local := time.Local
+	time.Local = time.UTC
+	t.Cleanup(func() { time.Local = local })
+	at := time.Date(2026, 11, 26, 9, 30, 0, 0, time.UTC)
+	lag, no, yes := 0.25, false, true
+	st := Status{Name: "demo", Status: "running", Mode: plan.ModeNetns, Network: "198.18.7.0/24",
+		Nodes: []NodeInfo{
+			{Name: "db1", Cluster: "db", Role: plan.RolePrimary, Region: "east", Address: "198.18.7.11", Port: 3306, State: "running", Pid: 101, Profile: "durable",
+				Detail: replication.Detail{SemiSync: &replication.SemiSyncInfo{Enabled: true, Status: "ON", Clients: 1, AckedTx: 900, AsyncTx: 2}}},
+			{Name: "db2", Cluster: "db", Role: plan.RoleReplica, Region: "east", Address: "198.18.7.12", Port: 3306, State: "running", Pid: 102, Profile: "durable", Drained: true,
+				Clock: "+1m0s", DiskFaults: map[string]string{"data": "eio fsync", "logs": "full"},
+				Detail: replication.Detail{Replication: []replication.ReplicaInfo{{Source: "db1", IO: "Yes", SQL: "Yes", LagSeconds: &lag, GTIDSlavePos: "1-101-900", SemiSync: true}}}},
+			{Name: "db3", Cluster: "db", Role: plan.RoleFenced, Region: "west", Address: "198.18.7.13", Port: 3306, State: "down", Profile: "durable", DisksDown: true,
+				Fenced: "held 1-101-901, which no replica received", Stopped: "InnoDB: fdatasync() returned 5 (EIO)"},
+		},
+		LoadBalancers: []LBInfo{{Name: "lb", Cluster: "db", Mode: "single-writer", Address: "198.18.7.100", Port: 3306, State: "running",
+			Backends: []lb.ServerState{{Proxy: "writes", Name: "db1", Status: "UP", Serving: true}, {Proxy: "writes", Name: "db2", Status: "MAINT"}},
+			Instances: []lb.Instance{{Host: "lb1", Address: "198.18.7.101", Haproxy: true, Keepalived: &yes, Holder: true}, {Host: "lb2", Address: "198.18.7.102", Keepalived: &no}}}},
+		Arbitrators: []ArbitratorInfo{{Name: "dbarb", Cluster: "db", Region: "west", Address: "198.18.7.20", State: "running", Pid: 120}},
+		Client:      ClientInfo{Name: "client", Address: "198.18.7.201"},
+		Faults:      []fault.Record{{At: at, Fault: fault.Partition, Targets: []string{"db3"}, From: []string{"db1", "db2"}}, {At: at.Add(time.Minute), Fault: fault.Clock, Targets: []string{"db2"}, Value: "+1m0s"}},
+		Disks:       &DisksInfo{State: "not serving", Problem: "the disk daemon is not running", Fix: "hadrill start --all --name demo"},
+		Hosts: []HostInfo{{Name: "db1", FaultDomain: "db1", MemoryBytes: 512 << 20, Machine: &plan.Machine{Name: "small", CPUs: 1, MemoryBytes: 2 << 30}},
+			{Name: "db2", FaultDomain: "db2", MemoryBytes: 400 << 20, OOMKills: 1}},
+		Links: []LinkInfo{{Name: "east-west", RTTMs: 80, JitterMs: 5, LossPercent: 1, BandwidthBps: 10_000_000, Emulator: "running",
+			Measured: &netem.Measured{Link: "east-west", At: at, P50Ms: 80.4, P99Ms: 91, Samples: 20, OK: true, Usable: true}}},
+	}
+	var b bytes.Buffer
+	Text(&b, st)
+	golden.Check(t, "status.txt", b.Bytes())
+}
