@@ -127,8 +127,9 @@ func PlaceLogs(ctx context.Context, l Lab, n *plan.Node) error {
 	return err
 }
 
-// BootstrapLoners: the node of a one-node Galera cluster has no peer to
-// re-form a seeded view with, so it bootstraps (its server options).
+// BootstrapLoners are the server options of the node of each one-node
+// Galera cluster: it has no peer to
+// re-form a seeded view with, so it bootstraps.
 func BootstrapLoners(p *plan.Plan) map[string][]string {
 	extra := map[string][]string{}
 	for _, c := range p.Clusters {
