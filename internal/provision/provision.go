@@ -128,8 +128,8 @@ func PlaceLogs(ctx context.Context, l Lab, n *plan.Node) error {
 }
 
 // BootstrapLoners are the server options of the node of each one-node
-// Galera cluster: it has no peer to
-// re-form a seeded view with, so it bootstraps.
+// Galera cluster: it has no peer to re-form a seeded view with, so it
+// bootstraps.
 func BootstrapLoners(p *plan.Plan) map[string][]string {
 	extra := map[string][]string{}
 	for _, c := range p.Clusters {
