@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -15,4 +17,19 @@ func Daemon(p *plan.Plan, n *plan.Node, exe string) host.Daemon {
 		"--drain-file", n.DrainFile, "--pid-file", n.PidFile, "--server-marker", n.Server.Marker}
 	d := n.Agent
 	return host.Daemon{Name: n.Name + " agent", Argv: argv, Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
+}
+
+// Drain takes a node out of load balancing (drain) or back in: while its
+// drain file exists on its host, its agent answers 503.
+func Drain(ctx context.Context, h host.Host, n *plan.Node, drain bool) error {
+	if drain {
+		return h.WriteFile(ctx, n.DrainFile, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+	}
+	return h.RemoveAll(ctx, n.DrainFile)
+}
+
+// Drained reports whether a node is drained.
+func Drained(ctx context.Context, h host.Host, n *plan.Node) bool {
+	_, err := h.ReadFile(ctx, n.DrainFile)
+	return err == nil
 }

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/agent"
-	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/galera/boot"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/keeper"
@@ -19,12 +18,9 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-// Bounds: a load balancer routes once its checks saw rise × inter (0.4 s)
-// of healthy agents; garbd is counted once the group took it in.
-const (
-	routeDeadline  = 30 * time.Second
-	arbitratorJoin = 30 * time.Second
-)
+// routeDeadline bounds how long a load balancer may take to route: it
+// does once its checks saw rise × inter (0.4 s) of healthy agents.
+const routeDeadline = 30 * time.Second
 
 // ensureDaemons starts what is not running: each cluster's arbitrator,
 // every node's health agent, every load balancer, the lab's keeper and
@@ -33,7 +29,7 @@ const (
 // idempotent. Every daemon is a supervise.Daemon whose directories the plan
 // resolved; a new one gets a Daemon function in its own package and a line here.
 func (l *Lab) ensureDaemons(ctx context.Context) error {
-	if err := l.startArbitrators(ctx); err != nil {
+	if err := boot.StartArbitrators(ctx, bootLab{l}); err != nil {
 		return err
 	}
 	for i := range l.p.Nodes {
@@ -67,48 +63,6 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 // pair).
 func (l *Lab) Balancer(b *plan.LB) lb.Balancer {
 	return lb.Balancer{LB: b, Plan: l.p, Hosts: l.Prov.Host}
-}
-
-// garbd is a cluster's arbitrator on its host.
-func garbd(a *plan.Arbitrator) host.Daemon {
-	return host.Daemon{Name: a.Name + " garbd", Argv: a.Argv, Dir: a.Garbd.Dir, LogFile: a.Garbd.LogFile,
-		PidFile: a.Garbd.PidFile, Marker: a.Garbd.Marker}
-}
-
-// garbdPid is the arbitrator's pid while it runs, else 0.
-func (l *Lab) garbdPid(ctx context.Context, a *plan.Arbitrator) int {
-	p, _ := l.Prov.Host(a.Name).Process(ctx, garbd(a))
-	return p.Pid
-}
-
-// startArbitrators starts each cluster's garbd that is not running, once
-// the cluster has a running node, and waits until the cluster counts it.
-func (l *Lab) startArbitrators(ctx context.Context) error {
-	for i := range l.p.Clusters {
-		c := &l.p.Clusters[i]
-		a := c.Arbitrator
-		if a == nil || l.garbdPid(ctx, a) != 0 || len(l.running(c.Name)) == 0 {
-			continue
-		}
-		n := l.running(c.Name)[0]
-		err := host.EnsureReady(ctx, l.Prov.Host(a.Name), garbd(a), arbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
-			db := l.Admin(n)
-			defer db.Close()
-			st, err := mariadb.Status(ctx, db, "wsrep_cluster_size")
-			if err != nil {
-				return err
-			}
-			if size, _ := strconv.Atoi(st["wsrep_cluster_size"]); size != c.Members() {
-				return fmt.Errorf("cluster %s has %d members, want %d with arbitrator %s (see %s)", c.Name, size, c.Members(), a.Name, a.LogFile)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		l.logf("arbitrator %s joined cluster %s", a.Name, c.Name)
-	}
-	return nil
 }
 
 // waitRouting waits until the load balancer sends an application login to
@@ -153,7 +107,7 @@ func (l *Lab) stopDaemons() error {
 	errs = append(errs, keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop(), monitor.Stop(ctx, l.p, l.Prov.Host))
 	for _, c := range l.p.Clusters {
 		if c.Arbitrator != nil {
-			errs = append(errs, l.Prov.Host(c.Arbitrator.Name).Kill(ctx, garbd(c.Arbitrator)))
+			errs = append(errs, l.Prov.Host(c.Arbitrator.Name).Kill(ctx, boot.Garbd(c.Arbitrator)))
 		}
 	}
 	return errors.Join(errs...)
@@ -166,14 +120,7 @@ func (l *Lab) Drain(ctx context.Context, names []string, drain bool) error {
 		return err
 	}
 	for _, n := range l.Nodes(names) {
-		var err error
-		h := l.Prov.Host(n.Host)
-		if drain {
-			err = h.WriteFile(ctx, n.DrainFile, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
-		} else {
-			err = h.RemoveAll(ctx, n.DrainFile)
-		}
-		if err != nil {
+		if err := agent.Drain(ctx, l.Prov.Host(n.Host), n, drain); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}
@@ -210,8 +157,7 @@ func (l *Lab) warnNoWriter(ctx context.Context, drained []string) {
 
 // Drained reports whether a node is drained.
 func (l *Lab) Drained(ctx context.Context, n *plan.Node) bool {
-	_, err := l.Prov.Host(n.Host).ReadFile(ctx, n.DrainFile)
-	return err == nil
+	return agent.Drained(ctx, l.Prov.Host(n.Host), n)
 }
 
 // LB resolves a load balancer by name (plan.LBAlias: the lab's first).

@@ -9,6 +9,7 @@ import (
 	"github.com/hadrill/hadrill/internal/agent"
 	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/galera/boot"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -117,7 +118,7 @@ func (l *Lab) killHost(ctx context.Context, name string) error {
 	}
 	for _, c := range l.p.Clusters {
 		if a := c.Arbitrator; a != nil && a.Name == name {
-			errs = append(errs, l.Prov.Host(a.Name).Kill(ctx, garbd(a)))
+			errs = append(errs, l.Prov.Host(a.Name).Kill(ctx, boot.Garbd(a)))
 		}
 	}
 	return errors.Join(errs...)

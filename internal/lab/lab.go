@@ -18,17 +18,15 @@ import (
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/host"
-	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/infra/usage"
 	"github.com/hadrill/hadrill/internal/netem"
-	"github.com/hadrill/hadrill/internal/netns"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider"
 	"github.com/hadrill/hadrill/internal/provider/local"
 	"github.com/hadrill/hadrill/internal/provider/ssh"
 	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/server"
-	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 )
 
@@ -44,7 +42,7 @@ type Lab struct {
 	Facts plan.Facts
 
 	hosts      hosts
-	servers    servers
+	servers    server.OnHosts
 	wan        *netem.Emulator
 	fromBackup string // up: seed datadirs from this prepared backup
 }
@@ -62,7 +60,7 @@ func newLab(home string, st *state.Lab, log io.Writer) *Lab {
 	}
 	l := &Lab{home: home, State: st, p: st.Plan, Prov: prov, Log: log, Facts: f}
 	l.hosts = hosts{l.Prov}
-	l.servers = servers{l.Prov}
+	l.servers = server.OnHosts{Hosts: l.Prov.Host}
 	l.wan = netem.New(l.p, l.hosts, exe(), log)
 	return l
 }
@@ -112,51 +110,9 @@ func (h hosts) Dial(ctx context.Context, host, network, addr string) (net.Conn, 
 // Host is one of the lab's hosts.
 func (h hosts) Host(name string) host.Host { return h.prov.Host(name) }
 
-// HostUsage reads a host's CPU, memory and memory-limit kill counters
-// (its cgroups) and each NIC's bytes (the other end of its link, in the
-// lab's namespace: what that end receives, the host sent).
+// HostUsage reads what a host uses (see usage.Of).
 func (l *Lab) HostUsage(host string) (machine.Usage, bool) {
-	if l.p.Mode == plan.ModeSSH {
-		return l.remoteUsage(host)
-	}
-	u, ok := machine.Read(l.p, host)
-	if n, isNode := l.p.Node(host); isNode {
-		for _, io := range disk.Read(l.p, n) {
-			c := volumeClass(n, io.Volume)
-			u.Disks = append(u.Disks, machine.DiskIO{Name: io.Name, Volume: io.Volume, IOPSCap: c.IOPS, BpsCap: c.ThroughputBytes(),
-				ClassLatencyMs: float64(c.LatencyDuration().Microseconds()) / 1000,
-				Ops:            io.Reads + io.Writes + io.Flushes, Bytes: io.ReadBytes + io.WriteBytes, TicksMs: io.TicksMs, BusyMs: io.BusyMs})
-		}
-		if len(u.Disks) > 0 && u.At.IsZero() {
-			u.At, ok = time.Now(), true
-		}
-	}
-	h, known := l.p.Host(host)
-	if !known || len(h.NICs) == 0 || l.p.Netns == "" {
-		return u, ok
-	}
-	counters, err := netns.Counters(l.p.Netns)
-	if err != nil {
-		return u, ok
-	}
-	if u.At.IsZero() {
-		u.At = time.Now()
-	}
-	for _, c := range h.NICs {
-		if b, found := counters[c.Veth]; found {
-			u.NICs = append(u.NICs, machine.NICBytes{Name: c.Name, Network: c.Network, RateBps: c.RateBps, Tx: b.Rx, Rx: b.Tx})
-		}
-	}
-	return u, ok || len(u.NICs) > 0
-}
-
-func volumeClass(n *plan.Node, role string) spec.DiskClass {
-	for _, v := range n.Volumes {
-		if v.Name == role {
-			return v.Class
-		}
-	}
-	return spec.DiskClass{}
+	return usage.Of(l.p, host, l.Prov.Host(host))
 }
 
 // Servers is the lab's database servers as the rooms see them.
@@ -174,31 +130,6 @@ type Servers interface {
 	Signal(n *plan.Node, sig syscall.Signal) error
 	Host(name string) host.Host
 }
-
-// servers is the lab's database servers as the rooms see them, each
-// through its host: an admin pool, its process, whether one runs, its pid,
-// a clean stop, the host itself (where a node's tools run).
-type servers struct{ prov provider.Provider }
-
-func (s servers) Admin(n *plan.Node) *sql.DB { return server.Admin(n, s.prov.Host(n.Host)) }
-func (s servers) Process(n *plan.Node) (host.Process, error) {
-	return server.Process(context.Background(), s.prov.Host(n.Host), n)
-}
-func (s servers) Alive(n *plan.Node) bool { return s.Pid(n) != 0 }
-func (s servers) Pid(n *plan.Node) int {
-	p, _ := s.Process(n)
-	return p.Pid
-}
-func (s servers) Stop(n *plan.Node) error {
-	return server.Stop(context.Background(), s.prov.Host(n.Host), n, server.StopGrace)
-}
-func (s servers) Kill(n *plan.Node) error {
-	return s.prov.Host(n.Host).Kill(context.Background(), server.Daemon(n))
-}
-func (s servers) Signal(n *plan.Node, sig syscall.Signal) error {
-	return s.prov.Host(n.Host).Signal(context.Background(), server.Daemon(n), sig)
-}
-func (s servers) Host(name string) host.Host { return s.prov.Host(name) }
 
 // Open loads an existing lab.
 func Open(home, name string, log io.Writer) (*Lab, error) {

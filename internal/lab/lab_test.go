@@ -15,6 +15,8 @@ import (
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 )
 
@@ -63,6 +65,13 @@ func (h fakeHost) Kill(_ context.Context, d host.Daemon) error {
 	delete(h.f.running, d.Name)
 	return nil
 }
+func (h fakeHost) Stop(_ context.Context, d host.Daemon, _ time.Duration) error {
+	h.f.record(h.name + ": stop " + d.Name)
+	h.f.mu.Lock()
+	defer h.f.mu.Unlock()
+	delete(h.f.running, d.Name)
+	return nil
+}
 func (h fakeHost) Process(_ context.Context, d host.Daemon) (host.Process, error) {
 	h.f.mu.Lock()
 	defer h.f.mu.Unlock()
@@ -82,7 +91,7 @@ func fakeLab(t *testing.T, p *plan.Plan, running ...string) (*Lab, *fakeProvider
 	home := t.TempDir()
 	p.Dir, p.FaultLog = home+"/labs/"+p.Lab, home+"/faults.jsonl"
 	l := &Lab{home: home, p: p, State: &state.Lab{Plan: p, Status: state.Running, Created: time.Now().Add(-time.Hour)}, Prov: prov, Log: io.Discard}
-	l.hosts, l.servers = hosts{prov}, servers{prov}
+	l.hosts, l.servers = hosts{prov}, server.OnHosts{Hosts: prov.Host}
 	l.wan = netem.New(p, l.hosts, "/bin/hadrill", io.Discard)
 	return l, prov
 }
@@ -142,6 +151,45 @@ func TestCrashRefusesTheClient(t *testing.T) {
 	l, prov := fakeLab(t, crashPlan())
 	err := l.Inject(context.Background(), chaos.Crash{"client"})
 	if err == nil || !strings.Contains(err.Error(), `"client" is not a host that can crash`) || len(prov.did) != 0 {
+		t.Errorf("err %v, did %v", err, prov.did)
+	}
+}
+
+// galeraPlan: a Galera cluster of three, each node on its host.
+func galeraPlan() *plan.Plan {
+	p := &plan.Plan{Lab: "gl", Mode: plan.ModeNetns, Clusters: []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}}}
+	for _, n := range []string{"db1", "db2", "db3"} {
+		p.Hosts = append(p.Hosts, plan.Host{Name: n})
+		p.Nodes = append(p.Nodes, plan.Node{Name: n, Host: n, Cluster: "db", Kind: spec.KindGalera})
+	}
+	return p
+}
+
+// Stopping nodes stops their servers cleanly and records what still runs;
+// stopping the last one records the lab stopped.
+func TestStop(t *testing.T) {
+	l, prov := fakeLab(t, galeraPlan(), "db1 mariadbd", "db2 mariadbd", "db3 mariadbd")
+	if err := l.Stop(context.Background(), []string{"db2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(prov.did, "; "); got != "db2: stop db2 mariadbd" || l.State.Status != state.Running {
+		t.Errorf("did %s, state %s", got, l.State.Status)
+	}
+	if err := l.Stop(context.Background(), []string{"db9"}); err == nil || !strings.Contains(err.Error(), "db9") {
+		t.Errorf("an unknown node: %v", err)
+	}
+	if err := l.Stop(context.Background(), []string{"db1", "db3"}); err != nil || l.State.Status != state.Stopped {
+		t.Errorf("every node stopped: %v, state %s", err, l.State.Status)
+	}
+}
+
+// A Galera node never bootstraps a second cluster by itself: starting one
+// node of a cluster with no running member is refused (start --all starts
+// the cluster from its most advanced node), and nothing is started.
+func TestStartRefusesALoneGaleraNode(t *testing.T) {
+	l, prov := fakeLab(t, galeraPlan())
+	err := l.Start(context.Background(), []string{"db2"})
+	if err == nil || !strings.Contains(err.Error(), "no other node of cluster db is running") || !strings.Contains(err.Error(), "start --all") || len(prov.did) != 0 {
 		t.Errorf("err %v, did %v", err, prov.did)
 	}
 }

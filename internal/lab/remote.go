@@ -9,7 +9,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
-	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/preflight"
@@ -60,27 +59,4 @@ func (l *Lab) inventoryFile() string {
 		return ""
 	}
 	return l.State.Inventory.File
-}
-
-// remoteUsage reads a remote machine's counters over its connection, in
-// one round trip: the whole machine's CPU time and memory in use, its
-// NIC's bytes (machine.ParseRemote). False: the host did not answer
-// within a second.
-func (l *Lab) remoteUsage(name string) (machine.Usage, bool) {
-	h, ok := l.p.Host(name)
-	if !ok {
-		return machine.Usage{}, false
-	}
-	argv := []string{"sh", "-c", machine.RemoteScript, "sh"}
-	for _, c := range h.NICs {
-		argv = append(argv, c.Name)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	out, err := l.Prov.Host(name).Run(ctx, argv, nil)
-	if err != nil {
-		return machine.Usage{}, false
-	}
-	u, err := machine.ParseRemote(string(out), h.NICs, time.Now())
-	return u, err == nil
 }

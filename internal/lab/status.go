@@ -8,8 +8,10 @@ import (
 	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/galera/boot"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/infra/usage"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
@@ -33,7 +35,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	s := status.Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir, Inventory: l.inventoryFile(),
 		Nodes: make([]status.NodeInfo, len(p.Nodes)), LoadBalancers: []status.LBInfo{},
 		Client: status.ClientInfo{Name: p.Client.Host, Netns: p.Client.Netns, Address: p.Client.Address, DefaultsFile: p.Client.DefaultsFile}}
-	before := l.usage()
+	before := usage.All(l.p, l.Prov.Host)
 	lost := l.disksLost()
 	if p.Disks != nil {
 		s.Disks = &status.DisksInfo{State: "serving"}
@@ -108,7 +110,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	s.Links = l.linkInfo()
 	for _, c := range p.Clusters {
 		if a := c.Arbitrator; a != nil {
-			ai := status.ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down", Pid: l.garbdPid(ctx, a)}
+			ai := status.ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down", Pid: boot.ArbitratorPid(ctx, bootLab{l}, a)}
 			if ai.Pid != 0 {
 				ai.State = "running"
 				if supervise.Paused(ai.Pid) {
@@ -121,33 +123,6 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	s.Hosts = l.hostInfo(before, window)
 	s.Faults = fault.SinceHeal(l.Faults(time.Time{}, time.Now().Add(time.Hour)))
 	return s
-}
-
-// usage reads the counters of every host that has them: its cgroups here
-// (a host with a machine), or a remote machine's own (every host at once,
-// a round trip each).
-func (l *Lab) usage() map[string]machine.Usage {
-	out := map[string]machine.Usage{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, h := range l.p.Hosts {
-		wg.Go(func() {
-			var u machine.Usage
-			var ok bool
-			if l.p.Mode == plan.ModeSSH {
-				u, ok = l.remoteUsage(h.Name)
-			} else {
-				u, ok = machine.Read(l.p, h.Name)
-			}
-			if ok {
-				mu.Lock()
-				out[h.Name] = u
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return out
 }
 
 // hostInfo reads each measured host again, at least window after before
@@ -168,7 +143,7 @@ func (l *Lab) hostInfo(before map[string]machine.Usage, window time.Duration) []
 	}
 	var out []status.HostInfo
 	measured := disk.Last(p)
-	after := l.usage()
+	after := usage.All(l.p, l.Prov.Host)
 	for _, h := range p.Hosts {
 		a, ok := before[h.Name]
 		b, ok2 := after[h.Name]

@@ -100,7 +100,7 @@ func placeDatadir(ctx context.Context, l Lab, n *plan.Node, src string) error {
 		if err := host.SendDir(ctx, l.Host(n.Host), src, n.DataDir); err != nil {
 			return err
 		}
-		return PlaceLogs(ctx, l, n)
+		return PlaceLogs(ctx, l.Plan(), l.Host(n.Host), n)
 	}
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil { // its datadir may be on a volume elsewhere
 		return err
@@ -108,7 +108,7 @@ func placeDatadir(ctx context.Context, l Lab, n *plan.Node, src string) error {
 	if err := mariadb.CopyDatadir(ctx, src, n.DataDir); err != nil {
 		return err
 	}
-	return PlaceLogs(ctx, l, n)
+	return PlaceLogs(ctx, l.Plan(), l.Host(n.Host), n)
 }
 
 // PlaceLogs gives a node's new datadir what goes elsewhere: here its redo
@@ -116,14 +116,14 @@ func placeDatadir(ctx context.Context, l Lab, n *plan.Node, src string) error {
 // temporary files made; on a remote host, which has no volumes (the
 // datadir holds its logs), its tmpdir (a lab made before nodes had their
 // own has none).
-func PlaceLogs(ctx context.Context, l Lab, n *plan.Node) error {
-	if l.Plan().Mode != plan.ModeSSH {
+func PlaceLogs(ctx context.Context, p *plan.Plan, h host.Host, n *plan.Node) error {
+	if p.Mode != plan.ModeSSH {
 		return mariadb.PlaceLogs(ctx, n.DataDir, n.RedoDir, n.BinlogDir, n.TmpDir)
 	}
 	if n.TmpDir == "" {
 		return nil
 	}
-	_, err := l.Host(n.Host).Run(ctx, []string{"mkdir", "-p", n.TmpDir}, nil)
+	_, err := h.Run(ctx, []string{"mkdir", "-p", n.TmpDir}, nil)
 	return err
 }
 
@@ -263,7 +263,7 @@ func remoteDatadirs(ctx context.Context, l Lab, fromBackup string) error {
 				}
 			} else if _, err := h.Run(gctx, mariadb.InstallArgs(n.DataDir, h.SocketUser(), true, plan.RedoLog), nil); err != nil {
 				return fmt.Errorf("%s: mariadb-install-db: %w", n.Name, err)
-			} else if err := PlaceLogs(gctx, l, n); err != nil {
+			} else if err := PlaceLogs(gctx, p, h, n); err != nil {
 				return err
 			}
 			return seed(gctx, l, n)

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -337,3 +338,29 @@ func Reachable(ctx context.Context, ns, addr string, timeout time.Duration) bool
 	c.Close()
 	return true
 }
+
+// OnHosts is a lab's database servers, each through its host: an admin
+// pool, its process, whether one runs, its pid, a clean stop, a kill, a
+// signal, the host itself (where a node's tools run). It is the view of
+// the servers the rooms are given (replication, backup, faults).
+type OnHosts struct{ Hosts func(name string) host.Host }
+
+func (s OnHosts) Admin(n *plan.Node) *sql.DB { return Admin(n, s.Hosts(n.Host)) }
+func (s OnHosts) Process(n *plan.Node) (host.Process, error) {
+	return Process(context.Background(), s.Hosts(n.Host), n)
+}
+func (s OnHosts) Alive(n *plan.Node) bool { return s.Pid(n) != 0 }
+func (s OnHosts) Pid(n *plan.Node) int {
+	p, _ := s.Process(n)
+	return p.Pid
+}
+func (s OnHosts) Stop(n *plan.Node) error {
+	return Stop(context.Background(), s.Hosts(n.Host), n, StopGrace)
+}
+func (s OnHosts) Kill(n *plan.Node) error {
+	return s.Hosts(n.Host).Kill(context.Background(), Daemon(n))
+}
+func (s OnHosts) Signal(n *plan.Node, sig syscall.Signal) error {
+	return s.Hosts(n.Host).Signal(context.Background(), Daemon(n), sig)
+}
+func (s OnHosts) Host(name string) host.Host { return s.Hosts(name) }

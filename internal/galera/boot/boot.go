@@ -20,6 +20,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera"
+	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
@@ -34,8 +35,6 @@ type Lab interface {
 	// Admin is an admin connection pool to a node's server (closed by the
 	// caller).
 	Admin(n *plan.Node) *sql.DB
-	// ArbitratorRuns says whether a cluster's garbd runs.
-	ArbitratorRuns(ctx context.Context, a *plan.Arbitrator) bool
 	// Start starts servers and returns once all serve (extra: more
 	// options per node); StartForming starts the members of a cluster
 	// that form it together.
@@ -276,7 +275,7 @@ func RestoreQuorum(ctx context.Context, l Lab, c plan.Cluster) (string, error) {
 		return "", nil
 	}
 	size := len(alive)
-	if a := c.Arbitrator; a != nil && l.ArbitratorRuns(ctx, a) {
+	if a := c.Arbitrator; a != nil && ArbitratorPid(ctx, l, a) != 0 {
 		size++
 	}
 	name, why := galera.ChooseQuorum(members, size)
@@ -291,4 +290,47 @@ func RestoreQuorum(ctx context.Context, l Lab, c plan.Cluster) (string, error) {
 	}
 	l.Logf("cluster %s: %s", c.Name, why)
 	return name, nil
+}
+
+// Resync makes a Galera node join by a full state transfer, as a node
+// whose data was lost does: stopped cleanly, its Galera state removed
+// (grastate.dat, gvwstate.dat: its position unknown), then started without
+// a position, so it takes a full copy (SST) from a donor the cluster
+// picks while the others go on. It returns once the node is Synced.
+func Resync(ctx context.Context, l Lab, name string) error {
+	p := l.Plan()
+	if err := p.CheckNodes([]string{name}); err != nil {
+		return err
+	}
+	n, _ := p.Node(name)
+	c, _ := p.Cluster(n.Cluster)
+	if c.Kind != spec.KindGalera {
+		return hderr.User("NODE: %s is a %s node; a full state transfer is a Galera node's (rebuild makes a replica a fresh copy)", name, c.Kind)
+	}
+	if !slices.ContainsFunc(runningOf(l, n.Cluster), func(o *plan.Node) bool { return o != n }) {
+		return hderr.User("NODE: no other node of cluster %s runs: there is no donor for %s", c.Name, name)
+	}
+	h := l.Host(n.Host)
+	if err := server.Stop(ctx, h, n, server.StopGrace); err != nil {
+		return err
+	}
+	for _, f := range []string{mariadb.Grastate, mariadb.Gvwstate} {
+		if err := h.RemoveAll(ctx, filepath.Join(n.DataDir, f)); err != nil {
+			return err
+		}
+	}
+	l.Logf("%s: stopped, its Galera state removed: it joins by a full state transfer", name)
+	return l.Start(ctx, []*plan.Node{n}, nil)
+}
+
+// runningOf lists the running nodes of a cluster.
+func runningOf(l Lab, cluster string) []*plan.Node {
+	p := l.Plan()
+	var out []*plan.Node
+	for i := range p.Nodes {
+		if n := &p.Nodes[i]; n.Cluster == cluster && l.Alive(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

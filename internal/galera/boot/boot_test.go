@@ -53,12 +53,11 @@ func (h fileHost) Run(context.Context, []string, io.Reader) ([]byte, error) {
 	return nil, errors.New("no mariadbd here")
 }
 
-func (f *fakeLab) Plan() *plan.Plan                                      { return f.p }
-func (f *fakeLab) Host(string) host.Host                                 { return fileHost{files: f.files} }
-func (f *fakeLab) Alive(*plan.Node) bool                                 { return false }
-func (f *fakeLab) Admin(*plan.Node) *sql.DB                              { panic("no server here") }
-func (f *fakeLab) ArbitratorRuns(context.Context, *plan.Arbitrator) bool { return false }
-func (f *fakeLab) Logf(string, ...any)                                   {}
+func (f *fakeLab) Plan() *plan.Plan         { return f.p }
+func (f *fakeLab) Host(string) host.Host    { return fileHost{files: f.files} }
+func (f *fakeLab) Alive(*plan.Node) bool    { return false }
+func (f *fakeLab) Admin(*plan.Node) *sql.DB { panic("no server here") }
+func (f *fakeLab) Logf(string, ...any)      {}
 func (f *fakeLab) Start(_ context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	for _, n := range nodes {
 		f.starts = append(f.starts, strings.TrimSpace(n.Name+" "+strings.Join(extra[n.Name], " ")))
