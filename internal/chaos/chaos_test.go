@@ -15,6 +15,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/host/hosttest"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
@@ -31,26 +32,7 @@ type fakeLab struct {
 	links   *links
 	did     []string
 	failKil error
-	files   map[string]string // what was written on the hosts (path → text)
-}
-
-// fileHost is a host whose files are a map; nothing else of it is used.
-type fileHost struct {
-	host.Host
-	files map[string]string
-}
-
-func (h fileHost) ReadFile(_ context.Context, path string) ([]byte, error) {
-	s, ok := h.files[path]
-	if !ok {
-		return nil, os.ErrNotExist
-	}
-	return []byte(s), nil
-}
-
-func (h fileHost) WriteFile(_ context.Context, path string, data []byte, _ os.FileMode) error {
-	h.files[path] = string(data)
-	return nil
+	files   *hosttest.Files // what was written on the hosts
 }
 
 func newFakeLab(t *testing.T, p *plan.Plan, s Servers) *fakeLab {
@@ -60,9 +42,9 @@ func newFakeLab(t *testing.T, p *plan.Plan, s Servers) *fakeLab {
 func (f *fakeLab) Plan() *plan.Plan { return f.p }
 func (f *fakeLab) Host(string) host.Host {
 	if f.files == nil {
-		f.files = map[string]string{}
+		f.files = hosttest.New(nil)
 	}
-	return fileHost{files: f.files}
+	return f.files
 }
 func (f *fakeLab) Servers() Servers            { return f.servers }
 func (f *fakeLab) Links() Links                { return f.links }
@@ -265,13 +247,13 @@ func TestClockFault(t *testing.T) {
 	if err := (Clock{Node: "db1", Offset: time.Minute}).Inject(ctx, l); err != nil {
 		t.Fatal(err)
 	}
-	if got := l.files[server.ClockFile(n)]; got != "+60\n" || ClockOf(ctx, l.Host("db1"), n).String() != "+1m0s" {
+	if got := l.files.File(server.ClockFile(n)); got != "+60\n" || ClockOf(ctx, l.Host("db1"), n).String() != "+1m0s" {
 		t.Errorf("clock file %q", got)
 	}
 	if got := strings.Join(l.did, ","); got != "restart db1" || l.labels() != "clock db1 +1m0s" {
 		t.Errorf("did %s (a sleeper is not under libfaketime: restarted), log %q", got, l.labels())
 	}
 	if err := healClocks(ctx, l); err != nil || !ClockOf(ctx, l.Host("db1"), n).IsZero() {
-		t.Errorf("heal: %v, clock %q", err, l.files[server.ClockFile(n)])
+		t.Errorf("heal: %v, clock %q", err, l.files.File(server.ClockFile(n)))
 	}
 }

@@ -3,15 +3,13 @@ package boot
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/host/hosttest"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -21,40 +19,12 @@ import (
 // asked of it, each as "node options" in order.
 type fakeLab struct {
 	p      *plan.Plan
-	files  map[string]string
+	files  *hosttest.Files
 	starts []string
 }
 
-type fileHost struct {
-	host.Host
-	files map[string]string
-}
-
-func (h fileHost) ReadFile(_ context.Context, path string) ([]byte, error) {
-	s, ok := h.files[path]
-	if !ok {
-		return nil, os.ErrNotExist
-	}
-	return []byte(s), nil
-}
-
-func (h fileHost) WriteFile(_ context.Context, path string, data []byte, _ os.FileMode) error {
-	h.files[path] = string(data)
-	return nil
-}
-
-func (h fileHost) RemoveAll(_ context.Context, path string) error {
-	delete(h.files, path)
-	return nil
-}
-
-// Run runs nothing: a position recovery (mariadbd --wsrep-recover) fails.
-func (h fileHost) Run(context.Context, []string, io.Reader) ([]byte, error) {
-	return nil, errors.New("no mariadbd here")
-}
-
 func (f *fakeLab) Plan() *plan.Plan         { return f.p }
-func (f *fakeLab) Host(string) host.Host    { return fileHost{files: f.files} }
+func (f *fakeLab) Host(string) host.Host    { return f.files }
 func (f *fakeLab) Alive(*plan.Node) bool    { return false }
 func (f *fakeLab) Admin(*plan.Node) *sql.DB { panic("no server here") }
 func (f *fakeLab) Logf(string, ...any)      {}
@@ -74,13 +44,13 @@ const uuid = "6b2f6c3e-0000-11ef-8000-000000000001"
 // galera3 is a Galera cluster of three whose nodes saved these seqnos
 // (-2: no grastate.dat at all).
 func galera3(seqnos ...int64) *fakeLab {
-	f := &fakeLab{files: map[string]string{}, p: &plan.Plan{Lab: "b", Clusters: []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}}}}
+	f := &fakeLab{files: hosttest.New(nil), p: &plan.Plan{Lab: "b", Clusters: []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}}}}
 	for i, s := range seqnos {
 		name := "db" + string(rune('1'+i))
 		n := plan.Node{Name: name, Host: name, Cluster: "db", Kind: spec.KindGalera, DataDir: "/lab/" + name + "/data", Dir: "/lab/" + name}
 		f.p.Nodes = append(f.p.Nodes, n)
 		if s > -2 {
-			f.files[filepath.Join(n.DataDir, mariadb.Grastate)] = "# GALERA saved state\nversion: 2.1\nuuid: " + uuid + "\nseqno: " + itoa(s) + "\nsafe_to_bootstrap: 0\n"
+			_ = f.files.WriteFile(context.Background(), filepath.Join(n.DataDir, mariadb.Grastate), []byte("# GALERA saved state\nversion: 2.1\nuuid: "+uuid+"\nseqno: "+itoa(s)+"\nsafe_to_bootstrap: 0\n"), 0)
 		}
 	}
 	return f
@@ -116,10 +86,10 @@ func TestStartFromTheMostAdvanced(t *testing.T) {
 	if got := strings.Join(f.starts, "; "); got != want {
 		t.Errorf("starts\n%s\nwant\n%s", got, want)
 	}
-	if g := f.files["/lab/db2/data/"+mariadb.Grastate]; !strings.Contains(g, "safe_to_bootstrap: 1") {
+	if g := f.files.File("/lab/db2/data/" + mariadb.Grastate); !strings.Contains(g, "safe_to_bootstrap: 1") {
 		t.Errorf("db2's grastate.dat:\n%s", g)
 	}
-	if g := f.files["/lab/db1/data/"+mariadb.Grastate]; strings.Contains(g, "safe_to_bootstrap: 1") {
+	if g := f.files.File("/lab/db1/data/" + mariadb.Grastate); strings.Contains(g, "safe_to_bootstrap: 1") {
 		t.Errorf("db1 was marked safe to bootstrap:\n%s", g)
 	}
 }
