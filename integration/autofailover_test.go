@@ -128,6 +128,19 @@ client: {name: client}
 					}
 					e.ok("fault", "heal", "--name", c.lab)
 				}
+				// a flapping partition of the primary (2 s cut, 2 s healed): each cut is shorter
+				// than the replicas' patience, so no failover: the same primary after, nothing lost
+				r := e.run("drill", "flap", "--name", c.lab, "--hold", "6s", "--rate", "50", "--before", "1s", "--after", "1s", "-o", "json")
+				var fl drillResult
+				if err := json.Unmarshal([]byte(r.stdout), &fl); err != nil || r.code != 0 || !fl.Passed || fl.LostCount != 0 || fl.WritesAcked == 0 ||
+					len(fl.Targets) != 1 || fl.Targets[0] != primary {
+					t.Errorf("drill flap of the primary %s: exit %d %v %+v\n%s", primary, r.code, err, fl, r.stderr)
+				}
+				for _, n := range e.repl(c.lab).Nodes {
+					if n.Role == "primary" && n.Name != primary {
+						t.Errorf("%s promoted by a flapping partition of %s (2 s cuts)", n.Name, primary)
+					}
+				}
 			}
 			if c.nodes == 3 {
 				// the primary cut off from its replicas only: its clients still reach it, so the keeper

@@ -85,7 +85,7 @@ func (cli *app) planCmd() *cobra.Command {
 						continue
 					}
 					for j, in := range b.Instances {
-						fmt.Printf("\n# %s\n%s", in.ConfigFile, files[j].Haproxy)
+						fmt.Printf("\n# %s\n%s", in.ConfigFile, files[j].Proxy)
 						if k := in.Keepalived; k != nil {
 							fmt.Printf("\n# %s\n%s", k.ConfigFile, files[j].Keepalived)
 						}

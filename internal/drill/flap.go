@@ -14,11 +14,15 @@ const FlapPeriod = 2 * time.Second
 
 // flap: a flaky link: nodes, hosts or a region (default: the writer) cut
 // off for FlapPeriod, healed for FlapPeriod, again and again for --hold.
+// On a primary cluster each cut is shorter than the replicas' patience
+// (slave_net_timeout), so the keeper must not fail over: writes pause
+// while the primary is cut off and resume on it after each heal.
 var flap = Scenario{
 	Name:       Flap,
 	Usage:      "flap [TARGET...]",
 	Short:      "A flapping partition: cut nodes, hosts or a region off (default: the writer) for 2 s, heal for 2 s, for --hold",
 	MaxTargets: -1,
+	Replicated: true,
 	targets: func(d *drill, given []string) ([]string, error) {
 		if why := d.l.Plan().WithoutFirewall(); why != "" {
 			return nil, hderr.User("drill flap: a network fault %s", why)

@@ -132,7 +132,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		{"a fault drill without its fault", galera3(plan.ModeNetns), func(o *Options) { o.Scenario = FaultDrill },
 			[]string{"FAULT: give the fault after --"}},
 		{"a primary cluster's rolling restart", async2(true), func(o *Options) { o.Scenario = RollingRestart },
-			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, partition, pause, lb-failover, lb-crash, fault)"}},
+			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, partition, pause, flap, lb-failover, lb-crash, fault)"}},
 		{"failover of a primary cluster failing over by hand", async2(false), func(o *Options) { o.Scenario, o.Targets = Failover, []string{"db1"} },
 			[]string{"cluster db fails over by hand (failover: manual)", "set failover: auto"}},
 		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },

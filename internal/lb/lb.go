@@ -14,6 +14,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/lb/proxy"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
@@ -26,13 +27,15 @@ type Balancer struct {
 	Hosts func(name string) host.Host
 }
 
-// Haproxy is an instance's HAProxy as its host runs it, in the foreground
-// (-db) so the supervisor holds its pid.
-func (b Balancer) Haproxy(in *plan.LBInstance) host.Daemon {
-	d := in.Haproxy
-	return host.Daemon{Name: in.Host + " haproxy", Argv: []string{"haproxy", "-f", in.ConfigFile, "-db"},
-		Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
-}
+// kinds are the proxies a load balancer may run, by name (a new one: its
+// package under internal/lb implementing proxy.Kind, and a line here).
+var kinds = map[string]proxy.Kind{"haproxy": haproxy.Kind{}}
+
+// KindOf is a load balancer's proxy: HAProxy, the one kind there is.
+func KindOf(*plan.LB) proxy.Kind { return kinds["haproxy"] }
+
+// Proxy is an instance's proxy as its host runs it.
+func (b Balancer) Proxy(in *plan.LBInstance) host.Daemon { return KindOf(b.LB).Daemon(in) }
 
 // Keepalived is a pair instance's keepalived as its host runs it: in the
 // foreground, VRRP only, logging to its log file, its pid files in the lab.
@@ -44,9 +47,9 @@ func (b Balancer) Keepalived(in *plan.LBInstance) host.Daemon {
 		PidFile: k.Daemon.PidFile, Marker: k.Daemon.Marker}
 }
 
-// Stat reads an instance's backends from its HAProxy.
-func (b Balancer) Stat(ctx context.Context, in *plan.LBInstance) ([]haproxy.ServerState, error) {
-	return haproxy.Stat(ctx, b.Hosts(in.Host).Dial, in.AdminSocket)
+// Stat reads how an instance's proxy sees its servers now.
+func (b Balancer) Stat(ctx context.Context, in *plan.LBInstance) ([]ServerState, error) {
+	return KindOf(b.LB).Servers(ctx, b.Hosts(in.Host).Dial, in)
 }
 
 // CheckScript is the pair's health check keepalived runs every second:
@@ -67,10 +70,10 @@ func (b Balancer) Start(ctx context.Context) error {
 	for i := range b.LB.Instances {
 		in := &b.LB.Instances[i]
 		h := b.Hosts(in.Host)
-		if err := h.WriteFile(ctx, in.ConfigFile, []byte(files[i].Haproxy), 0o644); err != nil {
+		if err := h.WriteFile(ctx, in.ConfigFile, []byte(files[i].Proxy), 0o644); err != nil {
 			return err
 		}
-		err := host.EnsureReady(ctx, h, b.Haproxy(in), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
+		err := host.EnsureReady(ctx, h, b.Proxy(in), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
 			_, err := b.Stat(ctx, in)
 			return err
 		})
@@ -131,7 +134,7 @@ func (b Balancer) Stop(ctx context.Context) error {
 		if in.Keepalived != nil {
 			errs = append(errs, b.killKeepalived(ctx, in))
 		}
-		errs = append(errs, h.Kill(ctx, b.Haproxy(in)))
+		errs = append(errs, h.Kill(ctx, b.Proxy(in)))
 	}
 	return errors.Join(errs...)
 }
@@ -213,7 +216,7 @@ func (b Balancer) Kill(ctx context.Context, name string, keepalived bool) error 
 	if keepalived && in.Keepalived != nil {
 		errs = append(errs, b.killKeepalived(ctx, in))
 	}
-	return errors.Join(append(errs, h.Kill(ctx, b.Haproxy(in)))...)
+	return errors.Join(append(errs, h.Kill(ctx, b.Proxy(in)))...)
 }
 
 // Holds says whether `ip -o -4 addr show` output lists the address.
@@ -250,7 +253,7 @@ func (b Balancer) Instances(ctx context.Context) []Instance {
 			p, err := h.Process(ctx, d)
 			return err == nil && p.Pid != 0
 		}
-		x := Instance{Host: in.Host, Address: in.Address, Haproxy: running(b.Haproxy(in)), Holder: in.Host == holder}
+		x := Instance{Host: in.Host, Address: in.Address, Haproxy: running(b.Proxy(in)), Holder: in.Host == holder}
 		if in.Keepalived != nil {
 			k := running(b.Keepalived(in))
 			x.Keepalived = &k
@@ -283,8 +286,8 @@ func (b Balancer) Writer(ctx context.Context) (string, error) {
 }
 
 // ServerState is a server of a load balancer's backends as it reports it.
-type ServerState = haproxy.ServerState
+type ServerState = proxy.ServerState
 
 // Alive says whether the load balancer behind an admin socket answers
 // (a pair's keepalived checks it, through `hadrill lb-check`).
-func Alive(ctx context.Context, socket string) error { return haproxy.Alive(ctx, socket) }
+func Alive(ctx context.Context, socket string) error { return KindOf(nil).Alive(ctx, socket) }

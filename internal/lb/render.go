@@ -4,54 +4,30 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/hadrill/hadrill/internal/lb/haproxy"
 	"github.com/hadrill/hadrill/internal/lb/keepalived"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/spec"
 )
 
-// Files are what an instance of a load balancer reads: its haproxy.cfg
-// and, on a pair's host, its keepalived.conf.
+// Files are what an instance of a load balancer reads: its proxy's
+// configuration and, on a pair's host, its keepalived.conf.
 type Files struct {
-	Haproxy    string
+	Proxy      string
 	Keepalived string
 }
 
 // Render writes the configuration of each instance of load balancer b of
-// plan p (pure): HAProxy over b's cluster's nodes, checked through their
-// health agents (a primary cluster's writer and readers by role), with a
-// metrics frontend when the lab runs its exporters; keepalived for a
-// pair's hosts, unicast to the other host, the first preferred at
+// plan p (pure): its proxy's (the kind's Config) and, for a pair's hosts,
+// keepalived's, unicast to the other host, the first preferred at
 // start-up.
 func Render(p *plan.Plan, b *plan.LB) ([]Files, error) {
-	c := haproxy.Config{Lab: p.Lab, Name: b.Name, Cluster: b.Cluster, Mode: string(b.Mode), Address: b.Address,
-		Port: b.Port, ReadPort: b.ReadPort, CheckPort: plan.AgentPort, Timing: haproxy.DefaultTiming,
-		WriteCheck: "/", ReadCheck: "/"}
-	for _, e := range p.Monitoring {
-		if e.Job == plan.JobHaproxy {
-			c.MetricsPort = e.Port
-		}
-	}
-	if b.VirtualIP { // each host of the pair listens on every address: the virtual one comes and goes
-		c.Address = "0.0.0.0"
-	}
-	if pc, _ := p.Cluster(b.Cluster); pc != nil && pc.Kind == spec.KindPrimary {
-		c.WriteCheck, c.ReadCheck = "/primary", "/replica"
-	}
-	for _, n := range p.Nodes {
-		if n.Cluster == b.Cluster {
-			c.Backends = append(c.Backends, haproxy.Backend{Name: n.Name, Address: n.Address, Port: n.Port})
-		}
-	}
 	out := make([]Files, len(b.Instances))
 	for j := range b.Instances {
 		in := &b.Instances[j]
-		c.AdminSocket = in.AdminSocket
-		text, err := haproxy.Render(c)
+		text, err := KindOf(b).Config(p, b, in)
 		if err != nil {
 			return nil, err
 		}
-		out[j].Haproxy = text
+		out[j].Proxy = text
 		if in.Keepalived != nil {
 			if out[j].Keepalived, err = renderKeepalived(p, b, j); err != nil {
 				return nil, err

@@ -72,11 +72,11 @@ func TestRenderGolden(t *testing.T) {
 		{"galera3-ssh", "galera3", ssh},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			golden.Check(t, c.name+"-lb.haproxy.cfg", []byte(render(t, build(t, c.preset, "", "", c.facts))[0].Haproxy))
+			golden.Check(t, c.name+"-lb.haproxy.cfg", []byte(render(t, build(t, c.preset, "", "", c.facts))[0].Proxy))
 		})
 	}
 	p := build(t, "", "clusters: [{name: db}]\nload_balancers: [{name: lb, cluster: db, mode: balanced}]\n", "bal", rootFacts)
-	golden.Check(t, "balanced-lb.haproxy.cfg", []byte(render(t, p)[0].Haproxy))
+	golden.Check(t, "balanced-lb.haproxy.cfg", []byte(render(t, p)[0].Proxy))
 }
 
 // A pair: HAProxy listening on every address of each host (the virtual
@@ -87,8 +87,8 @@ func TestRenderPair(t *testing.T) {
 	p := build(t, "", "clusters: [{name: db, kind: galera}]\nload_balancers: [{name: lb, cluster: db, replicas: 2, machine: small}]\n", "pair", cgroups)
 	for j, f := range render(t, p) {
 		in := p.LoadBalancers[0].Instances[j]
-		if !strings.Contains(f.Haproxy, "bind 0.0.0.0:3306") || !strings.Contains(f.Haproxy, in.AdminSocket) {
-			t.Errorf("instance %s:\n%s", in.Host, f.Haproxy)
+		if !strings.Contains(f.Proxy, "bind 0.0.0.0:3306") || !strings.Contains(f.Proxy, in.AdminSocket) {
+			t.Errorf("instance %s:\n%s", in.Host, f.Proxy)
 		}
 		golden.Check(t, "pair-"+in.Host+".keepalived.conf", []byte(f.Keepalived))
 	}
@@ -114,14 +114,14 @@ func TestRenderMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg := render(t, p)[0].Haproxy; !strings.Contains(cfg, "bind "+p.LoadBalancers[0].Address+":8405") || !strings.Contains(cfg, "use-service prometheus-exporter") {
+	if cfg := render(t, p)[0].Proxy; !strings.Contains(cfg, "bind "+p.LoadBalancers[0].Address+":8405") || !strings.Contains(cfg, "use-service prometheus-exporter") {
 		t.Errorf("haproxy.cfg has no metrics frontend:\n%s", cfg)
 	}
 	s.Monitoring = false
 	if p, err = plan.Build(s, "mon", "/h", rootFacts); err != nil {
 		t.Fatal(err)
 	}
-	if cfg := render(t, p)[0].Haproxy; strings.Contains(cfg, "8405") {
+	if cfg := render(t, p)[0].Proxy; strings.Contains(cfg, "8405") {
 		t.Errorf("monitoring off, a metrics frontend:\n%s", cfg)
 	}
 }

@@ -117,18 +117,18 @@ func Complete(p *Plan) {
 		lb := &p.LoadBalancers[i]
 		if len(lb.Instances) == 0 { // stored before pairs: its one host
 			lb.Instances = []LBInstance{{Host: lb.Host, Netns: lb.Netns, Address: lb.Address, Dir: lb.Dir, ConfigFile: lb.ConfigFile,
-				PidFile: lb.PidFile, LogFile: lb.LogFile, AdminSocket: lb.AdminSocket, Haproxy: lb.Haproxy}}
+				PidFile: lb.PidFile, LogFile: lb.LogFile, AdminSocket: lb.AdminSocket, Proxy: lb.Proxy}}
 		}
 		for j := range lb.Instances {
 			in := &lb.Instances[j]
-			if in.Haproxy.Marker == "" {
-				in.Haproxy = Daemon{Dir: in.Dir, LogFile: in.LogFile, PidFile: in.PidFile, Marker: in.ConfigFile}
+			if in.Proxy.Marker == "" { // labs stored before it was recorded
+				in.Proxy = Daemon{Dir: in.Dir, LogFile: in.LogFile, PidFile: in.PidFile, Marker: in.ConfigFile}
 			}
 			if k := in.Keepalived; k != nil && k.Daemon.Marker == "" {
 				k.Daemon = Daemon{Dir: in.Dir, LogFile: filepath.Join(in.Dir, "keepalived.log"), PidFile: k.PidFile, Marker: k.ConfigFile}
 			}
 		}
-		lb.Haproxy = lb.Instances[0].Haproxy
+		lb.Proxy = lb.Instances[0].Proxy
 	}
 	for i := range p.Clusters {
 		if a := p.Clusters[i].Arbitrator; a != nil && a.Garbd.Marker == "" {

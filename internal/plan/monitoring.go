@@ -11,14 +11,14 @@ import (
 const (
 	NodeExporterPort   = 9100
 	MysqldExporterPort = 9104
-	HaproxyMetricsPort = 8405
+	ProxyMetricsPort   = 8405
 )
 
 // The exporters' jobs, as their series are labelled.
 const (
-	JobNode    = "node"
-	JobMysqld  = "mysqld"
-	JobHaproxy = "haproxy"
+	JobNode   = "node"
+	JobMysqld = "mysqld"
+	JobProxy  = "haproxy"
 )
 
 // Exporter is a Prometheus endpoint of a lab with monitoring on: what it
@@ -42,7 +42,7 @@ func (e Exporter) URL() string { return fmt.Sprintf("http://%s:%d/metrics", e.Ad
 
 // Name is how the exporter is shown: "db1 mysqld_exporter".
 func (e Exporter) Name() string {
-	return e.Instance + " " + map[string]string{JobNode: "node_exporter", JobMysqld: "mysqld_exporter", JobHaproxy: "haproxy metrics"}[e.Job]
+	return e.Instance + " " + map[string]string{JobNode: "node_exporter", JobMysqld: "mysqld_exporter", JobProxy: "haproxy metrics"}[e.Job]
 }
 
 // mysqldCollectors are mysqld_exporter's collectors for a lab: SHOW GLOBAL
@@ -93,7 +93,7 @@ func (b *builder) monitoring() {
 	}
 	for _, lb := range b.p.LoadBalancers {
 		for _, in := range lb.Instances {
-			b.p.Monitoring = append(b.p.Monitoring, Exporter{Job: JobHaproxy, Instance: in.Host, Host: in.Host, Address: in.Address, Port: HaproxyMetricsPort})
+			b.p.Monitoring = append(b.p.Monitoring, Exporter{Job: JobProxy, Instance: in.Host, Host: in.Host, Address: in.Address, Port: ProxyMetricsPort})
 		}
 	}
 }

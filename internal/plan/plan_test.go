@@ -144,7 +144,7 @@ func TestCompleteFillsAStoredPlan(t *testing.T) {
 	}
 	old.LoadBalancers = append([]LB(nil), built.LoadBalancers...)
 	for i := range old.LoadBalancers {
-		old.LoadBalancers[i].Haproxy = Daemon{}
+		old.LoadBalancers[i].Proxy = Daemon{}
 	}
 	old.Clusters = append([]Cluster(nil), built.Clusters...)
 	for i := range old.Clusters {
@@ -560,7 +560,7 @@ func TestMonitoring(t *testing.T) {
 	// known as the exporter by that (supervise.Owned), so an exporter without it is never
 	// found running
 	for _, e := range p.Monitoring {
-		if e.Job != JobHaproxy && !strings.Contains(strings.Join(e.Argv, "\x00")+"\x00", e.Daemon.Marker+"\x00") {
+		if e.Job != JobProxy && !strings.Contains(strings.Join(e.Argv, "\x00")+"\x00", e.Daemon.Marker+"\x00") {
 			t.Errorf("%s: marker %q not in %v", e.Name(), e.Daemon.Marker, e.Argv)
 		}
 	}

@@ -320,7 +320,7 @@ type LB struct {
 	PidFile     string      `json:"pid_file"`
 	LogFile     string      `json:"log_file"`
 	AdminSocket string      `json:"admin_socket"`
-	Haproxy     Daemon      `json:"haproxy"`
+	Proxy       Daemon      `json:"proxy"`
 	// Instances are the hosts the load balancer runs on: one, or a pair
 	// sharing the virtual IP Address (VirtualIP). The fields above are the
 	// first instance's (labs stored before pairs have only those).
@@ -339,7 +339,7 @@ type LBInstance struct {
 	PidFile     string      `json:"pid_file"`
 	LogFile     string      `json:"log_file"`
 	AdminSocket string      `json:"admin_socket"`
-	Haproxy     Daemon      `json:"haproxy"`
+	Proxy       Daemon      `json:"proxy"`
 	Keepalived  *Keepalived `json:"keepalived,omitempty"`
 }
 

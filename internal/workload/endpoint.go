@@ -318,7 +318,7 @@ func configs(l Lab) map[string]string {
 	for i := range p.LoadBalancers {
 		b := &p.LoadBalancers[i]
 		if files, err := lb.Render(p, b); err == nil && len(files) > 0 {
-			out[b.Name+"/haproxy.cfg"] = files[0].Haproxy
+			out[b.Name+"/haproxy.cfg"] = files[0].Proxy
 		}
 	}
 	return out

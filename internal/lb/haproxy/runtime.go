@@ -9,17 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/lb/proxy"
 )
 
 // ServerState is one server line of `show stat`.
-type ServerState struct {
-	Proxy    string `json:"proxy"`
-	Name     string `json:"name"`
-	Status   string `json:"status"` // UP, DOWN, MAINT, "UP 1/2" (going down), "DOWN 1/2" (going up), ...
-	Backup   bool   `json:"backup"`
-	Sessions int    `json:"sessions"`
-	Serving  bool   `json:"serving"` // takes new connections now
-}
+type ServerState = proxy.ServerState
 
 // ParseStat reads `show stat` CSV output into server states, marking which
 // servers take new connections.

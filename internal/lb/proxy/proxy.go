@@ -1,0 +1,47 @@
+// Package proxy is what a load balancer's proxy software is to hadrill: a
+// Kind (the daemon on each host, its configuration, how it sees its
+// servers, whether it answers) and the neutral record of a server as it
+// sees it. HAProxy (package haproxy) is the one kind there is; another
+// (ProxySQL, MaxScale) is a package implementing Kind beside it and a line
+// in lb's kinds.
+package proxy
+
+import (
+	"context"
+	"net"
+
+	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/plan"
+)
+
+// ServerState is one server behind the proxy as it sees it.
+type ServerState struct {
+	Proxy    string `json:"proxy"` // the group it is in: "writes", "reads"
+	Name     string `json:"name"`
+	Status   string `json:"status"` // UP, DOWN, MAINT, "UP 1/2" (going down), "DOWN 1/2" (going up), ...
+	Backup   bool   `json:"backup"`
+	Sessions int    `json:"sessions"`
+	Serving  bool   `json:"serving"` // takes new connections now
+}
+
+// Dial connects from an instance's host (its admin socket: "unix").
+type Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Kind is a load balancer's proxy software.
+type Kind interface {
+	// Name is how status and logs call it ("haproxy").
+	Name() string
+	// Daemon is the proxy on an instance's host, in the foreground so the
+	// supervisor holds its pid.
+	Daemon(in *plan.LBInstance) host.Daemon
+	// Config is the text of an instance's configuration file (pure): the
+	// load balancer's cluster's nodes, checked through their health
+	// agents.
+	Config(p *plan.Plan, b *plan.LB, in *plan.LBInstance) (string, error)
+	// Servers is how the proxy of an instance sees its servers now, asked
+	// through its admin socket.
+	Servers(ctx context.Context, dial Dial, in *plan.LBInstance) ([]ServerState, error)
+	// Alive says whether the proxy behind an admin socket answers (a
+	// pair's keepalived checks it).
+	Alive(ctx context.Context, socket string) error
+}
