@@ -35,7 +35,7 @@ type Lab interface {
 	Run(ctx context.Context, host string, argv ...string) error
 	Servers() Servers
 	Links() Links
-	// KillBalancer kills a load balancer host's HAProxy (whole: its
+	// KillBalancer kills a load balancer host's proxy (whole: its
 	// keepalived too).
 	KillBalancer(ctx context.Context, host string, whole bool) error
 	// KillHost kills every daemon of a host with SIGKILL.

@@ -17,7 +17,7 @@ import (
 
 // Crash crashes hosts as machines that lose power: every process of each
 // killed at once (a node's server and health agent, a load balancer
-// host's HAProxy and keepalived, an arbitrator's garbd) and the host cut
+// host's proxy and keepalived, an arbitrator's garbd) and the host cut
 // off the network, so it vanishes with the addresses it held instead of
 // refusing connections: its NICs down in a namespace; on a remote machine,
 // whose NIC also carries the controller's SSH, every packet between it and

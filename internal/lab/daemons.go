@@ -59,7 +59,7 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 	return nil
 }
 
-// Balancer is a load balancer on its hosts (HAProxy, and keepalived for a
+// Balancer is a load balancer on its hosts (its proxy, and keepalived for a
 // pair).
 func (l *Lab) Balancer(b *plan.LB) lb.Balancer {
 	return lb.Balancer{LB: b, Plan: l.p, Hosts: l.Prov.Host}

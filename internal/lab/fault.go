@@ -67,7 +67,7 @@ func (l *Lab) LBHolder(ctx context.Context, b *plan.LB) (string, error) {
 	return l.Balancer(b).Holder(ctx)
 }
 
-// LBInstances says how each host of a load balancer is: HAProxy and
+// LBInstances says how each host of a load balancer is: its proxy and
 // keepalived running, which holds the address.
 func (l *Lab) LBInstances(ctx context.Context, b *plan.LB) []lb.Instance {
 	return l.Balancer(b).Instances(ctx)

@@ -131,7 +131,7 @@ func (b *builder) loadBalancers() error {
 // pair: its files, the interface and network the virtual IP goes on.
 func (b *builder) keepalived(i int, lb *LB, j int) (*Keepalived, error) {
 	in := lb.Instances[j]
-	k := &Keepalived{ConfigFile: filepath.Join(in.Dir, "keepalived.conf"), Check: filepath.Join(in.Dir, "haproxy-up"),
+	k := &Keepalived{ConfigFile: filepath.Join(in.Dir, "keepalived.conf"), Check: filepath.Join(in.Dir, "proxy-up"),
 		PidFile: filepath.Join(in.Dir, "keepalived.pid"), MainPidFile: filepath.Join(in.Dir, "keepalived-main.pid"),
 		VRRPPidFile: filepath.Join(in.Dir, "keepalived-vrrp.pid")}
 	k.Interface = "eth0" // a host's application NIC

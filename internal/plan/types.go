@@ -305,7 +305,7 @@ func (n *Node) ProfileLabel() string {
 	return n.Profile + " (" + n.ProfileNote + ")"
 }
 
-// LB is a load balancer: HAProxy on its own host in front of one cluster.
+// LB is a load balancer: a proxy on its own host in front of one cluster.
 type LB struct {
 	Name        string      `json:"name"`
 	Cluster     string      `json:"cluster"`
@@ -328,7 +328,7 @@ type LB struct {
 	VirtualIP bool         `json:"virtual_ip,omitempty"`
 }
 
-// LBInstance is one host of a load balancer: its HAProxy, and in a pair
+// LBInstance is one host of a load balancer: its proxy, and in a pair
 // its keepalived.
 type LBInstance struct {
 	Host        string      `json:"host"`
@@ -344,7 +344,7 @@ type LBInstance struct {
 }
 
 // Keepalived is a pair host's VRRP daemon: its config, the script it runs
-// to see whether the host's HAProxy answers, its pid files.
+// to see whether the host's proxy answers, its pid files.
 type Keepalived struct {
 	// Interface carries the virtual IP (VIP, with its prefix length).
 	Interface   string `json:"interface,omitempty"`
