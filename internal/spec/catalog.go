@@ -16,9 +16,9 @@ func lookup[T any](name string, key func(T) string, own, builtin []T) (T, bool) 
 	return zero, false
 }
 
-// catalog lists every name a spec may use from its own and the built-in
+// namesOf lists every name a spec may use from its own and the built-in
 // list, once each, sorted.
-func catalog[T any](key func(T) string, own, builtin []T) []string {
+func namesOf[T any](key func(T) string, own, builtin []T) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, list := range [][]T{own, builtin} {

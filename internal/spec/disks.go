@@ -108,7 +108,7 @@ func (s *Spec) DiskNamed(name string) (DiskClass, bool) {
 	return lookup(name, diskName, s.Disks, BuiltinDisks)
 }
 
-func (s *Spec) diskNames() []string { return catalog(diskName, s.Disks, BuiltinDisks) }
+func (s *Spec) diskNames() []string { return namesOf(diskName, s.Disks, BuiltinDisks) }
 
 // LatencyDuration is the class's latency per IO (0 when unset or bad).
 func (d DiskClass) LatencyDuration() time.Duration { l, _ := time.ParseDuration(d.Latency); return l }

@@ -53,7 +53,7 @@ func (s *Spec) MachineNamed(name string) (Machine, bool) {
 }
 
 // MachineNames lists every machine a spec may name, sorted.
-func (s *Spec) MachineNames() []string { return catalog(machineName, s.Machines, BuiltinMachines) }
+func (s *Spec) MachineNames() []string { return namesOf(machineName, s.Machines, BuiltinMachines) }
 
 // MemoryBytes is the machine's memory (0 when it does not parse).
 func (m Machine) MemoryBytes() int64 {

@@ -2,11 +2,8 @@ package spec
 
 import (
 	"embed"
-	"path"
-	"sort"
-	"strings"
 
-	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/catalog"
 )
 
 //go:embed presets/*.yaml
@@ -15,25 +12,13 @@ var presetFS embed.FS
 // DefaultPreset is used when neither a preset nor a file is given.
 const DefaultPreset = "galera3"
 
+var presets = catalog.Catalog{FS: presetFS, Dir: "presets", Field: "--preset", What: "preset"}
+
 // PresetNames lists the embedded presets, sorted.
-func PresetNames() []string {
-	entries, _ := presetFS.ReadDir("presets")
-	var names []string
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
-	}
-	sort.Strings(names)
-	return names
-}
+func PresetNames() []string { return presets.Names() }
 
 // PresetSource returns the YAML text of a preset.
-func PresetSource(name string) ([]byte, error) {
-	data, err := presetFS.ReadFile(path.Join("presets", name+".yaml"))
-	if err != nil {
-		return nil, hderr.User("--preset: unknown preset %q (known: %s)", name, strings.Join(PresetNames(), ", "))
-	}
-	return data, nil
-}
+func PresetSource(name string) ([]byte, error) { return presets.Source(name) }
 
 // Preset loads, defaults and validates a preset.
 func Preset(name string) (*Spec, error) {

@@ -12,13 +12,12 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/hadrill/hadrill/internal/catalog"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -242,25 +241,13 @@ func (s *Study) Baseline() string {
 //go:embed studies/*.yaml
 var studyFS embed.FS
 
+var studies = catalog.Catalog{FS: studyFS, Dir: "studies", Field: "NAME", What: "study", Else: "; or give a file with --file"}
+
 // Names lists the embedded studies, sorted.
-func Names() []string {
-	entries, _ := studyFS.ReadDir("studies")
-	var names []string
-	for _, e := range entries {
-		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return studies.Names() }
 
 // Source is an embedded study's YAML.
-func Source(name string) ([]byte, error) {
-	b, err := studyFS.ReadFile(path.Join("studies", name+".yaml"))
-	if err != nil {
-		return nil, hderr.User("NAME: unknown study %q (known: %s; or give a file with --file)", name, strings.Join(Names(), ", "))
-	}
-	return b, nil
-}
+func Source(name string) ([]byte, error) { return studies.Source(name) }
 
 // Embedded loads an embedded study.
 func Embedded(name string) (*Study, error) {
