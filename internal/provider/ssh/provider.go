@@ -226,92 +226,70 @@ func (l *lazy) Exe() string { return BinPath(l.s.inv.Hosts[l.name].Dir, l.s.exe)
 func (l *lazy) SocketUser() string { return l.s.inv.Hosts[l.name].User }
 func (l *lazy) RunsAs() string     { return "root" }
 
-func (l *lazy) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
+// with runs f on the host, connected first.
+func with[T any](ctx context.Context, l *lazy, f func(r *Remote) (T, error)) (T, error) {
 	r, err := l.get(ctx)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	return r.Run(ctx, argv, stdin)
+	return f(r)
+}
+
+// do runs f on the host, connected first.
+func do(ctx context.Context, l *lazy, f func(r *Remote) error) error {
+	_, err := with(ctx, l, func(r *Remote) (struct{}, error) { return struct{}{}, f(r) })
+	return err
+}
+
+func (l *lazy) Run(ctx context.Context, argv []string, stdin io.Reader) ([]byte, error) {
+	return with(ctx, l, func(r *Remote) ([]byte, error) { return r.Run(ctx, argv, stdin) })
 }
 
 func (l *lazy) Attach(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	r, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return r.Attach(ctx, argv, stdin, stdout, stderr)
+	return do(ctx, l, func(r *Remote) error { return r.Attach(ctx, argv, stdin, stdout, stderr) })
 }
 
 func (l *lazy) WriteFile(ctx context.Context, p string, data []byte, perm os.FileMode) error {
-	r, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return r.WriteFile(ctx, p, data, perm)
+	return do(ctx, l, func(r *Remote) error { return r.WriteFile(ctx, p, data, perm) })
 }
 
 func (l *lazy) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	r, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.ReadFile(ctx, p)
+	return with(ctx, l, func(r *Remote) ([]byte, error) { return r.ReadFile(ctx, p) })
 }
 
 func (l *lazy) RemoveAll(ctx context.Context, p string) error {
-	r, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return r.RemoveAll(ctx, p)
+	return do(ctx, l, func(r *Remote) error { return r.RemoveAll(ctx, p) })
 }
 
 func (l *lazy) Ensure(ctx context.Context, d host.Daemon) (int, bool, error) {
-	r, err := l.get(ctx)
-	if err != nil {
-		return 0, false, err
-	}
-	return r.Ensure(ctx, d)
+	var started bool
+	pid, err := with(ctx, l, func(r *Remote) (int, error) {
+		pid, s, err := r.Ensure(ctx, d)
+		started = s
+		return pid, err
+	})
+	return pid, started, err
 }
 
 func (l *lazy) Process(ctx context.Context, d host.Daemon) (host.Process, error) {
-	r, err := l.get(ctx)
-	if err != nil {
-		return host.Process{}, err
-	}
-	return r.Process(ctx, d)
+	return with(ctx, l, func(r *Remote) (host.Process, error) { return r.Process(ctx, d) })
 }
 
 func (l *lazy) Stop(ctx context.Context, d host.Daemon, grace time.Duration) error {
-	r, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return r.Stop(ctx, d, grace)
+	return do(ctx, l, func(r *Remote) error { return r.Stop(ctx, d, grace) })
 }
 
 func (l *lazy) Kill(ctx context.Context, d host.Daemon) error {
-	r, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return r.Kill(ctx, d)
+	return do(ctx, l, func(r *Remote) error { return r.Kill(ctx, d) })
 }
 
 func (l *lazy) Signal(ctx context.Context, d host.Daemon, sig syscall.Signal) error {
-	r, err := l.get(ctx)
-	if err != nil {
-		return err
-	}
-	return r.Signal(ctx, d, sig)
+	return do(ctx, l, func(r *Remote) error { return r.Signal(ctx, d, sig) })
 }
 
 func (l *lazy) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	r, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return r.Dial(ctx, network, addr)
+	return with(ctx, l, func(r *Remote) (net.Conn, error) { return r.Dial(ctx, network, addr) })
 }
 
 var (
