@@ -115,10 +115,6 @@ func Complete(p *Plan) {
 	}
 	for i := range p.LoadBalancers {
 		lb := &p.LoadBalancers[i]
-		if len(lb.Instances) == 0 { // stored before pairs: its one host
-			lb.Instances = []LBInstance{{Host: lb.Host, Netns: lb.Netns, Address: lb.Address, Dir: lb.Dir, ConfigFile: lb.ConfigFile,
-				PidFile: lb.PidFile, LogFile: lb.LogFile, AdminSocket: lb.AdminSocket, Proxy: lb.Proxy}}
-		}
 		for j := range lb.Instances {
 			in := &lb.Instances[j]
 			if in.Proxy.Marker == "" { // labs stored before it was recorded
@@ -128,7 +124,6 @@ func Complete(p *Plan) {
 				k.Daemon = Daemon{Dir: in.Dir, LogFile: filepath.Join(in.Dir, "keepalived.log"), PidFile: k.PidFile, Marker: k.ConfigFile}
 			}
 		}
-		lb.Proxy = lb.Instances[0].Proxy
 	}
 	for i := range p.Clusters {
 		if a := p.Clusters[i].Arbitrator; a != nil && a.Garbd.Marker == "" {
@@ -279,8 +274,6 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 			l.Instances = append(l.Instances, instance(h, filepath.Join(b.hostDir(name), "lb", lb.Name, name)))
 		}
 	}
-	first := l.Instances[0]
-	l.Host, l.Netns, l.Dir, l.ConfigFile, l.PidFile, l.LogFile, l.AdminSocket = first.Host, first.Netns, first.Dir, first.ConfigFile, first.PidFile, first.LogFile, first.AdminSocket
 	b.p.LoadBalancers = append(b.p.LoadBalancers, l)
 }
 

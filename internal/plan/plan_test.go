@@ -144,7 +144,10 @@ func TestCompleteFillsAStoredPlan(t *testing.T) {
 	}
 	old.LoadBalancers = append([]LB(nil), built.LoadBalancers...)
 	for i := range old.LoadBalancers {
-		old.LoadBalancers[i].Proxy = Daemon{}
+		old.LoadBalancers[i].Instances = append([]LBInstance(nil), built.LoadBalancers[i].Instances...)
+		for j := range old.LoadBalancers[i].Instances {
+			old.LoadBalancers[i].Instances[j].Proxy = Daemon{}
+		}
 	}
 	old.Clusters = append([]Cluster(nil), built.Clusters...)
 	for i := range old.Clusters {
@@ -579,5 +582,29 @@ func TestMonitoring(t *testing.T) {
 	s.Monitoring = true
 	if _, err := Build(s, "mon", "/h", Facts{User: "alice", MemBytes: 8 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}); err == nil || !strings.Contains(err.Error(), "monitoring: the exporters run in labs of network namespaces") {
 		t.Errorf("rootless monitoring: %v", err)
+	}
+}
+
+// A load balancer stored before pairs kept its one host in its own
+// fields: it is read as its one instance, and completed as one built now.
+func TestLBStoredBeforePairs(t *testing.T) {
+	var l LB
+	stored := `{"name":"lb","cluster":"db","mode":"single-writer","host":"lb","netns":"hd-old-lb","address":"198.18.1.101","port":3306,` +
+		`"dir":"/h/labs/old/lb/lb","config_file":"/h/labs/old/lb/lb/haproxy.cfg","pid_file":"/h/labs/old/lb/lb/haproxy.pid",` +
+		`"log_file":"/h/labs/old/lb/lb/haproxy.log","admin_socket":"/h/labs/old/lb/lb/admin.sock"}`
+	if err := json.Unmarshal([]byte(stored), &l); err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{LoadBalancers: []LB{l}}
+	Complete(p)
+	in := p.LoadBalancers[0].Instances
+	if len(in) != 1 || in[0].Host != "lb" || in[0].Netns != "hd-old-lb" || in[0].Address != "198.18.1.101" || in[0].AdminSocket != "/h/labs/old/lb/lb/admin.sock" ||
+		in[0].Proxy.Marker != "/h/labs/old/lb/lb/haproxy.cfg" || in[0].Proxy.PidFile != "/h/labs/old/lb/lb/haproxy.pid" {
+		t.Errorf("%+v", in)
+	}
+	var again LB
+	b, _ := json.Marshal(p.LoadBalancers[0])
+	if err := json.Unmarshal(b, &again); err != nil || len(again.Instances) != 1 || again.Instances[0] != in[0] {
+		t.Errorf("round trip: %+v %v", again, err)
 	}
 }

@@ -3,6 +3,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"net/netip"
@@ -307,25 +308,41 @@ func (n *Node) ProfileLabel() string {
 
 // LB is a load balancer: a proxy on its own host in front of one cluster.
 type LB struct {
-	Name        string      `json:"name"`
-	Cluster     string      `json:"cluster"`
-	Mode        spec.LBMode `json:"mode"`
-	Host        string      `json:"host"`
-	Netns       string      `json:"netns,omitempty"`
-	Address     string      `json:"address"`
-	Port        int         `json:"port"`                // writes (and everything in single-writer mode)
-	ReadPort    int         `json:"read_port,omitempty"` // reads, balanced mode only
-	Dir         string      `json:"dir"`
-	ConfigFile  string      `json:"config_file"`
-	PidFile     string      `json:"pid_file"`
-	LogFile     string      `json:"log_file"`
-	AdminSocket string      `json:"admin_socket"`
-	Proxy       Daemon      `json:"proxy"`
+	Name     string      `json:"name"`
+	Cluster  string      `json:"cluster"`
+	Mode     spec.LBMode `json:"mode"`
+	Address  string      `json:"address"`
+	Port     int         `json:"port"`                // writes (and everything in single-writer mode)
+	ReadPort int         `json:"read_port,omitempty"` // reads, balanced mode only
 	// Instances are the hosts the load balancer runs on: one, or a pair
-	// sharing the virtual IP Address (VirtualIP). The fields above are the
-	// first instance's (labs stored before pairs have only those).
+	// sharing the virtual IP Address (VirtualIP).
 	Instances []LBInstance `json:"instances"`
 	VirtualIP bool         `json:"virtual_ip,omitempty"`
+}
+
+// UnmarshalJSON reads a stored load balancer; one stored before pairs
+// kept its one host in its own fields, which become its instance.
+func (l *LB) UnmarshalJSON(b []byte) error {
+	type plain LB
+	var v struct {
+		plain
+		Host        string `json:"host"`
+		Netns       string `json:"netns"`
+		Dir         string `json:"dir"`
+		ConfigFile  string `json:"config_file"`
+		PidFile     string `json:"pid_file"`
+		LogFile     string `json:"log_file"`
+		AdminSocket string `json:"admin_socket"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if len(v.Instances) == 0 && v.Host != "" {
+		v.Instances = []LBInstance{{Host: v.Host, Netns: v.Netns, Address: v.Address, Dir: v.Dir, ConfigFile: v.ConfigFile,
+			PidFile: v.PidFile, LogFile: v.LogFile, AdminSocket: v.AdminSocket}}
+	}
+	*l = LB(v.plain)
+	return nil
 }
 
 // LBInstance is one host of a load balancer: its proxy, and in a pair
