@@ -15,8 +15,7 @@ func Daemon(p *plan.Plan, n *plan.Node, exe string) host.Daemon {
 	argv := []string{exe, "agent", "--node", n.Name, "--listen", fmt.Sprintf("%s:%d", n.Address, n.AgentPort),
 		"--socket", n.Socket, "--user", plan.CheckUser, "--password-file", n.CheckSecret,
 		"--drain-file", n.DrainFile, "--pid-file", n.PidFile, "--server-marker", n.Server.Marker}
-	d := n.Agent
-	return host.Daemon{Name: n.Name + " agent", Argv: argv, Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
+	return n.Agent.Named(n.Name+" agent", argv)
 }
 
 // Drain takes a node out of load balancing (drain) or back in: while its

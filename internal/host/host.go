@@ -69,35 +69,9 @@ type Process struct {
 // file (a controller tells it from any other failure by that alone).
 const ExitNotExist = 4
 
-// Daemon is a long-running process of a host: supervise.Daemon as the
-// plan gives it, its command not yet made to run on the host (the host
-// does that).
-type Daemon struct {
-	Name    string   `json:"name"`
-	Argv    []string `json:"argv"`
-	LogFile string   `json:"log_file"`
-	PidFile string   `json:"pid_file"`
-	Dir     string   `json:"dir"`
-	Marker  string   `json:"marker"`
-}
-
-// Supervised is the daemon for supervise, its argv made to run on the host.
-func (d Daemon) Supervised(argv []string) supervise.Daemon {
-	return supervise.Daemon{Name: d.Name, Argv: argv, LogFile: d.LogFile, PidFile: d.PidFile, Dir: d.Dir, Marker: d.Marker}
-}
-
-// Check says what makes a daemon unfit to start.
-func (d Daemon) Check() error {
-	switch {
-	case len(d.Argv) == 0:
-		return fmt.Errorf("%s: empty command", d.Name)
-	case d.Dir == "" || d.LogFile == "" || d.PidFile == "":
-		return fmt.Errorf("%s: a daemon needs a working directory, a log file and a pid file", d.Name)
-	case d.Marker == "":
-		return fmt.Errorf("%s: no identity marker", d.Name)
-	}
-	return nil
-}
+// Daemon is a long-running process of a host, its command not yet made to
+// run on the host (the host does that: Daemon.WithArgv).
+type Daemon = supervise.Daemon
 
 // EnsureReady starts the daemon on h unless it runs and, when it started
 // it, waits until ready answers (WaitReady).

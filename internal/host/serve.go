@@ -144,7 +144,7 @@ func Serve(root, version string, args []string, stdin io.Reader, stdout io.Write
 }
 
 func daemonOp(op string, d Daemon, grace time.Duration, sig syscall.Signal) (DaemonReply, error) {
-	sd := d.Supervised(d.Argv)
+	sd := d.WithArgv(d.Argv)
 	switch op {
 	case "ensure":
 		if pid := sd.Pid(); pid != 0 {

@@ -40,8 +40,7 @@ const ArchiveEvery = time.Second
 
 // Daemon is a lab's keeper under supervision (exe: the hadrill binary).
 func Daemon(p *plan.Plan, home, exe string) supervise.Daemon {
-	return supervise.Daemon{Name: "keeper", Argv: []string{exe, "keeper", "--home", home, "--name", p.Lab, "--lab-dir", p.Dir},
-		Dir: p.Keeper.Dir, LogFile: p.Keeper.LogFile, PidFile: p.Keeper.PidFile, Marker: p.Keeper.Marker}
+	return p.Keeper.Named("keeper", []string{exe, "keeper", "--home", home, "--name", p.Lab, "--lab-dir", p.Dir})
 }
 
 // Keeper watches one lab.

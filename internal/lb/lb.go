@@ -43,8 +43,7 @@ func (b Balancer) Keepalived(in *plan.LBInstance) host.Daemon {
 	k := in.Keepalived
 	argv := []string{"keepalived", "--dont-fork", "--log-console", "--no-syslog", "--vrrp", "--use-file", k.ConfigFile,
 		"--pid", k.MainPidFile, "--vrrp_pid", k.VRRPPidFile}
-	return host.Daemon{Name: in.Host + " keepalived", Argv: argv, Dir: k.Daemon.Dir, LogFile: k.Daemon.LogFile,
-		PidFile: k.Daemon.PidFile, Marker: k.Daemon.Marker}
+	return k.Daemon.Named(in.Host+" keepalived", argv)
 }
 
 // Stat reads how an instance's proxy sees its servers now.

@@ -18,7 +18,7 @@ import (
 // Daemon is an exporter as a daemon on its host (HAProxy's endpoint is not
 // one: HAProxy serves it).
 func Daemon(e plan.Exporter) host.Daemon {
-	return host.Daemon{Name: e.Name(), Argv: e.Argv, Dir: e.Daemon.Dir, LogFile: e.Daemon.LogFile, PidFile: e.Daemon.PidFile, Marker: e.Daemon.Marker}
+	return e.Daemon.Named(e.Name(), e.Argv)
 }
 
 // Hosts is what starting the exporters needs of a lab's hosts.

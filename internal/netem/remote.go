@@ -38,8 +38,7 @@ func (c Config) For(host string) Config {
 // daemon is the daemon of a remote host, run by hadrill's copy there.
 func (r remote) daemon(h host.Host) host.Daemon {
 	d := r.e.wan.Remote[h.Name()]
-	return host.Daemon{Name: "netem", Argv: []string{h.Exe(), "netem", "--config", d.Config, "--ready-file", d.ReadyFile},
-		LogFile: d.LogFile, PidFile: d.PidFile, Dir: d.Dir, Marker: d.Marker}
+	return d.Named("netem", []string{h.Exe(), "netem", "--config", d.Config, "--ready-file", d.ReadyFile})
 }
 
 // each runs f for every host with rules, at once.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Modes: of the local provider, and remote hosts.
@@ -96,6 +97,12 @@ type Daemon struct {
 	LogFile string `json:"log_file"`
 	PidFile string `json:"pid_file"`
 	Marker  string `json:"marker"`
+}
+
+// Named is the daemon these files are a daemon's, with its name and
+// command: what a host runs.
+func (d Daemon) Named(name string, argv []string) supervise.Daemon {
+	return supervise.Daemon{Name: name, Argv: argv, Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
 }
 
 // WAN is a lab's emulated links between regions and the files of the netem

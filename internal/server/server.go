@@ -57,9 +57,7 @@ type Hosts func(name string) host.Host
 // Daemon is the node's mariadbd as its host runs it (extra: more server
 // options, e.g. --wsrep-new-cluster).
 func Daemon(n *plan.Node, extra ...string) host.Daemon {
-	d := n.Server
-	return host.Daemon{Name: n.Name + " mariadbd", Argv: append([]string{"mariadbd", "--defaults-file=" + n.ConfigFile}, extra...),
-		Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
+	return n.Server.Named(n.Name+" mariadbd", append([]string{"mariadbd", "--defaults-file=" + n.ConfigFile}, extra...))
 }
 
 // Process is the node's server process as its host reports it.

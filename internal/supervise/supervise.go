@@ -18,22 +18,45 @@ import (
 // Daemon is one long-running process hadrill supervises: how it starts,
 // where it runs and what it leaves, and how it is recognised later. Every
 // daemon (servers, agents, load balancers, arbitrators, the keeper, the
-// WAN emulator) goes through it.
+// WAN emulator) is one: the plan resolves its files (plan.Daemon) and its
+// package names it and gives its command (plan.Daemon.Named); a host runs
+// it (host.Daemon is this type), wrapping its command for the host
+// (WithArgv).
 type Daemon struct {
-	Name    string   // for messages, e.g. "db1 mariadbd"
-	Argv    []string // the full command, already wrapped for its host
-	LogFile string   // stdout and stderr are appended here
-	PidFile string   // hadrill writes the child's pid here
+	Name    string   `json:"name"` // for messages, e.g. "db1 mariadbd"
+	Argv    []string `json:"argv"` // the full command
+	LogFile string   `json:"log_file"`
+	PidFile string   `json:"pid_file"` // hadrill writes the child's pid here
 	// Dir is the daemon's working directory, inside the lab (created if
 	// missing): whatever a daemon writes relative to it (garbd's
 	// gvwstate.dat, core files) stays in the lab, never in the caller's
 	// directory.
-	Dir string
+	Dir string `json:"dir"`
 	// Marker is a string the daemon's command line contains and no other
 	// process's does (a path of its own inside the lab): a pid read from
 	// the pid file is this daemon's only if its command line holds it, so a
 	// recycled pid is never signalled.
-	Marker string
+	Marker string `json:"marker"`
+}
+
+// WithArgv is the daemon with its command made to run where it runs (a
+// host's namespace, libfaketime...).
+func (d Daemon) WithArgv(argv []string) Daemon {
+	d.Argv = argv
+	return d
+}
+
+// Check says what makes a daemon unfit to start.
+func (d Daemon) Check() error {
+	switch {
+	case len(d.Argv) == 0:
+		return fmt.Errorf("%s: empty command", d.Name)
+	case d.Dir == "" || d.LogFile == "" || d.PidFile == "":
+		return fmt.Errorf("%s: a daemon needs a working directory, a log file and a pid file", d.Name)
+	case d.Marker == "":
+		return fmt.Errorf("%s: no identity marker", d.Name)
+	}
+	return nil
 }
 
 // Pid is the daemon's pid while it runs, else 0.

@@ -13,8 +13,7 @@ import (
 
 // Garbd is a cluster's arbitrator as its host runs it.
 func Garbd(a *plan.Arbitrator) host.Daemon {
-	return host.Daemon{Name: a.Name + " garbd", Argv: a.Argv, Dir: a.Garbd.Dir, LogFile: a.Garbd.LogFile,
-		PidFile: a.Garbd.PidFile, Marker: a.Garbd.Marker}
+	return a.Garbd.Named(a.Name+" garbd", a.Argv)
 }
 
 // ArbitratorPid is the arbitrator's pid while it runs, else 0.

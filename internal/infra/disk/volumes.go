@@ -70,8 +70,7 @@ func diskOf(name, image string, c spec.DiskClass) Disk {
 // Daemon is the lab's disk daemon under supervision.
 func Daemon(p *plan.Plan, exe string) supervise.Daemon {
 	d := p.Disks
-	return supervise.Daemon{Name: "disks", Argv: []string{exe, "disk", "--config", d.Config, "--mount", d.Fuse, "--ready-file", d.ReadyFile},
-		Dir: d.Daemon.Dir, LogFile: d.Daemon.LogFile, PidFile: d.Daemon.PidFile, Marker: d.Daemon.Marker}
+	return d.Daemon.Named("disks", []string{exe, "disk", "--config", d.Config, "--mount", d.Fuse, "--ready-file", d.ReadyFile})
 }
 
 // Setup serves the lab's disks and mounts every node's volumes: the daemon

@@ -19,9 +19,7 @@ func (Kind) Name() string { return "haproxy" }
 
 // Daemon is an instance's HAProxy, in the foreground (-db).
 func (Kind) Daemon(in *plan.LBInstance) host.Daemon {
-	d := in.Proxy
-	return host.Daemon{Name: in.Host + " haproxy", Argv: []string{"haproxy", "-f", in.ConfigFile, "-db"},
-		Dir: d.Dir, LogFile: d.LogFile, PidFile: d.PidFile, Marker: d.Marker}
+	return in.Proxy.Named(in.Host+" haproxy", []string{"haproxy", "-f", in.ConfigFile, "-db"})
 }
 
 // Config is an instance's haproxy.cfg: the load balancer's cluster's

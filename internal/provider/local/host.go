@@ -89,7 +89,7 @@ func (h *Host) Ensure(_ context.Context, d host.Daemon) (int, bool, error) {
 	if err := d.Check(); err != nil {
 		return 0, false, err
 	}
-	sd := d.Supervised(h.prov.Wrap(h.name, d.Argv))
+	sd := d.WithArgv(h.prov.Wrap(h.name, d.Argv))
 	if pid := sd.Pid(); pid != 0 {
 		return pid, false, nil
 	}
@@ -102,7 +102,7 @@ func (h *Host) Ensure(_ context.Context, d host.Daemon) (int, bool, error) {
 
 // Process is the daemon's process (zero when it does not run).
 func (h *Host) Process(_ context.Context, d host.Daemon) (host.Process, error) {
-	return host.ProcessOf(d.Supervised(nil)), nil
+	return host.ProcessOf(d), nil
 }
 
 // SocketUser is the account hadrill runs as here.
@@ -113,15 +113,15 @@ func (h *Host) RunsAs() string { return h.user }
 
 // Stop ends the daemon: TERM, then KILL after grace.
 func (h *Host) Stop(_ context.Context, d host.Daemon, grace time.Duration) error {
-	return d.Supervised(nil).Stop(grace)
+	return d.Stop(grace)
 }
 
 // Kill ends the daemon and its process group at once.
-func (h *Host) Kill(_ context.Context, d host.Daemon) error { return d.Supervised(nil).Kill() }
+func (h *Host) Kill(_ context.Context, d host.Daemon) error { return d.Kill() }
 
 // Signal sends the daemon's process sig.
 func (h *Host) Signal(_ context.Context, d host.Daemon, sig syscall.Signal) error {
-	return host.SignalOf(d.Supervised(nil), sig)
+	return host.SignalOf(d, sig)
 }
 
 // Dial connects from the host.
