@@ -34,7 +34,7 @@ func TestText(t *testing.T) {
 				Fenced: "held 1-101-901, which no replica received", Stopped: "InnoDB: fdatasync() returned 5 (EIO)"},
 		},
 		LoadBalancers: []LBInfo{{Name: "lb", Cluster: "db", Mode: "single-writer", Address: "198.18.7.100", Port: 3306, State: "running",
-			Backends: []lb.ServerState{{Proxy: "writes", Name: "db1", Status: "UP", Serving: true}, {Proxy: "writes", Name: "db2", Status: "MAINT"}},
+			Backends:  []lb.ServerState{{Proxy: "writes", Name: "db1", Status: "UP", Serving: true}, {Proxy: "writes", Name: "db2", Status: "MAINT"}},
 			Instances: []lb.Instance{{Host: "lb1", Address: "198.18.7.101", Haproxy: true, Keepalived: &yes, Holder: true}, {Host: "lb2", Address: "198.18.7.102", Keepalived: &no}}}},
 		Arbitrators: []ArbitratorInfo{{Name: "dbarb", Cluster: "db", Region: "west", Address: "198.18.7.20", State: "running", Pid: 120}},
 		Client:      ClientInfo{Name: "client", Address: "198.18.7.201"},
