@@ -163,6 +163,7 @@ func (m *Manager) Ensure(ctx context.Context) error {
 func (m *Manager) ensurePrimaryCluster(ctx context.Context, c *plan.Cluster) error {
 	primary, _ := m.Plan.Node(m.PrimaryOf(c))
 	up := m.Servers.Alive(primary)
+	followers := 0
 	for _, name := range c.Nodes {
 		n, _ := m.Plan.Node(name)
 		if n == primary || !m.Servers.Alive(n) {
@@ -177,11 +178,14 @@ func (m *Manager) ensurePrimaryCluster(ctx context.Context, c *plan.Cluster) err
 		if err := m.rejoin(ctx, n, primary); err != nil {
 			return err
 		}
+		if m.Fenced(name) == "" {
+			followers++
+		}
 	}
 	if !up {
 		return nil
 	}
-	return m.execOn(ctx, primary, primaryStmts(c)...)
+	return m.execOn(ctx, primary, primaryStmts(c, followers)...)
 }
 
 // rejoin makes n (running, not the primary) a read-only replica of
@@ -251,12 +255,21 @@ func (m *Manager) rejoin(ctx context.Context, n, primary *plan.Node) error {
 	return nil
 }
 
-// primaryStmts make a node its cluster's writable primary, waiting for
-// semi-sync acknowledgements when the cluster is semi-sync.
-func primaryStmts(c *plan.Cluster) []string {
+// primaryStmts make a node its cluster's writable primary. In a semi-sync
+// cluster its commits then wait for a replica's acknowledgement, when one
+// will give it (followers: the other nodes that follow it). With none (the
+// others down or fenced) every commit would wait the cluster's ack_timeout
+// and then go on unacknowledged: a stall that makes nothing more durable.
+// The primary then writes without waiting, and semi-sync is switched on
+// when a replica rejoins (ensurePrimaryCluster, Seeded).
+func primaryStmts(c *plan.Cluster, followers int) []string {
 	stmts := []string{"SET GLOBAL read_only=OFF"}
-	if c.Mode == spec.ModeSemiSync {
+	switch {
+	case c.Mode != spec.ModeSemiSync:
+	case followers > 0:
 		stmts = append(stmts, "SET GLOBAL rpl_semi_sync_master_enabled=ON")
+	default:
+		stmts = append(stmts, "SET GLOBAL rpl_semi_sync_master_enabled=OFF")
 	}
 	return stmts
 }
@@ -465,5 +478,8 @@ func (m *Manager) Seeded(ctx context.Context, c *plan.Cluster, n *plan.Node, pos
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	m.logf("%s replicates from %s from %s", n.Name, primary.Name, p)
+	if err := m.execOn(ctx, primary, primaryStmts(c, 1)...); err != nil { // a semi-sync primary has a replica to wait for again
+		return err
+	}
 	return m.setFenced(n.Name, "")
 }

@@ -227,6 +227,23 @@ func TestPromoteSwitchover(t *testing.T) {
 	if sent := f.sql.Sent("db3"); !has(sent, "CHANGE MASTER '' TO MASTER_HOST='198.18.0.12'") {
 		t.Errorf("db3 does not follow db2: %q", sent)
 	}
+	if sent := f.sql.Sent("db2"); !has(sent, "SET GLOBAL rpl_semi_sync_master_enabled=ON") {
+		t.Errorf("the new semi-sync primary, with db3 following, does not wait for it: %q", sent)
+	}
+}
+
+// Promoted with no replica left to follow (the old primary down, the
+// third node down too), a semi-sync primary writes without waiting.
+func TestPromoteWithoutFollowers(t *testing.T) {
+	m, f := manager(t, positions(map[string]string{"db1": "1-101-5", "db2": "1-101-5", "db3": "1-101-5"}))
+	m.Roles = &memRoles{}
+	f.up["db1"], f.up["db3"] = false, false
+	if err := m.Promote(context.Background(), "db2", true); err != nil {
+		t.Fatal(err)
+	}
+	if sent := f.sql.Sent("db2"); !has(sent, "SET GLOBAL rpl_semi_sync_master_enabled=OFF") || has(sent, "SET GLOBAL rpl_semi_sync_master_enabled=ON") {
+		t.Errorf("a semi-sync primary with no one to acknowledge was sent %q", sent)
+	}
 }
 
 func TestPromoteRefusesErrantAndRestoresTheWriter(t *testing.T) {
@@ -275,5 +292,27 @@ func TestRepointRefusals(t *testing.T) {
 	}
 	if err := m.Repoint(context.Background(), "dr", ""); !hderr.IsUser(err) || !strings.Contains(err.Error(), "follows that cluster's primary") {
 		t.Errorf("a channel from a primary cluster: %v", err)
+	}
+}
+
+// A semi-sync primary with no replica to acknowledge (the others down or
+// fenced) writes without waiting: every commit would otherwise wait the
+// ack timeout and go on unacknowledged anyway.
+func TestEnsureSemiSyncWithoutFollowers(t *testing.T) {
+	m, f := manager(t, states(same, nil))
+	f.up["db2"], f.up["db3"] = false, false
+	if err := m.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := changes(f.sql.Sent("db1")); !slices.Equal(got, []string{"SET GLOBAL read_only=OFF", "SET GLOBAL rpl_semi_sync_master_enabled=OFF"}) {
+		t.Errorf("a primary without replicas was sent %q", got)
+	}
+	f.up["db3"] = true // one rejoins: its primary waits for it again
+	n := len(f.sql.Sent("db1"))
+	if err := m.Ensure(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := changes(f.sql.Sent("db1")[n:]); !slices.Equal(got, []string{"SET GLOBAL read_only=OFF", "SET GLOBAL rpl_semi_sync_master_enabled=ON"}) {
+		t.Errorf("a primary with a replica again was sent %q", got)
 	}
 }

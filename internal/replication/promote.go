@@ -145,13 +145,24 @@ func (m *Manager) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.No
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
-	if err := m.execOn(ctx, n, primaryStmts(c)...); err != nil {
+	fenced := m.roles().Fenced
+	followers := 0
+	for _, name := range c.Nodes {
+		// the old primary, even running, follows only once Reconcile checked it
+		if o, _ := m.Plan.Node(name); o != n && o != old && fenced[name] == "" && m.Servers.Alive(o) {
+			followers++
+		}
+	}
+	if err := m.execOn(ctx, n, primaryStmts(c, followers)...); err != nil {
 		return err
 	}
 	if err := m.setPrimary(c.Name, n.Name); err != nil {
 		return err
 	}
 	m.logf("%s is the primary of cluster %s", n.Name, c.Name)
+	if c.Mode == spec.ModeSemiSync && followers == 0 {
+		m.logf("%s: no replica left to acknowledge its commits: it writes without waiting until one rejoins", n.Name)
+	}
 	src, err := m.source(n)
 	if err != nil {
 		return err
@@ -167,7 +178,6 @@ func (m *Manager) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.No
 	// (paused, overloaded) is left to the keeper, which gives it its role
 	// once it answers
 	var wg sync.WaitGroup
-	fenced := m.roles().Fenced
 	for _, name := range c.Nodes {
 		o, _ := m.Plan.Node(name)
 		if o == n || !m.Servers.Alive(o) || fenced[name] != "" { // a fenced node stays out until it is rebuilt
