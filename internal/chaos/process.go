@@ -52,7 +52,7 @@ func (f Process) Inject(ctx context.Context, l Lab) error {
 	var names, balancers []string
 	for _, name := range f.Names {
 		switch {
-		case !slices.Contains(lbHosts(p), name):
+		case !slices.Contains(p.LBHosts(), name):
 			names = append(names, name)
 		case f.Kind != fault.Kill:
 			return hderr.User("NODE: %s is a load balancer host: it takes kill (its HAProxy) or crash (the whole host), not %s", name, f.Kind)
@@ -145,7 +145,7 @@ type KillBalancers []string
 
 // Inject checks every host is a load balancer's, then kills them.
 func (hosts KillBalancers) Inject(ctx context.Context, l Lab) error {
-	all := lbHosts(l.Plan())
+	all := l.Plan().LBHosts()
 	var problems []string
 	for _, h := range hosts {
 		if !slices.Contains(all, h) {
@@ -178,15 +178,4 @@ func resumeAll(_ context.Context, l Lab) error {
 		}
 	}
 	return nil
-}
-
-// lbHosts are the hosts a plan's load balancers run on.
-func lbHosts(p *plan.Plan) []string {
-	var out []string
-	for _, b := range p.LoadBalancers {
-		for _, in := range b.Instances {
-			out = append(out, in.Host)
-		}
-	}
-	return out
 }

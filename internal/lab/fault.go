@@ -73,17 +73,6 @@ func (l *Lab) LBInstances(ctx context.Context, b *plan.LB) []lb.Instance {
 	return l.Balancer(b).Instances(ctx)
 }
 
-// lbHosts are the hosts the load balancers run on.
-func (l *Lab) lbHosts() []string {
-	var out []string
-	for _, lb := range l.p.LoadBalancers {
-		for _, in := range lb.Instances {
-			out = append(out, in.Host)
-		}
-	}
-	return out
-}
-
 // chaosLab is the lab as faults see it (chaos.Lab).
 type chaosLab struct{ l *Lab }
 
@@ -113,7 +102,7 @@ func (l *Lab) killHost(ctx context.Context, name string) error {
 		h := l.Prov.Host(name)
 		errs = append(errs, h.Kill(ctx, server.Daemon(n)), h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
 	}
-	if slices.Contains(l.lbHosts(), name) {
+	if slices.Contains(l.p.LBHosts(), name) {
 		errs = append(errs, l.balancerOf(name).Kill(ctx, name, true))
 	}
 	for _, c := range l.p.Clusters {

@@ -114,7 +114,7 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 		if l.alive(n) {
 			continue
 		}
-		if n.Kind == spec.KindGalera && len(l.running(n.Cluster)) == 0 {
+		if n.Kind == spec.KindGalera && len(boot.Running(bootLab{l}, n.Cluster)) == 0 {
 			return hderr.User("NODE: no other node of cluster %s is running, so %s would have to bootstrap a new cluster; start the whole cluster with `hadrill start --all`", n.Cluster, n.Name)
 		}
 		if err := l.loseDisks(ctx, false); err != nil {
@@ -148,7 +148,7 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 		if err := server.Stop(ctx, l.Prov.Host(n.Host), n, server.StopGrace); err != nil {
 			return err
 		}
-		if n.Kind == spec.KindGalera && len(l.running(n.Cluster)) == 0 {
+		if n.Kind == spec.KindGalera && len(boot.Running(bootLab{l}, n.Cluster)) == 0 {
 			if err := l.startAll(ctx); err != nil {
 				return err
 			}
@@ -229,16 +229,6 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 	return boot.Start(ctx, bootLab{l}, c, down, force)
 }
 
-// running lists the running nodes of a cluster.
-func (l *Lab) running(cluster string) []*plan.Node {
-	var out []*plan.Node
-	for _, n := range l.Nodes(nil) {
-		if n.Cluster == cluster && l.alive(n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
 
 // saveDerived records running/stopped from what actually runs.
 func (l *Lab) saveDerived() error {

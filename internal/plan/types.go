@@ -327,6 +327,17 @@ type LB struct {
 	VirtualIP bool         `json:"virtual_ip,omitempty"`
 }
 
+// LBHosts are the hosts the plan's load balancers run on.
+func (p *Plan) LBHosts() []string {
+	var out []string
+	for _, b := range p.LoadBalancers {
+		for _, in := range b.Instances {
+			out = append(out, in.Host)
+		}
+	}
+	return out
+}
+
 // UnmarshalJSON reads a stored load balancer; one stored before pairs
 // kept its one host in its own fields, which become its instance.
 func (l *LB) UnmarshalJSON(b []byte) error {

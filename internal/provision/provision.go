@@ -146,18 +146,11 @@ func seed(ctx context.Context, l Lab, n *plan.Node) error {
 	if n.Kind != spec.KindGalera {
 		return nil
 	}
-	var members []string
-	for _, c := range p.Clusters {
-		if c.Name != n.Cluster {
-			continue
-		}
-		for _, m := range c.Nodes {
-			mn, _ := p.Node(m)
-			members = append(members, mn.UUID)
-		}
-		return boot.Seed(ctx, l.Host(n.Host), n, c.StateUUID, 0, members)
+	c, ok := p.Cluster(n.Cluster)
+	if !ok {
+		return fmt.Errorf("%s: cluster %s not in plan", n.Name, n.Cluster)
 	}
-	return fmt.Errorf("%s: cluster %s not in plan", n.Name, n.Cluster)
+	return boot.Seed(ctx, l.Host(n.Host), p, n, c.StateUUID, 0)
 }
 
 // Users are made once per Galera cluster on its first node (Galera

@@ -36,7 +36,7 @@ func StartArbitrators(ctx context.Context, l Lab) error {
 		if a == nil || ArbitratorPid(ctx, l, a) != 0 {
 			continue
 		}
-		running := runningOf(l, c.Name)
+		running := Running(l, c.Name)
 		if len(running) == 0 {
 			continue
 		}

@@ -98,9 +98,8 @@ func startFrom(ctx context.Context, l Lab, down []*plan.Node, saved []galera.Sav
 	}
 	if choice.Mode == galera.StartTogether {
 		if choice.Reseed {
-			c, _ := l.Plan().Cluster(down[0].Cluster)
 			for _, n := range down {
-				if err := Seed(ctx, l.Host(n.Host), n, saved[0].UUID, saved[0].Seqno, memberUUIDs(l.Plan(), *c)); err != nil {
+				if err := Seed(ctx, l.Host(n.Host), l.Plan(), n, saved[0].UUID, saved[0].Seqno); err != nil {
 					return err
 				}
 			}
@@ -135,15 +134,6 @@ func startFrom(ctx context.Context, l Lab, down []*plan.Node, saved []galera.Sav
 		extra[n.Name] = append(extra[n.Name], "--wsrep-sst-donor="+first.Name+",")
 	}
 	return l.Start(ctx, rest, extra)
-}
-
-func memberUUIDs(p *plan.Plan, c plan.Cluster) []string {
-	var out []string
-	for _, name := range c.Nodes {
-		n, _ := p.Node(name)
-		out = append(out, n.UUID)
-	}
-	return out
 }
 
 // knownStates reads the saved states of nodes, recovering in parallel the
@@ -227,9 +217,19 @@ func savedState(ctx context.Context, h host.Host, n *plan.Node) galera.SavedStat
 }
 
 // Seed writes a Galera node's state files on its host (see
-// mariadb.SeedGalera): a node of a new cluster, or of one re-formed from
-// a known state.
-func Seed(ctx context.Context, h host.Host, n *plan.Node, stateUUID string, seqno int64, members []string) error {
+// mariadb.SeedGalera): the cluster's state at seqno and its last primary
+// view, every member of n's cluster in it; a node of a new cluster, or of
+// one re-formed from a known state.
+func Seed(ctx context.Context, h host.Host, p *plan.Plan, n *plan.Node, stateUUID string, seqno int64) error {
+	c, ok := p.Cluster(n.Cluster)
+	if !ok {
+		return fmt.Errorf("%s: cluster %s not in plan", n.Name, n.Cluster)
+	}
+	var members []string
+	for _, name := range c.Nodes {
+		m, _ := p.Node(name)
+		members = append(members, m.UUID)
+	}
 	files, err := mariadb.SeedGalera(stateUUID, seqno, n.UUID, members)
 	if err != nil {
 		return err
@@ -307,7 +307,7 @@ func Resync(ctx context.Context, l Lab, name string) error {
 	if c.Kind != spec.KindGalera {
 		return hderr.User("NODE: %s is a %s node; a full state transfer is a Galera node's (rebuild makes a replica a fresh copy)", name, c.Kind)
 	}
-	if !slices.ContainsFunc(runningOf(l, n.Cluster), func(o *plan.Node) bool { return o != n }) {
+	if !slices.ContainsFunc(Running(l, n.Cluster), func(o *plan.Node) bool { return o != n }) {
 		return hderr.User("NODE: no other node of cluster %s runs: there is no donor for %s", c.Name, name)
 	}
 	h := l.Host(n.Host)
@@ -323,8 +323,8 @@ func Resync(ctx context.Context, l Lab, name string) error {
 	return l.Start(ctx, []*plan.Node{n}, nil)
 }
 
-// runningOf lists the running nodes of a cluster.
-func runningOf(l Lab, cluster string) []*plan.Node {
+// Running lists the running nodes of a cluster.
+func Running(l Lab, cluster string) []*plan.Node {
 	p := l.Plan()
 	var out []*plan.Node
 	for i := range p.Nodes {
