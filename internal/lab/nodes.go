@@ -229,7 +229,6 @@ func (l *Lab) startCluster(ctx context.Context, c plan.Cluster, force string) er
 	return boot.Start(ctx, bootLab{l}, c, down, force)
 }
 
-
 // saveDerived records running/stopped from what actually runs.
 func (l *Lab) saveDerived() error {
 	for _, n := range l.Nodes(nil) {
