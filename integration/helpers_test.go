@@ -116,13 +116,21 @@ func (e *env) run(args ...string) result {
 	return e.collect(e.cmd(args...), args)
 }
 
+// slowCommand is how long a command runs before the test's log says how
+// long it took (where a test's time goes).
+const slowCommand = 5 * time.Second
+
 // collect runs c (hadrill with args) and returns what it printed and its
 // exit code; a command that could not run fails the test.
 func (e *env) collect(c *exec.Cmd, args []string) result {
 	e.t.Helper()
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
 	err := c.Run()
+	if took := time.Since(start); took > slowCommand {
+		e.t.Logf("hadrill %s: %.1fs", strings.Join(args, " "), took.Seconds())
+	}
 	code := 0
 	if x, ok := err.(*exec.ExitError); ok {
 		code = x.ExitCode()

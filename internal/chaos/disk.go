@@ -289,6 +289,9 @@ func healDisks(ctx context.Context, l Lab) error {
 	if p.Disks == nil || l.DisksLost() != "" {
 		return nil
 	}
+	if err := disk.PowerOn(ctx, p); err != nil { // a disk without power is given it back only once unmounted
+		return err
+	}
 	clearAll := map[string]disk.Faults{}
 	for _, nv := range p.AllVolumes() {
 		clearAll[nv.Volume.Device] = disk.Faults{}
@@ -342,7 +345,10 @@ func DiskFaults(n *plan.Node, now map[string]disk.FaultStatus) map[string]string
 		if f.Slow > 1 {
 			parts = append(parts, fmt.Sprintf("slow ×%g", f.Slow))
 		}
-		if f.LoseUnsynced {
+		switch {
+		case f.PowerCut:
+			parts = append(parts, "without power until its volume is unmounted")
+		case f.LoseUnsynced:
 			parts = append(parts, fmt.Sprintf("lose-unsynced armed (%s unflushed)", spec.FormatSize(f.UnsyncedBytes)))
 		}
 		if len(parts) > 0 {

@@ -6,15 +6,19 @@
 // primary cluster read-only at once and gives a node that strayed from its
 // role that role again, and archives every node's binary
 // logs. It keeps nothing it needs across a restart to itself: the
-// roles are in the lab's roles.json, the lag in the servers.
+// roles are in the lab's roles.json, the lag in the servers. A keeper
+// whose lab's directory is gone (removed by hand under it) ends.
 package keeper
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,6 +106,10 @@ func (k *Keeper) Run(ctx context.Context) error {
 		}
 		if i%2 == 0 {
 			k.heartbeats(ctx)
+		}
+		if _, err := os.Stat(p.Dir); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(k.Log, "the lab's directory %s is gone: nothing left to keep\n", p.Dir)
+			return nil
 		}
 		select {
 		case <-ctx.Done():

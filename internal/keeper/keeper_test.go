@@ -1,11 +1,15 @@
 package keeper
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -66,5 +70,34 @@ func TestVantage(t *testing.T) {
 				t.Errorf("vantage %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestOrphanedKeeperEnds: a keeper whose lab's directory was removed (by
+// hand, while it ran) ends by itself instead of keeping nothing forever.
+func TestOrphanedKeeperEnds(t *testing.T) {
+	dir := t.TempDir()
+	var log strings.Builder
+	k := &Keeper{Repl: &replication.Manager{Plan: &plan.Plan{Lab: "t", Dir: dir}}, Log: &log}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- k.Run(ctx) }()
+	time.Sleep(2 * Tick)
+	select {
+	case err := <-done:
+		t.Fatalf("the keeper of a lab still there ended: %v", err)
+	default:
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(log.String(), "is gone") {
+			t.Errorf("orphaned keeper: %v, log %q", err, log.String())
+		}
+	case <-ctx.Done():
+		t.Fatal("the keeper of a removed lab kept running")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera/boot"
@@ -85,10 +86,52 @@ func Datadirs(ctx context.Context, l Lab, user, fromBackup string) error {
 			if err := placeDatadir(gctx, l, n, tmpl); err != nil {
 				return err
 			}
-			return seed(gctx, l, n)
+			if err := seed(gctx, l, n); err != nil {
+				return err
+			}
+			return durable(n)
 		})
 	}
 	return g.Wait()
+}
+
+// durable flushes what placing a node's datadir wrote onto its volumes, as
+// a provisioner does before a server starts on what it wrote: a power cut
+// of the node's disks (a disk fault's lose-unsynced) then drops what the
+// server had not flushed, never the files it was given. A node without
+// volumes has nothing a power cut could drop.
+func durable(n *plan.Node) error {
+	if len(n.Volumes) == 0 {
+		return nil
+	}
+	seen := map[uint64]bool{}
+	for _, dir := range []string{n.DataDir, n.RedoDir, n.BinlogDir} {
+		if dir == "" {
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(dir, &st); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		if seen[st.Dev] {
+			continue
+		}
+		seen[st.Dev] = true
+		if err := syncfs(dir); err != nil {
+			return fmt.Errorf("%s: flushing %s: %w", n.Name, dir, err)
+		}
+	}
+	return nil
+}
+
+// syncfs flushes the file system holding dir.
+func syncfs(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Syncfs(int(f.Fd()))
 }
 
 // placeDatadir makes n's datadir a copy of the directory src here (a

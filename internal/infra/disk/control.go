@@ -127,7 +127,11 @@ func Writable(v plan.Volume) error {
 // its page cache never reaches the disk), and the loop device's buffers
 // are forgotten. The power is then back on (the other faults stay; the
 // arming is spent) and the volumes are mounted again, replaying their
-// journals, by the next start.
+// journals, by the next start. A volume that cannot be unmounted (a
+// process still holds it) keeps its device without power: a file system
+// still mounted must never see its disk go back in time under it (it
+// would write from what it remembers onto what the disk forgot). The
+// power comes back when it is unmounted (PowerOn).
 func PowerOff(ctx context.Context, p *plan.Plan, n *plan.Node) error {
 	if p.Disks == nil || len(n.Volumes) == 0 {
 		return nil
@@ -136,13 +140,11 @@ func PowerOff(ctx context.Context, p *plan.Plan, n *plan.Node) error {
 	if err != nil {
 		return err
 	}
-	off, on := map[string]Faults{}, map[string]Faults{}
+	off := map[string]Faults{}
 	for _, v := range n.Volumes {
 		f := now[v.Device].Faults
 		f.PowerCut = true
 		off[v.Device] = f
-		f.PowerCut, f.LoseUnsynced = false, false
-		on[v.Device] = f
 	}
 	if err := SetFaults(p, off); err != nil {
 		return err
@@ -151,8 +153,52 @@ func PowerOff(ctx context.Context, p *plan.Plan, n *plan.Node) error {
 	for _, v := range n.Volumes {
 		errs = append(errs, Unmount(ctx, p, v))
 	}
-	errs = append(errs, SetFaults(p, on))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w (its disks stay without power until it is unmounted)", err)
+	}
+	return PowerOn(ctx, p)
+}
+
+// PowerOn gives the power back to every device a power cut left off (the
+// cut's second step, or hadrill killed between the two), each once its
+// volume is unmounted: a volume still mounted is unmounted first (its
+// writes still go nowhere), and one that cannot be stays without power,
+// an error naming what holds it.
+func PowerOn(ctx context.Context, p *plan.Plan) error {
+	now, err := ReadFaults(p)
+	if err != nil {
+		return err
+	}
+	on := map[string]Faults{}
+	var errs []error
+	for dev, st := range now {
+		if !st.PowerCut {
+			continue
+		}
+		if v, ok := volumeOn(p, dev); ok && mounted(v.Mount) {
+			if err := Unmount(ctx, p, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s stays without power: %w", dev, err))
+				continue
+			}
+		}
+		f := st.Faults
+		f.PowerCut, f.LoseUnsynced = false, false
+		on[dev] = f
+	}
+	if len(on) > 0 {
+		errs = append(errs, SetFaults(p, on))
+	}
 	return errors.Join(errs...)
+}
+
+// volumeOn is the volume made on device dev.
+func volumeOn(p *plan.Plan, dev string) (plan.Volume, bool) {
+	for _, nv := range p.AllVolumes() {
+		if nv.Volume.Device == dev {
+			return *nv.Volume, true
+		}
+	}
+	return plan.Volume{}, false
 }
 
 // Unmount unmounts a volume (waiting a little for a killed server's files
@@ -166,7 +212,11 @@ func Unmount(ctx context.Context, p *plan.Plan, v plan.Volume) error {
 		}
 	}
 	if mounted(v.Mount) {
-		return fmt.Errorf("unmounting %s: %w (something still holds it)", v.Mount, err)
+		held := "something still holds it"
+		if hs := holders(v.Mount); len(hs) > 0 {
+			held = "held by " + strings.Join(hs, ", ")
+		}
+		return fmt.Errorf("unmounting %s: %w (%s)", v.Mount, err, held)
 	}
 	for _, loop := range loopsOf(p.Disks.Device(v.Device)) {
 		if out, err := exec.CommandContext(ctx, "blockdev", "--flushbufs", loop).CombinedOutput(); err != nil {
@@ -176,24 +226,3 @@ func Unmount(ctx context.Context, p *plan.Plan, v plan.Volume) error {
 	return nil
 }
 
-// powerOn restores the power of devices a power cut left off (hadrill
-// killed between PowerOff's two steps): a volume is mounted only on a
-// device that reads.
-func powerOn(p *plan.Plan) error {
-	now, err := ReadFaults(p)
-	if err != nil {
-		return err
-	}
-	on := map[string]Faults{}
-	for dev, st := range now {
-		if st.PowerCut {
-			f := st.Faults
-			f.PowerCut, f.LoseUnsynced = false, false
-			on[dev] = f
-		}
-	}
-	if len(on) == 0 {
-		return nil
-	}
-	return SetFaults(p, on)
-}

@@ -98,7 +98,7 @@ func Setup(ctx context.Context, p *plan.Plan, exe string) error {
 	if err := startDaemon(ctx, p, exe); err != nil {
 		return err
 	}
-	if err := powerOn(p); err != nil {
+	if err := PowerOn(ctx, p); err != nil {
 		return err
 	}
 	for _, nv := range p.AllVolumes() {
@@ -551,4 +551,25 @@ func Free(dir string) (int64, error) {
 			return 0, err
 		}
 	}
+}
+
+// holders names the processes that hold something under dir (their
+// working directory, root, or an open file), as "pid N (command)": why
+// it cannot be unmounted.
+func holders(dir string) []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	under := func(path string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
+	var out []string
+	for _, proc := range procs {
+		links := []string{filepath.Join(proc, "cwd"), filepath.Join(proc, "root")}
+		fds, _ := filepath.Glob(filepath.Join(proc, "fd", "*"))
+		for _, l := range append(links, fds...) {
+			if to, err := os.Readlink(l); err == nil && under(to) {
+				comm, _ := os.ReadFile(filepath.Join(proc, "comm"))
+				out = append(out, fmt.Sprintf("pid %s (%s)", filepath.Base(proc), strings.TrimSpace(string(comm))))
+				break
+			}
+		}
+	}
+	return out
 }
