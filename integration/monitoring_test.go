@@ -44,7 +44,7 @@ func TestMonitoring(t *testing.T) {
 	e.ok("runs", "export", out.RunID, "--openmetrics", "--file", om)
 	text, _ := os.ReadFile(om)
 	for _, want := range []string{`mysql_global_status_wsrep_cluster_size{job="mysqld",instance="db1",hadrill_run="` + out.RunID + `"} 3 `,
-		`node_cpu_seconds_total{job="node",instance="client"`, `{job="haproxy",instance="lb"`, "# TYPE node_cpu_seconds counter\n"} {
+		`node_cpu_seconds_total{job="node",instance="client"`, `{job="proxy",instance="lb"`, "# TYPE node_cpu_seconds counter\n"} {
 		if !strings.Contains(string(text), want) {
 			t.Errorf("export lacks %q", want)
 		}

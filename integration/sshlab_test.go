@@ -346,7 +346,7 @@ client: {name: client}
 				Address   string
 				Instances []struct {
 					Host       string `json:"host"`
-					Haproxy    bool   `json:"haproxy"`
+					ProxyUp    bool   `json:"proxy_up"`
 					Keepalived *bool  `json:"keepalived"`
 					Holder     bool   `json:"holds_address"`
 				} `json:"instances"`
@@ -361,7 +361,7 @@ client: {name: client}
 			if in.Holder {
 				h = in.Host
 			}
-			if !in.Haproxy || in.Keepalived == nil || !*in.Keepalived {
+			if !in.ProxyUp || in.Keepalived == nil || !*in.Keepalived {
 				t.Errorf("instance %+v is not whole", in)
 			}
 		}

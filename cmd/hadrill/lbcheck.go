@@ -11,22 +11,22 @@ import (
 )
 
 // lbCheckCmd is the health check keepalived runs on each host of a load
-// balancer pair: exit 0 when the host's HAProxy answers on its admin
+// balancer pair: exit 0 when the host's proxy answers on its admin
 // socket within 0.8 s, 1 otherwise (the virtual IP then moves). With
 // --watch it keeps asking every 50 ms for that long and fails at the first
 // silence: keepalived runs scripts at most once a second, so a check that
-// watches for most of that second notices a dead HAProxy in about 50 ms.
+// watches for most of that second notices a dead proxy in about 50 ms.
 func lbCheckCmd() *cobra.Command {
 	var socket string
 	var watch time.Duration
 	c := &cobra.Command{
 		Use:    "lb-check --socket ADMIN_SOCKET",
-		Short:  "Exit 0 when the HAProxy of this admin socket answers (keepalived's check on a load balancer pair)",
+		Short:  "Exit 0 when the proxy of this admin socket answers (keepalived's check on a load balancer pair)",
 		Hidden: true,
 		Args:   args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if socket == "" {
-				return hderr.User("--socket: required (the HAProxy's admin socket)")
+				return hderr.User("--socket: required (the proxy's admin socket)")
 			}
 			if watch < 0 || watch > time.Minute {
 				return hderr.User("--watch: expected 0 to 1m, got %v", watch)
@@ -41,7 +41,7 @@ func lbCheckCmd() *cobra.Command {
 			}
 		},
 	}
-	c.Flags().StringVar(&socket, "socket", "", "the HAProxy's admin socket")
+	c.Flags().StringVar(&socket, "socket", "", "the proxy's admin socket")
 	c.Flags().DurationVar(&watch, "watch", 0, "keep checking every 50 ms for this long, failing at the first silence")
 	return c
 }

@@ -269,7 +269,7 @@ func (cli *app) runsExportCmd() *cobra.Command {
 		Use:   "export RUN_ID --openmetrics [--file FILE]",
 		Short: "Write a run's exporter series (monitoring on) as OpenMetrics with timestamps, for promtool tsdb create-blocks-from openmetrics",
 		Long: `A run of a lab with monitoring on holds what its exporters served every second
-(node_exporter per host, mysqld_exporter per node, HAProxy's own endpoint). This writes
+(node_exporter per host, mysqld_exporter per node, each proxy's own endpoint). This writes
 every series as one OpenMetrics file, labelled job, instance and hadrill_run; load it
 into a Prometheus data directory with
   promtool tsdb create-blocks-from openmetrics FILE DATA_DIR`,

@@ -59,7 +59,7 @@ copy and the lab's files in <its directory>/labs/<lab>. A lab that exists is sta
 	c.Flags().StringVar(&preset, "preset", "", "embedded topology (see `hadrill presets`); default "+spec.DefaultPreset)
 	c.Flags().StringVarP(&file, "file", "f", "", "topology spec file (YAML)")
 	c.Flags().StringVar(&invFile, "inventory", "", "place the lab on these machines, over SSH (YAML: see `hadrill preflight`)")
-	c.Flags().BoolVar(&monitoring, "monitoring", false, "run the exporters (node_exporter per host, mysqld_exporter per node, HAProxy's endpoint), scraped every second during runs (as monitoring: true in the spec)")
+	c.Flags().BoolVar(&monitoring, "monitoring", false, "run the exporters (node_exporter per host, mysqld_exporter per node, the proxy's endpoint), scraped every second during runs (as monitoring: true in the spec)")
 	return c
 }
 

@@ -57,7 +57,7 @@ func (f *fakeLab) Restart(_ context.Context, names []string) error {
 	return nil
 }
 func (f *fakeLab) KillBalancer(_ context.Context, h string, whole bool) error {
-	f.did = append(f.did, "kill haproxy "+h)
+	f.did = append(f.did, "kill proxy "+h)
 	return nil
 }
 func (f *fakeLab) KillHost(_ context.Context, name string) error {

@@ -13,12 +13,13 @@ import (
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
 // Process kills (SIGKILL), stops (a clean shutdown), pauses (SIGSTOP) or
 // resumes (SIGCONT) the servers of nodes; a kill of load balancer hosts
-// kills their HAProxy. A kill of a node whose disks were armed with
+// kills their proxy. A kill of a node whose disks were armed with
 // lose-unsynced is a power cut of them too (see Disk).
 type Process struct {
 	Kind  fault.Kind // fault.Kill, Stop, Pause or Resume
@@ -33,7 +34,7 @@ func init() {
 			}}
 	}
 	register(family{order: 60, heal: resumeAll, kinds: []Kind{
-		kind(fault.Kill, "kill NODE|LB_HOST...", "Kill -9 the servers of nodes (a crash), or the HAProxy of load balancer hosts"),
+		kind(fault.Kill, "kill NODE|LB_HOST...", "Kill -9 the servers of nodes (a crash), or the proxy of load balancer hosts"),
 		kind(fault.Stop, "stop NODE...", "Stop the servers of nodes cleanly (they leave their cluster)"),
 		kind(fault.Pause, "pause NODE...", "Freeze the servers of nodes (SIGSTOP): alive but silent, as under a long stall"),
 		kind(fault.Resume, "resume NODE...", "Thaw paused servers (SIGCONT)"),
@@ -55,7 +56,7 @@ func (f Process) Inject(ctx context.Context, l Lab) error {
 		case !slices.Contains(p.LBHosts(), name):
 			names = append(names, name)
 		case f.Kind != fault.Kill:
-			return hderr.User("NODE: %s is a load balancer host: it takes kill (its HAProxy) or crash (the whole host), not %s", name, f.Kind)
+			return hderr.User("NODE: %s is a load balancer host: it takes kill (its proxy) or crash (the whole host), not %s", name, f.Kind)
 		default:
 			balancers = append(balancers, name)
 		}
@@ -139,7 +140,7 @@ func (f Process) apply(ctx context.Context, l Lab) error {
 	return l.Record(fault.Record{Fault: f.Kind, Targets: done, At: at})
 }
 
-// KillBalancers kills the HAProxy of load balancer hosts (kill -9), every
+// KillBalancers kills the proxy of load balancer hosts (kill -9), every
 // name checked first. Heal starts them again.
 type KillBalancers []string
 
@@ -160,9 +161,20 @@ func (hosts KillBalancers) Inject(ctx context.Context, l Lab) error {
 		if err := l.KillBalancer(ctx, h, false); err != nil {
 			return err
 		}
-		l.Logf("%s: haproxy killed (kill -9)", h)
+		l.Logf("%s: %s killed (kill -9)", h, proxyOn(l.Plan(), h))
 	}
 	return l.Record(fault.Record{Fault: fault.Kill, Targets: hosts, At: at})
+}
+
+// proxyOn names the proxy software load balancer host h runs.
+func proxyOn(p *plan.Plan, h string) string {
+	for i := range p.LoadBalancers {
+		b := &p.LoadBalancers[i]
+		if slices.ContainsFunc(b.Instances, func(in plan.LBInstance) bool { return in.Host == h }) {
+			return lb.KindOf(b).Name()
+		}
+	}
+	return "proxy"
 }
 
 // resumeAll thaws every paused server (heal).

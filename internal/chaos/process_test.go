@@ -109,7 +109,7 @@ func TestProcessFaults(t *testing.T) {
 	}
 }
 
-// Load balancer hosts take kill (their HAProxy) and nothing else, never
+// Load balancer hosts take kill (their proxy) and nothing else, never
 // in the same command as nodes.
 func TestProcessFaultsOnBalancers(t *testing.T) {
 	p := &plan.Plan{Lab: "t", Nodes: []plan.Node{{Name: "db1"}}, LoadBalancers: []plan.LB{{Name: "lb", Instances: []plan.LBInstance{{Host: "lb1"}, {Host: "lb2"}}}}}
@@ -130,7 +130,7 @@ func TestProcessFaultsOnBalancers(t *testing.T) {
 	if err := (Process{Kind: fault.Kill, Names: []string{"lb2"}}).Inject(ctx, l); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(l.did, ","); got != "kill haproxy lb2" || l.labels() != "kill lb2" {
+	if got := strings.Join(l.did, ","); got != "kill proxy lb2" || l.labels() != "kill lb2" {
 		t.Errorf("did %s, log %q", got, l.labels())
 	}
 }

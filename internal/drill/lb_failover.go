@@ -13,7 +13,7 @@ import (
 )
 
 // lbFailover and lbCrash take the active host of a load balancer pair
-// down under traffic (its HAProxy killed; or the whole host: every process
+// down under traffic (its proxy killed; or the whole host: every process
 // and its NIC), wait for writes to resume through the same virtual IP on
 // the other host, then bring it back (as standby: the pair does not move
 // the address back).
@@ -21,7 +21,7 @@ var (
 	lbFailover = Scenario{
 		Name:       LBFailover,
 		Usage:      "lb-failover [HOST|active]",
-		Short:      "Kill -9 the HAProxy of a load balancer pair's active host (default), then start it again",
+		Short:      "Kill -9 the proxy of a load balancer pair's active host (default), then start it again",
 		MaxTargets: 1,
 		OnLB:       true,
 		Replicated: true,
@@ -64,7 +64,7 @@ func lbTarget(d *drill, given []string) ([]string, error) {
 }
 
 // LBTakeover bounds how long the other host of a pair may take to hold the
-// virtual IP once the active one's HAProxy is dead: its check fails within
+// virtual IP once the active one's proxy is dead: its check fails within
 // a second (run every second, failing at the first silence), then the
 // backup takes the address after three silent advertisements (0.1 s each)
 // or at once on the master's priority-0 advertisement; twice that, with
@@ -73,7 +73,7 @@ const LBTakeover = 5 * time.Second
 
 func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 	host := d.res.Targets[0]
-	broken := brokenBefore(d.l.LBInstances(ctx, d.lb), host)
+	broken := brokenBefore(d.l.LBInstances(ctx, d.lb), host, lb.KindOf(d.lb).Name())
 	if len(broken) > 0 {
 		d.logf("before the fault: %s down, so no other host may take over", strings.Join(broken, " and "))
 	}
@@ -85,7 +85,7 @@ func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 	if err := d.l.Inject(ctx, f); err != nil {
 		return d.faultAt, err
 	}
-	d.logf("%s down (%s); waiting for another host to take %s and writes to resume through it", host, map[bool]string{true: "crashed", false: "haproxy killed"}[crash], d.lb.Address)
+	d.logf("%s down (%s); waiting for another host to take %s and writes to resume through it", host, map[bool]string{true: "crashed", false: lb.KindOf(d.lb).Name() + " killed"}[crash], d.lb.Address)
 	if by, t, ok := d.waitTakeover(ctx, host); ok {
 		d.res.TakeoverS = secs(t.Sub(d.faultAt))
 		d.logf("%s took %s after %.2fs", by, d.lb.Address, t.Sub(d.faultAt).Seconds())
@@ -111,15 +111,16 @@ func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 }
 
 // brokenBefore names what of a pair's other hosts is down before the fault
-// (their HAProxy, their keepalived): what would keep them from taking over.
-func brokenBefore(ins []lb.Instance, target string) []string {
+// (their proxy, named proxy, their keepalived): what would keep them from
+// taking over.
+func brokenBefore(ins []lb.Instance, target, proxy string) []string {
 	var out []string
 	for _, in := range ins {
 		if in.Host == target {
 			continue
 		}
-		if !in.Haproxy {
-			out = append(out, in.Host+"'s haproxy")
+		if !in.ProxyUp {
+			out = append(out, in.Host+"'s "+proxy)
 		}
 		if in.Keepalived != nil && !*in.Keepalived {
 			out = append(out, in.Host+"'s keepalived")

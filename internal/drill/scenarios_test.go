@@ -179,7 +179,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 }
 
 // brokenPair is a pair whose standby (lb1) has lost its keepalived: the
-// address never moves off lb2, whatever happens to lb2's HAProxy.
+// address never moves off lb2, whatever happens to lb2's proxy.
 type brokenPair struct {
 	fakeLab
 	healed *bool
@@ -190,7 +190,7 @@ func (b brokenPair) Heal(context.Context) error                       { *b.heale
 func (brokenPair) LBHolder(context.Context, *plan.LB) (string, error) { return "lb2", nil }
 func (brokenPair) LBInstances(context.Context, *plan.LB) []lb.Instance {
 	no, yes := false, true
-	return []lb.Instance{{Host: "lb1", Haproxy: true, Keepalived: &no}, {Host: "lb2", Haproxy: true, Keepalived: &yes, Holder: true}}
+	return []lb.Instance{{Host: "lb1", ProxyUp: true, Keepalived: &no}, {Host: "lb2", ProxyUp: true, Keepalived: &yes, Holder: true}}
 }
 
 // TestLBFailoverWithoutTakeover: a pair whose standby cannot take over

@@ -13,6 +13,7 @@ import (
 	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
@@ -111,7 +112,7 @@ func crashPlan() *plan.Plan {
 
 // A crash through the lab: every host off the network first, then every
 // daemon each runs killed (a node's server and agent; a load balancer
-// host's keepalived and HAProxy; an arbitrator's garbd), and the lab's
+// host's keepalived and proxy; an arbitrator's garbd), and the lab's
 // state saved (no server runs: stopped).
 func TestCrashKillsEveryDaemonOfAHost(t *testing.T) {
 	l, prov := fakeLab(t, crashPlan(), "db1 mariadbd")
@@ -133,7 +134,7 @@ func TestCrashKillsEveryDaemonOfAHost(t *testing.T) {
 	if got, want := strings.Join(downs, "; "), "db1: ip link set eth0 down; lb1: ip link set eth0 down; garb: ip link set eth0 down"; got != want {
 		t.Errorf("NICs:\n%s\nwant\n%s", got, want)
 	}
-	if got, want := strings.Join(kills, "; "), "db1: kill db1 mariadbd; db1: kill db1 agent; lb1: kill lb1 keepalived; lb1: kill lb1 haproxy; garb: kill garb garbd"; got != want {
+	if got, want := strings.Join(kills, "; "), "db1: kill db1 mariadbd; db1: kill db1 agent; lb1: kill lb1 keepalived; lb1: kill lb1 "+lb.KindOf(nil).Name()+"; garb: kill garb garbd"; got != want {
 		t.Errorf("kills:\n%s\nwant\n%s", got, want)
 	}
 	if l.State.Status != state.Stopped {

@@ -90,11 +90,11 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	for i := range p.LoadBalancers {
 		b := l.Balancer(&p.LoadBalancers[i])
 		info := status.LBInfo{Name: b.LB.Name, Cluster: b.LB.Cluster, Mode: b.LB.Mode, Netns: b.LB.Instances[0].Netns, Address: b.LB.Address,
-			Port: b.LB.Port, State: "down", Backends: []lb.ServerState{}, Instances: b.Instances(ctx)}
+			Port: b.LB.Port, Proxy: lb.KindOf(b.LB).Name(), State: "down", Backends: []lb.ServerState{}, Instances: b.Instances(ctx)}
 		for j, in := range info.Instances {
 			if in.Holder { // where the address is now
 				info.Netns = b.LB.Instances[j].Netns
-				if in.Haproxy {
+				if in.ProxyUp {
 					info.State = "running"
 					if st, err := b.Stat(ctx, &b.LB.Instances[j]); err == nil {
 						info.Backends = st

@@ -231,12 +231,12 @@ func Holds(ipAddrShow, address string) bool {
 	return false
 }
 
-// Instance is one instance as `status` shows it: HAProxy running, and in
-// a pair keepalived running and whether it holds the virtual IP.
+// Instance is one instance as `status` shows it: its proxy running, and
+// in a pair keepalived running and whether it holds the virtual IP.
 type Instance struct {
 	Host       string `json:"host"`
 	Address    string `json:"address"`
-	Haproxy    bool   `json:"haproxy"`
+	ProxyUp    bool   `json:"proxy_up"`
 	Keepalived *bool  `json:"keepalived,omitempty"`
 	Holder     bool   `json:"holds_address"`
 }
@@ -252,7 +252,7 @@ func (b Balancer) Instances(ctx context.Context) []Instance {
 			p, err := h.Process(ctx, d)
 			return err == nil && p.Pid != 0
 		}
-		x := Instance{Host: in.Host, Address: in.Address, Haproxy: running(b.Proxy(in)), Holder: in.Host == holder}
+		x := Instance{Host: in.Host, Address: in.Address, ProxyUp: running(b.Proxy(in)), Holder: in.Host == holder}
 		if in.Keepalived != nil {
 			k := running(b.Keepalived(in))
 			x.Keepalived = &k

@@ -1,5 +1,5 @@
 // Package monitor runs the Prometheus exporters of a lab with monitoring on
-// (node_exporter, mysqld_exporter, HAProxy's own endpoint), scrapes them
+// (node_exporter, mysqld_exporter, the proxy's own endpoint), scrapes them
 // every second while a run is recorded, and turns what was scraped into
 // OpenMetrics and into the report's Galera panels.
 package monitor
@@ -15,8 +15,8 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
-// Daemon is an exporter as a daemon on its host (HAProxy's endpoint is not
-// one: HAProxy serves it).
+// Daemon is an exporter as a daemon on its host (a proxy's endpoint is not
+// one: the proxy serves it).
 func Daemon(e plan.Exporter) host.Daemon {
 	return e.Daemon.Named(e.Name(), e.Argv)
 }

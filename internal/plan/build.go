@@ -246,8 +246,8 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 	path := fmt.Sprintf("load_balancers[%d].address", i)
 	dir := filepath.Join(b.hostDir(lb.Name), "lb", lb.Name)
 	instance := func(h Host, dir string) LBInstance {
-		return LBInstance{Host: h.Name, Netns: h.Netns, Address: h.Address, Dir: dir, ConfigFile: filepath.Join(dir, "haproxy.cfg"),
-			PidFile: filepath.Join(dir, "haproxy.pid"), LogFile: filepath.Join(dir, "haproxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
+		return LBInstance{Host: h.Name, Netns: h.Netns, Address: h.Address, Dir: dir, ConfigFile: filepath.Join(dir, "proxy.cfg"),
+			PidFile: filepath.Join(dir, "proxy.pid"), LogFile: filepath.Join(dir, "proxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
 	}
 	l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Port: MySQLPort}
 	if lb.Mode == spec.LBBalanced {

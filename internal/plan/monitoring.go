@@ -7,7 +7,7 @@ import (
 
 // The exporters' ports: each host's node_exporter, each database node's
 // mysqld_exporter (the ports their Debian packages default to), and each
-// load balancer host's HAProxy Prometheus endpoint.
+// load balancer host's proxy's own Prometheus endpoint.
 const (
 	NodeExporterPort   = 9100
 	MysqldExporterPort = 9104
@@ -18,12 +18,13 @@ const (
 const (
 	JobNode   = "node"
 	JobMysqld = "mysqld"
-	JobProxy  = "haproxy"
+	JobProxy  = "proxy"
 )
 
 // Exporter is a Prometheus endpoint of a lab with monitoring on: what it
 // describes (Job, Instance), where it answers, and, for an exporter of its
-// own, its daemon. HAProxy serves its metrics itself (no Argv).
+// own, its daemon. A load balancer's proxy serves its metrics itself (no
+// Argv).
 type Exporter struct {
 	Job      string   `json:"job"`
 	Instance string   `json:"instance"` // the host, node or load balancer host it describes
@@ -42,7 +43,7 @@ func (e Exporter) URL() string { return fmt.Sprintf("http://%s:%d/metrics", e.Ad
 
 // Name is how the exporter is shown: "db1 mysqld_exporter".
 func (e Exporter) Name() string {
-	return e.Instance + " " + map[string]string{JobNode: "node_exporter", JobMysqld: "mysqld_exporter", JobProxy: "haproxy metrics"}[e.Job]
+	return e.Instance + " " + map[string]string{JobNode: "node_exporter", JobMysqld: "mysqld_exporter", JobProxy: "proxy metrics"}[e.Job]
 }
 
 // mysqldCollectors are mysqld_exporter's collectors for a lab: SHOW GLOBAL
@@ -61,7 +62,7 @@ var nodeCollectors = []string{"--collector.disable-defaults", "--collector.cpu",
 	"--collector.vmstat", "--collector.diskstats", "--collector.netdev", "--collector.loadavg", "--collector.pressure", "--collector.textfile"}
 
 // monitoring lists a lab's exporters when its spec asks for monitoring: a
-// node_exporter per host, a mysqld_exporter per database node, HAProxy's
+// node_exporter per host, a mysqld_exporter per database node, the proxy's
 // endpoint per load balancer host. Only in labs of namespaces: each host
 // has an address of its own for the exporters' fixed ports.
 func (b *builder) monitoring() {

@@ -371,7 +371,7 @@ func TestNoBinlogConfig(t *testing.T) {
 	}
 }
 
-// A load balancer pair: two hosts, HAProxy listening on every address of
+// A load balancer pair: two hosts, the proxy listening on every address of
 // each, keepalived on each moving the virtual IP (the address clients use).
 func TestLBPair(t *testing.T) {
 	s, err := spec.Load([]byte("clusters: [{name: db, kind: galera}]\nload_balancers: [{name: lb, cluster: db, replicas: 2, machine: small}]\n"))
@@ -551,7 +551,7 @@ func TestMonitoring(t *testing.T) {
 	for _, e := range p.Monitoring {
 		jobs[e.Job] = append(jobs[e.Job], e.Instance)
 	}
-	if fmt.Sprint(jobs) != "map[haproxy:[lb] mysqld:[db1 db2 db3] node:[db1 db2 db3 lb client]]" {
+	if fmt.Sprint(jobs) != "map[mysqld:[db1 db2 db3] node:[db1 db2 db3 lb client] proxy:[lb]]" {
 		t.Errorf("exporters: %v", jobs)
 	}
 	my := p.Monitoring[5]
@@ -590,8 +590,8 @@ func TestMonitoring(t *testing.T) {
 func TestLBStoredBeforePairs(t *testing.T) {
 	var l LB
 	stored := `{"name":"lb","cluster":"db","mode":"single-writer","host":"lb","netns":"hd-old-lb","address":"198.18.1.101","port":3306,` +
-		`"dir":"/h/labs/old/lb/lb","config_file":"/h/labs/old/lb/lb/haproxy.cfg","pid_file":"/h/labs/old/lb/lb/haproxy.pid",` +
-		`"log_file":"/h/labs/old/lb/lb/haproxy.log","admin_socket":"/h/labs/old/lb/lb/admin.sock"}`
+		`"dir":"/h/labs/old/lb/lb","config_file":"/h/labs/old/lb/lb/stored.cfg","pid_file":"/h/labs/old/lb/lb/stored.pid",` +
+		`"log_file":"/h/labs/old/lb/lb/stored.log","admin_socket":"/h/labs/old/lb/lb/admin.sock"}`
 	if err := json.Unmarshal([]byte(stored), &l); err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +599,7 @@ func TestLBStoredBeforePairs(t *testing.T) {
 	Complete(p)
 	in := p.LoadBalancers[0].Instances
 	if len(in) != 1 || in[0].Host != "lb" || in[0].Netns != "hd-old-lb" || in[0].Address != "198.18.1.101" || in[0].AdminSocket != "/h/labs/old/lb/lb/admin.sock" ||
-		in[0].Proxy.Marker != "/h/labs/old/lb/lb/haproxy.cfg" || in[0].Proxy.PidFile != "/h/labs/old/lb/lb/haproxy.pid" {
+		in[0].Proxy.Marker != "/h/labs/old/lb/lb/stored.cfg" || in[0].Proxy.PidFile != "/h/labs/old/lb/lb/stored.pid" {
 		t.Errorf("%+v", in)
 	}
 	var again LB

@@ -1,5 +1,5 @@
 // Package render fills the text templates hadrill generates configs from
-// (my.cnf, haproxy.cfg, keepalived.conf): a field the data lacks is an
+// (my.cnf, the proxy's configuration, keepalived.conf): a field the data lacks is an
 // error, never an empty string in a config.
 package render
 

@@ -25,7 +25,8 @@ type Spec struct {
 	Machines []Machine         `yaml:"machines,omitempty"`
 	Labels   map[string]string `yaml:"labels,omitempty"`
 	// Monitoring runs the exporters a DBA runs (node_exporter per host,
-	// mysqld_exporter per node, HAProxy's own endpoint), scraped every
+	// mysqld_exporter per node, the load balancers' proxies' own
+	// endpoints), scraped every
 	// second during runs.
 	Monitoring bool `yaml:"monitoring,omitempty"`
 }
@@ -175,8 +176,8 @@ type LoadBalancer struct {
 	// domains (see Cluster.FaultDomains).
 	FaultDomains []string `yaml:"fault_domains,omitempty"`
 	// Replicas 2 runs the load balancer on two hosts (<name>1, <name>2),
-	// HAProxy on each, keepalived (VRRP) moving the virtual IP to the one
-	// whose HAProxy runs: no single point of failure. Default 1.
+	// its proxy on each, keepalived (VRRP) moving the virtual IP to the one
+	// whose proxy runs: no single point of failure. Default 1.
 	Replicas int `yaml:"replicas,omitempty"`
 }
 

@@ -125,7 +125,7 @@ func (v *validator) validate(s *Spec) {
 		v.address(p+".address", lb.Address, network)
 		v.machineRef(s, p+".machine", lb.Machine)
 		if lb.Replicas < 0 || lb.Replicas > 2 {
-			v.add(p+".replicas", "expected 1 (one HAProxy host) or 2 (two sharing a virtual IP), got %d", lb.Replicas)
+			v.add(p+".replicas", "expected 1 (one proxy host) or 2 (two sharing a virtual IP), got %d", lb.Replicas)
 		}
 		for j, d := range lb.FaultDomains {
 			if !ValidName(d) {

@@ -142,8 +142,10 @@ type LBInfo struct {
 	Netns   string      `json:"netns"`
 	Address string      `json:"address"`
 	Port    int         `json:"port"`
-	State   string      `json:"state"` // running | down
-	// Backends are the servers as HAProxy sees them (proxy "writes", and "reads" when balanced).
+	// Proxy is the proxy software it runs (its kind's name).
+	Proxy string `json:"proxy"`
+	State string `json:"state"` // running | down
+	// Backends are the servers as its proxy sees them (group "writes", and "reads" when balanced).
 	Backends []lb.ServerState `json:"backends"`
 	// Instances are a pair's two hosts (Address is then the virtual IP,
 	// Netns the namespace of the host holding it).
@@ -184,7 +186,7 @@ func Text(out io.Writer, st Status) {
 	for _, lb := range st.LoadBalancers {
 		fmt.Fprintf(w, "%s\t%s\tlb/%s\t\t%s:%d\t%s\t\t%s\n", lb.Name, lb.Cluster, lb.Mode, lb.Address, lb.Port, lb.State, backends(lb))
 		for _, in := range lb.Instances { // a pair: which host holds the virtual IP
-			state := map[bool]string{true: "haproxy up", false: "haproxy down"}[in.Haproxy]
+			state := lb.Proxy + map[bool]string{true: " up", false: " down"}[in.ProxyUp]
 			if in.Keepalived != nil && !*in.Keepalived {
 				state += ", keepalived down"
 			}
@@ -335,7 +337,7 @@ func replicationText(out io.Writer, st Status) {
 	}
 }
 
-// backends summarises what HAProxy sees: "writes: db1 UP*, db2 UP, db3 DOWN"
+// backends summarises what the proxy sees: "writes: db1 UP*, db2 UP, db3 DOWN"
 // where * marks the servers taking new connections.
 func backends(lb LBInfo) string {
 	var parts []string

@@ -171,7 +171,7 @@ func NewRun(ctx context.Context, l Lab, kind results.Kind, command []string, par
 	}
 	now := time.Now()
 	r := &results.Run{ID: results.NewID(now), Kind: kind, Lab: l.Plan().Lab, Started: now.UTC(), Command: command,
-		Params: params, Topology: l.Plan().Spec, Configs: configs(l), Versions: versions(), Host: hostFacts()}
+		Params: params, Topology: l.Plan().Spec, Configs: configs(l), Versions: versions(l.Plan()), Host: hostFacts()}
 	if len(wan) > 0 {
 		r.WAN = wan
 	}
@@ -318,16 +318,22 @@ func configs(l Lab) map[string]string {
 	for i := range p.LoadBalancers {
 		b := &p.LoadBalancers[i]
 		if files, err := lb.Render(p, b); err == nil && len(files) > 0 {
-			out[b.Name+"/haproxy.cfg"] = files[0].Proxy
+			out[b.Name+"/"+lb.KindOf(b).Name()+".cfg"] = files[0].Proxy
 		}
 	}
 	return out
 }
 
-func versions() map[string]string {
+// versions are the first lines of the versions of the server, sysbench and
+// the load balancers' proxies.
+func versions(p *plan.Plan) map[string]string {
 	out := map[string]string{}
-	for name, argv := range map[string][]string{"mariadbd": {"mariadbd", "--version"}, "sysbench": {"sysbench", "--version"},
-		"haproxy": {"haproxy", "-v"}} {
+	cmds := map[string][]string{"mariadbd": {"mariadbd", "--version"}, "sysbench": {"sysbench", "--version"}}
+	for i := range p.LoadBalancers {
+		k := lb.KindOf(&p.LoadBalancers[i])
+		cmds[k.Name()] = k.Version()
+	}
+	for name, argv := range cmds {
 		if b, err := exec.Command(argv[0], argv[1:]...).Output(); err == nil {
 			out[name] = strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
 		}

@@ -225,4 +225,3 @@ func Unmount(ctx context.Context, p *plan.Plan, v plan.Volume) error {
 	}
 	return nil
 }
-

@@ -17,6 +17,9 @@ var _ proxy.Kind = Kind{}
 // Name is "haproxy".
 func (Kind) Name() string { return "haproxy" }
 
+// Version is `haproxy -v`.
+func (Kind) Version() []string { return []string{"haproxy", "-v"} }
+
 // Daemon is an instance's HAProxy, in the foreground (-db).
 func (Kind) Daemon(in *plan.LBInstance) host.Daemon {
 	return in.Proxy.Named(in.Host+" haproxy", []string{"haproxy", "-f", in.ConfigFile, "-db"})

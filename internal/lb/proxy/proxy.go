@@ -31,6 +31,9 @@ type Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 type Kind interface {
 	// Name is how status and logs call it ("haproxy").
 	Name() string
+	// Version is the command that prints its version on its first line
+	// (a run records it).
+	Version() []string
 	// Daemon is the proxy on an instance's host, in the foreground so the
 	// supervisor holds its pid.
 	Daemon(in *plan.LBInstance) host.Daemon
