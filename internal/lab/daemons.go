@@ -9,7 +9,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/agent"
 	"github.com/hadrill/hadrill/internal/galera/boot"
-	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/lb"
@@ -17,10 +16,6 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
-
-// routeDeadline bounds how long a load balancer may take to route: it
-// does once its checks saw rise × inter (0.4 s) of healthy agents.
-const routeDeadline = 30 * time.Second
 
 // ensureDaemons starts what is not running: each cluster's arbitrator,
 // every node's health agent, every load balancer, the lab's keeper and
@@ -52,7 +47,14 @@ func (l *Lab) ensureDaemons(ctx context.Context) error {
 		return err
 	}
 	for i := range l.p.LoadBalancers {
-		if err := l.waitRouting(ctx, &l.p.LoadBalancers[i]); err != nil {
+		b := &l.p.LoadBalancers[i]
+		db, err := l.AppDB(fmt.Sprintf("%s:%d", b.Address, b.Port))
+		if err != nil {
+			return err
+		}
+		err = lb.WaitRouting(ctx, db, b.Name)
+		db.Close()
+		if err != nil {
 			return err
 		}
 	}
@@ -65,50 +67,14 @@ func (l *Lab) Balancer(b *plan.LB) lb.Balancer {
 	return lb.Balancer{LB: b, Plan: l.p, Hosts: l.Prov.Host}
 }
 
-// waitRouting waits until the load balancer sends an application login to
-// a healthy node.
-func (l *Lab) waitRouting(ctx context.Context, lb *plan.LB) error {
-	db, err := l.AppDB(fmt.Sprintf("%s:%d", lb.Address, lb.Port))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	deadline := time.Now().Add(routeDeadline)
-	var last error
-	for time.Now().Before(deadline) {
-		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		var node string
-		last = db.QueryRowContext(qctx, "SELECT @@wsrep_node_name").Scan(&node)
-		cancel()
-		if last == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("load balancer %s does not route to a healthy node after %v: %v", lb.Name, routeDeadline, last)
-}
-
-// stopDaemons kills the agents, load balancers, keeper, WAN emulator,
-// exporters and arbitrators (they hold no data).
+// stopDaemons kills every host's daemons but its server (the agents, load
+// balancers, arbitrators, exporters: they hold no data), the keeper and
+// the WAN emulator.
 func (l *Lab) stopDaemons() error {
 	ctx := context.Background()
-	var errs []error
-	for i := range l.p.Nodes {
-		n := &l.p.Nodes[i]
-		h := l.Prov.Host(n.Host)
-		errs = append(errs, h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
-	}
-	for i := range l.p.LoadBalancers {
-		errs = append(errs, l.Balancer(&l.p.LoadBalancers[i]).Stop(ctx))
-	}
-	errs = append(errs, keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop(), monitor.Stop(ctx, l.p, l.Prov.Host))
-	for _, c := range l.p.Clusters {
-		if c.Arbitrator != nil {
-			errs = append(errs, l.Prov.Host(c.Arbitrator.Name).Kill(ctx, boot.Garbd(c.Arbitrator)))
-		}
+	errs := []error{keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop()}
+	for _, h := range l.p.Hosts {
+		errs = append(errs, l.killDaemons(ctx, h.Name, roleServer))
 	}
 	return errors.Join(errs...)
 }
@@ -161,16 +127,7 @@ func (l *Lab) Drained(ctx context.Context, n *plan.Node) bool {
 }
 
 // LB resolves a load balancer by name (plan.LBAlias: the lab's first).
-func (l *Lab) LB(name string) (*plan.LB, error) {
-	if lb, ok := l.p.LB(name); ok {
-		return lb, nil
-	}
-	var names []string
-	for _, lb := range l.p.LoadBalancers {
-		names = append(names, lb.Name)
-	}
-	return nil, hderr.User("--lb: unknown load balancer %q (load balancers: %v)", name, names)
-}
+func (l *Lab) LB(name string) (*plan.LB, error) { return l.p.FindLB(name) }
 
 // Balanced reports whether target names a balanced load balancer or the
 // nodes as sysbench's own host list (writes then reach several nodes at

@@ -2,18 +2,14 @@ package lab
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/agent"
 	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
-	"github.com/hadrill/hadrill/internal/galera/boot"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/server"
 )
 
 // Inject applies a fault (see package chaos): it checks it against the
@@ -95,20 +91,5 @@ func (c chaosLab) KillBalancer(ctx context.Context, host string, whole bool) err
 }
 func (c chaosLab) KillHost(ctx context.Context, name string) error { return c.l.killHost(ctx, name) }
 
-// killHost kills every daemon of a host with SIGKILL.
-func (l *Lab) killHost(ctx context.Context, name string) error {
-	var errs []error
-	if n, ok := l.p.Node(name); ok {
-		h := l.Prov.Host(name)
-		errs = append(errs, h.Kill(ctx, server.Daemon(n)), h.Kill(ctx, agent.Daemon(l.p, n, h.Exe())))
-	}
-	if slices.Contains(l.p.LBHosts(), name) {
-		errs = append(errs, l.balancerOf(name).Kill(ctx, name, true))
-	}
-	for _, c := range l.p.Clusters {
-		if a := c.Arbitrator; a != nil && a.Name == name {
-			errs = append(errs, l.Prov.Host(a.Name).Kill(ctx, boot.Garbd(a)))
-		}
-	}
-	return errors.Join(errs...)
-}
+// killHost kills every daemon of a host with SIGKILL (a crash).
+func (l *Lab) killHost(ctx context.Context, name string) error { return l.killDaemons(ctx, name, "") }

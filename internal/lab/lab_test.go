@@ -107,12 +107,15 @@ func crashPlan() *plan.Plan {
 		Clusters: []plan.Cluster{{Name: "db", Nodes: []string{"db1"}, Arbitrator: &plan.Arbitrator{Name: "garb"}}},
 		LoadBalancers: []plan.LB{{Name: "lb", Address: "198.18.0.100", VirtualIP: true,
 			Instances: []plan.LBInstance{{Host: "lb1", Keepalived: &plan.Keepalived{Interface: "eth0"}}}}},
+		Monitoring: []plan.Exporter{{Job: plan.JobNode, Instance: "db1", Host: "db1", Argv: []string{"prometheus-node-exporter"}},
+			{Job: plan.JobProxy, Instance: "lb1", Host: "lb1"}, // served by the proxy: no daemon of its own
+			{Job: plan.JobNode, Instance: "client", Host: "client", Argv: []string{"prometheus-node-exporter"}}},
 	}
 }
 
 // A crash through the lab: every host off the network first, then every
 // daemon each runs killed (a node's server and agent; a load balancer
-// host's keepalived and proxy; an arbitrator's garbd), and the lab's
+// host's keepalived and proxy; an arbitrator's garbd; their exporters), and the lab's
 // state saved (no server runs: stopped).
 func TestCrashKillsEveryDaemonOfAHost(t *testing.T) {
 	l, prov := fakeLab(t, crashPlan(), "db1 mariadbd")
@@ -134,7 +137,7 @@ func TestCrashKillsEveryDaemonOfAHost(t *testing.T) {
 	if got, want := strings.Join(downs, "; "), "db1: ip link set eth0 down; lb1: ip link set eth0 down; garb: ip link set eth0 down"; got != want {
 		t.Errorf("NICs:\n%s\nwant\n%s", got, want)
 	}
-	if got, want := strings.Join(kills, "; "), "db1: kill db1 mariadbd; db1: kill db1 agent; lb1: kill lb1 keepalived; lb1: kill lb1 "+lb.KindOf(nil).Name()+"; garb: kill garb garbd"; got != want {
+	if got, want := strings.Join(kills, "; "), "db1: kill db1 mariadbd; db1: kill db1 agent; db1: kill db1 node_exporter; lb1: kill lb1 keepalived; lb1: kill lb1 "+lb.KindOf(nil).Name()+"; garb: kill garb garbd"; got != want {
 		t.Errorf("kills:\n%s\nwant\n%s", got, want)
 	}
 	if l.State.Status != state.Stopped {
@@ -192,5 +195,30 @@ func TestStartRefusesALoneGaleraNode(t *testing.T) {
 	err := l.Start(context.Background(), []string{"db2"})
 	if err == nil || !strings.Contains(err.Error(), "no other node of cluster db is running") || !strings.Contains(err.Error(), "start --all") || len(prov.did) != 0 {
 		t.Errorf("err %v, did %v", err, prov.did)
+	}
+}
+
+// A lab stopped with its data kept: the keeper first (it would fail a
+// primary over to a node about to stop), the servers stopped cleanly, then
+// every other daemon of every host killed, servers never killed, and the
+// lab recorded stopped.
+func TestDownKeepingData(t *testing.T) {
+	l, prov := fakeLab(t, crashPlan(), "db1 mariadbd")
+	if err := l.destroy(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range prov.did {
+		if !strings.Contains(d, " ip ") { // the virtual IP looked for on the pair's host
+			got = append(got, d)
+		}
+	}
+	want := "db1: stop db1 mariadbd; db1: kill db1 agent; db1: kill db1 node_exporter; lb1: kill lb1 keepalived; lb1: kill lb1 " + lb.KindOf(nil).Name() +
+		"; garb: kill garb garbd; client: kill client node_exporter"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("down:\n%s\nwant\n%s", strings.Join(got, "; "), want)
+	}
+	if l.State.Status != state.Stopped {
+		t.Errorf("state %s after down keeping the data", l.State.Status)
 	}
 }

@@ -7,6 +7,7 @@ package lb
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -131,18 +132,18 @@ func (b Balancer) Stop(ctx context.Context) error {
 		in := &b.LB.Instances[i]
 		h := b.Hosts(in.Host)
 		if in.Keepalived != nil {
-			errs = append(errs, b.killKeepalived(ctx, in))
+			errs = append(errs, b.KillKeepalived(ctx, in))
 		}
 		errs = append(errs, h.Kill(ctx, b.Proxy(in)))
 	}
 	return errors.Join(errs...)
 }
 
-// killKeepalived kills an instance's keepalived and takes the virtual IP
+// KillKeepalived kills an instance's keepalived and takes the virtual IP
 // off its interface: killed, keepalived leaves it there, and a host's NIC
 // outlives the lab (a real machine's; a crashed host comes back without
 // it, as after a reboot).
-func (b Balancer) killKeepalived(ctx context.Context, in *plan.LBInstance) error {
+func (b Balancer) KillKeepalived(ctx context.Context, in *plan.LBInstance) error {
 	h := b.Hosts(in.Host)
 	if err := h.Kill(ctx, b.Keepalived(in)); err != nil {
 		return err
@@ -213,9 +214,34 @@ func (b Balancer) Kill(ctx context.Context, name string, keepalived bool) error 
 	h := b.Hosts(name)
 	var errs []error
 	if keepalived && in.Keepalived != nil {
-		errs = append(errs, b.killKeepalived(ctx, in))
+		errs = append(errs, b.KillKeepalived(ctx, in))
 	}
 	return errors.Join(append(errs, h.Kill(ctx, b.Proxy(in)))...)
+}
+
+// RouteDeadline bounds how long a load balancer may take to route: it
+// does once its checks saw rise × inter (0.4 s) of healthy agents.
+const RouteDeadline = 30 * time.Second
+
+// WaitRouting waits until the load balancer named sends an application
+// login (db, through its address) to a healthy node.
+func WaitRouting(ctx context.Context, db *sql.DB, name string) error {
+	deadline := time.Now().Add(RouteDeadline)
+	var last error
+	for time.Now().Before(deadline) {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		var node string
+		last = db.QueryRowContext(qctx, "SELECT @@wsrep_node_name").Scan(&node)
+		cancel()
+		if last == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("load balancer %s does not route to a healthy node after %v: %v", name, RouteDeadline, last)
 }
 
 // Holds says whether `ip -o -4 addr show` output lists the address.

@@ -6,7 +6,6 @@ package monitor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -54,15 +53,4 @@ func Ensure(ctx context.Context, p *plan.Plan, hosts Hosts) error {
 		}
 	}
 	return nil
-}
-
-// Stop kills every exporter (they hold nothing).
-func Stop(ctx context.Context, p *plan.Plan, hosts Hosts) error {
-	var errs []error
-	for _, e := range p.Monitoring {
-		if len(e.Argv) > 0 {
-			errs = append(errs, hosts(e.Host).Kill(ctx, Daemon(e)))
-		}
-	}
-	return errors.Join(errs...)
 }

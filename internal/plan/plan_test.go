@@ -608,3 +608,18 @@ func TestLBStoredBeforePairs(t *testing.T) {
 		t.Errorf("round trip: %+v %v", again, err)
 	}
 }
+
+// --lb resolves a load balancer by name (LBAlias: the first); an unknown
+// name is the user's error, naming those there are.
+func TestFindLB(t *testing.T) {
+	p := &Plan{LoadBalancers: []LB{{Name: "front"}, {Name: "back"}}}
+	if b, err := p.FindLB("back"); err != nil || b.Name != "back" {
+		t.Errorf("back: %v %v", b, err)
+	}
+	if b, err := p.FindLB(LBAlias); err != nil || b.Name != "front" {
+		t.Errorf("%s: %v %v", LBAlias, b, err)
+	}
+	if _, err := p.FindLB("side"); !hderr.IsUser(err) || !strings.Contains(err.Error(), `--lb: unknown load balancer "side" (load balancers: [front back])`) {
+		t.Errorf("side: %v", err)
+	}
+}

@@ -479,6 +479,19 @@ func (p *Plan) LB(name string) (*LB, bool) {
 	return nil, false
 }
 
+// FindLB is the load balancer a command's --lb names, or an error naming
+// the load balancers there are.
+func (p *Plan) FindLB(name string) (*LB, error) {
+	if lb, ok := p.LB(name); ok {
+		return lb, nil
+	}
+	var names []string
+	for _, lb := range p.LoadBalancers {
+		names = append(names, lb.Name)
+	}
+	return nil, hderr.User("--lb: unknown load balancer %q (load balancers: %v)", name, names)
+}
+
 // Target is what a command's target names: a load balancer or a node.
 type Target struct {
 	LB   *LB
