@@ -2,18 +2,22 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMonitoring: a lab with monitoring runs Debian's exporters (one
-// node_exporter per host, one mysqld_exporter per node, HAProxy's own
+// node_exporter per host, one mysqld_exporter per node, the proxy's own
 // endpoint); a run scrapes them every second into its directory; the
 // export is OpenMetrics that promtool loads into a Prometheus data
-// directory; the report draws Galera's panels from them. A run without
+// directory; the report draws Galera's panels from them; a crashed host's
+// exporters die with it and heal starts them again. A run without
 // monitoring is refused by the export, naming why.
 func TestMonitoring(t *testing.T) {
 	e := newEnv(t)
@@ -68,6 +72,32 @@ func TestMonitoring(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("report lacks the panel %q", want)
 		}
+	}
+
+	// a crashed host's exporters die with it; heal starts them again
+	pidFile := filepath.Join(e.home, "labs", "itmon", "exporters", "node-db3.pid")
+	running := func() int {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		for end := time.Now().Add(3 * time.Second); pid > 0 && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				return 0 // gone
+			}
+			if f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:])); len(f) > 0 && f[0] != "Z" {
+				return pid
+			} // a zombie: gone once reaped
+		}
+		return 0
+	}
+	before := running()
+	e.ok("fault", "crash", "db3", "--name", "itmon")
+	if running() != 0 {
+		t.Errorf("db3's node_exporter runs on after its host crashed")
+	}
+	e.ok("fault", "heal", "--name", "itmon")
+	if after := running(); after == 0 || after == before {
+		t.Errorf("db3's node_exporter after heal: pid %d (before the crash %d)", after, before)
 	}
 
 	// bad input: the format is named, a run without monitoring says why
