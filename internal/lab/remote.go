@@ -15,11 +15,11 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-// remoteFacts checks the inventory's machines before anything is made on
+// preflightFacts checks the inventory's machines before anything is made on
 // them (preflight: every problem of every host at once, as bad input) and
 // returns what a plan needs of them: each host's address for the lab's
 // traffic, hadrill's directory there, its memory.
-func remoteFacts(ctx context.Context, s *spec.Spec, name string, inv *inventory.Resolved, log io.Writer) (plan.Facts, error) {
+func preflightFacts(ctx context.Context, s *spec.Spec, name string, inv *inventory.Resolved, log io.Writer) (plan.Facts, error) {
 	needs, err := preflight.NeedsOf(s, name, inv)
 	if err != nil {
 		return plan.Facts{}, err

@@ -69,7 +69,7 @@ func up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	}
 	f := facts.Machine()
 	if o.Inventory != nil {
-		if f, err = remoteFacts(ctx, o.Spec, o.Name, o.Inventory, o.Log); err != nil {
+		if f, err = preflightFacts(ctx, o.Spec, o.Name, o.Inventory, o.Log); err != nil {
 			return nil, err
 		}
 	}

@@ -379,19 +379,23 @@ func bytesString(b int64) string {
 	return fmt.Sprintf("%d KiB", b>>10)
 }
 
-// remoteFacts are what a plan of remote hosts assumes of them: root, and
-// Debian's Galera library; the plan is used for its hosts, roles and ports.
-var remoteFacts = plan.Facts{Root: true, User: "root", MemBytes: 16 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}
+// layoutFacts are the stand-in facts a layout is built from: none of what
+// it is read for (hosts, roles, ports, machines, links) depends on them.
+var layoutFacts = plan.Facts{Root: true, User: "root", MemBytes: 16 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}
 
-// Plan builds the plan of a lab on remote hosts, for its hosts' needs.
-func Plan(s *spec.Spec, name string) (*plan.Plan, error) {
-	return plan.Build(s, name, inventory.DefaultDir, remoteFacts)
+// Layout is what a spec makes of a lab before any host is known: its
+// hosts, their roles, ports, machines and links (what preflight checks
+// each host against, and where a study places its labs). It is never
+// deployed: the lab's plan is built once, from the facts preflight
+// gathers on the hosts.
+func Layout(s *spec.Spec, name string) (*plan.Plan, error) {
+	return plan.Build(s, name, inventory.DefaultDir, layoutFacts)
 }
 
 // NeedsOf is what each host of a lab of the spec needs, once the spec's
 // hosts are held against the inventory's: every one there, nothing else.
 func NeedsOf(s *spec.Spec, name string, inv *inventory.Resolved) (map[string]Need, error) {
-	p, err := Plan(s, name)
+	p, err := Layout(s, name)
 	if err != nil {
 		return nil, err
 	}

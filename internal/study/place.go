@@ -71,7 +71,7 @@ func newPlacement(s *Study, variants []string, o Options, res *Result) (*placeme
 		if p.remote {
 			i := slices.IndexFunc(s.Variants, func(x Variant) bool { return x.Name == name })
 			s.Variants[i].Hosts, s.Variants[i].NotEmulated = o.Inventory.File, sp.DropEmulated()
-			pl, err := preflight.Plan(sp, LabName(s.Name, name))
+			pl, err := preflight.Layout(sp, LabName(s.Name, name))
 			if err != nil {
 				problems = append(problems, prefixed("variant "+name+": ", err)...)
 				continue
@@ -382,7 +382,7 @@ func (s *Study) OnHosts() []string {
 			return []string{err.Error()}
 		}
 		sp.DropEmulated()
-		pl, err := preflight.Plan(sp, LabName(s.Name, v.Name))
+		pl, err := preflight.Layout(sp, LabName(s.Name, v.Name))
 		if err != nil {
 			return prefixed("variant "+v.Name+": ", err)
 		}
