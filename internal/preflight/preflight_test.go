@@ -77,7 +77,7 @@ func TestNeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Plan(s, s.Name)
+		p, err := Layout(s, s.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
