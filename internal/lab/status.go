@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -208,5 +209,9 @@ func (l *Lab) stoppedBecause(ctx context.Context, n *plan.Node) string {
 	if len(b) > 256<<10 {
 		b = b[len(b)-256<<10:]
 	}
-	return mariadb.StoppedBecause(string(b))
+	why := mariadb.StoppedBecause(string(b))
+	if sst := mariadb.DamagedAfterSST(string(b)); sst != "" {
+		why = strings.TrimPrefix(why+"; "+sst, "; ")
+	}
+	return why
 }

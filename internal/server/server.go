@@ -264,6 +264,9 @@ func WaitReady(ctx context.Context, h host.Host, n *plan.Node) error {
 			if t := mariadb.LogTail(string(b), 4); t != "" {
 				err = fmt.Errorf("%w\n%s's error log (%s on %s) says:\n%s", err, n.Name, n.LogFile, h.Name(), t)
 			}
+			if why := mariadb.DamagedAfterSST(string(b)); why != "" {
+				err = fmt.Errorf("%w\n%s: %s", err, n.Name, why)
+			}
 		}
 	}
 	return err

@@ -209,6 +209,55 @@ func StoppedBecause(log string) string {
 	return why
 }
 
+// DamagedAfterSST explains a server that cannot read its table
+// definitions when the last thing that wrote them was a full state
+// transfer never followed by a clean shutdown: mariabackup does not flush
+// what it receives, so a machine that loses power before its kernel
+// writes those files back (vm.dirty_expire_centisecs, 30 s by default)
+// loses them. "" when the log says otherwise.
+func DamagedAfterSST(log string) string {
+	lines := strings.Split(log, "\n")
+	start := 0
+	for i, l := range lines {
+		if strings.Contains(l, " starting as process ") {
+			start = i
+		}
+	}
+	damaged := ""
+	for _, l := range lines[start:] {
+		if i := strings.Index(l, "Incorrect information in file: "); i >= 0 {
+			damaged = strings.TrimSpace(l[i+len("Incorrect information in file: "):])
+			break
+		}
+	}
+	if damaged == "" {
+		return ""
+	}
+	sst := ""
+	for _, l := range lines[:start] {
+		switch {
+		case strings.Contains(l, "SST succeeded for position"):
+			sst = stamp(l)
+		case strings.Contains(l, "Shutdown complete"):
+			sst = ""
+		}
+	}
+	if sst == "" {
+		return ""
+	}
+	return fmt.Sprintf("its table definitions are damaged (%s): the last thing that wrote them was the full state transfer it received at %s, "+
+		"and it stopped without a clean shutdown since; mariabackup does not flush what a state transfer writes, so a machine that loses power "+
+		"before its kernel writes those files back (30 s by default) loses them, and only a new full state transfer repairs them", damaged, sst)
+}
+
+// stamp is a server log line's time ("2026-11-26 13:59:09").
+func stamp(line string) string {
+	if f := strings.Fields(line); len(f) >= 2 {
+		return f[0] + " " + f[1]
+	}
+	return "?"
+}
+
 var errnoSaid = regexp.MustCompile(`(?:returned|[Ee]rrcode:|errno:|error number|OS error|error) (\d+)\b`)
 
 // errnoName names the errors a disk gives.

@@ -57,3 +57,27 @@ func TestStoppedBecause(t *testing.T) {
 		}
 	}
 }
+
+// A node rebuilt by a full state transfer and then crashed before its
+// kernel wrote the files back: its table definitions are damaged, and the
+// explanation names the transfer; a clean shutdown after the transfer, or
+// damage without a transfer, is not explained so.
+func TestDamagedAfterSST(t *testing.T) {
+	start := func(pid string) string {
+		return "2026-11-26 13:58:35 0 [Note] mariadbd (server 10.11.19-MariaDB-0+deb12u1-log) starting as process " + pid + " ...\n"
+	}
+	sst := "2026-11-26 13:59:09 3 [Note] WSREP: SST succeeded for position b60b27d3-bbd6-5e17-a1b0-d72896fa0d5b:13225\n"
+	damaged := "2026-11-26 13:59:30 0 [ERROR] mariadbd: Incorrect information in file: './mysql/plugin.frm'\n" +
+		"2026-11-26 13:59:30 3 [ERROR] mariadbd: Incorrect information in file: './mysql/gtid_slave_pos.frm'\n"
+	for _, c := range []struct{ name, log, want string }{
+		{"crashed after a transfer", start("1") + sst + start("2") + damaged, "its table definitions are damaged ('./mysql/plugin.frm'): the last thing that wrote them was the full state transfer it received at 2026-11-26 13:59:09"},
+		{"shut down cleanly after it", start("1") + sst + "2026-11-26 14:00:00 0 [Note] mariadbd: Shutdown complete\n" + start("2") + damaged, ""},
+		{"no transfer", start("1") + start("2") + damaged, ""},
+		{"a transfer, no damage", start("1") + sst + start("2"), ""},
+	} {
+		got := DamagedAfterSST(c.log)
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want %q…", c.name, got, c.want)
+		}
+	}
+}
