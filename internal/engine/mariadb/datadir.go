@@ -174,12 +174,7 @@ func last(l []string, n int) []string {
 // clean shutdown or logged no error (a kill -9 says nothing).
 func StoppedBecause(log string) string {
 	lines := strings.Split(log, "\n")
-	start := 0
-	for i, l := range lines {
-		if strings.Contains(l, " starting as process ") {
-			start = i
-		}
-	}
+	start := lastRun(lines)
 	var first, fatal string
 	for _, l := range lines[start:] {
 		switch {
@@ -217,29 +212,25 @@ func StoppedBecause(log string) string {
 // loses them. "" when the log says otherwise.
 func DamagedAfterSST(log string) string {
 	lines := strings.Split(log, "\n")
-	start := 0
-	for i, l := range lines {
-		if strings.Contains(l, " starting as process ") {
-			start = i
-		}
-	}
 	damaged := ""
-	for _, l := range lines[start:] {
-		if i := strings.Index(l, "Incorrect information in file: "); i >= 0 {
-			damaged = strings.TrimSpace(l[i+len("Incorrect information in file: "):])
+	for _, l := range lines[lastRun(lines):] {
+		if file := damagedFile(l); file != "" {
+			damaged = file
 			break
 		}
 	}
 	if damaged == "" {
 		return ""
 	}
-	sst := ""
-	for _, l := range lines[:start] {
+	sst, hurt := "", false // the last transfer; damage seen since
+	for _, l := range lines {
 		switch {
 		case strings.Contains(l, "SST succeeded for position"):
-			sst = stamp(l)
-		case strings.Contains(l, "Shutdown complete"):
-			sst = ""
+			sst, hurt = stamp(l), false
+		case damagedFile(l) != "":
+			hurt = true
+		case strings.Contains(l, "Shutdown complete") && !hurt:
+			sst = "" // a clean shutdown after the transfer flushed what it wrote
 		}
 	}
 	if sst == "" {
@@ -248,6 +239,32 @@ func DamagedAfterSST(log string) string {
 	return fmt.Sprintf("its table definitions are damaged (%s): the last thing that wrote them was the full state transfer it received at %s, "+
 		"and it stopped without a clean shutdown since; mariabackup does not flush what a state transfer writes, so a machine that loses power "+
 		"before its kernel writes those files back (30 s by default) loses them, and only a new full state transfer repairs them", damaged, sst)
+}
+
+// damagedFile is the table definition a log line says is damaged ("").
+func damagedFile(line string) string {
+	const said = "Incorrect information in file: "
+	i := strings.Index(line, said)
+	if i < 0 {
+		return ""
+	}
+	if f := strings.Fields(line[i+len(said):]); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
+// lastRun is the index of the line where a server log's last run begins
+// (10.11 says "Starting MariaDB … as process N", earlier releases also
+// "… starting as process N …"); 0 when none does.
+func lastRun(lines []string) int {
+	start := 0
+	for i, l := range lines {
+		if strings.Contains(l, "] Starting MariaDB ") || strings.Contains(l, " starting as process ") {
+			start = i
+		}
+	}
+	return start
 }
 
 // stamp is a server log line's time ("2026-11-26 13:59:09").

@@ -47,6 +47,8 @@ func TestStoppedBecause(t *testing.T) {
 			"2026-11-26 0 [ERROR] mariadbd: Error writing file 'x' (Errcode: 28 \"No space left on device\")\n",
 			"mariadbd: Disk full (./binlog.000001); waiting for someone to free some space... (errno: 28 \"No space left on device\") (ENOSPC: no space left on device)"},
 		{"errors of an earlier run", "x [ERROR] [FATAL] InnoDB: fdatasync() returned 5\n" + run, ""},
+		{"errors of an earlier run, 10.11.19", "x [ERROR] [FATAL] InnoDB: fdatasync() returned 5\n" +
+			"2026-11-26 14:41:58 0 [Note] Starting MariaDB 10.11.19-MariaDB-0+deb12u1-log source revision 5843d84 server_uid x= as process 4556\n", ""},
 		{"clean shutdown", run + "x [ERROR] WSREP: something\nx [Note] mariadbd: Shutdown complete\n", ""},
 		{"killed", run + "x [Note] WSREP: Synchronized with group, ready for connections\n", ""},
 		{"write error", run + "x [ERROR] InnoDB: Operating system error number 28 in a file operation.\n", "InnoDB: Operating system error number 28 in a file operation. (ENOSPC: no space left on device)"},
@@ -63,14 +65,16 @@ func TestStoppedBecause(t *testing.T) {
 // explanation names the transfer; a clean shutdown after the transfer, or
 // damage without a transfer, is not explained so.
 func TestDamagedAfterSST(t *testing.T) {
-	start := func(pid string) string {
-		return "2026-11-26 13:58:35 0 [Note] mariadbd (server 10.11.19-MariaDB-0+deb12u1-log) starting as process " + pid + " ...\n"
+	start := func(pid string) string { // as 10.11.19 says it
+		return "2026-11-26 13:58:35 0 [Note] Starting MariaDB 10.11.19-MariaDB-0+deb12u1-log source revision 5843d84 server_uid x= as process " + pid + "\n"
 	}
 	sst := "2026-11-26 13:59:09 3 [Note] WSREP: SST succeeded for position b60b27d3-bbd6-5e17-a1b0-d72896fa0d5b:13225\n"
 	damaged := "2026-11-26 13:59:30 0 [ERROR] mariadbd: Incorrect information in file: './mysql/plugin.frm'\n" +
 		"2026-11-26 13:59:30 3 [ERROR] mariadbd: Incorrect information in file: './mysql/gtid_slave_pos.frm'\n"
 	for _, c := range []struct{ name, log, want string }{
 		{"crashed after a transfer", start("1") + sst + start("2") + damaged, "its table definitions are damaged ('./mysql/plugin.frm'): the last thing that wrote them was the full state transfer it received at 2026-11-26 13:59:09"},
+		{"a position recovered in between", start("1") + sst + start("2") + damaged + "2026-11-26 13:59:31 0 [Note] mariadbd: Shutdown complete\n" + start("3") + damaged,
+			"its table definitions are damaged ('./mysql/plugin.frm'): the last thing that wrote them was the full state transfer it received at 2026-11-26 13:59:09"},
 		{"shut down cleanly after it", start("1") + sst + "2026-11-26 14:00:00 0 [Note] mariadbd: Shutdown complete\n" + start("2") + damaged, ""},
 		{"no transfer", start("1") + start("2") + damaged, ""},
 		{"a transfer, no damage", start("1") + sst + start("2"), ""},
