@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,7 +157,9 @@ func PowerOff(ctx context.Context, p *plan.Plan, n *plan.Node) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w (its disks stay without power until it is unmounted)", err)
 	}
-	return PowerOn(ctx, p)
+	return powerOn(ctx, p, func(dev string) bool {
+		return slices.ContainsFunc(n.Volumes, func(v plan.Volume) bool { return v.Device == dev })
+	})
 }
 
 // PowerOn gives the power back to every device a power cut left off (the
@@ -165,6 +168,11 @@ func PowerOff(ctx context.Context, p *plan.Plan, n *plan.Node) error {
 // writes still go nowhere), and one that cannot be stays without power,
 // an error naming what holds it.
 func PowerOn(ctx context.Context, p *plan.Plan) error {
+	return powerOn(ctx, p, func(string) bool { return true })
+}
+
+// powerOn is PowerOn for the devices of which says so.
+func powerOn(ctx context.Context, p *plan.Plan, which func(dev string) bool) error {
 	now, err := ReadFaults(p)
 	if err != nil {
 		return err
@@ -172,7 +180,7 @@ func PowerOn(ctx context.Context, p *plan.Plan) error {
 	on := map[string]Faults{}
 	var errs []error
 	for dev, st := range now {
-		if !st.PowerCut {
+		if !st.PowerCut || !which(dev) {
 			continue
 		}
 		if v, ok := volumeOn(p, dev); ok && mounted(v.Mount) {
