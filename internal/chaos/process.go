@@ -168,11 +168,8 @@ func (hosts KillBalancers) Inject(ctx context.Context, l Lab) error {
 
 // proxyOn names the proxy software load balancer host h runs.
 func proxyOn(p *plan.Plan, h string) string {
-	for i := range p.LoadBalancers {
-		b := &p.LoadBalancers[i]
-		if slices.ContainsFunc(b.Instances, func(in plan.LBInstance) bool { return in.Host == h }) {
-			return lb.KindOf(b).Name()
-		}
+	if b, ok := p.LBOn(h); ok {
+		return lb.KindOf(b).Name()
 	}
 	return "proxy"
 }

@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chaos"
@@ -43,12 +42,11 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 	return err
 }
 
-// balancerOf is the load balancer a host belongs to.
+// balancerOf is the load balancer a host belongs to (one of no instance
+// when it is none's).
 func (l *Lab) balancerOf(host string) lb.Balancer {
-	for i := range l.p.LoadBalancers {
-		if b := l.Balancer(&l.p.LoadBalancers[i]); slices.ContainsFunc(b.LB.Instances, func(in plan.LBInstance) bool { return in.Host == host }) {
-			return b
-		}
+	if b, ok := l.p.LBOn(host); ok {
+		return l.Balancer(b)
 	}
 	return lb.Balancer{LB: &plan.LB{}}
 }

@@ -125,20 +125,6 @@ func (b Balancer) waitHeld(ctx context.Context, deadline time.Duration) error {
 	}
 }
 
-// Stop kills every instance's keepalived and HAProxy (they hold no data).
-func (b Balancer) Stop(ctx context.Context) error {
-	var errs []error
-	for i := range b.LB.Instances {
-		in := &b.LB.Instances[i]
-		h := b.Hosts(in.Host)
-		if in.Keepalived != nil {
-			errs = append(errs, b.KillKeepalived(ctx, in))
-		}
-		errs = append(errs, h.Kill(ctx, b.Proxy(in)))
-	}
-	return errors.Join(errs...)
-}
-
 // KillKeepalived kills an instance's keepalived and takes the virtual IP
 // off its interface: killed, keepalived leaves it there, and a host's NIC
 // outlives the lab (a real machine's; a crashed host comes back without

@@ -623,3 +623,17 @@ func TestFindLB(t *testing.T) {
 		t.Errorf("side: %v", err)
 	}
 }
+
+// A host's load balancer is the one with an instance on it.
+func TestLBOn(t *testing.T) {
+	p := &Plan{LoadBalancers: []LB{{Name: "front", Instances: []LBInstance{{Host: "front"}}}, {Name: "pair", Instances: []LBInstance{{Host: "pair1"}, {Host: "pair2"}}}}}
+	for host, want := range map[string]string{"front": "front", "pair2": "pair", "db1": ""} {
+		got := ""
+		if b, ok := p.LBOn(host); ok {
+			got = b.Name
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", host, got, want)
+		}
+	}
+}

@@ -338,6 +338,19 @@ func (p *Plan) LBHosts() []string {
 	return out
 }
 
+// LBOn is the load balancer whose instance runs on host (false: none).
+func (p *Plan) LBOn(host string) (*LB, bool) {
+	for i := range p.LoadBalancers {
+		b := &p.LoadBalancers[i]
+		for _, in := range b.Instances {
+			if in.Host == host {
+				return b, true
+			}
+		}
+	}
+	return nil, false
+}
+
 // UnmarshalJSON reads a stored load balancer; one stored before pairs
 // kept its one host in its own fields, which become its instance.
 func (l *LB) UnmarshalJSON(b []byte) error {
