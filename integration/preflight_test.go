@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -81,6 +82,11 @@ func TestSSHPreflight(t *testing.T) {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("want %q in\n%s", want, r.stderr)
 		}
+	}
+	// a host not reached still has its part of the lab said (the plan is built from the inventory's addresses)
+	if !regexp.MustCompile(`(?m)^\s+db1\s+\S+\s+db\s+1 problem\(s\)\s+not reached$`).MatchString(r.stdout) ||
+		!regexp.MustCompile(`(?m)^\s+lb\s+\S+\s+lb\s+1 problem\(s\)`).MatchString(r.stdout) {
+		t.Errorf("the roles of hosts not reached are not shown:\n%s", r.stdout)
 	}
 	for _, h := range s.Hosts.Hosts {
 		if out, _ := exec.Command("ls", "-A", h.Dir).Output(); len(out) > 0 {

@@ -13,7 +13,6 @@ import (
 	"github.com/hadrill/hadrill/internal/backup"
 	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/lab"
-	"github.com/hadrill/hadrill/internal/preflight"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 )
@@ -144,8 +143,7 @@ func (r restoreLabs) Check(s *spec.Spec) error {
 	if r.inv == nil {
 		return nil
 	}
-	_, err := preflight.NeedsOf(s, s.Name, r.inv)
-	return err
+	return r.inv.Check(s.HostNames())
 }
 
 func (r restoreLabs) Up(ctx context.Context, s *spec.Spec, fromBackup string) (*backup.Restored, error) {

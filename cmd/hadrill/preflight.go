@@ -11,6 +11,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/inventory"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/preflight"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -30,16 +31,30 @@ missing packages (apt-get) and notes them in the host's directory. Every problem
 reported at once (exit 2).`,
 		Args: args(0, 0, "no arguments (use --preset or -f, and --inventory)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			needs, r, err := cli.specAndInventory(preset, file, inv)
+			var errs []error
+			if timeout < time.Second || timeout > 5*time.Minute {
+				errs = append(errs, hderr.User("--timeout: expected 1s to 5m, got %v", timeout))
+			}
+			s, name, r, err := cli.specAndInventory(preset, file, inv)
+			if err := hderr.Join(append(errs, err)); err != nil {
+				return err
+			}
+			home, err := cli.home()
 			if err != nil {
 				return err
 			}
-			if timeout < time.Second || timeout > 5*time.Minute {
-				return hderr.User("--timeout: expected 1s to 5m, got %v", timeout)
+			rep, err := preflight.Run(cmd.Context(), r, preflight.Options{Install: install, Timeout: timeout, Arch: runtime.GOARCH,
+				Progress: func(format string, a ...any) { warnf(format, a...) }}, func(f plan.Facts) (map[string]preflight.Need, error) {
+				p, err := plan.Build(s, name, home, f) // as up builds it, from what the hosts said
+				if err != nil {
+					return nil, err
+				}
+				return preflight.Needs(p), nil
+			})
+			if cerr := cmd.Context().Err(); cerr != nil {
+				return cerr
 			}
-			rep := preflight.Run(cmd.Context(), r, needs, preflight.Options{Install: install, Timeout: timeout, Arch: runtime.GOARCH,
-				Progress: func(format string, a ...any) { warnf(format, a...) }})
-			if err := cmd.Context().Err(); err != nil {
+			if err != nil {
 				return err
 			}
 			if err := cli.emit(rep, func() { printPreflight(rep) }); err != nil {
@@ -57,8 +72,8 @@ reported at once (exit 2).`,
 }
 
 // specAndInventory loads a spec and an inventory and holds them against
-// each other (preflight.NeedsOf): what each host needs.
-func (cli *app) specAndInventory(preset, file, inv string) (map[string]preflight.Need, *inventory.Resolved, error) {
+// each other: every host of the spec placed, no other (no connection yet).
+func (cli *app) specAndInventory(preset, file, inv string) (*spec.Spec, string, *inventory.Resolved, error) {
 	var errs []error
 	if inv == "" {
 		errs = append(errs, hderr.User("--inventory: required: the file saying which machine each host is"))
@@ -74,13 +89,12 @@ func (cli *app) specAndInventory(preset, file, inv string) (map[string]preflight
 		}
 	}
 	if err := hderr.Join(errs); err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	needs, err := preflight.NeedsOf(s, name, r)
-	if err != nil {
-		return nil, nil, err
+	if err := r.Check(s.HostNames()); err != nil {
+		return nil, "", nil, err
 	}
-	return needs, r, nil
+	return s, name, r, nil
 }
 
 // inventoryOf reads --inventory's file (nil when none is given); its

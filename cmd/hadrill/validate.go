@@ -8,6 +8,8 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/preflight"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -19,7 +21,17 @@ func (cli *app) validateCmd() *cobra.Command {
 		Args:  args(1, 1, "one spec file"),
 		RunE: func(_ *cobra.Command, a []string) error {
 			if inv != "" {
-				if _, _, err := cli.specAndInventory("", a[0], inv); err != nil {
+				s, name, r, err := cli.specAndInventory("", a[0], inv)
+				if err != nil {
+					return err
+				}
+				home, err := cli.home()
+				if err != nil {
+					return err
+				}
+				// what the inventory alone decides (addresses, virtual IPs):
+				// the rest is the hosts' own, which preflight reads
+				if _, err := plan.Build(s, name, home, preflight.PlanFacts(r, nil)); err != nil {
 					return err
 				}
 			}

@@ -67,23 +67,14 @@ func up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	if existing, err := state.Load(home, o.Name); err == nil {
 		return startExisting(ctx, home, existing, o)
 	}
-	f := facts.Machine()
+	var p *plan.Plan
 	if o.Inventory != nil {
-		if f, err = preflightFacts(ctx, o.Spec, o.Name, o.Inventory, o.Log); err != nil {
-			return nil, err
-		}
+		p, err = remotePlan(ctx, o.Spec, o.Name, home, o.Inventory, o.Log)
+	} else {
+		p, err = localPlan(o.Spec, o.Name, home, o.Log)
 	}
-	p, err := plan.Build(o.Spec, o.Name, home, f)
 	if err != nil {
 		return nil, err
-	}
-	if o.Inventory == nil {
-		if err := facts.Preflight(p, f); err != nil {
-			return nil, err
-		}
-		if err := checkRoom(p, home, o.Log); err != nil {
-			return nil, err
-		}
 	}
 	if _, err := os.Stat(p.Dir); err == nil {
 		return nil, hderr.User("--name: %s exists but holds no lab.json; remove it or run `hadrill down --name %s`", p.Dir, o.Name)
@@ -104,6 +95,20 @@ func up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 		return nil, err
 	}
 	return l, l.save(state.Running)
+}
+
+// localPlan builds the plan of a lab on this computer from its facts,
+// and checks it can be made here (root's tools, room for its files).
+func localPlan(s *spec.Spec, name, home string, log io.Writer) (*plan.Plan, error) {
+	f := facts.Machine()
+	p, err := plan.Build(s, name, home, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := facts.Preflight(p, f); err != nil {
+		return nil, err
+	}
+	return p, checkRoom(p, home, log)
 }
 
 func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions) (*Lab, error) {

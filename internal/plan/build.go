@@ -217,12 +217,12 @@ func (b *builder) hosts() {
 			if len(c.Addresses) >= j {
 				fixed = c.Addresses[j-1]
 			}
-			b.host(fmt.Sprintf("%s%d", c.Name, j), "db", c.NodeRegion(j), fmt.Sprintf("clusters[%d].addresses[%d]", ci, j-1), fixed, 10*(ci+1)+j)
+			b.host(c.NodeHost(j), "db", c.NodeRegion(j), fmt.Sprintf("clusters[%d].addresses[%d]", ci, j-1), fixed, 10*(ci+1)+j)
 			b.domain(c.NodeDomain(j))
 		}
 		if c.Arbitrator != nil {
-			b.host(c.Name+"arb", "arbitrator", c.Arbitrator.Region, fmt.Sprintf("clusters[%d].arbitrator", ci), "", 10*(ci+1))
-			b.domain(cmp.Or(c.Arbitrator.FaultDomain, c.Name+"arb"))
+			b.host(c.ArbitratorHost(), "arbitrator", c.Arbitrator.Region, fmt.Sprintf("clusters[%d].arbitrator", ci), "", 10*(ci+1))
+			b.domain(cmp.Or(c.Arbitrator.FaultDomain, c.ArbitratorHost()))
 		}
 	}
 	for i, lb := range b.s.LoadBalancers {
@@ -268,7 +268,7 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 		}
 		l.Address, l.VirtualIP = cmp.Or(b.f.VirtualIPs[lb.Name], b.address(path, lb.Address, 101+i)), true
 		for k := 1; k <= 2; k++ {
-			name := fmt.Sprintf("%s%d", lb.Name, k)
+			name := lb.PairHost(k)
 			h := b.host(name, "lb", lb.Region, fmt.Sprintf("load_balancers[%d] (host %s)", i, name), "", 150+10*i+k)
 			b.domain(lb.HostDomain(k))
 			l.Instances = append(l.Instances, instance(h, filepath.Join(b.hostDir(name), "lb", lb.Name, name)))

@@ -126,7 +126,7 @@ func (b *builder) machines() {
 			set(node, fmt.Sprintf("clusters[%d].node_machines.%s", ci, node), c.NodeMachines[node])
 		}
 		if c.Arbitrator != nil {
-			set(c.Name+"arb", fmt.Sprintf("clusters[%d].arbitrator.machine", ci), c.Arbitrator.Machine)
+			set(c.ArbitratorHost(), fmt.Sprintf("clusters[%d].arbitrator.machine", ci), c.Arbitrator.Machine)
 		}
 	}
 	for i, lb := range b.s.LoadBalancers {

@@ -136,20 +136,26 @@ func (b *builder) keepalived(i int, lb *LB, j int) (*Keepalived, error) {
 		VRRPPidFile: filepath.Join(in.Dir, "keepalived-vrrp.pid")}
 	k.Interface = "eth0" // a host's application NIC
 	prefix, err := netip.ParsePrefix(b.p.Network)
-	if r, remote := b.f.Remote[in.Host]; remote { // the machine's own NIC and network
+	if r, remote := b.f.Remote[in.Host]; remote {
+		// The machine's own NIC and network, as preflight found them; it
+		// refuses a host whose private address is on none of its
+		// interfaces, or a virtual IP outside that network, together with
+		// every other host's problems (a plan is built from what the hosts
+		// said, reached or not, before they are judged).
 		k.Interface, prefix, err = r.Interface, r.Network, nil
-		vip, perr := netip.ParseAddr(lb.Address)
-		switch {
-		case k.Interface == "":
-			return nil, hderr.User("load_balancers[%d]: host %s: its private address %s is on none of its interfaces", i, in.Host, in.Address)
-		case perr != nil || !prefix.Contains(vip):
-			return nil, hderr.User("load_balancers[%d]: the virtual IP %s is outside host %s's network %s (%s): the pair's hosts take it on that interface", i, lb.Address, in.Host, prefix.Masked(), k.Interface)
-		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	k.VIP = netip.PrefixFrom(netip.MustParseAddr(lb.Address), prefix.Bits()).String()
+	vip, err := netip.ParseAddr(lb.Address)
+	if err != nil {
+		return nil, hderr.User("load_balancers[%d]: the virtual IP %q is not an IP address", i, lb.Address)
+	}
+	bits := vip.BitLen()
+	if prefix.IsValid() {
+		bits = prefix.Bits()
+	}
+	k.VIP = netip.PrefixFrom(vip, bits).String()
 	return k, nil
 }
 
@@ -157,7 +163,7 @@ func (b *builder) keepalived(i int, lb *LB, j int) (*Keepalived, error) {
 // from its own host, in its region's segment (a region of its own gets the
 // next one), with the cluster's failure detection.
 func (b *builder) arbitrator(c spec.Cluster, peers []string) *Arbitrator {
-	h := b.hostByName(c.Name + "arb")
+	h := b.hostByName(c.ArbitratorHost())
 	dir := filepath.Join(b.hostDir(h.Name), "arbitrator", h.Name)
 	seg := -1
 	if len(c.Regions) > 1 {
@@ -196,7 +202,7 @@ func segment(c spec.Cluster, j int) int {
 }
 
 func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (Node, error) {
-	name := fmt.Sprintf("%s%d", c.Name, j)
+	name := c.NodeHost(j)
 	h := b.hostByName(name)
 	dir := filepath.Join(b.hostDir(name), "nodes", name)
 	// The members of a Galera cluster share one server_id (MariaDB's advice

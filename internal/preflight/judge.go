@@ -9,9 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/plan"
-	"github.com/hadrill/hadrill/internal/spec"
 )
 
 // Facts are what the probe found on a host.
@@ -159,7 +157,7 @@ const (
 	MinFreeOther = 256 << 20
 )
 
-// Needs says what every host of a plan needs.
+// Needs says what every host of a plan of remote hosts needs.
 func Needs(p *plan.Plan) map[string]Need {
 	out := map[string]Need{}
 	add := func(host, role string) {
@@ -177,22 +175,18 @@ func Needs(p *plan.Plan) map[string]Need {
 			add(c.Arbitrator.Name, RoleArbitrator)
 		}
 	}
+	vips := map[string]string{} // a pair host's virtual IP (the inventory's)
 	for _, lb := range p.LoadBalancers {
 		for _, in := range lb.Instances {
 			add(in.Host, RoleLB)
 			if lb.VirtualIP {
 				add(in.Host, RoleLBPair)
+				vips[in.Host] = lb.Address
 			}
 		}
 	}
 	if p.Client.Host != "" {
 		add(p.Client.Host, RoleClient)
-	}
-	wan := p.WAN // the queues its emulator binds on remote machines (this plan stands in for theirs)
-	if wan != nil {
-		w := *wan
-		w.QueueBase = plan.QueueBaseOf(p.Lab)
-		wan = &w
 	}
 	ports := p.Ports()
 	for _, h := range p.Hosts {
@@ -206,7 +200,8 @@ func Needs(p *plan.Plan) map[string]Need {
 		if m := h.Machine; m != nil {
 			n.Machine, n.CPUs, n.MemBytes = m.Name, m.CPUs, m.MemoryBytes
 		}
-		n.Queues = wan.Queues(h.Region)
+		n.Queues = p.WAN.Queues(h.Region)
+		n.VirtualIP = vips[h.Name]
 		out[h.Name] = n
 	}
 	return out
@@ -312,6 +307,9 @@ func Judge(host, address string, need Need, f Facts, arch string) (problems, war
 		}
 		bad("its private address %s is none of its own (%s): the lab's daemons listen there (set private_address in the inventory)", address, strings.Join(have, ", "))
 	}
+	if len(f.Addrs) == 0 && need.VirtualIP != "" {
+		bad("its addresses could not be read (no ip command): keepalived puts the virtual IP %s on the interface holding its private address", need.VirtualIP)
+	}
 	if a, ok := f.AddrOf(address); ok && need.VirtualIP != "" {
 		if vip, err := netip.ParseAddr(need.VirtualIP); err == nil && !a.Prefix.Masked().Contains(vip) {
 			bad("the virtual IP %s is outside the network of its private address (%s on %s): keepalived moves an address within the pair's own network; "+
@@ -377,53 +375,4 @@ func bytesString(b int64) string {
 		return fmt.Sprintf("%d MiB", b>>20)
 	}
 	return fmt.Sprintf("%d KiB", b>>10)
-}
-
-// layoutFacts are the stand-in facts a layout is built from: none of what
-// it is read for (hosts, roles, ports, machines, links) depends on them.
-var layoutFacts = plan.Facts{Root: true, User: "root", MemBytes: 16 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}
-
-// Layout is what a spec makes of a lab before any host is known: its
-// hosts, their roles, ports, machines and links (what preflight checks
-// each host against, and where a study places its labs). It is never
-// deployed: the lab's plan is built once, from the facts preflight
-// gathers on the hosts.
-func Layout(s *spec.Spec, name string) (*plan.Plan, error) {
-	return plan.Build(s, name, inventory.DefaultDir, layoutFacts)
-}
-
-// NeedsOf is what each host of a lab of the spec needs, once the spec's
-// hosts are held against the inventory's: every one there, nothing else.
-func NeedsOf(s *spec.Spec, name string, inv *inventory.Resolved) (map[string]Need, error) {
-	p, err := Layout(s, name)
-	if err != nil {
-		return nil, err
-	}
-	if err := inv.Check(HostsOf(p)); err != nil {
-		return nil, err
-	}
-	needs := Needs(p)
-	for _, lb := range p.LoadBalancers {
-		for _, in := range lb.Instances {
-			if n, ok := needs[in.Host]; ok && lb.VirtualIP {
-				n.VirtualIP = inv.VirtualIPs[lb.Name]
-				needs[in.Host] = n
-			}
-		}
-	}
-	return needs, nil
-}
-
-// HostsOf names a plan's hosts, and its load balancer pairs (each needs a
-// virtual IP of the inventory).
-func HostsOf(p *plan.Plan) (hosts, pairs []string) {
-	for _, h := range p.Hosts {
-		hosts = append(hosts, h.Name)
-	}
-	for _, lb := range p.LoadBalancers {
-		if lb.VirtualIP {
-			pairs = append(pairs, lb.Name)
-		}
-	}
-	return hosts, pairs
 }

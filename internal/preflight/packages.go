@@ -67,6 +67,12 @@ func parsePackages(text string) ([]Package, error) {
 	return out, nil
 }
 
+// allPackages are the packages of every role a remote host can have: what
+// the probe looks for, before the host's part of the lab is known.
+func allPackages() []string {
+	return For([]string{RoleDB, RoleArbitrator, RoleLB, RoleLBPair, RoleClient})
+}
+
 // For lists the packages hosts of these roles need, in the list's order.
 func For(roles []string) []string {
 	var out []string

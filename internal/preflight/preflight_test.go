@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/inventory"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -77,12 +79,55 @@ func TestNeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Layout(s, s.Name)
+		p, err := plan.Build(s, s.Name, "/home/u/.hadrill", PlanFacts(inventoryOf(s), nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := json.MarshalIndent(Needs(p), "", "  ")
 		golden.Check(t, "needs-"+preset+".json", append(b, '\n'))
+	}
+}
+
+// inventoryOf places every host of a spec on a machine of its own, and
+// gives each pair a virtual IP.
+func inventoryOf(s *spec.Spec) *inventory.Resolved {
+	inv := &inventory.Resolved{File: "hosts.yaml", Hosts: map[string]inventory.Host{}, VirtualIPs: map[string]string{}}
+	hosts, pairs := s.HostNames()
+	for i, h := range hosts {
+		inv.Hosts[h] = inventory.Host{Name: h, PrivateAddress: fmt.Sprintf("10.1.0.%d", 11+i), Dir: inventory.DefaultDir}
+	}
+	for i, lb := range pairs {
+		inv.VirtualIPs[lb] = fmt.Sprintf("10.1.0.%d", 200+i)
+	}
+	return inv
+}
+
+// PlanFacts: every host at its inventory address; a reached one with
+// the interface holding it, its network and memory; one not reached
+// with nothing more.
+func TestPlanFacts(t *testing.T) {
+	s, err := spec.Preset("galera3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := inventoryOf(s)
+	f, err := ParseFacts(probeOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{Hosts: []HostReport{{Name: "db1", Reached: true, Facts: &f}, {Name: "db2", Problems: []string{"db2: cannot reach"}}}}
+	pf := PlanFacts(inv, rep)
+	if r := pf.Remote["db1"]; r.Address != "10.1.0.11" || r.Interface != "eth0" || r.Network.String() != "10.1.0.11/24" || r.MemBytes != 8052344<<10 || r.Dir != inventory.DefaultDir {
+		t.Errorf("db1: %+v", r)
+	}
+	if r := pf.Remote["db2"]; r.Address != "10.1.0.12" || r.Interface != "" || r.MemBytes != 0 {
+		t.Errorf("db2: %+v", r)
+	}
+	if len(pf.Remote) != len(inv.Hosts) || pf.User != "root" {
+		t.Errorf("facts: %+v", pf)
+	}
+	if _, err := plan.Build(s, "g3", "/home/u/.hadrill", pf); err != nil {
+		t.Errorf("a plan with a host not reached: %v", err)
 	}
 }
 
@@ -118,6 +163,8 @@ func TestJudge(t *testing.T) {
 		{"private address its own", db, with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},
 		{"a pair's virtual IP in its network", Need{Roles: []string{RoleLB, RoleLBPair}, VirtualIP: "10.1.200.1"},
 			with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},
+		{"a pair host whose addresses are unknown", Need{Roles: []string{RoleLB, RoleLBPair}, VirtualIP: "10.1.200.1"}, good,
+			[]string{"db1: its addresses could not be read (no ip command): keepalived puts the virtual IP 10.1.200.1 on the interface"}, nil},
 		{"a pair's virtual IP outside its network", Need{Roles: []string{RoleLB, RoleLBPair}, VirtualIP: "203.0.113.9"},
 			with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }),
 			[]string{"db1: the virtual IP 203.0.113.9 is outside the network of its private address (10.1.0.0/16 on ens5)"}, nil},

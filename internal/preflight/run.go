@@ -3,13 +3,18 @@ package preflight
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/inventory"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provider/ssh"
 )
 
@@ -61,41 +66,80 @@ func (r *Report) Problems() []string {
 	return out
 }
 
-// Run checks every host of the inventory against what it needs, all at
-// once, and installs missing packages when asked.
-func Run(ctx context.Context, inv *inventory.Resolved, needs map[string]Need, o Options) *Report {
+// Run checks every host of the inventory. It connects to all of them at
+// once and reads what each has (every package any role needs: nothing it
+// reads depends on the lab yet), then asks needsOf what each host needs,
+// given the facts found (the lab's plan, built once from them, the
+// addresses of hosts not reached being the inventory's), installs the
+// missing packages of each host's roles when asked, and judges every
+// host. An error of needsOf (the spec and the hosts do not fit) is
+// returned with the hosts that could not be reached.
+func Run(ctx context.Context, inv *inventory.Resolved, o Options, needsOf func(plan.Facts) (map[string]Need, error)) (*Report, error) {
 	if o.Timeout == 0 {
 		o.Timeout = 10 * time.Second
 	}
 	names := inv.Names()
 	r := &Report{Inventory: inv.File, Hosts: make([]HostReport, len(names))}
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.Hosts[i] = checkHost(ctx, inv.Hosts[name], needs[name], o)
-		}()
+	conns := make([]*ssh.Client, len(names))
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	each := func(do func(i int, h inventory.Host)) {
+		var wg sync.WaitGroup
+		for i, name := range names {
+			wg.Go(func() { do(i, inv.Hosts[name]) })
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+	each(func(i int, h inventory.Host) { r.Hosts[i], conns[i] = readHost(ctx, h, o) })
+	needs, err := needsOf(PlanFacts(inv, r))
+	if err != nil {
+		return nil, errors.Join(err, hderr.Users(r.Problems()))
+	}
+	each(func(i int, h inventory.Host) {
+		r.Hosts[i].Need = needs[h.Name]
+		if conns[i] != nil {
+			checkHost(ctx, conns[i], h, &r.Hosts[i], needs[h.Name], o)
+		}
+	})
 	r.OK = len(r.Problems()) == 0
-	return r
+	return r, nil
 }
 
-func checkHost(ctx context.Context, h inventory.Host, need Need, o Options) HostReport {
-	hr := HostReport{Name: h.Name, Target: h.String(), Need: need}
+// readHost connects to a host and reads its facts and clock (the client
+// stays open for what follows; nil when the host was not reached or its
+// probe failed).
+func readHost(ctx context.Context, h inventory.Host, o Options) (HostReport, *ssh.Client) {
+	hr := HostReport{Name: h.Name, Target: h.String()}
 	c, err := ssh.Connect(ctx, h, o.Timeout)
 	if err != nil {
 		hr.Problems = append(hr.Problems, h.Name+": "+err.Error())
-		return hr
+		return hr, nil
 	}
-	defer c.Close()
 	hr.Reached = true
-	f, err := probe(ctx, c, need)
+	f, err := probe(ctx, c, allPackages())
 	if err != nil {
+		c.Close()
 		hr.Problems = append(hr.Problems, h.Name+": "+err.Error())
-		return hr
+		return hr, nil
 	}
+	f.Skew, f.SkewError, err = clock(ctx, c)
+	if err != nil {
+		hr.Warnings = append(hr.Warnings, h.Name+": its clock could not be read: "+err.Error())
+	}
+	hr.Facts = &f
+	return hr, c
+}
+
+// checkHost holds a reached host's facts against what it needs, after
+// installing the missing packages of its roles when asked.
+func checkHost(ctx context.Context, c *ssh.Client, h inventory.Host, hr *HostReport, need Need, o Options) {
+	f := *hr.Facts
+	f.Missing = slices.DeleteFunc(slices.Clone(f.Missing), func(p string) bool { return !slices.Contains(need.Packages, p) })
 	if o.Install && len(f.Missing) > 0 && f.UID == 0 && !f.NoDpkg {
 		if o.Progress != nil {
 			o.Progress("%s: installing %s", h.Name, strings.Join(f.Missing, " "))
@@ -105,25 +149,48 @@ func checkHost(ctx context.Context, h inventory.Host, need Need, o Options) Host
 		} else {
 			hr.Installed = f.Missing
 		}
-		if f, err = probe(ctx, c, need); err != nil {
+		again, err := probe(ctx, c, need.Packages)
+		if err != nil {
 			hr.Problems = append(hr.Problems, h.Name+": "+err.Error())
-			return hr
+			return
 		}
-	}
-	f.Skew, f.SkewError, err = clock(ctx, c)
-	if err != nil {
-		hr.Warnings = append(hr.Warnings, h.Name+": its clock could not be read: "+err.Error())
+		f.Missing = again.Missing
 	}
 	hr.Facts = &f
 	p, w := Judge(h.Name, h.PrivateAddress, need, f, o.Arch)
 	hr.Problems = append(hr.Problems, p...)
 	hr.Warnings = append(hr.Warnings, w...)
-	return hr
+}
+
+// PlanFacts are what a lab's plan needs of the inventory's machines: each
+// host's address for the lab's traffic and hadrill's directory there (the
+// inventory's), and what its probe found (the interface holding that
+// address and its network, its memory; unknown for a host not reached).
+func PlanFacts(inv *inventory.Resolved, r *Report) plan.Facts {
+	f := plan.Facts{User: "root", GaleraLib: facts.GaleraLibs[0], Remote: map[string]plan.Remote{}, VirtualIPs: inv.VirtualIPs}
+	for name, ih := range inv.Hosts {
+		f.Remote[name] = plan.Remote{Address: ih.PrivateAddress, Dir: ih.Dir}
+	}
+	if r == nil {
+		return f
+	}
+	for _, h := range r.Hosts {
+		rem, ok := f.Remote[h.Name]
+		if !ok || h.Facts == nil {
+			continue
+		}
+		rem.MemBytes = h.Facts.MemBytes
+		if a, ok := h.Facts.AddrOf(rem.Address); ok {
+			rem.Interface, rem.Network = a.Interface, a.Prefix
+		}
+		f.Remote[h.Name] = rem
+	}
+	return f
 }
 
 // probe runs the probe script on the host and reads its facts.
-func probe(ctx context.Context, c *ssh.Client, need Need) (Facts, error) {
-	argv := append([]string{"sh", "-s", "--", c.Host.Dir}, need.Packages...)
+func probe(ctx context.Context, c *ssh.Client, packages []string) (Facts, error) {
+	argv := append([]string{"sh", "-s", "--", c.Host.Dir}, packages...)
 	res, err := c.Run(ctx, argv, strings.NewReader(probeScript))
 	if err != nil {
 		return Facts{}, err

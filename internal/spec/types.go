@@ -118,7 +118,7 @@ type Cluster struct {
 // domains round-robin, or the node's own name without any.
 func (c Cluster) NodeDomain(j int) string {
 	if len(c.FaultDomains) == 0 {
-		return fmt.Sprintf("%s%d", c.Name, j)
+		return c.NodeHost(j)
 	}
 	return c.FaultDomains[(j-1)%len(c.FaultDomains)]
 }
@@ -128,7 +128,7 @@ func (c Cluster) NodeDomain(j int) string {
 func (lb LoadBalancer) HostDomain(k int) string {
 	if len(lb.FaultDomains) == 0 {
 		if lb.Pair() {
-			return fmt.Sprintf("%s%d", lb.Name, k)
+			return lb.PairHost(k)
 		}
 		return lb.Name
 	}
@@ -183,6 +183,39 @@ type LoadBalancer struct {
 
 // Pair says whether the load balancer is a redundant pair.
 func (lb LoadBalancer) Pair() bool { return lb.Replicas == 2 }
+
+// PairHost is the k-th host (1 or 2) of a load balancer pair: lb1.
+func (lb LoadBalancer) PairHost(k int) string { return fmt.Sprintf("%s%d", lb.Name, k) }
+
+// NodeHost is the host of the cluster's j-th node (1-based): db1.
+func (c Cluster) NodeHost(j int) string { return fmt.Sprintf("%s%d", c.Name, j) }
+
+// ArbitratorHost is the host of the cluster's arbitrator: dbarb.
+func (c Cluster) ArbitratorHost() string { return c.Name + "arb" }
+
+// HostNames names the hosts of a lab of the spec, in the order a plan
+// places them, and its load balancer pairs (whose two hosts share a
+// virtual IP): what an inventory must place, known before any machine is
+// reached.
+func (s *Spec) HostNames() (hosts, pairs []string) {
+	for _, c := range s.Clusters {
+		for j := 1; j <= c.NodeCount(); j++ {
+			hosts = append(hosts, c.NodeHost(j))
+		}
+		if c.Arbitrator != nil {
+			hosts = append(hosts, c.ArbitratorHost())
+		}
+	}
+	for _, lb := range s.LoadBalancers {
+		if !lb.Pair() {
+			hosts = append(hosts, lb.Name)
+			continue
+		}
+		pairs = append(pairs, lb.Name)
+		hosts = append(hosts, lb.PairHost(1), lb.PairHost(2))
+	}
+	return append(hosts, s.Client.Name), pairs
+}
 
 // Client is the host load generators run on.
 type Client struct {

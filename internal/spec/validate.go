@@ -133,8 +133,8 @@ func (v *validator) validate(s *Spec) {
 			}
 		}
 		if lb.Pair() && lb.Name != "" {
-			v.name(p+".name", lb.Name+"1", hosts)
-			v.name(p+".name", lb.Name+"2", hosts)
+			v.name(p+".name", lb.PairHost(1), hosts)
+			v.name(p+".name", lb.PairHost(2), hosts)
 		}
 	}
 	if c := s.Client; c != nil {
@@ -158,7 +158,7 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		v.add(p+".nodes", "a standalone cluster has exactly 1 node, got %d", n)
 	}
 	for j := 1; j <= n && n <= 9 && c.Name != ""; j++ {
-		v.name(p+".name", fmt.Sprintf("%s%d", c.Name, j), hosts)
+		v.name(p+".name", c.NodeHost(j), hosts)
 	}
 	v.ref(p+".region", c.Region, "region", regions)
 	v.spread(p, c, regions)
@@ -168,7 +168,7 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		}
 		v.ref(p+".arbitrator.region", a.Region, "region", regions)
 		if c.Name != "" {
-			v.name(p+".arbitrator", c.Name+"arb", hosts)
+			v.name(p+".arbitrator", c.ArbitratorHost(), hosts)
 		}
 	}
 	oneOf(v, p+".profile", c.Profile, Profiles...)
@@ -407,7 +407,7 @@ func domainMajority(c Cluster) string {
 	members := c.NodeCount()
 	if c.Arbitrator != nil {
 		members++
-		add(cmp.Or(c.Arbitrator.FaultDomain, c.Name+"arb"))
+		add(cmp.Or(c.Arbitrator.FaultDomain, c.ArbitratorHost()))
 	}
 	for _, d := range order {
 		if 2*count[d] >= members {

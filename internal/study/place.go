@@ -13,6 +13,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/preflight"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/workload"
@@ -71,12 +72,7 @@ func newPlacement(s *Study, variants []string, o Options, res *Result) (*placeme
 		if p.remote {
 			i := slices.IndexFunc(s.Variants, func(x Variant) bool { return x.Name == name })
 			s.Variants[i].Hosts, s.Variants[i].NotEmulated = o.Inventory.File, sp.DropEmulated()
-			pl, err := preflight.Layout(sp, LabName(s.Name, name))
-			if err != nil {
-				problems = append(problems, prefixed("variant "+name+": ", err)...)
-				continue
-			}
-			hosts, pairs := preflight.HostsOf(pl)
+			hosts, pairs := sp.HostNames()
 			for _, h := range slices.Concat(hosts, pairs) {
 				used[h] = true
 			}
@@ -199,22 +195,31 @@ func (p *placement) checkHosts(ctx context.Context) error {
 	if !p.remote {
 		return nil
 	}
-	var all []map[string]preflight.Need
+	var labs []string
 	for _, name := range p.res.Variants {
-		if sp := p.specs[name]; sp != nil {
-			needs, err := preflight.NeedsOf(sp, LabName(p.s.Name, name), p.inv[name])
-			if err != nil {
-				return err
-			}
-			all = append(all, needs)
+		if p.specs[name] != nil {
+			labs = append(labs, name)
 		}
 	}
-	if len(all) == 0 {
+	if len(labs) == 0 {
 		return nil
 	}
-	rep := preflight.Run(ctx, p.o.Inventory, preflight.Union(all...), preflight.Options{Arch: runtime.GOARCH})
-	if err := ctx.Err(); err != nil {
-		return err
+	rep, err := preflight.Run(ctx, p.o.Inventory, preflight.Options{Arch: runtime.GOARCH}, func(f plan.Facts) (map[string]preflight.Need, error) {
+		var all []map[string]preflight.Need
+		for _, name := range labs { // each variant's plan, as its turn builds it
+			pl, err := plan.Build(p.specs[name], LabName(p.s.Name, name), p.o.Home, f)
+			if err != nil {
+				return nil, fmt.Errorf("variant %s: %w", name, err)
+			}
+			all = append(all, preflight.Needs(pl))
+		}
+		return preflight.Union(all...), nil
+	})
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if err != nil {
+		return fmt.Errorf("preflight of %s:\n%w", p.o.Inventory.File, err)
 	}
 	if err := hderr.Users(rep.Problems()); err != nil {
 		return fmt.Errorf("preflight of %s:\n%w", p.o.Inventory.File, err)
@@ -382,11 +387,7 @@ func (s *Study) OnHosts() []string {
 			return []string{err.Error()}
 		}
 		sp.DropEmulated()
-		pl, err := preflight.Layout(sp, LabName(s.Name, v.Name))
-		if err != nil {
-			return prefixed("variant "+v.Name+": ", err)
-		}
-		hosts, pairs := preflight.HostsOf(pl)
+		hosts, pairs := sp.HostNames()
 		for _, h := range hosts {
 			inv.Hosts[h] = inventory.Host{Name: h}
 		}
