@@ -18,6 +18,13 @@ func Daemon(p *plan.Plan, n *plan.Node, exe string) host.Daemon {
 	return n.Agent.Named(n.Name+" agent", argv)
 }
 
+// Start starts a node's health agent on its host when it does not run,
+// and waits until it listens.
+func Start(ctx context.Context, h host.Host, p *plan.Plan, n *plan.Node) error {
+	addr := fmt.Sprintf("%s:%d", n.Address, n.AgentPort)
+	return host.EnsureReady(ctx, h, Daemon(p, n, h.Exe()), 10*time.Second, 20*time.Millisecond, host.Listens(h, addr))
+}
+
 // Drain takes a node out of load balancing (drain) or back in: while its
 // drain file exists on its host, its agent answers 503.
 func Drain(ctx context.Context, h host.Host, n *plan.Node, drain bool) error {

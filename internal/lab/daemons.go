@@ -5,61 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/hadrill/hadrill/internal/agent"
-	"github.com/hadrill/hadrill/internal/galera/boot"
-	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/lb"
-	"github.com/hadrill/hadrill/internal/monitor"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
-
-// ensureDaemons starts what is not running: each cluster's arbitrator,
-// every node's health agent, every load balancer, the lab's keeper and
-// its exporters (monitoring), and
-// waits until each load balancer routes an application login. It is
-// idempotent. Every daemon is a supervise.Daemon whose directories the plan
-// resolved; a new one gets a Daemon function in its own package and a line here.
-func (l *Lab) ensureDaemons(ctx context.Context) error {
-	if err := boot.StartArbitrators(ctx, bootLab{l}); err != nil {
-		return err
-	}
-	for i := range l.p.Nodes {
-		n := &l.p.Nodes[i]
-		addr := fmt.Sprintf("%s:%d", n.Address, n.AgentPort)
-		h := l.Prov.Host(n.Host)
-		if err := host.EnsureReady(ctx, h, agent.Daemon(l.p, n, h.Exe()), 10*time.Second, 20*time.Millisecond, host.Listens(h, addr)); err != nil {
-			return err
-		}
-	}
-	for i := range l.p.LoadBalancers {
-		if err := l.Balancer(&l.p.LoadBalancers[i]).Start(ctx); err != nil {
-			return err
-		}
-	}
-	if _, err := keeper.Daemon(l.p, l.home, exe()).Ensure(); err != nil {
-		return fmt.Errorf("keeper: %w", err)
-	}
-	if err := monitor.Ensure(ctx, l.p, l.Prov.Host); err != nil {
-		return err
-	}
-	for i := range l.p.LoadBalancers {
-		b := &l.p.LoadBalancers[i]
-		db, err := l.AppDB(fmt.Sprintf("%s:%d", b.Address, b.Port))
-		if err != nil {
-			return err
-		}
-		err = lb.WaitRouting(ctx, db, b.Name)
-		db.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // Balancer is a load balancer on its hosts (its proxy, and keepalived for a
 // pair).
@@ -74,7 +26,7 @@ func (l *Lab) stopDaemons() error {
 	ctx := context.Background()
 	errs := []error{keeper.Daemon(l.p, l.home, exe()).Kill(), l.wan.Stop()}
 	for _, h := range l.p.Hosts {
-		errs = append(errs, l.killDaemons(ctx, h.Name, roleServer))
+		errs = append(errs, l.killDaemons(ctx, h.Name, startOrder...))
 	}
 	return errors.Join(errs...)
 }

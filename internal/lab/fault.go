@@ -85,9 +85,12 @@ func (c chaosLab) Run(ctx context.Context, host string, argv ...string) error {
 	return c.l.hosts.Run(ctx, host, argv...)
 }
 func (c chaosLab) KillBalancer(ctx context.Context, host string, whole bool) error {
-	return c.l.balancerOf(host).Kill(ctx, host, whole)
+	if whole { // as when its whole host dies
+		return c.l.killDaemons(ctx, host, roleKeepalived, roleProxy)
+	}
+	return c.l.killDaemons(ctx, host, roleProxy)
 }
 func (c chaosLab) KillHost(ctx context.Context, name string) error { return c.l.killHost(ctx, name) }
 
 // killHost kills every daemon of a host with SIGKILL (a crash).
-func (l *Lab) killHost(ctx context.Context, name string) error { return l.killDaemons(ctx, name, "") }
+func (l *Lab) killHost(ctx context.Context, name string) error { return l.killDaemons(ctx, name) }

@@ -19,6 +19,7 @@ import (
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
+	"github.com/hadrill/hadrill/internal/status"
 )
 
 // fakeProvider runs no host: each host records the commands it was given
@@ -220,5 +221,57 @@ func TestDownKeepingData(t *testing.T) {
 	}
 	if l.State.Status != state.Stopped {
 		t.Errorf("state %s after down keeping the data", l.State.Status)
+	}
+}
+
+// A start starts every host's daemons beside the servers from the one
+// list, role by role: the arbitrator joins the running nodes, the agents
+// answer before the proxies check them, the proxies before keepalived
+// (whose check asks its proxy), then the exporters; never a server (the
+// nodes' own start orders a cluster's boot).
+func TestStartOrder(t *testing.T) {
+	l, _ := fakeLab(t, crashPlan())
+	var got []string
+	for _, d := range l.startSequence() {
+		got = append(got, d.Name)
+	}
+	want := "garb garbd; db1 agent; lb1 " + lb.KindOf(nil).Name() + "; lb1 keepalived; db1 node_exporter; client node_exporter"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("start:\n%s\nwant\n%s", strings.Join(got, "; "), want)
+	}
+}
+
+// A load balancer host's proxy killed alone, or with its keepalived (and
+// the virtual IP it holds) as when the whole host dies: the same list a
+// crash reads.
+func TestKillBalancer(t *testing.T) {
+	l, prov := fakeLab(t, crashPlan())
+	proxy := "lb1: kill lb1 " + lb.KindOf(nil).Name()
+	if err := (chaosLab{l}).KillBalancer(context.Background(), "lb1", false); err != nil || strings.Join(prov.did, "; ") != proxy {
+		t.Errorf("the proxy alone: %v, did %v", err, prov.did)
+	}
+	prov.did = nil
+	if err := (chaosLab{l}).KillBalancer(context.Background(), "lb1", true); err != nil ||
+		strings.Join(prov.did, "; ") != "lb1: kill lb1 keepalived; lb1: ip -o -4 addr show dev eth0; "+proxy {
+		t.Errorf("the whole host: %v, did %v", err, prov.did)
+	}
+}
+
+// Status says of every host's daemons whether each runs, from the same
+// list: a crashed host's agent and exporter are down beside its server.
+func TestStatusOfDaemons(t *testing.T) {
+	proxy := "lb1 " + lb.KindOf(nil).Name()
+	l, _ := fakeLab(t, crashPlan(), "lb1 keepalived", proxy, "garb garbd", "client node_exporter")
+	var got []string
+	for _, d := range l.hostDaemons(context.Background()) {
+		got = append(got, d.Host+" "+d.Role+" "+d.State)
+	}
+	want := "db1 server down; db1 agent down; db1 exporter down; lb1 keepalived running; lb1 proxy running; garb arbitrator running; client exporter running"
+	if strings.Join(got, "; ") != want {
+		t.Errorf("daemons:\n%s\nwant\n%s", strings.Join(got, "; "), want)
+	}
+	st := status.Status{Daemons: l.hostDaemons(context.Background())}
+	if down := strings.Join(st.DaemonsDown(), ", "); down != "db1 agent, db1 node_exporter" {
+		t.Errorf("down beside the servers: %s", down)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/fault"
-	"github.com/hadrill/hadrill/internal/galera/boot"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/infra/usage"
@@ -19,7 +18,6 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/status"
-	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // CPUWindow is the least time over which `status` measures each host's CPU
@@ -109,13 +107,13 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 		s.LoadBalancers = append(s.LoadBalancers, info)
 	}
 	s.Links = l.linkInfo()
+	s.Daemons = l.hostDaemons(ctx)
 	for _, c := range p.Clusters {
 		if a := c.Arbitrator; a != nil {
-			ai := status.ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down", Pid: boot.ArbitratorPid(ctx, bootLab{l}, a)}
-			if ai.Pid != 0 {
-				ai.State = "running"
-				if supervise.Paused(ai.Pid) {
-					ai.State = "paused"
+			ai := status.ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down"}
+			for _, d := range s.Daemons {
+				if d.Host == a.Name && d.Role == roleArbitrator {
+					ai.State, ai.Pid = d.State, d.Pid
 				}
 			}
 			s.Arbitrators = append(s.Arbitrators, ai)

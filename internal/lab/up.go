@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -108,7 +107,7 @@ func localPlan(s *spec.Spec, name, home string, log io.Writer) (*plan.Plan, erro
 	if err := facts.Preflight(p, f); err != nil {
 		return nil, err
 	}
-	return p, checkRoom(p, home, log)
+	return p, provision.CheckRoom(p, home, log)
 }
 
 func startExisting(ctx context.Context, home string, st *state.Lab, o UpOptions) (*Lab, error) {
@@ -182,36 +181,4 @@ func (l *Lab) create(ctx context.Context) error {
 	}
 	l.logf("lab %s up in %.1fs", p.Lab, time.Since(t0).Seconds())
 	return ctx.Err()
-}
-
-// NodeRoom is about what a node's files take once made: its redo log and
-// Galera cache (64M each) and the system tables, with room to start.
-const NodeRoom = 256 << 20
-
-// checkRoom refuses a lab whose nodes' files or disks' images would not fit
-// the file system that holds them (bad input: nothing is made), and says
-// so when the images may fill it.
-func checkRoom(p *plan.Plan, home string, log io.Writer) error {
-	free, err := disk.Free(home)
-	if err != nil {
-		return fmt.Errorf("free space in %s: %w", home, err)
-	}
-	if need := int64(len(p.Nodes)+1) * NodeRoom; p.Disks == nil && free < need {
-		return hderr.User("--home: %s free on the file system holding %s; a lab of %d node(s) needs about %s (each node's redo log, Galera cache and "+
-			"system tables): free some space or give another --home", spec.FormatSize(free), home, len(p.Nodes), spec.FormatSize(need))
-	}
-	if p.Disks == nil {
-		return nil
-	}
-	if free, err = disk.Free(p.Disks.Images); err != nil {
-		return fmt.Errorf("free space for the disks' images: %w", err)
-	}
-	refuse, warn := disk.Room(p, free)
-	if refuse != "" {
-		return hderr.User("storage (the disks' sizes): %s", refuse)
-	}
-	if warn != "" && log != nil {
-		fmt.Fprintf(log, "warning: %s\n", warn)
-	}
-	return nil
 }

@@ -20,37 +20,28 @@ func Daemon(e plan.Exporter) host.Daemon {
 	return e.Daemon.Named(e.Name(), e.Argv)
 }
 
-// Hosts is what starting the exporters needs of a lab's hosts.
-type Hosts func(name string) host.Host
-
-// Ensure starts every exporter that does not run and waits until each
-// listens: a mysqld_exporter's defaults file (the health-check user, its
-// password read from the node's secret, the node's socket) is written
-// first, 0600.
-func Ensure(ctx context.Context, p *plan.Plan, hosts Hosts) error {
-	for _, e := range p.Monitoring {
-		if len(e.Argv) == 0 {
-			continue
+// Start starts an exporter on its host when it does not run and waits
+// until it listens: a mysqld_exporter's defaults file (the health-check
+// user, its password read from the node's secret, the node's socket) is
+// written first, 0600. An exporter the proxy serves has nothing to start.
+func Start(ctx context.Context, p *plan.Plan, h host.Host, e plan.Exporter) error {
+	if len(e.Argv) == 0 {
+		return nil
+	}
+	if e.DefaultsFile != "" {
+		n, ok := p.Node(e.Instance)
+		if !ok {
+			return fmt.Errorf("%s: no node %s", e.Name(), e.Instance)
 		}
-		h := hosts(e.Host)
-		if e.DefaultsFile != "" {
-			n, ok := p.Node(e.Instance)
-			if !ok {
-				return fmt.Errorf("%s: no node %s", e.Name(), e.Instance)
-			}
-			pw, err := h.ReadFile(ctx, n.CheckSecret)
-			if err != nil {
-				return fmt.Errorf("%s: %w", e.Name(), err)
-			}
-			cnf := fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\n", plan.CheckUser, strings.TrimSpace(string(pw)), n.Socket)
-			if err := h.WriteFile(ctx, e.DefaultsFile, []byte(cnf), 0o600); err != nil {
-				return fmt.Errorf("%s: %w", e.Name(), err)
-			}
+		pw, err := h.ReadFile(ctx, n.CheckSecret)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name(), err)
 		}
-		addr := fmt.Sprintf("%s:%d", e.Address, e.Port)
-		if err := host.EnsureReady(ctx, h, Daemon(e), 10*time.Second, 20*time.Millisecond, host.Listens(h, addr)); err != nil {
-			return err
+		cnf := fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\n", plan.CheckUser, strings.TrimSpace(string(pw)), n.Socket)
+		if err := h.WriteFile(ctx, e.DefaultsFile, []byte(cnf), 0o600); err != nil {
+			return fmt.Errorf("%s: %w", e.Name(), err)
 		}
 	}
-	return nil
+	addr := fmt.Sprintf("%s:%d", e.Address, e.Port)
+	return host.EnsureReady(ctx, h, Daemon(e), 10*time.Second, 20*time.Millisecond, host.Listens(h, addr))
 }

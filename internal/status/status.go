@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/netem"
@@ -20,6 +21,7 @@ import (
 	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/state"
 )
 
 // Status is what `hadrill status --output json` prints. Fields may be
@@ -48,6 +50,44 @@ type Status struct {
 	// Hosts are the measured hosts: machine, CPU and memory in use,
 	// memory-limit kills (root labs on a machine with cgroup v1).
 	Hosts []HostInfo `json:"hosts,omitempty"`
+	// Daemons are the daemons the lab runs on its hosts (a node's server
+	// and health agent, an arbitrator's garbd, a load balancer instance's
+	// keepalived and proxy, the exporters), each with whether it runs.
+	Daemons []DaemonInfo `json:"daemons,omitempty"`
+}
+
+// DaemonInfo is one daemon a lab runs on a host.
+type DaemonInfo struct {
+	Host  string `json:"host"`
+	Role  string `json:"role"` // server, agent, arbitrator, keepalived, proxy, exporter
+	Name  string `json:"name"`
+	State string `json:"state"` // running, paused, down, unknown (its host did not answer)
+	Pid   int    `json:"pid,omitempty"`
+}
+
+// StateOf is a daemon's state from what its host said of its process.
+func StateOf(p host.Process, err error) string {
+	switch {
+	case err != nil:
+		return "unknown"
+	case p.Pid == 0:
+		return "down"
+	case p.Paused:
+		return "paused"
+	}
+	return "running"
+}
+
+// DaemonsDown names the daemons beside the servers that do not run
+// ("db3 agent"): a server's state is its node's, said on its own line.
+func (st Status) DaemonsDown() []string {
+	var out []string
+	for _, d := range st.Daemons {
+		if d.Role != "server" && d.State == "down" {
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }
 
 // HostInfo is one host's machine and what its cgroups count.
@@ -223,6 +263,13 @@ func Text(out io.Writer, st Status) {
 			what = append(what, w+" ("+r.At.Local().Format("15:04:05")+")")
 		}
 		fmt.Fprintf(out, "faults since the last heal: %s (hadrill fault heal undoes them)\n", strings.Join(what, "; "))
+	}
+	if down := st.DaemonsDown(); len(down) > 0 && st.Status == state.Running {
+		fix := "`hadrill start --all` starts them"
+		if len(st.Faults) > 0 {
+			fix = "`hadrill fault heal` starts them again"
+		}
+		fmt.Fprintf(out, "not running: %s (%s)\n", strings.Join(down, ", "), fix)
 	}
 	if d := st.Disks; d != nil && d.State != "serving" {
 		fmt.Fprintf(out, "DISKS DOWN: %s; the servers on them fail at their next write. `%s` stops them and serves the volumes again from their images (the data is there)\n", d.Problem, d.Fix)

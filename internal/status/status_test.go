@@ -2,11 +2,13 @@ package status
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -42,10 +44,30 @@ func TestText(t *testing.T) {
 		Disks:       &DisksInfo{State: "not serving", Problem: "the disk daemon is not running", Fix: "hadrill start --all --name demo"},
 		Hosts: []HostInfo{{Name: "db1", FaultDomain: "db1", MemoryBytes: 512 << 20, Machine: &plan.Machine{Name: "small", CPUs: 1, MemoryBytes: 2 << 30}},
 			{Name: "db2", FaultDomain: "db2", MemoryBytes: 400 << 20, OOMKills: 1}},
+		Daemons: []DaemonInfo{{Host: "db1", Role: "server", Name: "db1 mariadbd", State: "running", Pid: 101}, {Host: "db1", Role: "agent", Name: "db1 agent", State: "running", Pid: 103},
+			{Host: "db3", Role: "server", Name: "db3 mariadbd", State: "down"}, {Host: "db3", Role: "agent", Name: "db3 agent", State: "down"},
+			{Host: "db3", Role: "exporter", Name: "db3 node_exporter", State: "down"}, {Host: "lb2", Role: "keepalived", Name: "lb2 keepalived", State: "unknown"}},
 		Links: []LinkInfo{{Name: "east-west", RTTMs: 80, JitterMs: 5, LossPercent: 1, BandwidthBps: 10_000_000, Emulator: "running",
 			Measured: &netem.Measured{Link: "east-west", At: at, P50Ms: 80.4, P99Ms: 91, Samples: 20, OK: true, Usable: true}}},
 	}
 	var b bytes.Buffer
 	Text(&b, st)
 	golden.Check(t, "status.txt", b.Bytes())
+}
+
+func TestStateOf(t *testing.T) {
+	for _, c := range []struct {
+		p    host.Process
+		err  error
+		want string
+	}{
+		{host.Process{Pid: 7}, nil, "running"},
+		{host.Process{Pid: 7, Paused: true}, nil, "paused"},
+		{host.Process{}, nil, "down"},
+		{host.Process{}, errors.New("host did not answer"), "unknown"},
+	} {
+		if got := StateOf(c.p, c.err); got != c.want {
+			t.Errorf("%+v %v: %s, want %s", c.p, c.err, got, c.want)
+		}
+	}
 }

@@ -26,37 +26,34 @@ func ArbitratorPid(ctx context.Context, l Lab, a *plan.Arbitrator) int {
 // cluster once started.
 const ArbitratorJoin = 30 * time.Second
 
-// StartArbitrators starts each cluster's garbd that is not running, once
-// the cluster has a running node, and waits until the cluster counts it.
-func StartArbitrators(ctx context.Context, l Lab) error {
-	p := l.Plan()
-	for i := range p.Clusters {
-		c := &p.Clusters[i]
-		a := c.Arbitrator
-		if a == nil || ArbitratorPid(ctx, l, a) != 0 {
-			continue
-		}
-		running := Running(l, c.Name)
-		if len(running) == 0 {
-			continue
-		}
-		n := running[0]
-		err := host.EnsureReady(ctx, l.Host(a.Name), Garbd(a), ArbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
-			db := l.Admin(n)
-			defer db.Close()
-			st, err := mariadb.Status(ctx, db, "wsrep_cluster_size")
-			if err != nil {
-				return err
-			}
-			if size, _ := strconv.Atoi(st["wsrep_cluster_size"]); size != c.Members() {
-				return fmt.Errorf("cluster %s has %d members, want %d with arbitrator %s (see %s)", c.Name, size, c.Members(), a.Name, a.LogFile)
-			}
-			return nil
-		})
+// StartArbitrator starts a cluster's garbd when it does not run and the
+// cluster has a running node to join, and waits until the cluster counts
+// it.
+func StartArbitrator(ctx context.Context, l Lab, c *plan.Cluster) error {
+	a := c.Arbitrator
+	if a == nil || ArbitratorPid(ctx, l, a) != 0 {
+		return nil
+	}
+	running := Running(l, c.Name)
+	if len(running) == 0 {
+		return nil
+	}
+	n := running[0]
+	err := host.EnsureReady(ctx, l.Host(a.Name), Garbd(a), ArbitratorJoin, 100*time.Millisecond, func(ctx context.Context) error {
+		db := l.Admin(n)
+		defer db.Close()
+		st, err := mariadb.Status(ctx, db, "wsrep_cluster_size")
 		if err != nil {
 			return err
 		}
-		l.Logf("arbitrator %s joined cluster %s", a.Name, c.Name)
+		if size, _ := strconv.Atoi(st["wsrep_cluster_size"]); size != c.Members() {
+			return fmt.Errorf("cluster %s has %d members, want %d with arbitrator %s (see %s)", c.Name, size, c.Members(), a.Name, a.LogFile)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
+	l.Logf("arbitrator %s joined cluster %s", a.Name, c.Name)
 	return nil
 }
