@@ -2,8 +2,9 @@
 // the generated credentials, every node's datadir (one initialised and
 // copied here, each remote host's own, or a prepared backup's copy) with
 // its logs placed and its Galera state seeded, the users, and the proof
-// that the application user logs in from the client host. It sees the lab
-// through the narrow Lab it is given.
+// that the application user logs in from the client host; and, before
+// any of it, whether this computer has room for the lab (CheckRoom). It
+// sees the lab through the narrow Lab it is given.
 package provision
 
 import (
