@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -204,5 +205,27 @@ func TestJudge(t *testing.T) {
 			check("problem", problems, c.problems)
 			check("warning", warnings, c.warnings)
 		})
+	}
+}
+
+// The probe run on this computer (a Debian one): dpkg itself installed, a
+// package of no such name missing, another whose name is a prefix of an
+// installed one's missing too.
+func TestProbeScript(t *testing.T) {
+	if _, err := exec.LookPath("dpkg-query"); err != nil {
+		t.Skip("no dpkg-query here")
+	}
+	cmd := exec.Command("sh", "-s", "--", t.TempDir(), "dpkg", "no-such-package-hd", "dpk")
+	cmd.Stdin = strings.NewReader(probeScript)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ParseFacts(string(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(f.Missing) != "[no-such-package-hd dpk]" || f.NoDpkg || !f.DirExists {
+		t.Errorf("missing %v, no dpkg %v, dir %v\n%s", f.Missing, f.NoDpkg, f.DirExists, out)
 	}
 }
