@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -98,6 +99,27 @@ func logTail(ctx context.Context, h Host, path string) string {
 	return ":\n  " + strings.Join(lines, "\n  ")
 }
 
+// pidSeen says what a daemon judged gone left: the pid its pid file
+// names and, where the host lets /proc be read, what that pid runs now.
+func pidSeen(ctx context.Context, h Host, d Daemon) string {
+	b, err := h.ReadFile(ctx, d.PidFile)
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	switch {
+	case err != nil:
+		return "no pid file"
+	case perr != nil || pid <= 0:
+		return fmt.Sprintf("its pid file holds %q", strings.TrimSpace(string(b)))
+	}
+	cmdline, err := h.ReadFile(ctx, fmt.Sprintf("/proc/%d/cmdline", pid))
+	switch {
+	case err != nil:
+		return fmt.Sprintf("pid %d", pid)
+	case len(cmdline) == 0:
+		return fmt.Sprintf("pid %d, gone or a zombie", pid)
+	}
+	return fmt.Sprintf("pid %d, now running %q, which lacks the marker %q or is exiting", pid, strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " "), d.Marker)
+}
+
 // WaitReady waits until ready answers (every interval, within deadline)
 // for a daemon just started on h; one that exits meanwhile fails the wait,
 // naming its log.
@@ -108,7 +130,7 @@ func WaitReady(ctx context.Context, h Host, d Daemon, deadline, every time.Durat
 			return nil
 		}
 		if p, err := h.Process(ctx, d); err == nil && p.Pid == 0 {
-			return fmt.Errorf("%s exited during start-up (see %s on %s)%s", d.Name, d.LogFile, h.Name(), logTail(ctx, h, d.LogFile))
+			return fmt.Errorf("%s exited during start-up (%s; see %s on %s)%s", d.Name, pidSeen(ctx, h, d), d.LogFile, h.Name(), logTail(ctx, h, d.LogFile))
 		}
 		return nil
 	})

@@ -76,9 +76,10 @@ func TestHost(t *testing.T) {
 	dead := d
 	dead.Argv = []string{"sh", "-c", "exit 1", marker}
 	err = host.EnsureReady(ctx, h, dead, 5*time.Second, 10*time.Millisecond, func(context.Context) error { return errors.New("no answer") })
-	if err == nil || !strings.Contains(err.Error(), "exited during start-up") || !strings.Contains(err.Error(), d.LogFile) {
+	if err == nil || !strings.Contains(err.Error(), "exited during start-up (pid ") || !strings.Contains(err.Error(), d.LogFile) {
 		t.Errorf("a daemon that exits: %v", err)
 	}
+	t.Log(err)
 	if _, _, err := h.Ensure(ctx, host.Daemon{Name: "bad"}); err == nil {
 		t.Errorf("a daemon without a command was started")
 	}
