@@ -46,6 +46,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	if lost != "" {
 		diskFaults = nil
 	}
+	s.Daemons = l.hostDaemons(ctx)
 	var wg sync.WaitGroup
 	repl := l.Replication()
 	roles, _ := state.RolesOf(p.Dir).Read()
@@ -53,8 +54,9 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		s.Nodes[i] = status.NodeInfo{Name: n.Name, Cluster: n.Cluster, Kind: n.Kind, Role: n.Role, Region: n.Region,
-			Netns: n.Netns, Address: n.Address, Port: n.Port, Pid: l.Pid(n), Profile: n.ProfileLabel(), Drained: l.Drained(ctx, n),
+			Netns: n.Netns, Address: n.Address, Port: n.Port, Profile: n.ProfileLabel(), Drained: l.Drained(ctx, n),
 			DisksDown: lost != "" && len(n.Volumes) > 0}
+		s.Nodes[i].Pid, _ = s.Daemon(n.Host, roleServer)
 		if f := chaos.DiskFaults(n, diskFaults); len(f) > 0 {
 			s.Nodes[i].DiskFaults = f
 		}
@@ -107,15 +109,10 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 		s.LoadBalancers = append(s.LoadBalancers, info)
 	}
 	s.Links = l.linkInfo()
-	s.Daemons = l.hostDaemons(ctx)
 	for _, c := range p.Clusters {
 		if a := c.Arbitrator; a != nil {
-			ai := status.ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address, State: "down"}
-			for _, d := range s.Daemons {
-				if d.Host == a.Name && d.Role == roleArbitrator {
-					ai.State, ai.Pid = d.State, d.Pid
-				}
-			}
+			ai := status.ArbitratorInfo{Name: a.Name, Cluster: c.Name, Region: a.Region, Netns: a.Netns, Address: a.Address}
+			ai.Pid, ai.State = s.Daemon(a.Name, roleArbitrator)
 			s.Arbitrators = append(s.Arbitrators, ai)
 		}
 	}

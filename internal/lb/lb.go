@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,12 +64,8 @@ func (b Balancer) CheckScript(in *plan.LBInstance) string {
 // StartProxy starts an instance's proxy when it does not run, its
 // configuration written first, and waits until it answers.
 func (b Balancer) StartProxy(ctx context.Context, in *plan.LBInstance) error {
-	f, err := b.files(in)
+	h, err := b.writeConfig(ctx, in, in.ConfigFile, func(f Files) string { return f.Proxy })
 	if err != nil {
-		return err
-	}
-	h := b.Hosts(in.Host)
-	if err := h.WriteFile(ctx, in.ConfigFile, []byte(f.Proxy), 0o644); err != nil {
 		return err
 	}
 	return host.EnsureReady(ctx, h, b.Proxy(in), 10*time.Second, 20*time.Millisecond, func(ctx context.Context) error {
@@ -85,12 +82,8 @@ func (b Balancer) StartKeepalived(ctx context.Context, in *plan.LBInstance) erro
 	if k == nil {
 		return nil
 	}
-	f, err := b.files(in)
+	h, err := b.writeConfig(ctx, in, k.ConfigFile, func(f Files) string { return f.Keepalived })
 	if err != nil {
-		return err
-	}
-	h := b.Hosts(in.Host)
-	if err := h.WriteFile(ctx, k.ConfigFile, []byte(f.Keepalived), 0o644); err != nil {
 		return err
 	}
 	if err := h.WriteFile(ctx, k.Check, []byte(b.CheckScript(in)), 0o755); err != nil {
@@ -107,18 +100,19 @@ func (b Balancer) StartKeepalived(ctx context.Context, in *plan.LBInstance) erro
 	return err
 }
 
-// files are an instance's configuration files.
-func (b Balancer) files(in *plan.LBInstance) (Files, error) {
-	files, err := Render(b.Plan, b.LB)
+// writeConfig renders an instance's files (RenderInstance) and writes the
+// one pick chooses to path on the instance's host, which it returns.
+func (b Balancer) writeConfig(ctx context.Context, in *plan.LBInstance, path string, pick func(Files) string) (host.Host, error) {
+	j := slices.IndexFunc(b.LB.Instances, func(x plan.LBInstance) bool { return x.Host == in.Host })
+	if j < 0 {
+		return nil, fmt.Errorf("load balancer %s has no host %s", b.LB.Name, in.Host)
+	}
+	f, err := RenderInstance(b.Plan, b.LB, j)
 	if err != nil {
-		return Files{}, err
+		return nil, err
 	}
-	for i := range b.LB.Instances {
-		if b.LB.Instances[i].Host == in.Host {
-			return files[i], nil
-		}
-	}
-	return Files{}, fmt.Errorf("load balancer %s has no host %s", b.LB.Name, in.Host)
+	h := b.Hosts(in.Host)
+	return h, h.WriteFile(ctx, path, []byte(pick(f)), 0o644)
 }
 
 // WaitHeld waits until an instance of a pair holds the virtual IP (a

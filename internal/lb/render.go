@@ -22,19 +22,29 @@ type Files struct {
 func Render(p *plan.Plan, b *plan.LB) ([]Files, error) {
 	out := make([]Files, len(b.Instances))
 	for j := range b.Instances {
-		in := &b.Instances[j]
-		text, err := KindOf(b).Config(p, b, in)
+		f, err := RenderInstance(p, b, j)
 		if err != nil {
 			return nil, err
 		}
-		out[j].Proxy = text
-		if in.Keepalived != nil {
-			if out[j].Keepalived, err = renderKeepalived(p, b, j); err != nil {
-				return nil, err
-			}
-		}
+		out[j] = f
 	}
 	return out, nil
+}
+
+// RenderInstance writes the configuration of b's j-th instance (pure).
+func RenderInstance(p *plan.Plan, b *plan.LB, j int) (Files, error) {
+	in := &b.Instances[j]
+	text, err := KindOf(b).Config(p, b, in)
+	if err != nil {
+		return Files{}, err
+	}
+	f := Files{Proxy: text}
+	if in.Keepalived != nil {
+		if f.Keepalived, err = renderKeepalived(p, b, j); err != nil {
+			return Files{}, err
+		}
+	}
+	return f, nil
 }
 
 // renderKeepalived is the keepalived.conf of the j-th host of b's pair.

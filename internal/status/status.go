@@ -78,6 +78,17 @@ func StateOf(p host.Process, err error) string {
 	return "running"
 }
 
+// Daemon is the pid and state of a host's daemon of a role (0, down: the
+// host runs none).
+func (st Status) Daemon(host, role string) (int, string) {
+	for _, d := range st.Daemons {
+		if d.Host == host && d.Role == role {
+			return d.Pid, d.State
+		}
+	}
+	return 0, "down"
+}
+
 // DaemonsDown names the daemons beside the servers that do not run
 // ("db3 agent"): a server's state is its node's, said on its own line.
 func (st Status) DaemonsDown() []string {

@@ -71,3 +71,13 @@ func TestStateOf(t *testing.T) {
 		}
 	}
 }
+
+func TestDaemon(t *testing.T) {
+	st := Status{Daemons: []DaemonInfo{{Host: "db1", Role: "server", State: "running", Pid: 101}, {Host: "db1", Role: "agent", State: "paused", Pid: 102}}}
+	if pid, state := st.Daemon("db1", "agent"); pid != 102 || state != "paused" {
+		t.Errorf("db1 agent: %d %s", pid, state)
+	}
+	if pid, state := st.Daemon("dbarb", "arbitrator"); pid != 0 || state != "down" {
+		t.Errorf("a daemon not listed: %d %s", pid, state)
+	}
+}
