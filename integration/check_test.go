@@ -1,9 +1,15 @@
 package integration
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestCheck: a history checked from a file: a stale read is valid for
@@ -42,5 +48,48 @@ func TestCheck(t *testing.T) {
 	}
 	if r := e.run("check", bad); r.code != 2 || !strings.Contains(r.stderr, "line 1: type: expected invoke, ok, fail or info") || !strings.Contains(r.stderr, "line 2:") {
 		t.Errorf("bad history: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestCheckInterrupted (the review's M3): check of a named pipe nobody
+// writes ends at SIGTERM, and at SIGINT, with exit 1; an empty history is
+// refused (M5).
+func TestCheckInterrupted(t *testing.T) {
+	e := newEnv(t)
+	fifo := filepath.Join(t.TempDir(), "history.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		c := e.cmd("check", fifo)
+		var errb bytes.Buffer
+		c.Stderr = &errb
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		start := time.Now()
+		_ = c.Process.Signal(sig)
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case err := <-done:
+			var x *exec.ExitError
+			if !errors.As(err, &x) || x.ExitCode() != 1 || !strings.Contains(errb.String(), "interrupted") {
+				t.Errorf("%v: %v %s", sig, err, errb.String())
+			}
+			t.Logf("%v: ended %v after the signal", sig, time.Since(start).Round(time.Millisecond))
+		case <-time.After(10 * time.Second):
+			_ = c.Process.Kill()
+			<-done
+			t.Errorf("%v: check of a pipe nobody writes did not end", sig)
+		}
+	}
+	empty := e.writeSpec("empty.jsonl", "")
+	if r := e.run("check", empty); r.code != 2 || !strings.Contains(r.stderr, "the history holds no operations") {
+		t.Errorf("an empty history: exit %d %s", r.code, r.stderr)
+	}
+	if r := e.run("check", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "is a directory") {
+		t.Errorf("a directory: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -22,44 +23,73 @@ func (cli *app) checkCmd() *cobra.Command {
 versions from the reads, builds the transactions' dependency graph (ww, wr, rw; the clients' process
 and real-time order), and names what it finds: G0, G1a, G1b, G1c, G-single, G2-item and their -process
 and -realtime forms, lost-update, lost, internal, non-repeatable-read, incompatible-order, duplicate-elements, garbage-read,
-each with a count and its smallest example in words. A bank history (f: init, with the opening balances
+each with a count (of the reads or appends that show it, each counted once under the most severe type
+it closes) and its smallest example in words. A bank history (f: init, with the opening balances
 as {"ACCOUNT": BALANCE}; transfer, {"from", "to", "amount"}; read, the balances seen) is checked for
-committed reads whose total differs from the opening one (wrong-total) or that see a balance below zero
-(negative-value), forbidden under every model. Exits 0 when the history shows nothing the model
-forbids, 5 when it does.`,
+committed reads whose total differs from the opening one (wrong-total), that see a balance below zero
+(negative-value) or other accounts than opened (unexpected-accounts), forbidden under every model.
+Exits 0 when the history shows nothing the model forbids, 5 when it does, 1 when undecided (a cycle
+search stopped at its bound) or interrupted, 2 for a history that is not in this shape.`,
 		Args: args(1, 1, "a history file"),
-		RunE: func(_ *cobra.Command, a []string) error {
+		RunE: func(cmd *cobra.Command, a []string) error {
 			var problems []error
 			if err := modelProblem(model); err != nil {
 				problems = append(problems, err)
 			}
-			f, err := os.Open(a[0])
-			if err != nil {
+			if st, err := os.Stat(a[0]); err != nil {
 				problems = append(problems, hderr.User("FILE: %v", err))
+			} else if st.IsDir() {
+				problems = append(problems, hderr.User("FILE: %s is a directory, expected a history file", a[0]))
 			}
 			if len(problems) > 0 {
 				return hderr.Join(problems)
 			}
-			defer f.Close()
-			ops, err := consistency.Read(f)
+			res, err := checkFile(cmd.Context(), a[0], model)
 			if err != nil {
-				return hderr.User("FILE %s: %v", a[0], err)
-			}
-			res, err := consistency.Check(ops, model)
-			if err != nil {
-				return hderr.User("FILE %s: %v", a[0], err)
+				return err
 			}
 			if err := cli.emit(res, func() { printCheck(a[0], res) }); err != nil {
 				return err
 			}
-			if !res.Valid {
-				return &consistency.Invalid{Result: res}
-			}
-			return nil
+			return res.Err()
 		},
 	}
 	c.Flags().StringVar(&model, "model", "strict-serializable", "the promise checked: "+strings.Join(consistency.Models, ", "))
 	return c
+}
+
+// checkFile reads and checks a history; it gives up when ctx ends, even
+// while the file will not open (a named pipe nobody writes) or read.
+func checkFile(ctx context.Context, path, model string) (*consistency.Result, error) {
+	type outcome struct {
+		res *consistency.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			done <- outcome{err: hderr.User("FILE: %v", err)}
+			return
+		}
+		defer f.Close()
+		ops, err := consistency.Read(f)
+		if err != nil {
+			done <- outcome{err: hderr.User("FILE %s: %v", path, err)}
+			return
+		}
+		res, err := consistency.Check(ctx, ops, model)
+		if err != nil && ctx.Err() == nil {
+			err = hderr.User("FILE %s: %v", path, err)
+		}
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case o := <-done:
+		return o.res, o.err
+	}
 }
 
 // modelProblem refuses a --model that is not one of the checker's models.
@@ -75,16 +105,15 @@ func printCheck(file string, r *consistency.Result) {
 	if r.Escaped > 0 {
 		fmt.Printf("%d transactions were ended by the server before their commit without an error (their later statements ran outside them); recorded as of unknown outcome\n", r.Escaped)
 	}
-	if r.Valid {
-		fmt.Printf("valid: nothing %s forbids\n", r.Model)
-	} else {
-		fmt.Printf("not %s: %s\n", r.Model, strings.Join(r.Forbidden, ", "))
-	}
+	fmt.Println(r.Verdict())
 	for _, a := range r.Anomalies {
 		verdict := "allowed by " + r.Model
-		if a.Forbidden {
+		switch {
+		case a.Forbidden:
 			verdict = "forbidden"
+		case slices.Contains(r.Undecided, a.Type):
+			verdict = "undecided"
 		}
-		fmt.Printf("\n%s ×%d (%s)\n  %s\n", a.Type, a.Count, verdict, a.Example)
+		fmt.Printf("\n%s: %s (%s)\n  %s\n", a.Type, a.Counted(), verdict, a.Example)
 	}
 }

@@ -92,10 +92,7 @@ is forbidden under every model. Exit 5 when the history shows an anomaly the mod
 			if err := interrupted(out.Interrupted, out.RunID); err != nil {
 				return err
 			}
-			if !out.Check.Valid {
-				return &consistency.Invalid{Result: out.Check}
-			}
-			return nil
+			return out.Check.Err()
 		},
 	}
 	f := c.Flags()

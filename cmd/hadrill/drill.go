@@ -183,13 +183,9 @@ func printDrill(r *drill.Result) {
 	}
 	fmt.Printf("  acknowledged writes missing: %d; table checksums agree: %s\n", r.LostCount, agree)
 	if c := r.Consistency; c != nil {
-		verdict := "valid, nothing " + c.Model + " forbids"
-		if !c.Valid {
-			verdict = "not " + c.Model + ": " + strings.Join(c.Forbidden, ", ")
-		}
-		fmt.Printf("  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", cmp.Or(r.Workload, "append"), c.OK, c.Fail, c.Info, verdict)
+		fmt.Printf("  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", cmp.Or(r.Workload, "append"), c.OK, c.Fail, c.Info, c.Verdict())
 		for _, a := range c.Anomalies {
-			fmt.Printf("    %s ×%d: %s\n", a.Type, a.Count, a.Example)
+			fmt.Printf("    %s, %s: %s\n", a.Type, a.Counted(), a.Example)
 		}
 	}
 	if r.Interrupted {

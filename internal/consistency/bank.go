@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // The bank workload's operations (Jepsen's bank test): transfers of an
@@ -57,11 +59,16 @@ func (o Op) MarshalJSON() ([]byte, error) {
 	}{plain(o), v})
 }
 
-// parseBank reads a bank operation's value.
-func parseBank(f string, raw json.RawMessage) (*Bank, error) {
+// parseBank reads a bank operation's value: a transfer's, always; the
+// balances of an init and of a completed read (null only in a read's
+// invocation, or when it failed or its outcome is unknown).
+func parseBank(f, typ string, raw json.RawMessage) (*Bank, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		if f == FTransfer {
+		switch {
+		case f == FTransfer:
 			return nil, fmt.Errorf(`expected {"from": ACCOUNT, "to": ACCOUNT, "amount": N}, got null`)
+		case f == FInit || typ == "ok":
+			return nil, fmt.Errorf(`expected the balances by account ({"0": 100, …}), got null`)
 		}
 		return nil, nil
 	}
@@ -72,9 +79,15 @@ func parseBank(f string, raw json.RawMessage) (*Bank, error) {
 		if err := json.Unmarshal(raw, &t); err != nil || t.From == nil || t.To == nil || t.Amount == nil {
 			return nil, fmt.Errorf(`expected {"from": ACCOUNT, "to": ACCOUNT, "amount": N}, got %.60s`, raw)
 		}
+		switch {
+		case *t.From == *t.To:
+			return nil, fmt.Errorf("a transfer from account %d to itself", *t.From)
+		case *t.Amount < 1:
+			return nil, fmt.Errorf("amount: expected a positive amount, got %d", *t.Amount)
+		}
 		return &Bank{From: *t.From, To: *t.To, Amount: *t.Amount}, nil
 	}
-	var m map[string]int
+	var m map[string]*int
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf(`expected balances by account ({"0": 100, …}), got %.60s`, raw)
 	}
@@ -84,30 +97,61 @@ func parseBank(f string, raw json.RawMessage) (*Bank, error) {
 		if err != nil {
 			return nil, fmt.Errorf("expected integer accounts, got %q", k)
 		}
-		b.Balances[a] = v
+		if v == nil {
+			return nil, fmt.Errorf("account %d: expected a balance, got null", a)
+		}
+		if *v > maxBalance || *v < -maxBalance {
+			return nil, fmt.Errorf("account %d: a balance of %d, beyond the ±%d a history may hold", a, *v, maxBalance)
+		}
+		b.Balances[a] = *v
 	}
 	return b, nil
 }
 
-// checkBank checks a bank history: every committed read holds the opening
-// total (wrong-total: money made or destroyed, as a lost update does to a
-// transfer that reads balances and writes new ones) and no balance below
-// zero (negative-value). Both are forbidden under every model.
+// maxBalance bounds a balance, so that no sum of a history's balances
+// overflows.
+const maxBalance = 1 << 36
+
+// checkBank checks a bank history: every committed read sees the accounts
+// that opened (unexpected-accounts: one missing, or one never opened),
+// holding the opening total (wrong-total: money made or destroyed, as a
+// lost update does to a transfer that reads balances and writes new ones)
+// with no balance below zero (negative-value). All are forbidden under
+// every model. A history holds one init, and transfers between its
+// accounts.
 func checkBank(ops []Op, model string) (*Result, error) {
 	var opening map[int]int
+	var first *Op
 	var rest []Op
-	for _, op := range ops {
-		if op.F == FInit {
-			if op.Bank == nil || len(op.Bank.Balances) == 0 {
-				return nil, fmt.Errorf("index %d: the init line holds no balances", op.Index)
-			}
-			opening = op.Bank.Balances
+	var problems []string
+	for i, op := range ops {
+		if op.F != FInit {
+			rest = append(rest, op)
 			continue
 		}
-		rest = append(rest, op)
+		if first != nil {
+			problems = append(problems, fmt.Sprintf("index %d: a second init (the first at index %d): one history a file", op.Index, first.Index))
+			continue
+		}
+		if op.Bank == nil || len(op.Bank.Balances) == 0 {
+			return nil, hderr.User("index %d: the init line holds no balances", op.Index)
+		}
+		first, opening = &ops[i], op.Bank.Balances
 	}
 	if opening == nil {
-		return nil, fmt.Errorf(`a bank history needs its opening balances: a line {"type": "ok", "f": "init", "value": {"0": 100, …}}`)
+		return nil, hderr.User(`a bank history needs its opening balances: a line {"type": "ok", "f": "init", "value": {"0": 100, …}}`)
+	}
+	for _, op := range rest {
+		if b := op.Bank; op.F == FTransfer && b != nil {
+			for _, a := range []int{b.From, b.To} {
+				if _, ok := opening[a]; !ok {
+					problems = append(problems, fmt.Sprintf("index %d: a transfer with account %d, which never opened", op.Index, a))
+				}
+			}
+		}
+	}
+	if err := refusal(problems); err != nil {
+		return nil, err
 	}
 	total := 0
 	for _, b := range opening {
@@ -122,7 +166,7 @@ func checkBank(ops []Op, model string) (*Result, error) {
 	note := func(typ, example string, size int) {
 		a := found[typ]
 		if a == nil {
-			a = &Anomaly{Type: typ, Forbidden: true, size: size + 1}
+			a = &Anomaly{Type: typ, Unit: "reads", size: size + 1}
 			found[typ] = a
 		}
 		a.Count++
@@ -137,15 +181,33 @@ func checkBank(ops []Op, model string) (*Result, error) {
 		}
 		seen := t.Complete.Bank.Balances
 		sum := 0
-		var neg []string
+		var neg, extra, missing []string
 		for _, a := range sortedAccounts(seen) {
 			sum += seen[a]
 			if seen[a] < 0 {
 				neg = append(neg, fmt.Sprintf("account %d at %d", a, seen[a]))
 			}
+			if _, ok := opening[a]; !ok {
+				extra = append(extra, strconv.Itoa(a))
+			}
+		}
+		for _, a := range sortedAccounts(opening) {
+			if _, ok := seen[a]; !ok {
+				missing = append(missing, strconv.Itoa(a))
+			}
 		}
 		where := fmt.Sprintf("the read at index %d (process %d, through %s)", t.Complete.Index, t.Process, cmpOr(t.Node, "?"))
-		if sum != total || len(seen) != len(opening) {
+		if len(extra)+len(missing) > 0 {
+			var what []string
+			if len(missing) > 0 {
+				what = append(what, "no account "+strings.Join(missing, ", "))
+			}
+			if len(extra) > 0 {
+				what = append(what, "account "+strings.Join(extra, ", ")+", which never opened")
+			}
+			note("unexpected-accounts", fmt.Sprintf("%s saw %s (%s)", where, strings.Join(what, " and "), describeBalances(seen)), len(extra)+len(missing))
+		}
+		if sum != total {
 			d := sum - total
 			note("wrong-total", fmt.Sprintf("%s saw %d accounts holding %d in all, where %d accounts opened with %d: %+d made by the transfers (%s)",
 				where, len(seen), sum, len(opening), total, d, describeBalances(seen)), abs(d))
@@ -154,14 +216,7 @@ func checkBank(ops []Op, model string) (*Result, error) {
 			note("negative-value", fmt.Sprintf("%s saw %s, though no transfer may overdraw", where, strings.Join(neg, ", ")), len(neg))
 		}
 	}
-	res.Valid = true
-	for _, typ := range []string{"wrong-total", "negative-value"} {
-		if a := found[typ]; a != nil {
-			res.Anomalies = append(res.Anomalies, *a)
-			res.Forbidden = append(res.Forbidden, typ)
-			res.Valid = false
-		}
-	}
+	res.finish(found)
 	return res, nil
 }
 

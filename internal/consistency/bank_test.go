@@ -2,6 +2,7 @@ package consistency
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,8 @@ func TestBank(t *testing.T) {
 {"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":10,"1":13}}`, false, "wrong-total"},
 		{"an overdraft", `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
 {"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":-1,"1":21}}`, false, "negative-value"},
+		{"a read that misses an account and sees one never opened", `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
+{"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":8,"7":12}}`, false, "unexpected-accounts"},
 		{"a read that failed is not judged", `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
 {"index":10,"time":10,"process":3,"type":"fail","f":"read","error":1213,"value":null}`, true, ""},
 	} {
@@ -38,7 +41,7 @@ func TestBank(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, model := range Models { // forbidden under every model
-				r, err := Check(ops, model)
+				r, err := Check(context.Background(), ops, model)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -57,7 +60,7 @@ func TestBank(t *testing.T) {
 	}
 	ops, _ := Read(strings.NewReader(bankHistory + `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
 {"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":10,"1":13}}` + "\n"))
-	r, _ := Check(ops, "read-committed")
+	r, _ := Check(context.Background(), ops, "read-committed")
 	if ex := r.Anomalies[0].Example; !strings.Contains(ex, "the read at index 10 (process 3, through db3) saw 2 accounts holding 23 in all, where 2 accounts opened with 20: +3") {
 		t.Errorf("example: %s", ex)
 	}
@@ -79,11 +82,23 @@ func TestBadBankHistories(t *testing.T) {
 		{"a transfer without its amount", `{"index":1,"time":1,"process":0,"type":"invoke","f":"transfer","value":{"from":0,"to":1}}`, `expected {"from": ACCOUNT, "to": ACCOUNT, "amount": N}`},
 		{"accounts by name", `{"index":0,"time":0,"process":0,"type":"ok","f":"init","value":{"alice":10}}`, "expected integer accounts"},
 		{"an unknown function", `{"index":0,"time":0,"process":0,"type":"ok","f":"deposit","value":null}`, "expected txn (list-append) or transfer, read and init (bank)"},
+		// the review's L1: two histories in one file, reads without
+		// balances, transfers that cannot be, balances past 64 bits' sums
+		{"two inits", bankHistory + strings.SplitN(bankHistory, "\n", 2)[0], "a second init (the first at index 0)"},
+		{"an ok read of null", strings.SplitN(bankHistory, "\n", 2)[0] + "\n" + `{"index":1,"time":1,"process":0,"type":"invoke","f":"read","value":null}
+{"index":2,"time":2,"process":0,"type":"ok","f":"read","value":null}`, "expected the balances by account"},
+		{"a null balance", `{"index":0,"time":0,"process":0,"type":"ok","f":"init","value":{"0":null}}`, "account 0: expected a balance, got null"},
+		{"a huge balance", `{"index":0,"time":0,"process":0,"type":"ok","f":"init","value":{"0":9223372036854775807}}`, "beyond the"},
+		{"a transfer to itself", `{"index":1,"time":1,"process":0,"type":"invoke","f":"transfer","value":{"from":7,"to":7,"amount":5}}`, "from account 7 to itself"},
+		{"a negative transfer", `{"index":1,"time":1,"process":0,"type":"invoke","f":"transfer","value":{"from":0,"to":1,"amount":-50}}`, "amount: expected a positive amount, got -50"},
+		{"a transfer with an account never opened", strings.SplitN(bankHistory, "\n", 2)[0] + "\n" + `{"index":1,"time":1,"process":0,"type":"invoke","f":"transfer","value":{"from":0,"to":9,"amount":1}}`, "account 9, which never opened"},
+		{"a read completed as a transfer", strings.SplitN(bankHistory, "\n", 2)[0] + "\n" + `{"index":1,"time":1,"process":0,"type":"invoke","f":"read","value":null}
+{"index":2,"time":2,"process":0,"type":"ok","f":"transfer","value":{"from":0,"to":1,"amount":1}}`, `completes "transfer", but index 1 invoked "read"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ops, err := Read(strings.NewReader(c.history + "\n"))
 			if err == nil {
-				_, err = Check(ops, "serializable")
+				_, err = Check(context.Background(), ops, "serializable")
 			}
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("got %v, want %q", err, c.want)

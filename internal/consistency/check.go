@@ -1,10 +1,13 @@
 package consistency
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // Models a history may be checked against, weakest first.
@@ -12,18 +15,23 @@ var Models = []string{"read-committed", "repeatable-read", "snapshot-isolation",
 
 // forbidden says whether a model forbids an anomaly type: every model
 // forbids what no database may do (G0, G1a/b/c, garbage, duplicates, an
-// internal inconsistency, incompatible orders, a lost append);
-// repeatable read adds G-single, G2-item, lost updates and non-repeatable
-// reads; snapshot isolation G-single, lost updates and non-repeatable
-// reads (write skew, G2-item, it allows);
-// serializable every data cycle; strict serializable also the cycles
-// through a client's own order (-process) and real time (-realtime).
+// internal inconsistency, incompatible orders); repeatable read adds
+// G-single, G2-item, lost updates and non-repeatable reads; snapshot
+// isolation G-single, lost updates and non-repeatable reads (write skew,
+// G2-item, it allows); serializable every data cycle; strict serializable
+// also the cycles through a client's own order (-process) and real time
+// (-realtime), and a lost append (a read that began after the append was
+// acknowledged and missed it: serializable may order that read first).
 func forbidden(model, anomaly string) bool {
-	base, suffix, _ := strings.Cut(anomaly, "-process")
-	if suffix == "" && !strings.HasSuffix(anomaly, "-process") {
-		base, _, _ = strings.Cut(anomaly, "-realtime")
+	if anomaly == "lost" {
+		return model == "strict-serializable"
 	}
-	ordered := strings.HasSuffix(anomaly, "-process") || strings.HasSuffix(anomaly, "-realtime")
+	base, ordered := anomaly, false
+	for _, suffix := range []string{"-process", "-realtime"} {
+		if b, ok := strings.CutSuffix(anomaly, suffix); ok {
+			base, ordered = b, true
+		}
+	}
 	if ordered && model != "strict-serializable" {
 		return false
 	}
@@ -36,14 +44,49 @@ func forbidden(model, anomaly string) bool {
 	return true
 }
 
-// Anomaly is one type of anomaly found: how many times, whether the model
-// forbids it, and the smallest example in words.
+// judge says whether a model forbids an anomaly type, and whether that is
+// undecided: a read whose cycle is G-single or G2-item (the search cut
+// short) is forbidden when the model forbids both, undecided when one.
+func judge(model, anomaly string) (forbids, undecided bool) {
+	if rest, ok := strings.CutPrefix(anomaly, Undecided); ok {
+		a, b := forbidden(model, "G-single"+rest), forbidden(model, "G2-item"+rest)
+		return a && b, a != b
+	}
+	return forbidden(model, anomaly), false
+}
+
+// unitOf is what an anomaly type's count counts: the reads that closed its
+// cycles (an rw edge: a read that missed an append; a wr edge: one that
+// saw it), the appends that closed a cycle of writes, the appends lost,
+// the updates lost, and otherwise the reads that showed it.
+func unitOf(anomaly string) string {
+	switch {
+	case strings.HasPrefix(anomaly, "G0"), anomaly == "lost":
+		return "appends"
+	case anomaly == "lost-update":
+		return "updates"
+	}
+	return "reads"
+}
+
+// Anomaly is one type of anomaly found: how many (counted in Unit), whether
+// the model forbids it, and the smallest example in words.
 type Anomaly struct {
 	Type      string `json:"type"`
 	Count     int    `json:"count"`
+	Unit      string `json:"unit"`
 	Forbidden bool   `json:"forbidden"`
 	Example   string `json:"example"`
 	size      int
+	cycle     []dep // a cycle type's example
+}
+
+// Counted is the count in words: "1 read", "3 appends".
+func (a Anomaly) Counted() string {
+	if a.Count == 1 {
+		return "1 " + strings.TrimSuffix(a.Unit, "s")
+	}
+	return fmt.Sprintf("%d %s", a.Count, a.Unit)
 }
 
 // Result is a history checked against a model.
@@ -57,6 +100,10 @@ type Result struct {
 	Anomalies []Anomaly `json:"anomalies"`
 	// Forbidden are the anomaly types found that the model rules out.
 	Forbidden []string `json:"forbidden"`
+	// Undecided are the types found whose cycles' search was cut short
+	// where the model forbids one of the two they may be: the history is
+	// then neither valid nor, for want of a forbidden type, invalid.
+	Undecided []string `json:"undecided"`
 	// Escaped are the transactions the server ended before their commit
 	// without saying so (recorded as info with error -1): their later
 	// statements ran outside any transaction.
@@ -90,21 +137,24 @@ func (r *Result) Count(types ...string) int {
 	return n
 }
 
-// edge kinds of the dependency graph
-const (
-	ww = 1 << iota
-	wr
-	rw
-	process
-	realtime
-)
-
-var kindName = map[int]string{ww: "ww", wr: "wr", rw: "rw", process: "process", realtime: "realtime"}
-
-type edge struct {
-	to   int
-	kind int
-	why  func() string // the edge in words (said only for the cycles reported)
+// finish judges what was found against the model.
+func (r *Result) finish(found map[string]*Anomaly) {
+	r.Anomalies, r.Forbidden, r.Undecided = []Anomaly{}, []string{}, []string{}
+	for _, a := range found {
+		forbids, undecided := judge(r.Model, a.Type)
+		a.Forbidden = forbids
+		r.Anomalies = append(r.Anomalies, *a)
+		switch {
+		case forbids:
+			r.Forbidden = append(r.Forbidden, a.Type)
+		case undecided:
+			r.Undecided = append(r.Undecided, a.Type)
+		}
+	}
+	sort.Slice(r.Anomalies, func(i, j int) bool { return r.Anomalies[i].Type < r.Anomalies[j].Type })
+	sort.Strings(r.Forbidden)
+	sort.Strings(r.Undecided)
+	r.Valid = len(r.Forbidden) == 0 && len(r.Undecided) == 0
 }
 
 // checker holds one history's analysis.
@@ -112,18 +162,19 @@ type checker struct {
 	txns     []*Txn
 	writer   map[int]map[int]*Txn // key -> value -> the transaction that appended it
 	order    map[int][]int        // key -> its versions' order (the longest read)
-	graph    map[int][]edge       // transaction id -> edges out
+	keys     []int                // every key with an order, sorted
+	g        *graph
+	seq      []int32 // transaction -> its place among its process's committed ones (-1: none)
 	found    map[string]*Anomaly
-	nodeOf   map[int]bool // transactions in the graph: committed, or observed
 	appended map[*Txn]map[int][]int
 	longest  map[int][]int // key -> the longest list a committed transaction read of it
-	checked  map[int]bool  // key -> its longest list's elements have been checked
+	marks    map[int]marks // key -> where its longest read first goes wrong
 }
 
 func (c *checker) add(kind, example string, size int) {
 	a := c.found[kind]
 	if a == nil {
-		a = &Anomaly{Type: kind, size: -1}
+		a = &Anomaly{Type: kind, Unit: unitOf(kind), size: -1}
 		c.found[kind] = a
 	}
 	a.Count++
@@ -132,8 +183,9 @@ func (c *checker) add(kind, example string, size int) {
 	}
 }
 
-// Check analyses a history against a model (one of Models).
-func Check(ops []Op, model string) (*Result, error) {
+// Check analyses a history against a model (one of Models). It stops
+// when ctx ends.
+func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 	if !slices.Contains(Models, model) {
 		return nil, fmt.Errorf("unknown model %q (known: %s)", model, strings.Join(Models, ", "))
 	}
@@ -144,13 +196,15 @@ func Check(ops []Op, model string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{txns: txns, writer: map[int]map[int]*Txn{}, order: map[int][]int{}, graph: map[int][]edge{},
-		found: map[string]*Anomaly{}, nodeOf: map[int]bool{}, appended: map[*Txn]map[int][]int{}, longest: map[int][]int{}, checked: map[int]bool{}}
+	c := &checker{txns: txns, writer: map[int]map[int]*Txn{}, order: map[int][]int{}, g: newGraph(len(txns)),
+		found: map[string]*Anomaly{}, appended: map[*Txn]map[int][]int{}, longest: map[int][]int{}, marks: map[int]marks{}}
 	res := &Result{Model: model, Ops: len(ops)}
 	for _, t := range txns {
 		res.tally(t)
 	}
-	c.writers()
+	if err := c.writers(); err != nil {
+		return nil, err
+	}
 	c.longestReads()
 	c.reads()
 	c.versions()
@@ -158,17 +212,11 @@ func Check(ops []Op, model string) (*Result, error) {
 	c.lostUpdates()
 	c.dependencies()
 	c.ordering()
-	c.cycles()
-	for _, a := range c.found {
-		a.Forbidden = forbidden(model, a.Type)
-		res.Anomalies = append(res.Anomalies, *a)
-		if a.Forbidden {
-			res.Forbidden = append(res.Forbidden, a.Type)
-		}
+	c.g.seal()
+	if err := c.cycles(ctx); err != nil {
+		return nil, err
 	}
-	sort.Slice(res.Anomalies, func(i, j int) bool { return res.Anomalies[i].Type < res.Anomalies[j].Type })
-	sort.Strings(res.Forbidden)
-	res.Valid = len(res.Forbidden) == 0
+	res.finish(c.found)
 	return res, nil
 }
 
@@ -183,8 +231,11 @@ func describe(t *Txn) string {
 	return s + ", " + t.Type + ")"
 }
 
-// writers indexes every append by key and value.
-func (c *checker) writers() {
+// writers indexes every append by key and value; a value appended twice
+// to a key is refused (a history's shape: each value once per key), since
+// a read of it could not say which append it saw.
+func (c *checker) writers() error {
+	var problems []string
 	for _, t := range c.txns {
 		for _, m := range t.Mops {
 			if m.F != "append" {
@@ -193,8 +244,8 @@ func (c *checker) writers() {
 			if c.writer[m.Key] == nil {
 				c.writer[m.Key] = map[int]*Txn{}
 			}
-			if prev := c.writer[m.Key][m.Value]; prev != nil && prev != t {
-				c.add("duplicate-appends", fmt.Sprintf("%s and %s both appended %d to key %d (each value is appended once per key)", describe(prev), describe(t), m.Value, m.Key), 2)
+			if prev := c.writer[m.Key][m.Value]; prev != nil {
+				problems = append(problems, fmt.Sprintf("index %d: appends %d to key %d, which the operation at index %d appended already (each value is appended once per key)", t.Invoke.Index, m.Value, m.Key, prev.Invoke.Index))
 				continue
 			}
 			c.writer[m.Key][m.Value] = t
@@ -204,9 +255,23 @@ func (c *checker) writers() {
 			c.appended[t][m.Key] = append(c.appended[t][m.Key], m.Value)
 		}
 	}
+	return refusal(problems)
 }
 
-// longestReads finds each key's longest read by a committed transaction.
+// refusal is the user error naming a history's problems (at most
+// maxProblems of them), or nil.
+func refusal(problems []string) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	if len(problems) > maxProblems {
+		problems = append(problems[:maxProblems], fmt.Sprintf("… and %d more", len(problems)-maxProblems))
+	}
+	return hderr.User("%s", strings.Join(problems, "\n"))
+}
+
+// longestReads finds each key's longest read by a committed transaction,
+// and where its elements first go wrong.
 func (c *checker) longestReads() {
 	for _, t := range c.txns {
 		if t.Type != "ok" {
@@ -220,27 +285,53 @@ func (c *checker) longestReads() {
 			}
 		}
 	}
+	for k, l := range c.longest {
+		c.marks[k] = c.marksOf(k, l)
+	}
 }
 
-// elements checks every element of one read: no value twice, none never
-// appended, none from a failed transaction.
-func (c *checker) elements(t *Txn, m Mop) {
-	seen := make(map[int]bool, len(m.List))
-	for _, v := range m.List {
-		if seen[v] {
-			c.add("duplicate-elements", fmt.Sprintf("%s read key %d = %s: %d twice", describe(t), m.Key, short(m.List), v), 1)
-			break
+// marks are where a read's elements first go wrong (-1: nowhere): a value
+// read twice, one never appended, one a failed transaction appended.
+type marks struct{ dup, garbage, aborted int }
+
+func (c *checker) marksOf(k int, l []int) marks {
+	m := marks{-1, -1, -1}
+	seen := make(map[int]bool, len(l))
+	for i, v := range l {
+		if seen[v] && m.dup < 0 {
+			m.dup = i
 		}
 		seen[v] = true
-	}
-	for _, v := range m.List {
-		w := c.writer[m.Key][v]
+		w := c.writer[k][v]
 		switch {
-		case w == nil:
-			c.add("garbage-read", fmt.Sprintf("%s read key %d = %s: nothing ever appended %d to it", describe(t), m.Key, short(m.List), v), 1)
-		case w.Type == "fail" && w != t:
-			c.add("G1a", fmt.Sprintf("%s read key %d = %s: %d was appended by %s, which failed (an aborted read)", describe(t), m.Key, short(m.List), v, describe(w)), 2)
+		case w == nil && m.garbage < 0:
+			m.garbage = i
+		case w != nil && w.Type == "fail" && m.aborted < 0:
+			m.aborted = i
 		}
+	}
+	return m
+}
+
+// elements checks every element of one committed read: no value twice,
+// none never appended, none from a failed transaction. A read that is a
+// prefix of its key's longest read goes wrong where that one does, if it
+// reaches so far; each read that shows it counts.
+func (c *checker) elements(t *Txn, m Mop) {
+	mk := c.marks[m.Key]
+	if !prefix(m.List, c.longest[m.Key]) {
+		mk = c.marksOf(m.Key, m.List)
+	}
+	n := len(m.List)
+	if mk.dup >= 0 && mk.dup < n {
+		c.add("duplicate-elements", fmt.Sprintf("%s read key %d = %s: %d twice", describe(t), m.Key, short(m.List), m.List[mk.dup]), 1)
+	}
+	if mk.garbage >= 0 && mk.garbage < n {
+		c.add("garbage-read", fmt.Sprintf("%s read key %d = %s: nothing ever appended %d to it", describe(t), m.Key, short(m.List), m.List[mk.garbage]), 1)
+	}
+	if mk.aborted >= 0 && mk.aborted < n {
+		v := m.List[mk.aborted]
+		c.add("G1a", fmt.Sprintf("%s read key %d = %s: %d was appended by %s, which failed (an aborted read)", describe(t), m.Key, short(m.List), v, describe(c.writer[m.Key][v])), 2)
 	}
 }
 
@@ -271,13 +362,7 @@ func (c *checker) reads() {
 			if !m.Read {
 				continue
 			}
-			whole := !prefix(m.List, c.longest[m.Key]) || !c.checked[m.Key] && len(m.List) == len(c.longest[m.Key])
-			if whole && prefix(m.List, c.longest[m.Key]) {
-				c.checked[m.Key] = true
-			}
-			if whole {
-				c.elements(t, m)
-			}
+			c.elements(t, m)
 			if n := len(m.List); n > 0 {
 				last := m.List[n-1]
 				if w := c.writer[m.Key][last]; w != nil && w != t && w.Type != "fail" {
@@ -325,7 +410,9 @@ func (c *checker) versions() {
 	}
 	for k, l := range c.longest {
 		c.order[k] = l
+		c.keys = append(c.keys, k)
 	}
+	sort.Ints(c.keys)
 }
 
 // lost finds appends acknowledged as committed that no read ever saw,
@@ -365,21 +452,21 @@ func (c *checker) lost() {
 	}
 }
 
-// externalRead is what a transaction read of a key before its own appends
-// to it (ok: it read the key from others at all).
-func externalRead(t *Txn, k int) (list []int, ok bool) {
-	for _, m := range t.Mops {
+// externalRead is the micro-operation in which a transaction read a key
+// before its own appends to it (ok: it read the key from others at all).
+func externalRead(t *Txn, k int) (at int, ok bool) {
+	for i, m := range t.Mops {
 		if m.Key != k {
 			continue
 		}
 		if m.F == "append" {
-			return nil, false
+			return -1, false
 		}
 		if m.Read {
-			return m.List, true
+			return i, true
 		}
 	}
-	return nil, false
+	return -1, false
 }
 
 // lostUpdates finds committed transactions that read the same version of a
@@ -396,11 +483,17 @@ func (c *checker) lostUpdates() {
 		if t.Type != "ok" {
 			continue
 		}
+		keys := make([]int, 0, len(c.appended[t]))
 		for k := range c.appended[t] {
-			l, ok := externalRead(t, k)
+			keys = append(keys, k)
+		}
+		sort.Ints(keys)
+		for _, k := range keys {
+			i, ok := externalRead(t, k)
 			if !ok {
 				continue
 			}
+			l := t.Mops[i].List
 			key := at{k, -1, len(l)}
 			if len(l) > 0 {
 				key.last = l[len(l)-1]
@@ -417,16 +510,21 @@ func (c *checker) lostUpdates() {
 			if key.n > 0 {
 				version = fmt.Sprintf("the version ending in %d", key.last)
 			}
-			c.add("lost-update", fmt.Sprintf("%s and %s both read key %d at %s and both appended to it: each wrote without the other's", describe(ts[0]), describe(ts[1]), key.k, version), 2)
+			example := fmt.Sprintf("%s and %s both read key %d at %s and both appended to it: each wrote without the other's", describe(ts[0]), describe(ts[1]), key.k, version)
+			for range ts[1:] { // of k transactions that wrote over one version, k-1 updates are lost
+				c.add("lost-update", example, 2)
+			}
 		}
 	}
 }
 
-func (c *checker) link(from, to *Txn, kind int, why func() string) {
-	if from == nil || to == nil || from == to || !c.nodeOf[from.ID] || !c.nodeOf[to.ID] {
+// link adds an edge between two transactions of the graph.
+func (c *checker) link(from, to *Txn, d dep) {
+	if from == nil || to == nil || from == to || !c.g.in[from.ID] || !c.g.in[to.ID] {
 		return
 	}
-	c.graph[from.ID] = append(c.graph[from.ID], edge{to: to.ID, kind: kind, why: why})
+	d.from, d.to = int32(from.ID), int32(to.ID)
+	c.g.add(d)
 }
 
 // dependencies draws Adya's edges between transactions: ww between the
@@ -435,27 +533,25 @@ func (c *checker) link(from, to *Txn, kind int, why func() string) {
 func (c *checker) dependencies() {
 	for _, t := range c.txns {
 		if t.Type == "ok" {
-			c.nodeOf[t.ID] = true
+			c.g.in[t.ID] = true
 		}
 	}
-	for k, l := range c.order { // an unfinished transaction whose write was read took effect
-		for _, v := range l {
+	for _, k := range c.keys { // an unfinished transaction whose write was read took effect
+		for _, v := range c.order[k] {
 			if w := c.writer[k][v]; w != nil && w.Type == "info" {
-				c.nodeOf[w.ID] = true
+				c.g.in[w.ID] = true
 			}
 		}
 	}
 	pos := map[int]map[int]int{} // key -> value -> its place in the order
-	for k, l := range c.order {
-		pos[k] = map[int]int{}
+	for _, k := range c.keys {
+		l := c.order[k]
+		pos[k] = make(map[int]int, len(l))
 		for i, v := range l {
 			pos[k][v] = i
 		}
 		for i := 0; i+1 < len(l); i++ {
-			a, b := c.writer[k][l[i]], c.writer[k][l[i+1]]
-			c.link(a, b, ww, func() string {
-				return fmt.Sprintf("%s appended %d to key %d, and %s then appended %d", nameOf(a), l[i], k, nameOf(b), l[i+1])
-			})
+			c.link(c.writer[k][l[i]], c.writer[k][l[i+1]], dep{kind: ww, key: k, a: l[i], b: l[i+1]})
 		}
 	}
 	for _, t := range c.txns {
@@ -468,19 +564,18 @@ func (c *checker) dependencies() {
 				continue
 			}
 			done[m.Key] = true // one external read of a key is enough: the others are the same (or internal)
-			l, ok := externalRead(t, m.Key)
+			at, ok := externalRead(t, m.Key)
 			if !ok {
 				continue
 			}
+			l := t.Mops[at].List
 			order := c.order[m.Key]
 			next := 0
 			var seenWriter *Txn
 			if len(l) > 0 {
 				last := l[len(l)-1]
 				seenWriter = c.writer[m.Key][last]
-				c.link(seenWriter, t, wr, func() string {
-					return fmt.Sprintf("%s read key %d = %s, which ends in %s's %d", name(t), m.Key, short(l), nameOf(seenWriter), last)
-				})
+				c.link(seenWriter, t, dep{kind: wr, key: m.Key, mop: int32(at)})
 				p, ok := pos[m.Key][last]
 				if !ok {
 					continue
@@ -493,20 +588,10 @@ func (c *checker) dependencies() {
 				next++
 			}
 			if next < len(order) {
-				w := c.writer[m.Key][order[next]]
-				c.link(t, w, rw, func() string {
-					return fmt.Sprintf("%s read key %d = %s, without %s's %d that follows", name(t), m.Key, short(l), nameOf(w), order[next])
-				})
+				c.link(t, c.writer[m.Key][order[next]], dep{kind: rw, key: m.Key, mop: int32(at), b: order[next]})
 			}
 		}
 	}
-}
-
-func nameOf(t *Txn) string {
-	if t == nil {
-		return "no one"
-	}
-	return name(t)
 }
 
 // ordering draws the clients' own order: each process's committed
@@ -515,6 +600,8 @@ func nameOf(t *Txn) string {
 // did: the rest follow by transitivity).
 func (c *checker) ordering() {
 	last := map[int]*Txn{}
+	c.seq = make([]int32, len(c.txns))
+	n := map[int]int32{} // process -> its committed transactions so far
 	type event struct {
 		at     int64
 		finish bool
@@ -522,16 +609,17 @@ func (c *checker) ordering() {
 	}
 	var events []event
 	for _, t := range c.txns {
-		if !c.nodeOf[t.ID] {
+		c.seq[t.ID] = -1
+		if !c.g.in[t.ID] {
 			continue
 		}
 		if p := last[t.Process]; p != nil && t.Type == "ok" {
-			c.link(p, t, process, func() string {
-				return fmt.Sprintf("%s and %s ran one after the other on process %d", name(p), name(t), t.Process)
-			})
+			c.link(p, t, dep{kind: process})
 		}
 		if t.Type == "ok" {
 			last[t.Process] = t
+			c.seq[t.ID] = n[t.Process]
+			n[t.Process]++
 		}
 		events = append(events, event{t.Invoke.Time, false, t})
 		if t.Complete != nil && t.Type == "ok" {
@@ -548,7 +636,7 @@ func (c *checker) ordering() {
 	for _, e := range events {
 		if !e.finish {
 			for _, f := range frontier {
-				c.link(f, e.t, realtime, func() string { return fmt.Sprintf("%s completed before %s began", name(f), name(e.t)) })
+				c.link(f, e.t, dep{kind: realtime})
 			}
 			continue
 		}
@@ -574,10 +662,41 @@ func (e *Invalid) Error() string {
 	var parts []string
 	for _, a := range e.Result.Anomalies {
 		if a.Forbidden {
-			parts = append(parts, fmt.Sprintf("%s (%d)", a.Type, a.Count))
+			parts = append(parts, fmt.Sprintf("%s (%s)", a.Type, a.Counted()))
 		}
 	}
 	return fmt.Sprintf("not %s: %s", e.Result.Model, strings.Join(parts, ", "))
+}
+
+// UndecidedError is a history the check could not judge: nothing it
+// found is forbidden, but the type of some cycles was left open (a
+// failure to check, not a verdict).
+type UndecidedError struct{ Result *Result }
+
+func (e *UndecidedError) Error() string { return e.Result.Verdict() }
+
+// Err is the check's verdict as an error: nil when valid, *Invalid when
+// the model forbids what was found, *UndecidedError when it cannot say.
+func (r *Result) Err() error {
+	switch {
+	case len(r.Forbidden) > 0:
+		return &Invalid{Result: r}
+	case len(r.Undecided) > 0:
+		return &UndecidedError{Result: r}
+	}
+	return nil
+}
+
+// Verdict says in words what the model makes of the history.
+func (r *Result) Verdict() string {
+	switch {
+	case len(r.Forbidden) > 0:
+		return "not " + r.Model + ": " + strings.Join(r.Forbidden, ", ")
+	case len(r.Undecided) > 0:
+		return fmt.Sprintf("undecided for %s: the search of some cycles (%s) stopped after %d steps before it could tell a G-single, which %s forbids, from a G2-item, which it allows",
+			r.Model, strings.Join(r.Undecided, ", "), maxSteps, r.Model)
+	}
+	return "valid: nothing " + r.Model + " forbids"
 }
 
 // short writes a read's list as an example shows it: whole when short,

@@ -1,51 +1,291 @@
 package consistency
 
 import (
+	"context"
 	"fmt"
-	"sort"
 	"strings"
 )
 
-// maxStarts bounds the transactions of one strongly connected component a
-// cycle is searched from (each search is a breadth-first walk of the
-// component): a large component still yields its anomaly types, from its
-// first transactions.
-const maxStarts = 64
+// Cycles are found by what closes them. Every dependency that lies on a
+// cycle is counted once, under the most severe type of cycle it closes,
+// and each type is searched completely, in polynomial time:
+//
+//   - an append that follows another's (ww) closes a G0 when its two
+//     writers are in one strongly connected component of the ww edges: the
+//     shortest way back is a cycle of writes, and every cycle of writes has
+//     such an edge;
+//   - a read that saw another's append (wr) closes a G1c when its two ends
+//     are in one component of the ww and wr edges;
+//   - a read that missed an append (rw) closes a G-single when the writer
+//     reaches the reader by ww and wr edges alone (Elle's restricted graph:
+//     the path back, shortest, is simple, and with the rw edge a cycle with
+//     exactly one anti-dependency); when it does not but both ends are in one
+//     component of all the data edges, every cycle through it holds a second
+//     rw edge, so it closes a G2-item (and a simple one: the shortest way
+//     back).
+//
+// The same is asked again with the clients' own order added (-process),
+// then real time too (-realtime), for the dependencies no weaker order
+// closed. A model forbids a history's cycle of some type exactly when it
+// forbids the type some dependency of that cycle was counted under, since
+// each type forbids no less than the weaker orders' types of its kind.
+// Only the G-single question needs a search per read; a search that
+// exceeds maxSteps leaves those reads' type open between G-single and
+// G2-item (G-single-or-G2-item), which the verdict says.
 
-// cycles finds the dependency graph's strongly connected components and,
-// in each, the shortest cycle of every type it holds, named by its edges:
-// no rw edge is G0 (only ww) or G1c (a wr too); one rw edge G-single; two
-// or more G2-item; with a real-time edge the type ends in -realtime, else
-// with a process edge in -process.
-func (c *checker) cycles() {
-	for _, comp := range c.components() {
-		if len(comp) < 2 {
-			continue
+// levels are the orders a cycle may take besides the data edges, weakest
+// first, with the suffix their cycles' types take.
+var levels = []struct {
+	suffix string
+	order  uint8
+}{{"", 0}, {"-process", process}, {"-realtime", process | realtime}}
+
+// maxSteps bounds the edges the G-single searches of one history may
+// cross (a variable: tests lower it).
+var maxSteps = 400_000_000
+
+// maxExamples is how many of a type's dependencies are tried for its
+// shortest example.
+const maxExamples = 8
+
+// Undecided is the type of a read whose cycle is G-single or G2-item,
+// left open because the search was cut short.
+const Undecided = "G-single-or-G2-item"
+
+// search is the state of the cycle searches: the edges crossed so far and
+// a stamp per node for each walk's visits.
+type search struct {
+	ctx   context.Context
+	steps int
+	seen  []int32
+	stamp int32
+	queue []int32
+	from  []int32 // breadth-first walks: the edge a node was reached by
+}
+
+// cycles classifies every ww, wr and rw dependency by the cycles it
+// closes (see above) and records each type found with its count and
+// shortest example.
+func (c *checker) cycles(ctx context.Context) error {
+	g := c.g
+	s := &search{ctx: ctx, seen: make([]int32, len(g.in)), from: make([]int32, len(g.in))}
+	done := make([]bool, len(g.deps))
+	single := make([]bool, len(g.deps)) // rw edges that close a G-single (or may)
+	for _, lv := range levels {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		in := map[int]bool{}
-		for _, n := range comp {
-			in[n] = true
+		compW := g.components(ww | lv.order)
+		compR := g.components(ww | wr | lv.order) // also the graph G-single paths take
+		compD := g.components(ww | wr | rw | lv.order)
+		classes := map[string][]int32{}
+		var order []string
+		note := func(typ string, i int) {
+			if classes[typ] == nil {
+				order = append(order, typ)
+			}
+			classes[typ] = append(classes[typ], int32(i))
+			done[i] = true
 		}
-		best := map[string][]edge{}
-		starts := comp
-		if len(starts) > maxStarts {
-			starts = starts[:maxStarts]
-		}
-		for _, s := range starts {
-			for kind, cyc := range c.shortestCycles(s, in) {
-				if b, ok := best[kind]; !ok || len(cyc) < len(b) {
-					best[kind] = cyc
+		for i, d := range g.deps {
+			if done[i] {
+				continue
+			}
+			switch d.kind {
+			case ww:
+				if compW[d.from] == compW[d.to] {
+					note("G0"+lv.suffix, i)
+				}
+			case wr:
+				if compR[d.from] == compR[d.to] {
+					note("G1c"+lv.suffix, i)
+				}
+			case rw:
+				if compD[d.from] != compD[d.to] {
+					continue
+				}
+				found, ok := c.reaches(s, d.to, d.from, ww|wr|lv.order, compR, compD)
+				switch {
+				case !ok:
+					note(Undecided+lv.suffix, i)
+					single[i] = true
+				case found:
+					note("G-single"+lv.suffix, i)
+					single[i] = true
+				}
+			}
+			if i&0xfff == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
 			}
 		}
-		for kind, cyc := range best {
-			c.add(kind, c.explain(cyc), len(cyc))
+		// a G2-item is a cycle of two or more reads that missed a write,
+		// none of which closes a G-single: a cycle through one of those
+		// is that read's (a stale read puts every read since on a cycle)
+		compG2 := g.componentsWithout(ww|wr|rw|lv.order, single)
+		for i, d := range g.deps {
+			if !done[i] && d.kind == rw && compG2[d.from] == compG2[d.to] {
+				note("G2-item"+lv.suffix, i)
+			}
+		}
+		for _, typ := range order {
+			deps := classes[typ]
+			base := strings.TrimSuffix(typ, lv.suffix)
+			mask, keep, skip := ww|wr|rw|lv.order, compG2, single // a G2-item's way back: any data edge but a G-single's
+			switch base {
+			case "G0":
+				mask, keep, skip = ww|lv.order, compW, nil
+			case "G1c":
+				mask, keep, skip = ww|wr|lv.order, compR, nil
+			case "G-single", Undecided:
+				mask, keep, skip = ww|wr|lv.order, compD, nil
+			}
+			var best []dep
+			for _, i := range deps[:min(len(deps), maxExamples)] {
+				d := g.deps[i]
+				path := s.shortest(g, d.to, d.from, mask, skip, func(y int32) bool {
+					// without rw edges, the way back keeps within the
+					// components between the two ends
+					return keep[y] == keep[d.from] && (mask&rw != 0 || compR[y] >= compR[d.from])
+				})
+				if path == nil {
+					continue
+				}
+				cyc := append([]dep{d}, path...)
+				if best == nil || len(cyc) < len(best) {
+					best = cyc
+				}
+			}
+			example := ""
+			switch {
+			case base == Undecided:
+				d := g.deps[deps[0]]
+				example = fmt.Sprintf("%s (rw), and %s reaches %s back through other dependencies; whether that way holds another read that missed a write (G2-item) or not (G-single) was not decided: the search stopped after %d steps",
+					c.why(d), name(c.txns[d.to]), name(c.txns[d.from]), maxSteps)
+			case best == nil:
+				d := g.deps[deps[0]]
+				example = fmt.Sprintf("%s (%s), and %s reaches %s back (the way not drawn: its search stopped after %d steps)", c.why(d), kindName[d.kind], name(c.txns[d.to]), name(c.txns[d.from]), maxSteps)
+			default:
+				example = c.explain(rotate(best))
+			}
+			c.found[typ] = &Anomaly{Type: typ, Count: len(deps), Unit: unitOf(typ), Example: example, size: len(best), cycle: best}
 		}
 	}
+	return nil
 }
 
-// classify names a cycle by its edges.
-func classify(edges []edge) string {
+// reaches says whether v reaches u by the edges in mask (a graph whose
+// components are comp), walking only nodes of u's component in the
+// graph with every data edge (within). ok is false when the search was
+// cut short. Components are in reverse topological order, so a node whose
+// component is numbered below u's cannot reach it.
+func (c *checker) reaches(s *search, v, u int32, mask uint8, comp, within []int32) (found, ok bool) {
+	switch {
+	case comp[v] == comp[u]:
+		return true, true
+	case comp[v] < comp[u]:
+		return false, true
+	case mask&realtime != 0 && c.before(v, u):
+		return true, true // v completed before u began: real time leads there
+	case mask&process != 0 && c.seq[v] >= 0 && c.seq[u] > c.seq[v] && c.txns[v].Process == c.txns[u].Process:
+		return true, true // one client ran v, then u
+	}
+	if s.steps > maxSteps {
+		return false, false
+	}
+	s.stamp++
+	s.queue = append(s.queue[:0], v)
+	s.seen[v] = s.stamp
+	for len(s.queue) > 0 {
+		x := s.queue[len(s.queue)-1]
+		s.queue = s.queue[:len(s.queue)-1]
+		for _, e := range c.g.edges(x) {
+			d := &c.g.deps[e]
+			if d.kind&mask == 0 {
+				continue
+			}
+			s.steps++
+			y := d.to
+			if y == u {
+				return true, true
+			}
+			if s.seen[y] == s.stamp || comp[y] < comp[u] || within[y] != within[u] {
+				continue
+			}
+			s.seen[y] = s.stamp
+			s.queue = append(s.queue, y)
+		}
+		if s.steps > maxSteps {
+			return false, false
+		}
+	}
+	return false, true
+}
+
+// before says whether v completed before u began.
+func (c *checker) before(v, u int32) bool {
+	tv, tu := c.txns[v], c.txns[u]
+	return tv.Type == "ok" && tv.Complete != nil && tv.Complete.Time < tu.Invoke.Time
+}
+
+// shortest is a shortest path from v to u by the edges in mask (but those
+// skip marks) through the nodes keep allows (nil when there is none, or the walk's share of the
+// steps ran out).
+func (s *search) shortest(g *graph, v, u int32, mask uint8, skip []bool, keep func(int32) bool) []dep {
+	s.stamp++
+	s.queue = append(s.queue[:0], v)
+	s.seen[v] = s.stamp
+	s.from[v] = -1
+	for head := 0; head < len(s.queue); head++ {
+		x := s.queue[head]
+		for _, e := range g.edges(x) {
+			d := &g.deps[e]
+			if d.kind&mask == 0 || skip != nil && skip[e] {
+				continue
+			}
+			s.steps++
+			y := d.to
+			if s.seen[y] == s.stamp || (y != u && !keep(y)) {
+				continue
+			}
+			s.seen[y] = s.stamp
+			s.from[y] = e
+			if y == u {
+				var path []dep
+				for at := u; at != v; at = g.deps[s.from[at]].from {
+					path = append(path, g.deps[s.from[at]])
+				}
+				for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+					path[i], path[j] = path[j], path[i]
+				}
+				return path
+			}
+			s.queue = append(s.queue, y)
+		}
+		if s.steps > 2*maxSteps {
+			return nil
+		}
+	}
+	return nil
+}
+
+// rotate starts a cycle at its lowest-numbered transaction, so an example
+// reads from the earliest.
+func rotate(cyc []dep) []dep {
+	at := 0
+	for i, d := range cyc {
+		if d.from < cyc[at].from {
+			at = i
+		}
+	}
+	return append(append([]dep{}, cyc[at:]...), cyc[:at]...)
+}
+
+// classify names a cycle by its edges: no rw edge is G0 (only ww) or G1c
+// (a wr too); one rw edge G-single; two or more G2-item; with a real-time
+// edge the type ends in -realtime, else with a process edge in -process.
+func classify(edges []dep) string {
 	rws, wrs, proc, rt := 0, 0, false, false
 	for _, e := range edges {
 		switch e.kind {
@@ -77,152 +317,13 @@ func classify(edges []edge) string {
 	return base
 }
 
-// state is where a walk stands: a transaction and what kinds of edges it
-// has crossed (rw counted up to 2).
-type state struct {
-	node         int
-	rws          int
-	wr, proc, rt bool
-}
-
-func (s state) after(e edge) state {
-	n := state{node: e.to, rws: s.rws, wr: s.wr, proc: s.proc, rt: s.rt}
-	switch e.kind {
-	case rw:
-		n.rws = min(n.rws+1, 2)
-	case wr:
-		n.wr = true
-	case process:
-		n.proc = true
-	case realtime:
-		n.rt = true
-	}
-	return n
-}
-
-// shortestCycles walks the component breadth-first from s, over states
-// that remember the edge kinds crossed, and returns for every type of
-// cycle through s the shortest one.
-func (c *checker) shortestCycles(s int, in map[int]bool) map[string][]edge {
-	type step struct {
-		prev state
-		e    edge
-	}
-	start := state{node: s}
-	from := map[state]step{}
-	seen := map[state]bool{start: true}
-	queue := []state{start}
-	out := map[string][]edge{}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		for _, e := range c.graph[cur.node] {
-			if !in[e.to] {
-				continue
-			}
-			next := cur.after(e)
-			if e.to == s {
-				var path []edge
-				for st := cur; st != start; st = from[st].prev {
-					path = append(path, from[st].e)
-				}
-				for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-					path[i], path[j] = path[j], path[i]
-				}
-				path = append(path, e)
-				kind := classify(path)
-				if b, ok := out[kind]; !ok || len(path) < len(b) {
-					out[kind] = path
-				}
-				continue
-			}
-			if !seen[next] {
-				seen[next] = true
-				from[next] = step{prev: cur, e: e}
-				queue = append(queue, next)
-			}
-		}
-	}
-	return out
-}
-
 // explain says a cycle in words, edge by edge.
-func (c *checker) explain(cyc []edge) string {
-	var parts []string
-	for _, e := range cyc {
-		parts = append(parts, fmt.Sprintf("%s (%s)", e.why(), kindName[e.kind]))
-	}
-	var who []string
-	for _, e := range cyc {
-		who = append(who, describe(c.txns[e.to]))
+func (c *checker) explain(cyc []dep) string {
+	parts := make([]string, 0, len(cyc))
+	who := make([]string, 0, len(cyc))
+	for _, d := range cyc {
+		parts = append(parts, fmt.Sprintf("%s (%s)", c.why(d), kindName[d.kind]))
+		who = append(who, describe(c.txns[d.from]))
 	}
 	return fmt.Sprintf("a cycle of %d transactions: %s; so each must come before itself (%s)", len(cyc), strings.Join(parts, "; "), strings.Join(who, ", "))
-}
-
-// components are the graph's strongly connected components (Tarjan's
-// algorithm, iterative: a long history makes deep graphs).
-func (c *checker) components() [][]int {
-	index := map[int]int{}
-	low := map[int]int{}
-	onStack := map[int]bool{}
-	var stack []int
-	var out [][]int
-	next := 0
-	var nodes []int
-	for id := range c.nodeOf {
-		nodes = append(nodes, id)
-	}
-	sort.Ints(nodes)
-	type frame struct {
-		node, edge int
-	}
-	for _, root := range nodes {
-		if _, done := index[root]; done {
-			continue
-		}
-		work := []frame{{root, 0}}
-		index[root], low[root] = next, next
-		next++
-		stack = append(stack, root)
-		onStack[root] = true
-		for len(work) > 0 {
-			f := &work[len(work)-1]
-			edges := c.graph[f.node]
-			if f.edge < len(edges) {
-				to := edges[f.edge].to
-				f.edge++
-				if _, seen := index[to]; !seen {
-					index[to], low[to] = next, next
-					next++
-					stack = append(stack, to)
-					onStack[to] = true
-					work = append(work, frame{to, 0})
-				} else if onStack[to] {
-					low[f.node] = min(low[f.node], index[to])
-				}
-				continue
-			}
-			n := f.node
-			work = work[:len(work)-1]
-			if len(work) > 0 {
-				p := work[len(work)-1].node
-				low[p] = min(low[p], low[n])
-			}
-			if low[n] == index[n] {
-				var comp []int
-				for {
-					x := stack[len(stack)-1]
-					stack = stack[:len(stack)-1]
-					onStack[x] = false
-					comp = append(comp, x)
-					if x == n {
-						break
-					}
-				}
-				sort.Ints(comp)
-				out = append(out, comp)
-			}
-		}
-	}
-	return out
 }

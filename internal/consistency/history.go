@@ -14,13 +14,13 @@ package consistency
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strconv"
 	"strings"
-
-	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // Op is one line of a history: an invocation or a completion.
@@ -58,11 +58,11 @@ func (m *Mop) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf(`expected "append" or "r" first, got %s`, raw[0])
 	}
 	if err := json.Unmarshal(raw[1], &m.Key); err != nil {
-		return fmt.Errorf("expected an integer key, got %s", raw[1])
+		return fmt.Errorf("expected an integer key (64 bits at most), got %s", raw[1])
 	}
 	if m.F == "append" {
 		if err := json.Unmarshal(raw[2], &m.Value); err != nil {
-			return fmt.Errorf("expected an integer value to append, got %s", raw[2])
+			return fmt.Errorf("expected an integer value to append (64 bits at most), got %s", raw[2])
 		}
 		return nil
 	}
@@ -70,7 +70,7 @@ func (m *Mop) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw[2], &m.List); err != nil {
-		return fmt.Errorf("expected a read's list of integers or null, got %s", raw[2])
+		return fmt.Errorf("expected a read's list of integers (64 bits at most) or null, got %.60s", raw[2])
 	}
 	m.Read = true
 	if m.List == nil {
@@ -93,13 +93,19 @@ func (m Mop) MarshalJSON() ([]byte, error) {
 // maxProblems is how many bad lines a history's error names.
 const maxProblems = 20
 
+// maxLine is the longest line a history may have.
+const maxLine = 64 << 20
+
 // Read parses a history in JSON Lines, one operation per line, and checks
-// its shape: every problem with its line, at once.
+// its shape: every problem with its line, at once. A line holds exactly
+// one operation with every field an operation needs ("time", "process",
+// "type", "f", "value"; "index" is the operation's place when it is
+// missing), and a history at least one operation.
 func Read(r io.Reader) ([]Op, error) {
 	var ops []Op
 	var problems []string
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	sc.Buffer(make([]byte, 1<<20), maxLine)
 	line := 0
 	for sc.Scan() {
 		line++
@@ -107,50 +113,108 @@ func Read(r io.Reader) ([]Op, error) {
 		if text == "" {
 			continue
 		}
-		var raw struct {
-			Op
-			Value json.RawMessage `json:"value"`
-		}
-		dec := json.NewDecoder(strings.NewReader(text))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&raw); err != nil {
+		op, err := readOp(text, len(ops))
+		if err != nil {
 			problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
 			continue
 		}
-		op := raw.Op
-		var err error
-		if bankOp(op.F) {
-			op.Bank, err = parseBank(op.F, raw.Value)
-		} else {
-			op.Value, err = parseMops(raw.Value)
-		}
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("line %d: value: %v", line, err))
-			continue
-		}
-		switch op.Type {
-		case "invoke", "ok", "fail", "info":
-		default:
-			problems = append(problems, fmt.Sprintf("line %d: type: expected invoke, ok, fail or info, got %q", line, op.Type))
-		}
-		switch {
-		case op.F != FTxn && !bankOp(op.F):
-			problems = append(problems, fmt.Sprintf("line %d: f: expected txn (list-append) or transfer, read and init (bank), got %q", line, op.F))
-		case len(ops) > 0 && bankOp(op.F) != bankOp(ops[0].F):
+		if len(ops) > 0 && bankOp(op.F) != bankOp(ops[0].F) {
 			problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", line, op.F, ops[0].F))
+			continue
 		}
 		ops = append(ops, op)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("longer than %d MiB, the longest line a history may have", maxLine>>20)
+		}
+		problems = append(problems, fmt.Sprintf("line %d: %v", line+1, err))
+	}
+	if len(ops) == 0 && len(problems) == 0 {
+		problems = append(problems, "the history holds no operations (expected one JSON object a line)")
+	}
+	if err := refusal(problems); err != nil {
 		return nil, err
 	}
-	if len(problems) > maxProblems {
-		problems = append(problems[:maxProblems], fmt.Sprintf("… and %d more", len(problems)-maxProblems))
-	}
-	if len(problems) > 0 {
-		return nil, hderr.User("%s", strings.Join(problems, "\n"))
-	}
 	return ops, nil
+}
+
+// readOp reads one line's operation (at is its place, its index when the
+// line names none).
+func readOp(text string, at int) (Op, error) {
+	if text[0] != '{' {
+		return Op{}, fmt.Errorf("expected an operation (a JSON object), got %.40s", text)
+	}
+	var raw struct {
+		Index   *int            `json:"index"`
+		Time    *int64          `json:"time"`
+		Process *int            `json:"process"`
+		Type    *string         `json:"type"`
+		F       *string         `json:"f"`
+		Node    string          `json:"node"`
+		Error   int             `json:"error"`
+		Value   json.RawMessage `json:"value"`
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return Op{}, jsonProblem(err)
+	}
+	if rest := strings.TrimSpace(text[dec.InputOffset():]); rest != "" {
+		return Op{}, fmt.Errorf("more after the operation (%.40s): one operation a line", rest)
+	}
+	var missing []string
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{{"time", raw.Time != nil}, {"process", raw.Process != nil}, {"type", raw.Type != nil}, {"f", raw.F != nil}, {"value", len(raw.Value) > 0}} {
+		if !f.ok {
+			missing = append(missing, strconv.Quote(f.name))
+		}
+	}
+	if len(missing) > 0 {
+		return Op{}, fmt.Errorf("missing %s (every operation has time, process, type, f and value)", strings.Join(missing, ", "))
+	}
+	op := Op{Index: at, Time: *raw.Time, Process: *raw.Process, Type: *raw.Type, F: *raw.F, Node: raw.Node, Error: raw.Error}
+	if raw.Index != nil {
+		op.Index = *raw.Index
+	}
+	switch op.Type {
+	case "invoke", "ok", "fail", "info":
+	default:
+		return Op{}, fmt.Errorf("type: expected invoke, ok, fail or info, got %q", op.Type)
+	}
+	var err error
+	switch {
+	case bankOp(op.F):
+		op.Bank, err = parseBank(op.F, op.Type, raw.Value)
+	case op.F == FTxn:
+		op.Value, err = parseMops(raw.Value)
+	default:
+		return Op{}, fmt.Errorf("f: expected txn (list-append) or transfer, read and init (bank), got %q", op.F)
+	}
+	if err != nil {
+		return Op{}, fmt.Errorf("value: %v", err)
+	}
+	return op, nil
+}
+
+// jsonProblem says what the JSON decoder found wrong in words of the
+// history's own (no Go types).
+func jsonProblem(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Errorf("not JSON at byte %d: %s", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
+	case errors.As(err, &typ):
+		want := "an integer"
+		if typ.Type.Kind() == reflect.String {
+			want = "a string"
+		}
+		return fmt.Errorf("%s: expected %s, got %s", typ.Field, want, typ.Value)
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
 
 // Txn is one transaction: its invocation and completion (Complete nil: it
@@ -171,6 +235,7 @@ type Txn struct {
 // a new process.
 func pair(ops []Op) ([]*Txn, error) {
 	open := map[int]*Txn{}
+	freed := map[int]*Op{} // process -> its last completion
 	var out []*Txn
 	var problems []string
 	for i := range ops {
@@ -179,6 +244,9 @@ func pair(ops []Op) ([]*Txn, error) {
 			if open[op.Process] != nil {
 				problems = append(problems, fmt.Sprintf("index %d: process %d invoked again before its operation at index %d completed", op.Index, op.Process, open[op.Process].Invoke.Index))
 				continue
+			}
+			if prev := freed[op.Process]; prev != nil && op.Time < prev.Time {
+				problems = append(problems, fmt.Sprintf("index %d: process %d invoked at time %d, before its operation at index %d completed (time %d): a process runs one operation at a time", op.Index, op.Process, op.Time, prev.Index, prev.Time))
 			}
 			t := &Txn{ID: len(out), Process: op.Process, Node: op.Node, Invoke: op, Type: "info", Mops: op.Value}
 			open[op.Process] = t
@@ -191,6 +259,15 @@ func pair(ops []Op) ([]*Txn, error) {
 			continue
 		}
 		delete(open, op.Process)
+		freed[op.Process] = op
+		if op.Time < t.Invoke.Time {
+			problems = append(problems, fmt.Sprintf("index %d: completed at time %d, before its invocation at index %d (time %d)", op.Index, op.Time, t.Invoke.Index, t.Invoke.Time))
+		}
+		if op.F != t.Invoke.F {
+			problems = append(problems, fmt.Sprintf("index %d: completes %q, but index %d invoked %q", op.Index, op.F, t.Invoke.Index, t.Invoke.F))
+		} else if op.Type == "ok" && !sameMops(t.Invoke.Value, op.Value) {
+			problems = append(problems, fmt.Sprintf("index %d: its micro-operations are not those index %d invoked (the same functions, keys and appended values, in order; a read's list filled in)", op.Index, t.Invoke.Index))
+		}
 		t.Complete, t.Type = op, op.Type
 		if op.Node != "" {
 			t.Node = op.Node
@@ -199,49 +276,78 @@ func pair(ops []Op) ([]*Txn, error) {
 			t.Mops = op.Value
 		}
 	}
-	if len(problems) > maxProblems {
-		problems = append(problems[:maxProblems], fmt.Sprintf("… and %d more", len(problems)-maxProblems))
-	}
-	if len(problems) > 0 {
-		return nil, hderr.User("%s", strings.Join(problems, "\n"))
+	if err := refusal(problems); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
+// sameMops says whether a completion did what was invoked: the same
+// functions on the same keys, the same values appended.
+func sameMops(invoked, done []Mop) bool {
+	if len(invoked) != len(done) {
+		return false
+	}
+	for i, m := range invoked {
+		d := done[i]
+		if m.F != d.F || m.Key != d.Key || m.F == "append" && m.Value != d.Value {
+			return false
+		}
+	}
+	return true
+}
+
 // parseMops reads a value's micro-operations: a hand-written scanner for
 // the one shape they have (a history's reads hold long lists, which the
-// general JSON decoder reads several times slower).
+// general JSON decoder reads several times slower), and the decoder for
+// what the scanner does not take (escapes in strings, and the words for
+// what is wrong).
 func parseMops(b []byte) ([]Mop, error) {
-	p := &scan{b: b}
-	p.space()
-	if p.literal("null") {
-		return nil, nil
-	}
-	if !p.byte('[') {
-		return nil, fmt.Errorf("expected a list of micro-operations, got %.40s", b)
-	}
-	var out []Mop
-	p.space()
-	if p.byte(']') {
+	if out, ok := scanMops(b); ok {
 		return out, nil
 	}
+	if string(b) == "null" {
+		return nil, errors.New("expected a list of micro-operations, got null")
+	}
+	var out []Mop
+	if err := json.Unmarshal(b, &out); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) || errors.As(err, new(*json.SyntaxError)) {
+			return nil, fmt.Errorf("expected a list of micro-operations, got %.60s", b)
+		}
+		return nil, err // a micro-operation's own words (Mop.UnmarshalJSON)
+	}
+	if out == nil {
+		out = []Mop{}
+	}
+	return out, nil
+}
+
+// scanMops reads a list of micro-operations in the shape a history
+// writes them (ok false: anything else).
+func scanMops(b []byte) ([]Mop, bool) {
+	p := &scan{b: b}
+	p.space()
+	if !p.byte('[') {
+		return nil, false
+	}
+	out := []Mop{}
+	p.space()
+	if p.byte(']') {
+		return out, p.end()
+	}
 	for {
-		start := p.i
 		m, ok := p.mop()
 		if !ok {
-			var fallback Mop // the decoder's own words for what is wrong
-			if err := json.NewDecoder(bytes.NewReader(b[start:])).Decode(&fallback); err != nil {
-				return nil, err
-			}
-			return nil, fmt.Errorf(`expected ["append", KEY, VALUE] or ["r", KEY, LIST], got %.60s`, b[start:])
+			return nil, false
 		}
 		out = append(out, m)
 		p.space()
 		if p.byte(']') {
-			return out, nil
+			return out, p.end()
 		}
 		if !p.byte(',') {
-			return nil, fmt.Errorf("expected , or ] after a micro-operation at byte %d", p.i)
+			return nil, false
 		}
 		p.space()
 	}
@@ -250,6 +356,12 @@ func parseMops(b []byte) ([]Mop, error) {
 type scan struct {
 	b []byte
 	i int
+}
+
+// end says whether nothing but space is left.
+func (p *scan) end() bool {
+	p.space()
+	return p.i == len(p.b)
 }
 
 func (p *scan) space() {

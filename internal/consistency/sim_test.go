@@ -1,16 +1,17 @@
 package consistency
 
 import (
+	"context"
 	"testing"
 	"time"
 )
 
 func TestSimulatedHistories(t *testing.T) {
 	ops := Simulate(2000, 8, 10, false, 1)
-	if r, err := Check(ops, "strict-serializable"); err != nil || !r.Valid || len(r.Anomalies) != 0 {
+	if r, err := Check(context.Background(), ops, "strict-serializable"); err != nil || !r.Valid || len(r.Anomalies) != 0 {
 		t.Fatalf("a strictly serializable history: %v %+v", err, r)
 	}
-	r, err := Check(Simulate(2000, 8, 10, true, 2), "strict-serializable")
+	r, err := Check(context.Background(), Simulate(2000, 8, 10, true, 2), "strict-serializable")
 	if err != nil || r.Valid {
 		t.Fatalf("stale reads went unnoticed: %v %+v", err, r)
 	}
@@ -22,7 +23,7 @@ func TestSimulatedHistories(t *testing.T) {
 func TestLargeHistory(t *testing.T) {
 	ops := Simulate(50000, 10, 100, false, 3)
 	t0 := time.Now()
-	r, err := Check(ops, "strict-serializable")
+	r, err := Check(context.Background(), ops, "strict-serializable")
 	if err != nil || !r.Valid {
 		t.Fatalf("%v %+v", err, r)
 	}

@@ -215,15 +215,15 @@ func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op) {
 	if err := workload.WriteHistory(l.Home(), runID, ops); err != nil {
 		d.problems = append(d.problems, err.Error())
 	}
-	res, err := consistency.Check(ops, d.o.Model)
+	res, err := consistency.Check(context.Background(), ops, d.o.Model)
 	if err != nil {
 		d.problems = append(d.problems, "the "+d.o.Workload+" workload's history could not be checked: "+err.Error())
 		return
 	}
 	d.res.Consistency, d.res.Workload = res, d.o.Workload
 	switch {
-	case !res.Valid:
-		d.problems = append(d.problems, (&consistency.Invalid{Result: res}).Error()+" (the "+d.o.Workload+" workload's history; hadrill check it again from the run's "+workload.HistoryFile+")")
+	case res.Err() != nil:
+		d.problems = append(d.problems, res.Err().Error()+" (the "+d.o.Workload+" workload's history; hadrill check it again from the run's "+workload.HistoryFile+")")
 	case d.res.Interrupted:
 		d.problems = append(d.problems, "the "+d.o.Workload+" workload's history was cut short by the interruption: its check covers what ran, not the whole drill")
 	}

@@ -96,14 +96,10 @@ func consistencyFinding(r *Run) string {
 	if c.Escaped > 0 {
 		s += fmt.Sprintf("%d ended by the server before their commit without an error; ", c.Escaped)
 	}
-	if c.Valid {
-		s += "nothing " + c.Model + " forbids"
-	} else {
-		s += "not " + c.Model + ": " + strings.Join(c.Forbidden, ", ")
-	}
+	s += c.Verdict()
 	var found []string
 	for _, a := range c.Anomalies {
-		found = append(found, fmt.Sprintf("%s ×%d", a.Type, a.Count))
+		found = append(found, fmt.Sprintf("%s: %s", a.Type, a.Counted()))
 	}
 	if len(found) > 0 {
 		s += " (found: " + strings.Join(found, ", ") + ")"
@@ -130,11 +126,7 @@ func drillFinding(r *Run) string {
 		s += fmt.Sprintf("; the cluster was whole again %.1f s after the fault", *d.SyncedS)
 	}
 	if c := d.Consistency; c != nil {
-		if c.Valid {
-			s += fmt.Sprintf("; its transactions' history shows nothing %s forbids", c.Model)
-		} else {
-			s += fmt.Sprintf("; its transactions' history is not %s (%s)", c.Model, strings.Join(c.Forbidden, ", "))
-		}
+		s += "; its transactions' history: " + c.Verdict()
 	}
 	return s + "."
 }

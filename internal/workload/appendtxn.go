@@ -212,7 +212,7 @@ func Consistency(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 	if err := WriteHistory(l.Home(), run.ID, ops); err != nil {
 		return nil, err
 	}
-	res, err := consistency.Check(ops, p.Model)
+	res, err := consistency.Check(context.WithoutCancel(ctx), ops, p.Model) // what an interrupted run recorded is checked still
 	if err != nil {
 		return nil, err
 	}
