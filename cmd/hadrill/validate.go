@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/preflight"
@@ -19,7 +20,7 @@ func (cli *app) validateCmd() *cobra.Command {
 		Use:   "validate FILE [--inventory HOSTS.yaml]",
 		Short: "Check a topology spec (and an inventory of machines for it) and print every problem, each with its field path",
 		Args:  args(1, 1, "one spec file"),
-		RunE: func(_ *cobra.Command, a []string) error {
+		RunE: func(cmd *cobra.Command, a []string) error {
 			if inv != "" {
 				s, name, r, err := cli.specAndInventory("", a[0], inv)
 				if err != nil {
@@ -38,6 +39,9 @@ func (cli *app) validateCmd() *cobra.Command {
 			s, _, err := readSpecFile("FILE", a[0], false)
 			if err != nil {
 				return err
+			}
+			if err := facts.Options(cmd.Context(), s); err != nil { // as this computer's server reads them
+				return prefix(a[0], err)
 			}
 			nodes := 0
 			for _, c := range s.Clusters {

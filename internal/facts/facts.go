@@ -5,7 +5,9 @@ package facts
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/user"
@@ -14,7 +16,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 // GaleraLibs are where Debian and others install the Galera 4 provider.
@@ -92,4 +97,27 @@ func Preflight(p *plan.Plan, f plan.Facts) error {
 		return fmt.Errorf("missing on this machine: %s (install them with `make deps`)", strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// Options asks this computer's mariadbd how it reads each cluster's config
+// overrides, and refuses those it refuses or adjusts (every one named, its
+// field path with the server's own words): a value the server cannot read
+// would otherwise fail only once the lab's servers start, and one it
+// adjusts would run the lab with another value than the spec's. Nothing is
+// asked when mariadbd is not installed here.
+func Options(ctx context.Context, s *spec.Spec) error {
+	var problems []string
+	for i, c := range s.Clusters {
+		said, ok, err := mariadb.CheckOverrides(ctx, c.Config)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		for _, k := range slices.Sorted(maps.Keys(said)) {
+			problems = append(problems, fmt.Sprintf("clusters[%d].config.%s: mariadbd refuses or changes it: %s", i, k, said[k]))
+		}
+	}
+	return hderr.Users(problems)
 }

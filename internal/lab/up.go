@@ -70,7 +70,7 @@ func up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 	if o.Inventory != nil {
 		p, err = remotePlan(ctx, o.Spec, o.Name, home, o.Inventory, o.Log)
 	} else {
-		p, err = localPlan(o.Spec, o.Name, home, o.Log)
+		p, err = localPlan(ctx, o.Spec, o.Name, home, o.Log)
 	}
 	if err != nil {
 		return nil, err
@@ -98,13 +98,16 @@ func up(ctx context.Context, home string, o UpOptions) (*Lab, error) {
 
 // localPlan builds the plan of a lab on this computer from its facts,
 // and checks it can be made here (root's tools, room for its files).
-func localPlan(s *spec.Spec, name, home string, log io.Writer) (*plan.Plan, error) {
+func localPlan(ctx context.Context, s *spec.Spec, name, home string, log io.Writer) (*plan.Plan, error) {
 	f := facts.Machine()
 	p, err := plan.Build(s, name, home, f)
 	if err != nil {
 		return nil, err
 	}
 	if err := facts.Preflight(p, f); err != nil {
+		return nil, err
+	}
+	if err := facts.Options(ctx, s); err != nil {
 		return nil, err
 	}
 	return p, provision.CheckRoom(p, home, log)

@@ -98,11 +98,18 @@ func Complete(p *Plan) {
 		if n.CheckSecret == "" {
 			n.CheckSecret = p.Secrets.Check
 		}
-		if p.Spec != nil {
+		if p.Spec != nil && n.Kind == spec.KindGalera {
 			for _, c := range p.Spec.Clusters {
-				if _, set := c.Config["wsrep_provider_options"]; set && c.Name == n.Cluster {
-					n.UserProviderOptions = true
+				key := spec.ProviderOptionsKey(c.Config)
+				if c.Name != n.Cluster || key == "" {
+					continue
 				}
+				// a lab planned before the spec's provider options were
+				// merged into hadrill's: its my.cnf gives the spec's on a
+				// line of their own, which replaces hadrill's, and nothing
+				// may pass hadrill's on start-up
+				opts, _ := spec.ParseProviderOptions(c.Config[key])
+				n.UserProviderOptions = spec.MergeProviderOptions(n.ProviderOptions, opts) != n.ProviderOptions
 			}
 		}
 		if n.Server.Marker == "" {

@@ -233,13 +233,17 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		n.GaleraPort = GaleraPort
 		n.UUID = stableUUID(b.p.Lab + "/" + name)
 		n.ProviderOptions = mariadb.ProviderOptions(n.ClusterAddress, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast, segment(c, j))
+		if key := spec.ProviderOptionsKey(c.Config); key != "" { // the spec's merged into hadrill's (validated)
+			opts, _ := spec.ParseProviderOptions(c.Config[key])
+			n.ProviderOptions = spec.MergeProviderOptions(n.ProviderOptions, opts)
+		}
 	}
 	cfg := mariadb.ServerConfig{Lab: b.p.Lab, Name: name, Cluster: c.Name, ClusterName: b.p.Lab + "-" + c.Name,
 		Kind: string(c.Kind), Profile: c.Profile, DataDir: n.DataDir, Socket: n.Socket, PidFile: n.PidFile, SSTLogDir: filepath.Join(n.Dir, "sst-logs"),
 		LogFile: n.LogFile, RedoDir: n.RedoDir, BinlogDir: n.BinlogDir, TmpDir: n.TmpDir, Address: n.Address, ClusterAddress: n.ClusterAddress, Port: n.Port, GaleraPort: GaleraPort, ISTPort: ISTPort,
 		SSTPort: SSTPort, ServerID: n.ServerID, BufferPool: b.bufferPool(c, name, dbNodes), RedoLog: RedoLog,
 		GCache: gcache, GaleraLib: b.f.GaleraLib, Peers: strings.Join(peers, ","), ProviderOptions: n.ProviderOptions,
-		Overrides: overrides(c.Config), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1, NoBinlog: !c.Binlog()}
+		Overrides: overrides(c.Config, c.Kind == spec.KindGalera), GTIDDomain: ci + 1, WsrepGTIDDomain: ci + 1, NoBinlog: !c.Binlog()}
 	if c.Kind == spec.KindGalera { // a member's own unreplicated writes get a domain of their own
 		cfg.GTIDDomain = 100*(ci+1) + j
 	}
@@ -295,10 +299,16 @@ func bufferPool(c spec.Cluster, machine int64, dbNodes int, host *Machine) strin
 	return fmt.Sprintf("%dM", pool>>20)
 }
 
-func overrides(cfg map[string]string) []string {
+func overrides(cfg map[string]string, galera bool) []string {
 	keys := make([]string, 0, len(cfg))
+	merged := ""
+	if galera { // a Galera node's provider options are merged into its own line
+		merged = spec.ProviderOptionsKey(cfg)
+	}
 	for k := range cfg {
-		keys = append(keys, k)
+		if k != merged {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	out := make([]string, 0, len(keys))

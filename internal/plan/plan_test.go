@@ -679,3 +679,31 @@ func TestLBOn(t *testing.T) {
 		}
 	}
 }
+
+// TestProviderOptionsMerged (the review's M6): the spec's provider
+// options are merged into hadrill's (its value replacing hadrill's of the
+// same name, the rest added), on the one line the server reads; fast
+// failure detection and the regions' segments stay.
+func TestProviderOptionsMerged(t *testing.T) {
+	s, err := spec.Load([]byte(`
+regions: [{name: east}, {name: west}]
+links: [{between: [east, west], rtt: 10ms}]
+clusters: [{name: db, nodes: 4, regions: [east, west], failure_detection: fast,
+  config: {wsrep-provider-options: "gcache.size=256M; pc.recovery=false; gcs.fc_limit=64"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Build(s, "po", "/home/u/.hadrill", rootFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := p.Nodes[1]
+	for _, want := range []string{"gmcast.listen_addr=tcp://", "gcache.size=256M", "pc.recovery=false", "gmcast.segment=", "evs.suspect_timeout=PT0.5S", "gcs.fc_limit=64"} {
+		if !strings.Contains(n.ProviderOptions, want) {
+			t.Errorf("%s lacks %s: %s", n.Name, want, n.ProviderOptions)
+		}
+	}
+	if c := strings.Count(n.Config, "provider-options") + strings.Count(n.Config, "provider_options"); c != 1 || strings.Contains(n.ProviderOptions, "gcache.size=128M") || n.UserProviderOptions {
+		t.Errorf("%d provider option lines, user's flag %v:\n%s", c, n.UserProviderOptions, n.Config)
+	}
+}

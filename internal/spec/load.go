@@ -105,8 +105,33 @@ func decode(data []byte, out any, root, expected string) ([]string, error) {
 	if doc.Kind != yaml.MappingNode {
 		return nil, hderr.User("%s: expected %s, got %s", root, expected, describe(doc))
 	}
+	dropRepeats(doc)
 	_ = doc.Decode(out) // type errors are in problems already; the rest decodes
 	return problems, nil
+}
+
+// dropRepeats removes every key given again in a mapping (a problem
+// already), so that the rest of the document decodes: the decoder refuses
+// a whole document with a repeated key, and the problems that would follow
+// (a required field missing) would be false.
+func dropRepeats(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]bool{}
+		kept := n.Content[:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind != yaml.ScalarNode || !seen[k.Value] {
+				seen[k.Value] = true
+				kept = append(kept, n.Content[i], n.Content[i+1])
+			}
+		}
+		n.Content = kept
+	}
+	for _, c := range n.Content {
+		dropRepeats(c)
+	}
 }
 
 // maxNodes bounds the walk so aliases cannot expand a small document
@@ -186,7 +211,8 @@ func check(n *yaml.Node, t reflect.Type, root, path string, problems *[]string, 
 			return
 		}
 		v := reflect.New(t)
-		if err := n.Decode(v.Interface()); err != nil {
+		integer := t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64
+		if err := n.Decode(v.Interface()); err != nil || integer && n.Tag == "!!float" { // the decoder would cut 2.5 to 2
 			at("expected %s, got %q", kindName(t), n.Value)
 		}
 	}

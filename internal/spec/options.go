@@ -80,6 +80,9 @@ func CheckOption(key, value string) string {
 	if full := abbreviates(base); full != "" {
 		return fmt.Sprintf("%s (the server accepts an abbreviated option name: %q would be read as %s)", refused[full], key, full)
 	}
+	if _, _, sets := ServerReads(key, value); !sets {
+		return "a maximum- option caps what SET may change, and the server refuses it in an option file (\"Maximum value of '…' cannot be set\"): give the option itself"
+	}
 	if p := outsidePath(value); p != "" {
 		return fmt.Sprintf("value names a path outside the node's directory (%s): give a path relative to the datadir, nothing is written outside the lab", p)
 	}

@@ -429,3 +429,33 @@ func TestRingOfStandalones(t *testing.T) {
 		t.Errorf("preset p2p: %v", err)
 	}
 }
+
+// TestSpecOddities (the review's L5): a float where an integer goes, two
+// links between one pair of regions, a key given twice (without a false
+// problem after it), a bad cluster name said once, one option under two
+// spellings.
+func TestSpecOddities(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		want []string
+		not  string
+	}{
+		{"clusters: [{name: db, nodes: 2.5}]", []string{`clusters[0].nodes: expected an integer, got "2.5"`}, ""},
+		{"load_balancers: [{name: lb, cluster: db, replicas: 1.9}]\nclusters: [{name: db}]", []string{`load_balancers[0].replicas: expected an integer, got "1.9"`}, ""},
+		{"regions: [{name: a}, {name: b}]\nlinks: [{between: [a, b], rtt: 100ms}, {between: [b, a], rtt: 10ms}]\nclusters: [{name: db, regions: [a, b], nodes: 3}]",
+			[]string{"links[1].between: links[0] joins a and b already"}, ""},
+		{"name: x\nname: y\nclusters: [{name: db}]", []string{"name: given twice (line 2)"}, "at least one cluster"},
+		{"clusters: [{name: dbé}]", []string{`clusters[0].name: "dbé" is not a valid name`}, `"dbé1"`},
+		{"clusters: [{name: db, config: {sync_binlog: 1, sync-binlog: 0}}]", []string{"clusters[0].config.sync_binlog: sets sync_binlog, as sync-binlog does"}, ""},
+	} {
+		_, err := Load([]byte(c.yaml))
+		for _, want := range c.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: want %q in %v", c.yaml, want, err)
+			}
+		}
+		if err != nil && c.not != "" && strings.Contains(err.Error(), c.not) {
+			t.Errorf("%s: %q in %v", c.yaml, c.not, err)
+		}
+	}
+}

@@ -132,7 +132,7 @@ func (v *validator) validate(s *Spec) {
 				v.add(fmt.Sprintf("%s.fault_domains[%d]", p, j), "%q is not a valid name (%s)", d, NameRule)
 			}
 		}
-		if lb.Pair() && lb.Name != "" {
+		if lb.Pair() && ValidName(lb.Name) {
 			v.name(p+".name", lb.PairHost(1), hosts)
 			v.name(p+".name", lb.PairHost(2), hosts)
 		}
@@ -157,7 +157,7 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	case c.Kind == KindStandalone && n != 1:
 		v.add(p+".nodes", "a standalone cluster has exactly 1 node, got %d", n)
 	}
-	for j := 1; j <= n && n <= 9 && c.Name != ""; j++ {
+	for j := 1; j <= n && n <= 9 && ValidName(c.Name); j++ { // a bad cluster name is said once, not once per host
 		v.name(p+".name", c.NodeHost(j), hosts)
 	}
 	v.ref(p+".region", c.Region, "region", regions)
@@ -167,7 +167,7 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 			v.add(p+".arbitrator", "applies to galera clusters only")
 		}
 		v.ref(p+".arbitrator.region", a.Region, "region", regions)
-		if c.Name != "" {
+		if ValidName(c.Name) {
 			v.name(p+".arbitrator", c.ArbitratorHost(), hosts)
 		}
 	}
@@ -244,9 +244,23 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 			v.add(p+".config."+k, "%s", why)
 		}
 	}
+	if key := ProviderOptionsKey(c.Config); key != "" && c.Kind == KindGalera && CheckOption(key, c.Config[key]) == "" {
+		for _, pr := range providerProblems(c, key) {
+			field := p + ".config." + key
+			if pr[0] != "" {
+				field += ": " + pr[0]
+			}
+			v.add(field, "%s", pr[1])
+		}
+	}
 	conflicts := ProfileConflicts(c.Profile, c.Config)
 	for _, k := range slices.Sorted(maps.Keys(conflicts)) {
 		v.add(p+".config."+k, "%s", conflicts[k])
+	}
+	same := SameOption(c.Config)
+	for _, k := range slices.Sorted(maps.Keys(same)) {
+		option, _, _ := ServerReads(k, c.Config[k])
+		v.add(p+".config."+k, "sets %s, as %s does: the server would take one of them silently; give the option once", option, same[k])
 	}
 }
 
@@ -276,12 +290,19 @@ func (v *validator) spread(p string, c Cluster, regions map[string]string) {
 }
 
 func (v *validator) links(links []Link, regions map[string]string) {
+	pairs := map[[2]string]int{}
 	for i, l := range links {
 		p := fmt.Sprintf("links[%d]", i)
 		if len(l.Between) != 2 {
 			v.add(p+".between", "expected exactly two region names, got %d", len(l.Between))
 		} else if l.Between[0] == l.Between[1] {
 			v.add(p+".between", "a link joins two different regions")
+		} else {
+			pair := [2]string{min(l.Between[0], l.Between[1]), max(l.Between[0], l.Between[1])}
+			if j, ok := pairs[pair]; ok {
+				v.add(p+".between", "links[%d] joins %s and %s already: one link a pair of regions", j, pair[0], pair[1])
+			}
+			pairs[pair] = i
 		}
 		for j, r := range l.Between {
 			v.ref(fmt.Sprintf("%s.between[%d]", p, j), r, "region", regions)
@@ -376,6 +397,11 @@ func Warnings(s *Spec) []string {
 		}
 		if w := domainMajority(c); w != "" {
 			out = append(out, fmt.Sprintf("clusters[%d]: %s", i, w))
+		}
+		if c.Kind == KindGalera {
+			for _, w := range providerWarnings(c) {
+				out = append(out, fmt.Sprintf("clusters[%d].%s", i, w))
+			}
 		}
 	}
 	for i, lb := range s.LoadBalancers {

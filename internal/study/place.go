@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/lab"
@@ -193,7 +194,18 @@ func prefixed(prefix string, err error) []string {
 // one variant's turn would find wanting fails the study now.
 func (p *placement) checkHosts(ctx context.Context) error {
 	if !p.remote {
-		return nil
+		var problems []string
+		for _, name := range p.res.Variants { // each variant's overrides, as this computer's server reads them
+			if s := p.specs[name]; s != nil {
+				if err := facts.Options(ctx, s); err != nil {
+					if !hderr.IsUser(err) {
+						return err
+					}
+					problems = append(problems, prefixed("variant "+name+": ", err)...)
+				}
+			}
+		}
+		return hderr.Users(problems)
 	}
 	var labs []string
 	for _, name := range p.res.Variants {

@@ -91,6 +91,7 @@ variants:
   - {name: a, preset: nope}
   - {name: a, preset: galera3, patch: {clusters: [{name: db, nodes: -1}]}, baseline: true}
   - {name: b, preset: galera3, baseline: true}
+  - {name: c, preset: cloud3, patch: {clusters: [{name: db, config: {skip_innodb_flush_log_at_trx_commit: "1", sync_binl: "0"}}]}}
 steps:
   - {name: s, kind: sysbench, workload: nope}
   - {name: c, kind: dd}
@@ -116,6 +117,8 @@ deviations:
 		`variants[1].name: duplicate variant "a"`,
 		"variants[1]: patch.clusters[0].nodes",
 		"variants: at most one baseline, got 2",
+		"variants[3]: patch.clusters[0].config.skip_innodb_flush_log_at_trx_commit: profile durable flushes the redo log at every commit (1); innodb_flush_log_at_trx_commit=0 (the server reads",
+		"variants[3]: patch.clusters[0].config.sync_binl: profile durable syncs the binary log",
 		`steps[0].workload: expected one of`,
 		`steps[1].kind: expected one of bulk-replication, commit-latency, conflict, consistency, disk, drill, slap, sysbench, got "dd"`,
 		"scales.quick.runs: expected 1 to 100 rounds, got 0",
