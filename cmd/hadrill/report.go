@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,13 +14,14 @@ import (
 
 func (cli *app) reportCmd() *cobra.Command {
 	var out, pngDir string
+	var asJSON bool
 	c := &cobra.Command{
 		Use:     "report RUN_ID... -o FILE.html [--png DIR]",
 		Example: "  hadrill report 20261122-043611-8b7a 20261122-043631-0b8e -o report.html",
 		Short:   "Write one self-contained HTML report (SVG charts, tables) of one or more runs",
 		Args:    args(1, -1, "one or more run ids (see `hadrill runs list`)"),
 		RunE: func(_ *cobra.Command, ids []string) error {
-			if err := checkHTML(out); err != nil {
+			if err := hderr.Join([]error{checkHTML(out), checkPNGDir(pngDir)}); err != nil {
 				return err
 			}
 			h, err := cli.home()
@@ -35,7 +37,7 @@ func (cli *app) reportCmd() *cobra.Command {
 				return err
 			}
 			if err := os.WriteFile(out, html, 0o644); err != nil {
-				return hderr.User("--out: cannot write %s: %v", out, err)
+				return hderr.User("--output: cannot write %s: %v", out, err)
 			}
 			if pngDir != "" {
 				if err := rep.WritePNGs(pngDir); err != nil {
@@ -43,14 +45,30 @@ func (cli *app) reportCmd() *cobra.Command {
 				}
 			}
 			abs, _ := filepath.Abs(out)
-			return cli.emit(map[string]any{"report": abs, "runs": ids, "charts": len(rep.Charts)}, func() {
+			summary := map[string]any{"report": abs, "runs": ids, "charts": len(rep.Charts)}
+			if asJSON {
+				return json.NewEncoder(os.Stdout).Encode(summary)
+			}
+			return cli.emit(summary, func() {
 				fmt.Printf("report of %d run(s), %d charts: %s\n", len(ids), len(rep.Charts), abs)
 			})
 		},
 	}
 	htmlFlag(c, &out, "report.html")
 	c.Flags().StringVar(&pngDir, "png", "", "also write each chart as PNG into this directory")
+	c.Flags().BoolVar(&asJSON, "json", false, "print what was written as JSON (a report's -o is its HTML file)")
 	return c
+}
+
+// checkPNGDir refuses a --png that names a file.
+func checkPNGDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return hderr.User("--png: %s is a file, expected a directory for the charts' PNG files", dir)
+	}
+	return nil
 }
 
 // htmlFlag declares a report command's -o/--output: the HTML file it
@@ -68,7 +86,7 @@ func checkHTML(out string) error {
 	case "":
 		return hderr.User("--output: required (the HTML file to write, -o FILE.html)")
 	case "text", "json":
-		return hderr.User("--output: a report's -o is the HTML file it writes (e.g. -o report.html), not a format; got %q", out)
+		return hderr.User("--output: a report's -o is the HTML file it writes (e.g. -o report.html), not a format; got %q (--json prints what was written as JSON)", out)
 	}
 	return nil
 }

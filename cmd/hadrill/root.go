@@ -34,6 +34,10 @@ one network namespace per host, and measures it.
 			if cli.wait < 0 || cli.wait > time.Hour {
 				problems = append(problems, fmt.Sprintf("--wait: expected 0 to 1h, got %v", cli.wait))
 			}
+			if f := cmd.Flags().Lookup("home"); f != nil && f.Changed && strings.TrimSpace(cli.homeFlag) == "" {
+				// a script's --home "$UNSET" must not fall back on the default home's labs
+				problems = append(problems, "--home: expected a directory, got an empty name (leave --home out for $HADRILL_HOME or ~/.hadrill)")
+			}
 			return hderr.Users(problems)
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,13 +35,21 @@ func (cli *app) runsCmd() *cobra.Command {
 				return err
 			}
 			var runs []*results.Run
+			var damaged []map[string]string
 			for _, id := range results.List(h) {
-				if r, err := results.Load(h, id); err == nil {
-					r.Configs, r.Topology, r.Results = nil, nil, nil
-					runs = append(runs, r)
+				r, err := results.Load(h, id)
+				if err != nil { // listed, with what is wrong: a run never vanishes from the list
+					damaged = append(damaged, map[string]string{"run_id": id, "damaged": err.Error()})
+					continue
 				}
+				r.Configs, r.Topology, r.Results = nil, nil, nil
+				runs = append(runs, r)
 			}
-			return cli.emit(runs, func() {
+			var out any = runs
+			if len(damaged) > 0 {
+				out = map[string]any{"runs": runs, "damaged": damaged}
+			}
+			return cli.emit(out, func() {
 				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, "RUN\tKIND\tLAB\tSTARTED\tSECONDS\tNOTE")
 				for _, r := range runs {
@@ -48,8 +57,16 @@ func (cli *app) runsCmd() *cobra.Command {
 					if r.Interrupted {
 						note = "interrupted: partial"
 					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.0f\t%s\n", r.ID, r.Kind, r.Lab, r.Started.Format("2006-01-02 15:04:05"),
-						r.Finished.Sub(r.Started).Seconds(), note)
+					secs := "?"
+					if d, ok := r.Seconds(); ok {
+						secs = fmt.Sprintf("%.0f", d)
+					} else {
+						note = strings.TrimPrefix(note+"; its finish is not after its start", "; ")
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Lab, r.Started.Format("2006-01-02 15:04:05"), secs, note)
+				}
+				for _, d := range damaged {
+					fmt.Fprintf(w, "%s\t?\t?\t?\t?\t%s\n", d["run_id"], strings.TrimPrefix(d["damaged"], "RUN_ID: run "+d["run_id"]+": "))
 				}
 				w.Flush()
 			})
@@ -77,7 +94,10 @@ func (cli *app) runsCmd() *cobra.Command {
 				}
 				runs = append(runs, r)
 				var pts []sysbench.Point
-				_ = json.Unmarshal(r.Results, &pts)
+				if err := json.Unmarshal(r.Results, &pts); err != nil || !sensible(pts) {
+					problems = append(problems, hderr.User("RUN_ID: run %s: its results are not sysbench's points (thread counts, finite TPS): its run.json is damaged", id))
+					continue
+				}
 				col := column{ID: id, Lab: r.Lab, Workload: fmt.Sprint(paramOf(r, "workload"))}
 				costs := workload.Costs(h, r, pts)
 				for i := range pts {
@@ -165,8 +185,9 @@ func (cli *app) runsCmd() *cobra.Command {
 				var methods []string
 				for _, c := range cols {
 					for _, pt := range c.Points {
-						if !slices.Contains(methods, pt.TPS.Method) {
-							methods = append(methods, pt.TPS.Method)
+						m := cmp.Or(pt.TPS.Method, "none where a run is too short for one")
+						if !slices.Contains(methods, m) {
+							methods = append(methods, m)
 						}
 						if !pt.TPS.Settled {
 							fmt.Printf("note: %s at %d threads never settled (its TPS still moved in the run's second half): its figure is the whole run's\n", c.ID, pt.Threads)
@@ -242,6 +263,26 @@ func costCells(c *workload.Cost) string {
 	}
 	return fmt.Sprintf("%.2f\t%s", c.CPUms, io)
 }
+
+// sensible says whether sysbench points hold what a sweep measures:
+// thread counts from 1, finite non-negative figures.
+func sensible(pts []sysbench.Point) bool {
+	for _, p := range pts {
+		if p.Threads < 1 || !finite(p.TPS) || p.TPS < 0 || !finite(p.P95) || !finite(p.P99) {
+			return false
+		}
+		for _, r := range p.Runs {
+			for _, iv := range r.Intervals {
+				if !finite(iv.TPS) || iv.TPS < 0 {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && math.Abs(v) < 1e15 }
 
 func pointOf(pts []comparePoint, threads int) (comparePoint, bool) {
 	for _, p := range pts {

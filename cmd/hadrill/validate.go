@@ -101,35 +101,40 @@ func (cli *app) disksCmd() *cobra.Command {
 }
 
 func (cli *app) presetsCmd() *cobra.Command {
+	list := func(*cobra.Command, []string) error {
+		type row struct{ Name, Description string }
+		var rows []row
+		for _, n := range spec.PresetNames() {
+			s, _ := spec.Preset(n)
+			rows = append(rows, row{n, s.Description})
+		}
+		return cli.emit(rows, func() {
+			for _, r := range rows {
+				fmt.Printf("%-14s %s\n", r.Name, r.Description)
+			}
+		})
+	}
 	c := &cobra.Command{
-		Use:   "presets [show NAME]",
+		Use:   "presets [list | show NAME]",
 		Short: "List the embedded topologies, or show one",
 		Args:  args(0, 0, "no arguments"),
-		RunE: func(*cobra.Command, []string) error {
-			type row struct{ Name, Description string }
-			var rows []row
-			for _, n := range spec.PresetNames() {
-				s, _ := spec.Preset(n)
-				rows = append(rows, row{n, s.Description})
-			}
-			return cli.emit(rows, func() {
-				for _, r := range rows {
-					fmt.Printf("%-14s %s\n", r.Name, r.Description)
-				}
-			})
-		},
+		RunE:  list,
 	}
-	c.AddCommand(&cobra.Command{
-		Use: "show NAME", Short: "Print a preset's YAML", Args: args(1, 1, "a preset name"),
-		RunE: func(_ *cobra.Command, a []string) error {
-			src, err := spec.PresetSource(a[0])
-			if err != nil {
-				return err
-			}
-			fmt.Print(string(src))
-			return nil
-		},
-	})
+	c.AddCommand(&cobra.Command{Use: "list", Short: "List the embedded topologies", Args: args(0, 0, "no arguments"), RunE: list},
+		&cobra.Command{
+			Use: "show NAME", Short: "Print a preset's YAML (with -o json, the spec it loads as)", Args: args(1, 1, "a preset name"),
+			RunE: func(_ *cobra.Command, a []string) error {
+				src, err := spec.PresetSource(a[0])
+				if err != nil {
+					return hderr.User("NAME: unknown preset %q (known: %s)", a[0], strings.Join(spec.PresetNames(), ", "))
+				}
+				s, err := spec.Preset(a[0])
+				if err != nil {
+					return err
+				}
+				return cli.emit(s, func() { fmt.Print(string(src)) })
+			},
+		})
 	return c
 }
 

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -105,6 +106,7 @@ func (c Chart) plot(titled bool) (*plot.Plot, error) {
 		if !s.Cap {
 			colour++
 		}
+		s = drawable(s, c.LogX)
 		if len(s.Points) == 0 {
 			continue
 		}
@@ -184,8 +186,55 @@ func (c Chart) plot(titled bool) (*plot.Plot, error) {
 		p.Add(v, lb)
 	}
 	p.Y.Min = 0
-	p.Y.Max = top
+	p.Y.Max = max(top, 1) // a chart of zeros still has a scale
+	if lo, hi, ok := xRange(c.Series); c.LogX && (!ok || lo == hi) {
+		// a logarithmic axis has no room for the linear padding of a
+		// single value (which reaches 0): a factor of two either side
+		p.X.Min, p.X.Max = 1, 10
+		if ok {
+			p.X.Min, p.X.Max = lo/2, hi*2
+		}
+	}
 	return p, nil
+}
+
+// drawable is a series without the points a chart cannot draw: a value
+// that is not a finite number, or an x at or below 0 on a logarithmic
+// axis (with their intervals).
+func drawable(s Series, logX bool) Series {
+	keep := func(pt [2]float64) bool {
+		return !math.IsNaN(pt[0]) && !math.IsNaN(pt[1]) && !math.IsInf(pt[0], 0) && !math.IsInf(pt[1], 0) && (!logX || pt[0] > 0)
+	}
+	if !slices.ContainsFunc(s.Points, func(pt [2]float64) bool { return !keep(pt) }) {
+		return s
+	}
+	out := s
+	out.Points, out.Intervals = nil, nil
+	for j, pt := range s.Points {
+		if keep(pt) {
+			out.Points = append(out.Points, pt)
+			if len(s.Intervals) == len(s.Points) {
+				out.Intervals = append(out.Intervals, s.Intervals[j])
+			}
+		}
+	}
+	return out
+}
+
+// xRange is the smallest and largest positive x of the series' points.
+func xRange(series []Series) (lo, hi float64, ok bool) {
+	for _, s := range series {
+		for _, pt := range drawable(s, true).Points {
+			if !ok || pt[0] < lo {
+				lo = pt[0]
+			}
+			if !ok || pt[0] > hi {
+				hi = pt[0]
+			}
+			ok = true
+		}
+	}
+	return lo, hi, ok
 }
 
 // errorPoints are points with their intervals, as plotter.YErrorBars reads them.
@@ -238,15 +287,21 @@ func xTicks(series []Series) plot.ConstantTicks {
 
 func maxY(series []Series) float64 {
 	m := 1.0
+	finite := func(v float64) float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0
+		}
+		return v
+	}
 	for _, s := range series {
 		for _, pt := range s.Points {
-			m = max(m, pt[1])
+			m = max(m, finite(pt[1]))
 		}
 		for _, iv := range s.Intervals {
-			m = max(m, iv[1])
+			m = max(m, finite(iv[1]))
 		}
 		for _, pt := range s.Published {
-			m = max(m, pt[1])
+			m = max(m, finite(pt[1]))
 		}
 	}
 	return m

@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,6 +74,25 @@ func TestLinesWithIntervalsAndPublished(t *testing.T) {
 	for _, f := range []string{"x.png", "cdf.png"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() < 1000 {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestOddSeries (the review's M8, L7): a logarithmic axis with one count
+// (one thread count of 1), zeros, and points that are not numbers draw
+// (those points left out) instead of failing or panicking.
+func TestOddSeries(t *testing.T) {
+	for _, c := range []Chart{
+		{ID: "one", Title: "one thread count", LogX: true, PointTicks: true, Series: []Series{{Name: "a", Points: [][2]float64{{1, 270}}, Intervals: [][2]float64{{260, 280}}}}},
+		{ID: "zero", Title: "no throughput", LogX: true, PointTicks: true, Series: []Series{{Name: "a", Points: [][2]float64{{1, 0}}}}},
+		{ID: "nan", Title: "a NaN", Series: []Series{{Name: "a", Points: [][2]float64{{0, 1}, {1, math.NaN()}, {2, math.Inf(1)}, {3, 2}}}}},
+		{ID: "all-nan", Title: "only NaN", LogX: true, Series: []Series{{Name: "a", Points: [][2]float64{{1, math.NaN()}}}}},
+	} {
+		if _, err := c.SVG(); err != nil {
+			t.Errorf("%s: %v", c.ID, err)
+		}
+		if _, err := c.PNG(); err != nil {
+			t.Errorf("%s: %v", c.ID, err)
 		}
 	}
 }

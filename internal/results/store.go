@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -115,9 +114,22 @@ func Load(home, id string) (*Run, error) {
 	}
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("run %s: damaged run.json: %w", id, err)
+		return nil, hderr.User("RUN_ID: run %s: its run.json is damaged (%v)", id, err)
+	}
+	switch {
+	case r.ID == "" || r.Kind == "" || r.Started.IsZero():
+		return nil, hderr.User("RUN_ID: run %s: its run.json is damaged (no run id, kind or start in it)", id)
+	case r.ID != id:
+		return nil, hderr.User("RUN_ID: run %s: its run.json names another run, %q (a directory moved or copied by hand)", id, r.ID)
 	}
 	return &r, nil
+}
+
+// Seconds is how long the run took, and false when its record cannot say
+// (a finish before the start, or none).
+func (r *Run) Seconds() (float64, bool) {
+	d := r.Finished.Sub(r.Started).Seconds()
+	return d, !r.Finished.IsZero() && d >= 0
 }
 
 // validID: a run id names a directory of the run store, never a path.

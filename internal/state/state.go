@@ -42,17 +42,25 @@ type Lab struct {
 
 // Home resolves the hadrill home: flag, then $HADRILL_HOME, then ~/.hadrill.
 func Home(flag string) (string, error) {
-	if flag != "" {
-		return filepath.Abs(flag)
+	what, dir := "--home", flag
+	if dir == "" {
+		what, dir = "HADRILL_HOME", os.Getenv("HADRILL_HOME")
 	}
-	if env := os.Getenv("HADRILL_HOME"); env != "" {
-		return filepath.Abs(env)
+	if dir == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", hderr.User("--home: not given, HADRILL_HOME is not set, and there is no home directory to hold ~/.hadrill (%v): set one of them", err)
+		}
+		what, dir = "~/.hadrill", filepath.Join(h, ".hadrill")
 	}
-	h, err := os.UserHomeDir()
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", fmt.Errorf("cannot find a home directory (set --home or HADRILL_HOME): %w", err)
+		return "", hderr.User("%s: %v", what, err)
 	}
-	return filepath.Join(h, ".hadrill"), nil
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		return "", hderr.User("%s: %s is a file, expected hadrill's home directory", what, abs)
+	}
+	return abs, nil
 }
 
 // LabDir is where a lab lives.
