@@ -22,9 +22,9 @@ func (cli *app) studyCmd() *cobra.Command {
 			if len(args) > 0 {
 				return nil, hderr.User("NAME: give a study name or --file, not both")
 			}
-			b, err := os.ReadFile(file)
+			b, err := readBounded("--file", file, "a study")
 			if err != nil {
-				return nil, hderr.User("--file: %v", err)
+				return nil, err
 			}
 			s, err := study.Load(b)
 			if err != nil {

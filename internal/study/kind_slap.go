@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/hadrill/hadrill/internal/workload"
@@ -25,6 +26,9 @@ func init() {
 		step: func(st Step, add func(string, string, ...any)) {
 			for _, prob := range st.slap(Scale{Iterations: 1, DatasetSize: 1}).Check() {
 				add("", "%s", slapField(prob))
+			}
+			if q := strings.TrimSuffix(strings.TrimSpace(st.Query), ";"); q != "" && (!readQuery.MatchString(q) || strings.Contains(q, ";")) {
+				add("query", "a study's query is one read (SELECT or WITH …): a study changes nothing of a lab but its own scratch schemas (its loads write there: load: write or mixed), got %.60q", st.Query)
 			}
 		},
 		scale: func(st Step, sc Scale, add func(string, string, ...any)) {
@@ -64,6 +68,9 @@ func init() {
 		},
 	})
 }
+
+// readQuery is how a read begins.
+var readQuery = regexp.MustCompile(`(?i)^(select|with)\b`)
 
 // slap is a slap step's parameters at a scale: a dataset's query defaults
 // to document 001's, and runs in the dataset's schema.

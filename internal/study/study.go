@@ -8,8 +8,11 @@ package study
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"slices"
@@ -264,6 +267,9 @@ func Load(b []byte) (*Study, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, hderr.User("study: empty document (expected a study: name, title, source, variants, steps, scales)")
+		}
 		return nil, hderr.User("study: %v", err)
 	}
 	return &s, hderr.Users(s.Problems())
@@ -303,9 +309,20 @@ func (s *Study) Problems() []string {
 		case v.Endpoint != "":
 			out = append(out, v.endpointProblems(p, s.Steps)...)
 		default:
-			if _, err := v.Spec(); err != nil {
+			sp, err := v.Spec()
+			if err != nil {
 				for _, prob := range problemsOf(err) {
 					add(p, "%s", prob)
+				}
+			}
+			for _, st := range s.Steps {
+				target := cmp.Or(st.Target, v.Target)
+				if why := targetProblem(sp, target, st.Kind == "consistency"); sp != nil && target != "" && why != "" {
+					field := p + ".target"
+					if st.Target != "" {
+						field = fmt.Sprintf("steps[%d].target", slices.IndexFunc(s.Steps, func(x Step) bool { return x.Name == st.Name }))
+					}
+					add(field, "%s (variant %s, step %s)", why, v.Name, st.Name)
 				}
 			}
 			if v.Credentials != "" {
@@ -388,6 +405,9 @@ func (s *Study) Problems() []string {
 		if e.Min != nil && e.Max != nil && *e.Min > *e.Max {
 			add(p, "min %g is above max %g", *e.Min, *e.Max)
 		}
+		for _, prob := range boundProblems(e) {
+			add(p, "%s", prob)
+		}
 		if e.Than != "" && (!variants[e.Than] || e.Than == e.Variant) {
 			add(p+".than", "expected another variant of the study, got %q", e.Than)
 		}
@@ -396,6 +416,9 @@ func (s *Study) Problems() []string {
 		}
 		if strings.TrimSpace(e.Source) == "" {
 			add(p+".source", "required: where the claim stands in the document (section, table, figure)")
+		}
+		if e.Inferred && strings.TrimSpace(e.Why) == "" {
+			add(p+".why", "required with inferred: true: how the bound follows from what the document says")
 		}
 	}
 	for i, d := range s.Deviations {
@@ -408,6 +431,101 @@ func (s *Study) Problems() []string {
 		}
 	}
 	return out
+}
+
+// targetProblem says what is wrong with a step's target in a variant's
+// lab ("" when nothing): each name a node or load balancer of it, the
+// first load balancer's alias, or the nodes alias; several names only
+// where the step takes a list.
+func targetProblem(sp *spec.Spec, target string, list bool) string {
+	if sp == nil {
+		return ""
+	}
+	known := []string{plan.NodesAlias}
+	if len(sp.LoadBalancers) > 0 {
+		known = append(known, plan.LBAlias)
+	}
+	for _, lb := range sp.LoadBalancers {
+		if !slices.Contains(known, lb.Name) {
+			known = append(known, lb.Name)
+		}
+	}
+	for _, c := range sp.Clusters {
+		for j := 1; j <= c.NodeCount(); j++ {
+			known = append(known, c.NodeHost(j))
+		}
+	}
+	names := []string{target}
+	if list {
+		names = strings.Split(target, ",")
+	}
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			return fmt.Sprintf("%q is not a host of the variant's lab (known: %s)", n, strings.Join(known, ", "))
+		}
+	}
+	return ""
+}
+
+// maxBound bounds a check's bounds: a figure a lab measures is far below.
+const maxBound = 1e15
+
+// domain is the range every figure of a check's metric lies in: a ratio
+// of two figures is above 0, a share of drills (passed, lost_any) from 0
+// to 1, any other figure (times, counts, rates) at or above 0.
+func domain(e Expect) (lo, hi float64, loOpen bool) {
+	switch {
+	case e.Than != "":
+		return 0, math.Inf(1), true
+	case e.Metric == "passed" || e.Metric == "lost_any":
+		return 0, 1, false
+	}
+	return 0, math.Inf(1), false
+}
+
+// boundProblems says what makes a check's bounds no check: a bound that is
+// not a finite number, one every figure of the metric meets (a check that
+// cannot fail), one no figure can meet, or an interval of one value.
+func boundProblems(e Expect) []string {
+	var out []string
+	finite := true
+	for _, b := range []struct {
+		name string
+		v    *float64
+	}{{"min", e.Min}, {"max", e.Max}} {
+		if b.v != nil && (math.IsNaN(*b.v) || math.IsInf(*b.v, 0) || math.Abs(*b.v) >= maxBound) {
+			out = append(out, fmt.Sprintf("%s: expected a finite bound below %g, got %g", b.name, maxBound, *b.v))
+			finite = false
+		}
+	}
+	if !finite {
+		return out
+	}
+	lo, hi, loOpen := domain(e)
+	what := e.Metric
+	if e.Than != "" {
+		what = fmt.Sprintf("%s's ratio to %s (always above 0)", e.Metric, e.Than)
+	}
+	minTrivial := e.Min == nil || *e.Min <= lo
+	maxTrivial := e.Max == nil || *e.Max >= hi
+	switch {
+	case e.Min != nil && e.Max != nil && *e.Min == *e.Max:
+		out = append(out, fmt.Sprintf("min and max are both %g: no measured figure's interval lies within one value (give a range)", *e.Min))
+	case (e.Min != nil || e.Max != nil) && minTrivial && maxTrivial:
+		out = append(out, fmt.Sprintf("every figure of %s lies within these bounds (from %g%s): a check that cannot fail", what, lo, upTo(hi)))
+	case e.Max != nil && (*e.Max < lo || *e.Max == lo && loOpen):
+		out = append(out, fmt.Sprintf("max %g: no figure of %s is that low: a check that can never hold", *e.Max, what))
+	case e.Min != nil && *e.Min > hi:
+		out = append(out, fmt.Sprintf("min %g: no figure of %s is that high (at most %g): a check that can never hold", *e.Min, what, hi))
+	}
+	return out
+}
+
+func upTo(hi float64) string {
+	if math.IsInf(hi, 1) {
+		return " up"
+	}
+	return fmt.Sprintf(" to %g", hi)
 }
 
 // endpointProblems checks a variant that is a server outside any lab: an

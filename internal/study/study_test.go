@@ -1,6 +1,7 @@
 package study
 
 import (
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -92,9 +93,11 @@ variants:
   - {name: a, preset: galera3, patch: {clusters: [{name: db, nodes: -1}]}, baseline: true}
   - {name: b, preset: galera3, baseline: true}
   - {name: c, preset: cloud3, patch: {clusters: [{name: db, config: {skip_innodb_flush_log_at_trx_commit: "1", sync_binl: "0"}}]}}
+  - {name: d, preset: galera3, target: "db1; rm -rf /"}
 steps:
   - {name: s, kind: sysbench, workload: nope}
   - {name: c, kind: dd}
+  - {name: q, kind: slap, query: "DROP DATABASE app"}
 scales:
   quick: {runs: 0}
   full: {runs: 1, threads: [0], time: 10, tables: 1, table_size: 10}
@@ -132,6 +135,8 @@ deviations:
 		`expect[0].claim: required: the document's words this check tests`,
 		`expect[0].source: required: where the claim stands in the document`,
 		"expect[1]: min 2 is above max 1",
+		`steps[2].query: a study's query is one read (SELECT or WITH …)`,
+		`variants[4].target: "db1; rm -rf /" is not a host of the variant's lab (known: nodes, lb, db1, db2, db3) (variant d, step c)`,
 		"deviations[0]: what, document and here are required",
 		`deviations[0].scale: expected quick, full or nothing (both), got "huge"`,
 	} {
@@ -291,5 +296,53 @@ expect:
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in:\n%s", want, err)
 		}
+	}
+}
+
+// TestChecksThatCannotFail (the review's M9, L9): bounds that every figure
+// of a metric meets, that none can, that are not numbers, or that leave
+// one value, are refused; so is an inferred claim without its why.
+func TestChecksThatCannotFail(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		e    Expect
+		want string // "" = a check that can fail and hold
+	}{
+		{Expect{Metric: "tps@64", Max: f(math.Inf(1))}, "max: expected a finite bound"},
+		{Expect{Metric: "tps@64", Max: f(1e308)}, "max: expected a finite bound"},
+		{Expect{Metric: "tps@64", Min: f(math.Inf(-1))}, "min: expected a finite bound"},
+		{Expect{Metric: "tps@64", Max: f(math.NaN())}, "max: expected a finite bound"},
+		{Expect{Metric: "tps@64", Than: "a", Min: f(-1e9)}, "a check that cannot fail"},
+		{Expect{Metric: "avg_ms", Min: f(0)}, "a check that cannot fail"},
+		{Expect{Metric: "avg_ms", Than: "a", Min: f(0)}, "a check that cannot fail"},
+		{Expect{Metric: "passed", Max: f(1)}, "a check that cannot fail"},
+		{Expect{Metric: "passed", Min: f(0), Max: f(1)}, "a check that cannot fail"},
+		{Expect{Metric: "tps@64", Min: f(5), Max: f(5)}, "no measured figure's interval lies within one value"},
+		{Expect{Metric: "lost_writes", Max: f(-1)}, "a check that can never hold"},
+		{Expect{Metric: "tps@64", Than: "a", Max: f(0)}, "a check that can never hold"},
+		{Expect{Metric: "passed", Min: f(2)}, "a check that can never hold"},
+		{Expect{Metric: "lost_writes", Max: f(0)}, ""},
+		{Expect{Metric: "passed", Min: f(1)}, ""},
+		{Expect{Metric: "tps@64", Than: "a", Min: f(1.1)}, ""},
+		{Expect{Metric: "gap_s", Min: f(0), Max: f(2)}, ""},
+	} {
+		got := strings.Join(boundProblems(c.e), "; ")
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
+		}
+	}
+	_, err := Load([]byte(`name: x
+title: x
+source: x
+variants: [{name: a, preset: galera3}]
+steps: [{name: s, kind: commit-latency}]
+scales: {quick: {runs: 1, count: 10}, full: {runs: 1, count: 10}}
+expect: [{step: s, variant: a, metric: avg_ms, max: 5, claim: c, source: s, inferred: true}]
+`))
+	if err == nil || !strings.Contains(err.Error(), "expect[0].why: required with inferred: true") {
+		t.Errorf("inferred without why: %v", err)
+	}
+	if _, err := Load(nil); err == nil || !strings.Contains(err.Error(), "study: empty document") {
+		t.Errorf("an empty file: %v", err)
 	}
 }

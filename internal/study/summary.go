@@ -53,6 +53,7 @@ const (
 	NotReproduced = "not_reproduced" // it lies wholly outside them
 	Inconclusive  = "inconclusive"   // it crosses a bound (or one round: no interval): noise cannot tell
 	NotMeasured   = "not_measured"   // a variant or step did not run
+	NotRun        = "not_run"        // --variants left out its variant (or the one it is compared with)
 )
 
 // printed is the cell's published figure when the document prints it
@@ -83,6 +84,8 @@ type Check struct {
 	// (a disk at its cap, a host at its CPU quota), said when it does not
 	// reproduce.
 	Measured []string `json:"measured,omitempty"`
+	// LeftOut are the check's variants --variants left out (not run).
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // Outcome is a check's verdict in words.
@@ -173,6 +176,15 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 	var checks []Check
 	for _, e := range s.Expect {
 		ch := Check{Expect: e, Verdict: NotMeasured}
+		for _, v := range []string{e.Variant, e.Than} {
+			if v != "" && !slices.Contains(variants, v) {
+				ch.Verdict, ch.LeftOut = NotRun, append(ch.LeftOut, v)
+			}
+		}
+		if ch.Verdict == NotRun {
+			checks = append(checks, ch)
+			continue
+		}
 		// the document's figures behind the claim: the variant's, and for a
 		// ratio the other's beside it
 		texts := map[string]string{}
@@ -211,12 +223,18 @@ func Tally(checks []Check) map[string]int {
 // claim reproduced, or how many were not and could not be told.
 func Answer(checks []Check) string {
 	n := Tally(checks)
-	total := len(checks)
+	total := len(checks) - n[NotRun]
+	left := ""
+	if n[NotRun] > 0 {
+		left = fmt.Sprintf(" (%d more not run: --variants left out their variants)", n[NotRun])
+	}
 	switch {
-	case total == 0:
+	case len(checks) == 0:
 		return "No claim of the document to check (figures only)"
+	case total == 0:
+		return fmt.Sprintf("No claim checked: --variants left out the variants of all %d", n[NotRun])
 	case n[Reproduced] == total:
-		return fmt.Sprintf("Reproduced: all %d of the document's claims checked hold", total)
+		return fmt.Sprintf("Reproduced: all %d of the document's claims checked hold%s", total, left)
 	}
 	var parts []string
 	for _, v := range []string{NotReproduced, Inconclusive, NotMeasured} {
@@ -228,7 +246,7 @@ func Answer(checks []Check) string {
 	if n[NotReproduced] == 0 {
 		head = "Not established"
 	}
-	return fmt.Sprintf("%s: %d of the document's %d claims checked hold; %s", head, n[Reproduced], total, strings.Join(parts, ", "))
+	return fmt.Sprintf("%s: %d of the document's %d claims checked hold; %s%s", head, n[Reproduced], total, strings.Join(parts, ", "), left)
 }
 
 // PerDollar is the metric of throughput per dollar an hour: a sysbench
@@ -302,6 +320,9 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 		}
 		fmt.Fprintf(&b, "%s: %q (%s): ", strings.ToUpper(c.Outcome()[:1])+c.Outcome()[1:], c.Claim, c.Source)
 		switch c.Verdict {
+		case NotRun:
+			fmt.Fprintf(&b, "not run: --variants left out %s. ", strings.Join(c.LeftOut, " and "))
+			continue
 		case NotMeasured:
 			why := "a step failed"
 			if interrupted {
@@ -469,7 +490,7 @@ func (e *Unreproduced) Error() string {
 // Verdict is nil when every claim of a completed study reproduced, else
 // an *Unreproduced.
 func Verdict(res *Result, runID string) error {
-	if n := Tally(res.Checks); n[Reproduced] == len(res.Checks) {
+	if n := Tally(res.Checks); n[Reproduced]+n[NotRun] == len(res.Checks) {
 		return nil
 	}
 	return &Unreproduced{Study: res.Study.Name, RunID: runID, Checks: res.Checks}

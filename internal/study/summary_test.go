@@ -277,3 +277,27 @@ func TestSlapFinding(t *testing.T) {
 		t.Error("a bar chart per client count beside the chart across them")
 	}
 }
+
+// TestVariantsLeftOut (the review's M10): a check whose variant, or the
+// one it is compared with, --variants left out is not run, says so, and
+// does not count against the study's verdict.
+func TestVariantsLeftOut(t *testing.T) {
+	s, err := Embedded("seed000-durability")
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := []Sample{{Round: 1, Variant: "durable", Step: "oltp", Metric: "tps@64", Value: 600}}
+	_, checks := Summarize(s, s.Scales.Quick, []string{"durable"}, samples)
+	if len(checks) != 1 || checks[0].Verdict != NotRun || fmt.Sprint(checks[0].LeftOut) != "[relaxed]" {
+		t.Fatalf("checks: %+v", checks)
+	}
+	if a := Answer(checks); a != "No claim checked: --variants left out the variants of all 1" {
+		t.Errorf("answer: %s", a)
+	}
+	if f := Finding(s, "quick", 1, nil, checks, false); !strings.Contains(f, "not run: --variants left out relaxed") || strings.Contains(f, "a step failed") {
+		t.Errorf("finding: %s", f)
+	}
+	if err := Verdict(&Result{Study: s, Checks: checks}, "r"); err != nil {
+		t.Errorf("a check not run is no claim not reproduced: %v", err)
+	}
+}
