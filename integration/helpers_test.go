@@ -25,6 +25,20 @@ type env struct {
 	cwd  string // the directory hadrill is run from: it must stay empty
 	vars []string
 	labs map[string]bool // lab names this env used (its leftovers are checked)
+	shm  map[string]bool // libfaketime's files in /dev/shm before the test
+}
+
+// faketimeFiles are libfaketime's semaphores and shared memory in
+// /dev/shm (a server run under it makes a pair).
+func faketimeFiles() map[string]bool {
+	out := map[string]bool{}
+	for _, pattern := range []string{"/dev/shm/faketime_shm_*", "/dev/shm/sem.faketime_sem_*"} {
+		files, _ := filepath.Glob(pattern)
+		for _, f := range files {
+			out[f] = true
+		}
+	}
+	return out
 }
 
 func newEnv(t *testing.T) *env {
@@ -43,7 +57,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, home: home, cwd: cwd, labs: map[string]bool{}}
+	e := &env{t: t, home: home, cwd: cwd, labs: map[string]bool{}, shm: faketimeFiles()}
 	t.Cleanup(func() {
 		if t.Failed() {
 			e.dumpLogs()
@@ -236,6 +250,11 @@ func (e *env) assertNoLeftovers() {
 	labs, _ := os.ReadDir(filepath.Join(e.home, "labs"))
 	for _, l := range labs {
 		e.t.Errorf("leftover lab file %s", filepath.Join(e.home, "labs", l.Name()))
+	}
+	for f := range faketimeFiles() { // a server of the test's labs that ran under libfaketime
+		if !e.shm[f] {
+			e.t.Errorf("leftover %s (libfaketime's, of a server the test ran under it)", f)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chaos"
@@ -102,6 +103,10 @@ func (l *Lab) destroy(ctx context.Context, keepData bool) error {
 		}
 	}
 	errs = append(errs, l.stopDaemons())
+	dirs, _ := filepath.Glob(filepath.Join(l.p.Dir, "nodes", "*")) // every node's, also of a lab known by its name only
+	for _, d := range dirs {
+		errs = append(errs, server.ForgetFakeTime(d, true))
+	}
 	if l.p.Mode == plan.ModeSSH { // a remote machine's tables outlive the lab: its partitions and links go with it
 		errs = append(errs, chaos.Remove(ctx, l.hosts, chaos.ChainOf(l.p), l.p.Hosts), l.wan.Remove(ctx))
 	}

@@ -5,12 +5,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -229,11 +232,20 @@ func Start(ctx context.Context, h host.Host, n *plan.Node, extra ...string) erro
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	d := Daemon(n, extra...)
-	if _, err := h.ReadFile(ctx, ClockFile(n)); err == nil { // a node whose clock was moved keeps its own clock
+	_, err := h.ReadFile(ctx, ClockFile(n))
+	clocked := err == nil
+	if clocked { // a node whose clock was moved keeps its own clock
 		d.Argv = Clocked(n, d.Argv)
+		if err := ForgetFakeTime(n.Dir, false); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
 	}
-	if _, _, err := h.Ensure(ctx, d); err != nil {
+	pid, started, err := h.Ensure(ctx, d)
+	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	if clocked && started {
+		return rememberFakeTime(n.Dir, pid)
 	}
 	return nil
 }
@@ -322,6 +334,77 @@ const FakeTimeLib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 func Clocked(n *plan.Node, argv []string) []string {
 	return append([]string{"env", "LD_PRELOAD=" + FakeTimeLib, "FAKETIME_TIMESTAMP_FILE=" + ClockFile(n),
 		"FAKETIME_DONT_FAKE_MONOTONIC=1", "FAKETIME_CACHE_DURATION=1"}, argv...)
+}
+
+// A process started under libfaketime makes a semaphore and a shared
+// memory segment of its own in /dev/shm (named by its pid), and removes
+// them only when it exits by itself: a server killed (a crash fault, down)
+// would leave them. Each node records the pids of its servers started
+// under it (clock faults run on this computer only), and its own leftovers
+// are removed once those servers are gone.
+
+// fakeTimePids is the record of a node directory's servers started under
+// libfaketime.
+func fakeTimePids(dir string) string { return filepath.Join(dir, "faketime.pids") }
+
+// ShmDir is where libfaketime keeps its semaphores and shared memory.
+var ShmDir = "/dev/shm"
+
+// FakeTimeFiles are what a process of that pid makes under libfaketime.
+func FakeTimeFiles(pid int) []string {
+	return []string{filepath.Join(ShmDir, fmt.Sprintf("faketime_shm_%d", pid)), filepath.Join(ShmDir, fmt.Sprintf("sem.faketime_sem_%d", pid))}
+}
+
+func rememberFakeTime(dir string, pid int) error {
+	f, err := os.OpenFile(fakeTimePids(dir), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(f, pid)
+	return errors.Join(err, f.Close())
+}
+
+// ForgetFakeTime removes libfaketime's files of a node directory's
+// recorded servers that no longer run (all of them with all: the lab goes,
+// its servers were ended), and keeps the record of the others. A pid that
+// now runs another program under libfaketime is not the node's any more:
+// its files are that program's.
+func ForgetFakeTime(dir string, all bool) error {
+	b, err := os.ReadFile(fakeTimePids(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var kept []string
+	var errs []error
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			continue
+		}
+		env, alive := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		ours := alive == nil && bytes.Contains(env, []byte("FAKETIME_TIMESTAMP_FILE="+filepath.Join(dir, "faketime.rc")))
+		if ours && !all {
+			kept = append(kept, f)
+			continue
+		}
+		if alive == nil && bytes.Contains(env, []byte("FAKETIME_")) && !ours {
+			continue // the pid is another's now
+		}
+		for _, file := range FakeTimeFiles(pid) {
+			if err := os.Remove(file); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(kept) == 0 {
+		errs = append(errs, os.Remove(fakeTimePids(dir)))
+	} else {
+		errs = append(errs, os.WriteFile(fakeTimePids(dir), []byte(strings.Join(kept, "\n")+"\n"), 0o644))
+	}
+	return errors.Join(errs...)
 }
 
 // Reachable reports whether a TCP connection to addr (host:port) made
