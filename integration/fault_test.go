@@ -112,6 +112,15 @@ func TestFaults(t *testing.T) {
 	if datagrams(t, ns["db3"], ns["client"], clientAddr, 5) == 0 {
 		t.Error("a datagram from db3 did not reach the client: the cut from the client to db3 is not one way")
 	}
+	// rules gone without a heal (a drill killed after lifting its cut, a
+	// hand's iptables -F): status says the cut is over, not in force
+	if out, err := exec.Command("ip", "netns", "exec", ns["db3"], "iptables", "-w", "-F", "HDFAULT").CombinedOutput(); err != nil {
+		t.Fatalf("iptables -F: %v %s", err, out)
+	}
+	if out := e.ok("status", "--name", "itflt").stdout; !strings.Contains(out, "faults since the last heal, over already: partition db3 one way from client") ||
+		strings.Contains(out, "faults since the last heal: partition") {
+		t.Errorf("status lists a lifted cut as in force:\n%s", out)
+	}
 	e.ok("fault", "heal", "--name", "itflt")
 	if datagrams(t, ns["client"], ns["db3"], addr["db3"], 5) == 0 {
 		t.Error("after heal, a datagram from the client does not reach db3")

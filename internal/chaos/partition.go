@@ -301,6 +301,30 @@ func Remove(ctx context.Context, hosts Runner, chain string, on []plan.Host) err
 	})
 }
 
+// PartitionInForce says whether a recorded partition's rules are still on
+// its side's hosts (a drill killed before it lifted its cut may have left
+// them, or they may be gone with a host's restart): its first side host's
+// chain still drops packets of a host of its other side. read runs argv on
+// a host and returns what it printed.
+func PartitionInForce(ctx context.Context, read func(host string, argv []string) ([]byte, error), p *plan.Plan, r fault.Record) bool {
+	if r.Fault != fault.Partition || len(r.Targets) == 0 {
+		return false
+	}
+	out, err := read(r.Targets[0], []string{"iptables", "-w", "-S", ChainOf(p)})
+	if err != nil {
+		return false
+	}
+	from, _ := resolve(p, r.From)
+	for _, h := range from {
+		for _, addr := range h.Addresses() {
+			if strings.Contains(string(out), "-s "+addr+"/32 -j DROP") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // noChain says iptables found no such chain.
 func noChain(err error) bool { return strings.Contains(err.Error(), "No chain") }
 

@@ -2,6 +2,8 @@ package lab
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +49,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 		diskFaults = nil
 	}
 	s.Daemons = l.hostDaemons(ctx)
+	recs := l.Faults(time.Time{}, time.Now().Add(time.Hour))
 	var wg sync.WaitGroup
 	repl := l.Replication()
 	roles, _ := state.RolesOf(p.Dir).Read()
@@ -74,7 +77,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 			defer wg.Done()
 			s.Nodes[i].State = l.NodeState(ctx, n)
 			if s.Nodes[i].State == server.Down {
-				s.Nodes[i].Stopped = l.stoppedBecause(ctx, n)
+				s.Nodes[i].Stopped = l.stoppedBecause(ctx, n, recs)
 			}
 			if s.Nodes[i].State.Answering() {
 				s.Nodes[i].Detail = repl.Detail(ctx, n)
@@ -117,8 +120,34 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 		}
 	}
 	s.Hosts = l.hostInfo(before, window)
-	s.Faults = fault.SinceHeal(l.Faults(time.Time{}, time.Now().Add(time.Hour)))
+	s.Faults, s.FaultsOver = l.inForce(ctx, s, fault.SinceHeal(recs))
 	return s
+}
+
+// inForce splits the faults since the last heal into those that may still
+// be in force and those that are over: a partition whose rules are gone
+// from its hosts, a kill, stop or pause of nodes that all run again.
+func (l *Lab) inForce(ctx context.Context, s status.Status, recs []fault.Record) (still, over []fault.Record) {
+	read := func(host string, argv []string) ([]byte, error) { return l.Prov.Host(host).Run(ctx, argv, nil) }
+	running := map[string]bool{}
+	for _, n := range s.Nodes {
+		running[n.Name] = n.State.Answering()
+	}
+	for _, r := range recs {
+		done := false
+		switch r.Fault {
+		case fault.Partition:
+			done = !chaos.PartitionInForce(ctx, read, l.p, r)
+		case fault.Kill, fault.Stop, fault.Pause, fault.Crash:
+			done = len(r.Targets) > 0 && !slices.ContainsFunc(r.Targets, func(t string) bool { return !running[t] })
+		}
+		if done {
+			over = append(over, r)
+		} else {
+			still = append(still, r)
+		}
+	}
+	return still, over
 }
 
 // hostInfo reads each measured host again, at least window after before
@@ -194,9 +223,12 @@ func (l *Lab) linkInfo() []status.LinkInfo {
 	return out
 }
 
-// stoppedBecause reads why a server that is down stopped on its own, from
-// the end of its error log ("" when it said nothing: a kill, a clean stop).
-func (l *Lab) stoppedBecause(ctx context.Context, n *plan.Node) string {
+// stoppedBecause reads why a server that is down stopped: from its error
+// log, its last run's errors since the last heal (a fault healed earlier is
+// not why it stopped later); when those say nothing, the fault of the log
+// that ended it (a kill -9 writes no line); "" when neither says (a clean
+// stop).
+func (l *Lab) stoppedBecause(ctx context.Context, n *plan.Node, recs []fault.Record) string {
 	b, err := l.Prov.Host(n.Host).ReadFile(ctx, n.LogFile)
 	if err != nil {
 		return ""
@@ -204,8 +236,23 @@ func (l *Lab) stoppedBecause(ctx context.Context, n *plan.Node) string {
 	if len(b) > 256<<10 {
 		b = b[len(b)-256<<10:]
 	}
-	why := mariadb.StoppedBecause(string(b))
-	if sst := mariadb.DamagedAfterSST(string(b)); sst != "" {
+	log := string(b)
+	var healed time.Time
+	for _, r := range recs {
+		if r.Fault == fault.Heal {
+			healed = r.At
+		}
+	}
+	why := mariadb.StoppedBecause(log, healed)
+	if started, ok := mariadb.RunStarted(log); ok && why == "" {
+		for _, r := range recs {
+			ends := r.Fault == fault.Kill || r.Fault == fault.Crash || r.Fault == fault.Stop
+			if ends && slices.Contains(r.Targets, n.Name) && !r.At.Before(started.Truncate(time.Second)) {
+				why = fmt.Sprintf("ended by hadrill's fault %s at %s", r.Label(), r.At.Local().Format("15:04:05"))
+			}
+		}
+	}
+	if sst := mariadb.DamagedAfterSST(log); sst != "" {
 		why = strings.TrimPrefix(why+"; "+sst, "; ")
 	}
 	return why

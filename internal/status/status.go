@@ -44,9 +44,12 @@ type Status struct {
 	// Disks is the lab's disk daemon, when it emulates disks: whether it
 	// serves the volumes.
 	Disks *DisksInfo `json:"disks,omitempty"`
-	// Faults are those injected since the last heal (what may still be in
-	// force: `hadrill fault heal` undoes them).
-	Faults []fault.Record `json:"faults,omitempty"`
+	// Faults are those injected since the last heal that may still be in
+	// force (`hadrill fault heal` undoes them); FaultsOver those since the
+	// last heal that are over already (a partition lifted by a drill that
+	// was killed, a killed node running again).
+	Faults     []fault.Record `json:"faults,omitempty"`
+	FaultsOver []fault.Record `json:"faults_over,omitempty"`
 	// Hosts are the measured hosts: machine, CPU and memory in use,
 	// memory-limit kills (root labs on a machine with cgroup v1).
 	Hosts []HostInfo `json:"hosts,omitempty"`
@@ -264,16 +267,22 @@ func Text(out io.Writer, st Status) {
 			fmt.Fprintf(out, "%s %s volume: disk fault %s (hadrill fault heal undoes it)\n", n.Name, v, n.DiskFaults[v])
 		}
 	}
-	if len(st.Faults) > 0 {
+	said := func(recs []fault.Record) string {
 		var what []string
-		for _, r := range st.Faults {
+		for _, r := range recs {
 			w := r.Label()
 			if len(r.From) > 0 {
 				w += " from " + strings.Join(r.From, ",")
 			}
 			what = append(what, w+" ("+r.At.Local().Format("15:04:05")+")")
 		}
-		fmt.Fprintf(out, "faults since the last heal: %s (hadrill fault heal undoes them)\n", strings.Join(what, "; "))
+		return strings.Join(what, "; ")
+	}
+	if len(st.Faults) > 0 {
+		fmt.Fprintf(out, "faults since the last heal: %s (hadrill fault heal undoes them)\n", said(st.Faults))
+	}
+	if len(st.FaultsOver) > 0 {
+		fmt.Fprintf(out, "faults since the last heal, over already: %s\n", said(st.FaultsOver))
 	}
 	if down := st.DaemonsDown(); len(down) > 0 && st.Status == state.Running {
 		fix := "`hadrill start --all` starts them"

@@ -41,6 +41,7 @@ func TestText(t *testing.T) {
 		Arbitrators: []ArbitratorInfo{{Name: "dbarb", Cluster: "db", Region: "west", Address: "198.18.7.20", State: "running", Pid: 120}},
 		Client:      ClientInfo{Name: "client", Address: "198.18.7.201"},
 		Faults:      []fault.Record{{At: at, Fault: fault.Partition, Targets: []string{"db3"}, From: []string{"db1", "db2"}}, {At: at.Add(time.Minute), Fault: fault.Clock, Targets: []string{"db2"}, Value: "+1m0s"}},
+		FaultsOver:  []fault.Record{{At: at.Add(2 * time.Minute), Fault: fault.Kill, Targets: []string{"db1"}}},
 		Disks:       &DisksInfo{State: "not serving", Problem: "the disk daemon is not running", Fix: "hadrill start --all --name demo"},
 		Hosts: []HostInfo{{Name: "db1", FaultDomain: "db1", MemoryBytes: 512 << 20, Machine: &plan.Machine{Name: "small", CPUs: 1, MemoryBytes: 2 << 30}},
 			{Name: "db2", FaultDomain: "db2", MemoryBytes: 400 << 20, OOMKills: 1}},

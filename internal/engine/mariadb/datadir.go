@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // InstallDB initialises a fresh datadir with mariadb-install-db on this
@@ -122,8 +123,10 @@ func SafeToBootstrap(grastate string) string {
 // errors name the cause; later ones are its consequences), or its last n
 // lines when it has none: what a user needs when a server would not start.
 func LogTail(log string, n int) string {
+	lines := strings.Split(log, "\n")
+	log = strings.Join(lines[lastRun(lines):], "\n") // a server's last run: an earlier one's errors are not why this one failed
 	var errs []string
-	for _, l := range strings.Split(log, "\n") {
+	for _, l := range lines[lastRun(lines):] {
 		if strings.Contains(l, "[ERROR]") {
 			errs = append(errs, strings.TrimSpace(l))
 		}
@@ -169,14 +172,19 @@ func last(l []string, n int) []string {
 }
 
 // StoppedBecause says, from a server's error log, why it stopped on its
-// own: the fatal (else the first) error of its last run, with an errno
-// named ("fdatasync() returned 5 (EIO)"). "" when its last run ended with a
-// clean shutdown or logged no error (a kill -9 says nothing).
-func StoppedBecause(log string) string {
+// own: the fatal (else the first) error of its last run logged at or after
+// after (zero: any; what came before a heal is not why it stopped later),
+// with an errno named ("fdatasync() returned 5 (EIO)"). "" when its last
+// run ended with a clean shutdown or logged no error since (a kill -9 says
+// nothing).
+func StoppedBecause(log string, after time.Time) string {
 	lines := strings.Split(log, "\n")
 	start := lastRun(lines)
 	var first, fatal string
 	for _, l := range lines[start:] {
+		if t, ok := LogTime(l); ok && !after.IsZero() && t.Before(after.Truncate(time.Second)) {
+			continue
+		}
 		switch {
 		case strings.Contains(l, "Shutdown complete"):
 			return ""
@@ -265,6 +273,28 @@ func lastRun(lines []string) int {
 		}
 	}
 	return start
+}
+
+// LogTime is when a server log line was written (the server's local
+// time, this computer's zone), false for a line without a time.
+func LogTime(line string) (time.Time, bool) {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return time.Time{}, false
+	}
+	t, err := time.ParseInLocation("2006-01-02 15:04:05", f[0]+" "+f[1], time.Local)
+	return t, err == nil
+}
+
+// RunStarted is when the server's last run began (by its log), false when
+// the log does not say.
+func RunStarted(log string) (time.Time, bool) {
+	lines := strings.Split(log, "\n")
+	i := lastRun(lines)
+	if !strings.Contains(lines[i], "Starting MariaDB") && !strings.Contains(lines[i], " starting as process ") {
+		return time.Time{}, false
+	}
+	return LogTime(lines[i])
 }
 
 // stamp is a server log line's time ("2026-11-26 13:59:09").

@@ -3,6 +3,7 @@ package mariadb
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestLogTailNamesAFullDisk: the first error lines are kept, and error 28
@@ -54,9 +55,29 @@ func TestStoppedBecause(t *testing.T) {
 		{"write error", run + "x [ERROR] InnoDB: Operating system error number 28 in a file operation.\n", "InnoDB: Operating system error number 28 in a file operation. (ENOSPC: no space left on device)"},
 		{"errcode", run + "x [ERROR] mariadbd: Error writing file 'y' (Errcode: 30 \"Read-only file system\")\n", "mariadbd: Error writing file 'y' (Errcode: 30 \"Read-only file system\") (EROFS: read-only file system)"},
 	} {
-		if got := StoppedBecause(c.log); got != c.want {
+		if got := StoppedBecause(c.log, time.Time{}); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+	// the labs review's finding 4: an error of a fault healed since is not
+	// why the server stopped later (a kill -9 after it said nothing)
+	full := run + "2026-11-26  5:34:00 0 [ERROR] mariadbd: Disk got full writing 'information_schema.(temporary)' (Errcode: 28 \"No space left on device\")\n" +
+		"2026-11-26  5:36:10 0 [Note] WSREP: Synchronized with group, ready for connections\n"
+	healed := time.Date(2026, 11, 26, 5, 35, 0, 0, time.Local)
+	if got := StoppedBecause(full, healed); got != "" {
+		t.Errorf("a healed fault's error: %q", got)
+	}
+	if got := StoppedBecause(full, healed.Add(-2*time.Minute)); !strings.Contains(got, "Disk got full") {
+		t.Errorf("an error since the heal: %q", got)
+	}
+	if at, ok := RunStarted(full); !ok || at.Format("15:04:05") != "05:32:48" {
+		t.Errorf("run started %v %v", at, ok)
+	}
+	// and a server's start that failed is explained by its own run's
+	// errors, not an earlier run's (the drill quoted an EIO healed before)
+	two := "2026-11-26  5:20:00 0 [ERROR] [FATAL] InnoDB: fdatasync() returned 5\n" + run + "2026-11-26  5:33:00 0 [Note] WSREP: joining\n"
+	if got := LogTail(two, 4); strings.Contains(got, "fdatasync") {
+		t.Errorf("an earlier run's error in the tail: %q", got)
 	}
 }
 
