@@ -41,6 +41,12 @@ expect:
 	if r := e.run("study", "run", "--file", file, "--variants", ""); r.code != 2 || !strings.Contains(r.stderr, "--variants: empty") {
 		t.Errorf("--variants naming none: exit %d\n%s", r.code, r.stderr)
 	}
+	// the labs review's finding 5: a full scale that cannot fit this
+	// computer is refused with its estimate before any lab is made
+	if r := e.run("study", "run", "seed002-wan", "--scale", "full"); r.code != 2 || !strings.Contains(r.stderr, "would need about") ||
+		!strings.Contains(r.stderr, "20 tables of 1,000,000 rows") {
+		t.Errorf("seed002-wan at full scale: exit %d\n%s", r.code, r.stderr)
+	}
 	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
 		t.Errorf("refused input left labs: %v", labs)
 	}

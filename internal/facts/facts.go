@@ -45,20 +45,27 @@ func Machine() plan.Facts {
 	return f
 }
 
-func memTotal() int64 {
+func memTotal() int64 { return meminfo("MemTotal:", 4<<30) }
+
+// MemAvailable is the memory this computer can give without swapping
+// (MemAvailable: free memory and what the page cache can give back).
+func MemAvailable() int64 { return meminfo("MemAvailable:", 0) }
+
+// meminfo reads one field of /proc/meminfo in bytes (def when unread).
+func meminfo(field string, def int64) int64 {
 	fh, err := os.Open("/proc/meminfo")
 	if err != nil {
-		return 4 << 30
+		return def
 	}
 	defer fh.Close()
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == "MemTotal:" {
+		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == field {
 			kb, _ := strconv.ParseInt(f[1], 10, 64)
 			return kb << 10
 		}
 	}
-	return 4 << 30
+	return def
 }
 
 // Preflight checks the programs a plan needs and names every missing one.

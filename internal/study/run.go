@@ -106,6 +106,47 @@ func Choose(s *Study, o Options) (Scale, []string, error) {
 	return sc, chosen, hderr.Users(problems)
 }
 
+// remaining estimates the time the units left take (the one starting
+// included), each step at its mean so far; false until every step has run
+// once (a step's first run, which makes its data, is no guide to another's).
+func remaining(steps []Step, took map[string][]time.Duration, left int) (time.Duration, bool) {
+	var per time.Duration
+	for _, st := range steps {
+		d := took[st.Name]
+		if len(d) == 0 {
+			return 0, false
+		}
+		var sum time.Duration
+		for _, x := range d {
+			sum += x
+		}
+		per += sum / time.Duration(len(d))
+	}
+	return per * time.Duration(left) / time.Duration(len(steps)), true
+}
+
+// stillRunning says every minute that a unit still runs (a first round
+// may spend minutes making its data); the returned func ends it.
+func stillRunning(ctx context.Context, log io.Writer, what string) func() {
+	done := make(chan struct{})
+	began := time.Now()
+	go func() {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fmt.Fprintf(log, "%s: still running after %s\n", what, time.Since(began).Round(time.Second))
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
 // Run runs a study: every chosen variant's lab up, then Runs rounds with
 // the variants interleaved, each going through every step; then the labs
 // down (unless Keep), also when interrupted or failing. What was measured
@@ -125,6 +166,9 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	if err := hderr.Join([]error{cerr, perr}); err != nil { // every problem at once
 		return nil, "", err
 	}
+	if err := pl.checkRoom(sc); err != nil {
+		return nil, "", err
+	}
 	if err := pl.checkHosts(ctx); err != nil {
 		return nil, "", err
 	}
@@ -137,7 +181,8 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		return nil, "", err
 	}
 	units := sc.Runs * len(variants) * len(s.Steps)
-	done, t0 := 0, time.Now()
+	done := 0
+	took := map[string][]time.Duration{} // each step's durations so far (a first round's include making its data)
 	stop := func() bool { return ctx.Err() != nil || res.Failed != "" }
 	for round := 1; round <= sc.Runs && !stop(); round++ {
 		for _, name := range Order(variants, round) {
@@ -147,10 +192,12 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 				}
 				done++
 				left := ""
-				if done > 1 {
-					left = fmt.Sprintf(", ~%s left", (time.Since(t0) / time.Duration(done-1) * time.Duration(units-done+1)).Round(time.Second))
+				if eta, ok := remaining(s.Steps, took, units-done+1); ok {
+					left = fmt.Sprintf(", ~%s left", eta.Round(time.Second))
 				}
 				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, sc.Runs, variant(s, name).Title(), st.Name, left)
+				began := time.Now()
+				quiet := stillRunning(ctx, o.Log, fmt.Sprintf("study %s [%d/%d]: %s of %s", s.Name, done, units, st.Name, variant(s, name).Title()))
 				l, err := pl.lab(ctx, name) // on remote hosts, its turn: its lab comes up
 				if err != nil {
 					if ctx.Err() == nil {
@@ -167,6 +214,8 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 					sleepCtx(ctx, retryPause)
 					samples, err = measure(ctx, l, variant(s, name), st, sc, o)
 				}
+				quiet()
+				took[st.Name] = append(took[st.Name], time.Since(began))
 				if err != nil && ctx.Err() == nil { // stop, keep what was measured
 					res.Failed = fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, err)
 					fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, res.Failed)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEmbeddedStudiesLoad(t *testing.T) {
@@ -344,5 +345,40 @@ expect: [{step: s, variant: a, metric: avg_ms, max: 5, claim: c, source: s, infe
 	}
 	if _, err := Load(nil); err == nil || !strings.Contains(err.Error(), "study: empty document") {
 		t.Errorf("an empty file: %v", err)
+	}
+}
+
+// TestRoom (the labs review's finding 5): what a study's labs would need
+// at once against what this computer has.
+func TestRoom(t *testing.T) {
+	n := need{labs: 4, nodes: 13, rows: 20_000_000, dataset: "20 tables of 1,000,000 rows", memory: 48 << 30, files: 100 << 30, memoryAvailable: 22 << 30, freeDisk: 200 << 30}
+	err := n.problem("seed002-wan", "full")
+	if err == nil || !strings.Contains(err.Error(), "would need about 48G of memory once their data is loaded, where 22G is available: run --scale quick") ||
+		strings.Contains(err.Error(), "of files") {
+		t.Errorf("%v", err)
+	}
+	n.memory, n.freeDisk = 4<<30, 50<<30
+	if err := n.problem("x", "full"); err == nil || !strings.Contains(err.Error(), "about 100G of files, where 50G is free") {
+		t.Errorf("%v", err)
+	}
+	n.files = 10 << 30
+	if err := n.problem("x", "quick"); err != nil {
+		t.Errorf("it fits: %v", err)
+	}
+	if got := thousands(20_000_000); got != "20,000,000" {
+		t.Errorf("thousands: %s", got)
+	}
+}
+
+// TestRemaining (the labs review's finding 8): no estimate until every
+// step ran once, then each step at its own mean.
+func TestRemaining(t *testing.T) {
+	steps := []Step{{Name: "commit"}, {Name: "oltp"}}
+	if _, ok := remaining(steps, map[string][]time.Duration{"commit": {time.Second}}, 10); ok {
+		t.Error("an estimate before oltp ran once")
+	}
+	took := map[string][]time.Duration{"commit": {2 * time.Second}, "oltp": {200 * time.Second, 40 * time.Second}}
+	if got, ok := remaining(steps, took, 4); !ok || got != 244*time.Second {
+		t.Errorf("remaining %v %v, want 4 units at (2 s + 120 s) / 2", got, ok)
 	}
 }
