@@ -35,6 +35,8 @@ clusters:
     storage:
       volumes:
         - {name: data, disk: local}
+        - {name: logs, disk: local}
+      binlog: logs
 load_balancers:
   - name: lb
     cluster: db
@@ -42,9 +44,9 @@ client:
   name: client
 `)
 	e.ok("up", "-f", spec)
-	if r := e.run("fault", "disk", "db1", "--name", "itdsk", "--eio", "trim", "--rate", "200%", "--volume", "logs"); r.code != 2 ||
+	if r := e.run("fault", "disk", "db1", "--name", "itdsk", "--eio", "trim", "--rate", "200%", "--volume", "redo"); r.code != 2 ||
 		!strings.Contains(r.stderr, `--eio: expected read, write or fsync, got "trim"`) || !strings.Contains(r.stderr, "--rate: expected a share") ||
-		!strings.Contains(r.stderr, `--volume: db1 has no volume "logs" (volumes: data)`) {
+		!strings.Contains(r.stderr, `--volume: db1 has no volume "redo" (volumes: data, logs)`) {
 		t.Errorf("bad disk fault: exit %d\n%s", r.code, r.stderr)
 	}
 	if r := e.run("fault", "disk", "db1", "--name", "itdsk"); r.code != 2 || !strings.Contains(r.stderr, "give at least one of --eio") {
@@ -108,6 +110,62 @@ client:
 		if got := e.sql("itdsk", n, "SET SESSION wsrep_sync_wait=1; SELECT COUNT(*) FROM app.k"); !strings.HasSuffix(got, "\n39201") {
 			t.Errorf("%s holds %s rows after the full volume was healed, want 39201", n, got)
 		}
+	}
+
+	// the labs review's findings 2 and 3: a member whose disk is full
+	// stops applying, asks for flow control once its queue passes the
+	// limit, and every member's commits wait. Its agent refuses it (it
+	// holds the cluster back), status says so, and heal returns only once
+	// the cluster commits again (the server sees freed space at its next
+	// try, a minute after the first).
+	e.sql("itdsk", "db1", "CREATE TABLE app.fc (id INT PRIMARY KEY, v MEDIUMTEXT)")
+	e.ok("fault", "disk", "db2", "--name", "itdsk", "--full", "--volume", "logs") // its binary log waits for space; its data volume has room
+	var held []string
+	for i := 0; i < 100; i++ { // 2 MB: more than the file system's slack for a growing binary log
+		held = append(held, fmt.Sprintf("INSERT INTO app.fc VALUES (%d, REPEAT('x', 20000))", i))
+	}
+	writes, _ := e.start("sql", "db1", "--name", "itdsk", "-e", strings.Join(held, "; "))
+	get := agentClient("hd-itdsk-client")
+	db2 := ""
+	for _, n := range e.status("itdsk").Nodes {
+		if n.Name == "db2" {
+			db2 = n.Address
+		}
+	}
+	var code int
+	var body string
+	for end := time.Now().Add(40 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if code, body = get("http://" + db2 + ":9200/"); code == 503 {
+			break
+		}
+	}
+	if code != 503 || !strings.Contains(body, `"code":"HoldsBack"`) {
+		t.Errorf("db2's agent while its full disk holds the cluster: %d %s", code, body)
+	}
+	if out := e.ok("status", "--name", "itdsk").stdout; !strings.Contains(out, "db2 HOLDS THE CLUSTER BACK: it asks the cluster to pause replication") ||
+		!strings.Contains(out, "its logs volume is full") {
+		t.Errorf("status while db2 holds the cluster back:\n%s", out)
+	}
+	start := time.Now()
+	if r := e.ok("fault", "heal", "--name", "itdsk"); !strings.Contains(r.stdout+r.stderr, "cluster db takes writes again") {
+		t.Errorf("heal of a full disk that held the cluster: %s%s", r.stdout, r.stderr)
+	}
+	t.Logf("heal of the full disk returned after %v", time.Since(start).Round(100*time.Millisecond))
+	done := make(chan error, 1)
+	go func() { done <- writes.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the writes held by flow control: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("the writes held by flow control did not finish 10 s after heal returned")
+	}
+	if got := e.sql("itdsk", "db2", "SET SESSION wsrep_sync_wait=1; SELECT COUNT(*) FROM app.fc"); !strings.HasSuffix(got, "\n100") {
+		t.Errorf("db2 holds %s of the 100 rows written while it held the cluster", got)
+	}
+	if code, body = get("http://" + db2 + ":9200/"); code != 200 {
+		t.Errorf("db2's agent after heal: %d %s", code, body)
 	}
 
 	// a power cut at a crash of every node, armed on every node

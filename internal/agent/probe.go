@@ -55,6 +55,7 @@ type Prober struct {
 	last *Result
 	db   *sql.DB
 	dbpw string
+	hold galera.Hold // since when the node keeps the cluster paused
 }
 
 // NewProber returns a prober; it never fails: problems show as 503 reasons.
@@ -91,8 +92,9 @@ func (p *Prober) probe(ctx context.Context) Result {
 		return r
 	}
 	r.Reached, r.Snapshot = true, snap
+	p.hold.Observe(galera.FlowOf(snap.Status), r.At)
 	r.Verdict = galera.Judge(snap, galera.HealthOptions{AvailableWhenDonor: p.o.AvailableWhenDonor,
-		ReadOnlyUnavailable: p.o.ReadOnlyUnavailable, Drained: drained})
+		ReadOnlyUnavailable: p.o.ReadOnlyUnavailable, Drained: drained, Held: p.hold.For(r.At)})
 	return r
 }
 

@@ -3,6 +3,7 @@ package galera
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Snapshot is what a health probe reads from a node: global status
@@ -21,6 +22,9 @@ type HealthOptions struct {
 	AvailableWhenDonor  bool // a Donor/Desynced node still takes traffic (clustercheck's option)
 	ReadOnlyUnavailable bool // read_only=ON makes a node unavailable
 	Drained             bool // the operator drained the node (maintenance)
+	// Held is how long the node has kept the cluster paused by flow
+	// control, its queue not draining (Hold, kept by the agent).
+	Held time.Duration
 }
 
 // Code is one of the closed vocabulary of health verdicts (the Galera ones
@@ -40,6 +44,7 @@ const (
 	CodeReadOnly    Code = "ReadOnly"
 	CodeNotGalera   Code = "WsrepOff"
 	CodeUnreachable Code = "Unreachable" // the probe could not read the node at all
+	CodeHoldsBack   Code = "HoldsBack"   // Synced, but it keeps the cluster paused (flow control) and cannot apply
 )
 
 // Verdict is the answer to "may this node take traffic?".
@@ -93,6 +98,9 @@ func Judge(s Snapshot, o HealthOptions) Verdict {
 	}
 	if o.ReadOnlyUnavailable && on(v["read_only"]) {
 		return no(CodeReadOnly, "read_only=ON")
+	}
+	if why := HoldsBack(FlowOf(st), o.Held); why != "" {
+		return no(CodeHoldsBack, "%s, though %s", state, why)
 	}
 	if st["wsrep_local_state"] == "2" {
 		return Verdict{OK: true, Code: CodeDonor, State: state, Reason: state + ", admitted: available_when_donor is on"}

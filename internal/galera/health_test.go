@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // snapshot loads a status snapshot captured from MariaDB 10.11.19 + Galera
@@ -56,6 +57,10 @@ func TestJudge(t *testing.T) {
 		{"not ready (derived)", derived(synced, map[string]string{"wsrep_ready": "OFF"}), HealthOptions{}, false, CodeNotReady},
 		{"wsrep off", Snapshot{Status: map[string]string{}, Variables: map[string]string{"wsrep_on": "OFF"}}, HealthOptions{}, false, CodeNotGalera},
 		{"empty snapshot", Snapshot{}, HealthOptions{}, false, CodeNotGalera},
+		{"holds the cluster back (a full disk, derived)", derived(synced, map[string]string{"wsrep_flow_control_requested": "true", "wsrep_flow_control_active": "true", "wsrep_local_recv_queue": "29"}),
+			HealthOptions{Held: 6 * time.Second}, false, CodeHoldsBack},
+		{"asks for flow control briefly (derived)", derived(synced, map[string]string{"wsrep_flow_control_requested": "true", "wsrep_flow_control_active": "true", "wsrep_local_recv_queue": "17"}),
+			HealthOptions{Held: time.Second}, true, CodeSynced},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

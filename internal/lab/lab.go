@@ -167,11 +167,14 @@ func (l *Lab) AppDB(addr string) (*sql.DB, error) {
 
 // NodeState reads a node's state, waiting at most a second: unresponsive
 // then means paused, hung, or still starting.
-func (l *Lab) NodeState(ctx context.Context, n *plan.Node) server.State {
+func (l *Lab) NodeState(ctx context.Context, n *plan.Node) server.State { return l.Probe(ctx, n).State }
+
+// Probe reads a node's state and, for a Galera member, its wsrep status.
+func (l *Lab) Probe(ctx context.Context, n *plan.Node) server.Status {
 	db := l.Admin(n)
 	defer db.Close()
 	proc, err := l.Process(n)
-	return server.Probe(ctx, db, n, proc, err, time.Second).State
+	return server.Probe(ctx, db, n, proc, err, time.Second)
 }
 
 // Pid is the node's server pid when it runs, else 0.

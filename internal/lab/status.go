@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/fault"
+	"github.com/hadrill/hadrill/internal/galera"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/infra/usage"
@@ -75,7 +77,11 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			s.Nodes[i].State = l.NodeState(ctx, n)
+			probe := l.Probe(ctx, n)
+			s.Nodes[i].State = probe.State
+			if f := galera.FlowOf(probe.Status); f.Requested && f.Active {
+				s.Nodes[i].HoldsBack = "it " + holdsBack(f, s.Nodes[i].DiskFaults)
+			}
 			if s.Nodes[i].State == server.Down {
 				s.Nodes[i].Stopped = l.stoppedBecause(ctx, n, recs)
 			}
@@ -122,6 +128,27 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	s.Hosts = l.hostInfo(before, window)
 	s.Faults, s.FaultsOver = l.inForce(ctx, s, fault.SinceHeal(recs))
 	return s
+}
+
+// holdsBack says what a member that asks for flow control now keeps
+// waiting, with its disk faults (a full volume: MariaDB waits for space
+// and retries once a minute).
+func holdsBack(f galera.Flow, diskFaults map[string]string) string {
+	why := fmt.Sprintf("asks the cluster to pause replication (flow control: %d write sets wait to be applied there): every member's commits wait for it", f.Queue)
+	var full []string
+	for _, v := range slices.Sorted(maps.Keys(diskFaults)) {
+		if strings.Contains(diskFaults[v], "full") {
+			full = append(full, v)
+		}
+	}
+	switch len(full) {
+	case 0:
+		return why
+	case 1:
+		return why + fmt.Sprintf("; its %s volume is full (the server waits for space, and retries a write once a minute once it has some)", full[0])
+	}
+	return why + fmt.Sprintf("; its %s and %s volumes are full (the server waits for space, and retries a write once a minute once it has some)",
+		strings.Join(full[:len(full)-1], ", "), full[len(full)-1])
 }
 
 // inForce splits the faults since the last heal into those that may still

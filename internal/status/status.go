@@ -183,6 +183,9 @@ type NodeInfo struct {
 	// Clock is its clock fault in force ("+1m0s", "drift +500ppm"), "" for
 	// the real time.
 	Clock string `json:"clock,omitempty"`
+	// HoldsBack says that a Galera member keeps its cluster's replication
+	// paused now (it asks for flow control), and what waits.
+	HoldsBack string `json:"holds_back,omitempty"`
 	// Replication (servers with binary logs): GTID position, read_only,
 	// each replication connection, and a primary's semi-sync state.
 	replication.Detail
@@ -256,6 +259,9 @@ func Text(out io.Writer, st Status) {
 	for _, n := range st.Nodes {
 		if n.Fenced != "" {
 			fmt.Fprintf(out, "%s is fenced: it %s\n", n.Name, n.Fenced)
+		}
+		if n.HoldsBack != "" {
+			fmt.Fprintf(out, "%s HOLDS THE CLUSTER BACK: %s\n", n.Name, n.HoldsBack)
 		}
 		if n.Stopped != "" {
 			fmt.Fprintf(out, "%s stopped: %s\n", n.Name, n.Stopped)

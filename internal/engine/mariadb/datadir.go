@@ -275,6 +275,23 @@ func lastRun(lines []string) int {
 	return start
 }
 
+// WaitsForSpace says whether the server's last run found its disk full
+// and waits for space (MariaDB sleeps a minute between its tries: freed
+// space is seen at its next try, not before).
+func WaitsForSpace(log string) bool {
+	lines := strings.Split(log, "\n")
+	waits := false
+	for _, l := range lines[lastRun(lines):] {
+		switch {
+		case strings.Contains(l, "Waiting for someone to free space"):
+			waits = true
+		case strings.Contains(l, "Shutdown complete"):
+			waits = false
+		}
+	}
+	return waits
+}
+
 // LogTime is when a server log line was written (the server's local
 // time, this computer's zone), false for a line without a time.
 func LogTime(line string) (time.Time, bool) {

@@ -1,0 +1,73 @@
+package galera
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A Galera node whose apply queue grows past gcs.fc_limit asks the cluster
+// to pause replication (flow control), and every member's commits wait
+// until it asks no more. A node that cannot apply at all (its disk full,
+// its volume stalled) asks once and keeps the whole cluster paused while
+// staying Synced: clustercheck's contract would call it healthy. hadrill's
+// agent admits a node while it can commit: it refuses one that has held
+// the cluster paused for HoldLimit, its apply queue not draining (the
+// others' commits then wait for it too, but it is where the cause is, and
+// the load balancer's view says so); brief pauses of a busy cluster,
+// whose queues drain, never reach it.
+
+// HoldLimit is how long a node may keep the cluster paused, its queue not
+// draining, before it is reported as holding the cluster back.
+const HoldLimit = 5 * time.Second
+
+// Flow is a node's flow control as one snapshot says it.
+type Flow struct {
+	Requested bool // this node asks the cluster to pause (wsrep_flow_control_requested)
+	Active    bool // the cluster is paused (wsrep_flow_control_active)
+	Queue     int  // write sets received, not yet applied (wsrep_local_recv_queue)
+}
+
+// FlowOf reads a node's flow control from its wsrep status.
+func FlowOf(st map[string]string) Flow {
+	q, _ := strconv.Atoi(st["wsrep_local_recv_queue"])
+	return Flow{Requested: truthy(st["wsrep_flow_control_requested"]), Active: truthy(st["wsrep_flow_control_active"]), Queue: q}
+}
+
+func truthy(v string) bool { return strings.EqualFold(v, "true") || on(v) }
+
+// Hold remembers, over a node's snapshots, since when it has asked for
+// flow control with its apply queue not draining.
+type Hold struct {
+	Since time.Time // zero: it does not hold the cluster
+	Queue int       // its queue then
+}
+
+// Observe takes a snapshot's flow control, seen at now.
+func (h *Hold) Observe(f Flow, now time.Time) {
+	switch {
+	case !f.Requested:
+		*h = Hold{}
+	case h.Since.IsZero() || f.Queue < h.Queue: // it asks anew, or its queue drains: a busy node, not a stuck one
+		*h = Hold{Since: now, Queue: f.Queue}
+	}
+}
+
+// For is how long the node has held the cluster at now.
+func (h Hold) For(now time.Time) time.Duration {
+	if h.Since.IsZero() {
+		return 0
+	}
+	return now.Sub(h.Since)
+}
+
+// HoldsBack says why the node holds the cluster back, "" when it does not
+// (yet): it has kept the cluster paused for at least HoldLimit.
+func HoldsBack(f Flow, held time.Duration) string {
+	if !f.Requested || held < HoldLimit {
+		return ""
+	}
+	return fmt.Sprintf("it has kept the cluster's replication paused for %s (flow control: %d write sets wait to be applied here and do not drain): every member's commits wait for it",
+		held.Round(time.Second), f.Queue)
+}
