@@ -112,6 +112,20 @@ load_balancers: [{name: lb, cluster: db, machine: small}]
 		t.Errorf("hosts.csv: %v\n%s", err, rows)
 	}
 
+	// the labs review's finding 6: a load the lab cannot carry before any
+	// fault is refused before the fault, nothing broken, no run kept
+	runsBefore := e.ok("runs", "list").stdout
+	if r := e.run("drill", "failover", "--name", "itmach", "--rate", "1000"); r.code != 2 || !strings.Contains(r.stderr, "--rate: the lab cannot carry 1000 writes/s before any fault") ||
+		!strings.Contains(r.stderr, "Nothing was broken") {
+		t.Errorf("a drill at a rate half-CPU machines cannot carry: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := e.states("itmach"); got != "db1=Synced db2=Synced db3=Synced" {
+		t.Errorf("after the refused drill: %s", got)
+	}
+	if runs := e.ok("runs", "list").stdout; runs != runsBefore {
+		t.Errorf("the refused drill kept a run:\n%s", runs)
+	}
+
 	var d drillResult
 	dr := e.run("drill", "failover", "--name", "itmach", "-o", "json")
 	if err := json.Unmarshal([]byte(dr.stdout), &d); err != nil || !d.Passed || d.LostCount != 0 {

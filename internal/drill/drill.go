@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -99,6 +100,9 @@ type Result struct {
 	Verdict     string              `json:"verdict"`            // passed, lost, failed, unverified or interrupted
 	Problems    []string            `json:"problems,omitempty"`
 	Passed      bool                `json:"passed"`
+	// Capacity is how the lab carried the traffic before the fault (a
+	// drill refuses to inject it into traffic the lab cannot carry).
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
 type drill struct {
@@ -143,6 +147,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	defer r.Close()
 	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
 	d.s = startSampler(bg, l, d.cluster, d.nodes, 100*time.Millisecond)
+	trafficAt := time.Now()
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
 	var appends *workload.HistoryRun
 	if o.Workload == "append" || o.Workload == "bank" {
@@ -156,6 +161,21 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	unfinished := d.provisional(run)
 	d.logf("%s drill on cluster %s: %d writes/s and %d reads/s through %s", o.Scenario, d.cluster.Name, o.Rate, o.Rate/2, d.lb.Name)
 	sleep(ctx, o.Before)
+	if now := time.Now(); o.Before >= 2*time.Second && ctx.Err() == nil {
+		c := Carried(d.t.snapshot(), trafficAt.Add(time.Second), now, now)
+		d.res.Capacity = &c
+		if !c.Carried { // nothing broken yet: the run is not kept
+			d.t.finish()
+			if appends != nil {
+				appends.Stop()
+			}
+			unfinished()
+			d.s.finish()
+			workload.Abandon(l, run)
+			_ = os.RemoveAll(results.RunDir(l.Home(), run.ID))
+			return nil, hderr.User("%s", c.Refusal(o.Rate, o.Before))
+		}
+	}
 	ferr := d.fault(ctx)
 	switch {
 	case ctx.Err() != nil:
