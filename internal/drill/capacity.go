@@ -23,8 +23,8 @@ const (
 // Capacity is how the lab carried the drill's writes before its fault.
 type Capacity struct {
 	Writes    int     `json:"writes"`
-	Failed    int     `json:"failed"`  // failed, or not back a second after they were sent
-	P99Ms     float64 `json:"p99_ms"`  // of the writes acknowledged
+	Failed    int     `json:"failed"` // failed, or not back a second after they were sent
+	P99Ms     float64 `json:"p99_ms"` // of the writes acknowledged
 	AckedPerS float64 `json:"acked_per_s"`
 	Carried   bool    `json:"carried"`
 	Why       string  `json:"why,omitempty"`
