@@ -216,6 +216,8 @@ func printAudit(audit []drill.NodeAudit) {
 			}
 		case drill.NodeFenced:
 			fmt.Printf("  %s: fenced, out of service, not audited: it %s\n", a.Node, a.Reason)
+		case drill.NodeLagging:
+			fmt.Printf("  %s: LAGGING: lacks %d of %d acknowledged writes, and %s (late, not shown lost)\n", a.Node, len(a.Missing), a.Checked, a.Reason)
 		default:
 			fmt.Printf("  %s: unverified (could not be read: %s)\n", a.Node, a.Reason)
 		}

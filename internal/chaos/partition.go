@@ -14,6 +14,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/iptables"
 	"github.com/hadrill/hadrill/internal/plan"
 )
@@ -324,6 +325,17 @@ func PartitionInForce(ctx context.Context, read func(host string, argv []string)
 	}
 	return false
 }
+
+// InForce splits the faults since the last heal into those that may still
+// be in force and those that are over (fault.Split): a partition whose
+// rules are gone from its hosts, nodes that run again (running).
+func InForce(ctx context.Context, hosts HostReader, p *plan.Plan, recs []fault.Record, running map[string]bool) (still, over []fault.Record) {
+	read := func(host string, argv []string) ([]byte, error) { return hosts.Host(host).Run(ctx, argv, nil) }
+	return fault.Split(recs, func(r fault.Record) bool { return !PartitionInForce(ctx, read, p, r) }, running)
+}
+
+// HostReader gives a lab's hosts.
+type HostReader interface{ Host(name string) host.Host }
 
 // noChain says iptables found no such chain.
 func noChain(err error) bool { return strings.Contains(err.Error(), "No chain") }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -312,5 +313,25 @@ func TestPhases(t *testing.T) {
 	}
 	if got := Phases(ops, t0, time.Time{}, time.Time{}, at(4)); got != nil {
 		t.Errorf("no fault: %+v", got)
+	}
+}
+
+// TestLate (the labs review's finding 1): a node that lacks acknowledged
+// writes while its replication is behind is late, and marked lagging when
+// the audit gives up, not lost; one that lacks them at the most advanced
+// position is missing.
+func TestLate(t *testing.T) {
+	audit := []NodeAudit{{Node: "db1", State: NodeVerified}, {Node: "db2", State: NodeMissing, Missing: []int64{7}}, {Node: "db3", State: NodeMissing, Missing: []int64{8}}}
+	pos := map[string]string{"db1": "1-101-580,101-100-3", "db2": "1-101-512", "db3": "1-101-580"}
+	late := Late(audit, pos)
+	if fmt.Sprint(late) != "[db2]" {
+		t.Fatalf("late %v: db2 is behind in domain 1; db1's own domain 101 is nobody else's", late)
+	}
+	got := Lagging(audit, late, pos, 90*time.Second)
+	if got[1].State != NodeLagging || !strings.Contains(got[1].Reason, "had not caught up after 1m30s (db1 at 1-101-580,101-100-3, db2 at 1-101-512, db3 at 1-101-580)") || got[2].State != NodeMissing {
+		t.Errorf("%+v", got)
+	}
+	if v := Decide(got[:2], nil, 0, nil, false); v != VerdictUnverified {
+		t.Errorf("a lagging node: %s", v)
 	}
 }

@@ -130,16 +130,52 @@ func ids(list []int64) string {
 // yet verified are read again until wait has passed: a lagging node may
 // catch up, a restarting one may come back.
 func AuditNodes(ctx context.Context, l Lab, nodes []*plan.Node, run string, acked []int64, wait time.Duration) []NodeAudit {
-	for end := time.Now().Add(wait); ; time.Sleep(250 * time.Millisecond) {
+	start := time.Now()
+	for end := start.Add(wait); ; time.Sleep(250 * time.Millisecond) {
 		reads := map[string]Read{}
 		for _, n := range nodes {
 			reads[n.Name] = idsOn(ctx, l, n, run)
 		}
 		audit := AuditOf(acked, reads)
-		if settled(audit) || time.Now().After(end) || ctx.Err() != nil {
+		if settled(audit) || ctx.Err() != nil {
 			return audit
 		}
+		if time.Now().After(end) {
+			// a node that lacks writes while its position is behind the
+			// most advanced node's is late, not shown lost: waited for up
+			// to lateWait (a replica whose connection the fault left dead
+			// may reconnect only some 20 s after the heal)
+			pos := positions(ctx, l, nodes)
+			late := Late(audit, pos)
+			if len(late) == 0 || ctx.Err() != nil {
+				return audit
+			}
+			if time.Since(start) > lateWait {
+				return Lagging(audit, late, pos, lateWait)
+			}
+		}
 	}
+}
+
+// lateWait is how long the audit waits for nodes whose replication is
+// behind.
+const lateWait = 90 * time.Second
+
+// positions are the nodes' GTID positions (@@gtid_current_pos), "" for a
+// node that could not be read.
+func positions(ctx context.Context, l Lab, nodes []*plan.Node) map[string]string {
+	out := map[string]string{}
+	for _, n := range nodes {
+		db := l.Admin(n)
+		qctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		var pos string
+		if err := db.QueryRowContext(qctx, "SELECT @@gtid_current_pos").Scan(&pos); err == nil {
+			out[n.Name] = pos
+		}
+		cancel()
+		db.Close()
+	}
+	return out
 }
 
 func idsOn(ctx context.Context, l Lab, n *plan.Node, run string) Read {

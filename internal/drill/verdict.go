@@ -5,6 +5,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/replication"
 )
 
 // What the audit could say of one node. A node that could not be read is
@@ -18,6 +21,10 @@ const (
 	// since what it lacks from after the failover it lacks by design
 	// (Reason: what it holds instead).
 	NodeFenced = "fenced"
+	// NodeLagging: read, lacking acknowledged ids, while its replication
+	// had still not reached the most advanced node's position when the
+	// audit gave up waiting: late, not shown lost.
+	NodeLagging = "lagging"
 )
 
 // NodeAudit is the acknowledged-write audit of one node.
@@ -61,6 +68,56 @@ func AuditOf(acked []int64, reads map[string]Read) []NodeAudit {
 			}
 		}
 		out = append(out, a)
+	}
+	return out
+}
+
+// Late are the nodes of an audit that lack acknowledged writes while their
+// GTID position is behind the most advanced node's in some domain.
+func Late(audit []NodeAudit, pos map[string]string) []string {
+	most := map[uint32]uint64{}
+	on := map[uint32]int{} // a domain of one node alone is its own writes' (a Galera member's local domain)
+	for _, p := range pos {
+		parsed, _ := replication.ParsePosition(p)
+		for d, g := range parsed {
+			most[d] = max(most[d], g.Seq)
+			on[d]++
+		}
+	}
+	for d := range most {
+		if on[d] < 2 {
+			delete(most, d)
+		}
+	}
+	var out []string
+	for _, a := range audit {
+		if a.State != NodeMissing || pos[a.Node] == "" {
+			continue
+		}
+		have, _ := replication.ParsePosition(pos[a.Node])
+		for d, seq := range most {
+			if have[d].Seq < seq {
+				out = append(out, a.Node)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Lagging marks the late nodes of an audit as lagging (not lost), with
+// where they stood.
+func Lagging(audit []NodeAudit, late []string, pos map[string]string, waited time.Duration) []NodeAudit {
+	out := slices.Clone(audit)
+	var most []string
+	for _, n := range slices.Sorted(maps.Keys(pos)) {
+		most = append(most, n+" at "+pos[n])
+	}
+	for i, a := range out {
+		if slices.Contains(late, a.Node) {
+			out[i].State = NodeLagging
+			out[i].Reason = fmt.Sprintf("its replication had not caught up after %v (%s)", waited, strings.Join(most, ", "))
+		}
 	}
 	return out
 }
@@ -136,7 +193,7 @@ func Decide(audit []NodeAudit, differ []string, unreadSums int, problems []strin
 		switch a.State {
 		case NodeMissing:
 			return VerdictLost
-		case NodeUnverified:
+		case NodeUnverified, NodeLagging:
 			unverified = true
 		}
 	}
@@ -164,6 +221,8 @@ func auditProblems(audit []NodeAudit) []string {
 			out = append(out, line)
 		case NodeUnverified:
 			out = append(out, fmt.Sprintf("%s could not be audited: %s", a.Node, a.Reason))
+		case NodeLagging:
+			out = append(out, fmt.Sprintf("%s lacks %d acknowledged writes, and %s: late, not shown lost", a.Node, len(a.Missing), a.Reason))
 		}
 	}
 	return out

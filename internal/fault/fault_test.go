@@ -48,3 +48,24 @@ func TestLog(t *testing.T) {
 		t.Errorf("all: %+v", all)
 	}
 }
+
+// TestSplitAndEnded (the labs review's findings 4 and 9): faults over are
+// told from those in force, and the fault that ended a server is named.
+func TestSplitAndEnded(t *testing.T) {
+	at := time.Date(2026, 11, 27, 4, 0, 0, 0, time.Local)
+	recs := []Record{{At: at, Fault: Partition, Targets: []string{"db1"}, From: []string{"db2"}}, {At: at.Add(time.Second), Fault: Kill, Targets: []string{"db2"}},
+		{At: at.Add(2 * time.Second), Fault: Kill, Targets: []string{"db3"}}, {At: at.Add(3 * time.Second), Fault: Clock, Targets: []string{"db1"}, Value: "+1m"}}
+	still, over := Split(recs, func(r Record) bool { return true }, map[string]bool{"db2": true})
+	if len(still) != 2 || still[0].Targets[0] != "db3" || len(over) != 2 || over[0].Fault != Partition {
+		t.Errorf("still %v, over %v", still, over)
+	}
+	if got := Ended(recs, "db3", at); got != "ended by hadrill's fault kill db3 at 04:00:02" {
+		t.Errorf("%q", got)
+	}
+	if got := Ended(recs, "db3", at.Add(time.Minute)); got != "" {
+		t.Errorf("a kill before the server's start: %q", got)
+	}
+	if LastHeal(append(recs, Record{At: at.Add(time.Hour), Fault: Heal})) != at.Add(time.Hour) || !LastHeal(recs).IsZero() {
+		t.Error("LastHeal")
+	}
+}

@@ -3,7 +3,9 @@ package fault
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -59,4 +61,51 @@ func SinceHeal(recs []Record) []Record {
 		}
 	}
 	return out
+}
+
+// LastHeal is when the last heal of recs was (zero: none).
+func LastHeal(recs []Record) time.Time {
+	var at time.Time
+	for _, r := range recs {
+		if r.Fault == Heal {
+			at = r.At
+		}
+	}
+	return at
+}
+
+// Ended says which fault ended a node's server that started at started
+// (a kill, a crash or a stop since; a kill -9 leaves no line in the
+// server's log), "" when none did.
+func Ended(recs []Record, node string, started time.Time) string {
+	why := ""
+	for _, r := range recs {
+		ends := r.Fault == Kill || r.Fault == Crash || r.Fault == Stop
+		if ends && slices.Contains(r.Targets, node) && !r.At.Before(started.Truncate(time.Second)) {
+			why = fmt.Sprintf("ended by hadrill's fault %s at %s", r.Label(), r.At.Local().Format("15:04:05"))
+		}
+	}
+	return why
+}
+
+// Split parts faults (since the last heal) into those that may still be
+// in force and those that are over: a partition lifted says lifted; a
+// kill, stop, pause or crash is over once every node it named runs again
+// (running: node → answering now).
+func Split(recs []Record, lifted func(Record) bool, running map[string]bool) (still, over []Record) {
+	for _, r := range recs {
+		done := false
+		switch r.Fault {
+		case Partition:
+			done = lifted(r)
+		case Kill, Stop, Pause, Crash:
+			done = len(r.Targets) > 0 && !slices.ContainsFunc(r.Targets, func(t string) bool { return !running[t] })
+		}
+		if done {
+			over = append(over, r)
+		} else {
+			still = append(still, r)
+		}
+	}
+	return still, over
 }

@@ -2,6 +2,8 @@ package galera
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,4 +72,25 @@ func HoldsBack(f Flow, held time.Duration) string {
 	}
 	return fmt.Sprintf("it has kept the cluster's replication paused for %s (flow control: %d write sets wait to be applied here and do not drain): every member's commits wait for it",
 		held.Round(time.Second), f.Queue)
+}
+
+// Holding says what a member that asks for flow control keeps waiting,
+// with its disk faults (volume → what; a full volume: the server waits for
+// space, and retries a write once a minute).
+func (f Flow) Holding(diskFaults map[string]string) string {
+	why := fmt.Sprintf("asks the cluster to pause replication (flow control: %d write sets wait to be applied there): every member's commits wait for it", f.Queue)
+	var full []string
+	for _, v := range slices.Sorted(maps.Keys(diskFaults)) {
+		if strings.Contains(diskFaults[v], "full") {
+			full = append(full, v)
+		}
+	}
+	const waits = " (the server waits for space, and retries a write once a minute once it has some)"
+	switch len(full) {
+	case 0:
+		return why
+	case 1:
+		return why + "; its " + full[0] + " volume is full" + waits
+	}
+	return why + fmt.Sprintf("; its %s and %s volumes are full", strings.Join(full[:len(full)-1], ", "), full[len(full)-1]) + waits
 }

@@ -2,15 +2,10 @@ package lab
 
 import (
 	"context"
-	"fmt"
-	"maps"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chaos"
-	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/galera"
 	"github.com/hadrill/hadrill/internal/infra/disk"
@@ -18,6 +13,7 @@ import (
 	"github.com/hadrill/hadrill/internal/infra/usage"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
 	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/state"
@@ -80,10 +76,13 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 			probe := l.Probe(ctx, n)
 			s.Nodes[i].State = probe.State
 			if f := galera.FlowOf(probe.Status); f.Requested && f.Active {
-				s.Nodes[i].HoldsBack = "it " + holdsBack(f, s.Nodes[i].DiskFaults)
+				s.Nodes[i].HoldsBack = "it " + f.Holding(s.Nodes[i].DiskFaults)
+			}
+			if probe.State == server.Unresponsive && n.Kind == spec.KindPrimary {
+				s.Nodes[i].Silent = replication.SilentAfterCut(recs, n.Name, time.Now())
 			}
 			if s.Nodes[i].State == server.Down {
-				s.Nodes[i].Stopped = l.stoppedBecause(ctx, n, recs)
+				s.Nodes[i].Stopped = server.StoppedBecause(ctx, l.Prov.Host(n.Host), n, recs)
 			}
 			if s.Nodes[i].State.Answering() {
 				s.Nodes[i].Detail = repl.Detail(ctx, n)
@@ -126,55 +125,12 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 		}
 	}
 	s.Hosts = l.hostInfo(before, window)
-	s.Faults, s.FaultsOver = l.inForce(ctx, s, fault.SinceHeal(recs))
-	return s
-}
-
-// holdsBack says what a member that asks for flow control now keeps
-// waiting, with its disk faults (a full volume: MariaDB waits for space
-// and retries once a minute).
-func holdsBack(f galera.Flow, diskFaults map[string]string) string {
-	why := fmt.Sprintf("asks the cluster to pause replication (flow control: %d write sets wait to be applied there): every member's commits wait for it", f.Queue)
-	var full []string
-	for _, v := range slices.Sorted(maps.Keys(diskFaults)) {
-		if strings.Contains(diskFaults[v], "full") {
-			full = append(full, v)
-		}
-	}
-	switch len(full) {
-	case 0:
-		return why
-	case 1:
-		return why + fmt.Sprintf("; its %s volume is full (the server waits for space, and retries a write once a minute once it has some)", full[0])
-	}
-	return why + fmt.Sprintf("; its %s and %s volumes are full (the server waits for space, and retries a write once a minute once it has some)",
-		strings.Join(full[:len(full)-1], ", "), full[len(full)-1])
-}
-
-// inForce splits the faults since the last heal into those that may still
-// be in force and those that are over: a partition whose rules are gone
-// from its hosts, a kill, stop or pause of nodes that all run again.
-func (l *Lab) inForce(ctx context.Context, s status.Status, recs []fault.Record) (still, over []fault.Record) {
-	read := func(host string, argv []string) ([]byte, error) { return l.Prov.Host(host).Run(ctx, argv, nil) }
 	running := map[string]bool{}
 	for _, n := range s.Nodes {
 		running[n.Name] = n.State.Answering()
 	}
-	for _, r := range recs {
-		done := false
-		switch r.Fault {
-		case fault.Partition:
-			done = !chaos.PartitionInForce(ctx, read, l.p, r)
-		case fault.Kill, fault.Stop, fault.Pause, fault.Crash:
-			done = len(r.Targets) > 0 && !slices.ContainsFunc(r.Targets, func(t string) bool { return !running[t] })
-		}
-		if done {
-			over = append(over, r)
-		} else {
-			still = append(still, r)
-		}
-	}
-	return still, over
+	s.Faults, s.FaultsOver = chaos.InForce(ctx, l, l.p, fault.SinceHeal(recs), running)
+	return s
 }
 
 // hostInfo reads each measured host again, at least window after before
@@ -248,39 +204,4 @@ func (l *Lab) linkInfo() []status.LinkInfo {
 		out = append(out, li)
 	}
 	return out
-}
-
-// stoppedBecause reads why a server that is down stopped: from its error
-// log, its last run's errors since the last heal (a fault healed earlier is
-// not why it stopped later); when those say nothing, the fault of the log
-// that ended it (a kill -9 writes no line); "" when neither says (a clean
-// stop).
-func (l *Lab) stoppedBecause(ctx context.Context, n *plan.Node, recs []fault.Record) string {
-	b, err := l.Prov.Host(n.Host).ReadFile(ctx, n.LogFile)
-	if err != nil {
-		return ""
-	}
-	if len(b) > 256<<10 {
-		b = b[len(b)-256<<10:]
-	}
-	log := string(b)
-	var healed time.Time
-	for _, r := range recs {
-		if r.Fault == fault.Heal {
-			healed = r.At
-		}
-	}
-	why := mariadb.StoppedBecause(log, healed)
-	if started, ok := mariadb.RunStarted(log); ok && why == "" {
-		for _, r := range recs {
-			ends := r.Fault == fault.Kill || r.Fault == fault.Crash || r.Fault == fault.Stop
-			if ends && slices.Contains(r.Targets, n.Name) && !r.At.Before(started.Truncate(time.Second)) {
-				why = fmt.Sprintf("ended by hadrill's fault %s at %s", r.Label(), r.At.Local().Format("15:04:05"))
-			}
-		}
-	}
-	if sst := mariadb.DamagedAfterSST(log); sst != "" {
-		why = strings.TrimPrefix(why+"; "+sst, "; ")
-	}
-	return why
 }

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/netns"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -405,6 +406,30 @@ func ForgetFakeTime(dir string, all bool) error {
 		errs = append(errs, os.WriteFile(fakeTimePids(dir), []byte(strings.Join(kept, "\n")+"\n"), 0o644))
 	}
 	return errors.Join(errs...)
+}
+
+// StoppedBecause reads why a server that is down stopped: from its error
+// log, its last run's errors since the last heal (a fault healed earlier is
+// not why it stopped later); when those say nothing, the fault of the log
+// that ended it (a kill -9 writes no line); "" when neither says (a clean
+// stop).
+func StoppedBecause(ctx context.Context, h host.Host, n *plan.Node, recs []fault.Record) string {
+	b, err := h.ReadFile(ctx, n.LogFile)
+	if err != nil {
+		return ""
+	}
+	if len(b) > 256<<10 {
+		b = b[len(b)-256<<10:]
+	}
+	log := string(b)
+	why := mariadb.StoppedBecause(log, fault.LastHeal(recs))
+	if started, ok := mariadb.RunStarted(log); ok && why == "" {
+		why = fault.Ended(recs, n.Name, started)
+	}
+	if sst := mariadb.DamagedAfterSST(log); sst != "" {
+		why = strings.TrimPrefix(why+"; "+sst, "; ")
+	}
+	return why
 }
 
 // Reachable reports whether a TCP connection to addr (host:port) made

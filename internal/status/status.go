@@ -186,6 +186,9 @@ type NodeInfo struct {
 	// HoldsBack says that a Galera member keeps its cluster's replication
 	// paused now (it asks for flow control), and what waits.
 	HoldsBack string `json:"holds_back,omitempty"`
+	// Silent says why a server that runs answers nothing, when hadrill
+	// knows: a primary whose replicas reconnect after a cut was lifted.
+	Silent string `json:"silent,omitempty"`
 	// Replication (servers with binary logs): GTID position, read_only,
 	// each replication connection, and a primary's semi-sync state.
 	replication.Detail
@@ -262,6 +265,9 @@ func Text(out io.Writer, st Status) {
 		}
 		if n.HoldsBack != "" {
 			fmt.Fprintf(out, "%s HOLDS THE CLUSTER BACK: %s\n", n.Name, n.HoldsBack)
+		}
+		if n.Silent != "" {
+			fmt.Fprintf(out, "%s does not answer: %s\n", n.Name, n.Silent)
 		}
 		if n.Stopped != "" {
 			fmt.Fprintf(out, "%s stopped: %s\n", n.Name, n.Stopped)

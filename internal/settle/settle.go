@@ -1,0 +1,264 @@
+// Package settle waits, after a heal, until a lab serves again as before
+// the fault, and says what it waits for: every cluster that takes writes
+// commits one (a Galera cluster paused by flow control, a member that found
+// its disk full retrying once a minute), and every primary cluster's
+// replicas have caught up with their primary (one whose connections a cut
+// left dead answering nothing until TCP gives up on them). Its rooms are
+// the lab's servers, seen through Lab.
+package settle
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/galera"
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// Lab is what settling needs of a lab.
+type Lab interface {
+	Plan() *plan.Plan
+	// Admin is a node's administrative pool (the caller closes it).
+	Admin(n *plan.Node) *sql.DB
+	Alive(n *plan.Node) bool
+	// Probe is a node's state and, for a Galera member, its wsrep status.
+	Probe(ctx context.Context, n *plan.Node) server.Status
+	Replication() *replication.Manager
+	// Fenced are the primary clusters' nodes kept out of replication.
+	Fenced() map[string]string
+	// DiskFaults are the disk faults in force on a node's volumes.
+	DiskFaults(n *plan.Node) map[string]string
+	// ServerLog is a node's server error log ("" when unread).
+	ServerLog(ctx context.Context, n *plan.Node) string
+	Logf(format string, a ...any)
+}
+
+// healWrites is how long a heal waits for every cluster to take writes
+// again: a server that found its disk full retries the write once a
+// minute, so its cluster may wait up to that long after the space is back.
+const healWrites = 90 * time.Second
+
+// Writes waits until every cluster that takes writes (not one a
+// channel feeds: its own writes would be errant) commits one again, a
+// heartbeat in hadrill's own schema on its writer, saying every 10 s what
+// it waits for; an error when one still takes none at the deadline.
+func Writes(ctx context.Context, l Lab) error {
+	fed := map[string]bool{}
+	for _, ch := range l.Plan().Channels {
+		fed[ch.To] = true
+	}
+	repl := l.Replication()
+	var errs []error
+	for i := range l.Plan().Clusters {
+		c := &l.Plan().Clusters[i]
+		if fed[c.Name] || len(c.Nodes) == 0 {
+			continue
+		}
+		writers := c.Nodes
+		if c.Kind == spec.KindPrimary {
+			writers = []string{repl.PrimaryOf(c)}
+		}
+		for _, w := range writers {
+			if n, ok := l.Plan().Node(w); ok && l.Alive(n) { // a node left down is said by status
+				errs = append(errs, waitWrite(ctx, l, c, n))
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitWrite commits a heartbeat on n until it succeeds or healWrites
+// passes.
+func waitWrite(ctx context.Context, l Lab, c *plan.Cluster, n *plan.Node) error {
+	db := l.Admin(n)
+	defer db.Close()
+	start, said := time.Now(), time.Time{}
+	for {
+		actx, cancel := context.WithTimeout(ctx, 15*time.Second) // a semi-sync commit waits out its ack timeout
+		err := mariadb.Exec(actx, db, "CREATE DATABASE IF NOT EXISTS hd_meta",
+			"CREATE TABLE IF NOT EXISTS hd_meta.heal (cluster VARCHAR(16) PRIMARY KEY, at DATETIME(6) NOT NULL) ENGINE=InnoDB",
+			"REPLACE INTO hd_meta.heal VALUES ('"+c.Name+"', NOW(6))")
+		cancel()
+		switch {
+		case err == nil:
+			if !said.IsZero() {
+				l.Logf("cluster %s takes writes again, %s after the heal", c.Name, time.Since(start).Round(100*time.Millisecond))
+			}
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !canTakeWrites(ctx, l, c, n):
+			l.Logf("cluster %s takes no writes: %s", c.Name, whyNoWrites(ctx, l, c, err))
+			return nil // not a heal's to give: recover, or promote
+		case time.Since(start) > healWrites:
+			return fmt.Errorf("cluster %s takes no writes %s after the heal: %s", c.Name, healWrites, whyNoWrites(ctx, l, c, err))
+		case time.Since(said) >= 10*time.Second:
+			l.Logf("cluster %s takes no writes yet (%s): waiting, at most %s", c.Name, whyNoWrites(ctx, l, c, err), healWrites)
+			said = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// canTakeWrites says whether a cluster could take writes once what holds
+// them passes: a Galera member in a primary component, a primary not
+// read-only. One with no primary component needs hadrill recover, a
+// read-only primary a promotion: no wait brings writes back.
+func canTakeWrites(ctx context.Context, l Lab, c *plan.Cluster, n *plan.Node) bool {
+	st := l.Probe(ctx, n)
+	switch c.Kind {
+	case spec.KindGalera:
+		for _, name := range c.Nodes {
+			if m, ok := l.Plan().Node(name); ok && l.Probe(ctx, m).Primary() {
+				return true
+			}
+		}
+		return false
+	case spec.KindPrimary:
+		return st.Status[server.KeyReadOnly] != "1"
+	}
+	return true
+}
+
+// whyNoWrites says what keeps a cluster's writes waiting: a member that
+// asks for flow control (with its full volumes), else the write's error.
+func whyNoWrites(ctx context.Context, l Lab, c *plan.Cluster, err error) string {
+	for _, name := range c.Nodes {
+		n, _ := l.Plan().Node(name)
+		if f := galera.FlowOf(l.Probe(ctx, n).Status); f.Requested {
+			why := name + " " + f.Holding(l.DiskFaults(n))
+			if mariadb.WaitsForSpace(l.ServerLog(ctx, n)) {
+				why += "; it found its disk full and waits: the server tries the write again once a minute, whatever space it has back"
+			}
+			return why
+		}
+	}
+	for _, name := range c.Nodes {
+		if m, ok := l.Plan().Node(name); ok && c.Kind == spec.KindGalera && l.Probe(ctx, m).Primary() {
+			return strings.SplitN(err.Error(), "\n", 2)[0]
+		}
+	}
+	if c.Kind == spec.KindGalera {
+		return "none of its members is in a primary component (hadrill recover gives it one)"
+	}
+	return strings.SplitN(err.Error(), "\n", 2)[0]
+}
+
+// Replicas waits until each primary cluster's replicas (those not
+// fenced) have applied what their primary had logged when the heal ended,
+// at most healWrites, saying every 10 s what it waits for. A primary whose
+// connections to its replicas a cut left dead stops answering once a
+// replica connects again (the new connection waits until the primary ends
+// the old one, which it does only when TCP gives up retransmitting into
+// it): the wait says how long it answered nothing.
+func Replicas(ctx context.Context, l Lab) error {
+	repl := l.Replication()
+	fenced := l.Fenced()
+	var errs []error
+	for i := range l.Plan().Clusters {
+		c := &l.Plan().Clusters[i]
+		if c.Kind != spec.KindPrimary {
+			continue
+		}
+		primary, ok := l.Plan().Node(repl.PrimaryOf(c))
+		if !ok || !l.Alive(primary) {
+			continue
+		}
+		var replicas []*plan.Node
+		for _, name := range c.Nodes {
+			if n, ok := l.Plan().Node(name); ok && n != primary && fenced[name] == "" && l.Alive(n) {
+				replicas = append(replicas, n)
+			}
+		}
+		errs = append(errs, waitCaughtUp(ctx, l, c, primary, replicas))
+	}
+	return errors.Join(errs...)
+}
+
+// waitCaughtUp is Replicas for one cluster.
+func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Node, replicas []*plan.Node) error {
+	repl := l.Replication()
+	start, said := time.Now(), time.Now()
+	target := ""
+	var silentFrom, silentTo time.Time // when the primary answered nothing
+	for {
+		d := repl.Detail(ctx, primary)
+		switch {
+		case d.ReadOnly == nil: // no answer within a second
+			if silentFrom.IsZero() {
+				silentFrom = time.Now()
+			}
+			silentTo = time.Now()
+		case target == "":
+			target = d.GTIDBinlogPos
+		}
+		var behind []string
+		for _, n := range replicas {
+			rd := repl.Detail(ctx, n)
+			at, io := "", "not read"
+			for _, r := range rd.Replication {
+				if r.Channel == "" {
+					at, io = r.GTIDSlavePos, r.IO
+				}
+			}
+			if target == "" || io != "Yes" || !caughtUp(at, target) {
+				behind = append(behind, fmt.Sprintf("%s at %s (connection %s)", n.Name, cmpOr(at, "?"), io))
+			}
+		}
+		silent := ""
+		if !silentFrom.IsZero() {
+			silent = fmt.Sprintf("; %s answered nothing for %s", primary.Name, silentTo.Sub(silentFrom).Round(100*time.Millisecond))
+		}
+		switch {
+		case len(behind) == 0:
+			if time.Since(start) > 2*time.Second {
+				l.Logf("cluster %s: its replicas caught up with %s %s after the heal%s", c.Name, primary.Name, time.Since(start).Round(100*time.Millisecond), silent)
+			}
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case time.Since(start) > healWrites:
+			return fmt.Errorf("cluster %s: its replicas have not caught up with %s (at %s) %s after the heal: %s%s", c.Name, primary.Name, target, healWrites, strings.Join(behind, ", "), silent)
+		case time.Since(said) >= 10*time.Second:
+			why := ""
+			if !silentFrom.IsZero() && silentTo.After(time.Now().Add(-2*time.Second)) {
+				why = fmt.Sprintf(" (%s does not answer: a replica's new connection waits until it ends the one the cut left dead, which it does when TCP gives up retransmitting into it)", primary.Name)
+			}
+			l.Logf("cluster %s: replicas not caught up with %s (at %s) yet: %s%s; waiting, at most %s", c.Name, primary.Name, cmpOr(target, "?"), strings.Join(behind, ", "), why, healWrites)
+			said = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// caughtUp says whether a replica's GTID position has reached the
+// primary's in every domain the primary logged.
+func caughtUp(replica, primary string) bool {
+	have, err1 := replication.ParsePosition(replica)
+	want, err2 := replication.ParsePosition(primary)
+	return err1 == nil && err2 == nil && have.Covers(want)
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
