@@ -107,7 +107,7 @@ func localPlan(ctx context.Context, s *spec.Spec, name, home string, log io.Writ
 	if err := facts.Preflight(p, f); err != nil {
 		return nil, err
 	}
-	if err := facts.Options(ctx, s); err != nil {
+	if err := hderr.Join([]error{facts.Options(ctx, s), provision.CheckMemory(p, f.MemBytes)}); err != nil {
 		return nil, err
 	}
 	return p, provision.CheckRoom(p, home, log)

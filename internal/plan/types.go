@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"net/netip"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -536,6 +537,20 @@ func (p *Plan) Target(name string) (Target, error) {
 		known = append(known, lb.Name)
 	}
 	return Target{}, fmt.Errorf("unknown target %q in lab %s (known: %s)", name, p.Lab, strings.Join(append(known, p.NodeNames()...), ", "))
+}
+
+// poolSize is a buffer pool size line of a my.cnf.
+var poolSize = regexp.MustCompile(`(?m)^innodb[-_]buffer[-_]pool[-_]size\s*=\s*(\S+)`)
+
+// BufferPool is the node's InnoDB buffer pool size as its my.cnf sets it
+// (the last line wins, as in the server; 0 when it sets none).
+func (n *Node) BufferPool() int64 {
+	m := poolSize.FindAllStringSubmatch(n.Config, -1)
+	if len(m) == 0 {
+		return 0
+	}
+	b, _ := spec.ParseSize(m[len(m)-1][1])
+	return b
 }
 
 // Node returns the node with that name.

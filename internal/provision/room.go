@@ -3,6 +3,7 @@ package provision
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/disk"
@@ -40,4 +41,27 @@ func CheckRoom(p *plan.Plan, home string, log io.Writer) error {
 		fmt.Fprintf(log, "warning: %s\n", warn)
 	}
 	return nil
+}
+
+// CheckMemory refuses a node whose buffer pool is larger than this
+// computer's memory (an override such as innodb_buffer_pool_size: 999T):
+// InnoDB would fail to allocate it at start, or the kernel end the server
+// once it fills it. A machine's own smaller memory is the lab's to try (its
+// limit kills the server, which the run reports).
+func CheckMemory(p *plan.Plan, memory int64) error {
+	var problems []string
+	for ci, c := range p.Clusters {
+		var over []string
+		pool := int64(0)
+		for _, name := range c.Nodes {
+			if n, ok := p.Node(name); ok && memory > 0 && n.BufferPool() > memory {
+				over, pool = append(over, name), n.BufferPool()
+			}
+		}
+		if len(over) > 0 {
+			problems = append(problems, fmt.Sprintf("clusters[%d].config.innodb_buffer_pool_size: %s for %s, more than this computer's memory (%s): the server could not allocate it, or would be killed once it filled it",
+				ci, spec.FormatSize(pool), strings.Join(over, ", "), spec.FormatSize(memory)))
+		}
+	}
+	return hderr.Users(problems)
 }

@@ -2,7 +2,6 @@ package study
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -32,10 +31,6 @@ type need struct {
 	memoryAvailable int64
 	freeDisk        int64
 }
-
-// poolSize is a node's buffer pool as its my.cnf sets it (the last line
-// wins, as in the server).
-var poolSize = regexp.MustCompile(`(?m)^innodb[-_]buffer[-_]pool[-_]size\s*=\s*(\S+)`)
 
 // serverMemory is what a server takes besides its buffer pool (its log
 // buffer, caches, threads), a round figure.
@@ -68,11 +63,7 @@ func (p *placement) checkRoom(sc Scale) error {
 		n.labs++
 		for _, nd := range pl.Nodes {
 			n.nodes++
-			pool := int64(0)
-			if m := poolSize.FindAllStringSubmatch(nd.Config, -1); len(m) > 0 {
-				pool, _ = spec.ParseSize(m[len(m)-1][1])
-			}
-			n.memory += min(pool, n.rows*rowMemory) + serverMemory
+			n.memory += min(nd.BufferPool(), n.rows*rowMemory) + serverMemory
 			if pl.Disks == nil { // an emulated disk's image is checked against its own size when the lab comes up
 				n.files += n.rows*rowDisk + provision.NodeRoom
 			}
