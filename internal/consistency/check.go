@@ -192,16 +192,27 @@ func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 	if len(ops) > 0 && bankOp(ops[0].F) {
 		return checkBank(ops, model)
 	}
+	c, err := analyse(ctx, ops)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Model: model, Ops: len(ops)}
+	for _, t := range c.txns {
+		res.tally(t)
+	}
+	res.finish(c.found)
+	return res, nil
+}
+
+// analyse pairs a list-append history's operations and runs every check
+// of it.
+func analyse(ctx context.Context, ops []Op) (*checker, error) {
 	txns, err := pair(ops)
 	if err != nil {
 		return nil, err
 	}
 	c := &checker{txns: txns, writer: map[int]map[int]*Txn{}, order: map[int][]int{}, g: newGraph(len(txns)),
 		found: map[string]*Anomaly{}, appended: map[*Txn]map[int][]int{}, longest: map[int][]int{}, marks: map[int]marks{}}
-	res := &Result{Model: model, Ops: len(ops)}
-	for _, t := range txns {
-		res.tally(t)
-	}
 	if err := c.writers(); err != nil {
 		return nil, err
 	}
@@ -213,11 +224,7 @@ func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 	c.dependencies()
 	c.ordering()
 	c.g.seal()
-	if err := c.cycles(ctx); err != nil {
-		return nil, err
-	}
-	res.finish(c.found)
-	return res, nil
+	return c, c.cycles(ctx)
 }
 
 func name(t *Txn) string { return fmt.Sprintf("T%d", t.ID) }

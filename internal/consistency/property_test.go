@@ -462,22 +462,8 @@ func oracle(c *checker) map[string]int {
 // analysed runs the checker's analysis and returns it.
 func analysed(t *testing.T, ops []Op) *checker {
 	t.Helper()
-	txns, err := pair(ops)
+	c, err := analyse(context.Background(), ops)
 	if err != nil {
-		t.Fatal(err)
-	}
-	c := &checker{txns: txns, writer: map[int]map[int]*Txn{}, order: map[int][]int{}, g: newGraph(len(txns)),
-		found: map[string]*Anomaly{}, appended: map[*Txn]map[int][]int{}, longest: map[int][]int{}, marks: map[int]marks{}}
-	if err := c.writers(); err != nil {
-		t.Fatal(err)
-	}
-	c.longestReads()
-	c.reads()
-	c.versions()
-	c.dependencies()
-	c.ordering()
-	c.g.seal()
-	if err := c.cycles(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return c
