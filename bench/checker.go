@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -11,27 +13,49 @@ import (
 
 // checker: `hadrill check` on a valid history of 100,000 operations (a
 // simulated strictly serializable database, 10 clients, 100 keys), the
-// whole command timed; the target is under 10 s.
+// whole command timed; the target is under 10 s. Then a history of
+// 40,000 operations from 200 clients where one read in twenty is stale,
+// the shape the checker exists for (a search per component that grew with
+// it took 47 s before each dependency was classified alone): the target is
+// under 10 s, and its ratio to a valid history of the same shape is shown.
 func checker(bin string, runs int) {
 	dir, err := os.MkdirTemp("", "hdbench-check-")
 	check(err)
 	atExit(func() { os.RemoveAll(dir) })
-	file := filepath.Join(dir, "history.jsonl")
-	f, err := os.Create(file)
-	check(err)
+	write := func(name string, ops []consistency.Op) string {
+		file := filepath.Join(dir, name)
+		f, err := os.Create(file)
+		check(err)
+		check(consistency.Write(f, ops))
+		check(f.Close())
+		return file
+	}
+	timed := func(file string) []float64 {
+		var secs []float64
+		for i := 0; i < runs; i++ {
+			t0 := time.Now()
+			_, err := runAllowFail(bin, "check", file)
+			var x *exec.ExitError
+			if err != nil && (!errors.As(err, &x) || x.ExitCode() != 5) { // 5: anomalies found, a result
+				fail("hadrill check %s: %v", file, err)
+			}
+			secs = append(secs, time.Since(t0).Seconds())
+		}
+		return secs
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
 	ops := consistency.Simulate(50000, 10, 100, false, 1)
-	check(consistency.Write(f, ops))
-	check(f.Close())
-	var secs []float64
-	for i := 0; i < runs; i++ {
-		t0 := time.Now()
-		run(bin, "check", file)
-		secs = append(secs, time.Since(t0).Seconds())
-	}
-	verdict := "met"
-	if median(secs) >= 10 {
-		verdict = "MISSED"
-	}
+	secs := timed(write("history.jsonl", ops))
 	fmt.Printf("checker: hadrill check of %d operations (valid, strict serializable)\n", len(ops))
-	fmt.Printf("  median %.2f s (min %.2f, max %.2f) over %d runs; target < 10 s: %s\n", median(secs), minf(secs), maxf(secs), runs, verdict)
+	fmt.Printf("  median %.2f s (min %.2f, max %.2f) over %d runs; target < 10 s: %s\n", median(secs), minf(secs), maxf(secs), runs, verdict(median(secs) < 10))
+	stale := timed(write("stale.jsonl", consistency.Simulate(20000, 200, 100, true, 1)))
+	valid := timed(write("valid.jsonl", consistency.Simulate(20000, 200, 100, false, 1)))
+	fmt.Printf("checker: 40,000 operations from 200 clients, one read in twenty stale (a valid history of the same shape beside it)\n")
+	fmt.Printf("  median %.2f s (min %.2f, max %.2f) against %.2f s valid: %.2f×; target < 10 s: %s\n", median(stale), minf(stale), maxf(stale), median(valid),
+		median(stale)/median(valid), verdict(median(stale) < 10))
 }

@@ -158,7 +158,16 @@ client: {name: client}
 						t.Errorf("%s promoted while the primary %s was cut off from its replicas only", n.Name, primary)
 					}
 				}
+				// a write the primary takes alone while cut off: heal returns once every replica has it
+				// (the labs review's finding 1: they reconnect after the heal, and the primary may
+				// answer nothing until TCP gives up on the connections the cut left dead)
+				e.sql(c.lab, primary, "CREATE TABLE app.cut (id INT PRIMARY KEY); INSERT INTO app.cut VALUES (1)")
 				e.ok("fault", "heal", "--name", c.lab)
+				for _, name := range replicas {
+					if got := e.sql(c.lab, name, "SELECT COUNT(*) FROM app.cut"); !strings.HasSuffix(got, "\n1") {
+						t.Errorf("%s right after the heal: %q, want the row its primary took while cut off", name, got)
+					}
+				}
 				// the keeper restarted knows the new primary: a second failover starts from it
 				b, err := os.ReadFile(filepath.Join(e.home, "labs", c.lab, "keeper.pid"))
 				pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))

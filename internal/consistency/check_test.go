@@ -211,3 +211,15 @@ func TestPairStrictly(t *testing.T) {
 		t.Errorf("a completion that appended something else: %v", err)
 	}
 }
+
+// TestLongLine (L4): a line past the limit is named with its number and
+// the limit, not the scanner's words.
+func TestLongLine(t *testing.T) {
+	old := maxLine
+	maxLine = 2 << 20
+	defer func() { maxLine = old }()
+	in := `{"time": 1, "process": 0, "type": "invoke", "f": "txn", "value": []}` + "\n" + strings.Repeat("x", 3<<20) + "\n"
+	if _, err := Read(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "line 2: longer than 2 MiB, the longest line a history may have") {
+		t.Errorf("%v", err)
+	}
+}

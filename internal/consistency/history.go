@@ -94,7 +94,7 @@ func (m Mop) MarshalJSON() ([]byte, error) {
 const maxProblems = 20
 
 // maxLine is the longest line a history may have.
-const maxLine = 64 << 20
+var maxLine = 64 << 20 // a variable: tests lower it
 
 // Read parses a history in JSON Lines, one operation per line, and checks
 // its shape: every problem with its line, at once. A line holds exactly
