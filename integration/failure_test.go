@@ -51,13 +51,23 @@ func TestKilledUpThenDown(t *testing.T) {
 	}
 }
 
-// TestRejectedOverrideFailsCleanly: mariadbd refuses a config option; up
-// says why (the server's own error line) and leaves nothing.
+// TestRejectedOverrideFailsCleanly: mariadbd refuses a config option (up
+// refuses it first, exit 2), or takes one and cannot start with it (up says
+// why, the server's own error lines, and leaves nothing).
 func TestRejectedOverrideFailsCleanly(t *testing.T) {
 	e := newEnv(t)
+	// an option the server does not know is refused before anything is made
+	// (the server's own words, from mariadbd --verbose --help)
 	spec := e.writeSpec("bad.yaml", "clusters:\n  - name: db\n    nodes: 3\n    config:\n      innodb_no_such_option: 1\n")
+	if r := e.run("up", "--name", "itbad", "-f", spec); r.code != 2 || !strings.Contains(r.stderr, "clusters[0].config.innodb_no_such_option: mariadbd refuses or changes it: unknown variable") {
+		t.Errorf("an unknown option: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	// one it reads but cannot start with (a redo log directory that does
+	// not exist) fails the servers' start, said in their words, and leaves
+	// nothing
+	spec = e.writeSpec("bad2.yaml", "clusters:\n  - name: db\n    nodes: 3\n    config:\n      innodb_log_group_home_dir: missing\n")
 	r := e.run("up", "--name", "itbad", "-f", spec)
-	if r.code != 1 || !strings.Contains(r.stderr, "innodb_no_such_option") || !strings.Contains(r.stderr, "exited during start-up") {
+	if r.code != 1 || !strings.Contains(r.stderr, "missing/ib_logfile0 was not found") || !strings.Contains(r.stderr, "exited during start-up") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	e.assertNoLeftovers()
