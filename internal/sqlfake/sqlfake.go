@@ -26,6 +26,9 @@ type Servers struct {
 	mu sync.Mutex
 	// Answer returns the answer of server to query (nil: no rows).
 	Answer func(server, query string) *Result
+	// Fail, when set, is the error a statement sent to server meets (nil:
+	// it succeeds).
+	Fail func(server, stmt string) error
 	log    []string
 }
 
@@ -78,6 +81,11 @@ func (c conn) Begin() (driver.Tx, error)             { return nil, fmt.Errorf("s
 
 func (c conn) ExecContext(_ context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
 	c.s.record(c.server, withArgs(q, args))
+	if c.s.Fail != nil {
+		if err := c.s.Fail(c.server, withArgs(q, args)); err != nil {
+			return nil, err
+		}
+	}
 	return driver.RowsAffected(0), nil
 }
 

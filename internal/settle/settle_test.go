@@ -1,0 +1,95 @@
+package settle
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/server"
+	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/sqlfake"
+)
+
+// fakeLab is a Galera cluster of three whose writes fail until a number of
+// tries, db2 asking for flow control meanwhile, its logs volume full.
+type fakeLab struct {
+	p       *plan.Plan
+	sql     *sqlfake.Servers
+	mu      sync.Mutex
+	said    []string
+	primary bool
+}
+
+func (f *fakeLab) Plan() *plan.Plan                  { return f.p }
+func (f *fakeLab) Admin(n *plan.Node) *sql.DB        { return f.sql.DB(n.Name) }
+func (f *fakeLab) Alive(*plan.Node) bool             { return true }
+func (f *fakeLab) Replication() *replication.Manager { return nil }
+func (f *fakeLab) Fenced() map[string]string         { return nil }
+func (f *fakeLab) ServerLog(context.Context, *plan.Node) string {
+	return "2026-11-27  3:52:22 2 [Warning] mariadbd: Disk is full writing 'binlog.000001' (Errcode: 28). Waiting for someone to free space..."
+}
+func (f *fakeLab) DiskFaults(n *plan.Node) map[string]string {
+	if n.Name == "db2" {
+		return map[string]string{"logs": "full"}
+	}
+	return nil
+}
+func (f *fakeLab) Probe(_ context.Context, n *plan.Node) server.Status {
+	st := map[string]string{"wsrep_cluster_status": "Primary", "wsrep_local_state_comment": "Synced"}
+	if !f.primary {
+		st["wsrep_cluster_status"] = "non-Primary"
+	}
+	if n.Name == "db2" && f.primary {
+		st["wsrep_flow_control_requested"], st["wsrep_flow_control_active"], st["wsrep_local_recv_queue"] = "true", "true", "29"
+	}
+	return server.Status{State: server.Synced, Status: st}
+}
+func (f *fakeLab) Logf(format string, a ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.said = append(f.said, fmt.Sprintf(format, a...))
+}
+
+func galera3() *plan.Plan {
+	p := &plan.Plan{Clusters: []plan.Cluster{{Name: "db", Kind: spec.KindGalera, Nodes: []string{"db1", "db2", "db3"}}}}
+	for _, n := range []string{"db1", "db2", "db3"} {
+		p.Nodes = append(p.Nodes, plan.Node{Name: n, Cluster: "db", Kind: spec.KindGalera})
+	}
+	return p
+}
+
+// TestWritesWaitsAndSaysWhy (the labs review's finding 3): heal returns
+// only once the cluster commits a write again, and says what held it: the
+// member that asks for flow control, its full volume, MariaDB's minute.
+func TestWritesWaitsAndSaysWhy(t *testing.T) {
+	tries := 0
+	f := &fakeLab{p: galera3(), primary: true, sql: &sqlfake.Servers{Fail: func(server, stmt string) error {
+		if strings.HasPrefix(stmt, "REPLACE INTO hd_meta.heal") {
+			if tries++; tries < 3 {
+				return errors.New("context deadline exceeded")
+			}
+		}
+		return nil
+	}}}
+	if err := Writes(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(f.said, "\n")
+	for _, want := range []string{"cluster db takes no writes yet (db2 asks the cluster to pause replication (flow control: 29 write sets wait to be applied there)",
+		"its logs volume is full", "it found its disk full and waits: the server tries the write again once a minute", "cluster db takes writes again"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("no %q in:\n%s", want, said)
+		}
+	}
+	// a cluster with no primary component is said, not waited for
+	f = &fakeLab{p: galera3(), sql: &sqlfake.Servers{Fail: func(string, string) error { return errors.New("1047 WSREP has not yet prepared node") }}}
+	if err := Writes(context.Background(), f); err != nil || !strings.Contains(strings.Join(f.said, "\n"), "none of its members is in a primary component (hadrill recover gives it one)") {
+		t.Errorf("%v %v", err, f.said)
+	}
+}
