@@ -29,7 +29,7 @@ type Servers struct {
 	// Fail, when set, is the error a statement sent to server meets (nil:
 	// it succeeds).
 	Fail func(server, stmt string) error
-	log    []string
+	log  []string
 }
 
 // DB opens a pool to one fake server.
