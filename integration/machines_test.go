@@ -113,10 +113,12 @@ load_balancers: [{name: lb, cluster: db, machine: small}]
 	}
 
 	// the labs review's finding 6: a load the lab cannot carry before any
-	// fault is refused before the fault, nothing broken, no run kept
+	// fault is refused before the fault, no run kept, and the lab left
+	// whole (on half a CPU the load alone may push a node out of the
+	// primary component for a while: the drill waits and says so)
 	runsBefore := e.ok("runs", "list").stdout
 	if r := e.run("drill", "failover", "--name", "itmach", "--rate", "1000"); r.code != 2 || !strings.Contains(r.stderr, "--rate: the lab cannot carry 1000 writes/s before any fault") ||
-		!strings.Contains(r.stderr, "Nothing was broken") {
+		!(strings.Contains(r.stderr, "Nothing was broken") || strings.Contains(r.stderr, "the load alone took cluster db apart for a while, and it is whole again")) {
 		t.Errorf("a drill at a rate half-CPU machines cannot carry: exit %d\n%s", r.code, r.stderr)
 	}
 	if got := e.states("itmach"); got != "db1=Synced db2=Synced db3=Synced" {

@@ -64,11 +64,12 @@ func Carried(ops []Op, from, to, now time.Time) Capacity {
 	return c
 }
 
-// Refusal says why a drill stopped before its fault, with a rate the lab
-// carried (about two thirds of what it acknowledged).
-func (c Capacity) Refusal(rate int, before time.Duration) string {
+// Refusal says why a drill stopped before its fault and how the load left
+// the lab, with a rate the lab carried (about two thirds of what it
+// acknowledged).
+func (c Capacity) Refusal(rate int, before time.Duration, lab string) string {
 	suggest := max(1, int(c.AckedPerS*2/3)/5*5)
 	return fmt.Sprintf("--rate: the lab cannot carry %d writes/s before any fault: in the %v before it, %s; the fault would measure the load, not itself. "+
-		"Nothing was broken. Run the drill at a lower --rate (the lab acknowledged %.0f writes/s: --rate %d) or on larger machines",
-		rate, before.Round(100*time.Millisecond), c.Why, c.AckedPerS, suggest)
+		"%s. Run the drill at a lower --rate (the lab acknowledged %.0f writes/s: --rate %d) or on larger machines",
+		rate, before.Round(100*time.Millisecond), c.Why, lab, c.AckedPerS, suggest)
 }

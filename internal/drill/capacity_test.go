@@ -45,7 +45,7 @@ func TestCarried(t *testing.T) {
 		}
 	}
 	c := Carried(ops(200, 700*time.Millisecond, 0, 0), from, to, now)
-	if r := c.Refusal(100, 3*time.Second); !strings.Contains(r, "--rate: the lab cannot carry 100 writes/s before any fault: in the 3s before it") || !strings.Contains(r, "--rate 65") {
+	if r := c.Refusal(100, 3*time.Second, "Nothing was broken"); !strings.Contains(r, "--rate: the lab cannot carry 100 writes/s before any fault: in the 3s before it") || !strings.Contains(r, "--rate 65") {
 		t.Errorf("%s", r)
 	}
 }

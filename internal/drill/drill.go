@@ -164,16 +164,17 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	if now := time.Now(); o.Before >= 2*time.Second && ctx.Err() == nil {
 		c := Carried(d.t.snapshot(), trafficAt.Add(time.Second), now, now)
 		d.res.Capacity = &c
-		if !c.Carried { // nothing broken yet: the run is not kept
+		if !c.Carried { // no fault injected: the run is not kept
 			d.t.finish()
 			if appends != nil {
 				appends.Stop()
 			}
 			unfinished()
+			lab := d.afterLoad(ctx, trafficAt)
 			d.s.finish()
 			workload.Abandon(l, run)
 			_ = os.RemoveAll(results.RunDir(l.Home(), run.ID))
-			return nil, hderr.User("%s", c.Refusal(o.Rate, o.Before))
+			return nil, hderr.User("%s", c.Refusal(o.Rate, o.Before, lab))
 		}
 	}
 	ferr := d.fault(ctx)
@@ -247,6 +248,22 @@ func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op) {
 	case d.res.Interrupted:
 		d.problems = append(d.problems, "the "+d.o.Workload+" workload's history was cut short by the interruption: its check covers what ran, not the whole drill")
 	}
+}
+
+// afterLoad waits, once a load the lab could not carry has stopped, until
+// the cluster is whole again (an overloaded node may leave the primary
+// component without any fault) and says how the lab was left.
+func (d *drill) afterLoad(ctx context.Context, from time.Time) string {
+	stopped := time.Now()
+	whole, ok := d.s.waitFor(ctx, stopped, d.o.Timeout, d.whole)
+	if !ok {
+		return fmt.Sprintf("No fault was injected, but the load alone left cluster %s not whole %v after it stopped (hadrill status shows its nodes)",
+			d.cluster.Name, time.Since(stopped).Round(time.Second))
+	}
+	if apartAt, apart := d.s.first(from, func(s Sample) bool { return !d.whole(s) }); apart && apartAt.Before(whole) {
+		return fmt.Sprintf("No fault was injected; the load alone took cluster %s apart for a while, and it is whole again", d.cluster.Name)
+	}
+	return "Nothing was broken"
 }
 
 // repair undoes an interrupted drill's fault (lift partitions, resume, start
