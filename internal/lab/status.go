@@ -2,6 +2,7 @@ package lab
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -24,6 +25,10 @@ import (
 // in use (the commands that print a status at their end do not wait for it).
 const CPUWindow = 200 * time.Millisecond
 
+// hostTimeout bounds how long status waits for a remote host's counters
+// (a busy machine's SSH round trip takes seconds).
+const hostTimeout = 5 * time.Second
+
 // Status probes every node (in parallel) and reports the lab.
 func (l *Lab) Status(ctx context.Context) status.Status { return l.StatusOver(ctx, 0) }
 
@@ -34,7 +39,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	s := status.Status{Name: p.Lab, Status: l.State.Status, Mode: p.Mode, Network: p.Network, Dir: p.Dir, Inventory: l.inventoryFile(),
 		Nodes: make([]status.NodeInfo, len(p.Nodes)), LoadBalancers: []status.LBInfo{},
 		Client: status.ClientInfo{Name: p.Client.Host, Netns: p.Client.Netns, Address: p.Client.Address, DefaultsFile: p.Client.DefaultsFile}}
-	before := usage.All(l.p, l.Prov.Host)
+	before := usage.All(l.p, l.Prov.Host, hostTimeout)
 	lost := l.disksLost()
 	if p.Disks != nil {
 		s.Disks = &status.DisksInfo{State: "serving"}
@@ -137,9 +142,6 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 // (CPU in use is measured only over a window).
 func (l *Lab) hostInfo(before map[string]machine.Usage, window time.Duration) []status.HostInfo {
 	p := l.p
-	if len(before) == 0 {
-		return nil
-	}
 	var first time.Time
 	for _, u := range before {
 		if first.IsZero() || u.At.Before(first) {
@@ -151,14 +153,22 @@ func (l *Lab) hostInfo(before map[string]machine.Usage, window time.Duration) []
 	}
 	var out []status.HostInfo
 	measured := disk.Last(p)
-	after := usage.All(l.p, l.Prov.Host)
+	var after map[string]machine.Usage
+	if len(before) > 0 {
+		after = usage.All(l.p, l.Prov.Host, hostTimeout)
+	}
 	for _, h := range p.Hosts {
 		a, ok := before[h.Name]
 		b, ok2 := after[h.Name]
-		if !ok || !ok2 {
-			continue
-		}
 		info := status.HostInfo{Name: h.Name, Role: h.Role, FaultDomain: h.FaultDomain, Machine: h.Machine, MemoryBytes: b.MemoryBytes, OOMKills: b.OOMKills, NICs: h.NICs}
+		if !ok || !ok2 {
+			if p.Mode != plan.ModeSSH {
+				continue // a host here without a machine has no counters of its own
+			}
+			// a remote machine that did not answer is listed, not left out
+			info.Unanswered = fmt.Sprintf("no answer within %v", hostTimeout)
+			info.MemoryBytes, info.OOMKills = 0, 0
+		}
 		if n, ok := p.Node(h.Name); ok {
 			info.Volumes = n.Volumes
 			if len(info.Volumes) == 0 {
@@ -170,7 +180,7 @@ func (l *Lab) hostInfo(before map[string]machine.Usage, window time.Duration) []
 				}
 			}
 		}
-		if window > 0 {
+		if window > 0 && info.Unanswered == "" {
 			cores := machine.Cores(a, b)
 			info.CPUCores = &cores
 		}

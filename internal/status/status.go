@@ -118,6 +118,9 @@ type HostInfo struct {
 	// DisksMeasured are its volumes as last measured (at up or start; on a
 	// remote host, its own disk against each: disk.Measured.OnHost).
 	DisksMeasured []disk.Measured `json:"disks_measured,omitempty"`
+	// Unanswered says why its CPU and memory are not known (a remote host
+	// that did not answer in time).
+	Unanswered string `json:"unanswered,omitempty"`
 }
 
 // DisksInfo is the disk daemon that serves a lab's emulated volumes.
@@ -354,6 +357,9 @@ func hosts(out io.Writer, st Status) {
 		}
 		if h.CPUCores != nil {
 			cpu = fmt.Sprintf("%.2f", *h.CPUCores)
+		}
+		if h.Unanswered != "" {
+			mem = h.Unanswered
 		}
 		if m := h.Machine; m != nil {
 			machine = m.String()

@@ -56,6 +56,22 @@ func TestText(t *testing.T) {
 	golden.Check(t, "status.txt", b.Bytes())
 }
 
+// A lab on remote machines: every host is listed, one that did not answer
+// in time says so instead of being left out.
+func TestTextRemote(t *testing.T) {
+	cores := 0.42
+	st := Status{Name: "rwan", Status: "running", Mode: plan.ModeSSH, Network: "198.19.246.0/24",
+		Nodes: []NodeInfo{{Name: "db1", Cluster: "db", Role: plan.RoleGalera, Region: "east", Address: "198.19.246.11", Port: 3306, State: "Synced", Pid: 11, Profile: "default"},
+			{Name: "db2", Cluster: "db", Role: plan.RoleGalera, Region: "west", Address: "198.19.246.12", Port: 3306, State: "Synced", Pid: 12, Profile: "default"}},
+		Client: ClientInfo{Name: "client", Address: "198.19.246.14"},
+		Hosts: []HostInfo{{Name: "db1", FaultDomain: "db1", CPUCores: &cores, MemoryBytes: 2 << 30},
+			{Name: "db2", FaultDomain: "db2", Unanswered: "no answer within 5s"}},
+	}
+	var b bytes.Buffer
+	Text(&b, st)
+	golden.Check(t, "status-ssh.txt", b.Bytes())
+}
+
 func TestStateOf(t *testing.T) {
 	for _, c := range []struct {
 		p    host.Process

@@ -24,7 +24,7 @@ import (
 // Remote reads through h. False: nothing could be read.
 func Of(p *plan.Plan, host string, h host.Host) (machine.Usage, bool) {
 	if p.Mode == plan.ModeSSH {
-		return Remote(p, host, h)
+		return Remote(p, host, h, time.Second)
 	}
 	u, ok := machine.Read(p, host)
 	if n, isNode := p.Node(host); isNode {
@@ -68,9 +68,9 @@ func volumeClass(n *plan.Node, role string) spec.DiskClass {
 
 // Remote reads a remote machine's counters over its connection, in one
 // round trip: the whole machine's CPU time and memory in use, its NIC's
-// bytes (machine.ParseRemote). False: the host did not answer within a
-// second.
-func Remote(p *plan.Plan, name string, conn host.Host) (machine.Usage, bool) {
+// bytes (machine.ParseRemote). False: the host did not answer within
+// timeout.
+func Remote(p *plan.Plan, name string, conn host.Host, timeout time.Duration) (machine.Usage, bool) {
 	h, ok := p.Host(name)
 	if !ok {
 		return machine.Usage{}, false
@@ -79,7 +79,7 @@ func Remote(p *plan.Plan, name string, conn host.Host) (machine.Usage, bool) {
 	for _, c := range h.NICs {
 		argv = append(argv, c.Name)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	out, err := conn.Run(ctx, argv, nil)
 	if err != nil {
@@ -91,8 +91,9 @@ func Remote(p *plan.Plan, name string, conn host.Host) (machine.Usage, bool) {
 
 // All reads the CPU and memory counters of every host that has them: its
 // cgroups here (a host with a machine), or a remote machine's own (every
-// host at once, a round trip each).
-func All(p *plan.Plan, hosts func(name string) host.Host) map[string]machine.Usage {
+// host at once, a round trip each, a host that does not answer within
+// timeout left out).
+func All(p *plan.Plan, hosts func(name string) host.Host, timeout time.Duration) map[string]machine.Usage {
 	out := map[string]machine.Usage{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -101,7 +102,7 @@ func All(p *plan.Plan, hosts func(name string) host.Host) map[string]machine.Usa
 			var u machine.Usage
 			var ok bool
 			if p.Mode == plan.ModeSSH {
-				u, ok = Remote(p, h.Name, hosts(h.Name))
+				u, ok = Remote(p, h.Name, hosts(h.Name), timeout)
 			} else {
 				u, ok = machine.Read(p, h.Name)
 			}
