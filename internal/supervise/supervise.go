@@ -230,15 +230,29 @@ func Poll(ctx context.Context, name string, deadline, every time.Duration, probe
 	}
 }
 
-// ReadPid reads a pidfile; 0 when it is missing or empty.
+// ReadPid reads a pidfile; 0 when it is missing or empty. A file that
+// exists but holds no number is read again for a moment: a daemon that
+// writes its own pid into the file hadrill wrote (mariadbd's pid-file)
+// truncates it first, and a reader in between must not take the daemon
+// for gone.
 func ReadPid(path string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
+	for try := 0; ; try++ {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return 0
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil || try == pidRereads {
+			return pid
+		}
+		time.Sleep(pidReread)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid
 }
+
+// A pidfile being rewritten is read again pidRereads times, pidReread apart.
+const (
+	pidRereads = 5
+	pidReread  = 20 * time.Millisecond
+)
 
 // Alive reports whether pid runs: not a zombie, and not on its way out
 // (a process killed a moment ago is still in /proc while it exits).

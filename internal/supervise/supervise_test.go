@@ -163,3 +163,26 @@ func TestPredecessor(t *testing.T) {
 		}
 	}
 }
+
+// A pidfile caught empty while its daemon rewrites it (mariadbd truncates
+// the file hadrill wrote, then writes its pid) is read again, not taken
+// for a daemon gone; one that stays empty is 0.
+func TestReadPidBeingRewritten(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "mysqld.pid")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := ReadPid(f); got != 0 {
+		t.Errorf("an empty pidfile: %d", got)
+	}
+	go func() {
+		time.Sleep(2 * pidReread)
+		os.WriteFile(f, []byte("4242\n"), 0o644)
+	}()
+	if got := ReadPid(f); got != 4242 {
+		t.Errorf("a pidfile written while it was read: %d, want 4242", got)
+	}
+	if got := ReadPid(filepath.Join(t.TempDir(), "none")); got != 0 {
+		t.Errorf("no pidfile: %d", got)
+	}
+}
