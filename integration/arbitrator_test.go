@@ -11,6 +11,7 @@ import (
 // component with the arbitrator's vote, writes come back, and nothing
 // acknowledged is lost.
 func TestArbitrator(t *testing.T) {
+	t.Parallel() // it mostly waits: see active
 	e := newEnv(t)
 	e.ok("up", "--name", "itarb", "--preset", "wan2-arbitrator")
 	var st struct {

@@ -25,6 +25,7 @@ import (
 // (kill -9) with faults in place (disk, clock, a drill's partition) leaves
 // nothing after down.
 func TestDiskFaults(t *testing.T) {
+	t.Parallel() // it mostly waits: see active
 	e := newEnv(t)
 	spec := e.writeSpec("itdsk", `name: itdsk
 clusters:

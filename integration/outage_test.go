@@ -18,6 +18,7 @@ import (
 // (that the checker finds one is unit-tested); the durable profile's
 // drill (TestDrills) must lose none.
 func TestRelaxedOutage(t *testing.T) {
+	t.Parallel() // it mostly waits: see active
 	e := newEnv(t)
 	file := e.writeSpec("outage.yaml", `name: outage
 title: the relaxed profile's full outage

@@ -17,8 +17,9 @@ import (
 // one, a login refused, a port taken): exit 2 naming each, nothing
 // created on any host. A bad inventory is refused before any connection.
 func TestSSHPreflight(t *testing.T) {
+	t.Parallel() // see active
 	e := newEnv(t)
-	s := newSSHHosts(e, "itssh", "198.19.250", "db1", "db2", "db3", "lb", "client")
+	s := newSSHHosts(e, "itssh", "198.19.249", "db1", "db2", "db3", "lb", "client")
 	if out, err := exec.Command("runuser", "-u", s.user.Username, "--", "ls", s.Hosts.Hosts["db1"].Dir).CombinedOutput(); err == nil {
 		t.Fatalf("the controller user reads a host's directory: %s", out)
 	}

@@ -12,6 +12,7 @@ import (
 // TestFullOutageRecover: kill -9 of every node, then `hadrill recover`:
 // one cluster of all nodes with every row, writes through the LB again.
 func TestFullOutageRecover(t *testing.T) {
+	t.Parallel() // it mostly waits: see active
 	e := newEnv(t)
 	e.ok("up", "--name", "itrec")
 	e.ok("sql", "lb", "--name", "itrec", "-e", "CREATE TABLE app.r (id INT PRIMARY KEY); INSERT INTO app.r VALUES (1), (2), (3)")

@@ -2,12 +2,14 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -63,20 +65,36 @@ func TestRootlessAsNonRootUser(t *testing.T) {
 	}
 }
 
-// ensureUser creates the unprivileged test account if needed, and removes
-// it afterwards when this test created it.
+// ensureUser creates the unprivileged test account once for the package
+// if it does not exist (TestMain removes it after every test, those that
+// run at once included).
 func ensureUser(t *testing.T) *user.User {
 	t.Helper()
-	if u, err := user.Lookup(rootlessUser); err == nil {
-		return u
+	testUser.once.Do(func() {
+		if u, err := user.Lookup(rootlessUser); err == nil {
+			testUser.u = u
+			return
+		}
+		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", rootlessUser).CombinedOutput(); err != nil {
+			testUser.why = fmt.Sprintf("cannot create a test user: %v %s", err, out)
+			return
+		}
+		testUser.created = true
+		u, err := user.Lookup(rootlessUser)
+		if err != nil {
+			testUser.why = err.Error()
+		}
+		testUser.u = u
+	})
+	if testUser.u == nil {
+		t.Skip(testUser.why)
 	}
-	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", rootlessUser).CombinedOutput(); err != nil {
-		t.Skipf("cannot create a test user: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("userdel", rootlessUser).Run() })
-	u, err := user.Lookup(rootlessUser)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return testUser.u
+}
+
+var testUser struct {
+	once    sync.Once
+	u       *user.User
+	created bool
+	why     string
 }

@@ -19,6 +19,8 @@ import (
 // SSH key (hosts log it in as root); each host's directory is root's and
 // unreadable to it, so nothing can bypass SSH although the "hosts" share
 // this machine's file system.
+// The SSH tests run in parallel (see active): each has its own hosts,
+// bridge, lab names and home.
 type sshHosts struct {
 	*sshtest.Hosts
 	e    *env

@@ -26,6 +26,7 @@ import (
 // any host (its directory empty again, no process) and nothing on the
 // controller.
 func TestSSHLab(t *testing.T) {
+	t.Parallel() // see active
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshl", "198.19.251", "db1", "db2", "db3", "lb", "client")
 	t.Cleanup(func() { s.as("down", "--all") }) // before the hosts' sshd go
@@ -252,6 +253,7 @@ func TestSSHLab(t *testing.T) {
 // re-points the channel from the controller and DR holds every row the
 // cluster has; dr repoint on demand; down leaves nothing.
 func TestSSHDR(t *testing.T) {
+	t.Parallel() // see active
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshd", "198.19.250", "db1", "db2", "db3", "drdb1", "lb", "client")
 	t.Cleanup(func() { s.as("down", "--all") })
@@ -318,6 +320,7 @@ func TestSSHDR(t *testing.T) {
 // address on the other host and no acknowledged write is lost; down takes
 // the address off every host.
 func TestSSHLBPair(t *testing.T) {
+	t.Parallel() // see active
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshp", "198.19.248", "db1", "db2", "db3", "lb1", "lb2", "client")
 	t.Cleanup(func() { s.as("down", "--all") })
@@ -404,6 +407,7 @@ client: {name: client}
 // from a backup of the new one (streamed to the controller and sent on to
 // its host), replicates from it again.
 func TestSSHPrimary(t *testing.T) {
+	t.Parallel() // see active
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshr", "198.19.247", "db1", "db2", "lb", "client")
 	t.Cleanup(func() { s.as("down", "--all") })
@@ -478,6 +482,7 @@ client: {name: client}
 // The spec's volumes are not emulated there: each node's disk is measured
 // against them.
 func TestSSHWAN(t *testing.T) {
+	t.Parallel() // see active
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshw", "198.19.246", "db1", "db2", "lb", "client")
 	t.Cleanup(func() { s.as("down", "--all") })
@@ -591,6 +596,7 @@ client: {name: client, region: east}
 // only in it, disk steps and --keep are refused before anything is made;
 // nothing is left on any host afterwards.
 func TestSSHStudy(t *testing.T) {
+	t.Parallel() // see active
 	e := newEnv(t)
 	s := newSSHHosts(e, "itssht", "198.19.245", "db1", "db2", "lb", "client")
 	t.Cleanup(func() { s.as("down", "--all") })

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -75,10 +76,8 @@ func Start(t T, lab, subnet, dir string, names ...string) *Hosts {
 	if err := os.MkdirAll(filepath.Join(s.Controller, ".ssh"), 0o700); err != nil {
 		t.Fatalf("%v", err)
 	}
-	if _, err := os.Stat("/run/sshd"); os.IsNotExist(err) { // sshd's privilege separation directory
-		os.Mkdir("/run/sshd", 0o755)
-		t.Cleanup(func() { os.Remove("/run/sshd") })
-	}
+	holdPrivsep()
+	t.Cleanup(releasePrivsep)
 	bridge := "hd-" + lab
 	s.ip("netns", "add", bridge)
 	s.created = append(s.created, bridge)
@@ -237,5 +236,33 @@ func (s *Hosts) close() {
 	}
 	for i := len(s.created) - 1; i >= 0; i-- {
 		exec.Command("ip", "netns", "del", s.created[i]).Run()
+	}
+}
+
+// sshd's privilege separation directory: made when missing and removed
+// when the last Hosts that needed it (tests may run at once) is closed.
+var privsep struct {
+	sync.Mutex
+	users   int
+	created bool
+}
+
+func holdPrivsep() {
+	privsep.Lock()
+	defer privsep.Unlock()
+	if privsep.users == 0 {
+		if _, err := os.Stat("/run/sshd"); os.IsNotExist(err) {
+			privsep.created = os.Mkdir("/run/sshd", 0o755) == nil
+		}
+	}
+	privsep.users++
+}
+
+func releasePrivsep() {
+	privsep.Lock()
+	defer privsep.Unlock()
+	if privsep.users--; privsep.users == 0 && privsep.created {
+		os.Remove("/run/sshd")
+		privsep.created = false
 	}
 }
