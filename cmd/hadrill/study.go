@@ -100,7 +100,7 @@ func (cli *app) studyCmd() *cobra.Command {
 	var keep bool
 	var invFile string
 	run := &cobra.Command{
-		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b] [--inventory HOSTS.yaml]",
+		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b] [--decide [--budget D]] [--inventory HOSTS.yaml]",
 		Short: "Run a study: every variant's lab up, the rounds interleaved, a summary beside the published figures; the labs removed after",
 		Long: `Brings every variant's lab up (named s, four characters of the study, the variant), runs the study's steps on each variant, round
 after round with the variants interleaved (each round starts one later), then removes the labs (--keep
@@ -115,6 +115,13 @@ measured, with what differs from the document and what the run saw at a limit. E
 when every claim reproduced, 4 when the study ran to the end and some did not. Ctrl-C, or a
 step that fails, stops it: what was measured is summarised and kept (exit 1), and the labs are
 removed.
+
+With --decide the scale's rounds are the pilot of a two-stage design (Stein's): each claim's spread
+in the pilot gives the rounds it needs to decide a figure 5 % beyond its bound with 80 % power; the
+study runs the most any claim needs (within --budget, from the pilot's time a round), then judges
+each claim by Stein's interval, whose width comes from the pilot: the rounds added do not raise the
+chance of a false "reproduced" above 5 % per bound, as running rounds until a verdict decides
+would. A claim still inconclusive says how many rounds it would need.
 
 With --inventory the labs run on the machines it names, over SSH, one at a time (they would
 listen on the same ports): a variant's lab comes up when its turn comes. Machines, disks and NICs
@@ -158,6 +165,8 @@ are disk steps and --keep.`,
 	run.Flags().StringVar(&o.Scale, "scale", "quick", "quick (fits this computer in minutes) or full (the document's protocol)")
 	run.Flags().StringSliceVar(&o.Variants, "variants", nil, "run only these variants (default: all)")
 	run.Flags().BoolVar(&keep, "keep", false, "leave the variants' labs up afterwards")
+	run.Flags().BoolVar(&o.Decide, "decide", false, "a two-stage design: the scale's rounds are a pilot that sizes the rounds each claim needs to decide; then those rounds, judged by Stein's interval")
+	run.Flags().DurationVar(&o.Budget, "budget", 0, "with --decide: the most time the rounds may take in all (e.g. 30m; default: no limit)")
 	run.Flags().StringVar(&invFile, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")
 	var out, pngDir string
 	report := &cobra.Command{

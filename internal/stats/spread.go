@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // Spread is what repeated measurements of one figure say: their median,
@@ -206,6 +207,19 @@ func incBeta(a, b, x float64) float64 {
 // probability p (one-sided, 0 < p < ½): found by bisection on the
 // two-sided p-value I_{df/(df+t²)}(df/2, ½) = 2p.
 func tQuantile(df, p float64) float64 {
+	key := [2]float64{df, p}
+	if q, ok := quantiles.Load(key); ok {
+		return q.(float64)
+	}
+	q := tSearch(df, p)
+	quantiles.Store(key, q)
+	return q
+}
+
+// quantiles remembers tQuantile's answers (a bisection of 200 steps each).
+var quantiles sync.Map
+
+func tSearch(df, p float64) float64 {
 	lo, hi := 0.0, 1e6
 	for range 200 {
 		mid := (lo + hi) / 2

@@ -18,6 +18,7 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/state"
+	"github.com/hadrill/hadrill/internal/stats"
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
@@ -37,6 +38,11 @@ type Options struct {
 	// Wait is how long a step waits for another benchmark on its lab (0:
 	// refuse at once).
 	Wait time.Duration
+	// Decide runs the scale's rounds as a pilot of a two-stage design
+	// (Design), then as many more as the checks need to decide, within
+	// Budget (0: no limit).
+	Decide bool
+	Budget time.Duration
 }
 
 // Result is a study run as stored (the run's results).
@@ -60,6 +66,8 @@ type Result struct {
 	// were run again (on a busy machine a health check may flap).
 	Failed  string   `json:"failed,omitempty"`
 	Retried []string `json:"retried,omitempty"`
+	// Design is the two-stage design the rounds followed (--decide).
+	Design *Design `json:"design,omitempty"`
 }
 
 // LabName is the lab a study runs a variant in: "s", four characters
@@ -163,7 +171,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		res.Inventory = o.Inventory.File
 	}
 	pl, perr := newPlacement(s, variants, o, res)
-	if err := hderr.Join([]error{cerr, perr}); err != nil { // every problem at once
+	if err := hderr.Join([]error{cerr, perr, checkDecide(sc, o)}); err != nil { // every problem at once
 		return nil, "", err
 	}
 	if err := pl.checkRoom(sc); err != nil {
@@ -180,11 +188,14 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	if err := pl.upAll(ctx); err != nil {
 		return nil, "", err
 	}
-	units := sc.Runs * len(variants) * len(s.Steps)
+	rounds := sc.Runs // the pilot's, with --decide
+	units := rounds * len(variants) * len(s.Steps)
 	done := 0
 	took := map[string][]time.Duration{} // each step's durations so far (a first round's include making its data)
+	var roundTimes []float64
 	stop := func() bool { return ctx.Err() != nil || res.Failed != "" }
-	for round := 1; round <= sc.Runs && !stop(); round++ {
+	for round := 1; round <= rounds && !stop(); round++ {
+		roundBegan := time.Now()
 		for _, name := range Order(variants, round) {
 			for _, st := range s.Steps {
 				if stop() {
@@ -195,7 +206,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 				if eta, ok := remaining(s.Steps, took, units-done+1); ok {
 					left = fmt.Sprintf(", ~%s left", eta.Round(time.Second))
 				}
-				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, sc.Runs, variant(s, name).Title(), st.Name, left)
+				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, rounds, variant(s, name).Title(), st.Name, left)
 				began := time.Now()
 				quiet := stillRunning(ctx, o.Log, fmt.Sprintf("study %s [%d/%d]: %s of %s", s.Name, done, units, st.Name, variant(s, name).Title()))
 				l, err := pl.lab(ctx, name) // on remote hosts, its turn: its lab comes up
@@ -229,14 +240,27 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		}
 		if !stop() {
 			res.Rounds = round
+			roundTimes = append(roundTimes, float64(time.Since(roundBegan)))
+		}
+		if o.Decide && round == sc.Runs && !stop() {
+			d := Plan(s, variants, res.Samples, sc.Runs, time.Duration(stats.Median(roundTimes)), o.Budget)
+			res.Design, rounds = &d, d.Rounds
+			units = rounds * len(variants) * len(s.Steps)
+			fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, d.Says())
 		}
 	}
 	res.Interrupted = ctx.Err() != nil || res.Failed != ""
 	res.Cells, res.Checks = Summarize(s, sc, variants, res.Samples)
+	if res.Design != nil {
+		res.Checks = res.Design.Judge(s, res.Checks, res.Samples)
+	}
 	Explain(o.Home, res)
 	res.Finding = Finding(s, o.Scale, res.Rounds, res.Cells, res.Checks, res.Interrupted)
 	if res.Inventory != "" {
 		res.Finding += " " + hostsNote(s, variants, res.Inventory)
+	}
+	if res.Design != nil {
+		res.Finding += " The rounds followed a " + res.Design.Says() + "; each claim is judged by Stein's interval (its width from the pilot's spread), so the rounds added keep a false \"reproduced\" at 5 % per bound."
 	}
 	if res.Failed != "" {
 		res.Finding = "Stopped by a step that failed twice (" + firstLine(res.Failed) + "); what was measured before it: " + res.Finding
@@ -248,6 +272,22 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		err = fmt.Errorf("study %s stopped: %s (what was measured is kept in run %s)", s.Name, res.Failed, id)
 	}
 	return res, id, err
+}
+
+// checkDecide refuses a two-stage design the scale cannot pilot, and a
+// budget without one.
+func checkDecide(sc Scale, o Options) error {
+	var errs []error
+	if o.Budget < 0 {
+		errs = append(errs, hderr.User("--budget: %v: want a positive duration (30m, 2h)", o.Budget))
+	}
+	if o.Budget != 0 && !o.Decide {
+		errs = append(errs, hderr.User("--budget: only with --decide (it bounds the rounds a two-stage design adds)"))
+	}
+	if o.Decide && sc.Runs < 2 && sc.Runs > 0 {
+		errs = append(errs, hderr.User("--decide: the %s scale runs %d round: a two-stage design's pilot needs at least 2 to measure a spread", o.Scale, sc.Runs))
+	}
+	return hderr.Join(errs)
 }
 
 // retryPause is how long a failed step waits before it runs again.

@@ -86,6 +86,10 @@ type Check struct {
 	Measured []string `json:"measured,omitempty"`
 	// LeftOut are the check's variants --variants left out (not run).
 	LeftOut []string `json:"left_out,omitempty"`
+	// Rounds is how many rounds a two-stage design judged it over, and
+	// Needs, when it stayed inconclusive, the rounds it would need (Design).
+	Rounds int `json:"rounds,omitempty"`
+	Needs  int `json:"needs_rounds,omitempty"`
 }
 
 // Outcome is a check's verdict in words.
@@ -335,6 +339,9 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 				fmt.Fprintf(&b, "%s, the claim %s; one round gives no interval, so noise cannot be told apart. ", ours(c, titles), c.Bounds())
 			} else {
 				fmt.Fprintf(&b, "%s, crossing the claim's bound (%s): the rounds cannot tell the difference from noise. ", ours(c, titles), c.Bounds())
+			}
+			if c.Needs > c.Rounds {
+				fmt.Fprintf(&b, "It would need about %d rounds to decide (it had %d). ", c.Needs, c.Rounds)
 			}
 		default:
 			fmt.Fprintf(&b, "%s, the claim %s%s. ", ours(c, titles), c.Bounds(), map[bool]string{true: " (the study's reading of its words)"}[c.Inferred])

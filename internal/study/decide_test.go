@@ -1,0 +1,199 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/stats"
+)
+
+// rounds draws n rounds of a ratio claim's two variants: the other's
+// figure around 100, the variant's around ratio×100, each with the
+// relative spread cv, numbered from first.
+func rounds(r *rand.Rand, e Expect, first, n int, ratio, cv float64) []Sample {
+	var out []Sample
+	for i := range n {
+		out = append(out, Sample{Round: first + i, Variant: e.Variant, Step: e.Step, Metric: e.Metric, Value: ratio * 100 * (1 + cv*r.NormFloat64())},
+			Sample{Round: first + i, Variant: e.Than, Step: e.Step, Metric: e.Metric, Value: 100 * (1 + cv*r.NormFloat64())})
+	}
+	return out
+}
+
+// design runs one two-stage study of a claim: a pilot of 3 rounds, the
+// rounds it plans (at most limit), the checks judged by the design.
+func design(r *rand.Rand, s *Study, e Expect, ratio, cv float64, limit int) (Design, Check) {
+	variants := []string{e.Variant, e.Than}
+	samples := rounds(r, e, 1, 3, ratio, cv)
+	d := Plan(s, variants, samples, 3, time.Minute, time.Duration(limit)*time.Minute)
+	samples = append(samples, rounds(r, e, 4, d.Rounds-3, ratio, cv)...)
+	var checks []Check
+	if len(s.Expect) == 1 { // the check as Summarize makes it, without its cells (quicker)
+		checks = []Check{{Expect: e, Verdict: Inconclusive}}
+	} else {
+		_, checks = Summarize(s, s.Scales.Quick, variants, samples)
+	}
+	checks = d.Judge(s, checks, samples)
+	for _, c := range checks {
+		if c.Variant == e.Variant && c.Than == e.Than && c.Metric == e.Metric && c.Step == e.Step {
+			return d, c
+		}
+	}
+	panic("no check")
+}
+
+// The pilot sizes the rounds by the claim's spread, the budget caps them,
+// and a claim the pilot could not decide decides after them.
+func TestPlan(t *testing.T) {
+	s, _ := Embedded("seed000-bufferpool")
+	e := s.Expect[0] // pool2g at least 1.05× pool128m
+	variants := []string{"pool128m", "pool2g"}
+	var pilot []Sample
+	for i, v := range [][2]float64{{634, 672}, {535, 634}, {660, 711}} { // +12 %, the rounds overlapping: inconclusive at 3
+		pilot = append(pilot, Sample{Round: i + 1, Variant: "pool128m", Step: e.Step, Metric: e.Metric, Value: v[0]},
+			Sample{Round: i + 1, Variant: "pool2g", Step: e.Step, Metric: e.Metric, Value: v[1]})
+	}
+	d := Plan(s, variants, pilot, 3, 2*time.Minute, 0)
+	n := d.Needs[0]
+	if n.Scale != OnLogRatio || n.Rounds <= 3 || d.Rounds != n.Rounds || math.Abs(n.Delta-math.Log(1.05)) > 1e-12 {
+		t.Errorf("unbudgeted plan: %+v", d)
+	}
+	capped := Plan(s, variants, pilot, 3, 2*time.Minute, 10*time.Minute)
+	if capped.Affordable != 5 || capped.Rounds != 5 || capped.Needs[0].Rounds != n.Rounds {
+		t.Errorf("10 minutes at 2 minutes a round: %+v", capped)
+	}
+	if !strings.Contains(capped.Says(), "the budget of 10m0s allows 5") {
+		t.Errorf("%s", capped.Says())
+	}
+	left := Plan(s, []string{"pool2g"}, pilot, 3, time.Minute, 0)
+	if left.Needs[0].Rounds != 0 || left.Needs[0].Why == "" || left.Rounds != 3 {
+		t.Errorf("a claim whose variant was left out: %+v", left)
+	}
+	one := Plan(s, variants, pilot[:2], 3, time.Minute, 0)
+	if one.Needs[0].Rounds != 0 || !strings.Contains(one.Needs[0].Why, "1 round") {
+		t.Errorf("a pilot with one round of the claim: %+v", one.Needs[0])
+	}
+
+	r := rand.New(rand.NewPCG(1, 44))
+	d, c := design(r, s, e, 1.12, 0.08, 1000)
+	if c.Verdict != Reproduced || c.Rounds != d.Rounds || d.Rounds <= 3 {
+		t.Errorf("+12 %% with 8 %% noise: %s after %d rounds (%+v), want reproduced", c.Verdict, c.Rounds, c.Ours)
+	}
+	d, c = design(r, s, e, 0.9, 0.08, 1000)
+	if c.Verdict != NotReproduced {
+		t.Errorf("-10 %% with 8 %% noise: %s after %d rounds (%+v), want not reproduced", c.Verdict, d.Rounds, c.Ours)
+	}
+	_, c = design(r, s, e, 1.06, 0.15, 4)
+	if c.Verdict == Inconclusive && (c.Needs <= c.Rounds || c.Rounds != 4) {
+		t.Errorf("an undecided claim says the rounds it needs: %+v", c)
+	}
+}
+
+// At the study's level too, a claim whose true figure is on its bound is
+// judged reproduced at most Alpha of the time after the rounds the pilot
+// added, with or without a budget.
+func TestDesignErrorRate(t *testing.T) {
+	s, _ := Embedded("seed000-bufferpool")
+	e := s.Expect[0]
+	r := rand.New(rand.NewPCG(3, 9))
+	const trials = 3000
+	for _, limit := range []int{1000, 8} {
+		inside := 0
+		for range trials {
+			if _, c := design(r, s, e, *e.Min, 0.06, limit); c.Verdict == Reproduced {
+				inside++
+			}
+		}
+		share := float64(inside) / trials
+		t.Logf("at most %d rounds: %.2f %% reproduced on the bound", limit, 100*share)
+		if share > stats.Alpha+3*math.Sqrt(stats.Alpha*(1-stats.Alpha)/trials) {
+			t.Errorf("at most %d rounds: a ratio on its bound reproduced in %.1f %% of trials, want at most %.0f %%", limit, 100*share, 100*stats.Alpha)
+		}
+	}
+}
+
+// No embedded claim that excludes "no difference" is reproduced by a
+// design fed no difference (both variants the same noisy figure) or the
+// opposite of its claim.
+func TestDesignNoiseIsNeverReproduced(t *testing.T) {
+	for _, name := range Names() {
+		s, _ := Embedded(name)
+		for _, e := range s.Expect {
+			if e.Than == "" {
+				continue
+			}
+			excludes := (e.Min != nil && *e.Min >= 1) || (e.Max != nil && *e.Max <= 1)
+			if !excludes {
+				continue
+			}
+			opposite := 0.8 // the claim says more: its variant 20 % lower
+			if e.Max != nil && *e.Max <= 1 {
+				opposite = 1.25
+			}
+			r := rand.New(rand.NewPCG(5, 6))
+			for _, ratio := range []float64{1, opposite} {
+				if _, c := design(r, s, e, ratio, 0.1, 30); c.Verdict == Reproduced {
+					t.Errorf("%s: %s against %s at %.2f× (claim %s): reproduced (%+v)", name, e.Variant, e.Than, ratio, e.Bounds(), c.Ours)
+				}
+			}
+		}
+	}
+}
+
+func TestCheckDecide(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		sc   Scale
+		want []string
+	}{
+		{Options{Decide: true, Budget: time.Hour, Scale: "quick"}, Scale{Runs: 3}, nil},
+		{Options{Budget: time.Hour}, Scale{Runs: 3}, []string{"--budget: only with --decide"}},
+		{Options{Decide: true, Budget: -time.Minute, Scale: "full"}, Scale{Runs: 1}, []string{"--budget: -1m0s: want a positive duration", "--decide: the full scale runs 1 round"}},
+	} {
+		err := checkDecide(c.sc, c.o)
+		if (err == nil) != (len(c.want) == 0) {
+			t.Errorf("%+v: %v", c.o, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%+v: %v, want %q", c.o, err, w)
+			}
+		}
+		if err != nil && !hderr.IsUser(err) {
+			t.Errorf("%+v: %v is not a user error (exit 2)", c.o, err)
+		}
+	}
+}
+
+// A run that followed a design says so in its finding and its report,
+// and an undecided claim the rounds it would need.
+func TestDesignSaid(t *testing.T) {
+	s, _ := Embedded("seed000-bufferpool")
+	e := s.Expect[0]
+	variants := []string{e.Than, e.Variant}
+	samples := rounds(rand.New(rand.NewPCG(2, 2)), e, 1, 4, 1.06, 0.15)
+	d := Plan(s, variants, samples[:6], 3, time.Minute, 4*time.Minute)
+	res := &Result{Study: s, Scale: "quick", Protocol: s.Scales.Quick, Variants: variants, Rounds: 4, Samples: samples, Design: &d}
+	res.Cells, res.Checks = Summarize(s, s.Scales.Quick, variants, samples)
+	res.Checks = d.Judge(s, res.Checks, samples)
+	if c := res.Checks[0]; c.Verdict != Inconclusive || c.Rounds != 4 || c.Needs <= 4 {
+		t.Fatalf("+6 %% with 15 %% noise over 4 rounds: %+v", c)
+	}
+	res.Finding = Finding(s, "quick", 4, res.Cells, res.Checks, false)
+	if want := fmt.Sprintf("It would need about %d rounds to decide (it had 4)", res.Checks[0].Needs); !strings.Contains(res.Finding, want) {
+		t.Errorf("finding lacks %q:\n%s", want, res.Finding)
+	}
+	b, err := HTML(&results.Run{ID: "20261127-000000-abcd"}, res, Context{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "The rounds followed a two-stage design: the pilot&#39;s 3 rounds size the checks at") || !strings.Contains(string(b), "with Stein's interval") {
+		t.Errorf("the report does not say the design")
+	}
+}
