@@ -140,11 +140,15 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 	threads := min(s.Params.Tables, 8) // sysbench prepares one table per thread
 	fmt.Fprintf(s.Log, "preparing %d tables × %d rows (%d in parallel)\n", s.Params.Tables, s.Params.TableSize, threads)
 	_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS sbtest.hd_prepared")
-	if err == nil { // a dataset of another shape: remove it first
-		old := sysbench.Params{Workload: "oltp_common", Tables: tables, TableSize: size}
-		if err := onClient(ctx, l, sysbench.Argv(old, t, 1, "cleanup")); err != nil {
-			return err
-		}
+	// a dataset of another shape, or the tables a prepare that failed left
+	// half made (nothing recorded): removed first (sysbench drops the
+	// tables it would make, those that exist)
+	old := sysbench.Params{Workload: "oltp_common", Tables: s.Params.Tables, TableSize: s.Params.TableSize}
+	if err == nil {
+		old.Tables, old.TableSize = max(tables, s.Params.Tables), size
+	}
+	if err := onClient(ctx, l, sysbench.Argv(old, t, 1, "cleanup")); err != nil {
+		return err
 	}
 	p := s.Params
 	p.Workload = "oltp_common" // the tables every OLTP script shares
