@@ -167,7 +167,6 @@ func (l *Lab) hostInfo(before map[string]machine.Usage, window time.Duration) []
 			}
 			// a remote machine that did not answer is listed, not left out
 			info.Unanswered = fmt.Sprintf("no answer within %v", hostTimeout)
-			info.MemoryBytes, info.OOMKills = 0, 0
 		}
 		if n, ok := p.Node(h.Name); ok {
 			info.Volumes = n.Volumes

@@ -1,9 +1,11 @@
 package study
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,19 +109,7 @@ func nearest(e Expect, scale string, v float64) (float64, bool) {
 	if len(bounds) == 0 {
 		return 0, false
 	}
-	return slices.MinFunc(bounds, func(x, y float64) int {
-		return cmpFloat(math.Abs(x-v), math.Abs(y-v))
-	}), true
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return slices.MinFunc(bounds, func(x, y float64) int { return cmp.Compare(math.Abs(x-v), math.Abs(y-v)) }), true
 }
 
 // Plan sizes a two-stage design from the pilot's samples: each check's
@@ -204,12 +194,11 @@ func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 func (d Design) Says() string {
 	var need []string
 	for _, n := range d.Needs {
-		switch {
-		case n.Rounds > 0:
-			need = append(need, fmt.Sprintf("%d", n.Rounds))
-		default:
-			need = append(need, "–")
+		w := "–" // the pilot could not size it
+		if n.Rounds > 0 {
+			w = strconv.Itoa(n.Rounds)
 		}
+		need = append(need, w)
 	}
 	if len(need) == 0 {
 		return fmt.Sprintf("two-stage design: no claim to size, the pilot's %d rounds are all", d.Pilot)
