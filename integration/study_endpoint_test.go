@@ -147,7 +147,8 @@ expect:
 	if d, tps := got["mine/oltp/tps_per_dollar@2"], got["mine/oltp/tps@2"]; d < tps/0.4*0.99 || d > tps/0.4*1.01 {
 		t.Errorf("TPS per dollar an hour %g for %g TPS at $0.40/h", d, tps)
 	}
-	if !strings.HasPrefix(out.Result.Finding, "Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced. Not reproduced: \"mine is a hundred times the lab\" (nowhere)") {
+	if !strings.HasPrefix(out.Result.Finding, "Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced.\n") || !strings.Contains(out.Result.Finding, "\n✘ not reproduced: ") ||
+		!strings.Contains(out.Result.Finding, ": \"mine is a hundred times the lab\"") {
 		t.Errorf("the finding does not open with the answer: %s", out.Result.Finding)
 	}
 	if !strings.Contains(out.Result.Finding, "Transactions per second per dollar an hour") || !strings.Contains(out.Result.Finding, "Seconds for 2 mariadb-slap clients to run the query over the generated employees dataset") {

@@ -91,13 +91,28 @@ expect:
 					Value, Lo, Hi float64
 				} `json:"ours"`
 			} `json:"checks"`
-			Finding string `json:"finding"`
+			Finding    string `json:"finding"`
+			Deviations []struct {
+				What, Document, Here string
+				Recorded             bool
+			} `json:"deviations"`
 		} `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
 	res := out.Result
+	// the run records what it ran against the document's (this file states none)
+	recorded := map[string]string{}
+	for _, d := range res.Deviations {
+		if d.Recorded && strings.Contains(d.Document, "no document: block") {
+			recorded[d.What] = d.Here
+		}
+	}
+	if !strings.HasPrefix(recorded["server"], "MariaDB 10.11.") || !strings.HasPrefix(recorded["galera"], "Galera 4 (provider 26.4.") ||
+		!strings.HasPrefix(recorded["rounds"], "2 round(s)") {
+		t.Errorf("recorded deviations: %+v", res.Deviations)
+	}
 	if res.Rounds != 2 || len(res.Cells) != 14 || len(res.Checks) != 1 || res.Checks[0].Verdict != "reproduced" || res.Checks[0].Claim != "a commit takes a few ms" ||
 		res.Checks[0].Ours.Value <= 0 || res.Checks[0].Ours.Hi > 20 {
 		t.Errorf("study result: %d rounds, %d cells, checks %+v\n%s", res.Rounds, len(res.Cells), res.Checks, r.stdout)

@@ -166,7 +166,7 @@ func (b *builder) arbitrator(c spec.Cluster, peers []string) *Arbitrator {
 	h := b.hostByName(c.ArbitratorHost())
 	dir := filepath.Join(b.hostDir(h.Name), "arbitrator", h.Name)
 	seg := -1
-	if len(c.Regions) > 1 {
+	if c.Segmented() {
 		seg = len(c.Regions)
 		for i, r := range c.Regions {
 			if r == h.Region {
@@ -190,11 +190,12 @@ func (b *builder) arbitrator(c spec.Cluster, peers []string) *Arbitrator {
 
 // segment is a Galera node's gmcast.segment: the index of its region among
 // the cluster's regions, so write sets cross a WAN link once per segment
-// and joiners pick a donor in their own region; -1 for a one-region cluster.
+// and joiners pick a donor in their own region; -1 for a one-region cluster
+// or one whose segments are off.
 func segment(c spec.Cluster, j int) int {
 	r := c.NodeRegion(j)
 	for i, x := range c.Regions {
-		if x == r && len(c.Regions) > 1 {
+		if x == r && c.Segmented() {
 			return i
 		}
 	}

@@ -707,3 +707,42 @@ clusters: [{name: db, nodes: 4, regions: [east, west], failure_detection: fast,
 		t.Errorf("%d provider option lines, user's flag %v:\n%s", c, n.UserProviderOptions, n.Config)
 	}
 }
+
+// TestSegmentsOff: a cluster over two regions with segments off keeps
+// every node, and its arbitrator, in Galera's one default segment (as
+// Galera before segments had it); on, each region is a segment.
+func TestSegmentsOff(t *testing.T) {
+	for _, c := range []struct {
+		segments string
+		want     bool
+	}{{"", true}, {", segments: true", true}, {", segments: false", false}} {
+		s, err := spec.Load([]byte(`
+regions: [{name: east}, {name: west}, {name: third}]
+links: [{between: [east, west], rtt: 10ms}, {between: [east, third], rtt: 10ms}, {between: [west, third], rtt: 10ms}]
+clusters: [{name: db, nodes: 4, regions: [east, west], arbitrator: {region: third}` + c.segments + `}]`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Build(s, "seg", "/home/u/.hadrill", rootFacts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range p.Nodes {
+			if got := strings.Contains(n.ProviderOptions, "gmcast.segment="); got != c.want {
+				t.Errorf("segments%q: %s has a segment %v, want %v: %s", c.segments, n.Name, got, c.want, n.ProviderOptions)
+			}
+		}
+		for _, pc := range p.Clusters {
+			a := pc.Arbitrator
+			if a == nil {
+				t.Fatal("no arbitrator")
+			}
+			if got := strings.Contains(strings.Join(a.Argv, " "), "gmcast.segment="); got != c.want {
+				t.Errorf("segments%q: arbitrator has a segment %v, want %v", c.segments, got, c.want)
+			}
+		}
+	}
+	if _, err := spec.Load([]byte(`clusters: [{name: db, nodes: 3, segments: false}]`)); err == nil || !strings.Contains(err.Error(), "clusters[0].segments: applies to galera clusters over several regions") {
+		t.Errorf("segments on a one-region cluster: %v", err)
+	}
+}

@@ -33,7 +33,7 @@ client: {name: client, machine: d2}
 		{"cloud3", cloud3, []Emulated{
 			{"networks", "application 1gbit, cluster 1gbit"},
 			{"clusters[0].machine", "d1"},
-			{"clusters[0].storage", "data: 2× standard, logs: 1× standard, tmp: 1× local; datadir on data, redo on logs, binlog on logs, tmpdir on tmp"},
+			{"clusters[0].storage", "data: 2× standard, logs: 1× standard, tmp: 1× local; datadir on data, redo on data, binlog on logs, tmpdir on tmp"},
 		}},
 		{"galera3 (nothing emulated)", galera3, nil},
 		{"every kind", own, []Emulated{

@@ -61,8 +61,8 @@ func providerManaged(c Cluster, name string) string {
 	switch n := strings.ToLower(name); {
 	case n == "gmcast.listen_addr" || n == "ist.recv_addr" || n == "ist.recv_bind" || n == "base_host" || n == "base_port":
 		return "hadrill sets each node's listening addresses itself (see `hadrill plan`)"
-	case n == "gmcast.segment" && len(c.Regions) > 1:
-		return "hadrill places each region's nodes in a segment of their own (regions)"
+	case n == "gmcast.segment" && c.Segmented():
+		return "hadrill places each region's nodes in a segment of their own (regions; segments: false keeps them in one)"
 	case slices.Contains(fastOptions, n) && c.FailureDetection == DetectionFast:
 		return "failure_detection: fast sets it (a silent member suspected after 0.5 s); give failure_detection: stock to tune it yourself"
 	}

@@ -80,6 +80,10 @@ type Cluster struct {
 	// stock (Galera's defaults: suspected after 5 s) or fast (a LAN setting:
 	// suspected after 0.5 s, so writes resume within about a second).
 	FailureDetection string `yaml:"failure_detection,omitempty"`
+	// Segments off keeps every node of a cluster over several regions in one
+	// Galera segment, as Galera before 3.0 had it: a write set crosses the
+	// WAN to each remote node, not once per region (default on).
+	Segments *bool `yaml:"segments,omitempty"`
 	// Mode is how a primary cluster's replicas follow the primary: async, or
 	// semi-sync (a commit waits for one replica's acknowledgement, at most
 	// AckTimeout, then falls back to async).
@@ -137,6 +141,10 @@ func (lb LoadBalancer) HostDomain(k int) string {
 
 // Binlog says whether the cluster's nodes keep a binary log (the default).
 func (c Cluster) Binlog() bool { return c.BinaryLog == nil || *c.BinaryLog }
+
+// Segmented says whether a Galera cluster's regions are segments of their
+// own: over several regions, unless segments is off.
+func (c Cluster) Segmented() bool { return len(c.Regions) > 1 && (c.Segments == nil || *c.Segments) }
 
 // Arbitrator places a Galera arbitrator.
 type Arbitrator struct {

@@ -177,6 +177,9 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	} else if c.FailureDetection != "" {
 		v.add(p+".failure_detection", "applies to galera clusters only")
 	}
+	if c.Segments != nil && (c.Kind != KindGalera || len(c.Regions) < 2) {
+		v.add(p+".segments", "applies to galera clusters over several regions (regions) only")
+	}
 	switch {
 	case c.Kind == KindPrimary:
 		oneOf(v, p+".mode", c.Mode, ModeAsync, ModeSemiSync)

@@ -127,6 +127,11 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 			d.Needs = append(d.Needs, n)
 			continue
 		}
+		if e.NotCheckable != "" {
+			n.Why = "not checkable here"
+			d.Needs = append(d.Needs, n)
+			continue
+		}
 		var v []float64
 		n.Scale, v = perRound(s, e, pilot)
 		sp := stats.SpreadOf(v)

@@ -185,8 +185,8 @@ func TestDesignSaid(t *testing.T) {
 	if c := res.Checks[0]; c.Verdict != Inconclusive || c.Rounds != 4 || c.Needs <= 4 {
 		t.Fatalf("+6 %% with 15 %% noise over 4 rounds: %+v", c)
 	}
-	res.Finding = Finding(s, "quick", 4, res.Cells, res.Checks, false)
-	if want := fmt.Sprintf("It would need about %d rounds to decide (it had 4)", res.Checks[0].Needs); !strings.Contains(res.Finding, want) {
+	res.Finding = Finding(res)
+	if want := fmt.Sprintf("about %d rounds would decide it (it had 4)", res.Checks[0].Needs); !strings.Contains(res.Finding, want) || !strings.Contains(res.Finding, "Rounds: InnoDB buffer pool, the default 128M against 2G, under a Galera cluster on cloud disks, quick scale, 4 round(s) of every variant interleaved; they followed a two-stage design") {
 		t.Errorf("finding lacks %q:\n%s", want, res.Finding)
 	}
 	b, err := HTML(&results.Run{ID: "20261127-000000-abcd"}, res, Context{})

@@ -29,6 +29,14 @@ type stepKind struct {
 	// list. local: it measures something emulated on this computer, so it
 	// cannot run on remote hosts.
 	endpoint, hostList, local bool
+	// tool is the load program it runs (its version is set beside the
+	// document's); warmup: it runs the scale's warm-up before each
+	// measured run.
+	tool   string
+	warmup bool
+	// serverless: it measures no server (a disk's own benchmark), so the
+	// server's version is no deviation of it.
+	serverless bool
 	// priced: its tps figures give TPS per dollar for a priced variant;
 	// histograms: its runs store latency histograms the report draws.
 	priced, histograms bool

@@ -17,10 +17,12 @@ import (
 // node with volumes, its first volume, the 1 GB file test).
 func init() {
 	register(&stepKind{
-		name:    "disk",
-		fields:  []string{"node", "volume", "test", "idle_before"},
-		metrics: []string{"seconds", "iops", "mbps", "p50_ms"},
-		local:   true,
+		name:       "disk",
+		tool:       "fio",
+		serverless: true,
+		fields:     []string{"node", "volume", "test", "idle_before"},
+		metrics:    []string{"seconds", "iops", "mbps", "p50_ms"},
+		local:      true,
 		step: func(st Step, add func(string, string, ...any)) {
 			if _, ok := fio.Named(st.Test); st.Test != "" && !ok {
 				add("test", "expected one of %s, got %q", strings.Join(fio.Names(), ", "), st.Test)

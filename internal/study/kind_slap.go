@@ -19,6 +19,7 @@ import (
 func init() {
 	register(&stepKind{
 		name:     "slap",
+		tool:     "mariadb-slap",
 		metrics:  []string{"avg_s", "qps"},
 		per:      func(sc Scale) []int { return sc.Concurrency },
 		endpoint: true,

@@ -16,6 +16,8 @@ import (
 func init() {
 	register(&stepKind{
 		name:       "sysbench",
+		tool:       "sysbench",
+		warmup:     true,
 		fields:     []string{"workload", "rand_type", "auto_inc"},
 		metrics:    []string{"tps", "p95_ms", "p99_ms", "avg_ms"},
 		per:        func(sc Scale) []int { return sc.Threads },

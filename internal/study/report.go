@@ -93,7 +93,7 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": figures, "RunIDs": ids, "Font": chart.FontFace(),
-		"Settings": ctx.Settings, "Versions": ctx.Versions, "Deviations": res.Study.DeviationsAt(res.Scale), "Level": 100 * stats.Level, "Setups": setups, "Hosts": ctx.Hosts, "Computer": ctx.Computer, "Titles": titles})
+		"Settings": ctx.Settings, "Versions": ctx.Versions, "Deviations": res.AllDeviations(), "Level": 100 * stats.Level, "Setups": setups, "Hosts": ctx.Hosts, "Computer": ctx.Computer, "Titles": titles})
 	return b.Bytes(), err
 }
 
@@ -271,7 +271,7 @@ var page = template.Must(template.New("study").Parse(`<!doctype html>
 body{font-family:"Liberation Sans",Arial,Helvetica,sans-serif;max-width:70em;margin:2em auto;padding:0 1em;color:#222}table{border-collapse:collapse}
 .scroll{overflow-x:auto;max-width:100%}figure{margin:1.5em 0}figure svg{width:100%;height:auto;display:block}figcaption{font-weight:bold;margin-bottom:.3em}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,td:nth-child(2),td:nth-child(3){text-align:left}
-.finding{font-size:1.05em;line-height:1.5;background:#f4f7fb;padding:1em;border-left:4px solid #2b5d8a}
+.finding{font-size:1.05em;line-height:1.5;white-space:pre-line;background:#f4f7fb;padding:1em;border-left:4px solid #2b5d8a}
 .met{color:#1a7f37}.missed{color:#b42318}</style></head><body>
 <h1>{{.Res.Study.Title}}</h1>
 <p class="finding" id="finding">{{.Res.Finding}}</p>
@@ -280,12 +280,12 @@ Source: {{.Res.Study.Source}}.</p>
 {{with .Res.Study.About}}<p>{{.}}</p>{{end}}
 {{with .Res.Failed}}<p class="missed">Stopped early: a step failed twice: <code>{{.}}</code></p>{{end}}
 {{with .Res.Retried}}<p>Steps that failed once and were run again (a busy machine can make a health check flap): {{range .}}<code>{{.}}</code> {{end}}</p>{{end}}
-{{with .Deviations}}<h2>Deviations from the document's protocol</h2><ul>{{range .}}<li><b>{{.What}}</b>: the document {{.Document}}; here {{.Here}}{{with .Scale}} ({{.}} scale){{end}}{{with .Why}} — {{.}}{{end}}</li>{{end}}</ul>{{end}}
+{{with .Deviations}}<h2>Deviations from the document's protocol</h2><ul>{{range .}}<li><b>{{.What}}</b>: the document {{.Document}}; here {{.Here}}{{with .Scale}} ({{.}} scale){{end}}{{with .Why}} — {{.}}{{end}}{{if .Recorded}} <i>(recorded by the run)</i>{{end}}</li>{{end}}</ul>{{end}}
 {{if .Res.Checks}}<h2>Does it reproduce?</h2>
-<p>Each claim's figure (a mean over the rounds, or the ratio of two variants' means) with its {{printf "%.0f" .Level}} % interval: <i>reproduced</i> when the whole interval is within the claim's bounds, <i>not reproduced</i> when it is wholly outside, <i>inconclusive</i> when it crosses a bound (noise cannot tell), <i>not measured</i> when a step did not run.</p>
+<p>Each claim's figure (a mean over the rounds, or the ratio of two variants' means) with its {{printf "%.0f" .Level}} % interval: <i>reproduced</i> when the whole interval is within the claim's bounds, <i>not reproduced</i> when it is wholly outside, <i>inconclusive</i> when it crosses a bound (noise cannot tell), <i>not measured</i> when a step did not run, <i>not checkable</i> when this computer cannot build the set-up that decides it (measured and shown; it says why and counts for nothing).</p>
 {{with .Res.Design}}<p>The rounds followed a {{.Says}}. Each claim's figure is then the mean over every round (a ratio: of each round's ratio of the two variants, paired in the round, on a log scale) with Stein's interval, whose width comes from the pilot's spread: the rounds added keep a false <i>reproduced</i> at 5 % per bound. A claim still inconclusive would need the rounds its pilot asked for.</p>{{end}}
 <div class="scroll"><table><tr><th>verdict</th><th>claim (the document's words)</th><th>where</th><th>figure</th><th>published</th><th>ours</th><th>bounds</th></tr>
-{{range .Res.Checks}}<tr class="{{if eq .Verdict "reproduced"}}met{{else}}missed{{end}}"><td>{{if eq .Verdict "reproduced"}}✔{{else if or (eq .Verdict "not_measured") (eq .Verdict "not_run")}}–{{else if eq .Verdict "inconclusive"}}?{{else}}✘{{end}} {{.Outcome}}</td><td style="text-align:left">“{{.Claim}}”{{with .Differs}}<br><small>differs here: {{.}}</small>{{end}}{{range .Measured}}<br><small>measured: {{.}}</small>{{end}}</td><td style="text-align:left">{{.Source}}</td><td>{{index $.Titles .Variant}} {{.Step}} {{.Metric}}{{with .Than}} ÷ {{index $.Titles .}}{{end}}</td><td>{{or .Published "—"}}</td><td>{{if eq .Verdict "not_measured"}}not measured{{else if eq .Verdict "not_run"}}not run (--variants){{else}}{{printf "%.3g" .Ours.Value}}{{if .Ours.Known}} ({{printf "%.3g" .Ours.Lo}}–{{printf "%.3g" .Ours.Hi}}){{else}} (one round){{end}}{{end}}</td><td>{{.Bounds}}{{if .Inferred}} (read from the words: {{.Why}}){{else}}{{with .Why}} — {{.}}{{end}}{{end}}</td></tr>{{end}}</table></div>{{end}}
+{{range .Res.Checks}}<tr class="{{if eq .Verdict "reproduced"}}met{{else}}missed{{end}}"><td>{{if eq .Verdict "reproduced"}}✔{{else if or (eq .Verdict "not_measured") (eq .Verdict "not_run")}}–{{else if eq .Verdict "not_checkable"}}⊘{{else if eq .Verdict "inconclusive"}}?{{else}}✘{{end}} {{.Outcome}}</td><td style="text-align:left">“{{.Claim}}”{{with .NotCheckable}}<br><small>not checkable here: {{.}}</small>{{end}}{{with .Differs}}<br><small>differs here: {{.}}</small>{{end}}{{range .Measured}}<br><small>measured: {{.}}</small>{{end}}</td><td style="text-align:left">{{.Source}}</td><td>{{index $.Titles .Variant}} {{.Step}} {{.Metric}}{{with .Than}} ÷ {{index $.Titles .}}{{end}}</td><td>{{or .Published "—"}}</td><td>{{if eq .Verdict "not_measured"}}not measured{{else if eq .Verdict "not_run"}}not run (--variants){{else}}{{printf "%.3g" .Ours.Value}}{{if .Ours.Known}} ({{printf "%.3g" .Ours.Lo}}–{{printf "%.3g" .Ours.Hi}}){{else}} (one round){{end}}{{end}}</td><td>{{.Bounds}}{{if .Inferred}} (read from the words: {{.Why}}){{else}}{{with .Why}} — {{.}}{{end}}{{end}}</td></tr>{{end}}</table></div>{{end}}
 {{range $i, $c := .Charts}}<figure id="figure-{{$i}}"><figcaption>{{.Title}}</figcaption>{{.SVG}}{{with .Note}}<small>{{.}}</small>{{end}}</figure>{{end}}
 <h2>Every figure</h2>
 <div class="scroll"><table><tr><th>step</th><th>metric</th><th>variant</th><th>rounds</th><th>median</th><th>min</th><th>max</th><th>interval of the median (its confidence)</th><th>against the baseline</th><th>published</th></tr>

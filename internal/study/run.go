@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/inventory"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -68,6 +69,21 @@ type Result struct {
 	Retried []string `json:"retried,omitempty"`
 	// Design is the two-stage design the rounds followed (--decide).
 	Design *Design `json:"design,omitempty"`
+	// Installed is what ran here (server, Galera, tools, system), and
+	// Deviations every way the run departed from the document: the study
+	// file's at the scale, then those the run recorded against its
+	// Document.
+	Installed  facts.Installed `json:"installed"`
+	Deviations []Deviation     `json:"deviations"`
+}
+
+// AllDeviations are a run's deviations from the document (a run stored
+// before runs recorded their own: the study file's).
+func (r *Result) AllDeviations() []Deviation {
+	if r.Deviations != nil {
+		return r.Deviations
+	}
+	return r.Study.DeviationsAt(r.Scale)
 }
 
 // LabName is the lab a study runs a variant in: "s", four characters
@@ -185,6 +201,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	}
 	defer pl.close(ctx)
 	started := time.Now()
+	res.Installed = facts.InstalledHere()
 	if err := pl.upAll(ctx); err != nil {
 		return nil, "", err
 	}
@@ -255,18 +272,8 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		res.Checks = res.Design.Judge(s, res.Checks, res.Samples)
 	}
 	Explain(o.Home, res)
-	res.Finding = Finding(s, o.Scale, res.Rounds, res.Cells, res.Checks, res.Interrupted)
-	if res.Inventory != "" {
-		res.Finding += " " + hostsNote(s, variants, res.Inventory)
-	}
-	if res.Design != nil {
-		res.Finding += " The rounds followed a " + res.Design.Says() + "; each claim is judged by Stein's interval (its width from the pilot's spread), so the rounds added keep a false \"reproduced\" at 5 % per bound."
-	}
-	if res.Failed != "" {
-		res.Finding = "Stopped by a step that failed twice (" + firstLine(res.Failed) + "); what was measured before it: " + res.Finding
-	} else if len(res.Retried) > 0 {
-		res.Finding += fmt.Sprintf(" %d step(s) failed once and were run again (%s).", len(res.Retried), strings.Join(res.Retried, "; "))
-	}
+	res.Deviations = append(s.DeviationsAt(o.Scale), Recorded(s, res.Installed, sc, res.Rounds, o.Inventory != nil)...)
+	res.Finding = Finding(res)
 	id, err := save(o, res, started)
 	if err == nil && res.Failed != "" {
 		err = fmt.Errorf("study %s stopped: %s (what was measured is kept in run %s)", s.Name, res.Failed, id)

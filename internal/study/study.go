@@ -45,6 +45,9 @@ type Study struct {
 	// Deviations are where this study's protocol or set-up differs from
 	// the document's, and why (what this computer cannot do).
 	Deviations []Deviation `yaml:"deviations,omitempty" json:"deviations,omitempty"`
+	// Document is the document's own set-up (server, tools, warm-up,
+	// runs): the run records each difference from what it ran itself.
+	Document *Document `yaml:"document,omitempty" json:"document,omitempty"`
 }
 
 // Deviation is one way a study departs from the document: the setting or
@@ -56,6 +59,9 @@ type Deviation struct {
 	Here     string `yaml:"here" json:"here"`
 	Why      string `yaml:"why,omitempty" json:"why,omitempty"`
 	Scale    string `yaml:"scale,omitempty" json:"scale,omitempty"`
+	// Recorded: the run found it itself (Recorded), against the study's
+	// Document.
+	Recorded bool `yaml:"-" json:"recorded,omitempty"`
 }
 
 // String is a deviation in one line.
@@ -66,6 +72,9 @@ func (d Deviation) String() string {
 	}
 	if d.Why != "" {
 		s += " — " + d.Why
+	}
+	if d.Recorded {
+		s += " [recorded by the run]"
 	}
 	return s
 }
@@ -217,6 +226,10 @@ type Expect struct {
 	Inferred bool     `yaml:"inferred,omitempty" json:"inferred,omitempty"`
 	Why      string   `yaml:"why,omitempty" json:"why,omitempty"`
 	Differs  string   `yaml:"differs,omitempty" json:"differs,omitempty"`
+	// NotCheckable says why this computer cannot decide the claim (a
+	// set-up it cannot build): its figure is measured and shown, its
+	// verdict is not_checkable, and it counts for nothing.
+	NotCheckable string `yaml:"not_checkable_here,omitempty" json:"not_checkable_here,omitempty"`
 }
 
 // Title is how reports name a variant (its label, or its name).
@@ -421,6 +434,7 @@ func (s *Study) Problems() []string {
 			add(p+".why", "required with inferred: true: how the bound follows from what the document says")
 		}
 	}
+	s.documentProblems(add)
 	for i, d := range s.Deviations {
 		p := fmt.Sprintf("deviations[%d]", i)
 		if d.What == "" || d.Document == "" || d.Here == "" {

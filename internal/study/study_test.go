@@ -255,9 +255,9 @@ func TestPerDollar(t *testing.T) {
 	if len(checks) != 0 {
 		t.Errorf("document 004's claims are about services no lab stands in for: checks %+v", checks)
 	}
-	f := Finding(s, "quick", 3, cells, checks, false)
+	f := findingOf(s, "quick", 3, cells, checks, false)
 	if !strings.Contains(f, "Transactions per second per dollar an hour, sysbench oltp_read_write with 128 clients: 0.5 CPU, 2G ($0.05/h) 2000 TPS per $/h") ||
-		!strings.HasPrefix(f, "No claim of the document to check (figures only).") {
+		!strings.HasPrefix(f, "No claim of the document to check (figures only; ") {
 		t.Errorf("finding: %s", f)
 	}
 }

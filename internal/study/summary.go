@@ -54,6 +54,7 @@ const (
 	Inconclusive  = "inconclusive"   // it crosses a bound (or one round: no interval): noise cannot tell
 	NotMeasured   = "not_measured"   // a variant or step did not run
 	NotRun        = "not_run"        // --variants left out its variant (or the one it is compared with)
+	NotCheckable  = "not_checkable"  // this computer cannot build the set-up that decides it (Expect.NotCheckable says why)
 )
 
 // printed is the cell's published figure when the document prints it
@@ -95,8 +96,12 @@ type Check struct {
 // Outcome is a check's verdict in words.
 func (c Check) Outcome() string { return strings.ReplaceAll(c.Verdict, "_", " ") }
 
-// judge places an estimate against the claim's bounds.
+// judge places an estimate against the claim's bounds (a claim not
+// checkable here is not judged).
 func judge(e stats.Estimate, x Expect) string {
+	if x.NotCheckable != "" {
+		return NotCheckable
+	}
 	switch e.Against(x.Min, x.Max) {
 	case stats.Inside:
 		return Reproduced
@@ -227,16 +232,25 @@ func Tally(checks []Check) map[string]int {
 // claim reproduced, or how many were not and could not be told.
 func Answer(checks []Check) string {
 	n := Tally(checks)
-	total := len(checks) - n[NotRun]
-	left := ""
+	total := len(checks) - n[NotRun] - n[NotCheckable]
+	var aside []string
 	if n[NotRun] > 0 {
-		left = fmt.Sprintf(" (%d more not run: --variants left out their variants)", n[NotRun])
+		aside = append(aside, fmt.Sprintf("%d more not run: --variants left out their variants", n[NotRun]))
+	}
+	if n[NotCheckable] > 0 {
+		aside = append(aside, fmt.Sprintf("%d more not checkable here, each saying why", n[NotCheckable]))
+	}
+	left := ""
+	if len(aside) > 0 {
+		left = "; " + strings.Join(aside, "; ")
 	}
 	switch {
 	case len(checks) == 0:
-		return "No claim of the document to check (figures only)"
-	case total == 0:
+		return "No claim of the document to check (figures only; a study checks a claim with expect: its words, place and bounds)"
+	case total == 0 && n[NotCheckable] == 0:
 		return fmt.Sprintf("No claim checked: --variants left out the variants of all %d", n[NotRun])
+	case total == 0:
+		return "No claim checked" + left
 	case n[Reproduced] == total:
 		return fmt.Sprintf("Reproduced: all %d of the document's claims checked hold%s", total, left)
 	}
@@ -298,79 +312,64 @@ func primary(metric string) bool {
 		strings.HasPrefix(metric, "avg_s@") || strings.HasPrefix(metric, PerDollar+"@")
 }
 
-// Finding is the report's opening paragraph, computed from the cells and
-// checks: the answer first (every claim reproduced, or how many were not),
-// then each claim that did not reproduce with its words, place, our
-// figure against its bounds, what differs from the document and what the
-// run measured; then the deviations, and each step's main figure per
-// variant (median of the rounds, its interval, the change against the
-// baseline and the published value).
-func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, interrupted bool) string {
+// Finding is what a study run says first, computed from its cells and
+// checks, to be read in ten seconds: one headline (every claim reproduced,
+// or how many were not), then one line per claim (its verdict, our figure
+// with its interval against the claim's bounds and the published figure,
+// its words shortened, and the one reason it did not reproduce); then the
+// deviations by name, how the rounds ran, and each step's main figure per
+// variant. The claims' full words and places are in the report's table.
+func Finding(res *Result) string {
+	s := res.Study
 	var b strings.Builder
-	b.WriteString(Answer(checks))
-	if interrupted {
-		b.WriteString(" (interrupted: what was measured)")
+	head := Answer(res.Checks)
+	switch {
+	case res.Failed != "":
+		head = "Stopped by a step that failed twice (" + firstLine(res.Failed) + "); what was measured: " + lowerFirst(head)
+	case res.Interrupted:
+		head += " (interrupted: what was measured)"
 	}
-	b.WriteString(". ")
+	b.WriteString(head + ".\n")
 	titles := map[string]string{}
 	for _, v := range s.Variants {
 		titles[v.Name] = v.Title()
 	}
-	var held []string
-	for _, c := range checks {
-		if c.Verdict == Reproduced {
-			held = append(held, fmt.Sprintf("%q (%s): %s", c.Claim, ours(c, titles), c.Bounds()))
-			continue
-		}
-		fmt.Fprintf(&b, "%s: %q (%s): ", strings.ToUpper(c.Outcome()[:1])+c.Outcome()[1:], c.Claim, c.Source)
-		switch c.Verdict {
-		case NotRun:
-			fmt.Fprintf(&b, "not run: --variants left out %s. ", strings.Join(c.LeftOut, " and "))
-			continue
-		case NotMeasured:
-			why := "a step failed"
-			if interrupted {
-				why = "the study stopped before it ran"
-			}
-			fmt.Fprintf(&b, "%s %s not measured (%s). ", titles[c.Variant], c.Step, why)
-			continue
-		case Inconclusive:
-			if !c.Ours.Known {
-				fmt.Fprintf(&b, "%s, the claim %s; one round gives no interval, so noise cannot be told apart. ", ours(c, titles), c.Bounds())
-			} else {
-				fmt.Fprintf(&b, "%s, crossing the claim's bound (%s): the rounds cannot tell the difference from noise. ", ours(c, titles), c.Bounds())
-			}
-			if c.Needs > c.Rounds {
-				fmt.Fprintf(&b, "It would need about %d rounds to decide (it had %d). ", c.Needs, c.Rounds)
-			}
-		default:
-			fmt.Fprintf(&b, "%s, the claim %s%s. ", ours(c, titles), c.Bounds(), map[bool]string{true: " (the study's reading of its words)"}[c.Inferred])
-		}
-		if c.Differs != "" {
-			fmt.Fprintf(&b, "What differs from the document: %s. ", strings.TrimSuffix(c.Differs, "."))
-		}
-		if len(c.Measured) > 0 {
-			fmt.Fprintf(&b, "Measured in the run: %s. ", strings.Join(c.Measured, "; "))
-		}
+	if len(res.Checks) > 0 {
+		fmt.Fprintf(&b, "\nEach claim: ours with its %.0f %% interval; the claim's bounds; the document's figure; its words (in full in the report); the reason, where it did not reproduce.\n", 100*stats.Level)
 	}
-	if len(held) > 0 {
-		fmt.Fprintf(&b, "Reproduced: %s. ", strings.Join(held, "; "))
+	for _, c := range res.Checks {
+		fmt.Fprintf(&b, "%s %s: %s\n", mark[c.Verdict], c.Outcome(), claimLine(c, titles, res.Failed != "" || res.Interrupted))
 	}
-	if devs := s.DeviationsAt(scale); len(devs) > 0 {
+	b.WriteString("\n")
+	if devs := res.AllDeviations(); len(devs) > 0 {
 		var what []string
+		recorded := 0
 		for _, d := range devs {
 			what = append(what, d.What+" ("+d.Here+")")
+			if d.Recorded {
+				recorded++
+			}
 		}
-		fmt.Fprintf(&b, "Deviations from the document's protocol: %s. ", strings.Join(what, "; "))
+		fmt.Fprintf(&b, "Deviations from the document (%d, %d recorded by the run): %s.\n", len(devs), recorded, strings.Join(what, "; "))
 	}
-	fmt.Fprintf(&b, "%s, %s scale, %d round(s) of every variant interleaved. ", s.Title, scale, rounds)
+	fmt.Fprintf(&b, "Rounds: %s, %s scale, %d round(s) of every variant interleaved", s.Title, res.Scale, res.Rounds)
+	if res.Design != nil {
+		b.WriteString("; they followed a " + res.Design.Says() + "; each claim is judged by Stein's interval (its width from the pilot's spread), so the rounds added keep a false \"reproduced\" at 5 % per bound")
+	}
+	b.WriteString(".\n")
+	if len(res.Retried) > 0 {
+		fmt.Fprintf(&b, "Retried: %d step(s) failed once and were run again (%s).\n", len(res.Retried), strings.Join(res.Retried, "; "))
+	}
+	if res.Inventory != "" {
+		b.WriteString("Hosts: " + hostsNote(s, res.Variants, res.Inventory) + "\n")
+	}
 	for _, st := range s.Steps {
-		for _, metric := range metricsIn(cells, st.Name) {
+		for _, metric := range metricsIn(res.Cells, st.Name) {
 			if !primary(metric) {
 				continue
 			}
 			var parts []string
-			for _, c := range cells {
+			for _, c := range res.Cells {
 				if c.Step != st.Name || c.Metric != metric {
 					continue
 				}
@@ -388,23 +387,112 @@ func Finding(s *Study, scale string, rounds int, cells []Cell, checks []Check, i
 				parts = append(parts, p)
 			}
 			if len(parts) > 0 {
-				fmt.Fprintf(&b, "%s: %s. ", describe(st, metric), strings.Join(parts, "; "))
+				fmt.Fprintf(&b, "%s: %s.\n", describe(st, metric), strings.Join(parts, "; "))
 			}
 		}
 	}
 	return strings.TrimSpace(b.String())
 }
 
-// ours says a check's figure: the variant's mean, or its ratio to the
-// other's, with the 90 % interval.
+// mark is a verdict's sign at the start of its line.
+var mark = map[string]string{Reproduced: "✔", NotReproduced: "✘", Inconclusive: "?", NotMeasured: "–", NotRun: "·", NotCheckable: "⊘"}
+
+// claimLine is a check in one line: our figure and its interval against
+// the claim's bounds (and the published figure), the claim's words
+// shortened, and the one reason it did not reproduce.
+func claimLine(c Check, titles map[string]string, stopped bool) string {
+	words := fmt.Sprintf("%q", shorten(c.Claim, 60))
+	switch c.Verdict {
+	case NotRun:
+		return fmt.Sprintf("%s — --variants left out %s", words, strings.Join(c.LeftOut, " and "))
+	case NotMeasured:
+		why := "the run yielded no figure for it (a sysbench point whose clients all failed is left out)"
+		if stopped {
+			why = "the study stopped before it was measured"
+		}
+		return fmt.Sprintf("%s %s: %s — %s", titles[c.Variant], c.Step, words, why)
+	}
+	line := fmt.Sprintf("%s; claim %s", ours(c, titles), c.Bounds())
+	if c.Inferred {
+		line += " (read from its words)"
+	}
+	if c.Published != "" && !strings.Contains(c.Published, "(inferred)") {
+		line += "; published " + c.Published
+	}
+	line += ": " + words
+	if reason := reasonOf(c); reason != "" {
+		line += " — " + shorten(reason, 120)
+	}
+	return line
+}
+
+// reasonOf is the one reason a check did not reproduce ("" when it did):
+// for an inconclusive one, what would decide it; else what differs from
+// the document, or what the run measured at a limit.
+func reasonOf(c Check) string {
+	switch c.Verdict {
+	case Reproduced:
+		return ""
+	case NotCheckable:
+		return "not checkable here: " + c.NotCheckable
+	case Inconclusive:
+		switch {
+		case !c.Ours.Known:
+			return "one round gives no interval: noise cannot be told apart"
+		case c.Needs > c.Rounds:
+			return fmt.Sprintf("the interval crosses a bound; about %d rounds would decide it (it had %d)", c.Needs, c.Rounds)
+		}
+		return "the interval crosses a bound: the rounds cannot tell the difference from noise"
+	}
+	if c.Differs != "" {
+		return "what differs: " + firstSentence(c.Differs)
+	}
+	if len(c.Measured) > 0 {
+		return "measured: " + c.Measured[0]
+	}
+	return ""
+}
+
+// shorten cuts words to about n characters at a word's end, with "…".
+func shorten(words string, n int) string {
+	words = strings.Join(strings.Fields(words), " ")
+	if len([]rune(words)) <= n {
+		return words
+	}
+	r := []rune(words)[:n]
+	if i := strings.LastIndexByte(string(r), ' '); i > n/2 {
+		return strings.TrimRight(string(r)[:i], ",;:") + "…"
+	}
+	return string(r) + "…"
+}
+
+// firstSentence is a text's first sentence, without its full stop.
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, ". "); i > 0 {
+		s = s[:i]
+	}
+	return strings.TrimSuffix(s, ".")
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// ours says a check's figure in short: the variant's mean, or its ratio
+// to the other's, with its interval.
 func ours(c Check, titles map[string]string) string {
-	name := c.Step + "/" + c.Metric // a step's figure: two steps may yield the same one
-	what := fmt.Sprintf("%s %s %s", titles[c.Variant], name, figure(c.Metric, c.Ours.Value))
+	what := fmt.Sprintf("%s %s", titles[c.Variant], figure(c.Metric, c.Ours.Value))
 	if c.Than != "" {
-		what = fmt.Sprintf("%s %s %s× %s", titles[c.Variant], name, number(c.Ours.Value), titles[c.Than])
+		what = fmt.Sprintf("%s %s× %s", titles[c.Variant], number(c.Ours.Value), titles[c.Than])
 	}
 	if c.Ours.Known {
-		what += fmt.Sprintf(" (%.0f %% interval %s–%s)", 100*c.Ours.Level, number(c.Ours.Lo), number(c.Ours.Hi))
+		what += fmt.Sprintf(" (%s–%s)", number(c.Ours.Lo), number(c.Ours.Hi))
+	} else {
+		what += " (one round)"
 	}
 	return what
 }
@@ -494,11 +582,17 @@ func (e *Unreproduced) Error() string {
 	return fmt.Sprintf("study %s: %s (run %s)", e.Study, Answer(e.Checks), e.RunID)
 }
 
-// Verdict is nil when every claim of a completed study reproduced, else
-// an *Unreproduced.
+// Verdict is nil when every claim of a completed study reproduced (or was
+// not run, or is not checkable here); an error (exit 1) when a claim
+// could not be measured though no step failed (a sysbench point whose
+// clients all failed is left out); else an *Unreproduced.
 func Verdict(res *Result, runID string) error {
-	if n := Tally(res.Checks); n[Reproduced]+n[NotRun] == len(res.Checks) {
+	n := Tally(res.Checks)
+	if n[Reproduced]+n[NotRun]+n[NotCheckable] == len(res.Checks) {
 		return nil
+	}
+	if n[NotMeasured] > 0 {
+		return fmt.Errorf("study %s: %d claim(s) not measured: the run yielded no figure for them though no step failed (see run %s)", res.Study.Name, n[NotMeasured], runID)
 	}
 	return &Unreproduced{Study: res.Study.Name, RunID: runID, Checks: res.Checks}
 }

@@ -71,20 +71,23 @@ func TestSummarizeAndFinding(t *testing.T) {
 	want := `semisync/ avg_ms: reproduced
 galera2/ avg_ms: reproduced
 galera2/semisync avg_ms: reproduced
-galera1/async avg_ms: not_reproduced
+galera1/async avg_ms: not_checkable
 galera1/async tps@32: inconclusive
-galera2/semisync tps@32: reproduced`
+galera2/semisync tps@32: reproduced
+semisync/async tps@32: reproduced
+galera2/galera1 tps@32: reproduced`
 	if got := verdicts(checks); got != want {
 		t.Errorf("verdicts:\n%s\nwant\n%s", got, want)
 	}
-	f := Finding(s, "quick", 3, cells, checks, false)
-	if !strings.HasPrefix(f, "Not reproduced: 4 of the document's 6 claims checked hold; 1 not reproduced, 1 inconclusive. Not reproduced: \"The overhead of Galera replication is approximately 10x") {
+	f := findingOf(s, "quick", 3, cells, checks, false)
+	if !strings.HasPrefix(f, "Not established: 6 of the document's 7 claims checked hold; 1 inconclusive; 1 more not checkable here, each saying why.\n") ||
+		!strings.Contains(f, "\n⊘ not checkable: Galera, one site 2.08× async (control) (1.78–2.37); claim from 5.00× to 20.0× (read from its words): \"The overhead of Galera replication is approximately 10x…\" — not checkable here: ") {
 		t.Errorf("the finding does not open with the answer:\n%s", f)
 	}
 	golden.Check(t, "seed002-finding", []byte(f+"\n"))
 	err = Verdict(&Result{Study: s, Checks: checks}, "RUN")
 	var u *Unreproduced
-	if !errors.As(err, &u) || !strings.Contains(err.Error(), "study seed002-wan: Not reproduced: 4 of the document's 6 claims checked hold") {
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "study seed002-wan: Not established: 6 of the document's 7 claims checked hold") {
 		t.Errorf("verdict of a study with claims not reproduced: %v", err)
 	}
 }
@@ -161,7 +164,7 @@ func TestHTML(t *testing.T) {
 		Labs: map[string]string{"async": "stasync"}}
 	res.Cells, res.Checks = Summarize(s, s.Scales.Quick, variants, res.Samples)
 	res.Checks[3].Measured = []string{"Galera, one site: the lab's hosts used 1.9 of the computer's 2 cores"}
-	res.Finding = Finding(s, "quick", 3, res.Cells, res.Checks, false)
+	res.Finding = findingOf(s, "quick", 3, res.Cells, res.Checks, false)
 	ctx := Context{Settings: []results.Difference{{Setting: "galera.wsrep_on", Values: map[string]string{"async": "OFF", "galera1": "ON"}}},
 		Hosts:    []HostRow{{Variant: "galera2", Host: "db3", Machine: "d1 (1 CPU, 3.5G)", CPU: "0.80 mean, 0.99 p95", Disks: "db3-data0 (data): 500 IOPS cap"}},
 		Computer: map[string]string{"cpus": "2", "memory": "24 GiB", "kernel": "6.18"},
@@ -171,9 +174,9 @@ func TestHTML(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Not reproduced: 4 of the document&#39;s 6 claims", "<svg", "published 108 ms", "logarithmic axis", "within noise", "✔", "✘ not reproduced", "? inconclusive",
+	for _, want := range []string{"Not established: 6 of the document&#39;s 7 claims", "<svg", "published 108 ms", "logarithmic axis", "within noise", "✔", "⊘ not checkable", "not checkable here: the ratio is mostly the round trip", "? inconclusive",
 		"“PXC 1-colo beat the control.", "&#39;Sysbench 32-client test&#39;, first observation", "measured: Galera, one site: the lab&#39;s hosts used 1.9",
-		"Deviations from the document&#39;s protocol", "<b>innodb_support_xa</b>: the document off on the Galera nodes",
+		"<h2>Deviations from the document's protocol</h2>", "Deviations from the document (8, 0 recorded by the run)", "<b>innodb_support_xa</b>: the document off on the Galera nodes",
 		"<td>galera.wsrep_on</td><td>OFF</td><td></td><td>ON</td>", "same versions", "innodb_flush_log_at_trx_commit: &#34;2&#34;", "<td>wan2-semisync</td>",
 		"Hosts, as measured", "<td>Galera, two sites</td><td>db3</td><td>d1 (1 CPU, 3.5G)</td>", "all ran on one computer: 2 CPUs",
 		"Latency distribution, step oltp with 32 clients", "<path", "async (control) (15 transactions)", "~1 RTT (100 ms) (inferred), not printed"} {
@@ -201,11 +204,11 @@ func TestRelativeExpect(t *testing.T) {
 	if len(checks) != 1 || checks[0].Verdict != NotReproduced || checks[0].Median < 1.0 || checks[0].Median > 1.02 || checks[0].Published != "2.0 s (NTFS 64K, 16 disks) against 2.5 s (NTFS 4K, 16 disks)" {
 		t.Errorf("64K against 4K: %+v", checks)
 	}
-	f := Finding(s, "quick", 3, cells, checks, false)
+	f := findingOf(s, "quick", 3, cells, checks, false)
 	for _, want := range []string{"Seconds of fio's file1g test", "XFS, 64K blocks 4.65 s", "published 2.0 s (NTFS 64K, 16 disks)",
-		"Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced. Not reproduced: \"The average time it took",
-		"XFS, 64K blocks write/seconds 1.01× XFS, 4K blocks (90 % interval 0.97", "the claim at most 0.900×",
-		"What differs from the document: NTFS clusters against XFS blocks", "Deviations from the document's protocol: file system (XFS on Linux)",
+		"Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced.\n",
+		"\n✘ not reproduced: XFS, 64K blocks 1.01× XFS, 4K blocks (0.973–1.05); claim at most 0.900×; published 2.0 s (NTFS 64K, 16 disks) against 2.5 s (NTFS 4K, 16 disks): \"The average time it took",
+		"— what differs: NTFS clusters against XFS blocks", "Deviations from the document (3, 0 recorded by the run): file system (XFS on Linux)",
 		"XFS, 4K blocks 4.60 s (range of 3 (a 75 % interval) 4.50–4.70)"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("finding lacks %q:\n%s", want, f)
@@ -221,15 +224,15 @@ func TestInterruptedStudyCounts(t *testing.T) {
 	if len(checks) != 1 || checks[0].Verdict != NotMeasured || checks[0].Outcome() != "not measured" {
 		t.Fatalf("checks %+v", checks)
 	}
-	f := Finding(s, "quick", 0, nil, checks, true)
+	f := findingOf(s, "quick", 0, nil, checks, true)
 	if !strings.HasPrefix(f, "Not established: 0 of the document's 1 claims checked hold; 1 not measured (interrupted: what was measured).") || strings.Contains(f, "not reproduced") ||
-		!strings.Contains(f, "buffer pool 2G oltp not measured (the study stopped before it ran)") {
+		!strings.Contains(f, "– not measured: buffer pool 2G oltp: \"The more memory that can be allocated to…\" — the study stopped before it was measured") {
 		t.Errorf("finding of an interrupted study:\n%s", f)
 	}
 	// one round: no interval, so inconclusive whatever the figures
 	_, checks = Summarize(s, s.Scales.Quick, []string{"pool128m", "pool2g"}, []Sample{{Round: 1, Variant: "pool128m", Step: "oltp", Metric: "tps@64", Value: 600},
 		{Round: 1, Variant: "pool2g", Step: "oltp", Metric: "tps@64", Value: 900}})
-	if checks[0].Verdict != Inconclusive || !strings.Contains(Finding(s, "quick", 1, nil, checks, false), "one round gives no interval") {
+	if checks[0].Verdict != Inconclusive || !strings.Contains(findingOf(s, "quick", 1, nil, checks, false), "one round gives no interval") {
 		t.Errorf("one round: %+v", checks)
 	}
 }
@@ -254,7 +257,7 @@ func TestSlapFinding(t *testing.T) {
 	if len(checks) != 1 || checks[0].Verdict != Reproduced || checks[0].Median < 1.9 {
 		t.Errorf("the stripe reads twice as fast: %+v", checks)
 	}
-	f := Finding(s, "quick", 3, cells, checks, false)
+	f := findingOf(s, "quick", 3, cells, checks, false)
 	for _, want := range []string{"Seconds for 1 mariadb-slap client to run the query over the generated employees dataset: OS disk (ext4, host-cached) 0.420 s",
 		"Seconds for 10 mariadb-slap clients to run its generated write load", "Reproduced: all 1 of the document's claims checked hold"} {
 		if !strings.Contains(f, want) {
@@ -286,18 +289,24 @@ func TestVariantsLeftOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples := []Sample{{Round: 1, Variant: "durable", Step: "oltp", Metric: "tps@64", Value: 600}}
-	_, checks := Summarize(s, s.Scales.Quick, []string{"durable"}, samples)
-	if len(checks) != 1 || checks[0].Verdict != NotRun || fmt.Sprint(checks[0].LeftOut) != "[relaxed]" {
+	samples := []Sample{{Round: 1, Variant: "stock", Step: "oltp", Metric: "tps@64", Value: 600}}
+	_, checks := Summarize(s, s.Scales.Quick, []string{"stock"}, samples)
+	if len(checks) != 1 || checks[0].Verdict != NotRun || fmt.Sprint(checks[0].LeftOut) != "[tuned]" {
 		t.Fatalf("checks: %+v", checks)
 	}
 	if a := Answer(checks); a != "No claim checked: --variants left out the variants of all 1" {
 		t.Errorf("answer: %s", a)
 	}
-	if f := Finding(s, "quick", 1, nil, checks, false); !strings.Contains(f, "not run: --variants left out relaxed") || strings.Contains(f, "a step failed") {
+	if f := findingOf(s, "quick", 1, nil, checks, false); !strings.Contains(f, "not run: \"Apply optimizations for PXC configuration where appropriate…\" — --variants left out tuned") || strings.Contains(f, "a step failed") {
 		t.Errorf("finding: %s", f)
 	}
 	if err := Verdict(&Result{Study: s, Checks: checks}, "r"); err != nil {
 		t.Errorf("a check not run is no claim not reproduced: %v", err)
 	}
+}
+
+// findingOf is the finding of a run of s with these figures (nothing
+// recorded: the study file's deviations).
+func findingOf(s *Study, scale string, rounds int, cells []Cell, checks []Check, interrupted bool) string {
+	return Finding(&Result{Study: s, Scale: scale, Rounds: rounds, Cells: cells, Checks: checks, Interrupted: interrupted})
 }

@@ -31,7 +31,7 @@ var Tests = []Test{
 	{Name: "seqread", About: "1M sequential reads, 4 outstanding: read throughput", RW: "read", Block: 1 << 20, Depth: 4},
 	{Name: "seqwrite", About: "1M sequential writes, 4 outstanding: write throughput", RW: "write", Block: 1 << 20, Depth: 4},
 	{Name: "fsync", About: "16K writes each followed by fsync: flushes per second (what bounds durable commits)", RW: "write", Block: 16 << 10, Depth: 1, Fsync: true},
-	{Name: "file1g", About: "a 1 GB file written and flushed (document 003's test): seconds", RW: "write", Block: 1 << 20, Depth: 1, File: true},
+	{Name: "file1g", About: "a new 1 GB file written (allocated as it is written, not beforehand) and flushed (document 003's test): seconds", RW: "write", Block: 1 << 20, Depth: 1, File: true},
 }
 
 // Named finds a test.
@@ -66,7 +66,7 @@ func Argv(t Test, dir string, d time.Duration) []string {
 	argv := []string{"fio", "--name=" + t.Name, "--rw=" + t.RW, "--bs=" + strconv.FormatInt(t.Block, 10), "--output-format=json"}
 	switch {
 	case t.File:
-		return append(argv, "--filename="+filepath.Join(dir, "file1g"), "--size="+strconv.Itoa(WholeFile), "--ioengine=psync", "--end_fsync=1")
+		return append(argv, "--filename="+filepath.Join(dir, "file1g"), "--size="+strconv.Itoa(WholeFile), "--ioengine=psync", "--end_fsync=1", "--fallocate=none")
 	case t.Fsync:
 		argv = append(argv, "--ioengine=psync", "--fsync=1")
 	default:

@@ -19,7 +19,7 @@ func TestArgv(t *testing.T) {
 	}
 	file, _ := Named("file1g")
 	got = strings.Join(Argv(file, "/d", time.Second), " ")
-	if !strings.Contains(got, "--size=1073741824") || !strings.Contains(got, "--end_fsync=1") || strings.Contains(got, "time_based") || strings.Contains(got, "direct") {
+	if !strings.Contains(got, "--size=1073741824") || !strings.Contains(got, "--end_fsync=1") || !strings.Contains(got, "--fallocate=none") || strings.Contains(got, "time_based") || strings.Contains(got, "direct") {
 		t.Errorf("file1g writes one whole file through the page cache and flushes it: %q", got)
 	}
 	sync, _ := Named("fsync")
