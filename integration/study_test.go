@@ -47,6 +47,15 @@ expect:
 		!strings.Contains(r.stderr, "20 tables of 1,000,000 rows") {
 		t.Errorf("seed002-wan at full scale: exit %d\n%s", r.code, r.stderr)
 	}
+	// --dry-run: the same refusal, or what the labs would need and the
+	// least time, with nothing made
+	if r := e.run("study", "run", "seed002-wan", "--scale", "full", "--dry-run"); r.code != 2 || !strings.Contains(r.stderr, "would need about") {
+		t.Errorf("seed002-wan at full scale, dry run: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.run("study", "run", "seed000-binlog", "--scale", "full", "--dry-run"); r.code != 0 ||
+		!strings.Contains(r.stdout, "study seed000-binlog at full scale fits this computer: 2 labs at once, 6 nodes") || !strings.Contains(r.stdout, "at least 1h10m0s") {
+		t.Errorf("seed000-binlog at full scale, dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
 		t.Errorf("refused input left labs: %v", labs)
 	}

@@ -97,10 +97,10 @@ func (cli *app) studyCmd() *cobra.Command {
 	}
 	show.Flags().StringVar(&file, "file", "", "a study file of your own")
 	var o study.Options
-	var keep bool
+	var keep, dryRun bool
 	var invFile string
 	run := &cobra.Command{
-		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b] [--decide [--budget D]] [--inventory HOSTS.yaml]",
+		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b] [--decide [--budget D]] [--inventory HOSTS.yaml] [--dry-run]",
 		Short: "Run a study: every variant's lab up, the rounds interleaved, a summary beside the published figures; the labs removed after",
 		Long: `Brings every variant's lab up (named s, four characters of the study, the variant), runs the study's steps on each variant, round
 after round with the variants interleaved (each round starts one later), then removes the labs (--keep
@@ -142,6 +142,13 @@ are disk steps and --keep.`,
 				return err
 			}
 			o.Home, o.Keep, o.Command, o.Log, o.Wait = h, keep, os.Args, cli.progressLog(), cli.wait
+			if dryRun {
+				said, err := study.DryRun(s, o)
+				if err != nil {
+					return err
+				}
+				return cli.emit(map[string]any{"study": s.Name, "scale": o.Scale, "fits": true, "says": said}, func() { fmt.Println(said) })
+			}
 			res, id, runErr := study.Run(cmd.Context(), s, o)
 			if res == nil || id == "" {
 				return runErr
@@ -165,6 +172,7 @@ are disk steps and --keep.`,
 	run.Flags().StringVar(&o.Scale, "scale", "quick", "quick (fits this computer in minutes) or full (the document's protocol)")
 	run.Flags().StringSliceVar(&o.Variants, "variants", nil, "run only these variants (default: all)")
 	run.Flags().BoolVar(&keep, "keep", false, "leave the variants' labs up afterwards")
+	run.Flags().BoolVar(&dryRun, "dry-run", false, "check the run, make nothing: what its labs need against this computer (exit 2 when they would not fit) and the least time its rounds take")
 	run.Flags().BoolVar(&o.Decide, "decide", false, "a two-stage design: the scale's rounds are a pilot that sizes the rounds each claim needs to decide; then those rounds, judged by Stein's interval")
 	run.Flags().DurationVar(&o.Budget, "budget", 0, "with --decide: the most time the rounds may take in all (e.g. 30m; default: no limit)")
 	run.Flags().StringVar(&invFile, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")

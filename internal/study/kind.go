@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/workload"
@@ -34,6 +35,9 @@ type stepKind struct {
 	// measured run.
 	tool   string
 	warmup bool
+	// least is the least time a step takes once at a scale (what the
+	// scale fixes: measured and warm-up time), for a study's estimate.
+	least func(st Step, sc Scale) time.Duration
 	// serverless: it measures no server (a disk's own benchmark), so the
 	// server's version is no deviation of it.
 	serverless bool

@@ -20,6 +20,7 @@ func init() {
 		name:       "disk",
 		tool:       "fio",
 		serverless: true,
+		least:      func(st Step, sc Scale) time.Duration { return time.Duration(sc.Time+st.IdleBefore) * time.Second },
 		fields:     []string{"node", "volume", "test", "idle_before"},
 		metrics:    []string{"seconds", "iops", "mbps", "p50_ms"},
 		local:      true,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
@@ -15,9 +16,12 @@ import (
 // sysbench: one of sysbench's OLTP workloads at each thread count.
 func init() {
 	register(&stepKind{
-		name:       "sysbench",
-		tool:       "sysbench",
-		warmup:     true,
+		name:   "sysbench",
+		tool:   "sysbench",
+		warmup: true,
+		least: func(st Step, sc Scale) time.Duration {
+			return time.Duration(len(sc.Threads)) * time.Duration(sc.Time+sc.Warmup) * time.Second
+		},
 		fields:     []string{"workload", "rand_type", "auto_inc"},
 		metrics:    []string{"tps", "p95_ms", "p99_ms", "avg_ms"},
 		per:        func(sc Scale) []int { return sc.Threads },

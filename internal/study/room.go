@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -17,7 +18,8 @@ import (
 // in the binary log.
 const (
 	rowMemory = 250
-	rowDisk   = 550
+	rowFile   = 315
+	rowBinlog = 235
 )
 
 // need is what a study's labs take on this computer at once: memory (each
@@ -41,12 +43,21 @@ const serverMemory = 256 << 20
 // machines of their own): the memory they would use once their data sets
 // are loaded, and their files.
 func (p *placement) checkRoom(sc Scale) error {
-	if p.remote {
-		return nil
+	n, err := p.room(sc)
+	if err != nil || p.remote {
+		return err
 	}
+	return n.problem(p.s.Name, p.o.Scale)
+}
+
+// room adds up what the study's labs need on this computer at once.
+func (p *placement) room(sc Scale) (need, error) {
 	n := need{rows: p.datasetRows(sc), memoryAvailable: facts.MemAvailable()}
+	if p.remote {
+		return n, nil
+	}
 	if n.rows > 0 {
-		n.dataset = fmt.Sprintf("%s tables of %s rows", thousands(int64(sc.Tables)), thousands(int64(sc.TableSize)))
+		n.dataset = fmt.Sprintf("%s of %s rows", plural(sc.Tables, "table"), thousands(int64(sc.TableSize)))
 	}
 	seen := map[string]bool{}
 	f := facts.Machine()
@@ -58,23 +69,30 @@ func (p *placement) checkRoom(sc Scale) error {
 		seen[p.setup[name]] = true
 		pl, err := plan.Build(sp, LabName(p.s.Name, name), p.o.Home, f)
 		if err != nil {
-			return err // said again, with its variant, when the lab comes up
+			return n, err // said again, with its variant, when the lab comes up
 		}
 		n.labs++
+		binlog := map[string]bool{}
+		for _, c := range pl.Clusters {
+			binlog[c.Name] = !c.NoBinlog
+		}
 		for _, nd := range pl.Nodes {
 			n.nodes++
 			n.memory += min(nd.BufferPool(), n.rows*rowMemory) + serverMemory
 			if pl.Disks == nil { // an emulated disk's image is checked against its own size when the lab comes up
-				n.files += n.rows*rowDisk + provision.NodeRoom
+				n.files += n.rows*rowFile + provision.NodeRoom
+				if binlog[nd.Cluster] {
+					n.files += n.rows * rowBinlog
+				}
 			}
 		}
 	}
 	free, err := disk.Free(p.o.Home)
 	if err != nil {
-		return err
+		return n, err
 	}
 	n.freeDisk = free
-	return n.problem(p.s.Name, p.o.Scale)
+	return n, nil
 }
 
 // datasetRows is each node's sysbench data set at a scale (0 without a
@@ -106,6 +124,70 @@ func (n need) problem(study, scale string) error {
 	}
 	return hderr.User("--scale %s: study %s's labs (%s) would need %s: run --scale quick, fewer --variants at a time, or the labs on machines of their own (--inventory)",
 		scale, study, what, joinAnd(over))
+}
+
+// String says what the labs need against what this computer has.
+func (n need) String() string {
+	what := fmt.Sprintf("%s at once, %s", plural(n.labs, "lab"), plural(n.nodes, "node"))
+	if n.dataset != "" {
+		what += fmt.Sprintf(", each node holding %s (about %s in InnoDB's pages)", n.dataset, spec.FormatSize(n.rows*rowMemory))
+	}
+	files := fmt.Sprintf("about %s of files (%s free", spec.FormatSize(n.files), spec.FormatSize(n.freeDisk))
+	if n.files == 0 {
+		files = fmt.Sprintf("its files on emulated disks (%s free", spec.FormatSize(n.freeDisk))
+	}
+	return fmt.Sprintf("%s: about %s of memory once the data is loaded (%s available), %s; emulated disks' images are checked against their own sizes when a lab comes up)",
+		what, spec.FormatSize(n.memory), spec.FormatSize(n.memoryAvailable), files)
+}
+
+// Least is the least time a study's rounds take at a scale, from what the
+// scale fixes (each sysbench point's warm-up and measured time, each
+// disk test's time), for every variant and round; the rest (preparing
+// data, commits, drills, labs coming up) comes on top.
+func Least(s *Study, sc Scale, variants int) time.Duration {
+	var per time.Duration
+	for _, st := range s.Steps {
+		if k := kindOf(st); k != nil && k.least != nil {
+			per += k.least(st, sc)
+		}
+	}
+	return per * time.Duration(variants*sc.Runs)
+}
+
+// DryRun checks a study run as Run would, makes nothing, and says what
+// its labs would need against this computer and the least time its rounds
+// take; a study that would not fit is refused as Run refuses it.
+func DryRun(s *Study, o Options) (string, error) {
+	sc, variants, cerr := Choose(s, o)
+	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}}
+	pl, perr := newPlacement(s, variants, o, res)
+	if err := hderr.Join([]error{cerr, perr, checkDecide(sc, o)}); err != nil {
+		return "", err
+	}
+	least := "its steps have no time the scale fixes (commits, rows, drills: they take what they take)"
+	if d := Least(s, sc, len(variants)); d > 0 {
+		least = fmt.Sprintf("its rounds take at least %s (%s × %s of the scale's measured and warm-up time; preparing data, commits, drills and labs coming up come on top)",
+			d.Round(time.Second), plural(len(variants), "variant"), plural(sc.Runs, "round"))
+	}
+	if pl.remote {
+		return fmt.Sprintf("study %s at %s scale: its labs run one at a time on the machines of %s; %s.", s.Name, o.Scale, o.Inventory.File, least), nil
+	}
+	n, err := pl.room(sc)
+	if err != nil {
+		return "", err
+	}
+	if err := n.problem(s.Name, o.Scale); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("study %s at %s scale fits this computer: %s; %s.", s.Name, o.Scale, n, least), nil
+}
+
+// plural is a count and its noun ("1 table", "20 tables").
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return thousands(int64(n)) + " " + noun + "s"
 }
 
 // thousands writes n with thousands separated ("1,000,000").

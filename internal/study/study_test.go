@@ -382,3 +382,38 @@ func TestRemaining(t *testing.T) {
 		t.Errorf("remaining %v %v, want 4 units at (2 s + 120 s) / 2", got, ok)
 	}
 }
+
+// TestLeast: the least time a study's rounds take is what its scale fixes,
+// for every variant and round.
+func TestLeast(t *testing.T) {
+	for _, c := range []struct {
+		name, scale string
+		want        time.Duration
+	}{
+		{"seed000-binlog", "full", 2 * 3 * 10 * 70 * time.Second}, // 2 variants, 3 rounds, 10 thread counts of 60 s + 10 s
+		{"seed000-binlog", "quick", 2 * 3 * 25 * time.Second},
+		{"seed000-warmup", "full", 2 * 10 * 32 * time.Second}, // fio for 20 s after 12 s idle
+		{"seed003-p2p", "full", 0},                            // rows and increments: no time the scale fixes
+	} {
+		s, _ := Embedded(c.name)
+		sc, _ := s.Scales.Named(c.scale)
+		if got := Least(s, sc, len(s.Variants)); got != c.want {
+			t.Errorf("%s %s: %v, want %v", c.name, c.scale, got, c.want)
+		}
+	}
+}
+
+func TestNeedSays(t *testing.T) {
+	n := need{labs: 4, nodes: 13, rows: 20_000_000, dataset: "20 tables of 1,000,000 rows", memory: 16 << 30, files: 97 << 30, memoryAvailable: 22 << 30, freeDisk: 75 << 30}
+	if got := n.String(); got != "4 labs at once, 13 nodes, each node holding 20 tables of 1,000,000 rows (about 4.66G in InnoDB's pages): about 16G of memory once the data is loaded (22G available), about 97G of files (75G free; emulated disks' images are checked against their own sizes when a lab comes up)" {
+		t.Errorf("says %q", got)
+	}
+	err := n.problem("seed002-wan", "full")
+	if err == nil || !strings.Contains(err.Error(), "would need about 97G of files, where 75G is free") || strings.Contains(err.Error(), "of memory") {
+		t.Errorf("refusal: %v", err)
+	}
+	n.files = 10 << 30
+	if err := n.problem("seed002-wan", "full"); err != nil {
+		t.Errorf("fits: %v", err)
+	}
+}
