@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
@@ -23,7 +24,7 @@ func init() {
 			return time.Duration(len(sc.Threads)) * time.Duration(sc.Time+sc.Warmup) * time.Second
 		},
 		fields:     []string{"workload", "rand_type", "auto_inc"},
-		metrics:    []string{"tps", "p95_ms", "p99_ms", "avg_ms"},
+		metrics:    []string{"tps", "p95_ms", "p99_ms", "avg_ms", "storage_ios_per_tx"},
 		per:        func(sc Scale) []int { return sc.Threads },
 		endpoint:   true,
 		hostList:   true,
@@ -64,12 +65,19 @@ func init() {
 				return nil, err
 			}
 			var got []Sample
+			costs := map[int]workload.Cost{}
+			if r, err := results.Load(m.opts.Home, out.RunID); err == nil {
+				costs = workload.Costs(m.opts.Home, r, out.Results)
+			}
 			for _, pt := range out.Results {
 				if pt.Partial {
 					continue
 				}
 				got = append(got, samples(st, out.RunID, fmt.Sprintf("tps@%d", pt.Threads), pt.TPS, fmt.Sprintf("p95_ms@%d", pt.Threads), pt.P95,
 					fmt.Sprintf("p99_ms@%d", pt.Threads), pt.P99, fmt.Sprintf("avg_ms@%d", pt.Threads), pt.AvgLat)...)
+				if c := costs[pt.Threads]; c.Known && c.Disks { // emulated disks: what reached their storage
+					got = append(got, samples(st, out.RunID, fmt.Sprintf("storage_ios_per_tx@%d", pt.Threads), c.StorageIOs)...)
+				}
 			}
 			return got, nil
 		},
@@ -79,7 +87,8 @@ func init() {
 			}
 			name, n, _ := strings.Cut(metric, "@")
 			what := map[string]string{"tps": "Transactions per second", "p95_ms": "95th percentile latency (ms)",
-				"p99_ms": "99th percentile latency (ms)", "avg_ms": "Mean latency (ms)"}[name]
+				"p99_ms": "99th percentile latency (ms)", "avg_ms": "Mean latency (ms)",
+				"storage_ios_per_tx": "IOs per transaction that reached the disks' storage (less the reads a host cache answered)"}[name]
 			return fmt.Sprintf("%s, sysbench %s with %s clients", cmp.Or(what, name), st.Workload, n)
 		},
 	})

@@ -166,8 +166,8 @@ expect:
   - {step: oltp, variant: b, metric: p99_ms@64, max: 10, claim: "b is quick", source: "section 3"}
 `))
 	for _, want := range []string{
-		"expect[0].metric: tps@16 is not measured at full scale (it yields tps@8, p95_ms@8, p99_ms@8, avg_ms@8, tps@64, p95_ms@64, p99_ms@64, avg_ms@64): a check must be measurable at both scales",
-		"expect[1].metric: p99_ms@64 is not measured at quick scale (it yields tps@16, p95_ms@16, p99_ms@16, avg_ms@16)",
+		"expect[0].metric: tps@16 is not measured at full scale (it yields tps@8, p95_ms@8, p99_ms@8, avg_ms@8, storage_ios_per_tx@8, tps@64, p95_ms@64, p99_ms@64, avg_ms@64, storage_ios_per_tx@64): a check must be measurable at both scales",
+		"expect[1].metric: p99_ms@64 is not measured at quick scale (it yields tps@16, p95_ms@16, p99_ms@16, avg_ms@16, storage_ios_per_tx@16)",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in: %v", want, err)

@@ -15,8 +15,11 @@ import (
 type Cost struct {
 	CPUms float64 `json:"cpu_ms_per_tx"`
 	IOs   float64 `json:"ios_per_tx"`
-	Disks bool    `json:"disks"` // the lab had emulated disks (IOs counted)
-	Known bool    `json:"known"`
+	// StorageIOs are the IOs that reached the storage behind the hosts'
+	// caches (IOs less the reads a host cache answered), per transaction.
+	StorageIOs float64 `json:"storage_ios_per_tx"`
+	Disks      bool    `json:"disks"` // the lab had emulated disks (IOs counted)
+	Known      bool    `json:"known"`
 }
 
 // Costs are a stored sweep's costs per thread count (empty when it kept
@@ -77,10 +80,14 @@ func costs(r *results.Run, pts []sysbench.Point, steps, hosts, disks [][]string)
 		}
 		cpu, okCPU := sum(hosts, 2, func(row []string) bool { return row[1] != client }, w)
 		ios, okIO := sum(disks, 4, func([]string) bool { return true }, w)
+		storage, okStorage := sum(disks, 9, func([]string) bool { return true }, w) // a run before the column: as IOs
+		if !okStorage {
+			storage = ios
+		}
 		if !okCPU {
 			continue
 		}
-		out[p.Threads] = Cost{CPUms: 1000 * cpu / float64(tx), IOs: ios / float64(tx), Disks: okIO, Known: true}
+		out[p.Threads] = Cost{CPUms: 1000 * cpu / float64(tx), IOs: ios / float64(tx), StorageIOs: storage / float64(tx), Disks: okIO, Known: true}
 	}
 	return out
 }

@@ -24,17 +24,26 @@ func TestCosts(t *testing.T) {
 			cpu = "1.5" // 8 threads
 		}
 		hosts = append(hosts, []string{fmt.Sprint(s), "db1", cpu}, []string{fmt.Sprint(s), "gen", "9"})
-		disks = append(disks, []string{fmt.Sprint(s), "db1", "db1-data1", "data", "100"})
+		// 100 IOs a second, 40 of them reads a host cache answered
+		disks = append(disks, []string{fmt.Sprint(s), "db1", "db1-data1", "data", "100", "500", "1", "2", "0.2", "60"})
 	}
 	pts := []sysbench.Point{{Threads: 1, Runs: []sysbench.Result{{Transactions: 1000}}}, {Threads: 8, Runs: []sysbench.Result{{Transactions: 5000}}}}
 	got := costs(r, pts, steps, hosts, disks)
 	// 1 thread: 10 s × 0.5 cores = 5 CPU-s over 1000 tx = 5 ms; 10 s × 100 IOs = 1 IO a transaction
-	if c := got[1]; !c.Known || c.CPUms != 5 || c.IOs != 1 || !c.Disks {
-		t.Errorf("1 thread: %+v, want 5 ms and 1 IO per transaction", c)
+	if c := got[1]; !c.Known || c.CPUms != 5 || c.IOs != 1 || c.StorageIOs != 0.6 || !c.Disks {
+		t.Errorf("1 thread: %+v, want 5 ms, 1 IO and 0.6 storage IOs per transaction", c)
 	}
 	// 8 threads: 10 s × 1.5 = 15 CPU-s over 5000 tx = 3 ms; 1000 IOs / 5000 = 0.2
 	if c := got[8]; !c.Known || c.CPUms != 3 || c.IOs != 0.2 {
 		t.Errorf("8 threads: %+v, want 3 ms and 0.2 IOs per transaction", c)
+	}
+	// a run stored before the storage column: its storage IOs are its IOs
+	var old [][]string
+	for _, row := range disks {
+		old = append(old, row[:5])
+	}
+	if c := costs(r, pts, steps, hosts, old)[1]; c.StorageIOs != 1 {
+		t.Errorf("without the storage column: %+v", c)
 	}
 	if c := costs(r, pts, steps, nil, nil); len(c) != 0 {
 		t.Errorf("no samples, no costs: %+v", c)

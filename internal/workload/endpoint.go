@@ -231,7 +231,7 @@ func Finish(l Lab, run *results.Run, interrupted bool, res any) error {
 const DisksCSV = "disks.csv"
 
 // DisksHeader is disks.csv's header.
-var DisksHeader = []string{"t", "host", "disk", "volume", "iops", "iops_cap", "mbps", "latency_ms", "util"}
+var DisksHeader = []string{"t", "host", "disk", "volume", "iops", "iops_cap", "mbps", "latency_ms", "util", "storage_iops"}
 
 // DiskRows renders the disks of host samples as disks.csv rows.
 func DiskRows(samples []machine.Sample) [][]string {
@@ -239,7 +239,7 @@ func DiskRows(samples []machine.Sample) [][]string {
 	f := func(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
 	for _, s := range samples {
 		for _, d := range s.Disks {
-			rows = append(rows, []string{f(s.T, 3), s.Host, d.Name, d.Volume, f(d.IOPS, 1), strconv.Itoa(d.IOPSCap), f(d.Bps/1e6, 2), f(d.LatencyMs, 2), f(d.Util, 3)})
+			rows = append(rows, []string{f(s.T, 3), s.Host, d.Name, d.Volume, f(d.IOPS, 1), strconv.Itoa(d.IOPSCap), f(d.Bps/1e6, 2), f(d.LatencyMs, 2), f(d.Util, 3), f(d.StorageIOPS, 1)})
 		}
 	}
 	return rows

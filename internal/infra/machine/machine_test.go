@@ -169,3 +169,15 @@ func halfCore(t *testing.T, s []Sample) {
 		}
 	}
 }
+
+// TestDiskRates: a disk's IOPS over a period are every IO it served; its
+// storage IOPS leave out the reads a host cache answered.
+func TestDiskRates(t *testing.T) {
+	at := time.Unix(100, 0)
+	a := Usage{At: at, Disks: []DiskIO{{Name: "db1-data1", Ops: 1000, Bytes: 1 << 20, CacheHits: 100, TicksMs: 500, BusyMs: 100}}}
+	b := Usage{At: at.Add(2 * time.Second), Disks: []DiskIO{{Name: "db1-data1", Ops: 1400, Bytes: 2 << 20, CacheHits: 250, TicksMs: 900, BusyMs: 600}}}
+	r := diskRates(a, b)
+	if len(r) != 1 || r[0].IOPS != 200 || r[0].StorageIOPS != 125 || r[0].LatencyMs != 1 || r[0].Util != 0.25 {
+		t.Errorf("rates: %+v, want 200 IOPS, 125 of them storage's", r)
+	}
+}

@@ -29,8 +29,11 @@ type DiskRate struct {
 	IOPSCap        int
 	ClassLatencyMs float64
 	IOPS, Bps      float64
-	LatencyMs      float64 // mean time per IO (0: no IO)
-	Util           float64 // share of the period it had IOs in flight
+	// StorageIOPS are the IOs that reached the storage behind the host's
+	// cache (IOPS less the reads the cache answered).
+	StorageIOPS float64
+	LatencyMs   float64 // mean time per IO (0: no IO)
+	Util        float64 // share of the period it had IOs in flight
 }
 
 func diskRates(a, b Usage) []DiskRate {
@@ -44,6 +47,10 @@ func diskRates(a, b Usage) []DiskRate {
 			}
 			ops := float64(db.Ops - da.Ops)
 			r.IOPS, r.Bps = ops/dt, 8*float64(db.Bytes-da.Bytes)/dt
+			r.StorageIOPS = r.IOPS
+			if hits := db.CacheHits - da.CacheHits; db.CacheHits >= da.CacheHits && float64(hits) <= ops {
+				r.StorageIOPS = (ops - float64(hits)) / dt
+			}
 			r.Util = min(float64(db.BusyMs-da.BusyMs)/1000/dt, 1)
 			if ops > 0 {
 				r.LatencyMs = float64(db.TicksMs-da.TicksMs) / ops

@@ -30,6 +30,7 @@ type DiskIO struct {
 	BpsCap          int64
 	ClassLatencyMs  float64 // the class's time per IO
 	Ops, Bytes      uint64  // reads, writes and flushes; bytes read and written
+	CacheHits       uint64  // reads the host's cache answered (they never reached the storage)
 	TicksMs, BusyMs uint64  // time IOs spent (summed); time the disk had IOs in flight
 }
 

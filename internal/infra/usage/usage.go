@@ -32,7 +32,7 @@ func Of(p *plan.Plan, host string, h host.Host) (machine.Usage, bool) {
 			c := volumeClass(n, io.Volume)
 			u.Disks = append(u.Disks, machine.DiskIO{Name: io.Name, Volume: io.Volume, IOPSCap: c.IOPS, BpsCap: c.ThroughputBytes(),
 				ClassLatencyMs: float64(c.LatencyDuration().Microseconds()) / 1000,
-				Ops:            io.Reads + io.Writes + io.Flushes, Bytes: io.ReadBytes + io.WriteBytes, TicksMs: io.TicksMs, BusyMs: io.BusyMs})
+				Ops:            io.Reads + io.Writes + io.Flushes, Bytes: io.ReadBytes + io.WriteBytes, CacheHits: io.CacheHits, TicksMs: io.TicksMs, BusyMs: io.BusyMs})
 		}
 		if len(u.Disks) > 0 && u.At.IsZero() {
 			u.At, ok = time.Now(), true
