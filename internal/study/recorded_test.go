@@ -2,6 +2,7 @@ package study
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -207,8 +208,15 @@ func TestOppositeIsNeverReproduced(t *testing.T) {
 				if e.Than != "" {
 					variants = append(variants, e.Than)
 				}
-				_, checks := Summarize(s, s.Scales.Quick, variants, samples)
+				sc := s.Scales.Quick
+				if e.Scale == "full" {
+					sc = s.Scales.Full
+				}
+				_, checks := Summarize(s, sc, variants, samples)
 				for _, c := range checks {
+					if c.Expect == e && c.Verdict == OtherScale {
+						t.Errorf("%s expect[%d]: judged at the other scale", name, i)
+					}
 					if c.Expect.Claim == e.Claim && c.Metric == e.Metric && c.Variant == e.Variant && c.Than == e.Than && c.Verdict == Reproduced {
 						t.Errorf("%s expect[%d] (%s %s against %s): %g gives reproduced (%+v)", name, i, e.Variant, e.Metric, e.Than, v, c.Ours)
 					}
@@ -268,4 +276,64 @@ func TestNotCheckable(t *testing.T) {
 		t.Errorf("judged: %+v", judged[0])
 	}
 	_ = stats.Level
+}
+
+// TestOtherScale (a claim only full scale measures: document 003's 10,000
+// rows): quick scale reports it measured at the other scale only, and it
+// counts for nothing; full scale judges it; a check at a figure its named
+// scale does not measure is refused.
+func TestOtherScale(t *testing.T) {
+	s, _ := Embedded("seed003-bulk")
+	var samples []Sample
+	for r := 1; r <= 3; r++ {
+		for _, n := range []int{100, 1000, 10000} {
+			v := float64(n) / 1000
+			samples = append(samples, Sample{Round: r, Variant: "async", Step: "bulk", Metric: fmt.Sprintf("visible_s@%d", n), Value: v + float64(r)/100})
+		}
+	}
+	variants := []string{"async", "galera"}
+	_, quick := Summarize(s, s.Scales.Quick, variants, samples)
+	var q, f Check
+	for _, c := range quick {
+		if c.Metric == "visible_s@10000" {
+			q = c
+		}
+	}
+	if q.Verdict != OtherScale {
+		t.Fatalf("quick: %+v", q)
+	}
+	if err := Verdict(&Result{Study: s, Checks: []Check{q}}, "r"); err != nil {
+		t.Errorf("a claim of the other scale counts for nothing: %v", err)
+	}
+	if line := claimLine(q, map[string]string{}, false); !strings.Contains(line, "measured at full scale only (visible_s@10000)") {
+		t.Errorf("line: %s", line)
+	}
+	_, full := Summarize(s, s.Scales.Full, variants, samples)
+	for _, c := range full {
+		if c.Metric == "visible_s@10000" {
+			f = c
+		}
+	}
+	if f.Verdict != Reproduced {
+		t.Errorf("full: %+v", f)
+	}
+	_, err := Load([]byte(`
+name: bad-scale
+title: t
+source: s
+document: {server: x}
+variants: [{name: a, preset: galera3}]
+steps: [{name: oltp, kind: sysbench, workload: oltp_read_write}]
+scales:
+  quick: {runs: 2, threads: [1], time: 5, tables: 1, table_size: 100}
+  full: {runs: 2, threads: [2], time: 5, tables: 1, table_size: 100}
+expect:
+  - {step: oltp, variant: a, metric: tps@1, min: 1, scale: full, claim: c, source: s}
+  - {step: oltp, variant: a, metric: tps@2, min: 1, scale: both, claim: c, source: s}
+`))
+	for _, want := range []string{`expect[0].metric: tps@1 is not measured at full scale, the one the check names`, `expect[1].scale: expected quick, full or nothing (both), got "both"`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
+	}
 }

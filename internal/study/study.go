@@ -230,6 +230,20 @@ type Expect struct {
 	// set-up it cannot build): its figure is measured and shown, its
 	// verdict is not_checkable, and it counts for nothing.
 	NotCheckable string `yaml:"not_checkable_here,omitempty" json:"not_checkable_here,omitempty"`
+	// Scale names the one scale that measures the claim's figure (a
+	// document's 10,000 rows or 256 threads), "" for both; at the other
+	// the check is other_scale and counts for nothing.
+	Scale string `yaml:"scale,omitempty" json:"scale,omitempty"`
+}
+
+// step is a study's step by name.
+func (s *Study) step(name string) (Step, bool) {
+	for _, st := range s.Steps {
+		if st.Name == name {
+			return st, true
+		}
+	}
+	return Step{}, false
 }
 
 // Title is how reports name a variant (its label, or its name).
@@ -379,7 +393,7 @@ func (s *Study) Problems() []string {
 	}
 	// a figure must be one a scale measures: a reference one of them, a
 	// check both (a check no scale can fail is no check)
-	figure := func(p, step, variant, metric string, every bool) {
+	figure := func(p, step, variant, metric, every string) {
 		st, ok := steps[step]
 		if !ok {
 			add(p+".step", "unknown step %q", step)
@@ -394,24 +408,29 @@ func (s *Study) Problems() []string {
 		switch {
 		case !full && !quick:
 			add(p+".metric", "step %s yields %s, got %q", step, strings.Join(s.metrics(st, s.Scales.Full), ", "), metric)
-		case every && (!full || !quick):
+		case every == "" && (!full || !quick):
 			scale, sc := "full", s.Scales.Full
 			if !quick {
 				scale, sc = "quick", s.Scales.Quick
 			}
-			add(p+".metric", "%s is not measured at %s scale (it yields %s): a check must be measurable at both scales", metric, scale, strings.Join(s.metrics(st, sc), ", "))
+			add(p+".metric", "%s is not measured at %s scale (it yields %s): a check must be measurable at both scales, or name the one that measures it (scale: full)", metric, scale, strings.Join(s.metrics(st, sc), ", "))
+		case every == "full" && !full, every == "quick" && !quick:
+			add(p+".metric", "%s is not measured at %s scale, the one the check names", metric, every)
 		}
 	}
 	for i, r := range s.Reference {
 		p := fmt.Sprintf("reference[%d]", i)
-		figure(p, r.Step, r.Variant, r.Metric, false)
+		figure(p, r.Step, r.Variant, r.Metric, "any")
 		if strings.TrimSpace(r.Source) == "" {
 			add(p+".source", "required: where the document prints the figure (section, table, figure), or implies it (with inferred: true)")
 		}
 	}
 	for i, e := range s.Expect {
 		p := fmt.Sprintf("expect[%d]", i)
-		figure(p, e.Step, e.Variant, e.Metric, true)
+		if e.Scale != "" && e.Scale != "quick" && e.Scale != "full" {
+			add(p+".scale", "expected quick, full or nothing (both), got %q", e.Scale)
+		}
+		figure(p, e.Step, e.Variant, e.Metric, e.Scale)
 		if e.Min == nil && e.Max == nil {
 			add(p, "expected min, max or both")
 		}

@@ -55,7 +55,13 @@ const (
 	NotMeasured   = "not_measured"   // a variant or step did not run
 	NotRun        = "not_run"        // --variants left out its variant (or the one it is compared with)
 	NotCheckable  = "not_checkable"  // this computer cannot build the set-up that decides it (Expect.NotCheckable says why)
+	OtherScale    = "other_scale"    // a claim measured at one scale only (Expect.Scale), the run at the other
 )
+
+// aside says whether a verdict counts for nothing in a study's answer.
+func aside(verdict string) bool {
+	return verdict == NotRun || verdict == NotCheckable || verdict == OtherScale
+}
 
 // printed is the cell's published figure when the document prints it
 // (an inferred one is never drawn as published).
@@ -194,6 +200,11 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 			checks = append(checks, ch)
 			continue
 		}
+		if st, ok := s.step(e.Step); e.Scale != "" && ok && !slices.Contains(s.metrics(st, sc), e.Metric) {
+			ch.Verdict = OtherScale
+			checks = append(checks, ch)
+			continue
+		}
 		// the document's figures behind the claim: the variant's, and for a
 		// ratio the other's beside it
 		texts := map[string]string{}
@@ -232,22 +243,25 @@ func Tally(checks []Check) map[string]int {
 // claim reproduced, or how many were not and could not be told.
 func Answer(checks []Check) string {
 	n := Tally(checks)
-	total := len(checks) - n[NotRun] - n[NotCheckable]
-	var aside []string
+	total := len(checks) - n[NotRun] - n[NotCheckable] - n[OtherScale]
+	var others []string
 	if n[NotRun] > 0 {
-		aside = append(aside, fmt.Sprintf("%d more not run: --variants left out their variants", n[NotRun]))
+		others = append(others, fmt.Sprintf("%d more not run: --variants left out their variants", n[NotRun]))
 	}
 	if n[NotCheckable] > 0 {
-		aside = append(aside, fmt.Sprintf("%d more not checkable here, each saying why", n[NotCheckable]))
+		others = append(others, fmt.Sprintf("%d more not checkable here, each saying why", n[NotCheckable]))
+	}
+	if n[OtherScale] > 0 {
+		others = append(others, fmt.Sprintf("%d more measured at the other scale only", n[OtherScale]))
 	}
 	left := ""
-	if len(aside) > 0 {
-		left = "; " + strings.Join(aside, "; ")
+	if len(others) > 0 {
+		left = "; " + strings.Join(others, "; ")
 	}
 	switch {
 	case len(checks) == 0:
 		return "No claim of the document to check (figures only; a study checks a claim with expect: its words, place and bounds)"
-	case total == 0 && n[NotCheckable] == 0:
+	case total == 0 && n[NotCheckable] == 0 && n[OtherScale] == 0:
 		return fmt.Sprintf("No claim checked: --variants left out the variants of all %d", n[NotRun])
 	case total == 0:
 		return "No claim checked" + left
@@ -395,7 +409,7 @@ func Finding(res *Result) string {
 }
 
 // mark is a verdict's sign at the start of its line.
-var mark = map[string]string{Reproduced: "✔", NotReproduced: "✘", Inconclusive: "?", NotMeasured: "–", NotRun: "·", NotCheckable: "⊘"}
+var mark = map[string]string{Reproduced: "✔", NotReproduced: "✘", Inconclusive: "?", NotMeasured: "–", NotRun: "·", NotCheckable: "⊘", OtherScale: "·"}
 
 // claimLine is a check in one line: our figure and its interval against
 // the claim's bounds (and the published figure), the claim's words
@@ -405,6 +419,8 @@ func claimLine(c Check, titles map[string]string, stopped bool) string {
 	switch c.Verdict {
 	case NotRun:
 		return fmt.Sprintf("%s — --variants left out %s", words, strings.Join(c.LeftOut, " and "))
+	case OtherScale:
+		return fmt.Sprintf("%s — measured at %s scale only (%s)", words, c.Scale, c.Metric)
 	case NotMeasured:
 		why := "the run yielded no figure for it (a sysbench point whose clients all failed is left out)"
 		if stopped {
@@ -588,7 +604,7 @@ func (e *Unreproduced) Error() string {
 // clients all failed is left out); else an *Unreproduced.
 func Verdict(res *Result, runID string) error {
 	n := Tally(res.Checks)
-	if n[Reproduced]+n[NotRun]+n[NotCheckable] == len(res.Checks) {
+	if n[Reproduced] == len(res.Checks)-n[NotRun]-n[NotCheckable]-n[OtherScale] {
 		return nil
 	}
 	if n[NotMeasured] > 0 {
