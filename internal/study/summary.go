@@ -58,11 +58,6 @@ const (
 	OtherScale    = "other_scale"    // a claim measured at one scale only (Expect.Scale), the run at the other
 )
 
-// aside says whether a verdict counts for nothing in a study's answer.
-func aside(verdict string) bool {
-	return verdict == NotRun || verdict == NotCheckable || verdict == OtherScale
-}
-
 // printed is the cell's published figure when the document prints it
 // (an inferred one is never drawn as published).
 func (c Cell) printed() *Reference {
