@@ -111,10 +111,14 @@ calls it a difference, which it does for set-ups that do not differ at most 5 % 
 the published value, and opens with its finding: the answer first, then each of the document's
 claims (its words and place) reproduced (our figure's 90 % interval within the claim's bounds),
 not reproduced (wholly outside them), inconclusive (crossing a bound: noise cannot tell) or not
-measured, with what differs from the document and what the run saw at a limit. Exit status 0
-when every claim reproduced, 4 when the study ran to the end and some did not. Ctrl-C, or a
-step that fails, stops it: what was measured is summarised and kept (exit 1), and the labs are
-removed.
+measured, with what differs from the document and what the run saw at a limit; a claim the study
+says this computer cannot decide is not_checkable, one only the other scale measures other_scale
+(both count for nothing). The deviations from the document are the study file's and those the run
+records itself: its document: block (server, Galera, tools, warm-up, runs) against what ran here.
+Exit status 0 when every claim reproduced, 4 when the study ran to the end and some did not, 1 when
+a claim was not measured. Ctrl-C, or a step that fails, stops it: what was measured is summarised
+and kept (exit 1), and the labs are removed. --dry-run makes nothing: it says what the labs would
+need against this computer (exit 2 when they would not fit) and the least time the rounds take.
 
 With --decide the scale's rounds are the pilot of a two-stage design (Stein's): each claim's spread
 in the pilot gives the rounds it needs to decide a figure 5 % beyond its bound with 80 % power; the
