@@ -194,6 +194,9 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 	start, said := time.Now(), time.Now()
 	target := ""
 	var silentFrom, silentTo time.Time // when the primary answered nothing
+	stuck := map[string]time.Time{}    // replica behind -> since when its position has not moved
+	last := map[string]string{}        // replica -> its position when last read
+	ended := map[string]time.Time{}    // replica -> when its stale dump connections were last ended
 	for {
 		d := repl.Detail(ctx, primary)
 		switch {
@@ -217,6 +220,18 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 			if target == "" || io != "Yes" || !caughtUp(at, target) {
 				behind = append(behind, fmt.Sprintf("%s at %s (connection %s)", n.Name, cmpOr(at, "?"), io))
 			}
+			switch {
+			case io == "not read" || (target != "" && caughtUp(at, target)) || at != last[n.Name]:
+				delete(stuck, n.Name)
+			case stuck[n.Name].IsZero():
+				stuck[n.Name] = time.Now()
+			case time.Since(stuck[n.Name]) >= staleAfter && time.Since(ended[n.Name]) >= staleAfter:
+				ended[n.Name] = time.Now()
+				if k := endStaleDumps(ctx, l, primary, n); k > 0 {
+					l.Logf("cluster %s: %s has received nothing for %s (connection %s): ended %d binlog dump connection(s) of it on %s, one a cut may have left dead", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, k, primary.Name)
+				}
+			}
+			last[n.Name] = at
 		}
 		silent := ""
 		if !silentFrom.IsZero() {
@@ -246,6 +261,53 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// staleAfter is how long a replica behind its primary may receive nothing
+// after a heal before its dump connections on the primary are ended as
+// stale.
+const staleAfter = 10 * time.Second
+
+// endStaleDumps ends, on the primary, the binlog dump connections from a
+// replica that receives nothing: one a cut left dead holds
+// its thread in a write until TCP gives up retransmitting into it, and the
+// replica's new connection waits behind it. KILL shuts its socket at once.
+// It returns how many it ended (0 when the primary does not answer).
+func endStaleDumps(ctx context.Context, l Lab, primary, replica *plan.Node) int {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	db := l.Admin(primary)
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, "SELECT ID, HOST FROM information_schema.PROCESSLIST WHERE COMMAND LIKE 'Binlog Dump%'")
+	if err != nil {
+		return 0
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var host string
+		if rows.Scan(&id, &host) == nil && fromHost(host, replica) {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	n := 0
+	for _, id := range ids {
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id)); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// fromHost says whether a processlist HOST (address:port) is one of a
+// node's addresses.
+func fromHost(host string, n *plan.Node) bool {
+	addr := host
+	if i := strings.LastIndexByte(host, ':'); i > 0 {
+		addr = host[:i]
+	}
+	return addr != "" && (addr == n.Address || addr == n.ClusterAddress)
 }
 
 // caughtUp says whether a replica's GTID position has reached the

@@ -93,3 +93,25 @@ func TestWritesWaitsAndSaysWhy(t *testing.T) {
 		t.Errorf("%v %v", err, f.said)
 	}
 }
+
+// TestEndStaleDumps: on the primary, only the binlog dump connections
+// from the replica whose connection does not run are ended, whichever of
+// its addresses they came from.
+func TestEndStaleDumps(t *testing.T) {
+	s := &sqlfake.Servers{Answer: func(server, q string) *sqlfake.Result {
+		if server == "db1" && strings.Contains(q, "Binlog Dump") {
+			return &sqlfake.Result{Columns: []string{"ID", "HOST"}, Rows: [][]string{{"11", "198.18.1.12:40112"}, {"12", "198.19.1.12:40500"}, {"13", "198.18.1.13:40113"}}}
+		}
+		return nil
+	}}
+	f := &fakeLab{p: galera3(), sql: s}
+	primary := &plan.Node{Name: "db1"}
+	replica := &plan.Node{Name: "db2", Address: "198.18.1.12", ClusterAddress: "198.19.1.12"}
+	if n := endStaleDumps(context.Background(), f, primary, replica); n != 2 {
+		t.Errorf("ended %d, want 2", n)
+	}
+	sent := strings.Join(s.Sent("db1"), "\n")
+	if !strings.Contains(sent, "KILL CONNECTION 11") || !strings.Contains(sent, "KILL CONNECTION 12") || strings.Contains(sent, "KILL CONNECTION 13") {
+		t.Errorf("sent:\n%s", sent)
+	}
+}
