@@ -20,11 +20,9 @@ type Installed struct {
 	Kernel   string `json:"kernel,omitempty"`   // "6.18.44"
 }
 
-// versionRe is a dotted version number.
-var versionRe = regexp.MustCompile(`\d+(\.\d+)+`)
-
-// firstVersion is the first dotted version number in s ("" without one).
-func firstVersion(s string) string { return versionRe.FindString(s) }
+// VersionIn is the first version number in s ("10.11.19", "3.33", "4"; ""
+// without one).
+var VersionIn = regexp.MustCompile(`\d+(\.\d+)*`).FindString
 
 // InstalledHere reads what this computer runs (each program's own
 // --version; Galera's from its Debian package).
@@ -38,16 +36,16 @@ func InstalledHere() Installed {
 		return line
 	}
 	in := Installed{
-		Sysbench: firstVersion(run("sysbench", "--version")),
-		Fio:      firstVersion(run("fio", "--version")),
-		Galera:   firstVersion(run("dpkg-query", "-W", "-f", "${Version}", "galera-4")),
+		Sysbench: VersionIn(run("sysbench", "--version")),
+		Fio:      VersionIn(run("fio", "--version")),
+		Galera:   VersionIn(run("dpkg-query", "-W", "-f", "${Version}", "galera-4")),
 		OS:       osRelease("/etc/os-release"),
 	}
-	if v := firstVersion(run("mariadbd", "--version")); v != "" {
+	if v := VersionIn(run("mariadbd", "--version")); v != "" {
 		in.Server = "MariaDB " + v
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		in.Kernel = firstVersion(string(b))
+		in.Kernel = VersionIn(string(b))
 	}
 	return in
 }

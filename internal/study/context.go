@@ -258,7 +258,7 @@ func Explain(home string, res *Result) {
 		return out
 	}
 	for i, c := range res.Checks {
-		if c.Verdict == Reproduced || c.Verdict == NotMeasured || c.Verdict == NotRun || c.Verdict == NotCheckable || c.Verdict == OtherScale {
+		if c.Verdict == Reproduced || c.Verdict == NotMeasured || !c.Counts() {
 			continue
 		}
 		for _, v := range []string{c.Variant, c.Than} {

@@ -3,7 +3,6 @@ package study
 import (
 	"cmp"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -220,7 +219,7 @@ func toolVersion(in facts.Installed, tool string) string {
 	case "fio":
 		return in.Fio
 	case "mariadb-slap":
-		return versionIn(in.Server)
+		return facts.VersionIn(in.Server)
 	}
 	return ""
 }
@@ -234,20 +233,18 @@ func sameServer(doc, here string) bool {
 // sameGalera says whether the document's Galera is this one: its version
 // a prefix of the provider's, or its major ("4", Galera 4 = provider 26.4).
 func sameGalera(doc, here string) bool {
-	v := versionIn(doc)
+	v := facts.VersionIn(doc)
 	if v == "" {
 		return false
 	}
 	return v == "4" || sameVersion(v, here)
 }
 
-var versionIn = regexp.MustCompile(`\d+(\.\d+)*`).FindString
-
 // sameVersion says whether the version the document gives (its first
 // number) is a prefix of ours at a component boundary: "1.0" matches
 // "1.0.20", "0.5" does not, nor does "1.0" match "1.02".
 func sameVersion(doc, here string) bool {
-	d, h := versionIn(doc), versionIn(here)
+	d, h := facts.VersionIn(doc), facts.VersionIn(here)
 	if d == "" || h == "" {
 		return false
 	}

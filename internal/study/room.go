@@ -118,20 +118,22 @@ func (n need) problem(study, scale string) error {
 	if len(over) == 0 {
 		return nil
 	}
-	what := fmt.Sprintf("%d labs at once, %d nodes", n.labs, n.nodes)
-	if n.dataset != "" {
-		what += fmt.Sprintf(", each holding %s (about %s in InnoDB's pages)", n.dataset, spec.FormatSize(n.rows*rowMemory))
-	}
 	return hderr.User("--scale %s: study %s's labs (%s) would need %s: run --scale quick, fewer --variants at a time, or the labs on machines of their own (--inventory)",
-		scale, study, what, joinAnd(over))
+		scale, study, n.what(), joinAnd(over))
 }
 
-// String says what the labs need against what this computer has.
-func (n need) String() string {
+// what says the labs: how many, their nodes and each node's data.
+func (n need) what() string {
 	what := fmt.Sprintf("%s at once, %s", plural(n.labs, "lab"), plural(n.nodes, "node"))
 	if n.dataset != "" {
 		what += fmt.Sprintf(", each node holding %s (about %s in InnoDB's pages)", n.dataset, spec.FormatSize(n.rows*rowMemory))
 	}
+	return what
+}
+
+// String says what the labs need against what this computer has.
+func (n need) String() string {
+	what := n.what()
 	files := fmt.Sprintf("about %s of files (%s free", spec.FormatSize(n.files), spec.FormatSize(n.freeDisk))
 	if n.files == 0 {
 		files = fmt.Sprintf("its files on emulated disks (%s free", spec.FormatSize(n.freeDisk))

@@ -94,6 +94,12 @@ type Check struct {
 	Needs  int `json:"needs_rounds,omitempty"`
 }
 
+// Counts says whether a check counts for or against its study (one not
+// run, not checkable here or of the other scale counts for nothing).
+func (c Check) Counts() bool {
+	return c.Verdict != NotRun && c.Verdict != NotCheckable && c.Verdict != OtherScale
+}
+
 // Outcome is a check's verdict in words.
 func (c Check) Outcome() string { return strings.ReplaceAll(c.Verdict, "_", " ") }
 
@@ -237,8 +243,12 @@ func Tally(checks []Check) map[string]int {
 // Answer is a study's verdict in one phrase, first in its finding: every
 // claim reproduced, or how many were not and could not be told.
 func Answer(checks []Check) string {
-	n := Tally(checks)
-	total := len(checks) - n[NotRun] - n[NotCheckable] - n[OtherScale]
+	n, total := Tally(checks), 0
+	for _, c := range checks {
+		if c.Counts() {
+			total++
+		}
+	}
 	var others []string
 	if n[NotRun] > 0 {
 		others = append(others, fmt.Sprintf("%d more not run: --variants left out their variants", n[NotRun]))
@@ -599,7 +609,7 @@ func (e *Unreproduced) Error() string {
 // clients all failed is left out); else an *Unreproduced.
 func Verdict(res *Result, runID string) error {
 	n := Tally(res.Checks)
-	if n[Reproduced] == len(res.Checks)-n[NotRun]-n[NotCheckable]-n[OtherScale] {
+	if !slices.ContainsFunc(res.Checks, func(c Check) bool { return c.Counts() && c.Verdict != Reproduced }) {
 		return nil
 	}
 	if n[NotMeasured] > 0 {
