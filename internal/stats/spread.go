@@ -241,6 +241,9 @@ type Estimate struct {
 	Hi    float64 `json:"hi"`
 	Level float64 `json:"level"`
 	Known bool    `json:"known"`
+	// Unbounded: the interval has no finite end (a ratio whose
+	// denominator's mean is not told from 0); Lo and Hi are the value.
+	Unbounded bool `json:"unbounded,omitempty"`
 }
 
 // Level is the confidence of an Estimate's interval: 90 %, so each of a
@@ -257,9 +260,14 @@ func MeanEstimate(s Spread) Estimate {
 	return e
 }
 
-// RatioEstimate is a's mean over b's with an interval at Level: Welch's
-// interval of the difference of the means, over b's mean (b's mean must
-// not be 0).
+// RatioEstimate is a's mean over b's with Fieller's interval at Level
+// (independent samples, each side its own variance, Welch's degrees of
+// freedom at the ratio): every ρ for which ā − ρ·b̄ is not told from 0,
+// (ā − ρb̄)² ≤ t²(va + ρ²vb). Unlike the difference's interval over b̄ it
+// carries b's own noise, so it is not symmetric and a ratio of positive
+// figures keeps a positive bound whenever both means are told from 0.
+// When b̄ itself is not told from 0 (t²vb ≥ b̄²) the set is unbounded:
+// Unbounded, and no bound can be judged.
 func RatioEstimate(a, b Spread) Estimate {
 	e := Estimate{Value: a.Mean / b.Mean, Level: Level, Known: a.N >= 2 && b.N >= 2}
 	e.Lo, e.Hi = e.Value, e.Value
@@ -270,9 +278,17 @@ func RatioEstimate(a, b Spread) Estimate {
 	if va+vb == 0 {
 		return e
 	}
-	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
-	h := tQuantile(df, Alpha) * math.Sqrt(va+vb) / math.Abs(b.Mean)
-	e.Lo, e.Hi = e.Value-h, e.Value+h
+	r := e.Value
+	df := (va + r*r*vb) * (va + r*r*vb) / (va*va/float64(a.N-1) + r*r*r*r*vb*vb/float64(b.N-1))
+	t := tQuantile(df, Alpha)
+	den := b.Mean*b.Mean - t*t*vb
+	disc := a.Mean*a.Mean*vb + b.Mean*b.Mean*va - t*t*va*vb
+	if den <= 0 || disc < 0 {
+		e.Unbounded = true
+		return e
+	}
+	h := t * math.Sqrt(disc)
+	e.Lo, e.Hi = (a.Mean*b.Mean-h)/den, (a.Mean*b.Mean+h)/den
 	return e
 }
 
@@ -288,6 +304,9 @@ const (
 func (e Estimate) Against(lo, hi *float64) string {
 	if !e.Known {
 		return NoiseUnknown
+	}
+	if e.Unbounded {
+		return Straddles
 	}
 	in := func(v float64) bool { return (lo == nil || v >= *lo) && (hi == nil || v <= *hi) }
 	switch {

@@ -460,6 +460,8 @@ func reasonOf(c Check) string {
 		switch {
 		case !c.Ours.Known:
 			return "one round gives no interval: noise cannot be told apart"
+		case c.Ours.Unbounded:
+			return "the ratio's interval is unbounded: the other variant's figure is not told apart from 0"
 		case c.Needs > c.Rounds:
 			return fmt.Sprintf("the interval crosses a bound; about %d rounds would decide it (it had %d)", c.Needs, c.Rounds)
 		}
@@ -510,9 +512,12 @@ func ours(c Check, titles map[string]string) string {
 	if c.Than != "" {
 		what = fmt.Sprintf("%s %s× %s", titles[c.Variant], number(c.Ours.Value), titles[c.Than])
 	}
-	if c.Ours.Known {
+	switch {
+	case c.Ours.Unbounded:
+		what += " (interval unbounded)"
+	case c.Ours.Known:
 		what += fmt.Sprintf(" (%s–%s)", number(c.Ours.Lo), number(c.Ours.Hi))
-	} else {
+	default:
 		what += " (one round)"
 	}
 	return what
