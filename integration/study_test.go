@@ -43,14 +43,21 @@ expect:
 	}
 	// the labs review's finding 5: a full scale that cannot fit this
 	// computer is refused with its estimate before any lab is made
-	if r := e.run("study", "run", "seed002-wan", "--scale", "full"); r.code != 2 || !strings.Contains(r.stderr, "would need about") ||
-		!strings.Contains(r.stderr, "20 tables of 1,000,000 rows") {
+	// computer is refused with its estimate before any lab is made (here
+	// with --max-memory below its biggest lab; labs that fit one group at
+	// a time take turns, below)
+	if r := e.run("study", "run", "seed002-wan", "--scale", "full", "--max-memory", "1G"); r.code != 2 || !strings.Contains(r.stderr, "would need about") ||
+		!strings.Contains(r.stderr, "20 tables of 1,000,000 rows") || !strings.Contains(r.stderr, "the lab of galera2 alone would need about 7.5G of memory") {
 		t.Errorf("seed002-wan at full scale: exit %d\n%s", r.code, r.stderr)
 	}
 	// --dry-run: the same refusal, or what the labs would need and the
 	// least time, with nothing made
-	if r := e.run("study", "run", "seed002-wan", "--scale", "full", "--dry-run"); r.code != 2 || !strings.Contains(r.stderr, "would need about") {
+	if r := e.run("study", "run", "seed002-wan", "--scale", "full", "--max-memory", "1G", "--dry-run"); r.code != 2 || !strings.Contains(r.stderr, "would need about") {
 		t.Errorf("seed002-wan at full scale, dry run: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.run("study", "run", "seed002-wan", "--scale", "full", "--max-memory", "9G", "--dry-run"); r.code != 0 || !strings.Contains(r.stdout, "does not fit this computer at once") ||
+		!strings.Contains(r.stdout, "groups, one after another") {
+		t.Errorf("seed002-wan at full scale in groups, dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := e.run("study", "run", "seed000-binlog", "--scale", "full", "--dry-run"); r.code != 0 ||
 		!strings.Contains(r.stdout, "study seed000-binlog at full scale fits this computer: 2 labs at once, 6 nodes") || !strings.Contains(r.stdout, "at least 1h10m0s") {
@@ -175,7 +182,60 @@ expect:
 	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
 		t.Errorf("the study left labs: %v", labs)
 	}
+	studyInGroups(t, e)
 	e.assertNoLeftovers()
+}
+
+// studyInGroups: labs that do not fit at once (here: --max-memory below
+// both labs, above each) take turns, one group after another, each group's
+// rounds run while its labs are up; the finding names the groups.
+func studyInGroups(t *testing.T, e *env) {
+	file := e.writeSpec("groups.yaml", `name: groups
+title: Galera against async, one lab at a time
+source: a test
+variants:
+  - {name: async, preset: async, baseline: true}
+  - {name: galera, preset: galera3}
+steps:
+  - {name: commit, kind: commit-latency}
+scales:
+  quick: {runs: 2, count: 10}
+  full: {runs: 2, count: 10}
+expect:
+  - {step: commit, variant: galera, than: async, metric: avg_ms, min: 1.0001, max: 1000, why: "a certification round", claim: "Galera's commit takes longer", source: "a section"}
+`)
+	if r := e.run("study", "run", "--file", file, "--max-memory", "800M", "--keep"); r.code != 2 || !strings.Contains(r.stderr, "--keep: at quick scale study groups's labs take turns in 2 groups") {
+		t.Errorf("--keep with groups: exit %d\n%s", r.code, r.stderr)
+	}
+	r := e.run("study", "run", "--file", file, "--max-memory", "800M", "-o", "json")
+	if r.code != 0 && r.code != 4 {
+		t.Fatalf("study in groups: exit %d\n%s", r.code, r.stderr)
+	}
+	var out struct {
+		Result struct {
+			Rounds  int        `json:"rounds"`
+			Groups  [][]string `json:"groups"`
+			Samples []sample   `json:"samples"`
+			Finding string     `json:"finding"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	res := out.Result
+	var order []string // the variant of each sample, in the order measured
+	for _, s := range res.Samples {
+		if len(order) == 0 || order[len(order)-1] != s.Variant {
+			order = append(order, s.Variant)
+		}
+	}
+	if res.Rounds != 2 || len(res.Groups) != 2 || strings.Join(order, ",") != "async,galera" ||
+		!strings.Contains(res.Finding, "the labs in 2 groups, one after another") || !strings.Contains(res.Finding, "compares rounds run apart") {
+		t.Errorf("in groups: %d rounds, groups %v, measured %v\n%s", res.Rounds, res.Groups, order, res.Finding)
+	}
+	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
+		t.Errorf("the study in groups left labs: %v", labs)
+	}
 }
 
 // study0Lab is the one lab of the env's home that is up (a study's).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/chart"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/study"
 )
 
@@ -98,7 +99,7 @@ func (cli *app) studyCmd() *cobra.Command {
 	show.Flags().StringVar(&file, "file", "", "a study file of your own")
 	var o study.Options
 	var keep, dryRun bool
-	var invFile string
+	var invFile, maxMemory string
 	run := &cobra.Command{
 		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b] [--decide [--budget D]] [--inventory HOSTS.yaml] [--dry-run]",
 		Short: "Run a study: every variant's lab up, the rounds interleaved, a summary beside the published figures; the labs removed after",
@@ -120,6 +121,12 @@ a claim was not measured. Ctrl-C, or a step that fails, stops it: what was measu
 and kept (exit 1), and the labs are removed. --dry-run makes nothing: it says what the labs would
 need against this computer (exit 2 when they would not fit) and the least time the rounds take.
 
+When the labs would not fit this computer at once (memory once their data is loaded, or files; at
+most 90 % of what is available, or --max-memory), they take turns in groups that do: the fewest
+groups, then the fewest compared variants apart; each group's labs come up, run their rounds
+interleaved among themselves and go, then the next group's. The finding and the report name the
+groups and the claims whose rounds ran apart; a lab that does not fit even alone is refused (exit 2).
+
 With --decide the scale's rounds are the pilot of a two-stage design (Stein's): each claim's spread
 in the pilot gives the rounds it needs to decide a figure 5 % beyond its bound with 80 % power; the
 study runs the most any claim needs (within --budget, from the pilot's time a round), then judges
@@ -138,7 +145,21 @@ are disk steps and --keep.`,
 			if cmd.Flags().Changed("variants") && len(o.Variants) == 0 {
 				err = hderr.Join([]error{err, hderr.User("--variants: empty: name the variants to run, or leave out --variants to run every one")})
 			}
+			if maxMemory != "" {
+				n, perr := spec.ParseSize(maxMemory)
+				if perr != nil || n <= 0 {
+					err = hderr.Join([]error{err, hderr.User("--max-memory: %q: want a size such as 4G or 512M", maxMemory)})
+				}
+				o.MaxMemory = n
+			}
 			if o.Inventory, err = inventoryOf(invFile, err); err != nil {
+				if s != nil { // the study's own options too: every problem at once
+					if h, herr := cli.home(); herr == nil {
+						o.Home = h
+						_, _, cerr := study.Choose(s, o)
+						err = hderr.Join([]error{err, cerr})
+					}
+				}
 				return err
 			}
 			h, err := cli.home()
@@ -179,6 +200,7 @@ are disk steps and --keep.`,
 	run.Flags().BoolVar(&dryRun, "dry-run", false, "check the run, make nothing: what its labs need against this computer (exit 2 when they would not fit) and the least time its rounds take")
 	run.Flags().BoolVar(&o.Decide, "decide", false, "a two-stage design: the scale's rounds are a pilot that sizes the rounds each claim needs to decide; then those rounds, judged by Stein's interval")
 	run.Flags().DurationVar(&o.Budget, "budget", 0, "with --decide: the most time the rounds may take in all (e.g. 30m; default: no limit)")
+	run.Flags().StringVar(&maxMemory, "max-memory", "", "the most memory the labs may hold at once here (e.g. 8G; default: 90 % of what is available); labs that would hold more take turns in groups")
 	run.Flags().StringVar(&invFile, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")
 	var out, pngDir string
 	report := &cobra.Command{

@@ -37,6 +37,10 @@ type placement struct {
 	inv    map[string]*inventory.Resolved // remote: variant -> the part of the inventory its lab uses
 	remote bool
 	up     string // remote: the set-up whose lab is up now
+	// groups are the variants whose labs are up together, one group after
+	// another (one group of every variant when they fit at once, and on
+	// remote hosts, where the labs take turns by themselves).
+	groups [][]string
 	// held are the writer locks of the labs the study made, held while
 	// they are up: no other command changes or removes them under it.
 	held map[string]func()
@@ -259,7 +263,13 @@ func (p *placement) upAll(ctx context.Context) error {
 	if p.remote {
 		return nil
 	}
-	for _, name := range p.res.Variants {
+	return p.upGroup(ctx, p.res.Variants)
+}
+
+// upGroup brings up the labs of a group of variants (this computer, when
+// the labs take turns in groups).
+func (p *placement) upGroup(ctx context.Context, group []string) error {
+	for _, name := range group {
 		if _, err := p.lab(ctx, name); err != nil {
 			return err
 		}

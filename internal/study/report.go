@@ -93,7 +93,8 @@ func HTML(run *results.Run, res *Result, ctx Context) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err := page.Execute(&b, map[string]any{"Run": run, "Res": res, "Rows": rows, "Charts": figures, "RunIDs": ids, "Font": chart.FontFace(),
-		"Settings": ctx.Settings, "Versions": ctx.Versions, "Deviations": res.AllDeviations(), "Level": 100 * stats.Level, "Setups": setups, "Hosts": ctx.Hosts, "Computer": ctx.Computer, "Titles": titles})
+		"Settings": ctx.Settings, "Versions": ctx.Versions, "Deviations": res.AllDeviations(), "Level": 100 * stats.Level, "Setups": setups, "Hosts": ctx.Hosts, "Computer": ctx.Computer, "Titles": titles,
+		"Groups": groupsSaid(res.Groups, pairsOf(res.Study), func(v string) string { return variant(res.Study, v).Title() })})
 	return b.Bytes(), err
 }
 
@@ -275,7 +276,7 @@ td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,td:n
 .met{color:#1a7f37}.missed{color:#b42318}</style></head><body>
 <h1>{{.Res.Study.Title}}</h1>
 <p class="finding" id="finding">{{.Res.Finding}}</p>
-<p>Study <code>{{.Res.Study.Name}}</code>, run {{.Run.ID}}, {{.Res.Scale}} scale: {{.Res.Protocol.Runs}} round(s), variants interleaved (each round starts one later){{if .Res.Interrupted}}, <b>interrupted</b>{{end}}.
+<p>Study <code>{{.Res.Study.Name}}</code>, run {{.Run.ID}}, {{.Res.Scale}} scale: {{.Res.Protocol.Runs}} round(s), variants interleaved (each round starts one later){{with .Groups}}; {{.}}{{end}}{{if .Res.Interrupted}}, <b>interrupted</b>{{end}}.
 Source: {{.Res.Study.Source}}.</p>
 {{with .Res.Study.About}}<p>{{.}}</p>{{end}}
 {{with .Res.Failed}}<p class="missed">Stopped early: a step failed twice: <code>{{.}}</code></p>{{end}}

@@ -2,6 +2,8 @@ package study
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/facts"
@@ -32,6 +34,16 @@ type need struct {
 	memory, files   int64
 	memoryAvailable int64
 	freeDisk        int64
+	maxMemory       int64     // --max-memory (0: 90 % of what is available)
+	each            []labNeed // each lab's, in the order of its first variant
+}
+
+// labNeed is what one lab takes: the variants it serves (variants with
+// the same set-up share it), its nodes, memory and files.
+type labNeed struct {
+	variants      []string
+	nodes         int
+	memory, files int64
 }
 
 // serverMemory is what a server takes besides its buffer pool (its log
@@ -43,16 +55,34 @@ const serverMemory = 256 << 20
 // machines of their own): the memory they would use once their data sets
 // are loaded, and their files.
 func (p *placement) checkRoom(sc Scale) error {
+	p.groups = [][]string{p.res.Variants}
 	n, err := p.room(sc)
 	if err != nil || p.remote {
 		return err
 	}
-	return n.problem(p.s.Name, p.o.Scale)
+	groups, err := n.groups(p.s.Name, p.o.Scale, pairsOf(p.s))
+	if err != nil {
+		return err
+	}
+	if len(groups) > 1 && p.o.Keep {
+		return hderr.User("--keep: at %s scale study %s's labs take turns in %d groups (this computer holds no more at once), so only the last group's would be left up; leave out --keep, or run fewer --variants",
+			p.o.Scale, p.s.Name, len(groups))
+	}
+	for _, name := range p.res.Variants { // a server outside any lab takes no room: with the first group
+		if !slices.ContainsFunc(groups, func(g []string) bool { return slices.Contains(g, name) }) {
+			groups[0] = append(groups[0], name)
+		}
+	}
+	p.groups = groups
+	if len(groups) > 1 {
+		p.res.Groups = groups
+	}
+	return nil
 }
 
 // room adds up what the study's labs need on this computer at once.
 func (p *placement) room(sc Scale) (need, error) {
-	n := need{rows: p.datasetRows(sc), memoryAvailable: facts.MemAvailable()}
+	n := need{rows: p.datasetRows(sc), memoryAvailable: facts.MemAvailable(), maxMemory: p.o.MaxMemory}
 	if p.remote {
 		return n, nil
 	}
@@ -72,20 +102,30 @@ func (p *placement) room(sc Scale) (need, error) {
 			return n, err // said again, with its variant, when the lab comes up
 		}
 		n.labs++
+		var ln labNeed
+		for _, other := range p.res.Variants {
+			if p.setup[other] == p.setup[name] {
+				ln.variants = append(ln.variants, other)
+			}
+		}
 		binlog := map[string]bool{}
 		for _, c := range pl.Clusters {
 			binlog[c.Name] = !c.NoBinlog
 		}
 		for _, nd := range pl.Nodes {
-			n.nodes++
-			n.memory += min(nd.BufferPool(), n.rows*rowMemory) + serverMemory
+			ln.nodes++
+			ln.memory += min(nd.BufferPool(), n.rows*rowMemory) + serverMemory
 			if pl.Disks == nil { // an emulated disk's image is checked against its own size when the lab comes up
-				n.files += n.rows*rowFile + provision.NodeRoom
+				ln.files += n.rows*rowFile + provision.NodeRoom
 				if binlog[nd.Cluster] {
-					n.files += n.rows * rowBinlog
+					ln.files += n.rows * rowBinlog
 				}
 			}
 		}
+		n.nodes += ln.nodes
+		n.memory += ln.memory
+		n.files += ln.files
+		n.each = append(n.each, ln)
 	}
 	free, err := disk.Free(p.o.Home)
 	if err != nil {
@@ -106,20 +146,204 @@ func (p *placement) datasetRows(sc Scale) int64 {
 	return 0
 }
 
-// problem says why the labs would not fit ("" error when they would).
-func (n need) problem(study, scale string) error {
+// over says what of this computer labs needing memory and files would
+// exceed (nil when they fit: at most 90 % of the memory available and of
+// the free disk).
+func (n need) over(memory, files int64) []string {
 	var over []string
-	if n.memoryAvailable > 0 && n.memory > n.memoryAvailable*9/10 {
-		over = append(over, fmt.Sprintf("about %s of memory once their data is loaded, where %s is available", spec.FormatSize(n.memory), spec.FormatSize(n.memoryAvailable)))
+	limit, where := n.memoryAvailable*9/10, fmt.Sprintf("where %s is available", spec.FormatSize(n.memoryAvailable))
+	if n.maxMemory > 0 && (n.memoryAvailable <= 0 || n.maxMemory < limit) {
+		limit, where = n.maxMemory, fmt.Sprintf("where --max-memory allows %s", spec.FormatSize(n.maxMemory))
 	}
-	if n.files > n.freeDisk*9/10 {
-		over = append(over, fmt.Sprintf("about %s of files, where %s is free", spec.FormatSize(n.files), spec.FormatSize(n.freeDisk)))
+	if limit > 0 && memory > limit {
+		over = append(over, fmt.Sprintf("about %s of memory once the data is loaded, %s", spec.FormatSize(memory), where))
 	}
+	if files > n.freeDisk*9/10 {
+		over = append(over, fmt.Sprintf("about %s of files, where %s is free", spec.FormatSize(files), spec.FormatSize(n.freeDisk)))
+	}
+	return over
+}
+
+// problem says why the labs would not fit at once (nil when they would).
+func (n need) problem(study, scale string) error {
+	over := n.over(n.memory, n.files)
 	if len(over) == 0 {
 		return nil
 	}
 	return hderr.User("--scale %s: study %s's labs (%s) would need %s: run --scale quick, fewer --variants at a time, or the labs on machines of their own (--inventory)",
 		scale, study, n.what(), joinAnd(over))
+}
+
+// maxGroupLabs bounds the labs whose every split into groups is tried
+// (Bell(8) = 4,140 splits); more are split in order, first fit.
+const maxGroupLabs = 8
+
+// groups splits the labs, when they do not fit this computer at once,
+// into groups that each do, to run one group after another: the fewest
+// groups, then the fewest compared pairs of variants (pairs: a check's
+// variant and the one it is compared with) split across groups, whose
+// rounds then run apart rather than interleaved. Labs that fit at once
+// are one group; a lab that does not fit even alone is refused, with its
+// figures and what the labs need at once. Pure.
+func (n need) groups(study, scale string, pairs [][2]string) ([][]string, error) {
+	if n.problem(study, scale) == nil {
+		var all []string
+		for _, ln := range n.each {
+			all = append(all, ln.variants...)
+		}
+		return [][]string{all}, nil
+	}
+	var alone []string
+	for _, ln := range n.each {
+		if over := n.over(ln.memory, ln.files); len(over) > 0 {
+			alone = append(alone, fmt.Sprintf("the lab of %s alone would need %s", andList(ln.variants), joinAnd(over)))
+		}
+	}
+	if len(alone) > 0 {
+		return nil, hderr.User("%v; %s, so no group of labs at a time fits either", n.problem(study, scale), strings.Join(alone, "; "))
+	}
+	fits := func(block []int) bool {
+		var m, f int64
+		for _, i := range block {
+			m, f = m+n.each[i].memory, f+n.each[i].files
+		}
+		return len(n.over(m, f)) == 0
+	}
+	names := func(blocks [][]int) [][]string {
+		var out [][]string
+		for _, block := range blocks {
+			var vs []string
+			for _, i := range block {
+				vs = append(vs, n.each[i].variants...)
+			}
+			out = append(out, vs)
+		}
+		return out
+	}
+	var best [][]int
+	bestApart := 0
+	consider := func(blocks [][]int) {
+		for _, b := range blocks {
+			if !fits(b) {
+				return
+			}
+		}
+		if apart := len(apartPairs(names(blocks), pairs)); best == nil || len(blocks) < len(best) || (len(blocks) == len(best) && apart < bestApart) {
+			best, bestApart = cloneBlocks(blocks), apart
+		}
+	}
+	if len(n.each) <= maxGroupLabs {
+		var walk func(i int, blocks [][]int)
+		walk = func(i int, blocks [][]int) { // every set partition, each lab into an earlier block or a new one
+			if i == len(n.each) {
+				consider(blocks)
+				return
+			}
+			for b := range blocks {
+				blocks[b] = append(blocks[b], i)
+				walk(i+1, blocks)
+				blocks[b] = blocks[b][:len(blocks[b])-1]
+			}
+			walk(i+1, append(blocks, []int{i}))
+		}
+		walk(0, nil)
+	} else {
+		var blocks [][]int
+		for i := range n.each {
+			placed := false
+			for b := range blocks {
+				if fits(append(slices.Clone(blocks[b]), i)) {
+					blocks[b], placed = append(blocks[b], i), true
+					break
+				}
+			}
+			if !placed {
+				blocks = append(blocks, []int{i})
+			}
+		}
+		consider(blocks)
+	}
+	return names(best), nil
+}
+
+// groupFigures says what each group of labs needs ("group 1 about 7.5G of
+// memory and 60G of files; group 2 …").
+func (n need) groupFigures(groups [][]string) string {
+	var said []string
+	for g, names := range groups {
+		var m, f int64
+		for _, ln := range n.each {
+			if slices.Contains(names, ln.variants[0]) {
+				m, f = m+ln.memory, f+ln.files
+			}
+		}
+		said = append(said, fmt.Sprintf("group %d about %s of memory and %s of files", g+1, spec.FormatSize(m), spec.FormatSize(f)))
+	}
+	return strings.Join(said, "; ")
+}
+
+// apartPairs are the compared pairs whose variants are in different
+// groups (a variant in none is not counted).
+func apartPairs(groups [][]string, pairs [][2]string) [][2]string {
+	in := map[string]int{}
+	for g, names := range groups {
+		for _, v := range names {
+			in[v] = g
+		}
+	}
+	var apart [][2]string
+	for _, pr := range pairs {
+		a, okA := in[pr[0]]
+		b, okB := in[pr[1]]
+		if okA && okB && a != b {
+			apart = append(apart, pr)
+		}
+	}
+	return apart
+}
+
+func cloneBlocks(blocks [][]int) [][]int {
+	out := make([][]int, len(blocks))
+	for i, b := range blocks {
+		out[i] = slices.Clone(b)
+	}
+	return out
+}
+
+// pairsOf are the pairs of variants a study's checks compare.
+func pairsOf(s *Study) [][2]string {
+	var out [][2]string
+	for _, e := range s.Expect {
+		if e.Than != "" {
+			out = append(out, [2]string{e.Variant, e.Than})
+		}
+	}
+	return out
+}
+
+// groupsSaid says labs run in groups: which, one after another, and the
+// compared pairs split across them ("" for one group).
+func groupsSaid(groups [][]string, pairs [][2]string, title func(string) string) string {
+	if len(groups) < 2 {
+		return ""
+	}
+	var said []string
+	for _, names := range groups {
+		var titles []string
+		for _, v := range names {
+			titles = append(titles, title(v))
+		}
+		said = append(said, andList(titles))
+	}
+	out := fmt.Sprintf("the labs in %d groups, one after another, as this computer holds no more at once: %s", len(groups), strings.Join(said, "; then "))
+	var apart []string
+	for _, pr := range apartPairs(groups, pairs) {
+		apart = append(apart, title(pr[0])+" ÷ "+title(pr[1]))
+	}
+	if len(apart) > 0 {
+		out += fmt.Sprintf(" (%s compare%s rounds run apart, not interleaved)", joinAnd(apart), map[bool]string{true: "s", false: ""}[len(apart) == 1])
+	}
+	return out
 }
 
 // what says the labs: how many, their nodes and each node's data.
@@ -138,8 +362,12 @@ func (n need) String() string {
 	if n.files == 0 {
 		files = fmt.Sprintf("its files on emulated disks (%s free", spec.FormatSize(n.freeDisk))
 	}
-	return fmt.Sprintf("%s: about %s of memory once the data is loaded (%s available), %s; emulated disks' images are checked against their own sizes when a lab comes up)",
-		what, spec.FormatSize(n.memory), spec.FormatSize(n.memoryAvailable), files)
+	avail := spec.FormatSize(n.memoryAvailable) + " available"
+	if n.maxMemory > 0 {
+		avail += ", --max-memory " + spec.FormatSize(n.maxMemory)
+	}
+	return fmt.Sprintf("%s: about %s of memory once the data is loaded (%s), %s; emulated disks' images are checked against their own sizes when a lab comes up)",
+		what, spec.FormatSize(n.memory), avail, files)
 }
 
 // Least is the least time a study's rounds take at a scale, from what the
@@ -178,8 +406,17 @@ func DryRun(s *Study, o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := n.problem(s.Name, o.Scale); err != nil {
+	groups, err := n.groups(s.Name, o.Scale, pairsOf(s))
+	if err != nil {
 		return "", err
+	}
+	if len(groups) > 1 {
+		if o.Keep {
+			return "", hderr.User("--keep: at %s scale study %s's labs take turns in %d groups (this computer holds no more at once), so only the last group's would be left up; leave out --keep, or run fewer --variants", o.Scale, s.Name, len(groups))
+		}
+		title := func(v string) string { return variant(s, v).Title() }
+		return fmt.Sprintf("study %s at %s scale does not fit this computer at once (%s); it runs %s: %s; %s.", s.Name, o.Scale, n,
+			groupsSaid(groups, pairsOf(s), title), n.groupFigures(groups), least), nil
 	}
 	return fmt.Sprintf("study %s at %s scale fits this computer: %s; %s.", s.Name, o.Scale, n, least), nil
 }

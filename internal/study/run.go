@@ -44,6 +44,10 @@ type Options struct {
 	// Budget (0: no limit).
 	Decide bool
 	Budget time.Duration
+	// MaxMemory is the most memory the labs may hold at once on this
+	// computer (0: 90 % of what is available); labs that would hold more
+	// take turns in groups.
+	MaxMemory int64
 }
 
 // Result is a study run as stored (the run's results).
@@ -67,6 +71,10 @@ type Result struct {
 	// were run again (on a busy machine a health check may flap).
 	Failed  string   `json:"failed,omitempty"`
 	Retried []string `json:"retried,omitempty"`
+	// Groups are the variants whose labs were up together, one group
+	// after another, when this computer could not hold every lab at once
+	// (empty: every lab at once); rounds interleave within a group only.
+	Groups [][]string `json:"groups,omitempty"`
 	// Design is the two-stage design the rounds followed (--decide).
 	Design *Design `json:"design,omitempty"`
 	// Installed is what ran here (server, Galera, tools, system), and
@@ -202,65 +210,97 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	defer pl.close(ctx)
 	started := time.Now()
 	res.Installed = facts.InstalledHere()
-	if err := pl.upAll(ctx); err != nil {
-		return nil, "", err
+	if len(pl.groups) == 1 { // every lab at once, for the whole study
+		if err := pl.upAll(ctx); err != nil {
+			return nil, "", err
+		}
+	} else {
+		fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, groupsSaid(pl.groups, pairsOf(s), func(v string) string { return variant(s, v).Title() }))
 	}
 	rounds := sc.Runs // the pilot's, with --decide
 	units := rounds * len(variants) * len(s.Steps)
 	done := 0
 	took := map[string][]time.Duration{} // each step's durations so far (a first round's include making its data)
-	var roundTimes []float64
+	groupTimes := make([][]float64, len(pl.groups))
+	completed := make([]int, len(pl.groups)) // each group's rounds run to the end
 	stop := func() bool { return ctx.Err() != nil || res.Failed != "" }
-	for round := 1; round <= rounds && !stop(); round++ {
-		roundBegan := time.Now()
-		for _, name := range Order(variants, round) {
-			for _, st := range s.Steps {
-				if stop() {
-					break
-				}
-				done++
-				left := ""
-				if eta, ok := remaining(s.Steps, took, units-done+1); ok {
-					left = fmt.Sprintf(", ~%s left", eta.Round(time.Second))
-				}
-				fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, rounds, variant(s, name).Title(), st.Name, left)
-				began := time.Now()
-				quiet := stillRunning(ctx, o.Log, fmt.Sprintf("study %s [%d/%d]: %s of %s", s.Name, done, units, st.Name, variant(s, name).Title()))
-				l, err := pl.lab(ctx, name) // on remote hosts, its turn: its lab comes up
-				if err != nil {
+	// A stage is the rounds from first to rounds: the scale's (a pilot,
+	// with --decide), then those the design adds. Each group of labs runs
+	// a stage's rounds in turn, its labs up for them.
+	for first := 1; first <= rounds && !stop(); {
+		for g, group := range pl.groups {
+			if stop() {
+				break
+			}
+			if len(pl.groups) > 1 {
+				pl.down(ctx)
+				if err := pl.upGroup(ctx, group); err != nil {
 					if ctx.Err() == nil {
-						res.Failed = fmt.Sprintf("round %d: %v", round, err)
+						res.Failed = fmt.Sprintf("group %d: %v", g+1, err)
 						fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, res.Failed)
 					}
 					break
 				}
-				samples, err := measure(ctx, l, variant(s, name), st, sc, o)
-				if err != nil && ctx.Err() == nil { // once more, after a pause; the failure is recorded
-					what := fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, firstLine(err.Error()))
-					fmt.Fprintf(o.Log, "study %s: %s; running it again in %v\n", s.Name, what, retryPause)
-					res.Retried = append(res.Retried, what)
-					sleepCtx(ctx, retryPause)
-					samples, err = measure(ctx, l, variant(s, name), st, sc, o)
+			}
+			for round := first; round <= rounds && !stop(); round++ {
+				roundBegan := time.Now()
+				for _, name := range Order(group, round) {
+					for _, st := range s.Steps {
+						if stop() {
+							break
+						}
+						done++
+						left := ""
+						if eta, ok := remaining(s.Steps, took, units-done+1); ok {
+							left = fmt.Sprintf(", ~%s left", eta.Round(time.Second))
+						}
+						fmt.Fprintf(o.Log, "study %s [%d/%d] round %d/%d, %s: %s%s\n", s.Name, done, units, round, rounds, variant(s, name).Title(), st.Name, left)
+						began := time.Now()
+						quiet := stillRunning(ctx, o.Log, fmt.Sprintf("study %s [%d/%d]: %s of %s", s.Name, done, units, st.Name, variant(s, name).Title()))
+						l, err := pl.lab(ctx, name) // on remote hosts, its turn: its lab comes up
+						if err != nil {
+							quiet()
+							if ctx.Err() == nil {
+								res.Failed = fmt.Sprintf("round %d: %v", round, err)
+								fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, res.Failed)
+							}
+							break
+						}
+						samples, err := measure(ctx, l, variant(s, name), st, sc, o)
+						if err != nil && ctx.Err() == nil { // once more, after a pause; the failure is recorded
+							what := fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, firstLine(err.Error()))
+							fmt.Fprintf(o.Log, "study %s: %s; running it again in %v\n", s.Name, what, retryPause)
+							res.Retried = append(res.Retried, what)
+							sleepCtx(ctx, retryPause)
+							samples, err = measure(ctx, l, variant(s, name), st, sc, o)
+						}
+						quiet()
+						took[st.Name] = append(took[st.Name], time.Since(began))
+						if err != nil && ctx.Err() == nil { // stop, keep what was measured
+							res.Failed = fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, err)
+							fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, res.Failed)
+							break
+						}
+						for i := range samples {
+							samples[i].Round, samples[i].Variant = round, name
+						}
+						res.Samples = append(res.Samples, samples...)
+					}
 				}
-				quiet()
-				took[st.Name] = append(took[st.Name], time.Since(began))
-				if err != nil && ctx.Err() == nil { // stop, keep what was measured
-					res.Failed = fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, err)
-					fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, res.Failed)
-					break
+				if !stop() {
+					completed[g] = round
+					groupTimes[g] = append(groupTimes[g], float64(time.Since(roundBegan)))
 				}
-				for i := range samples {
-					samples[i].Round, samples[i].Variant = round, name
-				}
-				res.Samples = append(res.Samples, samples...)
 			}
 		}
-		if !stop() {
-			res.Rounds = round
-			roundTimes = append(roundTimes, float64(time.Since(roundBegan)))
-		}
-		if o.Decide && round == sc.Runs && !stop() {
-			d := Plan(s, variants, res.Samples, sc.Runs, time.Duration(stats.Median(roundTimes)), o.Budget)
+		res.Rounds = slices.Min(completed)
+		first = rounds + 1
+		if o.Decide && rounds == sc.Runs && !stop() {
+			var perRound float64 // a round of every group's variants
+			for _, t := range groupTimes {
+				perRound += stats.Median(t)
+			}
+			d := Plan(s, variants, res.Samples, sc.Runs, time.Duration(perRound), o.Budget)
 			res.Design, rounds = &d, d.Rounds
 			units = rounds * len(variants) * len(s.Steps)
 			fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, d.Says())
@@ -273,6 +313,13 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	}
 	Explain(o.Home, res)
 	res.Deviations = append(s.DeviationsAt(o.Scale), Recorded(s, res.Installed, sc, res.Rounds, o.Inventory != nil)...)
+	if len(res.Groups) > 1 {
+		for i, d := range res.Deviations {
+			if d.What == "rounds" && d.Recorded {
+				res.Deviations[i].Here = strings.Replace(d.Here, "interleaved", fmt.Sprintf("interleaved within each of %d groups of labs run one after another", len(res.Groups)), 1)
+			}
+		}
+	}
 	res.Finding = Finding(res)
 	id, err := save(o, res, started)
 	if err == nil && res.Failed != "" {
@@ -290,6 +337,9 @@ func checkDecide(sc Scale, o Options) error {
 	}
 	if o.Budget != 0 && !o.Decide {
 		errs = append(errs, hderr.User("--budget: only with --decide (it bounds the rounds a two-stage design adds)"))
+	}
+	if o.MaxMemory < 0 {
+		errs = append(errs, hderr.User("--max-memory: want a positive size (4G, 512M)"))
 	}
 	if o.Decide && sc.Runs < 2 && sc.Runs > 0 {
 		errs = append(errs, hderr.User("--decide: the %s scale runs %d round: a two-stage design's pilot needs at least 2 to measure a spread", o.Scale, sc.Runs))

@@ -1,6 +1,7 @@
 package study
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -356,7 +357,7 @@ expect: [{step: s, variant: a, metric: avg_ms, max: 5, claim: c, source: s, infe
 func TestRoom(t *testing.T) {
 	n := need{labs: 4, nodes: 13, rows: 20_000_000, dataset: "20 tables of 1,000,000 rows", memory: 48 << 30, files: 100 << 30, memoryAvailable: 22 << 30, freeDisk: 200 << 30}
 	err := n.problem("seed002-wan", "full")
-	if err == nil || !strings.Contains(err.Error(), "would need about 48G of memory once their data is loaded, where 22G is available: run --scale quick") ||
+	if err == nil || !strings.Contains(err.Error(), "would need about 48G of memory once the data is loaded, where 22G is available: run --scale quick") ||
 		strings.Contains(err.Error(), "of files") {
 		t.Errorf("%v", err)
 	}
@@ -418,5 +419,75 @@ func TestNeedSays(t *testing.T) {
 	n.files = 10 << 30
 	if err := n.problem("seed002-wan", "full"); err != nil {
 		t.Errorf("fits: %v", err)
+	}
+}
+
+// TestGroups: labs that do not fit this computer at once take turns in
+// groups that do — the fewest groups, then the fewest compared variants
+// apart; labs that fit are one group; a lab too big alone is refused.
+func TestGroups(t *testing.T) {
+	const G = int64(1) << 30
+	wan := need{labs: 4, nodes: 13, rows: 20_000_000, dataset: "20 tables of 1,000,000 rows", memoryAvailable: 22 * G, freeDisk: 72 * G,
+		each: []labNeed{
+			{variants: []string{"async"}, nodes: 2, memory: 5 * G / 2, files: 21 * G},
+			{variants: []string{"semisync"}, nodes: 2, memory: 5 * G / 2, files: 21 * G},
+			{variants: []string{"galera1"}, nodes: 3, memory: 15 * G / 4, files: 18 * G},
+			{variants: []string{"galera2"}, nodes: 6, memory: 15 * G / 2, files: 37 * G},
+		}}
+	for _, ln := range wan.each {
+		wan.memory, wan.files = wan.memory+ln.memory, wan.files+ln.files
+	}
+	pairs := [][2]string{{"galera1", "async"}, {"galera2", "semisync"}, {"semisync", "async"}, {"galera2", "galera1"}}
+	got, err := wan.groups("seed002-wan", "full", pairs)
+	// {async, galera1} + {semisync, galera2} splits 2 pairs, as does
+	// {async, semisync} + {galera1, galera2}; {async, semisync, galera1} +
+	// {galera2} too; the first found of the fewest is kept
+	if err != nil || len(got) != 2 || len(apartPairs(got, pairs)) != 2 {
+		t.Fatalf("groups %v (%d pairs apart), %v", got, len(apartPairs(got, pairs)), err)
+	}
+	for _, g := range got {
+		var files int64
+		for _, ln := range wan.each {
+			if slices.Contains(g, ln.variants[0]) {
+				files += ln.files
+			}
+		}
+		if files > wan.freeDisk*9/10 {
+			t.Errorf("group %v holds %dG of files", g, files>>30)
+		}
+	}
+	// a pair compared by every check: the split keeps it together
+	if got, _ := wan.groups("seed002-wan", "full", [][2]string{{"galera2", "galera1"}, {"semisync", "async"}}); len(apartPairs(got, [][2]string{{"galera2", "galera1"}, {"semisync", "async"}})) != 0 {
+		t.Errorf("groups %v split a compared pair", got)
+	}
+	said := groupsSaid([][]string{{"async", "galera1"}, {"semisync", "galera2"}}, pairs, strings.ToUpper)
+	if said != "the labs in 2 groups, one after another, as this computer holds no more at once: ASYNC and GALERA1; then SEMISYNC and GALERA2 (SEMISYNC ÷ ASYNC and GALERA2 ÷ GALERA1 compare rounds run apart, not interleaved)" {
+		t.Errorf("said %q", said)
+	}
+	if groupsSaid([][]string{{"a", "b"}}, pairs, strings.ToUpper) != "" {
+		t.Error("one group said")
+	}
+	// room for all: one group, every variant in the order of the labs
+	roomy := wan
+	roomy.freeDisk = 500 * G
+	if got, err := roomy.groups("x", "full", pairs); err != nil || len(got) != 1 || strings.Join(got[0], ",") != "async,semisync,galera1,galera2" {
+		t.Errorf("roomy: %v %v", got, err)
+	}
+	// --max-memory below the biggest lab: refused, naming it
+	tight := wan
+	tight.maxMemory = 4 * G
+	_, err = tight.groups("seed002-wan", "full", pairs)
+	if err == nil || !strings.Contains(err.Error(), "the lab of galera2 alone would need about 7.5G of memory once the data is loaded, where --max-memory allows 4G") ||
+		strings.Contains(err.Error(), "the lab of async alone") || !strings.Contains(err.Error(), "so no group of labs at a time fits either") {
+		t.Errorf("a lab too big alone: %v", err)
+	}
+	// more labs than every split is tried for: first fit, in order
+	many := need{memoryAvailable: 10 * G, freeDisk: 1000 * G}
+	for i := range 10 {
+		many.each = append(many.each, labNeed{variants: []string{fmt.Sprint("v", i)}, memory: 2 * G})
+		many.memory += 2 * G
+	}
+	if got, err := many.groups("x", "full", nil); err != nil || len(got) != 3 || len(got[0]) != 4 {
+		t.Errorf("ten labs of 2G in 9G: %v %v", got, err)
 	}
 }

@@ -372,6 +372,9 @@ func Finding(res *Result) string {
 		fmt.Fprintf(&b, "Deviations from the document (%d, %d recorded by the run): %s.\n", len(devs), recorded, strings.Join(what, "; "))
 	}
 	fmt.Fprintf(&b, "Rounds: %s, %s scale, %d round(s) of every variant interleaved", s.Title, res.Scale, res.Rounds)
+	if g := groupsSaid(res.Groups, pairsOf(s), func(v string) string { return variant(s, v).Title() }); g != "" {
+		b.WriteString(" within its group; " + g)
+	}
 	if res.Design != nil {
 		b.WriteString("; they followed a " + res.Design.Says() + "; each claim is judged by Stein's interval (its width from the pilot's spread), so the rounds added keep a false \"reproduced\" at 5 % per bound")
 	}
