@@ -335,3 +335,23 @@ func TestLate(t *testing.T) {
 		t.Errorf("a lagging node: %s", v)
 	}
 }
+
+// TestSteadyRun: a cluster whole for one sample and then apart again is
+// not steady; the first run whole for the hold is, from its start.
+func TestSteadyRun(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	at := func(s float64, whole bool) Sample {
+		return Sample{At: t0.Add(time.Duration(s * float64(time.Second))), Replicated: whole} // Replicated stands for "whole" here
+	}
+	ok := func(s Sample) bool { return s.Replicated }
+	samples := []Sample{at(0, false), at(1, true), at(2, true), at(3, false), at(4, true), at(6, true), at(9, true), at(10, false)}
+	if got, found := steadyRun(samples, 5*time.Second, ok); !found || !got.Equal(t0.Add(4*time.Second)) {
+		t.Errorf("steady from %v %v, want 4 s (1–2 s broke at 3 s)", got.Sub(t0), found)
+	}
+	if _, found := steadyRun(samples[:6], 5*time.Second, ok); found {
+		t.Error("steady before any run lasted 5 s")
+	}
+	if got, found := steadyRun(samples, 0, ok); !found || !got.Equal(t0.Add(time.Second)) {
+		t.Errorf("hold 0: %v %v, want the first whole sample", got.Sub(t0), found)
+	}
+}

@@ -250,12 +250,19 @@ func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op) {
 	}
 }
 
+// steadyAfterLoad is how long a cluster must stay whole after a load it
+// could not carry before the lab is called whole: a node still applying
+// the load's backlog on a starved CPU may be evicted seconds after the
+// load stopped (Galera suspects a silent peer after 5 s).
+const steadyAfterLoad = 5 * time.Second
+
 // afterLoad waits, once a load the lab could not carry has stopped, until
-// the cluster is whole again (an overloaded node may leave the primary
-// component without any fault) and says how the lab was left.
+// the cluster is whole again and stays so for steadyAfterLoad (an
+// overloaded node may leave the primary component without any fault) and
+// says how the lab was left.
 func (d *drill) afterLoad(ctx context.Context, from time.Time) string {
 	stopped := time.Now()
-	whole, ok := d.s.waitFor(ctx, stopped, d.o.Timeout, d.whole)
+	whole, ok := d.s.waitSteady(ctx, stopped, d.o.Timeout, steadyAfterLoad, d.whole)
 	if !ok {
 		return fmt.Sprintf("No fault was injected, but the load alone left cluster %s not whole %v after it stopped (hadrill status shows its nodes)",
 			d.cluster.Name, time.Since(stopped).Round(time.Second))

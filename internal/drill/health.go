@@ -190,4 +190,48 @@ func (s *sampler) waitFor(ctx context.Context, from time.Time, limit time.Durati
 	return time.Time{}, false
 }
 
+// steadyFrom is the start of the first run of samples from from on for
+// which ok held without a break for at least hold (false when none yet).
+func (s *sampler) steadyFrom(from time.Time, hold time.Duration, ok func(Sample) bool) (time.Time, bool) {
+	var samples []Sample
+	for _, sn := range s.Snapshots() {
+		if !sn.At.Before(from) {
+			samples = append(samples, s.sampleOf(sn))
+		}
+	}
+	return steadyRun(samples, hold, ok)
+}
+
+// steadyRun is the start of the first run of samples (in time order) for
+// which ok held without a break, from its first sample to one at least
+// hold later. Pure.
+func steadyRun(samples []Sample, hold time.Duration, ok func(Sample) bool) (time.Time, bool) {
+	var start time.Time
+	for _, smp := range samples {
+		if !ok(smp) {
+			start = time.Time{}
+			continue
+		}
+		if start.IsZero() {
+			start = smp.At
+		}
+		if smp.At.Sub(start) >= hold {
+			return start, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// waitSteady waits up to limit until ok has held for hold without a
+// break, from from on: a cluster whole for one sample may still lose a
+// node the load left behind.
+func (s *sampler) waitSteady(ctx context.Context, from time.Time, limit, hold time.Duration, ok func(Sample) bool) (time.Time, bool) {
+	for end := time.Now().Add(limit + hold); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(50 * time.Millisecond) {
+		if t, found := s.steadyFrom(from, hold, ok); found {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
 func (s *sampler) finish() { s.Stop() }
