@@ -27,6 +27,7 @@ const (
 	CommitLatency   Kind = "commit-latency"
 	Visibility      Kind = "visibility"
 	BulkReplication Kind = "bulk-replication"
+	SemiSyncReceipt Kind = "semisync-receipt"
 	Conflict        Kind = "conflict"
 	Consistency     Kind = "consistency"
 	Drill           Kind = "drill"
