@@ -208,6 +208,13 @@ func progress(w io.Writer, step, steps int, t0 time.Time, what string) {
 }
 
 func tail(b []byte) string {
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	for i, l := range lines { // a failed bulk INSERT echoes its whole query: keep the error before it
+		if len(l) > 300 {
+			lines[i] = append(append([]byte(nil), l[:200]...), fmt.Sprintf("… (%d characters)", len(l))...)
+		}
+	}
+	b = bytes.Join(lines, []byte("\n"))
 	if len(b) > 600 {
 		b = b[len(b)-600:]
 	}
