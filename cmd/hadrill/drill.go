@@ -14,6 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill"
+	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
@@ -32,6 +33,8 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 	}
 	var o drill.Options
 	var node string
+	var ch drill.Chaos // the chaos drill's own flags
+	var chaosWorkload string
 	for _, scn := range drill.Scenarios() {
 		scenario := scn.Name
 		sc := &cobra.Command{
@@ -41,6 +44,11 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 			Args:    args(0, scn.MaxTargets, "targets as shown in the usage"),
 			RunE: func(cmd *cobra.Command, a []string) error {
 				var problems []error
+				if scenario == drill.ChaosDrill {
+					o.Workload, o.Chaos = chaosWorkload, &ch
+					ch.SeedGiven = cmd.Flags().Changed("seed")
+					ch.DrawGiven = cmd.Flags().Changed("faults") || cmd.Flags().Changed("duration") || cmd.Flags().Changed("interval") || cmd.Flags().Changed("hold")
+				}
 				if !slices.Contains(drill.Workloads, o.Workload) {
 					problems = append(problems, hderr.User("--workload: expected one of %s, got %q", strings.Join(drill.Workloads, ", "), o.Workload))
 				}
@@ -95,9 +103,22 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		f.DurationVar(&o.Before, "before", 3*time.Second, "traffic before the fault")
 		f.DurationVar(&o.After, "after", 3*time.Second, "traffic after the cluster is whole again")
 		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
-		f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
 		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
-		f.StringVar(&o.Workload, "workload", "acked", "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too) or bank (transfers between accounts from every node too): the history checked (hadrill check)")
+		workloadUse := "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too) or bank (transfers between accounts from every node too): the history checked (hadrill check)"
+		if scn.Name == drill.ChaosDrill {
+			f.StringVar(&chaosWorkload, "workload", "append", workloadUse)
+			f.DurationVar(&ch.Params.Duration, "duration", 2*time.Minute, "how long the schedule runs (1s to 24h): steps until the next would end after it")
+			f.Uint64Var(&ch.Params.Seed, "seed", 0, "the seed the schedule is drawn from (default: one at random, printed and stored); the same seed, faults, times and nodes draw the same schedule")
+			f.StringSliceVar(&ch.Params.Faults, "faults", schedule.Default, "the faults drawn from: "+strings.Join(schedule.Kinds, ", "))
+			f.DurationVar(&ch.Params.Hold, "hold", 10*time.Second, "the longest a step's faults are held (each: 1 s up to it) before the heal")
+			f.DurationVar(&ch.Params.Interval, "interval", 5*time.Second, "the longest wait after a heal before the next step (each: half of it up to it)")
+			f.StringVar(&ch.Replay, "replay", "", "run again the schedule of this chaos drill's run (its schedule.json), on this lab")
+			f.StringVar(&ch.File, "schedule", "", "run this schedule file (JSON, as a chaos drill stores it)")
+			f.DurationVar(&ch.Until, "until", 0, "with --replay or --schedule: only the steps that start before this time")
+		} else {
+			f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
+			f.StringVar(&o.Workload, "workload", "acked", workloadUse)
+		}
 		f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append or bank, the promise checked: "+strings.Join(consistency.Models, ", "))
 		if scn.NodeFlag {
 			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
@@ -165,6 +186,20 @@ func printDrill(r *drill.Result) {
 	default:
 		fmt.Printf("  client-visible gap: %s; writes back after %s; re-formed after %s; whole again after %s\n",
 			gap, opt(r.WritesBackS), opt(r.ReformedS), opt(r.SyncedS))
+	}
+	if s := r.Schedule; s != nil {
+		fmt.Printf("  chaos: seed %d, %d of %d steps applied (faults: %s); run the same schedule again: hadrill drill chaos --replay %s\n",
+			s.Seed, len(r.Applied), len(s.Steps), strings.Join(s.Faults, ","), r.RunID)
+		for _, a := range r.Applied {
+			late := ""
+			if a.LateS > 0 {
+				late = fmt.Sprintf(" (%.1f s late)", a.LateS)
+			}
+			fmt.Printf("    step %d at %.1f s%s: %s, healed at %.1f s%s\n", a.Step, a.AtS, late, a.Says, a.HealedS, map[bool]string{true: "; " + a.Error}[a.Error != ""])
+			for _, x := range a.Skipped {
+				fmt.Printf("      skipped: %s\n", x)
+			}
+		}
 	}
 	for _, x := range r.Repaired {
 		fmt.Printf("  repaired: %s\n", x)

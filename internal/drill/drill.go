@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/consistency"
+	"github.com/hadrill/hadrill/internal/drill/schedule"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -40,7 +42,9 @@ type Options struct {
 	Model    string
 	// Fault is the fault drill's fault (the CLI parses it as `hadrill
 	// fault` does).
-	Fault   *Injection
+	Fault *Injection
+	// Chaos is the chaos drill's schedule: drawn, or one to run again.
+	Chaos   *Chaos
 	Command []string
 	Log     io.Writer
 }
@@ -103,6 +107,10 @@ type Result struct {
 	// Capacity is how the lab carried the traffic before the fault (a
 	// drill refuses to inject it into traffic the lab cannot carry).
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Schedule is the chaos drill's schedule (also the run's
+	// schedule.json), Applied its steps as applied.
+	Schedule *schedule.Schedule `json:"schedule,omitempty"`
+	Applied  []Applied          `json:"applied,omitempty"`
 }
 
 type drill struct {
@@ -117,8 +125,9 @@ type drill struct {
 	faultAt  time.Time
 	wholeAt  time.Time // the cluster whole again after the fault
 	res      *Result
-	problems []string      // what went wrong while running the drill (not the audit's findings)
-	takeover time.Duration // a load balancer pair's bound for the other host to take the address
+	problems []string           // what went wrong while running the drill (not the audit's findings)
+	takeover time.Duration      // a load balancer pair's bound for the other host to take the address
+	sched    *schedule.Schedule // the chaos drill's
 }
 
 // Run runs a drill and stores it as a run. A drill that loses acknowledged
@@ -305,10 +314,17 @@ func prepare(l Lab, o Options) (*drill, error) {
 	if o.Rate < 1 || o.Rate > 1000 {
 		problems = append(problems, fmt.Sprintf("--rate: expected 1 to 1000 writes/s, got %d", o.Rate))
 	}
-	for _, b := range []struct {
+	bounds := []struct {
 		flag   string
 		v, min time.Duration
-	}{{"--before", o.Before, 0}, {"--after", o.After, 0}, {"--hold", o.Hold, time.Second}, {"--timeout", o.Timeout, time.Second}} {
+	}{{"--before", o.Before, 0}, {"--after", o.After, 0}, {"--hold", o.Hold, time.Second}, {"--timeout", o.Timeout, time.Second}}
+	if o.Scenario == ChaosDrill { // its --hold is its schedule's
+		bounds = slices.Delete(bounds, 2, 3)
+		if o.Chaos != nil {
+			problems = append(problems, o.Chaos.problems()...)
+		}
+	}
+	for _, b := range bounds {
 		if b.v < b.min || b.v > MaxWait {
 			problems = append(problems, fmt.Sprintf("%s: expected %v to %v, got %v", b.flag, b.min, MaxWait, b.v))
 		}

@@ -68,10 +68,11 @@ const (
 	Resync         = "resync"
 	Flap           = "flap"
 	FaultDrill     = "fault"
+	ChaosDrill     = "chaos"
 )
 
 // registry lists the drills, in the order the CLI shows them.
-var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &resync, &flap, &lbFailover, &lbCrash, &domainOutage, &anyFault}
+var registry = []*Scenario{&failover, &partition, &fullOutage, &rollingRestart, &pause, &crashPartition, &drain, &resync, &flap, &lbFailover, &lbCrash, &domainOutage, &anyFault, &chaosDrill}
 
 // Scenarios are the drills there are.
 func Scenarios() []*Scenario { return registry }

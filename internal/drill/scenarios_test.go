@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chaos"
+	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lb"
@@ -34,12 +37,21 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", s.Name, got, ok)
 		}
 	}
-	if _, ok := Lookup("chaos"); ok {
+	if _, ok := Lookup("mayhem"); ok {
 		t.Error("an unknown drill was found")
 	}
-	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, flap, lb-failover, lb-crash, domain-outage, fault" {
+	if names() != "failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, flap, lb-failover, lb-crash, domain-outage, fault, chaos" {
 		t.Errorf("order %s", names())
 	}
+}
+
+// writeFile writes a file of the test's and returns its path.
+func writeFile(t *testing.T, body string) string {
+	p := filepath.Join(t.TempDir(), "schedule.json")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // fakeLab is a lab for checking a drill's input; nothing may run on it.
@@ -105,8 +117,8 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		edit func(*Options)
 		want []string
 	}{
-		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "chaos", 0 },
-			[]string{`unknown drill "chaos" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, flap, lb-failover, lb-crash, domain-outage, fault)`, "--rate"}},
+		{"unknown drill and bad rate at once", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Rate = "mayhem", 0 },
+			[]string{`unknown drill "mayhem" (drills: failover, partition, full-outage, rolling-restart, pause, crash-partition, drain, resync, flap, lb-failover, lb-crash, domain-outage, fault, chaos)`, "--rate"}},
 		{"durations", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Hold, o.Timeout = Failover, 0, 2*time.Hour },
 			[]string{"--hold", "--timeout"}},
 		{"targets for a whole-cluster drill", galera3(plan.ModeNetns), func(o *Options) { o.Scenario, o.Targets = FullOutage, []string{"db1"} },
@@ -132,9 +144,24 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		{"a fault drill without its fault", galera3(plan.ModeNetns), func(o *Options) { o.Scenario = FaultDrill },
 			[]string{"FAULT: give the fault after --"}},
 		{"a primary cluster's rolling restart", async2(true), func(o *Options) { o.Scenario = RollingRestart },
-			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, partition, pause, flap, lb-failover, lb-crash, fault)"}},
+			[]string{"SCENARIO: load balancer lb fronts primary cluster db; the rolling-restart drill needs a Galera cluster (primary clusters: failover, partition, pause, flap, lb-failover, lb-crash, fault, chaos)"}},
 		{"failover of a primary cluster failing over by hand", async2(false), func(o *Options) { o.Scenario, o.Targets = Failover, []string{"db1"} },
 			[]string{"cluster db fails over by hand (failover: manual)", "set failover: auto"}},
+		{"chaos: bad faults and times with a bad rate, at once", galera3(plan.ModeNetns), func(o *Options) {
+			o.Scenario, o.Rate, o.Hold = ChaosDrill, 0, 0
+			o.Chaos = &Chaos{Params: schedule.Params{Faults: []string{"nuke"}, Duration: 0, Hold: time.Second, Interval: time.Second}}
+		}, []string{"--rate", `--faults: unknown fault "nuke"`, "--duration: expected 1s to 24h"}},
+		{"chaos: a replay with a seed, and targets", galera3(plan.ModeNetns), func(o *Options) {
+			o.Scenario, o.Targets = ChaosDrill, []string{"db1"}
+			o.Chaos = &Chaos{Replay: "RUN", File: "s.json", SeedGiven: true}
+		}, []string{"--replay and --schedule: give one schedule", "--seed, --faults, --duration and --interval draw a schedule; a replay runs the stored one"}},
+		{"chaos: targets", galera3(plan.ModeNetns), func(o *Options) {
+			o.Scenario, o.Targets = ChaosDrill, []string{"db1"}
+			o.Chaos = &Chaos{Params: schedule.Params{Faults: schedule.Default, Duration: time.Minute, Hold: time.Second, Interval: time.Second}}
+		}, []string{"TARGET: chaos drill takes at most 0 targets, got [db1]"}},
+		{"chaos: a schedule of another lab", galera3(plan.ModeNetns), func(o *Options) {
+			o.Scenario, o.Chaos = ChaosDrill, &Chaos{File: writeFile(t, `{"steps": [{"at_s": 0, "hold_s": 2, "events": [{"kind": "kill", "targets": ["db7"]}]}]}`)}
+		}, []string{"the schedule names db7, not nodes of this cluster (db1, db2, db3): a replay needs a lab of the same shape"}},
 		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },
 			[]string{`HOST: "db1" is not a host of load balancer lb (hosts: lb1, lb2, or active)`}},
 	} {
@@ -152,7 +179,12 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
-	d, err := prepare(galera3(plan.ModeNetns), Options{Scenario: FullOutage, Rate: 10, Hold: time.Second, Timeout: time.Second})
+	d, err := prepare(galera3(plan.ModeNetns), Options{Scenario: ChaosDrill, Rate: 10, Timeout: time.Second,
+		Chaos: &Chaos{Params: schedule.Params{Seed: 9, Faults: schedule.Default, Duration: time.Minute, Hold: 5 * time.Second, Interval: time.Second}}})
+	if err != nil || d.sched == nil || d.sched.Seed != 9 || len(d.sched.Steps) == 0 || strings.Join(d.res.Targets, ",") != "db1,db2,db3" {
+		t.Fatalf("chaos draws its schedule over the cluster: %v %v", d, err)
+	}
+	d, err = prepare(galera3(plan.ModeNetns), Options{Scenario: FullOutage, Rate: 10, Hold: time.Second, Timeout: time.Second})
 	if err != nil || strings.Join(d.res.Targets, ",") != "db1,db2,db3" {
 		t.Fatalf("full outage targets the whole cluster: %v %v", d, err)
 	}

@@ -1,0 +1,334 @@
+// Package schedule is a random fault schedule a chaos drill follows: drawn
+// from a seed (the same seed, faults, nodes and times give the same
+// schedule, on any computer), stored with the run, and read back to run it
+// again. Everything here is pure: drawing, checking against a lab's nodes,
+// cutting at a time.
+package schedule
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/hderr"
+)
+
+// The kinds of fault a schedule draws from. A step holds one, sometimes
+// with a process fault on top (Jepsen's crashes during partitions); every
+// fault of a step is healed together at its end.
+const (
+	Kill         = "kill"          // kill -9 of one node's server, or a minority's; started again at the heal
+	Pause        = "pause"         // SIGSTOP of one node's server, or a minority's; resumed at the heal
+	Crash        = "crash"         // one node's host crashes (every process, its NICs down)
+	PartitionOne = "partition-one" // one node cut off from every other
+	// PartitionMinority cuts a minority off from the rest (with three
+	// nodes, as partition-one).
+	PartitionMinority = "partition-minority"
+	// PartitionRing: every node still sees a majority, but no two the
+	// same one (with three or four nodes: one pair cut from each other).
+	PartitionRing = "partition-ring"
+	// PartitionBridge: two halves cut from each other, one node (the
+	// bridge) seeing both.
+	PartitionBridge = "partition-bridge"
+	OneWay          = "one-way" // the packets from one node to another dropped, not back
+	ClockBump       = "clock"   // one node's wall clock moved up to a minute either way
+)
+
+// Kinds are the fault kinds, in the order --faults lists them.
+var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, OneWay, ClockBump}
+
+// Default are the kinds a chaos drill draws from unless told: Jepsen's
+// Galera mix of crashes, pauses and partitions.
+var Default = []string{Kill, Pause, PartitionOne, PartitionRing}
+
+// process says whether a kind acts on servers (it may join a network
+// fault in one step).
+func process(kind string) bool { return kind == Kill || kind == Pause }
+
+func network(kind string) bool { return strings.HasPrefix(kind, "partition-") || kind == OneWay }
+
+// Event is one fault of a step: what, on which nodes, when within the step.
+type Event struct {
+	Offset  Seconds  `json:"offset_s"` // from the step's start
+	Kind    string   `json:"kind"`
+	Targets []string `json:"targets"`
+	// From is a partition's other side (empty: every other host); for
+	// one-way, the nodes whose packets are dropped on their way to Targets.
+	From []string `json:"from,omitempty"`
+	// Clock is a clock bump's offset ("+12s").
+	Clock string `json:"clock,omitempty"`
+}
+
+// Step is faults held together, then healed.
+type Step struct {
+	At     Seconds `json:"at_s"`   // from the schedule's start
+	Hold   Seconds `json:"hold_s"` // from At until the heal
+	Events []Event `json:"events"`
+}
+
+// Schedule is a drawn schedule and what drew it.
+type Schedule struct {
+	Seed     uint64   `json:"seed"`
+	Faults   []string `json:"faults"`
+	Nodes    []string `json:"nodes"`
+	Duration Seconds  `json:"duration_s"`
+	Hold     Seconds  `json:"hold_s"`     // the longest hold
+	Interval Seconds  `json:"interval_s"` // the longest wait between a heal and the next step
+	Steps    []Step   `json:"steps"`
+}
+
+// Seconds is a duration written as seconds (0.001 s precision).
+type Seconds float64
+
+// Of is d in Seconds.
+func Of(d time.Duration) Seconds { return Seconds(float64(d.Milliseconds()) / 1000) }
+
+// D is s as a time.Duration.
+func (s Seconds) D() time.Duration { return time.Duration(float64(s) * float64(time.Second)) }
+
+// Params draw a schedule.
+type Params struct {
+	Seed     uint64
+	Faults   []string
+	Nodes    []string
+	Duration time.Duration
+	Hold     time.Duration // the longest a step holds (the shortest: a second, or Hold when less)
+	Interval time.Duration // the longest wait after a heal (the shortest: half of it)
+}
+
+// Check names every problem with p at once (with Nodes nil, those the
+// nodes decide are left for when they are known).
+func (p Params) Check() error {
+	var problems []string
+	for _, k := range p.Faults {
+		if !slices.Contains(Kinds, k) {
+			problems = append(problems, fmt.Sprintf("--faults: unknown fault %q (faults: %s)", k, strings.Join(Kinds, ", ")))
+		}
+	}
+	if len(p.Faults) == 0 {
+		problems = append(problems, "--faults: name at least one fault ("+strings.Join(Kinds, ", ")+")")
+	}
+	if p.Nodes != nil && len(p.Nodes) < 2 { // nil: the nodes are not known yet
+		problems = append(problems, fmt.Sprintf("the cluster has %d node: a chaos drill needs at least 2", len(p.Nodes)))
+	}
+	if p.Duration < time.Second || p.Duration > 24*time.Hour {
+		problems = append(problems, fmt.Sprintf("--duration: expected 1s to 24h, got %v", p.Duration))
+	}
+	if p.Hold < 100*time.Millisecond || p.Hold > time.Hour {
+		problems = append(problems, fmt.Sprintf("--hold: expected 100ms to 1h, got %v", p.Hold))
+	}
+	if p.Interval < 0 || p.Interval > time.Hour {
+		problems = append(problems, fmt.Sprintf("--interval: expected 0 to 1h, got %v", p.Interval))
+	}
+	for _, k := range p.Faults {
+		if (k == PartitionRing || k == PartitionBridge) && p.Nodes != nil && len(p.Nodes) < 3 {
+			problems = append(problems, fmt.Sprintf("--faults: %s needs at least 3 nodes, the cluster has %d", k, len(p.Nodes)))
+		}
+	}
+	return hderr.Users(problems)
+}
+
+// Generate draws a schedule: steps one after another from the start,
+// each holding for a random time up to Hold, then a random wait up to
+// Interval, until the next would end after Duration. Each step draws a
+// kind from Faults and its targets from Nodes; a network fault is joined,
+// one time in two when Faults has a process fault, by one at a random
+// moment of its first half (a crash during a partition). The same Params
+// give the same schedule.
+func Generate(p Params) (Schedule, error) {
+	if err := p.Check(); err != nil {
+		return Schedule{}, err
+	}
+	s := Schedule{Seed: p.Seed, Faults: slices.Clone(p.Faults), Nodes: slices.Clone(p.Nodes), Duration: Of(p.Duration), Hold: Of(p.Hold), Interval: Of(p.Interval)}
+	r := rand.New(rand.NewPCG(p.Seed, 0x68616472696c6c)) // the second word is fixed: the seed alone decides
+	between := func(lo, hi time.Duration) time.Duration {
+		if hi <= lo {
+			return lo
+		}
+		return lo + time.Duration(r.Int64N(int64(hi-lo)))
+	}
+	var procs []string
+	for _, k := range p.Faults {
+		if process(k) {
+			procs = append(procs, k)
+		}
+	}
+	minHold := min(time.Second, p.Hold)
+	for at := time.Duration(0); ; {
+		hold := between(minHold, p.Hold).Round(time.Millisecond)
+		if at+hold > p.Duration {
+			break
+		}
+		kind := p.Faults[r.IntN(len(p.Faults))]
+		st := Step{At: Of(at), Hold: Of(hold), Events: []Event{event(r, kind, p.Nodes, 0)}}
+		if network(kind) && len(procs) > 0 && r.IntN(2) == 0 {
+			off := between(0, hold/2).Round(time.Millisecond)
+			st.Events = append(st.Events, event(r, procs[r.IntN(len(procs))], p.Nodes, off))
+		}
+		s.Steps = append(s.Steps, st)
+		at += hold + between(p.Interval/2, p.Interval).Round(time.Millisecond)
+	}
+	return s, nil
+}
+
+// event draws one fault's targets.
+func event(r *rand.Rand, kind string, nodes []string, offset time.Duration) Event {
+	shuffled := slices.Clone(nodes)
+	r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	minority := (len(nodes) - 1) / 2
+	e := Event{Offset: Of(offset), Kind: kind}
+	switch kind {
+	case Kill, Pause:
+		n := 1
+		if minority > 1 {
+			n = 1 + r.IntN(minority)
+		}
+		e.Targets = sorted(shuffled[:n])
+	case Crash, PartitionOne:
+		e.Targets = shuffled[:1]
+	case PartitionMinority:
+		e.Targets = sorted(shuffled[:max(1, minority)])
+	case PartitionRing:
+		// a pair cut from each other: both still see the rest, a majority
+		// with three or four nodes; with more, every node keeps only its
+		// ring neighbours (and so a majority only up to five)
+		if len(nodes) <= 4 {
+			e.Targets, e.From = shuffled[:1], shuffled[1:2]
+			break
+		}
+		// the nodes in a ring: each cut from those more than one step away
+		// (recorded as one cut per node, Targets the node, From the far ones)
+		e.Targets = shuffled
+	case PartitionBridge:
+		half := (len(nodes) - 1) / 2
+		e.Targets, e.From = sorted(shuffled[1:1+half]), sorted(shuffled[1+half:])
+	case OneWay:
+		e.Targets, e.From = shuffled[:1], shuffled[1:2]
+	case ClockBump:
+		e.Targets = shuffled[:1]
+		secs := 1 + r.IntN(60)
+		if r.IntN(2) == 0 {
+			secs = -secs
+		}
+		e.Clock = fmt.Sprintf("%+ds", secs)
+	}
+	return e
+}
+
+func sorted(v []string) []string {
+	out := slices.Clone(v)
+	slices.Sort(out)
+	return out
+}
+
+// RingCuts are a ring partition's cuts over nodes in ring order: each node
+// cut from every node more than one step away around the ring.
+func RingCuts(ring []string) [][2]string {
+	var cuts [][2]string
+	n := len(ring)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if d := min(j-i, n-(j-i)); d > 1 {
+				cuts = append(cuts, [2]string{ring[i], ring[j]})
+			}
+		}
+	}
+	return cuts
+}
+
+// Until is the schedule cut at t: the steps that start before it.
+func (s Schedule) Until(t time.Duration) Schedule {
+	out := s
+	out.Steps = nil
+	for _, st := range s.Steps {
+		if st.At.D() < t {
+			out.Steps = append(out.Steps, st)
+		}
+	}
+	return out
+}
+
+// End is when the last step heals (0 without steps).
+func (s Schedule) End() time.Duration {
+	if len(s.Steps) == 0 {
+		return 0
+	}
+	last := s.Steps[len(s.Steps)-1]
+	return (last.At + last.Hold).D()
+}
+
+// Parse reads a stored schedule and checks it against a cluster's nodes:
+// every kind known, every node one of them, steps in time order, offsets
+// within their holds; every problem named at once, with where.
+func Parse(data []byte, where string, nodes []string) (Schedule, error) {
+	var s Schedule
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, hderr.User("%s: not a schedule (JSON as a chaos drill stores it): %v", where, err)
+	}
+	var problems []string
+	if len(s.Steps) == 0 {
+		problems = append(problems, where+": steps: none")
+	}
+	var missing []string
+	for i, st := range s.Steps {
+		at := fmt.Sprintf("%s: steps[%d]", where, i)
+		if st.Hold <= 0 || st.At < 0 {
+			problems = append(problems, fmt.Sprintf("%s: at_s and hold_s must be positive, got %v and %v", at, st.At, st.Hold))
+		}
+		if i > 0 && st.At < s.Steps[i-1].At+s.Steps[i-1].Hold {
+			problems = append(problems, fmt.Sprintf("%s: starts at %v s, before the step before it heals", at, st.At))
+		}
+		if len(st.Events) == 0 {
+			problems = append(problems, at+": events: none")
+		}
+		for j, e := range st.Events {
+			ev := fmt.Sprintf("%s.events[%d]", at, j)
+			if !slices.Contains(Kinds, e.Kind) {
+				problems = append(problems, fmt.Sprintf("%s.kind: unknown fault %q (faults: %s)", ev, e.Kind, strings.Join(Kinds, ", ")))
+			}
+			if e.Offset < 0 || e.Offset >= st.Hold {
+				problems = append(problems, fmt.Sprintf("%s.offset_s: %v is outside the step's hold (0 to %v s)", ev, e.Offset, st.Hold))
+			}
+			if len(e.Targets) == 0 {
+				problems = append(problems, ev+".targets: none")
+			}
+			for _, n := range slices.Concat(e.Targets, e.From) {
+				if !slices.Contains(nodes, n) && !slices.Contains(missing, n) {
+					missing = append(missing, n)
+				}
+			}
+			if e.Kind == ClockBump {
+				if _, err := time.ParseDuration(strings.TrimPrefix(e.Clock, "+")); err != nil {
+					problems = append(problems, fmt.Sprintf("%s.clock: expected a signed duration such as +12s, got %q", ev, e.Clock))
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: the schedule names %s, not nodes of this cluster (%s): a replay needs a lab of the same shape",
+			where, strings.Join(missing, ", "), strings.Join(nodes, ", ")))
+	}
+	return s, hderr.Users(problems)
+}
+
+// Says is a step in words ("kill db2; 1.2 s later partition-one db3").
+func (st Step) Says() string {
+	var parts []string
+	for i, e := range st.Events {
+		w := e.Kind + " " + strings.Join(e.Targets, ",")
+		if len(e.From) > 0 {
+			w += " from " + strings.Join(e.From, ",")
+		}
+		if e.Clock != "" {
+			w += " " + e.Clock
+		}
+		if i > 0 {
+			w = fmt.Sprintf("%.1f s later %s", float64(e.Offset), w)
+		}
+		parts = append(parts, w)
+	}
+	return strings.Join(parts, "; ")
+}
