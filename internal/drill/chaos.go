@@ -222,14 +222,7 @@ func (d *drill) primaryBack(ctx context.Context, healed time.Time, step string) 
 	if _, ok := d.s.waitFor(ctx, time.Now().Add(-300*time.Millisecond), wait, has); ok || ctx.Err() != nil {
 		return nil
 	}
-	began := time.Now().UTC()
-	d.logf("%s: no primary component %v after the heal; recovering the cluster as a DBA would (hadrill recover)", step, time.Since(healed).Round(time.Second))
-	if err := d.l.Recover(ctx, ""); err != nil {
-		return fmt.Errorf("%s: no primary component after the heal, and recovering the cluster failed: %w", step, err)
-	}
-	d.res.Interventions = append(d.res.Interventions, fmt.Sprintf("%s: no primary component %v after the heal; hadrill recover gave the cluster one at %.1f s",
-		step, began.Sub(healed).Round(time.Second), began.Sub(d.faultAt).Seconds()))
-	return d.l.RecordFault(fault.Record{Fault: fault.Recover, Targets: d.cluster.Nodes, At: began})
+	return d.recoverQuorum(ctx, step, fmt.Sprintf("no primary component %v after the heal", time.Since(healed).Round(time.Second)))
 }
 
 // applyEvent injects one fault of a step.

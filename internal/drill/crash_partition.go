@@ -81,6 +81,13 @@ func (d *drill) quorumBack(ctx context.Context, since time.Time, round string, h
 	} else if _, ok := d.s.waitFor(ctx, d.s.brokenAt(since), QuorumGrace, d.whole); ok || ctx.Err() != nil {
 		return nil
 	}
+	return d.recoverQuorum(ctx, round, what)
+}
+
+// recoverQuorum gives the cluster a primary component as a DBA would
+// (hadrill recover: pc.bootstrap of the most advanced node) and records
+// the intervention: what happened in round, and when.
+func (d *drill) recoverQuorum(ctx context.Context, round, what string) error {
 	began := time.Now().UTC()
 	d.logf("%s: %s; recovering the cluster as a DBA would (hadrill recover)", round, what)
 	if err := d.l.Recover(ctx, ""); err != nil {

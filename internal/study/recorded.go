@@ -143,9 +143,10 @@ const (
 
 // Recorded are the deviations a run records itself: the document's set-up
 // (its Document block) against what ran here (in), at the scale sc over
-// rounds rounds. Each has Recorded set; a value the same on both sides
+// rounds rounds, its labs in groups (1: all at once). Each has Recorded
+// set; a value the same on both sides
 // gives none.
-func Recorded(s *Study, in facts.Installed, sc Scale, rounds int, remote bool) []Deviation {
+func Recorded(s *Study, in facts.Installed, sc Scale, rounds, groups int, remote bool) []Deviation {
 	d, none := Document{}, notStated
 	if s.Document != nil {
 		d = *s.Document
@@ -187,7 +188,11 @@ func Recorded(s *Study, in facts.Installed, sc Scale, rounds int, remote bool) [
 			"a variant's turn starts on the caches the one before left")
 	}
 	if rounds > 0 && (d.Runs != rounds || d.Summary != "mean") {
-		add("rounds", d.said("runs", cmp.Or(d.runs(), none)), fmt.Sprintf("%d round(s) of every variant interleaved; a claim judged by the mean of its rounds with its interval, tables by the median", rounds),
+		interleaved := "interleaved"
+		if groups > 1 {
+			interleaved = fmt.Sprintf("interleaved within each of %d groups of labs run one after another", groups)
+		}
+		add("rounds", d.said("runs", cmp.Or(d.runs(), none)), fmt.Sprintf("%d round(s) of every variant %s; a claim judged by the mean of its rounds with its interval, tables by the median", rounds, interleaved),
 			"one run gives no interval: noise could not be told from an effect")
 	}
 	return out

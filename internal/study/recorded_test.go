@@ -33,7 +33,7 @@ func TestRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := recordedOf(Recorded(s, installedHere, s.Scales.Quick, 3, false))
+	got := recordedOf(Recorded(s, installedHere, s.Scales.Quick, 3, 1, false))
 	want := map[string][2]string{
 		"server":           {"Percona XtraDB Cluster 5.6", "MariaDB 10.11.19"},
 		"galera":           {"3 (PXC 5.6 ships Galera 3) (inferred)", "Galera 4 (provider 26.4.23)"},
@@ -56,38 +56,42 @@ func TestRecorded(t *testing.T) {
 	warm := 5
 	same.Document = &Document{Server: "MariaDB 10.11", Galera: "Galera 4", Tools: map[string]string{"sysbench": "1.0.20"},
 		OS: "Debian GNU/Linux 12 (bookworm)", WarmupS: &warm, Runs: 3, Summary: "mean"}
-	if ds := Recorded(&same, installedHere, s.Scales.Quick, 3, false); len(ds) != 0 {
+	if ds := Recorded(&same, installedHere, s.Scales.Quick, 3, 1, false); len(ds) != 0 {
 		t.Errorf("the same set-up recorded %+v", ds)
 	}
 	// versions compare at a component's boundary
 	same.Document.Tools = map[string]string{"sysbench": "1.0.2"}
-	if d := recordedOf(Recorded(&same, installedHere, s.Scales.Quick, 3, false)); d["sysbench"].Here != "sysbench 1.0.20" {
+	if d := recordedOf(Recorded(&same, installedHere, s.Scales.Quick, 3, 1, false)); d["sysbench"].Here != "sysbench 1.0.20" {
 		t.Errorf("sysbench 1.0.2 against 1.0.20: %+v", d)
 	}
 
 	// no document block: each difference still listed, saying so
 	none := *s
 	none.Document = nil
-	d := recordedOf(Recorded(&none, installedHere, s.Scales.Quick, 3, false))
+	d := recordedOf(Recorded(&none, installedHere, s.Scales.Quick, 3, 1, false))
 	for _, what := range []string{"server", "galera", "sysbench", "warm-up", "rounds"} {
 		if !strings.Contains(d[what].Document, "no document: block") {
 			t.Errorf("%s without a document block: %+v", what, d[what])
 		}
 	}
 	// over SSH the versions are this computer's, and it says so
-	if d := recordedOf(Recorded(s, installedHere, s.Scales.Quick, 3, true)); !strings.Contains(d["server"].Here, "the inventory's hosts run their own") {
+	if d := recordedOf(Recorded(s, installedHere, s.Scales.Quick, 3, 1, true)); !strings.Contains(d["server"].Here, "the inventory's hosts run their own") {
 		t.Errorf("remote: %+v", d["server"])
 	}
 
 	// a disk-only study measures no server: no server or Galera deviation;
 	// fio's is the tool's
 	a, _ := Embedded("seed003-alloc")
-	d = recordedOf(Recorded(a, installedHere, a.Scales.Quick, 5, false))
+	d = recordedOf(Recorded(a, installedHere, a.Scales.Quick, 5, 1, false))
 	if _, ok := d["server"]; ok {
 		t.Errorf("a disk study records the server: %+v", d)
 	}
 	if d["fio"].Here != "fio 3.33" || d["rounds"].Document != "300 runs, their mean" {
 		t.Errorf("disk study: %+v", d)
+	}
+	// labs that took turns in groups: the rounds say so
+	if d := recordedOf(Recorded(s, installedHere, s.Scales.Quick, 3, 2, false)); !strings.HasPrefix(d["rounds"].Here, "3 round(s) of every variant interleaved within each of 2 groups of labs run one after another;") {
+		t.Errorf("rounds in groups: %q", d["rounds"].Here)
 	}
 }
 
@@ -116,7 +120,7 @@ func TestEveryStudyStatesItsDocument(t *testing.T) {
 			t.Errorf("%s: no document block", s.Name)
 			continue
 		}
-		d := recordedOf(Recorded(s, installedHere, s.Scales.Quick, s.Scales.Quick.Runs, false))
+		d := recordedOf(Recorded(s, installedHere, s.Scales.Quick, s.Scales.Quick.Runs, 1, false))
 		if lab, _ := s.labs(); lab && d["server"].What == "" {
 			t.Errorf("%s: the server is not recorded", s.Name)
 		}

@@ -312,14 +312,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		res.Checks = res.Design.Judge(s, res.Checks, res.Samples)
 	}
 	Explain(o.Home, res)
-	res.Deviations = append(s.DeviationsAt(o.Scale), Recorded(s, res.Installed, sc, res.Rounds, o.Inventory != nil)...)
-	if len(res.Groups) > 1 {
-		for i, d := range res.Deviations {
-			if d.What == "rounds" && d.Recorded {
-				res.Deviations[i].Here = strings.Replace(d.Here, "interleaved", fmt.Sprintf("interleaved within each of %d groups of labs run one after another", len(res.Groups)), 1)
-			}
-		}
-	}
+	res.Deviations = append(s.DeviationsAt(o.Scale), Recorded(s, res.Installed, sc, res.Rounds, len(pl.groups), o.Inventory != nil)...)
 	res.Finding = Finding(res)
 	id, err := save(o, res, started)
 	if err == nil && res.Failed != "" {
