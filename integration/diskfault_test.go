@@ -190,6 +190,18 @@ client:
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code == 2 {
 			t.Fatalf("drill: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
 		}
+		// a node whose power cut took what its peers still hold rejoins by
+		// a full state transfer, which may outlast the drill's wait: every
+		// agent answers 200 before the next step
+		for _, n := range e.status("itdsk").Nodes {
+			for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+				if code, body = get("http://" + n.Address + ":9200/"); code == 200 {
+					break
+				} else if time.Now().After(deadline) {
+					t.Fatalf("%s's agent 120 s after the power cut's drill: %d %s", n.Name, code, body)
+				}
+			}
+		}
 		return res
 	}
 	lost := func(r drillResult) int {
@@ -203,8 +215,19 @@ client:
 		}
 		return n
 	}
-	if r := outage(); lost(r) == 0 {
-		t.Errorf("flush at commit 2, a power cut of every node: nothing acknowledged lost (%d acknowledged writes, %+v)", r.WritesAcked, r.Consistency)
+	// InnoDB flushes its log once a second besides (and at a checkpoint, a
+	// page written back): a cut just after one loses nothing, so up to
+	// three cuts are given to lose something
+	var cuts []string
+	for len(cuts) < 3 {
+		r := outage()
+		if lost(r) > 0 {
+			break
+		}
+		cuts = append(cuts, fmt.Sprintf("%d acknowledged writes, %+v", r.WritesAcked, r.Consistency))
+	}
+	if len(cuts) == 3 {
+		t.Errorf("flush at commit 2, a power cut of every node three times: nothing acknowledged lost (%s)", strings.Join(cuts, "; "))
 	}
 	// flushing at every commit: every acknowledged row survives the same
 	// power cut, written up to the moment of the crash
