@@ -15,6 +15,9 @@ func Daemon(p *plan.Plan, n *plan.Node, exe string) host.Daemon {
 	argv := []string{exe, "agent", "--node", n.Name, "--listen", fmt.Sprintf("%s:%d", n.Address, n.AgentPort),
 		"--socket", n.Socket, "--user", plan.CheckUser, "--password-file", n.CheckSecret,
 		"--drain-file", n.DrainFile, "--pid-file", n.PidFile, "--server-marker", n.Server.Marker}
+	if n.AvailableWhenDonor {
+		argv = append(argv, "--available-when-donor")
+	}
 	return n.Agent.Named(n.Name+" agent", argv)
 }
 

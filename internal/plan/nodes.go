@@ -231,6 +231,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 			n.Socket, len(n.Socket), maxSocketPath)
 	}
 	if c.Kind == spec.KindGalera {
+		n.AvailableWhenDonor = c.AvailableWhenDonor
 		n.GaleraPort = GaleraPort
 		n.UUID = stableUUID(b.p.Lab + "/" + name)
 		n.ProviderOptions = mariadb.ProviderOptions(n.ClusterAddress, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast, segment(c, j))

@@ -300,6 +300,8 @@ type Node struct {
 	AgentPort int    `json:"agent_port"`
 	Agent     Daemon `json:"agent"`
 	DrainFile string `json:"drain_file"`
+	// AvailableWhenDonor: its agent admits it while Donor/Desynced.
+	AvailableWhenDonor bool `json:"available_when_donor,omitempty"`
 	// CheckSecret is the health check user's password file on the node's
 	// host (the lab's secrets/check.password on this computer).
 	CheckSecret string `json:"check_secret"`

@@ -28,6 +28,7 @@ const (
 	Visibility      Kind = "visibility"
 	BulkReplication Kind = "bulk-replication"
 	SemiSyncReceipt Kind = "semisync-receipt"
+	DonorProbe      Kind = "donor-probe"
 	Conflict        Kind = "conflict"
 	Consistency     Kind = "consistency"
 	Drill           Kind = "drill"

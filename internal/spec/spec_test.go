@@ -55,8 +55,8 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 		{"cycle through a galera cluster", "clusters:\n  - {name: a, kind: standalone}\n  - {name: b, kind: standalone}\n  - {name: g}\nreplication:\n" +
 			"  - {from: a, to: b}\n  - {from: b, to: g}\n  - {from: g, to: a}\n",
 			[]string{`replication: channels form a cycle (a → b → g → a); a ring is for standalone servers only (each a writable primary), and cluster "g" is galera`}},
-		{"primary cluster problems", "clusters:\n  - name: pr\n    kind: primary\n    nodes: 1\n    mode: sync\n  - name: g\n    mode: async\n",
-			[]string{`clusters[0].nodes: a primary cluster has a primary and at least one replica (≥ 2 nodes), got 1`,
+		{"primary cluster problems", "clusters:\n  - name: pr\n    kind: primary\n    nodes: 1\n    mode: sync\n    available_when_donor: true\n  - name: g\n    mode: async\n",
+			[]string{`clusters[0].nodes: a primary cluster has a primary and at least one replica (≥ 2 nodes), got 1`, `clusters[0].available_when_donor: applies to galera clusters only`,
 				`clusters[0].mode: expected one of async, semi-sync, got "sync"`, `clusters[1].mode: applies to primary clusters only`}},
 		{"spread problems", "regions: [{name: a}, {name: b}]\nclusters:\n  - {name: db, nodes: 1, regions: [a, b]}\n" +
 			"  - {name: g, nodes: 4, regions: [a, a, c], region: b}\n  - {name: s, kind: standalone, regions: [b]}\n",

@@ -84,6 +84,11 @@ type Cluster struct {
 	// Galera segment, as Galera before 3.0 had it: a write set crosses the
 	// WAN to each remote node, not once per region (default on).
 	Segments *bool `yaml:"segments,omitempty"`
+	// AvailableWhenDonor: a member donating a state transfer (or desynced
+	// by hand, wsrep_desync=ON) still answers 200 to the load balancer's
+	// health check, as Percona's clustercheck with available_when_donor=1
+	// (default off: Synced members only).
+	AvailableWhenDonor bool `yaml:"available_when_donor,omitempty"`
 	// Mode is how a primary cluster's replicas follow the primary: async, or
 	// semi-sync (a commit waits for one replica's acknowledgement, at most
 	// AckTimeout, then falls back to async).

@@ -177,6 +177,9 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	} else if c.FailureDetection != "" {
 		v.add(p+".failure_detection", "applies to galera clusters only")
 	}
+	if c.AvailableWhenDonor && c.Kind != KindGalera {
+		v.add(p+".available_when_donor", "applies to galera clusters only (a replica's health is its replication, not a donor state)")
+	}
 	if c.Segments != nil && (c.Kind != KindGalera || len(c.Regions) < 2) {
 		v.add(p+".segments", "applies to galera clusters over several regions (regions) only")
 	}

@@ -125,6 +125,9 @@ type Delta struct {
 	// Unknown: one side has a single measurement, so there is no spread to
 	// tell noise by.
 	Unknown bool `json:"noise_unknown,omitempty"`
+	// ZeroBase: the baseline's median is 0 and the figure's is not, so
+	// there is no percentage (Percent is 0).
+	ZeroBase bool `json:"zero_base,omitempty"`
 }
 
 // Compare compares a spread with a baseline's (a zero baseline median
@@ -137,6 +140,8 @@ func Compare(s, base Spread) Delta {
 	}
 	if base.Median != 0 {
 		d.Percent = 100 * (s.Median - base.Median) / math.Abs(base.Median)
+	} else {
+		d.ZeroBase = s.Median != 0
 	}
 	return d
 }

@@ -128,7 +128,7 @@ deviations:
 		"variants[3]: patch.clusters[0].config.skip_innodb_flush_log_at_trx_commit: profile durable flushes the redo log at every commit (1); innodb_flush_log_at_trx_commit=0 (the server reads",
 		"variants[3]: patch.clusters[0].config.sync_binl: profile durable syncs the binary log",
 		`steps[0].workload: expected one of`,
-		`steps[1].kind: expected one of bulk-replication, commit-latency, conflict, consistency, disk, drill, semisync-receipt, slap, sysbench, got "dd"`,
+		`steps[1].kind: expected one of bulk-replication, commit-latency, conflict, consistency, disk, donor-probe, drill, semisync-receipt, slap, sysbench, got "dd"`,
 		"scales.quick.runs: expected 1 to 100 rounds, got 0",
 		"scales.quick.threads: at least one thread count is required (step s)",
 		"scales.full.threads: expected thread counts from 1 to 4096, got 0",

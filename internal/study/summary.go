@@ -511,9 +511,9 @@ func lowerFirst(s string) string {
 // ours says a check's figure in short: the variant's mean, or its ratio
 // to the other's, with its interval.
 func ours(c Check, titles map[string]string) string {
-	what := fmt.Sprintf("%s %s", titles[c.Variant], figure(c.Metric, c.Ours.Value))
+	what := fmt.Sprintf("%s: %s %s", c.Metric, titles[c.Variant], figure(c.Metric, c.Ours.Value))
 	if c.Than != "" {
-		what = fmt.Sprintf("%s %s× %s", titles[c.Variant], number(c.Ours.Value), titles[c.Than])
+		what = fmt.Sprintf("%s: %s %s× %s", c.Metric, titles[c.Variant], number(c.Ours.Value), titles[c.Than])
 	}
 	switch {
 	case c.Ours.Unbounded:
@@ -529,6 +529,9 @@ func ours(c Check, titles map[string]string) string {
 // change says a delta: in percent, or as a factor when the figure is
 // more than double or less than half the baseline's.
 func change(d stats.Delta, base string) string {
+	if d.ZeroBase {
+		return fmt.Sprintf("%s has 0: no ratio", base)
+	}
 	if d.Unknown {
 		return fmt.Sprintf("%+.0f %% against %s (one round: noise unknown)", d.Percent, base)
 	}

@@ -81,7 +81,7 @@ galera2/galera1 tps@32: reproduced`
 	}
 	f := findingOf(s, "quick", 3, cells, checks, false)
 	if !strings.HasPrefix(f, "Not established: 4 of the document's 5 claims checked hold; 1 inconclusive; 3 more not checkable here, each saying why.\n") ||
-		!strings.Contains(f, "\n⊘ not checkable: Galera, one site 2.08× async (control) (1.79–2.38); claim from 5.00× to 20.0× (read from its words): \"The overhead of Galera replication is approximately 10x…\" — not checkable here: ") {
+		!strings.Contains(f, "\n⊘ not checkable: avg_ms: Galera, one site 2.08× async (control) (1.79–2.38); claim from 5.00× to 20.0× (read from its words): \"The overhead of Galera replication is approximately 10x…\" — not checkable here: ") {
 		t.Errorf("the finding does not open with the answer:\n%s", f)
 	}
 	golden.Check(t, "seed002-finding", []byte(f+"\n"))
@@ -207,8 +207,8 @@ func TestRelativeExpect(t *testing.T) {
 	f := findingOf(s, "quick", 3, cells, checks, false)
 	for _, want := range []string{"Seconds of fio's file1g test", "XFS, 64K blocks 4.65 s", "published 2.0 s (NTFS 64K, 16 disks)",
 		"Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced.\n",
-		"\n✘ not reproduced: XFS, 64K blocks 1.01× XFS, 4K blocks (0.974–1.05); claim at most 0.900×; published 2.0 s (NTFS 64K, 16 disks) against 2.5 s (NTFS 4K, 16 disks): \"The average time it took",
-		"— what differs: NTFS clusters against XFS blocks", "Deviations from the document (3, 0 recorded by the run): file system (XFS on Linux)",
+		"\n✘ not reproduced: seconds: XFS, 64K blocks 1.01× XFS, 4K blocks (0.974–1.05); claim at most 0.900×; published 2.0 s (NTFS 64K, 16 disks) against 2.5 s (NTFS 4K, 16 disks): \"The average time it took",
+		"— what differs: NTFS clusters against XFS blocks", "Deviations from the document (5, 0 recorded by the run): file system (XFS on Linux)",
 		"XFS, 4K blocks 4.60 s (range of 3 (a 75 % interval) 4.50–4.70)"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("finding lacks %q:\n%s", want, f)
