@@ -11,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
@@ -138,7 +140,17 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 		return fmt.Errorf("creating schema sbtest on %s: %w", s.Target.Name, err)
 	}
 	threads := min(s.Params.Tables, 8) // sysbench prepares one table per thread
-	fmt.Fprintf(s.Log, "preparing %d tables × %d rows (%d in parallel)\n", s.Params.Tables, s.Params.TableSize, threads)
+	via := ""
+	if n := loader(ctx, l, s.Target); n != nil {
+		// a bulk load goes to one node of a Galera cluster directly, as a
+		// DBA loads one: its long multi-row INSERTs, on a small machine,
+		// can hold the node's health check past the load balancer's
+		// timeout, and the load balancer then shuts the node's sessions
+		// (the load's too: a lost connection, 2013, with the table half
+		// made); the rows reach every node as any write does
+		t.Host, t.Port, via = n.Address, n.Port, " on "+n.Name
+	}
+	fmt.Fprintf(s.Log, "preparing %d tables × %d rows (%d in parallel%s)\n", s.Params.Tables, s.Params.TableSize, threads, via)
 	_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS sbtest.hd_prepared")
 	// a dataset of another shape, or the tables a prepare that failed left
 	// half made (nothing recorded): removed first (sysbench drops the
@@ -158,6 +170,29 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 	_, err = db.ExecContext(ctx, "CREATE TABLE sbtest.hd_prepared (tables INT, table_size INT, auto_inc BOOL) ENGINE=InnoDB SELECT ? AS tables, ? AS table_size, ? AS auto_inc",
 		s.Params.Tables, s.Params.TableSize, !s.Params.NoAutoInc)
 	return err
+}
+
+// loader is the node a dataset is loaded on when the endpoint is a load
+// balancer before a Galera cluster: the first of its nodes that answers
+// (nil otherwise: the load goes through the endpoint).
+func loader(ctx context.Context, l Lab, e Endpoint) *plan.Node {
+	p := l.Plan()
+	b, ok := p.LB(e.Name)
+	if !ok || strings.HasPrefix(e.Name, External) {
+		return nil
+	}
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		if n.Cluster != b.Cluster || n.Role != plan.RoleGalera {
+			continue
+		}
+		one := e
+		one.Host, one.Port = n.Address, n.Port
+		if one.ping(ctx, l) == nil {
+			return n
+		}
+	}
+	return nil
 }
 
 // onClient runs a command on the lab's client host.
