@@ -32,7 +32,7 @@ var scenarios = []struct {
 	run  func(bin string, runs int)
 }{
 	{"deploy", deploy}, {"failover", failover}, {"agent", agentLatency}, {"overhead", overhead}, {"wan", wan}, {"drills", drills},
-	{"machines", machines}, {"networks", networks}, {"disks", disks}, {"lbpair", lbPair}, {"rto", rto}, {"checker", checker},
+	{"machines", machines}, {"networks", networks}, {"disks", disks}, {"lbpair", lbPair}, {"rto", rto}, {"checker", checker}, {"chaos", chaos},
 }
 
 func main() {

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 type chaosResult struct {
@@ -81,6 +83,28 @@ func TestChaos(t *testing.T) {
 		if f := first.Applied[i]; a.PlanS != f.PlanS || (a.LateS == nil && f.LateS == nil && math.Abs(a.AtS-f.AtS) > 0.1) {
 			t.Errorf("step %d applied at %.2f s (planned %.2f), first at %.2f s (planned %.2f)", i+1, a.AtS, a.PlanS, f.AtS, f.PlanS)
 		}
+	}
+	// interrupted in the middle of a step (SIGINT, as Ctrl-C): the drill
+	// heals what it broke, says so, keeps its run marked interrupted, and
+	// leaves the cluster whole and no fault in place
+	c, buf := e.start("drill", "chaos", "--name", "itchaos", "--rate", "20", "--before", "1s", "--after", "1s",
+		"--seed", "11", "--duration", "60s", "--hold", "5s", "--interval", "1s", "--faults", "partition-one,pause")
+	waitPrinted(t, buf, "step 1 at", 60*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	_ = c.Process.Signal(syscall.SIGINT)
+	if code := exitOf(c); code != 1 || !strings.Contains(buf.String(), "INTERRUPTED") {
+		t.Errorf("a chaos drill interrupted: exit %d\n%s", code, buf.String())
+	}
+	e.waitWhole("itchaos", "db1=Synced db2=Synced db3=Synced", 60*time.Second)
+	var run storedDrill
+	if id := e.latestRun(&run); !run.Interrupted || !run.Results.Interrupted {
+		t.Errorf("the interrupted chaos drill's run %s: %+v", id, run)
+	}
+	var st struct {
+		Faults []json.RawMessage `json:"faults"`
+	}
+	if e.statusInto("itchaos", &st); len(st.Faults) > 0 {
+		t.Errorf("faults in place after the interrupted chaos drill: %s", st.Faults)
 	}
 	e.ok("down", "--name", "itchaos")
 	e.assertNoLeftovers()

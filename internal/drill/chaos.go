@@ -38,10 +38,13 @@ type Chaos struct {
 // Applied is a step of the schedule as the drill applied it: when, from
 // the drill's first fault, against when the schedule said.
 type Applied struct {
-	Step    int     `json:"step"`
-	Says    string  `json:"says"`
-	PlanS   float64 `json:"plan_s"`
-	AtS     float64 `json:"at_s"`
+	Step  int     `json:"step"`
+	Says  string  `json:"says"`
+	PlanS float64 `json:"plan_s"`
+	AtS   float64 `json:"at_s"`
+	// HealS is when its hold ended and the heal began, HealedS when the
+	// heal returned (every server started again and the cluster settled).
+	HealS   float64 `json:"heal_s"`
 	HealedS float64 `json:"healed_s"`
 	// LateS: the step began this long after its planned time (the one
 	// before took longer to recover than the schedule's wait).
@@ -183,6 +186,7 @@ func (d *drill) followSchedule(ctx context.Context) (time.Time, error) {
 		}
 		sleepUntil(ctx, began.Add(st.Hold.D()))
 		healed := time.Now()
+		a.HealS = healed.Sub(d.faultAt).Seconds()
 		if err := d.l.Heal(context.WithoutCancel(ctx)); err != nil {
 			errs = append(errs, "heal: "+err.Error())
 		}

@@ -49,6 +49,10 @@ type Need struct {
 const (
 	OnMean     = "mean"
 	OnLogRatio = "log ratio"
+	// OnRate: a rate's events and hours (Garwood's interval over every
+	// round; the rounds it needs are those whose hours, at the pilot's
+	// rate, would take its interval clear of the bound).
+	OnRate = "rate"
 )
 
 // perRound is a check's value in each round that measured it, on its
@@ -132,6 +136,13 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 			d.Needs = append(d.Needs, n)
 			continue
 		}
+		if IsRate(e.Metric) && e.Than == "" {
+			n.Scale = OnRate
+			n.Rounds, n.Why = rateRounds(e, pilot, n0)
+			d.Rounds = max(d.Rounds, n.Rounds)
+			d.Needs = append(d.Needs, n)
+			continue
+		}
 		var v []float64
 		n.Scale, v = perRound(s, e, pilot)
 		sp := stats.SpreadOf(v)
@@ -166,6 +177,25 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 	return d
 }
 
+// rateRounds is the rounds a rate's claim needs: the least number whose
+// hours (at the pilot's hours a round), with events coming at the pilot's
+// rate, give an interval clear of the claim's bounds; none seen in the
+// pilot is taken as that: the hours that bound the rate below the claim.
+func rateRounds(e Expect, pilot []Sample, n0 int) (int, string) {
+	events, hours := exposed(pilot, e.Variant, e.Step, e.Metric)
+	if hours <= 0 || n0 < 1 {
+		return 0, "the pilot measured no hours of exposure"
+	}
+	perRound, rate := hours/float64(n0), float64(events)/hours
+	for n := n0; n <= 1_000_000; n = max(n+1, n*11/10) {
+		t := perRound * float64(n)
+		if stats.RateEstimate(int(math.Round(rate*t)), t).Against(e.Min, e.Max) != stats.Straddles {
+			return n, ""
+		}
+	}
+	return 0, "more than a million rounds"
+}
+
 // Judge replaces each check's estimate by Stein's interval over every
 // round it was measured in (the pilot's spread and size fix its
 // half-width) and judges it again; a check that stays inconclusive says
@@ -178,6 +208,13 @@ func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 			continue
 		}
 		n := d.Needs[i]
+		if n.Scale == OnRate { // Garwood's interval over every round is Summarize's
+			c.Rounds = n.Rounds
+			if c.Verdict == Inconclusive {
+				c.Needs = n.Rounds
+			}
+			continue
+		}
 		scale, v := perRound(s, c.Expect, samples)
 		if scale != n.Scale || len(v) < d.Pilot {
 			continue

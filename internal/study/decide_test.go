@@ -197,3 +197,44 @@ func TestDesignSaid(t *testing.T) {
 		t.Errorf("the report does not say the design")
 	}
 }
+
+// TestRateClaims: a claim on a rate (losses an hour of faults) is judged
+// on the rounds' events and hours together with Garwood's interval: no
+// loss in three minutes is inconclusive (the rate may still be 0.1 an
+// hour), none in 40 hours is not reproduced, ten in ten hours reproduced;
+// a two-stage design sizes the rounds whose hours would decide it.
+func TestRateClaims(t *testing.T) {
+	s, _ := Embedded("jepsen-galera-chaos")
+	rounds := func(n int, hours float64, lossy int) []Sample {
+		var out []Sample
+		for r := 1; r <= n; r++ {
+			lost := 0.0
+			if r <= lossy {
+				lost = 1 / hours
+			}
+			out = append(out, Sample{Round: r, Variant: "durable", Step: "chaos", Metric: "losses_per_h", Value: lost},
+				Sample{Round: r, Variant: "durable", Step: "chaos", Metric: Exposure, Value: hours})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		samples []Sample
+		want    string
+	}{
+		{"none in 3 minutes", rounds(3, 1.0/60, 0), Inconclusive},
+		{"none in 40 hours", rounds(4, 10, 0), NotReproduced},
+		{"ten in ten hours", rounds(10, 1, 10), Reproduced},
+	} {
+		_, checks := Summarize(s, s.Scales.Quick, []string{"durable", "relaxed"}, c.samples)
+		if len(checks) != 1 || checks[0].Verdict != c.want || !checks[0].Ours.Known {
+			t.Errorf("%s: %+v, want %s", c.name, checks, c.want)
+		}
+	}
+	d := Plan(s, []string{"durable", "relaxed"}, rounds(3, 1.0/60, 0), 3, time.Minute, 0)
+	// none seen: the hours that bound the rate under 0.1 (−ln 0.05 / 0.1
+	// = 30 hours) in rounds of a minute
+	if n := d.Needs[0]; n.Scale != OnRate || n.Rounds < 1797 || n.Rounds > 1990 {
+		t.Errorf("rounds needed with no loss in the pilot: %+v", n)
+	}
+}

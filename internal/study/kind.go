@@ -66,6 +66,10 @@ type measurement struct {
 	opts                Options
 	target, credentials string
 	named               bool // the step or its variant named the target (else the default, lb)
+	// study and round (1, 2, …): a chaos step's schedule is drawn from
+	// them, so every variant of a round takes the same schedule
+	study string
+	round int
 }
 
 var stepKinds = map[string]*stepKind{}

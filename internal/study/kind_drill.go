@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/drill"
+	"github.com/hadrill/hadrill/internal/drill/schedule"
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 // drill: a fault under load, as `hadrill drill SCENARIO --workload append`
@@ -21,9 +24,43 @@ func init() {
 	register(&stepKind{
 		name: "drill",
 		metrics: []string{"lost_writes", "gap_s", "lost_appends", "lost_any", "lost_updates", "stale_reads", "cycles",
-			"committed_appends", "unknown_appends", "passed", "recovered_by_hand"},
-		fields: []string{"scenario", "workload"},
+			"committed_appends", "unknown_appends", "passed", "recovered_by_hand", "repaired_before", Exposure, lossRate, "steps_late"},
+		metricsOf: func(st Step) []string {
+			all := stepKinds["drill"].metrics
+			if st.Scenario == drill.ChaosDrill {
+				return all
+			}
+			return all[:len(all)-3]
+		},
+		fields: []string{"scenario", "workload", "faults", "hold", "interval"},
+		least: func(st Step, sc Scale) time.Duration { // a chaos schedule's own time; other drills last as long as recovery takes
+			if st.Scenario != drill.ChaosDrill {
+				return 0
+			}
+			return time.Duration(2*sc.Time+sc.Duration) * time.Second
+		},
 		step: func(st Step, add func(string, string, ...any)) {
+			if st.Scenario == drill.ChaosDrill {
+				if _, err := chaosParams(st, 0, 60); err != nil {
+					var u *hderr.UserError
+					if errors.As(err, &u) {
+						for _, p := range u.Problems {
+							if !strings.HasPrefix(p, "--duration") {
+								field, rest, _ := strings.Cut(strings.TrimPrefix(p, "--"), ": ")
+								add(field, "%s", rest)
+							}
+						}
+					} else {
+						add("faults", "%v", err)
+					}
+				}
+			} else {
+				for f, v := range map[string]string{"faults": st.Faults, "hold": st.Hold, "interval": st.Interval} {
+					if v != "" {
+						add(f, "applies to scenario chaos only")
+					}
+				}
+			}
 			if _, ok := drill.Lookup(st.Scenario); !ok {
 				add("scenario", "expected a drill (%s), got %q", strings.Join(drillNames(), ", "), st.Scenario)
 			} else if !slices.Contains(studyDrills, st.Scenario) {
@@ -36,6 +73,12 @@ func init() {
 		scale: func(st Step, sc Scale, add func(string, string, ...any)) {
 			if sc.Time < 1 || sc.Time > 3600 {
 				add("time", "expected 1 to 3600 seconds of traffic before the fault and after recovery (step %s), got %d", st.Name, sc.Time)
+			}
+			switch {
+			case st.Scenario == drill.ChaosDrill && (sc.Duration < 10 || sc.Duration > 86400):
+				add("duration", "expected 10 to 86400 seconds of fault schedule a round (step %s), got %d", st.Name, sc.Duration)
+			case st.Scenario != drill.ChaosDrill && sc.Duration != 0:
+				add("duration", "applies to a drill step of scenario chaos only (step %s)", st.Name)
 			}
 		},
 		measure: func(ctx context.Context, m measurement) ([]Sample, error) {
@@ -51,8 +94,23 @@ func init() {
 			// read-committed: the drill passes unless it lost acknowledged
 			// work or shows what no isolation level allows; every anomaly
 			// found is counted whatever the model
-			res, err := drill.Run(ctx, l, drill.Options{Scenario: m.step.Scenario, Workload: wl, Model: "read-committed", Rate: 100,
-				Before: t, After: t, Hold: 30 * time.Second, Timeout: 90 * time.Second, Command: m.opts.Command, Log: io.Discard})
+			o := drill.Options{Scenario: m.step.Scenario, Workload: wl, Model: "read-committed", Rate: 100,
+				Before: t, After: t, Hold: 30 * time.Second, Timeout: 90 * time.Second, Command: m.opts.Command, Log: io.Discard}
+			if m.step.Scenario == drill.ChaosDrill {
+				p, err := chaosParams(m.step, chaosSeed(m.study, m.step.Name, m.round), m.scale.Duration)
+				if err != nil {
+					return nil, err
+				}
+				o.Chaos = &drill.Chaos{Params: p, SeedGiven: true}
+			}
+			// a round starts from a whole cluster: a drill before it may have
+			// left a node out (it said so in its own verdict); made whole
+			// here, and counted
+			repaired, err := drill.MakeWhole(ctx, l, 90*time.Second)
+			if err != nil {
+				return nil, err
+			}
+			res, err := drill.Run(ctx, l, o)
 			if res == nil {
 				return nil, err
 			}
@@ -63,12 +121,27 @@ func init() {
 			if res.Passed {
 				passed = 1
 			}
-			out := []any{"lost_writes", float64(res.LostCount), "gap_s", res.Gap.Seconds, "passed", passed, "recovered_by_hand", float64(len(res.Interventions))}
+			out := []any{"lost_writes", float64(res.LostCount), "gap_s", res.Gap.Seconds, "passed", passed, "recovered_by_hand", float64(len(res.Interventions)),
+				"repaired_before", float64(min(len(repaired), 1))}
 			lostAny := 0.0
 			if res.LostCount > 0 || res.Consistency != nil && res.Consistency.Count("lost") > 0 {
 				lostAny = 1
 			}
 			out = append(out, "lost_any", lostAny)
+			if m.step.Scenario == drill.ChaosDrill {
+				// the schedule's hours, from its first fault to its last heal
+				h := float64(m.scale.Duration) / 3600
+				if n := len(res.Applied); n > 0 {
+					h = max(res.Applied[n-1].HealedS, 1) / 3600
+				}
+				late := 0.0
+				for _, a := range res.Applied {
+					if a.LateS > 0 {
+						late++
+					}
+				}
+				out = append(out, Exposure, h, lossRate, lostAny/h, "steps_late", late)
+			}
 			if c := res.Consistency; c != nil {
 				out = append(out, "lost_appends", float64(c.Count("lost")), "lost_updates", float64(c.Count("lost-update")),
 					"stale_reads", float64(c.Count("G-single-realtime")), "cycles", float64(c.Count("G0", "G1c", "G-single", "G2-item")),
@@ -89,6 +162,10 @@ func init() {
 				"unknown_appends":   "List-append transactions of unknown outcome",
 				"passed":            "Drills passed (1) or not (0): nothing acknowledged lost, nothing read committed forbids",
 				"recovered_by_hand": "Times the cluster had to be given a primary component back by hand (hadrill recover)",
+				"repaired_before":   "Rounds that found the cluster not whole and had to make it whole first (the drill before left a node out)",
+				Exposure:            "Hours of the fault schedule, its first fault to its last heal",
+				lossRate:            "Rounds that lost acknowledged work an hour of faults (a round counts once: a floor of the rate of losses)",
+				"steps_late":        "Steps of the schedule that began over 0.1 s late (the step before took longer to recover)",
 			}[metric]
 			return fmt.Sprintf("%s, drill %s with list-append transactions from every node", what, st.Scenario)
 		},
@@ -97,7 +174,54 @@ func init() {
 
 // studyDrills are the drills a study step runs: those that need no target
 // named (the whole cluster, or the load balancer's writer by default).
-var studyDrills = []string{"failover", "partition", "pause", "crash-partition", "full-outage", "rolling-restart"}
+var studyDrills = []string{"failover", "partition", "pause", "crash-partition", "full-outage", "rolling-restart", drill.ChaosDrill}
+
+// lossRate is a chaos step's rate of losses (RateSuffix: judged by
+// Garwood's interval over the rounds' hours, Exposure).
+const lossRate = "losses" + RateSuffix
+
+// chaosParams is a chaos step's schedule parameters: its faults (default
+// the drill's own), hold and interval, the scale's duration; seed decides
+// the draw (every problem at once, as the drill's flags name them).
+func chaosParams(st Step, seed uint64, duration int) (schedule.Params, error) {
+	p := schedule.Params{Seed: seed, Faults: schedule.Default, Duration: time.Duration(duration) * time.Second,
+		Hold: 10 * time.Second, Interval: 5 * time.Second}
+	var problems []string
+	if st.Faults != "" {
+		p.Faults = strings.Split(st.Faults, ",")
+	}
+	for _, d := range []struct {
+		field, text string
+		into        *time.Duration
+	}{{"hold", st.Hold, &p.Hold}, {"interval", st.Interval, &p.Interval}} {
+		if d.text == "" {
+			continue
+		}
+		v, err := time.ParseDuration(d.text)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("--%s: expected a duration (10s, 1m), got %q", d.field, d.text))
+			continue
+		}
+		*d.into = v
+	}
+	var u *hderr.UserError
+	if err := p.Check(); errors.As(err, &u) {
+		problems = append(problems, u.Problems...)
+	}
+	if len(problems) > 0 {
+		return p, hderr.Users(problems)
+	}
+	return p, nil
+}
+
+// chaosSeed is a chaos step's seed in a round: the same for every variant
+// of the round (their schedules are the same, so they are compared on the
+// same faults) and another each round.
+func chaosSeed(study, step string, round int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%s/%d", study, step, round)
+	return h.Sum64()
+}
 
 func drillNames() []string {
 	var out []string

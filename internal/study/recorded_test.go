@@ -204,6 +204,9 @@ func TestOppositeIsNeverReproduced(t *testing.T) {
 				var samples []Sample
 				for r, f := range []float64{0.98, 1, 1.02} {
 					samples = append(samples, Sample{Round: r + 1, Variant: e.Variant, Step: e.Step, Metric: e.Metric, Value: v * f})
+					if IsRate(e.Metric) { // an hour of exposure a round
+						samples = append(samples, Sample{Round: r + 1, Variant: e.Variant, Step: e.Step, Metric: Exposure, Value: 1})
+					}
 					if e.Than != "" {
 						samples = append(samples, Sample{Round: r + 1, Variant: e.Than, Step: e.Step, Metric: e.Metric, Value: 100 * f})
 					}

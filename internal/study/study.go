@@ -157,6 +157,12 @@ type Step struct {
 	Queries int    `yaml:"queries,omitempty" json:"queries,omitempty"` // slap: shared by the clients (0: each runs the query once)
 	// Scenario (drill): the drill run under the step's load.
 	Scenario string `yaml:"scenario,omitempty" json:"scenario,omitempty"`
+	// Faults, Hold, Interval (drill chaos): the faults the schedule draws
+	// from (as --faults), the longest a step holds, the longest wait after
+	// a heal (default 10s and 5s, as the drill's own).
+	Faults   string `yaml:"faults,omitempty" json:"faults,omitempty"`
+	Hold     string `yaml:"hold,omitempty" json:"hold,omitempty"`
+	Interval string `yaml:"interval,omitempty" json:"interval,omitempty"`
 	About    string `yaml:"about,omitempty" json:"about,omitempty"`
 }
 
@@ -176,6 +182,8 @@ type Scale struct {
 	Concurrency []int   `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
 	Iterations  int     `yaml:"iterations,omitempty" json:"iterations,omitempty"`
 	DatasetSize float64 `yaml:"dataset_size,omitempty" json:"dataset_size,omitempty"`
+	// Duration (drill chaos): seconds of the fault schedule a round.
+	Duration int `yaml:"duration,omitempty" json:"duration,omitempty"`
 }
 
 // Scales are a study's quick and full protocols.

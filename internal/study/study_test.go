@@ -279,9 +279,11 @@ steps:
   - {name: f, kind: consistency, workload: ledger}
   - {name: g, kind: consistency, scenario: full-outage}
   - {name: h, kind: consistency, workload: bank}
+  - {name: i, kind: drill, scenario: chaos, faults: "kill,nuke", hold: soon, interval: 1h5m}
+  - {name: j, kind: drill, scenario: pause, faults: kill}
 scales:
   quick: {runs: 1, time: 0}
-  full: {runs: 1, time: 5}
+  full: {runs: 1, time: 5, duration: 5}
 expect:
   - {step: h, variant: a, metric: lost_updates, min: 1, claim: c, source: s}
 `))
@@ -290,11 +292,16 @@ expect:
 	}
 	for _, want := range []string{
 		`steps[0].scenario: expected a drill (failover, partition, full-outage`,
-		`steps[1].scenario: a study runs the drills that need no target named (failover, partition, pause, crash-partition, full-outage, rolling-restart), got "domain-outage"`,
+		`steps[1].scenario: a study runs the drills that need no target named (failover, partition, pause, crash-partition, full-outage, rolling-restart, chaos), got "domain-outage"`,
 		`steps[1].workload: expected one of acked, append, bank, got "ledger"`,
 		`steps[2].workload: expected one of append, bank, got "ledger"`,
 		`steps[3].scenario: is for drill steps, got a consistency step`,
 		`scales.quick.time: expected 1 to 3600 seconds of traffic before the fault and after recovery (step d)`,
+		// a chaos step: its schedule's fields, and the scale's duration
+		`steps[5].faults: unknown fault "nuke"`, `steps[5].hold: expected a duration (10s, 1m), got "soon"`,
+		`steps[5].interval: expected 0 to 1h`, `steps[6].faults: applies to scenario chaos only`,
+		`scales.quick.duration: expected 10 to 86400 seconds of fault schedule a round (step i), got 0`,
+		`scales.full.duration: applies to a drill step of scenario chaos only (step d)`,
 		// a bank step yields the bank's figures only
 		`expect[0].metric: step h yields committed_per_s, wrong_totals, negative_values, got "lost_updates"`,
 	} {

@@ -219,7 +219,11 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 			ch.Published = cmp.Or(texts[e.Variant], "not printed") + " against " + cmp.Or(texts[e.Than], "not printed")
 		}
 		c, ok := cell(e.Variant, e.Step, e.Metric)
-		if e.Than == "" && ok {
+		if e.Than == "" && ok && IsRate(e.Metric) {
+			events, hours := exposed(samples, e.Variant, e.Step, e.Metric)
+			ch.Median, ch.Ours = c.Median, stats.RateEstimate(events, hours)
+			ch.Verdict = judge(ch.Ours, e)
+		} else if e.Than == "" && ok {
 			ch.Median, ch.Ours = c.Median, stats.MeanEstimate(c.Spread)
 			ch.Verdict = judge(ch.Ours, e)
 		} else if other, found := cell(e.Than, e.Step, e.Metric); ok && found && other.Mean != 0 && other.Median != 0 {
@@ -229,6 +233,44 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 		checks = append(checks, ch)
 	}
 	return cells, checks
+}
+
+// A rate metric (…_per_h) is events an hour of a step's exposure: each
+// round's rate with, beside it, its hours (Exposure). A claim on a rate is
+// judged on the events and hours of every round together, with Garwood's
+// exact Poisson interval (stats.RateEstimate), not a mean over rounds: no
+// event in a few minutes is then a bound, not a rate of 0.
+const (
+	RateSuffix = "_per_h"
+	Exposure   = "faults_h"
+)
+
+// IsRate reports whether metric is a rate an hour of exposure.
+func IsRate(metric string) bool { return strings.HasSuffix(metric, RateSuffix) }
+
+// exposed is a rate metric's events (each round's rate times its hours,
+// rounded) and hours, over the rounds that measured both.
+func exposed(samples []Sample, variant, step, metric string) (int, float64) {
+	rates, hours := map[int]float64{}, map[int]float64{}
+	for _, x := range samples {
+		if x.Variant != variant || x.Step != step {
+			continue
+		}
+		switch x.Metric {
+		case metric:
+			rates[x.Round] = x.Value
+		case Exposure:
+			hours[x.Round] = x.Value
+		}
+	}
+	events, total := 0, 0.0
+	for r, rate := range rates {
+		if h, ok := hours[r]; ok && h > 0 {
+			events += int(math.Round(rate * h))
+			total += h
+		}
+	}
+	return events, total
 }
 
 // Tally counts checks by verdict.
