@@ -210,6 +210,29 @@ func TestPairStrictly(t *testing.T) {
 	if _, err := Check(context.Background(), h.ops, "serializable"); err == nil || !strings.Contains(err.Error(), "its micro-operations are not those index 0 invoked") {
 		t.Errorf("a completion that appended something else: %v", err)
 	}
+	h = new(hist).txn(0, 1, 2, "info", ap(1, 1), ap(1, 2))
+	h.ops[1].Value = []Mop{ap(1, 3)}
+	if _, err := Check(context.Background(), h.ops, "serializable"); err == nil || !strings.Contains(err.Error(), "an unknown outcome's micro-operations are those index 0 invoked or a run of them") {
+		t.Errorf("an unknown outcome that names what was not invoked: %v", err)
+	}
+}
+
+// TestInfoNarrowed: an unknown outcome whose client recorded what it sent
+// (its second append never sent: the server had ended the transaction
+// under it, and its first append ran on its own) is judged on that: a
+// read of the first append alone is no intermediate read; judged on what
+// was invoked, the same history shows G1b.
+func TestInfoNarrowed(t *testing.T) {
+	h := new(hist).txn(0, 1, 5, "info", ap(1, 1), ap(1, 2)).txn(1, 6, 7, "ok", rd(1, 1))
+	r, err := Check(context.Background(), h.sorted(), "read-committed")
+	if err != nil || !strings.Contains(types(r), "G1b") {
+		t.Fatalf("judged on what was invoked: %v %s", err, types(r))
+	}
+	h.ops[1].Value = []Mop{ap(1, 1)}
+	r, err = Check(context.Background(), h.sorted(), "read-committed")
+	if err != nil || strings.Contains(types(r), "G1b") || !r.Valid {
+		t.Errorf("judged on what was sent: %v %s", err, types(r))
+	}
 }
 
 // TestLongLine (L4): a line past the limit is named with its number and

@@ -267,12 +267,17 @@ func pair(ops []Op) ([]*Txn, error) {
 			problems = append(problems, fmt.Sprintf("index %d: completes %q, but index %d invoked %q", op.Index, op.F, t.Invoke.Index, t.Invoke.F))
 		} else if op.Type == "ok" && !sameMops(t.Invoke.Value, op.Value) {
 			problems = append(problems, fmt.Sprintf("index %d: its micro-operations are not those index %d invoked (the same functions, keys and appended values, in order; a read's list filled in)", op.Index, t.Invoke.Index))
+		} else if op.Type == "info" && len(op.Value) > 0 && !runOf(t.Invoke.Value, op.Value) {
+			problems = append(problems, fmt.Sprintf("index %d: an unknown outcome's micro-operations are those index %d invoked or a run of them (what the client sent), got others", op.Index, t.Invoke.Index))
 		}
 		t.Complete, t.Type = op, op.Type
 		if op.Node != "" {
 			t.Node = op.Node
 		}
-		if op.Type == "ok" {
+		// an unknown outcome narrowed by its client to what it sent (a
+		// transaction cut short, or whose statement ran on its own after
+		// the server ended it) is judged on that alone
+		if op.Type == "ok" || (op.Type == "info" && len(op.Value) > 0) {
 			t.Mops = op.Value
 		}
 	}
@@ -280,6 +285,17 @@ func pair(ops []Op) ([]*Txn, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// runOf says whether done is a run of invoked (consecutive micro-operations,
+// as sameMops compares them).
+func runOf(invoked, done []Mop) bool {
+	for j := 0; j+len(done) <= len(invoked); j++ {
+		if sameMops(invoked[j:j+len(done)], done) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameMops says whether a completion did what was invoked: the same

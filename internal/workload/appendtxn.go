@@ -292,21 +292,27 @@ func broken(code int) bool { return code >= 2000 } // client-side errors: the co
 // transaction is still open: a Galera node may end a local transaction
 // (a brute-force abort by a replicated write set) and run the session's
 // next statements outside any transaction. Such a transaction is recorded
-// as info with error Escaped: part of it may have committed, statement by
-// statement, and no history can say which. When the question itself fails
-// after an append (a node that just left the primary component answers
-// 1047), the append may have been such a statement: info too.
+// as info with error Escaped, holding only the statement that may have run
+// on its own: the ones before it ran inside the transaction (the server
+// said so after each) and went with it, the ones after were never sent.
+// When the question itself fails after an append (a node that just left
+// the primary component answers 1047), the append may have been such a
+// statement: info too. A transaction cut short records what was sent, up
+// to the statement that failed; what was never sent is not in the history
+// (a read would otherwise seem to see the transaction half-committed).
 func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consistency.Mop, string, int) {
 	done := make([]consistency.Mop, len(mops))
 	copy(done, mops)
 	wrote := false
+	sent := 0 // the statements sent so far
 	fail := func(err error) ([]consistency.Mop, string, int) {
-		return mops, statementFailed(wrote, err), rollback(ctx, c, err)
+		return mops[:max(sent, 1)], statementFailed(wrote, err), rollback(ctx, c, err)
 	}
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		return fail(err)
 	}
 	for i, m := range mops {
+		sent = i + 1
 		if m.F == "append" {
 			if _, err := c.ExecContext(ctx, "INSERT INTO "+appendTable+" (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', ?)", m.Key, m.Value, m.Value); err != nil {
 				return fail(err)
@@ -328,13 +334,13 @@ func transact(ctx context.Context, c *sql.Conn, mops []consistency.Mop) ([]consi
 		if err != nil && m.F == "append" {
 			// the server may have ended the transaction before this append
 			// without a word, and the append then committed on its own
-			return mops, "info", rollback(ctx, c, err)
+			return mops[:sent], "info", rollback(ctx, c, err)
 		}
 		if err != nil {
 			return fail(err)
 		}
-		if !in { // ended under us: this statement, or what followed, ran on its own
-			return mops, "info", Escaped
+		if !in { // ended under us: this statement may have run on its own
+			return mops[i : i+1], "info", Escaped
 		}
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
