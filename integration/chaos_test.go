@@ -84,6 +84,36 @@ func TestChaos(t *testing.T) {
 			t.Errorf("step %d applied at %.2f s (planned %.2f), first at %.2f s (planned %.2f)", i+1, a.AtS, a.PlanS, f.AtS, f.PlanS)
 		}
 	}
+	// a CPU fault: db1's machine cut to a tenth of a core while it runs;
+	// a CPU-bound query on it takes several times as long, status names
+	// the fault, and heal gives the time back
+	busy := func() time.Duration {
+		t0 := time.Now()
+		e.sql("itchaos", "db1", "SELECT BENCHMARK(1500000, MD5('hadrill'))")
+		return time.Since(t0)
+	}
+	if r := e.run("fault", "cpu", "db1", "db9", "--name", "itchaos", "--cores", "100"); r.code != 2 || !strings.Contains(r.stderr, "--cores: expected 0.01 to 64 cores, got 100") || !strings.Contains(r.stderr, `unknown host "db9"`) {
+		t.Errorf("a bad CPU fault: exit %d\n%s", r.code, r.stderr)
+	}
+	before := busy()
+	e.ok("fault", "cpu", "db1", "--name", "itchaos", "--cores", "0.1")
+	var faults struct {
+		Faults []struct {
+			Fault string `json:"fault"`
+			Value string `json:"value"`
+		} `json:"faults"`
+	}
+	if e.statusInto("itchaos", &faults); len(faults.Faults) != 1 || faults.Faults[0].Fault != "cpu" || faults.Faults[0].Value != "0.1 cores" {
+		t.Errorf("status under the CPU fault: %+v", faults.Faults)
+	}
+	capped := busy()
+	e.ok("fault", "heal", "--name", "itchaos")
+	after := busy()
+	t.Logf("BENCHMARK on db1: %v, at 0.1 cores %v, healed %v", before, capped, after)
+	if capped < 2*before || capped < 2*after {
+		t.Errorf("a CPU-bound query at 0.1 cores took %v, against %v before and %v after the heal", capped, before, after)
+	}
+
 	// interrupted in the middle of a step (SIGINT, as Ctrl-C): the drill
 	// heals what it broke, says so, keeps its run marked interrupted, and
 	// leaves the cluster whole and no fault in place

@@ -14,6 +14,7 @@ import (
 // second cluster), rolling restart, full clean stop/start, kill -9 of every
 // node and start --all, bad node names, a taken lab name, down.
 func TestLifecycle(t *testing.T) {
+	t.Parallel() // it waits on its own lab, whose names no other test uses
 	e := newEnv(t)
 	e.ok("up", "--name", "itlife")
 	st := e.status("itlife")

@@ -252,6 +252,12 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 		return nil
 	case schedule.OneWay:
 		return d.l.Inject(ctx, chaos.Partition{From: e.From, To: e.Targets})
+	case schedule.CPU:
+		var hosts []string
+		for _, n := range nodes(d.l.Plan(), e.Targets) {
+			hosts = append(hosts, n.Host)
+		}
+		return d.l.Inject(ctx, chaos.CPU{Hosts: hosts, Cores: e.Cores})
 	case schedule.ClockBump:
 		f, err := chaos.ParseClock(e.Targets[0], e.Clock, "")
 		if err != nil {

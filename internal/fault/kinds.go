@@ -27,4 +27,6 @@ const (
 	Disk Kind = "disk"
 	// Clock: a node's wall clock moved (an offset, a drift).
 	Clock Kind = "clock"
+	// CPU: hosts' CPU quota cut live to a share of a core.
+	CPU Kind = "cpu"
 )

@@ -230,6 +230,9 @@ func TestRateClaims(t *testing.T) {
 		if len(checks) != 1 || checks[0].Verdict != c.want || !checks[0].Ours.Known {
 			t.Errorf("%s: %+v, want %s", c.name, checks, c.want)
 		}
+		if c.want == Inconclusive && !strings.Contains(reasonOf(checks[0]), "0 in 0.05 hours: the rate may be anywhere from 0.000 to 59.9 an hour") {
+			t.Errorf("%s: the reason %q", c.name, reasonOf(checks[0]))
+		}
 	}
 	d := Plan(s, []string{"durable", "relaxed"}, rounds(3, 1.0/60, 0), 3, time.Minute, 0)
 	// none seen: the hours that bound the rate under 0.1 (−ln 0.05 / 0.1

@@ -80,7 +80,11 @@ type Check struct {
 	Published string         `json:"published,omitempty"`
 	Ours      stats.Estimate `json:"ours"`
 	// Median is the variant's median, or the ratio of the two medians.
-	Median  float64 `json:"median"`
+	Median float64 `json:"median"`
+	// Events and Hours: a rate's events and hours over every round
+	// (IsRate), what its interval is of.
+	Events  int     `json:"events,omitempty"`
+	Hours   float64 `json:"hours,omitempty"`
 	Verdict string  `json:"verdict"`
 	// Measured are the run's per-host measurements that bear on the claim
 	// (a disk at its cap, a host at its CPU quota), said when it does not
@@ -221,7 +225,7 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 		c, ok := cell(e.Variant, e.Step, e.Metric)
 		if e.Than == "" && ok && IsRate(e.Metric) {
 			events, hours := exposed(samples, e.Variant, e.Step, e.Metric)
-			ch.Median, ch.Ours = c.Median, stats.RateEstimate(events, hours)
+			ch.Median, ch.Ours, ch.Events, ch.Hours = c.Median, stats.RateEstimate(events, hours), events, hours
 			ch.Verdict = judge(ch.Ours, e)
 		} else if e.Than == "" && ok {
 			ch.Median, ch.Ours = c.Median, stats.MeanEstimate(c.Spread)
@@ -503,6 +507,12 @@ func reasonOf(c Check) string {
 		return "not checkable here: " + c.NotCheckable
 	case Inconclusive:
 		switch {
+		case c.Hours > 0:
+			more := "more hours would tell"
+			if c.Needs > c.Rounds {
+				more = fmt.Sprintf("about %d rounds would decide it (it had %d)", c.Needs, c.Rounds)
+			}
+			return fmt.Sprintf("%d in %.3g hours: the rate may be anywhere from %s to %s an hour (Garwood's interval); %s", c.Events, c.Hours, number(c.Ours.Lo), number(c.Ours.Hi), more)
 		case !c.Ours.Known:
 			return "one round gives no interval: noise cannot be told apart"
 		case c.Ours.Unbounded:

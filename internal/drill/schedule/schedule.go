@@ -35,10 +35,11 @@ const (
 	PartitionBridge = "partition-bridge"
 	OneWay          = "one-way" // the packets from one node to another dropped, not back
 	ClockBump       = "clock"   // one node's wall clock moved up to a minute either way
+	CPU             = "cpu"     // one node's machine cut to a tenth, a quarter or half a core
 )
 
 // Kinds are the fault kinds, in the order --faults lists them.
-var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, OneWay, ClockBump}
+var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, OneWay, ClockBump, CPU}
 
 // Default are the kinds a chaos drill draws from unless told: Jepsen's
 // Galera mix of crashes, pauses and partitions.
@@ -60,6 +61,8 @@ type Event struct {
 	From []string `json:"from,omitempty"`
 	// Clock is a clock bump's offset ("+12s").
 	Clock string `json:"clock,omitempty"`
+	// Cores is what a CPU fault leaves its node.
+	Cores float64 `json:"cores,omitempty"`
 }
 
 // Step is faults held together, then healed.
@@ -214,6 +217,9 @@ func event(r *rand.Rand, kind string, nodes []string, offset time.Duration) Even
 			secs = -secs
 		}
 		e.Clock = fmt.Sprintf("%+ds", secs)
+	case CPU:
+		e.Targets = shuffled[:1]
+		e.Cores = []float64{0.1, 0.25, 0.5}[r.IntN(3)]
 	}
 	return e
 }
@@ -300,6 +306,9 @@ func Parse(data []byte, where string, nodes []string) (Schedule, error) {
 					missing = append(missing, n)
 				}
 			}
+			if e.Kind == CPU && (e.Cores < 0.01 || e.Cores > 64) {
+				problems = append(problems, fmt.Sprintf("%s.cores: expected 0.01 to 64, got %g", ev, e.Cores))
+			}
 			if e.Kind == ClockBump {
 				if _, err := time.ParseDuration(strings.TrimPrefix(e.Clock, "+")); err != nil {
 					problems = append(problems, fmt.Sprintf("%s.clock: expected a signed duration such as +12s, got %q", ev, e.Clock))
@@ -324,6 +333,9 @@ func (st Step) Says() string {
 		}
 		if e.Clock != "" {
 			w += " " + e.Clock
+		}
+		if e.Cores > 0 {
+			w += fmt.Sprintf(" to %g cores", e.Cores)
 		}
 		if i > 0 {
 			w = fmt.Sprintf("%.1f s later %s", float64(e.Offset), w)

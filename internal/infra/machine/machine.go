@@ -60,6 +60,51 @@ func limit(p *plan.Plan, h plan.Host) error {
 	return err
 }
 
+// SetCPU changes a host's CPU quota live to cores (a CPU fault): its
+// processes keep running, throttled to that share of the period.
+func SetCPU(p *plan.Plan, host string, cores float64) error {
+	cpu := p.CgroupDir(host, "cpu")
+	if cpu == "" {
+		return fmt.Errorf("host %s has no cpu cgroup (a root lab on this computer has one)", host)
+	}
+	return write(filepath.Join(cpu, "cpu.cfs_quota_us"), strconv.Itoa(max(1000, int(cores*cfsPeriod+0.5))))
+}
+
+// RestoreCPU gives every host its machine's CPU quota back (none without
+// a machine): what heal does after a CPU fault. A lab without cgroups has
+// nothing to restore.
+func RestoreCPU(p *plan.Plan) error {
+	var errs []error
+	for _, h := range p.Hosts {
+		cpu := p.CgroupDir(h.Name, "cpu")
+		if cpu == "" {
+			continue
+		}
+		if _, err := os.Stat(cpu); err != nil { // a host not set up (yet)
+			continue
+		}
+		quota := "-1"
+		if m := h.Machine; m != nil {
+			quota = strconv.Itoa(int(m.CPUs*cfsPeriod + 0.5))
+		}
+		errs = append(errs, write(filepath.Join(cpu, "cpu.cfs_quota_us"), quota))
+	}
+	return errors.Join(errs...)
+}
+
+// CPUCap is a host's CPU quota now, in cores (0: none).
+func CPUCap(p *plan.Plan, host string) float64 {
+	b, err := os.ReadFile(filepath.Join(p.CgroupDir(host, "cpu"), "cpu.cfs_quota_us"))
+	if err != nil {
+		return 0
+	}
+	q, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || q <= 0 {
+		return 0
+	}
+	return float64(q) / cfsPeriod
+}
+
 func write(path, value string) error {
 	if err := os.WriteFile(path, []byte(value), 0o644); err != nil {
 		return fmt.Errorf("cgroup %s: %w", path, err)
