@@ -252,7 +252,7 @@ client: {name: client}
 
 				// a seeded chaos drill on semi-sync with failover: auto: kills and
 				// pauses of any node, the primary's included, run to a verdict
-				r := e.run("drill", "chaos", "--name", c.lab, "--seed", "5", "--duration", "8s", "--hold", "1500ms", "--interval", "1s",
+				r := e.run("drill", "chaos", "--name", c.lab, "--seed", "5", "--duration", "6s", "--hold", "1500ms", "--interval", "1s",
 					"--faults", "kill,pause", "--rate", "20", "--before", "1s", "--after", "1s", "-o", "json")
 				var ch chaosResult
 				if err := json.Unmarshal([]byte(r.stdout), &ch); err != nil || (r.code != 0 && r.code != 1) || ch.Verdict == "" || len(ch.Applied) == 0 || ch.Schedule.Seed != 5 {

@@ -140,6 +140,7 @@ load_balancers: [{name: lb, cluster: db, machine: small}]
 // buffer pool fills is killed by the limit, and the command that hit it
 // says so (never a hang, never only "connection refused").
 func TestMemoryLimitKill(t *testing.T) {
+	t.Parallel() // its lab is its own; it mostly waits for servers and the OOM killer
 	e := newEnv(t)
 	spec := e.writeSpec("itoom", `name: itoom
 machines: [{name: cramped, cpus: 2, memory: 256M}]
@@ -157,6 +158,25 @@ clusters: [{name: db, kind: standalone, machine: cramped, config: {innodb_buffer
 	}
 	if s := e.ok("status", "--name", "itoom").stdout; !strings.Contains(s, "MEMORY-LIMIT KILLS") {
 		t.Errorf("status does not show the kill:\n%s", s)
+	}
+
+	// a memory fault: the limit cut live to what the server holds after a
+	// restart and a little more; a MEMORY table grown past it is ended
+	// by the OOM killer (the server with it); heal gives the machine's
+	// limit back and starts the server
+	e.ok("fault", "heal", "--name", "itoom")
+	if r := e.run("fault", "memory", "db1", "--name", "itoom", "--limit", "1K"); r.code != 2 || !strings.Contains(r.stderr, `--limit: expected a size of at least 16M`) {
+		t.Errorf("a bad memory fault: exit %d\n%s", r.code, r.stderr)
+	}
+	e.ok("fault", "memory", "db1", "--name", "itoom", "--limit", "200M")
+	grow := e.run("sql", "db1", "--name", "itoom", "-e", "SET SESSION max_heap_table_size=1073741824; CREATE TABLE app.big ENGINE=MEMORY SELECT REPEAT('x', 1000) AS v FROM seq.seq_1_to_400000")
+	e.statusInto("itoom", &st)
+	if grow.code == 0 || st.Hosts[0].OOMKills < 2 {
+		t.Errorf("a MEMORY table past a 200M limit: exit %d, memory-limit kills %d\n%s", grow.code, st.Hosts[0].OOMKills, grow.stderr)
+	}
+	e.ok("fault", "heal", "--name", "itoom")
+	if s := e.states("itoom"); s != "db1=running" {
+		t.Errorf("after heal: %s", s)
 	}
 	e.ok("down", "--name", "itoom")
 }

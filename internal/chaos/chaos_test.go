@@ -156,7 +156,7 @@ func TestHealOrder(t *testing.T) {
 	for _, f := range families {
 		orders = append(orders, f.order)
 	}
-	if !slices.IsSorted(orders) || len(orders) != 7 {
+	if !slices.IsSorted(orders) || len(orders) != 8 {
 		t.Fatalf("heal order %v", orders)
 	}
 	p := &plan.Plan{Lab: "h", Mode: plan.ModeNetns, Hosts: []plan.Host{{Name: "db1", NICs: []plan.NIC{{Name: "eth0"}}}}}

@@ -53,3 +53,38 @@ func TestCPU(t *testing.T) {
 		t.Errorf("a lab without cgroups: %v", err)
 	}
 }
+
+// TestMemory: a memory fault names every problem at once; applied, it
+// sets each host's limit and is logged; heal gives each host its
+// machine's limit back.
+func TestMemory(t *testing.T) {
+	dir := t.TempDir()
+	p := &plan.Plan{Lab: "m", Mode: plan.ModeNetns, Cgroups: map[string]string{"memory": dir},
+		Hosts: []plan.Host{{Name: "db1"}, {Name: "db2", Machine: &plan.Machine{MemoryBytes: 1 << 30}}}}
+	for _, h := range []string{"db1", "db2"} {
+		if err := os.MkdirAll(filepath.Join(dir, h), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := newFakeLab(t, p, &sleepers{})
+	err := Memory{Hosts: []string{"db9"}, Limit: "1K"}.Inject(context.Background(), l)
+	if err == nil || !strings.Contains(err.Error(), `--limit: expected a size of at least 16M (e.g. 300M, 1G), got "1K"`) || !strings.Contains(err.Error(), `HOST: unknown host "db9"`) {
+		t.Errorf("bad memory fault: %v", err)
+	}
+	if err := (Memory{Hosts: []string{"db1", "db2"}, Limit: "300M"}).Inject(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	limit := func(h string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, h, "memory.limit_in_bytes"))
+		return string(b)
+	}
+	if limit("db1") != "314572800" || limit("db2") != "314572800" {
+		t.Errorf("limits under the fault: %q %q", limit("db1"), limit("db2"))
+	}
+	if err := Heal(context.Background(), l); err != nil {
+		t.Logf("heal: %v", err)
+	}
+	if limit("db1") != "-1" || limit("db2") != "1073741824" {
+		t.Errorf("limits after heal: %q %q", limit("db1"), limit("db2"))
+	}
+}

@@ -223,14 +223,25 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 func (d *drill) startAppends(ctx context.Context) (*workload.HistoryRun, error) {
 	var targets []workload.Endpoint
 	var names []string
-	for _, n := range d.nodes {
-		e, err := workload.Resolve(ctx, d.l, n.Name, "")
+	// a Galera cluster takes them on every node; a primary cluster's
+	// replicas are read-only, so its clients go where its writes go: the
+	// load balancer, which follows a failover to the new primary
+	on := d.cluster.Nodes
+	if d.cluster.Kind == spec.KindPrimary {
+		on = []string{d.lb.Name}
+	}
+	for _, name := range on {
+		e, err := workload.Resolve(ctx, d.l, name, "")
 		if err != nil {
 			return nil, err
 		}
-		targets, names = append(targets, e), append(names, n.Name)
+		targets, names = append(targets, e), append(names, name)
 	}
-	p := workload.HistoryParams{Workload: d.o.Workload, Clients: 2 * len(targets), Keys: 10, MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names}
+	clients := 2 * len(targets)
+	if len(on) == 1 {
+		clients = 2 * len(d.nodes)
+	}
+	p := workload.HistoryParams{Workload: d.o.Workload, Clients: clients, Keys: 10, MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names}
 	if p.Workload == "bank" {
 		p.Keys = 5
 	}

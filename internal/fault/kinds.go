@@ -29,4 +29,6 @@ const (
 	Clock Kind = "clock"
 	// CPU: hosts' CPU quota cut live to a share of a core.
 	CPU Kind = "cpu"
+	// Memory: hosts' memory limit cut live (up to the OOM killer).
+	Memory Kind = "memory"
 )

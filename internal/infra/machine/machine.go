@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -88,6 +89,47 @@ func RestoreCPU(p *plan.Plan) error {
 			quota = strconv.Itoa(int(m.CPUs*cfsPeriod + 0.5))
 		}
 		errs = append(errs, write(filepath.Join(cpu, "cpu.cfs_quota_us"), quota))
+	}
+	return errors.Join(errs...)
+}
+
+// SetMemory changes a host's memory limit live to bytes (a memory fault):
+// the kernel first reclaims what it can (the page cache); a host whose
+// processes use more than that leaves is refused (EBUSY), and past the
+// limit the cgroup's OOM killer ends its biggest process.
+func SetMemory(p *plan.Plan, host string, bytes int64) error {
+	mem := p.CgroupDir(host, "memory")
+	if mem == "" {
+		return fmt.Errorf("host %s has no memory cgroup (a root lab on this computer has one)", host)
+	}
+	err := write(filepath.Join(mem, "memory.limit_in_bytes"), strconv.FormatInt(bytes, 10))
+	if errors.Is(err, syscall.EBUSY) {
+		used := readInt(filepath.Join(mem, "memory.usage_in_bytes"))
+		return fmt.Errorf("host %s: its processes use %d MiB, which %d MiB cannot hold even with its page cache given back", host, used>>20, bytes>>20)
+	}
+	return err
+}
+
+// RestoreMemory gives hosts (none named: every host) their machine's
+// memory limit back (none without a machine).
+func RestoreMemory(p *plan.Plan, hosts ...string) error {
+	var errs []error
+	for _, h := range p.Hosts {
+		if len(hosts) > 0 && !slices.Contains(hosts, h.Name) {
+			continue
+		}
+		mem := p.CgroupDir(h.Name, "memory")
+		if mem == "" {
+			continue
+		}
+		if _, err := os.Stat(mem); err != nil {
+			continue
+		}
+		limit := "-1"
+		if m := h.Machine; m != nil {
+			limit = strconv.FormatInt(m.MemoryBytes, 10)
+		}
+		errs = append(errs, write(filepath.Join(mem, "memory.limit_in_bytes"), limit))
 	}
 	return errors.Join(errs...)
 }
