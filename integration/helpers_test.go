@@ -34,7 +34,8 @@ type env struct {
 // active are the envs of the tests running now. Tests that mostly wait
 // (outages, failovers and state transfers, each timing bound loose enough
 // for a busy machine) and the SSH tests run two at a time, after every
-// other test (make integration: -parallel 2); each has its own home, lab
+// other test (make integration: -parallel 2; three at a time started
+// servers that exited during start-up); each has its own home, lab
 // names and namespaces. libfaketime's files are named by process, not by
 // lab: a test that ran beside another cannot tell whose they are, and
 // leaves that check to TestMain.

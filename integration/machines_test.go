@@ -169,7 +169,7 @@ clusters: [{name: db, kind: standalone, machine: cramped, config: {innodb_buffer
 		t.Errorf("a bad memory fault: exit %d\n%s", r.code, r.stderr)
 	}
 	e.ok("fault", "memory", "db1", "--name", "itoom", "--limit", "200M")
-	grow := e.run("sql", "db1", "--name", "itoom", "-e", "SET SESSION max_heap_table_size=1073741824; CREATE TABLE app.big ENGINE=MEMORY SELECT REPEAT('x', 1000) AS v FROM seq.seq_1_to_400000")
+	grow := e.run("sql", "db1", "--name", "itoom", "-e", "SET SESSION max_heap_table_size=1073741824; CREATE TABLE app.big (v VARCHAR(1000)) ENGINE=MEMORY SELECT REPEAT('x', 1000) AS v FROM seq.seq_1_to_400000")
 	e.statusInto("itoom", &st)
 	if grow.code == 0 || st.Hosts[0].OOMKills < 2 {
 		t.Errorf("a MEMORY table past a 200M limit: exit %d, memory-limit kills %d\n%s", grow.code, st.Hosts[0].OOMKills, grow.stderr)

@@ -98,6 +98,7 @@ func (e *env) waitWhole(lab, want string, limit time.Duration) {
 // first when the lab goes down and keeps its partial results; a benchmark
 // never drops what it does not own; no plaintext password reaches a log.
 func TestTrust(t *testing.T) {
+	t.Parallel() // it mostly waits for drills and repairs on its own lab
 	e := newEnv(t)
 	spec := e.writeSpec("ittr", `name: ittr
 clusters:

@@ -221,10 +221,20 @@ func checksums(ctx context.Context, l Lab, nodes []*plan.Node) map[string]Sums {
 }
 
 func checksumsOn(ctx context.Context, l Lab, n *plan.Node) Sums {
-	db := l.Admin(n)
-	defer db.Close()
+	pool := l.Admin(n)
+	defer pool.Close()
 	qctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	db, err := pool.Conn(qctx)
+	if err != nil {
+		return Sums{Err: err}
+	}
+	defer db.Close()
+	// a Galera member Synced may still be applying the last write sets:
+	// its first read waits until it applied what the cluster committed
+	// before it (a server without Galera refuses the variable: its own
+	// data is all there is)
+	_, _ = db.ExecContext(qctx, "SET SESSION wsrep_sync_wait = 1")
 	rows, err := db.QueryContext(qctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'app' ORDER BY 1")
 	if err != nil {
 		return Sums{Err: err}
@@ -243,6 +253,10 @@ func checksumsOn(ctx context.Context, l Lab, n *plan.Node) Sums {
 	for _, t := range tables {
 		var name string
 		var sum *string
+		// the causal read first (wsrep_sync_wait covers reads, not CHECKSUM TABLE)
+		if rows, err := db.QueryContext(qctx, "SELECT 1 FROM app.`"+t+"` LIMIT 1"); err == nil {
+			rows.Close()
+		}
 		if err := db.QueryRowContext(qctx, "CHECKSUM TABLE app.`"+t+"`").Scan(&name, &sum); err != nil {
 			return Sums{Err: fmt.Errorf("CHECKSUM TABLE app.%s: %w", t, err)}
 		}
