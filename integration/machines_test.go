@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -168,11 +169,17 @@ clusters: [{name: db, kind: standalone, machine: cramped, config: {innodb_buffer
 	if r := e.run("fault", "memory", "db1", "--name", "itoom", "--limit", "1K"); r.code != 2 || !strings.Contains(r.stderr, `--limit: expected a size of at least 16M`) {
 		t.Errorf("a bad memory fault: exit %d\n%s", r.code, r.stderr)
 	}
-	e.ok("fault", "memory", "db1", "--name", "itoom", "--limit", "200M")
+	// what the restarted server holds, and 32 MiB more
+	e.statusInto("itoom", &st)
+	limit := fmt.Sprintf("%dM", st.Hosts[0].MemoryBytes>>20+32)
+	if r := e.run("fault", "memory", "db1", "--name", "itoom", "--limit", "16M"); r.code != 2 || !strings.Contains(r.stderr, "which 16 MiB cannot hold even with its page cache given back") {
+		t.Errorf("a memory fault below what the server holds: exit %d\n%s", r.code, r.stderr)
+	}
+	e.ok("fault", "memory", "db1", "--name", "itoom", "--limit", limit)
 	grow := e.run("sql", "db1", "--name", "itoom", "-e", "SET SESSION max_heap_table_size=1073741824; CREATE TABLE app.big (v VARCHAR(1000)) ENGINE=MEMORY SELECT REPEAT('x', 1000) AS v FROM seq.seq_1_to_400000")
 	e.statusInto("itoom", &st)
 	if grow.code == 0 || st.Hosts[0].OOMKills < 2 {
-		t.Errorf("a MEMORY table past a 200M limit: exit %d, memory-limit kills %d\n%s", grow.code, st.Hosts[0].OOMKills, grow.stderr)
+		t.Errorf("a MEMORY table past a %s limit: exit %d, memory-limit kills %d\n%s", limit, grow.code, st.Hosts[0].OOMKills, grow.stderr)
 	}
 	e.ok("fault", "heal", "--name", "itoom")
 	if s := e.states("itoom"); s != "db1=running" {
