@@ -145,8 +145,9 @@ func (d *drill) chaosSchedule() (schedule.Schedule, error) {
 // followSchedule applies each step at its time from the first fault:
 // its faults, the heal at the end of its hold, a quorum given back as a
 // DBA would when the cluster cannot form one by itself; the next step
-// waits for its time (or starts late, and says so, when recovering took
-// longer). It returns the last heal's time.
+// waits for its time and at least the schedule's wait after the heal
+// returned (so it starts late, and says so, when recovering took longer).
+// It returns the last heal's time.
 func (d *drill) followSchedule(ctx context.Context) (time.Time, error) {
 	s := d.sched
 	d.faultAt = time.Now()
@@ -192,10 +193,15 @@ func (d *drill) followSchedule(ctx context.Context) (time.Time, error) {
 		}
 		a.HealedS = time.Since(d.faultAt).Seconds()
 		// the next step comes at its time, recovered or not (faults do
-		// not wait for a cluster to be whole); only a cluster that formed
-		// no primary component by then is given one, as a DBA would
+		// not wait for a cluster to be whole), but never sooner after this
+		// heal returned than the schedule's wait between them: a heal that
+		// restarted servers outlasts short waits, and the next fault would
+		// otherwise strike the moment it returned; only a cluster that
+		// formed no primary component by then is given one, as a DBA would
 		if i+1 < len(s.Steps) {
-			sleepUntil(ctx, d.faultAt.Add(s.Steps[i+1].At.D()))
+			next := s.Steps[i+1]
+			wait := (next.At - st.At - st.Hold).D()
+			sleepUntil(ctx, later(d.faultAt.Add(next.At.D()), time.Now().Add(wait)))
 		}
 		if err := d.primaryBack(context.WithoutCancel(ctx), healed, fmt.Sprintf("step %d (%s)", i+1, a.Says)); err != nil {
 			errs = append(errs, err.Error())
@@ -280,6 +286,14 @@ func (d *drill) saveSchedule() error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, ScheduleFile), append(b, '\n'), 0o644)
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // sleepUntil sleeps until t (or ctx ends).
