@@ -94,4 +94,3 @@ func chaos(bin string, runs int) {
 	fmt.Printf("\n%d steps, %d began late (the heal before outlasted the wait), %d faults skipped (a node still coming back)\n", steps, late, skipped)
 	fmt.Printf("target: a step's hold within 0.1 s of the schedule's (median of every step): %v (%.3f s)\n", abs(median(holdErr)) <= 0.1, median(holdErr))
 }
-

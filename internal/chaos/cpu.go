@@ -12,6 +12,7 @@ import (
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/machine"
+	"github.com/hadrill/hadrill/internal/plan"
 )
 
 // CPU is `hadrill fault cpu HOST... --cores N`: the hosts' CPU quota cut
@@ -49,26 +50,48 @@ func (f CPU) Inject(ctx context.Context, l Lab) error {
 	if f.Cores < MinCPU || f.Cores > MaxCPU {
 		problems = append(problems, fmt.Sprintf("--cores: expected %g to %g cores, got %g", MinCPU, float64(MaxCPU), f.Cores))
 	}
-	var hosts []string
-	for _, h := range p.Hosts {
-		hosts = append(hosts, h.Name)
-	}
-	for _, h := range f.Hosts {
-		if !slices.Contains(hosts, h) {
-			problems = append(problems, fmt.Sprintf("HOST: unknown host %q (hosts: %v)", h, hosts))
-		} else if p.CgroupDir(h, "cpu") == "" {
-			problems = append(problems, fmt.Sprintf("HOST: %s has no machine cgroup to throttle (a CPU fault needs a root lab on this computer)", h))
-		}
-	}
+	problems = append(problems, machineHosts(p, f.Hosts, "cpu", "a CPU fault")...)
 	if err := hderr.Users(problems); err != nil || fault.IsDry(ctx) {
 		return err
 	}
 	at := time.Now().UTC()
+	if err := eachHost(f.Hosts, func(h string) error { return machine.SetCPU(p, h, f.Cores) }, func(done []string) error { return machine.RestoreCPU(p, done...) }); err != nil {
+		return err
+	}
 	for _, h := range f.Hosts {
-		if err := machine.SetCPU(p, h, f.Cores); err != nil {
-			return err
-		}
 		l.Logf("%s: CPU cut to %g cores", h, f.Cores)
 	}
 	return l.Record(fault.Record{Fault: fault.CPU, Targets: f.Hosts, Value: strconv.FormatFloat(f.Cores, 'f', -1, 64) + " cores", At: at})
+}
+
+// machineHosts are the problems of hosts a machine fault names: unknown
+// ones, and ones without the controller's cgroup (what names the fault).
+func machineHosts(p *plan.Plan, names []string, controller, what string) []string {
+	var hosts, problems []string
+	for _, h := range p.Hosts {
+		hosts = append(hosts, h.Name)
+	}
+	for _, h := range names {
+		if !slices.Contains(hosts, h) {
+			problems = append(problems, fmt.Sprintf("HOST: unknown host %q (hosts: %v)", h, hosts))
+		} else if p.CgroupDir(h, controller) == "" {
+			problems = append(problems, fmt.Sprintf("HOST: %s has no machine cgroup (%s needs a root lab on this computer)", h, what))
+		}
+	}
+	return problems
+}
+
+// eachHost sets a machine fault on every host, all or none: when one
+// fails, those set before it get theirs back (undo) and the error says so.
+func eachHost(hosts []string, set func(string) error, undo func(done []string) error) error {
+	for i, h := range hosts {
+		if err := set(h); err != nil {
+			if i == 0 {
+				return hderr.User("%v", err)
+			}
+			_ = undo(hosts[:i])
+			return hderr.User("%v (what was set on %v before it was taken back)", err, hosts[:i])
+		}
+	}
+	return nil
 }

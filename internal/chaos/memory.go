@@ -3,7 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -49,30 +48,15 @@ func (f Memory) Inject(ctx context.Context, l Lab) error {
 	if err != nil || bytes < MinMemory {
 		problems = append(problems, fmt.Sprintf("--limit: expected a size of at least 16M (e.g. 300M, 1G), got %q", f.Limit))
 	}
-	var hosts []string
-	for _, h := range p.Hosts {
-		hosts = append(hosts, h.Name)
-	}
-	for _, h := range f.Hosts {
-		if !slices.Contains(hosts, h) {
-			problems = append(problems, fmt.Sprintf("HOST: unknown host %q (hosts: %v)", h, hosts))
-		} else if p.CgroupDir(h, "memory") == "" {
-			problems = append(problems, fmt.Sprintf("HOST: %s has no machine cgroup to limit (a memory fault needs a root lab on this computer)", h))
-		}
-	}
+	problems = append(problems, machineHosts(p, f.Hosts, "memory", "a memory fault")...)
 	if err := hderr.Users(problems); err != nil || fault.IsDry(ctx) {
 		return err
 	}
 	at := time.Now().UTC()
-	for i, h := range f.Hosts {
-		if err := machine.SetMemory(p, h, bytes); err != nil {
-			if i == 0 {
-				return hderr.User("%v", err)
-			}
-			// all or nothing: the hosts limited before it get theirs back
-			_ = machine.RestoreMemory(p, f.Hosts[:i]...)
-			return hderr.User("%v (the limits set on %v before it were taken back)", err, f.Hosts[:i])
-		}
+	if err := eachHost(f.Hosts, func(h string) error { return machine.SetMemory(p, h, bytes) }, func(done []string) error { return machine.RestoreMemory(p, done...) }); err != nil {
+		return err
+	}
+	for _, h := range f.Hosts {
 		l.Logf("%s: memory limited to %s", h, f.Limit)
 	}
 	return l.Record(fault.Record{Fault: fault.Memory, Targets: f.Hosts, Value: f.Limit, At: at})

@@ -22,15 +22,13 @@ import (
 // the acknowledged-write audit's and the checked history's.
 func init() {
 	register(&stepKind{
-		name: "drill",
-		metrics: []string{"lost_writes", "gap_s", "lost_appends", "lost_any", "lost_updates", "stale_reads", "cycles",
-			"committed_appends", "unknown_appends", "passed", "recovered_by_hand", "repaired_before", Exposure, lossRate, "steps_late"},
+		name:    "drill",
+		metrics: slices.Concat(drillMetrics, chaosMetrics),
 		metricsOf: func(st Step) []string {
-			all := stepKinds["drill"].metrics
 			if st.Scenario == drill.ChaosDrill {
-				return all
+				return slices.Concat(drillMetrics, chaosMetrics)
 			}
-			return all[:len(all)-3]
+			return drillMetrics
 		},
 		fields: []string{"scenario", "workload", "faults", "hold", "interval"},
 		least: func(st Step, sc Scale) time.Duration { // a chaos schedule's own time; other drills last as long as recovery takes
@@ -175,6 +173,14 @@ func init() {
 // studyDrills are the drills a study step runs: those that need no target
 // named (the whole cluster, or the load balancer's writer by default).
 var studyDrills = []string{"failover", "partition", "pause", "crash-partition", "full-outage", "rolling-restart", drill.ChaosDrill}
+
+// drillMetrics are every drill step's figures; chaosMetrics a chaos
+// step's besides.
+var (
+	drillMetrics = []string{"lost_writes", "gap_s", "lost_appends", "lost_any", "lost_updates", "stale_reads", "cycles",
+		"committed_appends", "unknown_appends", "passed", "recovered_by_hand", "repaired_before"}
+	chaosMetrics = []string{Exposure, lossRate, "steps_late"}
+)
 
 // lossRate is a chaos step's rate of losses (RateSuffix: judged by
 // Garwood's interval over the rounds' hours, Exposure).

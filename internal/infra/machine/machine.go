@@ -71,28 +71,6 @@ func SetCPU(p *plan.Plan, host string, cores float64) error {
 	return write(filepath.Join(cpu, "cpu.cfs_quota_us"), strconv.Itoa(max(1000, int(cores*cfsPeriod+0.5))))
 }
 
-// RestoreCPU gives every host its machine's CPU quota back (none without
-// a machine): what heal does after a CPU fault. A lab without cgroups has
-// nothing to restore.
-func RestoreCPU(p *plan.Plan) error {
-	var errs []error
-	for _, h := range p.Hosts {
-		cpu := p.CgroupDir(h.Name, "cpu")
-		if cpu == "" {
-			continue
-		}
-		if _, err := os.Stat(cpu); err != nil { // a host not set up (yet)
-			continue
-		}
-		quota := "-1"
-		if m := h.Machine; m != nil {
-			quota = strconv.Itoa(int(m.CPUs*cfsPeriod + 0.5))
-		}
-		errs = append(errs, write(filepath.Join(cpu, "cpu.cfs_quota_us"), quota))
-	}
-	return errors.Join(errs...)
-}
-
 // SetMemory changes a host's memory limit live to bytes (a memory fault):
 // the kernel first reclaims what it can (the page cache); a host whose
 // processes use more than that leaves is refused (EBUSY), and past the
@@ -110,41 +88,43 @@ func SetMemory(p *plan.Plan, host string, bytes int64) error {
 	return err
 }
 
+// RestoreCPU gives hosts (none named: every host) their machine's CPU
+// quota back (none without a machine): what heal does after a CPU fault.
+// A lab without cgroups has nothing to restore.
+func RestoreCPU(p *plan.Plan, hosts ...string) error {
+	return restore(p, "cpu", "cpu.cfs_quota_us", hosts, func(m *plan.Machine) string {
+		return strconv.Itoa(int(m.CPUs*cfsPeriod + 0.5))
+	})
+}
+
 // RestoreMemory gives hosts (none named: every host) their machine's
 // memory limit back (none without a machine).
 func RestoreMemory(p *plan.Plan, hosts ...string) error {
-	var errs []error
-	for _, h := range p.Hosts {
-		if len(hosts) > 0 && !slices.Contains(hosts, h.Name) {
-			continue
-		}
-		mem := p.CgroupDir(h.Name, "memory")
-		if mem == "" {
-			continue
-		}
-		if _, err := os.Stat(mem); err != nil {
-			continue
-		}
-		limit := "-1"
-		if m := h.Machine; m != nil {
-			limit = strconv.FormatInt(m.MemoryBytes, 10)
-		}
-		errs = append(errs, write(filepath.Join(mem, "memory.limit_in_bytes"), limit))
-	}
-	return errors.Join(errs...)
+	return restore(p, "memory", "memory.limit_in_bytes", hosts, func(m *plan.Machine) string {
+		return strconv.FormatInt(m.MemoryBytes, 10)
+	})
 }
 
-// CPUCap is a host's CPU quota now, in cores (0: none).
-func CPUCap(p *plan.Plan, host string) float64 {
-	b, err := os.ReadFile(filepath.Join(p.CgroupDir(host, "cpu"), "cpu.cfs_quota_us"))
-	if err != nil {
-		return 0
+// restore writes file in each host's controller cgroup back to its
+// machine's value (of, or -1 without a machine); hosts not set up are
+// passed over.
+func restore(p *plan.Plan, controller, file string, hosts []string, of func(*plan.Machine) string) error {
+	var errs []error
+	for _, h := range p.Hosts {
+		dir := p.CgroupDir(h.Name, controller)
+		if dir == "" || (len(hosts) > 0 && !slices.Contains(hosts, h.Name)) {
+			continue
+		}
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		v := "-1"
+		if h.Machine != nil {
+			v = of(h.Machine)
+		}
+		errs = append(errs, write(filepath.Join(dir, file), v))
 	}
-	q, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || q <= 0 {
-		return 0
-	}
-	return float64(q) / cfsPeriod
+	return errors.Join(errs...)
 }
 
 func write(path, value string) error {
