@@ -110,7 +110,9 @@ func TestChaos(t *testing.T) {
 	e.ok("fault", "heal", "--name", "itchaos")
 	after := busy()
 	t.Logf("BENCHMARK on db1: %v, at 0.1 cores %v, healed %v", before, capped, after)
-	if capped < 2*before || capped < 2*after {
+	// against the quicker of the uncapped runs: another test may keep the
+	// CPUs busy during either of them
+	if capped < 2*min(before, after) {
 		t.Errorf("a CPU-bound query at 0.1 cores took %v, against %v before and %v after the heal", capped, before, after)
 	}
 
