@@ -27,6 +27,9 @@ type ReplicaInfo struct {
 	GTIDIOPos           string `json:"gtid_io_pos"`
 	SemiSync            bool   `json:"semi_sync"` // this replica acknowledges (rpl_semi_sync_slave_status)
 	LastError           string `json:"last_error,omitempty"`
+	// IOState is what the IO thread does (Slave_IO_State: "Waiting for
+	// master to send event", "Registering slave on master", …).
+	IOState string `json:"io_state,omitempty"`
 }
 
 // HeartbeatTable holds one row per source cluster, rewritten by the keeper
@@ -76,7 +79,7 @@ func (m *Manager) Detail(ctx context.Context, n *plan.Node) Detail {
 		c := Channel(row)
 		r := ReplicaInfo{Channel: c["connection_name"], SourceAddress: c["master_host"], Source: m.nodeAt(c["master_host"]),
 			IO: c["slave_io_running"], SQL: c["slave_sql_running"], GTIDSlavePos: c["gtid_slave_pos"], GTIDIOPos: c["gtid_io_pos"],
-			SemiSync: st["rpl_semi_sync_slave_status"] == "ON", LastError: c.LastError()}
+			SemiSync: st["rpl_semi_sync_slave_status"] == "ON", LastError: c.LastError(), IOState: c["slave_io_state"]}
 		if s, err := strconv.Atoi(c["seconds_behind_master"]); err == nil {
 			r.SecondsBehindMaster = &s
 		}

@@ -211,24 +211,33 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 		var behind []string
 		for _, n := range replicas {
 			rd := repl.Detail(ctx, n)
-			at, io := "", "not read"
+			at, io, why := "", "not read", ""
 			for _, r := range rd.Replication {
 				if r.Channel == "" {
-					at, io = r.GTIDSlavePos, r.IO
+					at, io, why = r.GTIDSlavePos, r.IO, ioWhy(r)
 				}
 			}
 			if target == "" || io != "Yes" || !caughtUp(at, target) {
-				behind = append(behind, fmt.Sprintf("%s at %s (connection %s)", n.Name, cmpOr(at, "?"), io))
+				behind = append(behind, fmt.Sprintf("%s at %s (connection %s%s)", n.Name, cmpOr(at, "?"), io, why))
 			}
 			switch {
 			case io == "not read" || (target != "" && caughtUp(at, target)) || at != last[n.Name]:
 				delete(stuck, n.Name)
+				delete(ended, n.Name)
 			case stuck[n.Name].IsZero():
 				stuck[n.Name] = time.Now()
-			case time.Since(stuck[n.Name]) >= staleAfter && time.Since(ended[n.Name]) >= staleAfter:
+			case time.Since(stuck[n.Name]) >= staleAfter && ended[n.Name].IsZero():
 				ended[n.Name] = time.Now()
 				if k := endStaleDumps(ctx, l, primary, n); k > 0 {
-					l.Logf("cluster %s: %s has received nothing for %s (connection %s): ended %d binlog dump connection(s) of it on %s, one a cut may have left dead", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, k, primary.Name)
+					l.Logf("cluster %s: %s has received nothing for %s (connection %s%s): ended %d binlog dump connection(s) of it on %s, one a cut may have left dead", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why, k, primary.Name)
+				}
+			case io != "Yes" && time.Since(ended[n.Name]) >= staleAfter:
+				// Its new connection got nowhere either (it may have been
+				// made while the path was still cut, its handshake lost
+				// and waiting out slave_net_timeout): start it again.
+				ended[n.Name] = time.Now()
+				if err := restartIO(ctx, l, n); err == nil {
+					l.Logf("cluster %s: %s still received nothing %s after its dump connections were ended (connection %s%s): its IO thread started again", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why)
 				}
 			}
 			last[n.Name] = at
@@ -261,6 +270,36 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// ioWhy is what a replica's IO thread does or last failed on, for a
+// message ("" when it reads events).
+func ioWhy(r replication.ReplicaInfo) string {
+	var parts []string
+	if r.IO != "Yes" && r.IOState != "" {
+		parts = append(parts, r.IOState)
+	}
+	if r.LastError != "" {
+		parts = append(parts, "last error: "+r.LastError)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; ")
+}
+
+// restartIO stops and starts a replica's IO thread (its own replication
+// connection), at most 5 s.
+func restartIO(ctx context.Context, l Lab, n *plan.Node) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	db := l.Admin(n)
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "STOP SLAVE '' IO_THREAD"); err != nil {
+		return err
+	}
+	_, err := db.ExecContext(ctx, "START SLAVE '' IO_THREAD")
+	return err
 }
 
 // staleAfter is how long a replica behind its primary may receive nothing

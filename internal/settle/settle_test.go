@@ -115,3 +115,29 @@ func TestEndStaleDumps(t *testing.T) {
 		t.Errorf("sent:\n%s", sent)
 	}
 }
+
+// TestRestartIO: a replica whose new connection got nowhere has its IO
+// thread stopped and started again, and the wait's message says what the
+// thread did and last failed on.
+func TestRestartIO(t *testing.T) {
+	s := &sqlfake.Servers{}
+	f := &fakeLab{p: galera3(), sql: s}
+	if err := restartIO(context.Background(), f, &plan.Node{Name: "db2"}); err != nil {
+		t.Fatal(err)
+	}
+	if sent := strings.Join(s.Sent("db2"), "\n"); sent != "STOP SLAVE '' IO_THREAD\nSTART SLAVE '' IO_THREAD" {
+		t.Errorf("sent:\n%s", sent)
+	}
+	for _, c := range []struct {
+		r    replication.ReplicaInfo
+		want string
+	}{
+		{replication.ReplicaInfo{IO: "Yes", IOState: "Waiting for master to send event"}, ""},
+		{replication.ReplicaInfo{IO: "Preparing", IOState: "Registering slave on master"}, ": Registering slave on master"},
+		{replication.ReplicaInfo{IO: "Connecting", IOState: "Connecting to master", LastError: "error reconnecting to master"}, ": Connecting to master; last error: error reconnecting to master"},
+	} {
+		if got := ioWhy(c.r); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+}
