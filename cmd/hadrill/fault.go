@@ -31,7 +31,7 @@ func (cli *app) applyNow(cmd *cobra.Command, f chaos.Fault) error {
 func (cli *app) faultCmd(run faultRun) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fault",
-		Short: "Inject faults: kill, stop, pause, resume, crash, disk, clock, partition, link faults; heal undoes them all",
+		Short: "Inject faults: kill, stop, pause, resume, crash, disk, file, clock, cpu, memory, partition, link faults; heal undoes them",
 		Long: `Every fault is recorded with its time in <lab>/faults.jsonl, and copied into the runs of
 benchmarks that were running at that moment. Network faults (partition, crash, delay, loss,
 reorder, duplicate, bandwidth) need network namespaces (root); links are named REGION-REGION.`,

@@ -72,7 +72,7 @@ daemon every IO of them crosses, and add to those already there; heal (and down)
 				return f, nil
 			}
 		},
-	}}})
+	}, fileKind}})
 }
 
 // MaxStall bounds a disk stall: a longer one is an outage, not a stall.
@@ -279,9 +279,11 @@ func powerCuts(ctx context.Context, l Lab, names []string) ([]string, error) {
 	return cut, errors.Join(errs...)
 }
 
-// healDisks clears every disk fault: the daemon's faults, full volumes'
-// space given back, and a volume whose file system stopped on an IO error
-// (ext4 read-only, XFS shut down) unmounted, its node's server stopped, so
+// healDisks clears every disk fault: the daemon's faults (flipped bits
+// read true again; a write dropped stays lost, and is said), cut files
+// given their tails back, full volumes' space given back, and a volume
+// whose file system stopped on an IO error (ext4 read-only, XFS shut
+// down) unmounted, its node's server stopped, so
 // that the start that follows mounts it again (its journal replayed) and
 // starts the server on it.
 func healDisks(ctx context.Context, l Lab) error {
@@ -292,6 +294,15 @@ func healDisks(ctx context.Context, l Lab) error {
 	if err := disk.PowerOn(ctx, p); err != nil { // a disk without power is given it back only once unmounted
 		return err
 	}
+	if now, err := disk.ReadFaults(p); err == nil {
+		for _, nv := range p.AllVolumes() {
+			for _, d := range now[nv.Volume.Device].Drops {
+				if !d.Hit.IsZero() {
+					l.Logf("%s: the write of %s dropped at %s stays so: heal does not bring it back", nv.Node.Name, d.What, d.Hit.UTC().Format("15:04:05"))
+				}
+			}
+		}
+	}
 	clearAll := map[string]disk.Faults{}
 	for _, nv := range p.AllVolumes() {
 		clearAll[nv.Volume.Device] = disk.Faults{}
@@ -299,7 +310,11 @@ func healDisks(ctx context.Context, l Lab) error {
 	if err := disk.SetFaults(p, clearAll); err != nil {
 		return err
 	}
-	var errs []error
+	said, err := disk.Uncut(p) // cut files given their tails back, on their volumes still mounted
+	for _, s := range said {
+		l.Logf("%s", s)
+	}
+	errs := []error{err}
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		var broken []string
@@ -326,9 +341,10 @@ func healDisks(ctx context.Context, l Lab) error {
 	return errors.Join(errs...)
 }
 
-// DiskFaults are the disk faults in force on a node's volumes (volume →
-// what), as the daemon reports them (now), none for none.
-func DiskFaults(n *plan.Node, now map[string]disk.FaultStatus) map[string]string {
+// DiskFaults are the disk and file faults in force on a node's volumes
+// (volume → what), as the daemon reports them (now) with the files cut
+// and not given back (cuts), none for none.
+func DiskFaults(n *plan.Node, now map[string]disk.FaultStatus, cuts []disk.Cut) map[string]string {
 	out := map[string]string{}
 	for _, v := range n.Volumes {
 		var parts []string
@@ -350,6 +366,12 @@ func DiskFaults(n *plan.Node, now map[string]disk.FaultStatus) map[string]string
 			parts = append(parts, "without power until its volume is unmounted")
 		case f.LoseUnsynced:
 			parts = append(parts, fmt.Sprintf("lose-unsynced armed (%s unflushed)", spec.FormatSize(f.UnsyncedBytes)))
+		}
+		parts = append(parts, fileFaults(f)...)
+		for _, c := range cuts {
+			if c.Node == n.Name && strings.HasPrefix(c.Path, v.Mount+"/") {
+				parts = append(parts, fmt.Sprintf("%s cut from %d to %d bytes (heal gives them back)", c.File, c.From, c.To))
+			}
 		}
 		if len(parts) > 0 {
 			out[v.Name] = strings.Join(parts, ", ")

@@ -25,6 +25,9 @@ const (
 	// Disk: a node's emulated volumes fail (EIO), fill up, stall, slow
 	// down or lose what they had not flushed at the next crash.
 	Disk Kind = "disk"
+	// File: a file of a node's server damaged on its emulated volume (a
+	// bit flipped at rest, a write lost or torn, the file truncated).
+	File Kind = "file"
 	// Clock: a node's wall clock moved (an offset, a drift).
 	Clock Kind = "clock"
 	// CPU: hosts' CPU quota cut live to a share of a core.

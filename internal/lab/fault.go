@@ -2,6 +2,8 @@ package lab
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chaos"
@@ -10,7 +12,9 @@ import (
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/settle"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 // Inject applies a fault (see package chaos): it checks it against the
@@ -35,6 +39,9 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 	if err := chaos.Heal(ctx, chaosLab{l}); err != nil {
 		return err
 	}
+	if err := l.stopVotedOut(ctx); err != nil {
+		return err
+	}
 	if err := l.startAll(ctx); err != nil {
 		return err
 	}
@@ -56,11 +63,30 @@ func (s settleLab) Alive(n *plan.Node) bool      { return s.alive(n) }
 func (s settleLab) Logf(format string, a ...any) { s.logf(format, a...) }
 func (s settleLab) DiskFaults(n *plan.Node) map[string]string {
 	now, _ := disk.ReadFaults(s.p)
-	return chaos.DiskFaults(n, now)
+	cuts, _ := disk.Cuts(s.p)
+	return chaos.DiskFaults(n, now, cuts)
 }
 func (s settleLab) ServerLog(ctx context.Context, n *plan.Node) string {
 	b, _ := s.Host(n.Host).ReadFile(ctx, n.LogFile)
 	return string(b)
+}
+
+// stopVotedOut stops, cleanly, every Galera member its cluster voted out
+// (Inconsistent: it failed to apply a write set, say on a damaged page),
+// so that the start after the heal has it join again and catch up.
+func (l *Lab) stopVotedOut(ctx context.Context) error {
+	var errs []error
+	for i := range l.p.Nodes {
+		n := &l.p.Nodes[i]
+		if n.Kind != spec.KindGalera || !l.alive(n) || l.Probe(ctx, n).State != server.Inconsistent {
+			continue
+		}
+		l.logf("%s: its cluster voted it out (it failed to apply a write set the others applied): its server stopped, to join again", n.Name)
+		if err := l.servers.Stop(n); err != nil {
+			errs = append(errs, fmt.Errorf("%s: stopping the server its cluster voted out: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // balancerOf is the load balancer a host belongs to (one of no instance

@@ -51,6 +51,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	if lost != "" {
 		diskFaults = nil
 	}
+	cuts, _ := disk.Cuts(p)
 	s.Daemons = l.hostDaemons(ctx)
 	recs := l.Faults(time.Time{}, time.Now().Add(time.Hour))
 	var wg sync.WaitGroup
@@ -63,7 +64,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 			Netns: n.Netns, Address: n.Address, Port: n.Port, Profile: n.ProfileLabel(), Drained: l.Drained(ctx, n),
 			DisksDown: lost != "" && len(n.Volumes) > 0}
 		s.Nodes[i].Pid, _ = s.Daemon(n.Host, roleServer)
-		if f := chaos.DiskFaults(n, diskFaults); len(f) > 0 {
+		if f := chaos.DiskFaults(n, diskFaults, cuts); len(f) > 0 {
 			s.Nodes[i].DiskFaults = f
 		}
 		if c := chaos.ClockOf(ctx, l.Prov.Host(n.Host), n); !c.IsZero() {

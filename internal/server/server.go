@@ -48,6 +48,10 @@ const (
 	Unresponsive State = "unresponsive" // runs, but did not answer in time
 	Running      State = "running"      // a server outside Galera that answered
 	Synced       State = "Synced"       // a Galera member serving
+	// Inconsistent: a Galera member its cluster voted out, having failed
+	// to apply a write set the others applied; it stays out until its
+	// server restarts.
+	Inconsistent State = "Inconsistent"
 )
 
 // Answering reports whether the server answered the probe.

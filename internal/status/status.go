@@ -279,7 +279,11 @@ func Text(out io.Writer, st Status) {
 			fmt.Fprintf(out, "%s clock: %s from the real time (hadrill fault heal undoes it)\n", n.Name, n.Clock)
 		}
 		for _, v := range slices.Sorted(maps.Keys(n.DiskFaults)) {
-			fmt.Fprintf(out, "%s %s volume: disk fault %s (hadrill fault heal undoes it)\n", n.Name, v, n.DiskFaults[v])
+			undo := "(hadrill fault heal undoes it)"
+			if strings.Contains(n.DiskFaults[v], "heal does not undo it") {
+				undo = "(hadrill fault heal clears the rest)"
+			}
+			fmt.Fprintf(out, "%s %s volume: disk fault %s %s\n", n.Name, v, n.DiskFaults[v], undo)
 		}
 	}
 	said := func(recs []fault.Record) string {

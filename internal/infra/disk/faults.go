@@ -53,6 +53,34 @@ type Faults struct {
 	// are acknowledged and dropped (what the kernel still had to write
 	// never arrives) and reads fail.
 	PowerCut bool `json:"power_cut,omitempty"`
+	// Flips are bits flipped at rest: what a disk returns damaged without
+	// saying so.
+	Flips []Flip `json:"flips,omitempty"`
+	// Drops are writes the device will acknowledge without making them
+	// whole: a lost write, a torn one.
+	Drops []Drop `json:"drops,omitempty"`
+}
+
+// Flip is a bit flipped at rest: every read of the device's byte Off
+// returns it with the bits of Mask inverted, until a write stores that
+// byte anew (the disk rewrote the sector).
+type Flip struct {
+	Off  int64  `json:"off"`
+	Mask byte   `json:"mask"`
+	What string `json:"what,omitempty"` // the file and place, as status shows it
+}
+
+// Drop arms a write the device acknowledges and does not make whole: the
+// next write that reaches the end of bytes [Off, Off+N) stores only the
+// first Keep bytes of that range; the rest keep their earlier content (Keep
+// 0: a lost write, the range rolled back; a sector: a torn write). Hit is
+// when that write came (zero: still armed); a dropped write stays lost.
+type Drop struct {
+	Off  int64     `json:"off"`
+	N    int64     `json:"n"`
+	Keep int64     `json:"keep,omitempty"`
+	What string    `json:"what,omitempty"`
+	Hit  time.Time `json:"hit,omitzero"`
 }
 
 // Check says what is wrong with a device's faults, every problem at once.
@@ -69,12 +97,22 @@ func (f Faults) Check() []string {
 	if f.Slow != 0 && (f.Slow < 1 || f.Slow > 1000) {
 		out = append(out, fmt.Sprintf("--slow: expected a factor from 1 to 1000, got %g", f.Slow))
 	}
+	for _, fl := range f.Flips {
+		if fl.Off < 0 || fl.Mask == 0 {
+			out = append(out, fmt.Sprintf("flip: expected an offset of 0 or more and a mask of at least one bit, got %d, %#x", fl.Off, fl.Mask))
+		}
+	}
+	for _, d := range f.Drops {
+		if d.Off < 0 || d.N <= 0 || d.Keep < 0 || d.Keep >= d.N {
+			out = append(out, fmt.Sprintf("drop: expected a range of at least a byte and less of it kept, got %d+%d keeping %d", d.Off, d.N, d.Keep))
+		}
+	}
 	return out
 }
 
 // IsZero says whether the device is healthy.
 func (f Faults) IsZero() bool {
-	return len(f.EIO) == 0 && f.StallUntil.IsZero() && f.Slow <= 1 && !f.LoseUnsynced && !f.PowerCut
+	return len(f.EIO) == 0 && f.StallUntil.IsZero() && f.Slow <= 1 && !f.LoseUnsynced && !f.PowerCut && len(f.Flips) == 0 && len(f.Drops) == 0
 }
 
 // unsyncedBlock is the granularity at which earlier contents are kept.
@@ -154,6 +192,56 @@ func (s *faultState) keep(segs []segment) {
 			s.kept += int64(n)
 		}
 	}
+}
+
+// damage flips, in buf (the device's bytes from off), the bits flipped at
+// rest.
+func (s *faultState) damage(off int64, buf []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.f.Flips {
+		if f.Off >= off && f.Off < off+int64(len(buf)) {
+			buf[f.Off-off] ^= f.Mask
+		}
+	}
+}
+
+// strike is what a write of data at off stores: the bytes an armed drop
+// takes replaced by what the device holds there now (old reads them), the
+// drop then spent once the write reaches the end of its range. Every flip
+// the write stores anew is gone.
+func (s *faultState) strike(off int64, data []byte, old func(off int64, b []byte) error, now time.Time) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	end := off + int64(len(data))
+	out := data
+	var kept [][2]int64 // ranges not stored
+	for i := range s.f.Drops {
+		d := &s.f.Drops[i]
+		if !d.Hit.IsZero() || end <= d.Off || off >= d.Off+d.N {
+			continue
+		}
+		a, b := max(off, d.Off+d.Keep), min(end, d.Off+d.N)
+		if a < b {
+			if &out[0] == &data[0] {
+				out = slices.Clone(data)
+			}
+			if err := old(a, out[a-off:b-off]); err != nil {
+				return nil, err
+			}
+			kept = append(kept, [2]int64{a, b})
+		}
+		if end >= d.Off+d.N {
+			d.Hit = now
+		}
+	}
+	s.f.Flips = slices.DeleteFunc(s.f.Flips, func(f Flip) bool {
+		if f.Off < off || f.Off >= end {
+			return false
+		}
+		return !slices.ContainsFunc(kept, func(r [2]int64) bool { return f.Off >= r[0] && f.Off < r[1] })
+	})
+	return out, nil
 }
 
 // synced forgets what was kept: a flush made every earlier write durable.

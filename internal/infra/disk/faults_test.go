@@ -147,3 +147,61 @@ func TestStallAndSlow(t *testing.T) {
 		}
 	}
 }
+
+// TestFlipsAndDrops: a bit flipped at rest is read flipped until a write
+// stores that byte anew, and heal gives the true byte back; an armed drop
+// keeps the range's earlier content past its Keep bytes for the one write
+// that reaches its end (a torn write; Keep 0: a lost one), and the writes
+// after it are whole.
+func TestFlipsAndDrops(t *testing.T) {
+	d := fileDevice(t)
+	if err := write(t, d, 0, 0xaa, 16384); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.faults.set(Faults{Flips: []Flip{{Off: 5000, Mask: 0x04}}})
+	if b := readAt(t, d, 4096, 4096); b[5000-4096] != 0xae || b[0] != 0xaa {
+		t.Errorf("flipped byte read %#x, its neighbour %#x", b[5000-4096], b[0])
+	}
+	_ = d.faults.set(Faults{})
+	if b := readAt(t, d, 4096, 4096); b[5000-4096] != 0xaa {
+		t.Errorf("after heal the byte reads %#x", b[5000-4096])
+	}
+	_ = d.faults.set(Faults{Flips: []Flip{{Off: 5000, Mask: 0x04}, {Off: 9000, Mask: 1}}})
+	if err := write(t, d, 4096, 0xbb, 4096); err != nil { // rewrites byte 5000, not 9000
+		t.Fatal(err)
+	}
+	if b := readAt(t, d, 4096, 8192); b[5000-4096] != 0xbb || b[9000-4096] != 0xab {
+		t.Errorf("after a rewrite: %#x (want 0xbb), untouched flip %#x (want 0xab)", b[5000-4096], b[9000-4096])
+	}
+	if f := d.faults.get(); len(f.Flips) != 1 || f.Flips[0].Off != 9000 {
+		t.Errorf("flips left: %+v", f.Flips)
+	}
+
+	// a torn write: of a 16K page written whole, its first 4K stored
+	_ = d.faults.set(Faults{Drops: []Drop{{Off: 16384, N: 16384, Keep: 4096}}})
+	_ = write(t, d, 16384, 0x11, 16384)
+	if b := readAt(t, d, 16384, 16384); b[0] != 0x11 || b[4095] != 0x11 || b[4096] != 0 || b[16383] != 0 {
+		t.Errorf("torn write: bytes %#x %#x %#x %#x, want 0x11 0x11 0 0", b[0], b[4095], b[4096], b[16383])
+	}
+	// a lost write, the page arriving as four 4K writes: none of them stored
+	_ = d.faults.set(Faults{Drops: []Drop{{Off: 16384, N: 16384}}})
+	for off := int64(16384); off < 32768; off += 4096 {
+		if err := write(t, d, off, 0x22, 4096); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b := readAt(t, d, 16384, 16384); b[0] != 0x11 || b[4096] != 0 || b[12288] != 0 {
+		t.Errorf("lost write stored something: %#x %#x %#x", b[0], b[4096], b[12288])
+	}
+	f := d.faults.get()
+	if len(f.Drops) != 1 || f.Drops[0].Hit.IsZero() {
+		t.Errorf("a spent drop: %+v", f.Drops)
+	}
+	_ = write(t, d, 16384, 0x44, 16384)
+	if b := readAt(t, d, 16384, 16384); b[0] != 0x44 || b[16383] != 0x44 {
+		t.Errorf("a write after the drop was spent: %#x %#x", b[0], b[16383])
+	}
+	if p := (Faults{Flips: []Flip{{Off: -1}}, Drops: []Drop{{Off: 0, N: 10, Keep: 10}}}).Check(); len(p) != 2 {
+		t.Errorf("bad flips and drops: %q", p)
+	}
+}

@@ -308,18 +308,27 @@ func (d *device) Read(ctx context.Context, req *fuse.ReadRequest, resp *fuse.Rea
 	}
 	size := min(int64(req.Size), max(d.size-req.Offset, 0))
 	buf := make([]byte, size)
-	segs := d.split(req.Offset, size)
-	for _, s := range segs {
-		if _, err := s.m.file.ReadAt(buf[s.devSpan:s.devSpan+s.n], s.moff); err != nil && !isEOF(err) {
-			return err
-		}
+	if err := d.readAt(req.Offset, buf); err != nil {
+		return err
 	}
+	segs := d.split(req.Offset, size)
 	done := arrived
 	for m, n := range perMember(segs) {
 		done = latest(done, m.read(arrived, segs, n))
 	}
+	d.faults.damage(req.Offset, buf)
 	resp.Data = buf
 	return sleepUntil(ctx, d.faults.held(arrived, done))
+}
+
+// readAt reads the device's bytes at off into b, as its disks hold them.
+func (d *device) readAt(off int64, b []byte) error {
+	for _, s := range d.split(off, int64(len(b))) {
+		if _, err := s.m.file.ReadAt(b[s.devSpan:s.devSpan+s.n], s.moff); err != nil && !isEOF(err) {
+			return err
+		}
+	}
+	return nil
 }
 
 func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.WriteResponse) error {
@@ -337,8 +346,15 @@ func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.W
 	}
 	segs := d.split(req.Offset, n)
 	d.faults.keep(segs)
+	data := req.Data
+	if n > 0 {
+		var err error
+		if data, err = d.faults.strike(req.Offset, req.Data, d.readAt, arrived); err != nil {
+			return err
+		}
+	}
 	for _, s := range segs {
-		if _, err := s.m.file.WriteAt(req.Data[s.devSpan:s.devSpan+s.n], s.moff); err != nil {
+		if _, err := s.m.file.WriteAt(data[s.devSpan:s.devSpan+s.n], s.moff); err != nil {
 			return err
 		}
 	}
