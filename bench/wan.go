@@ -23,6 +23,7 @@ import (
 	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/netns"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/stats"
 )
 
@@ -75,6 +76,7 @@ func wan(bin string, _ int) {
 		stop()
 	}
 	w.Flush()
+	packetFaults(bin, home, l.Plan().Client.Netns, west)
 	if b, err := os.ReadFile(filepath.Join(l.Plan().Dir, "netem.log")); err == nil {
 		fmt.Fprintf(os.Stderr, "netem daemon's own report:\n%s", b)
 	}
@@ -118,6 +120,69 @@ func wan(bin string, _ int) {
 	}
 	w.Flush()
 	fmt.Printf("\ntarget: a commit on two-region Galera costs 0.9–1.3 round trips: %v (%.2f)\n", galera >= 0.9 && galera <= 1.3, galera)
+}
+
+// packetFaults: how precisely each packet fault's rate is applied. Echoes
+// cross the link both ways, so a share p of each direction's packets lost
+// (or corrupted: the receiver drops them) leaves (1−p)² of the echoes, and
+// duplicated leaves (1+p)² replies an echo; the error is the measured
+// share less that, judged against the binomial 95 % band of the count.
+// A corrupted packet is also counted where it was dropped (InErrors of
+// the client's and the server's namespaces).
+func packetFaults(bin, home, clientNs string, west *plan.Node) {
+	const rate, d, share = 1000, 5 * time.Second, 0.10
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "\nscenario\tfault\techoes sent\treplies/sent\texpected\terror pp\t95% band pp\tdropped at the receivers\t")
+	allIn := true
+	for _, verb := range []string{"loss", "corrupt", "duplicate"} {
+		run(bin, "--home", home, "--name", "bwan", "fault", verb, "east-west", "10%")
+		dropped0 := udpInErrors(clientNs) + udpInErrors(west.Netns)
+		r := echo(clientNs, west.Netns, west.Address, rate, d)
+		dropped := udpInErrors(clientNs) + udpInErrors(west.Netns) - dropped0
+		run(bin, "--home", home, "--name", "bwan", "fault", verb, "east-west", "0")
+		want := (1 - share) * (1 - share)
+		if verb == "duplicate" {
+			want = (1 + share) * (1 + share)
+		}
+		got := float64(len(r.RTTs)) / float64(r.Sent)
+		// a count of n Bernoulli trials; duplicates: the variance of a sum
+		// of two (1 + Bernoulli) factors, about the same
+		band := 1.96 * math.Sqrt(share*(1-share)*2/float64(r.Sent)) * 100
+		errPP := (got - want) * 100
+		allIn = allIn && math.Abs(errPP) <= band
+		drop := "-"
+		if verb == "corrupt" {
+			drop = fmt.Sprintf("%d (%.1f%% of sent + replies)", dropped, 100*float64(dropped)/float64(r.Sent+len(r.RTTs)))
+		}
+		fmt.Fprintf(w, "packet fault\t%s 10%%\t%d\t%.4f\t%.4f\t%+.2f\t±%.2f\t%s\t\n", verb, r.Sent, got, want, errPP, band, drop)
+	}
+	w.Flush()
+	fmt.Printf("target: each packet fault's rate within the 95 %% band of its count (loss, corrupt, duplicate at 10 %%): %v\n\n", allIn)
+}
+
+// udpInErrors is a namespace's UDP InErrors (/proc/net/snmp): datagrams
+// dropped at their checksum check or as malformed.
+func udpInErrors(ns string) int {
+	b, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/snmp").Output()
+	check(err)
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f[1:]
+			continue
+		}
+		for i, n := range names {
+			if n == "InErrors" && i+1 < len(f) {
+				v, _ := strconv.Atoi(f[i+1])
+				return v
+			}
+		}
+	}
+	return 0
 }
 
 // saturate keeps every CPU busy with ordinary (nice 0) shell loops, as a

@@ -21,6 +21,7 @@ type wanStatus struct {
 		LossPercent float64 `json:"loss_percent"`
 		Reorder     float64 `json:"reorder_percent"`
 		Duplicate   float64 `json:"duplicate_percent"`
+		Corrupt     float64 `json:"corrupt_percent"`
 		Bandwidth   int64   `json:"bandwidth_bps"`
 		Emulator    string  `json:"emulator"`
 		Measured    *struct {
@@ -38,8 +39,9 @@ type measured struct {
 
 // TestWAN: the two-region semi-sync preset gets its 100 ms link (checked at
 // up), a commit costs one round trip, link faults change the measured round
-// trip (a reorder share halves its median), a duplicate share makes
-// datagrams arrive twice, and heal restores it (restarting a dead emulator); bad input is
+// trip (a reorder share halves its median), a corrupt share makes
+// datagrams fail the receiver's checksum check (counted there), a
+// duplicate share makes datagrams arrive twice, and heal restores it (restarting a dead emulator); bad input is
 // refused, and a dead emulator makes the check fail loudly. Round trips are
 // judged with the bound a busy machine meets (10 % + 5 ms): how close the
 // emulator gets is measured by make bench, idle and with the CPUs saturated.
@@ -111,20 +113,32 @@ func TestWAN(t *testing.T) {
 	if plain < 190 || plain > 200 {
 		t.Errorf("200 datagrams over the link without duplication: %d arrived", plain)
 	}
+	// a corrupted share arrives with a bit flipped: the receiver drops
+	// each and counts it, at its checksum check (or, a length field
+	// flipped, as a short packet: InErrors counts both)
+	e.ok("fault", "corrupt", "east-west", "50%", "--name", "itwan")
+	errs0, csum0 := snmpCounter(t, toNs, "Udp", "InErrors"), snmpCounter(t, toNs, "Udp", "InCsumErrors")
+	whole := datagrams(t, fromNs, toNs, toAddr, 200)
+	caught, csum := snmpCounter(t, toNs, "Udp", "InErrors")-errs0, snmpCounter(t, toNs, "Udp", "InCsumErrors")-csum0
+	if whole < 60 || whole > 140 || caught < 60 || caught > 140 || whole+caught < 190 || whole+caught > 200 || csum < caught/2 {
+		t.Errorf("200 datagrams over the link corrupting half: %d arrived, %d dropped by the receiver, %d of them at the checksum check", whole, caught, csum)
+	}
+	e.ok("fault", "corrupt", "east-west", "0", "--name", "itwan")
 	e.ok("fault", "duplicate", "east-west", "50%", "--name", "itwan")
 	doubled := datagrams(t, fromNs, toNs, toAddr, 200)
 	if doubled < 250 || doubled > 350 {
 		t.Errorf("200 datagrams over the link duplicating half: %d arrived, want about 300", doubled)
 	}
-	t.Logf("200 datagrams east to west: %d arrived, %d with duplicate 50%%", plain, doubled)
+	t.Logf("200 datagrams east to west: %d arrived; with corrupt 50%% %d arrived, %d dropped (%d at the checksum check); with duplicate 50%% %d arrived", plain, whole, caught, csum, doubled)
 	e.ok("fault", "bandwidth", "east-west", "2mbit", "--name", "itwan")
 	e.ok("fault", "loss", "east-west", "1%", "--name", "itwan")
+	e.ok("fault", "corrupt", "east-west", "0.1%", "--name", "itwan")
 	e.statusInto("itwan", &st)
-	if k := st.Links[0]; k.RTTMs != 250 || k.LossPercent != 1 || k.Bandwidth != 2e6 || k.Reorder != 50 || k.Duplicate != 50 {
+	if k := st.Links[0]; k.RTTMs != 250 || k.LossPercent != 1 || k.Bandwidth != 2e6 || k.Reorder != 50 || k.Duplicate != 50 || k.Corrupt != 0.1 {
 		t.Errorf("status after link faults: %+v", k)
 	}
 	log := e.ok("fault", "log", "--name", "itwan").stdout
-	for _, w := range []string{"delay west-east 250ms", "reorder east-west 50%", "duplicate east-west 50%", "bandwidth east-west 2mbit", "loss east-west 1%"} {
+	for _, w := range []string{"delay west-east 250ms", "reorder east-west 50%", "duplicate east-west 50%", "bandwidth east-west 2mbit", "loss east-west 1%", "corrupt east-west 0.1%"} {
 		if !strings.Contains(log, w) {
 			t.Errorf("fault log lacks %q:\n%s", w, log)
 		}
@@ -158,7 +172,7 @@ func TestWAN(t *testing.T) {
 	}
 	st = wanStatus{} // omitted (zero) fields must not keep old values
 	e.statusInto("itwan", &st)
-	if k := st.Links[0]; k.RTTMs != 100 || k.LossPercent != 0 || k.Bandwidth != 0 || k.Reorder != 0 || k.Duplicate != 0 || k.Emulator != "running" {
+	if k := st.Links[0]; k.RTTMs != 100 || k.LossPercent != 0 || k.Bandwidth != 0 || k.Reorder != 0 || k.Duplicate != 0 || k.Corrupt != 0 || k.Emulator != "running" {
 		t.Errorf("status after heal: %+v", k)
 	}
 	if m := check(); !m.Usable || m.P50 < 85 || m.P50 > 115 {
@@ -166,6 +180,35 @@ func TestWAN(t *testing.T) {
 	}
 	e.ok("down", "--name", "itwan")
 	e.assertNoLeftovers()
+}
+
+// snmpCounter reads a counter of /proc/net/snmp in a namespace (proto
+// "Udp", "Tcp"; field "InCsumErrors").
+func snmpCounter(t *testing.T, ns, proto, field string) int {
+	t.Helper()
+	b, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/snmp").Output()
+	if err != nil {
+		t.Fatalf("/proc/net/snmp in %s: %v", ns, err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != proto+":" {
+			continue
+		}
+		if names == nil {
+			names = f[1:]
+			continue
+		}
+		for i, name := range names {
+			if name == field && i+1 < len(f) {
+				n, _ := strconv.Atoi(f[i+1])
+				return n
+			}
+		}
+	}
+	t.Fatalf("no %s %s in %s's /proc/net/snmp", proto, field, ns)
+	return 0
 }
 
 // datagrams sends n UDP datagrams from one namespace to an address in

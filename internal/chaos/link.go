@@ -11,8 +11,8 @@ import (
 	"github.com/hadrill/hadrill/internal/netem"
 )
 
-// Link changes a WAN link's delay, loss, reordering, duplication or
-// bandwidth, through the lab's WAN emulator (heal gives the spec's values
+// Link changes a WAN link's delay, loss, reordering, duplication,
+// corruption or bandwidth, through the lab's WAN emulator (heal gives the spec's values
 // back).
 type Link netem.Change
 
@@ -34,6 +34,7 @@ func init() {
 		kind(fault.Loss, "loss LINK PERCENT", "Set the share of packets a link loses in each direction (0 to 100, e.g. 1%)"),
 		kind(fault.Reorder, "reorder LINK PERCENT", "Send a share of a link's packets at once, overtaking the delayed ones before them (0 to 100, e.g. 25%; the link needs a delay)"),
 		kind(fault.Duplicate, "duplicate LINK PERCENT", "Make a share of a link's packets arrive twice, both copies delayed (0 to below 100, e.g. 1%)"),
+		kind(fault.Corrupt, "corrupt LINK PERCENT", "Flip a bit in a share of a link's packets (0 to 100, e.g. 0.1%): the receiver's checksum check drops them and counts them (InCsumErrors)"),
 		kind(fault.Bandwidth, "bandwidth LINK RATE", "Cap what each host sends over a link (e.g. 10mbit; unlimited lifts the cap)"),
 	}})
 }

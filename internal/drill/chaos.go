@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/netem"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 )
 
@@ -113,11 +116,19 @@ func (d *drill) chaosSchedule() (schedule.Schedule, error) {
 		return schedule.Schedule{}, hderr.User("drill chaos: no schedule options")
 	}
 	replaying := c.Replay != "" || c.File != ""
+	links := labLinks(d.l.Plan())
 	if !replaying {
 		p := c.Params
-		p.Nodes = d.cluster.Nodes
+		p.Nodes, p.Links = d.cluster.Nodes, links
 		if p.Seed == 0 {
 			p.Seed = rand.Uint64()
+		}
+		if slices.Contains(p.Faults, schedule.Disk) {
+			for _, n := range nodes(d.l.Plan(), p.Nodes) {
+				if len(n.Volumes) == 0 {
+					return schedule.Schedule{}, hderr.User("--faults: disk acts on a node's emulated volumes, and %s has none (give its cluster storage volumes in the spec)", n.Name)
+				}
+			}
 		}
 		return schedule.Generate(p)
 	}
@@ -132,7 +143,7 @@ func (d *drill) chaosSchedule() (schedule.Schedule, error) {
 		}
 		return schedule.Schedule{}, hderr.User("--schedule: %v", err)
 	}
-	s, err := schedule.Parse(data, where, d.cluster.Nodes)
+	s, err := schedule.Parse(data, where, d.cluster.Nodes, links)
 	if err != nil {
 		return s, err
 	}
@@ -270,8 +281,41 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 			return err
 		}
 		return d.l.Inject(ctx, f)
+	case schedule.Memory:
+		var hosts []string
+		for _, n := range nodes(d.l.Plan(), e.Targets) {
+			hosts = append(hosts, n.Host)
+		}
+		return d.l.Inject(ctx, chaos.Memory{Hosts: hosts, Limit: e.Limit})
+	case schedule.Disk:
+		f := chaos.Disk{Node: e.Targets[0]}
+		switch e.Disk {
+		case schedule.DiskStall:
+			f.Stall = chaos.MaxStall // until the step's heal
+		case schedule.DiskEIO:
+			f.EIO = []string{"fsync"}
+		case schedule.DiskSlow:
+			f.Slow = 20
+		}
+		return d.l.Inject(ctx, f)
+	case schedule.Packets:
+		return d.l.Inject(ctx, chaos.Link{Verb: fault.Kind(e.Packet), Link: e.Targets[0], Value: fmt.Sprintf("%g%%", e.Share)})
 	}
 	return fmt.Errorf("unknown fault %q", e.Kind)
+}
+
+// labLinks are the names of the lab's WAN links (none without regions).
+func labLinks(p *plan.Plan) []string {
+	out := []string{}
+	if p.WAN == nil {
+		return out
+	}
+	for _, k := range p.WAN.Links {
+		if len(k.Between) == 2 {
+			out = append(out, netem.LinkName(k.Between[0], k.Between[1]))
+		}
+	}
+	return out
 }
 
 // saveSchedule stores the schedule with the run, before its first step:

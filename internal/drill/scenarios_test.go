@@ -161,7 +161,7 @@ func TestPrepareRefusesBadInput(t *testing.T) {
 		}, []string{"TARGET: chaos drill takes at most 0 targets, got [db1]"}},
 		{"chaos: a schedule of another lab", galera3(plan.ModeNetns), func(o *Options) {
 			o.Scenario, o.Chaos = ChaosDrill, &Chaos{File: writeFile(t, `{"steps": [{"at_s": 0, "hold_s": 2, "events": [{"kind": "kill", "targets": ["db7"]}]}]}`)}
-		}, []string{"the schedule names db7, not nodes of this cluster (db1, db2, db3): a replay needs a lab of the same shape"}},
+		}, []string{"the schedule names db7, not nodes of this cluster or links of this lab (db1, db2, db3): a replay needs a lab of the same shape"}},
 		{"lb crash of a stranger", pair(), func(o *Options) { o.Scenario, o.Targets = LBCrash, []string{"db1"} },
 			[]string{`HOST: "db1" is not a host of load balancer lb (hosts: lb1, lb2, or active)`}},
 	} {

@@ -16,6 +16,7 @@ const (
 	Bandwidth Kind = "bandwidth"
 	Reorder   Kind = "reorder"
 	Duplicate Kind = "duplicate"
+	Corrupt   Kind = "corrupt"
 	Heal      Kind = "heal"
 	// Drill steps, recorded in the same log.
 	Recover Kind = "recover"

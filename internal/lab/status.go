@@ -205,7 +205,7 @@ func (l *Lab) linkInfo() []status.LinkInfo {
 	var out []status.LinkInfo
 	for _, k := range c.Links {
 		li := status.LinkInfo{Name: k.Name, Regions: k.Regions, RTTMs: float64(k.RTT.Microseconds()) / 1000,
-			JitterMs: float64(k.Jitter.Microseconds()) / 1000, LossPercent: k.Loss, ReorderPct: k.Reorder, DuplicatePct: k.Duplicate, BandwidthBps: k.Bandwidth, Emulator: emulator}
+			JitterMs: float64(k.Jitter.Microseconds()) / 1000, LossPercent: k.Loss, ReorderPct: k.Reorder, DuplicatePct: k.Duplicate, CorruptPct: k.Corrupt, BandwidthBps: k.Bandwidth, Emulator: emulator}
 		for i := range last {
 			if last[i].Link == k.Name {
 				li.Measured = &last[i]

@@ -11,9 +11,9 @@ import (
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
-// Change is a `fault delay|loss|reorder|duplicate|bandwidth LINK VALUE` request.
+// Change is a `fault delay|loss|reorder|duplicate|corrupt|bandwidth LINK VALUE` request.
 type Change struct {
-	Verb   fault.Kind // fault.Delay, fault.Loss, fault.Reorder, fault.Duplicate or fault.Bandwidth
+	Verb   fault.Kind // fault.Delay, fault.Loss, fault.Reorder, fault.Duplicate, fault.Corrupt or fault.Bandwidth
 	Link   string
 	Value  string
 	Jitter string // delay only, optional
@@ -71,6 +71,13 @@ func Apply(links []Link, c Change) ([]Link, error) {
 			problems = append(problems, fmt.Sprintf("VALUE: expected a duplicate percentage from 0 to below 100 like 1%% or 10, got %q", c.Value))
 		}
 		k.Duplicate = f
+	case fault.Corrupt:
+		v := strings.TrimSuffix(strings.TrimSpace(c.Value), "%")
+		f, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || !spec.ValidLoss(f) {
+			problems = append(problems, fmt.Sprintf("VALUE: expected a corrupt percentage from 0 to 100 like 1%% or 0.1, got %q", c.Value))
+		}
+		k.Corrupt = f
 	case fault.Bandwidth:
 		if c.Value == "0" || c.Value == "unlimited" {
 			k.Bandwidth = 0
@@ -80,7 +87,7 @@ func Apply(links []Link, c Change) ([]Link, error) {
 			k.Bandwidth = r
 		}
 	default:
-		problems = append(problems, fmt.Sprintf("unknown link fault %q (delay, loss, reorder, duplicate, bandwidth)", c.Verb))
+		problems = append(problems, fmt.Sprintf("unknown link fault %q (delay, loss, reorder, duplicate, corrupt, bandwidth)", c.Verb))
 	}
 	if err := hderr.Users(problems); err != nil {
 		return nil, err
@@ -112,6 +119,9 @@ func (k Link) Describe() string {
 	}
 	if k.Duplicate > 0 {
 		s += fmt.Sprintf(", duplicate %g%%", k.Duplicate)
+	}
+	if k.Corrupt > 0 {
+		s += fmt.Sprintf(", corrupt %g%%", k.Corrupt)
 	}
 	if k.Bandwidth > 0 {
 		s += ", bandwidth " + spec.FormatRate(k.Bandwidth)

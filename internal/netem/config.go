@@ -41,6 +41,12 @@ type Link struct {
 	// copy is made as the packet enters its receiving host (iptables TEE
 	// to the host itself) and delayed like any packet.
 	Duplicate float64 `json:"duplicate_percent,omitempty"`
+	// Corrupt is the share of packets (percent) that arrive with a bit of
+	// their transport segment flipped: the receiver drops each, counting
+	// it, at its checksum check (a single flipped bit never passes a TCP
+	// or UDP checksum: InCsumErrors in /proc/net/snmp) or, a length field
+	// flipped, as malformed (InErrors).
+	Corrupt   float64 `json:"corrupt_percent,omitempty"`
 	Bandwidth int64   `json:"bandwidth_bps,omitempty"` // 0: unlimited
 }
 
@@ -63,6 +69,12 @@ type Config struct {
 
 // QueueNum is the netfilter queue of the link of index q.
 func (c Config) QueueNum(q uint16) uint16 { return c.QueueBase + q }
+
+// CorruptQueueNum is the netfilter queue that corrupts a share of the
+// packets of the link of index q: the one after the links' queues.
+func (c Config) CorruptQueueNum(q uint16) uint16 {
+	return c.QueueBase + uint16(len(c.Links)) + q
+}
 
 // MaxDelay bounds a link's round trip and jitter.
 const MaxDelay = 10 * time.Second
@@ -196,7 +208,10 @@ func (c Config) Save(path string) error {
 // peer in another region goes to the link's queue; before that, where the
 // link duplicates, a share of those arriving on a NIC is copied to the
 // host itself (self, its address: iptables TEE), and the copy, arriving
-// on lo, is queued and delayed like the original but not copied again.
+// on lo, is queued and delayed like the original but not copied again;
+// where it corrupts, a share goes to the link's corrupting queue instead,
+// and on at once with a bit flipped (the receiver drops it at its checksum
+// check, so its delay would change nothing).
 func ChainRules(c Config, host, self string) []iptables.Rule {
 	var out []iptables.Rule
 	for _, r := range c.Rules {
@@ -206,6 +221,10 @@ func ChainRules(c Config, host, self string) []iptables.Rule {
 		if int(r.Queue) < len(c.Links) && c.Links[r.Queue].Duplicate > 0 && self != "" {
 			p := strconv.FormatFloat(c.Links[r.Queue].Duplicate/100, 'f', -1, 64)
 			out = append(out, iptables.Rule{"-s", r.Peer, "!", "-i", "lo", "-m", "statistic", "--mode", "random", "--probability", p, "-j", "TEE", "--gateway", self})
+		}
+		if int(r.Queue) < len(c.Links) && c.Links[r.Queue].Corrupt > 0 {
+			p := strconv.FormatFloat(c.Links[r.Queue].Corrupt/100, 'f', -1, 64)
+			out = append(out, iptables.Rule{"-s", r.Peer, "-m", "statistic", "--mode", "random", "--probability", p, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(c.CorruptQueueNum(r.Queue)))})
 		}
 		out = append(out, iptables.Rule{"-s", r.Peer, "-j", "NFQUEUE", "--queue-num", strconv.Itoa(int(c.QueueNum(r.Queue)))})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"runtime"
@@ -29,6 +30,7 @@ type Daemon struct {
 	// due time, and the worst lateness (µs) since the last report.
 	released, late atomic.Int64
 	worstUs        atomic.Int64
+	corrupted      atomic.Int64
 }
 
 // report logs, every 10 s while packets flow, how many came late.
@@ -42,8 +44,8 @@ func (d *Daemon) report(ctx context.Context) {
 		case <-t.C:
 			n, late, worst := d.released.Swap(0), d.late.Swap(0), d.worstUs.Swap(0)
 			if n > 0 {
-				fmt.Fprintf(d.log, "netem: %s released %d packets, %d over 1 ms late (worst %.2f ms), %d dropped (loss)\n",
-					time.Now().Format("15:04:05"), n, late, float64(worst)/1000, d.drops.Swap(0))
+				fmt.Fprintf(d.log, "netem: %s released %d packets, %d over 1 ms late (worst %.2f ms), %d dropped (loss), %d corrupted\n",
+					time.Now().Format("15:04:05"), n, late, float64(worst)/1000, d.drops.Swap(0), d.corrupted.Swap(0))
 			}
 		}
 	}
@@ -79,8 +81,9 @@ func Run(ctx context.Context, path, cgroup string, log io.Writer, ready func()) 
 	// queues for one.
 	runtime.GOMAXPROCS(runtime.NumCPU() + len(cfg.Links) + 1)
 	queues := make([][]*queue, len(cfg.Links))
+	var corrupting []*queue // every host's corrupting queue of every link
 	closeAll := func() {
-		for _, qs := range queues {
+		for _, qs := range append(queues, corrupting) {
 			for _, q := range qs {
 				q.Close()
 			}
@@ -91,12 +94,18 @@ func Run(ctx context.Context, path, cgroup string, log io.Writer, ready func()) 
 			closeAll()
 			return fmt.Errorf("netem: queue %d in %s has no link", r.Queue, r.Netns)
 		}
-		q, err := openQueue(r.Netns, cfg.QueueNum(r.Queue), queueLen)
+		q, err := openQueue(r.Netns, cfg.QueueNum(r.Queue), queueLen, false)
 		if err != nil {
 			closeAll()
 			return err
 		}
 		queues[r.Queue] = append(queues[r.Queue], q)
+		cq, err := openQueue(r.Netns, cfg.CorruptQueueNum(r.Queue), queueLen, true)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		corrupting = append(corrupting, cq)
 	}
 	// On the way out: the loops stop, then the queues close.
 	defer closeAll()
@@ -111,7 +120,11 @@ func Run(ctx context.Context, path, cgroup string, log io.Writer, ready func()) 
 		wg.Add(1)
 		go func() { defer wg.Done(); d.serve(ctx, i, NewLane(uint64(i+1)), qs) }()
 	}
-	fmt.Fprintf(log, "netem: %d queues bound; links: %s\n", len(cfg.Queues()), describe(cfg.Links))
+	if len(corrupting) > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); d.corrupt(ctx, corrupting) }()
+	}
+	fmt.Fprintf(log, "netem: %d queues bound (and as many corrupting ones); links: %s\n", len(cfg.Queues()), describe(cfg.Links))
 	go d.report(ctx)
 	if ready != nil {
 		ready()
@@ -255,6 +268,39 @@ func (d *Daemon) serve(ctx context.Context, link int, lane *Lane, qs []*queue) {
 			}
 		}
 		fifo = d.release(fifo)
+	}
+}
+
+// corrupt serves the corrupting queues: every packet the rules send there
+// is accepted at once with one bit of its transport segment flipped.
+func (d *Daemon) corrupt(ctx context.Context, qs []*queue) {
+	fds := make([]unix.PollFd, len(qs))
+	for i, q := range qs {
+		fds[i] = unix.PollFd{Fd: int32(q.fd), Events: unix.POLLIN}
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed))
+	var pkts []packet
+	for ctx.Err() == nil {
+		if _, err := unix.Poll(fds, 50); err != nil {
+			continue
+		}
+		for i, q := range qs {
+			if fds[i].Revents == 0 {
+				continue
+			}
+			var err error
+			if pkts, err = q.read(pkts[:0]); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(d.log, "netem: corrupting queue %d: %v\n", q.num, err)
+			}
+			for _, p := range pkts {
+				if Corrupt(p.data, rng.Uint64()) {
+					d.corrupted.Add(1)
+					_ = q.accept(p.id, p.data)
+				} else {
+					_ = q.verdict(p.id, verdictAccept, false)
+				}
+			}
+		}
 	}
 }
 

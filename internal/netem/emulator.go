@@ -343,7 +343,7 @@ func (e *Emulator) set(ctx context.Context, c Config, links []Link) error {
 	bwChanged, dupChanged := false, false
 	for i := range links {
 		bwChanged = bwChanged || links[i].Bandwidth != c.Links[i].Bandwidth
-		dupChanged = dupChanged || links[i].Duplicate != c.Links[i].Duplicate
+		dupChanged = dupChanged || links[i].Duplicate != c.Links[i].Duplicate || links[i].Corrupt != c.Links[i].Corrupt
 	}
 	c.Links = links
 	if err := c.Save(e.wan.Config); err != nil {

@@ -22,9 +22,10 @@ const (
 	msgConfig    = 2 // NFQNL_MSG_CONFIG
 	msgVerdictBt = 3 // NFQNL_MSG_VERDICT_BATCH
 
-	attrPacketHdr  = 1 // NFQA_PACKET_HDR
-	attrVerdictHdr = 2 // NFQA_VERDICT_HDR
-	attrTimestamp  = 4 // NFQA_TIMESTAMP
+	attrPacketHdr  = 1  // NFQA_PACKET_HDR
+	attrVerdictHdr = 2  // NFQA_VERDICT_HDR
+	attrTimestamp  = 4  // NFQA_TIMESTAMP
+	attrPayload    = 10 // NFQA_PAYLOAD
 
 	cfgCmd    = 1 // NFQA_CFG_CMD
 	cfgParams = 2 // NFQA_CFG_PARAMS
@@ -32,9 +33,10 @@ const (
 	cfgMask   = 4 // NFQA_CFG_MASK
 	cfgFlags  = 5 // NFQA_CFG_FLAGS
 
-	cmdBind  = 1 // NFQNL_CFG_CMD_BIND
-	copyMeta = 1 // NFQNL_COPY_META: the packet's id and stamp, no payload
-	flagGSO  = 4 // NFQA_CFG_F_GSO: large segments are queued whole
+	cmdBind    = 1 // NFQNL_CFG_CMD_BIND
+	copyMeta   = 1 // NFQNL_COPY_META: the packet's id and stamp, no payload
+	copyPacket = 2 // NFQNL_COPY_PACKET: the packet too
+	flagGSO    = 4 // NFQA_CFG_F_GSO: large segments are queued whole
 
 	verdictDrop   = 0 // NF_DROP
 	verdictAccept = 1 // NF_ACCEPT
@@ -59,8 +61,9 @@ type queue struct {
 const batch = 64
 
 // openQueue binds queue num in namespace ns: packets are copied as
-// metadata only, up to maxLen wait in the kernel.
-func openQueue(ns string, num uint16, maxLen uint32) (*queue, error) {
+// metadata only (whole, one at a time: a large segment cut into packets,
+// when whole is set), up to maxLen wait in the kernel.
+func openQueue(ns string, num uint16, maxLen uint32, whole bool) (*queue, error) {
 	q := &queue{fd: -1, num: num}
 	err := netns.Do(ns, func() (err error) {
 		q.fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
@@ -84,16 +87,20 @@ func openQueue(ns string, num uint16, maxLen uint32) (*queue, error) {
 	// MSG_DONTWAIT once ppoll says they are there.
 	tv := unix.NsecToTimeval(int64(2 * time.Second))
 	_ = unix.SetsockoptTimeval(q.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	for _, m := range configMsgs(num, maxLen) {
+	for _, m := range configMsgs(num, maxLen, whole) {
 		if err := q.request(m); err != nil {
 			return fail("configure", err)
 		}
 	}
-	q.bufs = make([][]byte, batch)
-	q.iov = make([]unix.Iovec, batch)
-	q.hdrs = make([]unix.Mmsghdr, batch)
+	n, size := batch, 2048
+	if whole {
+		n, size = 8, 64<<10+512 // a packet of up to 64K and its attributes
+	}
+	q.bufs = make([][]byte, n)
+	q.iov = make([]unix.Iovec, n)
+	q.hdrs = make([]unix.Mmsghdr, n)
 	for i := range q.bufs {
-		q.bufs[i] = make([]byte, 2048)
+		q.bufs[i] = make([]byte, size)
 		q.iov[i].Base = &q.bufs[i][0]
 		q.iov[i].SetLen(len(q.bufs[i]))
 		q.hdrs[i].Hdr.Iov = &q.iov[i]
@@ -146,6 +153,9 @@ func (q *queue) request(m []byte) error {
 type packet struct {
 	id    uint32
 	stamp *time.Time // kernel receive time, when the kernel gave one
+	// data is the packet (from its IP header) on a queue that copies it:
+	// a view into the queue's buffer, valid until the next read.
+	data []byte
 }
 
 // read appends the packets waiting on the queue, without blocking.
@@ -211,6 +221,8 @@ func parsePacket(attrs []byte) (packet, bool) {
 		switch {
 		case t == attrPacketHdr && len(v) >= 4:
 			p.id, found = binary.BigEndian.Uint32(v), true
+		case t == attrPayload:
+			p.data = v
 		case t == attrTimestamp && len(v) >= 16:
 			s := time.Unix(int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:]))*1000)
 			p.stamp = &s
@@ -253,16 +265,43 @@ type attr struct {
 
 func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
 
-// configMsgs binds queue num and sets how it copies packets, how many it
-// holds and that large segments come whole.
-func configMsgs(num uint16, maxLen uint32) [][]byte {
+// configMsgs binds queue num and sets how it copies packets (metadata,
+// large segments queued whole; or, with whole, every packet in full, a
+// large segment cut into packets first) and how many it holds.
+func configMsgs(num uint16, maxLen uint32, whole bool) [][]byte {
 	bind := []byte{cmdBind, 0, 0, 0} // command, pad, pf (unused by bind)
-	params := append(be32(0xffff), copyMeta)
+	params, flags := append(be32(0xffff), copyMeta), uint32(flagGSO)
+	if whole {
+		params, flags = append(be32(0xffff), copyPacket), 0
+	}
 	return [][]byte{
 		message(msgConfig, unix.NLM_F_ACK, num, attr{cfgCmd, bind}),
 		message(msgConfig, unix.NLM_F_ACK, num, attr{cfgParams, params}, attr{cfgMaxLen, be32(maxLen)}),
-		message(msgConfig, unix.NLM_F_ACK, num, attr{cfgFlags, be32(flagGSO)}, attr{cfgMask, be32(flagGSO)}),
+		message(msgConfig, unix.NLM_F_ACK, num, attr{cfgFlags, be32(flags)}, attr{cfgMask, be32(flagGSO)}),
 	}
+}
+
+// accept accepts packet id with data in place of what it carried.
+func (q *queue) accept(id uint32, data []byte) error {
+	m := message(1, 0, q.num, attr{attrVerdictHdr, append(be32(verdictAccept), be32(id)...)}, attr{attrPayload, data})
+	return unix.Sendto(q.fd, m, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+}
+
+// Corrupt flips one bit, chosen by r (a number below 8 × the segment's
+// length), of an IPv4 packet's transport segment (its header and data,
+// which the transport's checksum covers); it says whether there was one.
+func Corrupt(pkt []byte, r uint64) bool {
+	if len(pkt) < 20 || pkt[0]>>4 != 4 {
+		return false
+	}
+	ihl := int(pkt[0]&0x0f) * 4
+	if ihl < 20 || len(pkt) <= ihl {
+		return false
+	}
+	seg := pkt[ihl:]
+	bit := r % uint64(8*len(seg))
+	seg[bit/8] ^= 1 << (bit % 8)
+	return true
 }
 
 // verdictMsg is the verdict v for packet id of queue num (batch: for every

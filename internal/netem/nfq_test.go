@@ -85,7 +85,10 @@ func TestVerdictAndConfigMessages(t *testing.T) {
 	if v := verdictMsg(3, 1, verdictDrop, false); v[4] != 1 || v[27] != verdictDrop || v[31] != 1 {
 		t.Errorf("single drop verdict: %v", v)
 	}
-	cfg := configMsgs(5, 1000)
+	if whole := configMsgs(5, 1000, true); whole[1][nlHdrLen+genHdrLen+8] != copyPacket || binary.BigEndian.Uint32(whole[2][nlHdrLen+genHdrLen+4:]) != 0 {
+		t.Errorf("a corrupting queue copies the packet, cut into packets: %v", whole)
+	}
+	cfg := configMsgs(5, 1000, false)
 	if len(cfg) != 3 {
 		t.Fatalf("%d config messages", len(cfg))
 	}
@@ -117,5 +120,33 @@ func TestArrival(t *testing.T) {
 		if got := arrival(c.stamp, now); !got.Equal(c.want) {
 			t.Errorf("arrival(%v) = %v, want %v", c.stamp, got, c.want)
 		}
+	}
+}
+
+// TestCorrupt: one bit of an IPv4 packet's transport segment flips, never
+// of its IP header; a packet that is not IPv4 or has no segment is left.
+func TestCorrupt(t *testing.T) {
+	pkt := make([]byte, 48)
+	pkt[0] = 0x45 // IPv4, 20-byte header
+	for r := uint64(0); r < 8*28; r += 13 {
+		p := bytes.Clone(pkt)
+		if !Corrupt(p, r) {
+			t.Fatal("not corrupted")
+		}
+		diff := 0
+		for i := range p {
+			if p[i] != pkt[i] {
+				diff++
+				if i < 20 {
+					t.Errorf("r=%d flipped byte %d of the IP header", r, i)
+				}
+			}
+		}
+		if diff != 1 {
+			t.Errorf("r=%d: %d bytes differ", r, diff)
+		}
+	}
+	if Corrupt(make([]byte, 20), 1) || Corrupt(append([]byte{0x60}, make([]byte, 60)...), 1) {
+		t.Error("a packet without a segment, or IPv6, corrupted")
 	}
 }

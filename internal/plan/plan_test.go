@@ -544,14 +544,15 @@ client: {name: client}
 }
 
 // A lab's netfilter queues on remote machines are its own: drawn from its
-// name, one per link from there, the same at every build.
+// name, one per link from there and its corrupting one after all the
+// links', the same at every build.
 func TestQueueBase(t *testing.T) {
 	a, b := QueueBaseOf("rwan"), QueueBaseOf("rwan2")
 	if a < 1000 || a >= 61000 || b < 1000 || b >= 61000 || a == b || QueueBaseOf("rwan") != a {
 		t.Errorf("queue bases %d, %d", a, b)
 	}
 	w := &WAN{QueueBase: 2000, Links: []spec.Link{{Between: []string{"east", "west"}}, {Between: []string{"west", "south"}}}}
-	if got := fmt.Sprint(w.Queues("east"), w.Queues("west"), w.Queues("north")); got != "[2000] [2000 2001] []" {
+	if got := fmt.Sprint(w.Queues("east"), w.Queues("west"), w.Queues("north")); got != "[2000 2002] [2000 2001 2002 2003] []" {
 		t.Errorf("queues: %s", got)
 	}
 	if (*WAN)(nil).Queues("east") != nil {

@@ -146,23 +146,31 @@ func QueueBaseOf(lab string) uint16 {
 }
 
 // Queues are the netfilter queues the netem daemon binds on a host of
-// region (one per link of the region).
+// region: one per link of the region, then its corrupting one (after all
+// the links' queues).
 func (w *WAN) Queues(region string) []uint16 {
-	var out []uint16
+	var out, corrupting []uint16
 	if w == nil {
 		return out
 	}
+	n := uint16(0)
+	for _, l := range w.Links {
+		if len(l.Between) == 2 { // a link, as netem.FromSpec reads them
+			n++
+		}
+	}
 	i := uint16(0)
 	for _, l := range w.Links {
-		if len(l.Between) != 2 { // not a link (as netem.FromSpec reads them)
+		if len(l.Between) != 2 {
 			continue
 		}
 		if slices.Contains(l.Between, region) {
 			out = append(out, w.QueueBase+i)
+			corrupting = append(corrupting, w.QueueBase+n+i)
 		}
 		i++
 	}
-	return out
+	return append(out, corrupting...)
 }
 
 // WANDaemon is the netem daemon of one remote host: its directory, log,

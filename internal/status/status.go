@@ -152,6 +152,7 @@ type LinkInfo struct {
 	LossPercent  float64         `json:"loss_percent,omitempty"`
 	ReorderPct   float64         `json:"reorder_percent,omitempty"`
 	DuplicatePct float64         `json:"duplicate_percent,omitempty"`
+	CorruptPct   float64         `json:"corrupt_percent,omitempty"`
 	BandwidthBps int64           `json:"bandwidth_bps,omitempty"`
 	Measured     *netem.Measured `json:"measured,omitempty"`
 	Emulator     string          `json:"emulator"` // running | down
@@ -328,6 +329,9 @@ func Text(out io.Writer, st Status) {
 		}
 		if k.DuplicatePct > 0 {
 			fmt.Fprintf(out, ", duplicate %g%%", k.DuplicatePct)
+		}
+		if k.CorruptPct > 0 {
+			fmt.Fprintf(out, ", corrupt %g%%", k.CorruptPct)
 		}
 		if k.BandwidthBps > 0 {
 			fmt.Fprintf(out, ", bandwidth %s", spec.FormatRate(k.BandwidthBps))

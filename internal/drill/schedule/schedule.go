@@ -36,10 +36,30 @@ const (
 	OneWay          = "one-way" // the packets from one node to another dropped, not back
 	ClockBump       = "clock"   // one node's wall clock moved up to a minute either way
 	CPU             = "cpu"     // one node's machine cut to a tenth, a quarter or half a core
+	// Memory: one node's machine left 256M, 512M or 1G, live (the OOM
+	// killer may take its server).
+	Memory = "memory"
+	// Disk: one node's emulated volumes stall for the hold, fail their
+	// fsyncs (EIO), or slow down twentyfold.
+	Disk = "disk"
+	// Packets: a WAN link loses, duplicates, corrupts or reorders 1, 5 or
+	// 20 % of its packets (Targets: the link).
+	Packets = "packets"
 )
 
 // Kinds are the fault kinds, in the order --faults lists them.
-var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, OneWay, ClockBump, CPU}
+var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, OneWay, ClockBump, CPU, Memory, Disk, Packets}
+
+// What a disk or packets event does.
+const (
+	DiskStall = "stall"
+	DiskEIO   = "eio-fsync"
+	DiskSlow  = "slow"
+)
+
+// PacketFaults are what a packets event does to its link (the fault
+// kinds of the same names).
+var PacketFaults = []string{"loss", "duplicate", "corrupt", "reorder"}
 
 // Default are the kinds a chaos drill draws from unless told: Jepsen's
 // Galera mix of crashes, pauses and partitions.
@@ -63,6 +83,14 @@ type Event struct {
 	Clock string `json:"clock,omitempty"`
 	// Cores is what a CPU fault leaves its node.
 	Cores float64 `json:"cores,omitempty"`
+	// Limit is what a memory fault leaves its node ("256M").
+	Limit string `json:"limit,omitempty"`
+	// Disk is what a disk fault does (DiskStall, DiskEIO, DiskSlow).
+	Disk string `json:"disk,omitempty"`
+	// Packet and Share: a packets fault's kind (PacketFaults) and the
+	// share of the link's packets it takes, in percent.
+	Packet string  `json:"packet,omitempty"`
+	Share  float64 `json:"share_percent,omitempty"`
 }
 
 // Step is faults held together, then healed.
@@ -94,9 +122,12 @@ func (s Seconds) D() time.Duration { return time.Duration(float64(s) * float64(t
 
 // Params draw a schedule.
 type Params struct {
-	Seed     uint64
-	Faults   []string
-	Nodes    []string
+	Seed   uint64
+	Faults []string
+	Nodes  []string
+	// Links are the lab's WAN links a packets fault draws from (nil: not
+	// known yet).
+	Links    []string
 	Duration time.Duration
 	Hold     time.Duration // the longest a step holds (the shortest: a second, or Hold when less)
 	Interval time.Duration // the longest wait after a heal (the shortest: half of it)
@@ -129,6 +160,9 @@ func (p Params) Check() error {
 	for _, k := range p.Faults {
 		if (k == PartitionRing || k == PartitionBridge) && p.Nodes != nil && len(p.Nodes) < 3 {
 			problems = append(problems, fmt.Sprintf("--faults: %s needs at least 3 nodes, the cluster has %d", k, len(p.Nodes)))
+		}
+		if k == Packets && p.Links != nil && len(p.Links) == 0 {
+			problems = append(problems, "--faults: packets acts on a WAN link between regions, and the lab has none")
 		}
 	}
 	return hderr.Users(problems)
@@ -166,10 +200,10 @@ func Generate(p Params) (Schedule, error) {
 			break
 		}
 		kind := p.Faults[r.IntN(len(p.Faults))]
-		st := Step{At: Of(at), Hold: Of(hold), Events: []Event{event(r, kind, p.Nodes, 0)}}
+		st := Step{At: Of(at), Hold: Of(hold), Events: []Event{event(r, kind, p.Nodes, p.Links, 0)}}
 		if network(kind) && len(procs) > 0 && r.IntN(2) == 0 {
 			off := between(0, hold/2).Round(time.Millisecond)
-			st.Events = append(st.Events, event(r, procs[r.IntN(len(procs))], p.Nodes, off))
+			st.Events = append(st.Events, event(r, procs[r.IntN(len(procs))], p.Nodes, p.Links, off))
 		}
 		s.Steps = append(s.Steps, st)
 		at += hold + between(p.Interval/2, p.Interval).Round(time.Millisecond)
@@ -178,7 +212,7 @@ func Generate(p Params) (Schedule, error) {
 }
 
 // event draws one fault's targets.
-func event(r *rand.Rand, kind string, nodes []string, offset time.Duration) Event {
+func event(r *rand.Rand, kind string, nodes, links []string, offset time.Duration) Event {
 	shuffled := slices.Clone(nodes)
 	r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 	minority := (len(nodes) - 1) / 2
@@ -220,6 +254,18 @@ func event(r *rand.Rand, kind string, nodes []string, offset time.Duration) Even
 	case CPU:
 		e.Targets = shuffled[:1]
 		e.Cores = []float64{0.1, 0.25, 0.5}[r.IntN(3)]
+	case Memory:
+		e.Targets = shuffled[:1]
+		e.Limit = []string{"256M", "512M", "1G"}[r.IntN(3)]
+	case Disk:
+		e.Targets = shuffled[:1]
+		e.Disk = []string{DiskStall, DiskEIO, DiskSlow}[r.IntN(3)]
+	case Packets:
+		if len(links) > 0 {
+			e.Targets = []string{links[r.IntN(len(links))]}
+		}
+		e.Packet = PacketFaults[r.IntN(len(PacketFaults))]
+		e.Share = []float64{1, 5, 20}[r.IntN(3)]
 	}
 	return e
 }
@@ -266,10 +312,11 @@ func (s Schedule) End() time.Duration {
 	return (last.At + last.Hold).D()
 }
 
-// Parse reads a stored schedule and checks it against a cluster's nodes:
-// every kind known, every node one of them, steps in time order, offsets
+// Parse reads a stored schedule and checks it against a cluster's nodes
+// and the lab's WAN links: every kind known, every node one of them (a
+// packets fault's target one of the links), steps in time order, offsets
 // within their holds; every problem named at once, with where.
-func Parse(data []byte, where string, nodes []string) (Schedule, error) {
+func Parse(data []byte, where string, nodes, links []string) (Schedule, error) {
 	var s Schedule
 	if err := json.Unmarshal(data, &s); err != nil {
 		return s, hderr.User("%s: not a schedule (JSON as a chaos drill stores it): %v", where, err)
@@ -301,10 +348,27 @@ func Parse(data []byte, where string, nodes []string) (Schedule, error) {
 			if len(e.Targets) == 0 {
 				problems = append(problems, ev+".targets: none")
 			}
+			if e.Kind == Packets {
+				for _, k := range e.Targets {
+					if !slices.Contains(links, k) && !slices.Contains(missing, k) {
+						missing = append(missing, k)
+					}
+				}
+				if !slices.Contains(PacketFaults, e.Packet) || e.Share <= 0 || e.Share > 100 {
+					problems = append(problems, fmt.Sprintf("%s: expected a packet fault of %s and a share above 0 and at most 100, got %q %g", ev, strings.Join(PacketFaults, ", "), e.Packet, e.Share))
+				}
+				continue
+			}
 			for _, n := range slices.Concat(e.Targets, e.From) {
 				if !slices.Contains(nodes, n) && !slices.Contains(missing, n) {
 					missing = append(missing, n)
 				}
+			}
+			if e.Kind == Disk && !slices.Contains([]string{DiskStall, DiskEIO, DiskSlow}, e.Disk) {
+				problems = append(problems, fmt.Sprintf("%s.disk: expected %s, %s or %s, got %q", ev, DiskStall, DiskEIO, DiskSlow, e.Disk))
+			}
+			if e.Kind == Memory && e.Limit == "" {
+				problems = append(problems, ev+".limit: none")
 			}
 			if e.Kind == CPU && (e.Cores < 0.01 || e.Cores > 64) {
 				problems = append(problems, fmt.Sprintf("%s.cores: expected 0.01 to 64, got %g", ev, e.Cores))
@@ -317,8 +381,12 @@ func Parse(data []byte, where string, nodes []string) (Schedule, error) {
 		}
 	}
 	if len(missing) > 0 {
-		problems = append(problems, fmt.Sprintf("%s: the schedule names %s, not nodes of this cluster (%s): a replay needs a lab of the same shape",
-			where, strings.Join(missing, ", "), strings.Join(nodes, ", ")))
+		have := strings.Join(nodes, ", ")
+		if len(links) > 0 {
+			have += "; links " + strings.Join(links, ", ")
+		}
+		problems = append(problems, fmt.Sprintf("%s: the schedule names %s, not nodes of this cluster or links of this lab (%s): a replay needs a lab of the same shape",
+			where, strings.Join(missing, ", "), have))
 	}
 	return s, hderr.Users(problems)
 }
@@ -336,6 +404,15 @@ func (st Step) Says() string {
 		}
 		if e.Cores > 0 {
 			w += fmt.Sprintf(" to %g cores", e.Cores)
+		}
+		if e.Limit != "" {
+			w += " to " + e.Limit
+		}
+		if e.Disk != "" {
+			w += " " + e.Disk
+		}
+		if e.Packet != "" {
+			w += fmt.Sprintf(" %s %g%%", e.Packet, e.Share)
 		}
 		if i > 0 {
 			w = fmt.Sprintf("%.1f s later %s", float64(e.Offset), w)

@@ -65,10 +65,10 @@ func TestGenerate(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	p := Params{Faults: []string{"kill", "nuke", PartitionRing}, Nodes: []string{"db1", "db2"}, Duration: 0, Hold: 2 * time.Hour, Interval: -time.Second}
+	p := Params{Faults: []string{"kill", "nuke", PartitionRing, Packets}, Nodes: []string{"db1", "db2"}, Links: []string{}, Duration: 0, Hold: 2 * time.Hour, Interval: -time.Second}
 	_, err := Generate(p)
 	for _, want := range []string{`--faults: unknown fault "nuke"`, "--duration: expected 1s to 24h", "--hold: expected 100ms to 1h", "--interval: expected 0 to 1h",
-		"--faults: partition-ring needs at least 3 nodes"} {
+		"--faults: partition-ring needs at least 3 nodes", "--faults: packets acts on a WAN link between regions, and the lab has none"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in %v", want, err)
 		}
@@ -80,23 +80,64 @@ func TestCheck(t *testing.T) {
 func TestParse(t *testing.T) {
 	a, _ := Generate(params(7))
 	data, _ := json.Marshal(a)
-	b, err := Parse(data, "s.json", galera3)
+	b, err := Parse(data, "s.json", galera3, nil)
 	if err != nil || !reflect.DeepEqual(a, b) {
 		t.Fatalf("round trip: %v", err)
 	}
-	if _, err := Parse(data, "s.json", []string{"db1", "db2"}); err == nil || !strings.Contains(err.Error(), "s.json: the schedule names db3, not nodes of this cluster (db1, db2)") {
+	if _, err := Parse(data, "s.json", []string{"db1", "db2"}, nil); err == nil || !strings.Contains(err.Error(), "s.json: the schedule names db3, not nodes of this cluster or links of this lab (db1, db2)") {
 		t.Errorf("another shape: %v", err)
 	}
 	bad := `{"steps": [{"at_s": 5, "hold_s": 3, "events": [{"offset_s": 4, "kind": "nuke", "targets": ["db1"]}]}, {"at_s": 6, "hold_s": 1, "events": [{"kind": "clock", "targets": ["db2"], "clock": "soon"}]}]}`
-	_, err = Parse([]byte(bad), "x.json", galera3)
+	_, err = Parse([]byte(bad), "x.json", galera3, nil)
 	for _, want := range []string{`x.json: steps[0].events[0].kind: unknown fault "nuke"`, "x.json: steps[0].events[0].offset_s: 4 is outside the step's hold", "x.json: steps[1]: starts at 6 s, before the step before it heals",
 		`x.json: steps[1].events[0].clock: expected a signed duration such as +12s, got "soon"`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in %v", want, err)
 		}
 	}
-	if _, err := Parse([]byte("{"), "y.json", galera3); err == nil || !strings.Contains(err.Error(), "y.json: not a schedule") {
+	if _, err := Parse([]byte("{"), "y.json", galera3, nil); err == nil || !strings.Contains(err.Error(), "y.json: not a schedule") {
 		t.Errorf("not JSON: %v", err)
+	}
+}
+
+// TestMachineDiskAndPacketFaults: memory, disk and packets steps draw
+// their targets and what they do from the seed; a packets fault takes one
+// of the lab's links, and a replay against a lab without it is refused.
+func TestMachineDiskAndPacketFaults(t *testing.T) {
+	p := params(5)
+	p.Faults, p.Links = []string{Memory, Disk, Packets}, []string{"east-west"}
+	a, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, st := range a.Steps {
+		e := st.Events[0]
+		seen[e.Kind] = true
+		switch e.Kind {
+		case Memory:
+			if len(e.Targets) != 1 || (e.Limit != "256M" && e.Limit != "512M" && e.Limit != "1G") {
+				t.Errorf("memory: %+v", e)
+			}
+		case Disk:
+			if len(e.Targets) != 1 || (e.Disk != DiskStall && e.Disk != DiskEIO && e.Disk != DiskSlow) {
+				t.Errorf("disk: %+v", e)
+			}
+		case Packets:
+			if len(e.Targets) != 1 || e.Targets[0] != "east-west" || e.Share <= 0 || !strings.Contains(st.Says(), "packets east-west "+e.Packet) {
+				t.Errorf("packets: %+v (%s)", e, st.Says())
+			}
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("kinds drawn: %v", seen)
+	}
+	data, _ := json.Marshal(a)
+	if _, err := Parse(data, "s.json", galera3, []string{"east-west"}); err != nil {
+		t.Errorf("round trip: %v", err)
+	}
+	if _, err := Parse(data, "s.json", galera3, nil); err == nil || !strings.Contains(err.Error(), "the schedule names east-west, not nodes of this cluster or links of this lab") {
+		t.Errorf("a lab without the link: %v", err)
 	}
 }
 

@@ -318,7 +318,7 @@ func (d *device) Read(ctx context.Context, req *fuse.ReadRequest, resp *fuse.Rea
 	}
 	d.faults.damage(req.Offset, buf)
 	resp.Data = buf
-	return sleepUntil(ctx, d.faults.held(arrived, done))
+	return d.hold(ctx, arrived, done)
 }
 
 // readAt reads the device's bytes at off into b, as its disks hold them.
@@ -363,7 +363,7 @@ func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.W
 		done = latest(done, m.write(arrived, segs, bytes))
 	}
 	resp.Size = int(n)
-	return sleepUntil(ctx, d.faults.held(arrived, done))
+	return d.hold(ctx, arrived, done)
 }
 
 // Fsync is a cache flush: one operation on every disk (as a cloud disk
@@ -382,7 +382,7 @@ func (d *device) Fsync(ctx context.Context, _ *fuse.FsyncRequest) error {
 	for _, m := range d.members {
 		done = latest(done, m.flush(arrived))
 	}
-	return sleepUntil(ctx, d.faults.held(arrived, done))
+	return d.hold(ctx, arrived, done)
 }
 
 func (d *device) Flush(context.Context, *fuse.FlushRequest) error { return nil }
@@ -471,6 +471,31 @@ func (m *member) hold(off, n int64) {
 	for c := off / cacheChunk; c <= (off+n-1)/cacheChunk; c++ {
 		m.cached[c/64] |= 1 << (c % 64)
 	}
+}
+
+// hold holds an IO that arrived at arrived, and that its disk completes
+// at done, as long as the device's faults say: a stall or a slowdown lifted
+// meanwhile (by a heal) lets it go then, not when it would have ended.
+func (d *device) hold(ctx context.Context, arrived, done time.Time) error {
+	for {
+		until := d.faults.held(arrived, done)
+		if !until.After(done) {
+			return sleepUntil(ctx, done)
+		}
+		if time.Until(until) <= 0 {
+			return nil
+		}
+		if err := sleepUntil(ctx, earliest(until, time.Now().Add(100*time.Millisecond))); err != nil {
+			return err
+		}
+	}
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // sleepUntil holds an IO until the disk completes it. A nanosleep on the
