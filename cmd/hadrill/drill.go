@@ -222,6 +222,9 @@ func printDrill(r *drill.Result) {
 		for _, a := range c.Anomalies {
 			fmt.Printf("    %s, %s: %s\n", a.Type, a.Counted(), a.Example)
 		}
+		if p := r.FirstAnomaly; p != nil {
+			fmt.Printf("    on the fault timeline: %s\n", p.Where)
+		}
 	}
 	if r.Interrupted {
 		fmt.Println("  INTERRUPTED: the drill was stopped early; what it broke was undone, its run is kept")

@@ -163,7 +163,7 @@ func checkBank(ops []Op, model string) (*Result, error) {
 	}
 	res := &Result{Model: model, Ops: len(ops)}
 	found := map[string]*Anomaly{}
-	note := func(typ, example string, size int) {
+	note := func(typ, example string, size int, t *Txn) {
 		a := found[typ]
 		if a == nil {
 			a = &Anomaly{Type: typ, Unit: "reads", size: size + 1}
@@ -173,6 +173,7 @@ func checkBank(ops []Op, model string) (*Result, error) {
 		if size < a.size { // the smallest example: the read furthest from the truth… kept short
 			a.Example, a.size = example, size
 		}
+		a.seen(ended(t))
 	}
 	for _, t := range txns {
 		res.tally(t)
@@ -205,15 +206,15 @@ func checkBank(ops []Op, model string) (*Result, error) {
 			if len(extra) > 0 {
 				what = append(what, "account "+strings.Join(extra, ", ")+", which never opened")
 			}
-			note("unexpected-accounts", fmt.Sprintf("%s saw %s (%s)", where, strings.Join(what, " and "), describeBalances(seen)), len(extra)+len(missing))
+			note("unexpected-accounts", fmt.Sprintf("%s saw %s (%s)", where, strings.Join(what, " and "), describeBalances(seen)), len(extra)+len(missing), t)
 		}
 		if sum != total {
 			d := sum - total
 			note("wrong-total", fmt.Sprintf("%s saw %d accounts holding %d in all, where %d accounts opened with %d: %+d made by the transfers (%s)",
-				where, len(seen), sum, len(opening), total, d, describeBalances(seen)), abs(d))
+				where, len(seen), sum, len(opening), total, d, describeBalances(seen)), abs(d), t)
 		}
 		if len(neg) > 0 {
-			note("negative-value", fmt.Sprintf("%s saw %s, though no transfer may overdraw", where, strings.Join(neg, ", ")), len(neg))
+			note("negative-value", fmt.Sprintf("%s saw %s, though no transfer may overdraw", where, strings.Join(neg, ", ")), len(neg), t)
 		}
 	}
 	res.finish(found)

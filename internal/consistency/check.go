@@ -77,8 +77,12 @@ type Anomaly struct {
 	Unit      string `json:"unit"`
 	Forbidden bool   `json:"forbidden"`
 	Example   string `json:"example"`
-	size      int
-	cycle     []dep // a cycle type's example
+	// First is when the earliest of them was complete (the last of its
+	// transactions to end), in seconds from the history's start; nil when
+	// not known.
+	First *float64 `json:"first_s,omitempty"`
+	size  int
+	cycle []dep // a cycle type's example
 }
 
 // Counted is the count in words: "1 read", "3 appends".
@@ -171,7 +175,7 @@ type checker struct {
 	marks    map[int]marks // key -> where its longest read first goes wrong
 }
 
-func (c *checker) add(kind, example string, size int) {
+func (c *checker) add(kind, example string, size int, ts ...*Txn) {
 	a := c.found[kind]
 	if a == nil {
 		a = &Anomaly{Type: kind, Unit: unitOf(kind), size: -1}
@@ -181,6 +185,33 @@ func (c *checker) add(kind, example string, size int) {
 	if a.size < 0 || size < a.size {
 		a.Example, a.size = example, size
 	}
+	a.seen(ended(ts...))
+}
+
+// seen keeps the earliest time an instance was complete (ns; <0: none).
+func (a *Anomaly) seen(at int64) {
+	if at < 0 {
+		return
+	}
+	if s := float64(at) / 1e9; a.First == nil || s < *a.First {
+		a.First = &s
+	}
+}
+
+// ended is when the last of the transactions ended (its completion, or
+// its invocation when it has none), in the history's ns; -1 for none.
+func ended(ts ...*Txn) int64 {
+	at := int64(-1)
+	for _, t := range ts {
+		switch {
+		case t == nil:
+		case t.Complete != nil:
+			at = max(at, t.Complete.Time)
+		case t.Invoke != nil:
+			at = max(at, t.Invoke.Time)
+		}
+	}
+	return at
 }
 
 // Check analyses a history against a model (one of Models). It stops
@@ -331,14 +362,14 @@ func (c *checker) elements(t *Txn, m Mop) {
 	}
 	n := len(m.List)
 	if mk.dup >= 0 && mk.dup < n {
-		c.add("duplicate-elements", fmt.Sprintf("%s read key %d = %s: %d twice", describe(t), m.Key, short(m.List), m.List[mk.dup]), 1)
+		c.add("duplicate-elements", fmt.Sprintf("%s read key %d = %s: %d twice", describe(t), m.Key, short(m.List), m.List[mk.dup]), 1, t)
 	}
 	if mk.garbage >= 0 && mk.garbage < n {
-		c.add("garbage-read", fmt.Sprintf("%s read key %d = %s: nothing ever appended %d to it", describe(t), m.Key, short(m.List), m.List[mk.garbage]), 1)
+		c.add("garbage-read", fmt.Sprintf("%s read key %d = %s: nothing ever appended %d to it", describe(t), m.Key, short(m.List), m.List[mk.garbage]), 1, t)
 	}
 	if mk.aborted >= 0 && mk.aborted < n {
 		v := m.List[mk.aborted]
-		c.add("G1a", fmt.Sprintf("%s read key %d = %s: %d was appended by %s, which failed (an aborted read)", describe(t), m.Key, short(m.List), v, describe(c.writer[m.Key][v])), 2)
+		c.add("G1a", fmt.Sprintf("%s read key %d = %s: %d was appended by %s, which failed (an aborted read)", describe(t), m.Key, short(m.List), v, describe(c.writer[m.Key][v])), 2, t, c.writer[m.Key][v])
 	}
 }
 
@@ -375,7 +406,7 @@ func (c *checker) reads() {
 				if w := c.writer[m.Key][last]; w != nil && w != t && w.Type != "fail" {
 					if mine := c.appended[w][m.Key]; len(mine) > 1 && mine[len(mine)-1] != last {
 						c.add("G1b", fmt.Sprintf("%s read key %d = %v, ending in %d, which %s appended before its own later %d (an intermediate read)",
-							describe(t), m.Key, m.List, last, describe(w), mine[len(mine)-1]), 2)
+							describe(t), m.Key, m.List, last, describe(w), mine[len(mine)-1]), 2, t, w)
 					}
 				}
 			}
@@ -387,11 +418,11 @@ func (c *checker) reads() {
 			switch {
 			case known[m.Key] && !slices.Equal(m.List, state[m.Key]) && prefix(before, m.List) && hasSuffix(m.List, since[m.Key]):
 				c.add("non-repeatable-read", fmt.Sprintf("%s read key %d = %s where its own earlier operations say %s: others' appends came between (its reads are not one snapshot)",
-					describe(t), m.Key, apart(m.List, state[m.Key]), apart(state[m.Key], m.List)), 1)
+					describe(t), m.Key, apart(m.List, state[m.Key]), apart(state[m.Key], m.List)), 1, t)
 			case known[m.Key] && !slices.Equal(m.List, state[m.Key]):
-				c.add("internal", fmt.Sprintf("%s read key %d = %s where its own earlier operations say %s", describe(t), m.Key, apart(m.List, state[m.Key]), apart(state[m.Key], m.List)), 1)
+				c.add("internal", fmt.Sprintf("%s read key %d = %s where its own earlier operations say %s", describe(t), m.Key, apart(m.List, state[m.Key]), apart(state[m.Key], m.List)), 1, t)
 			case !known[m.Key] && len(own[m.Key]) > 0 && !hasSuffix(m.List, own[m.Key]):
-				c.add("internal", fmt.Sprintf("%s read key %d = %s without its own appends %v at the end", describe(t), m.Key, short(m.List), own[m.Key]), 1)
+				c.add("internal", fmt.Sprintf("%s read key %d = %s without its own appends %v at the end", describe(t), m.Key, short(m.List), own[m.Key]), 1, t)
 			}
 			state[m.Key], known[m.Key], since[m.Key] = slices.Clone(m.List), true, nil
 		}
@@ -411,7 +442,7 @@ func (c *checker) versions() {
 		}
 		for _, m := range t.Mops {
 			if m.F == "r" && m.Read && !prefix(m.List, c.longest[m.Key]) {
-				c.add("incompatible-order", fmt.Sprintf("%s read key %d = %s, which is not a prefix of %s, its longest read: no one order of versions explains both", describe(t), m.Key, apart(m.List, c.longest[m.Key]), apart(c.longest[m.Key], m.List)), 1)
+				c.add("incompatible-order", fmt.Sprintf("%s read key %d = %s, which is not a prefix of %s, its longest read: no one order of versions explains both", describe(t), m.Key, apart(m.List, c.longest[m.Key]), apart(c.longest[m.Key], m.List)), 1, t)
 			}
 		}
 	}
@@ -452,7 +483,7 @@ func (c *checker) lost() {
 		for k, vs := range c.appended[w] {
 			for _, v := range vs {
 				if r := lastRead[k]; !observed[k][v] && r != nil && r.Invoke.Time > w.Complete.Time {
-					c.add("lost", fmt.Sprintf("%s appended %d to key %d and committed; %s began after that, read key %d, and no read ever saw %d", describe(w), v, k, describe(r), k, v), 2)
+					c.add("lost", fmt.Sprintf("%s appended %d to key %d and committed; %s began after that, read key %d, and no read ever saw %d", describe(w), v, k, describe(r), k, v), 2, w, r)
 				}
 			}
 		}
@@ -518,8 +549,8 @@ func (c *checker) lostUpdates() {
 				version = fmt.Sprintf("the version ending in %d", key.last)
 			}
 			example := fmt.Sprintf("%s and %s both read key %d at %s and both appended to it: each wrote without the other's", describe(ts[0]), describe(ts[1]), key.k, version)
-			for range ts[1:] { // of k transactions that wrote over one version, k-1 updates are lost
-				c.add("lost-update", example, 2)
+			for _, t := range ts[1:] { // of k transactions that wrote over one version, k-1 updates are lost
+				c.add("lost-update", example, 2, ts[0], t)
 			}
 		}
 	}

@@ -126,6 +126,34 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
+// TestFirst: each anomaly type says when its earliest instance was
+// complete (its last transaction's end), whether counted at a read or on
+// a cycle: a history of two stale reads, ending at 4 s and 8 s, and a
+// lost update whose later writer ends at 16 s.
+func TestFirst(t *testing.T) {
+	const s = int64(1e9)
+	h := new(hist).txn(0, 1*s, 2*s, "ok", ap(1, 1)).txn(1, 3*s, 4*s, "ok", rd(1)).txn(2, 7*s, 8*s, "ok", rd(1)).txn(3, 9*s, 10*s, "ok", rd(1, 1)).
+		txn(4, 11*s, 15*s, "ok", rd(2), ap(2, 1)).txn(5, 12*s, 16*s, "ok", rd(2), ap(2, 2)).txn(6, 17*s, 18*s, "ok", rd(2, 1, 2))
+	r, err := Check(context.Background(), h.sorted(), "strict-serializable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"G-single-realtime": 4, "lost-update": 16, "G-single": 16}
+	for _, a := range r.Anomalies {
+		w, ok := want[a.Type]
+		if !ok {
+			continue
+		}
+		if a.First == nil || *a.First != w {
+			t.Errorf("%s: first %v, want %g s", a.Type, a.First, w)
+		}
+		delete(want, a.Type)
+	}
+	if len(want) > 0 {
+		t.Errorf("not found: %v (found %s)", want, types(r))
+	}
+}
+
 func TestReadRefusesBadLines(t *testing.T) {
 	in := `{"index": 0, "time": 1, "process": 0, "type": "invoke", "f": "txn", "value": [["append", 1, 2]]}
 {"index": 1, "time": 2, "process": 0, "type": "done", "f": "txn", "value": [["append", 1, 2]]}

@@ -169,7 +169,11 @@ func (c *checker) cycles(ctx context.Context) error {
 			default:
 				example = c.explain(rotate(best))
 			}
-			c.found[typ] = &Anomaly{Type: typ, Count: len(deps), Unit: unitOf(typ), Example: example, size: len(best), cycle: best}
+			a := &Anomaly{Type: typ, Count: len(deps), Unit: unitOf(typ), Example: example, size: len(best), cycle: best}
+			for _, i := range deps { // each counted at its rw (or closing) edge: complete once both its ends are
+				a.seen(ended(c.txns[g.deps[i].from], c.txns[g.deps[i].to]))
+			}
+			c.found[typ] = a
 		}
 	}
 	return nil

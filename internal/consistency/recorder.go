@@ -21,6 +21,10 @@ type Recorder struct {
 // NewRecorder starts a history's clock.
 func NewRecorder() *Recorder { return &Recorder{start: time.Now()} }
 
+// Start is when the history's clock started (its operations' times are
+// from it).
+func (r *Recorder) Start() time.Time { return r.start }
+
 // Process gives a client a process number of its own (a new one after an
 // operation of unknown outcome).
 func (r *Recorder) Process() int {

@@ -100,10 +100,13 @@ type Result struct {
 	// --workload append or bank), stored as the run's history.jsonl.
 	Consistency *consistency.Result `json:"consistency,omitempty"`
 	Workload    string              `json:"workload,omitempty"` // the history workload beside the audit (append, bank)
-	Interrupted bool                `json:"interrupted"`        // a signal ended the drill early; what it broke was undone
-	Verdict     string              `json:"verdict"`            // passed, lost, failed, unverified or interrupted
-	Problems    []string            `json:"problems,omitempty"`
-	Passed      bool                `json:"passed"`
+	// FirstAnomaly is the history's first anomaly placed on the fault
+	// timeline (the first forbidden one, when any is).
+	FirstAnomaly *Placed  `json:"first_anomaly,omitempty"`
+	Interrupted  bool     `json:"interrupted"` // a signal ended the drill early; what it broke was undone
+	Verdict      string   `json:"verdict"`     // passed, lost, failed, unverified or interrupted
+	Problems     []string `json:"problems,omitempty"`
+	Passed       bool     `json:"passed"`
 	// Capacity is how the lab carried the traffic before the fault (a
 	// drill refuses to inject it into traffic the lab cannot carry).
 	Capacity *Capacity `json:"capacity,omitempty"`
@@ -204,7 +207,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	}
 	ops := d.t.finish()
 	if appends != nil {
-		d.checkAppends(l, run.ID, appends.Stop())
+		d.checkAppends(l, run.ID, appends.Stop(), appends.Started())
 	}
 	unfinished()
 	d.s.finish()
@@ -252,7 +255,7 @@ func (d *drill) startAppends(ctx context.Context) (*workload.HistoryRun, error) 
 // checkAppends stores the history workload's history with the run and
 // checks it: what the model forbids fails the drill; an interrupted drill
 // says its history was cut short rather than calling it consistent.
-func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op) {
+func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op, started time.Time) {
 	if err := workload.WriteHistory(l.Home(), runID, ops); err != nil {
 		d.problems = append(d.problems, err.Error())
 	}
@@ -262,9 +265,14 @@ func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op) {
 		return
 	}
 	d.res.Consistency, d.res.Workload = res, d.o.Workload
+	d.res.FirstAnomaly = placeFirst(res, started, d.faultAt, d.res.Applied)
 	switch {
 	case res.Err() != nil:
-		d.problems = append(d.problems, res.Err().Error()+" (the "+d.o.Workload+" workload's history; hadrill check it again from the run's "+workload.HistoryFile+")")
+		where := ""
+		if p := d.res.FirstAnomaly; p != nil {
+			where = "; " + p.Where
+		}
+		d.problems = append(d.problems, res.Err().Error()+where+" (the "+d.o.Workload+" workload's history; hadrill check it again from the run's "+workload.HistoryFile+")")
 	case d.res.Interrupted:
 		d.problems = append(d.problems, "the "+d.o.Workload+" workload's history was cut short by the interruption: its check covers what ran, not the whole drill")
 	}

@@ -115,6 +115,9 @@ func Load(home string, ids []string) (*Report, error) {
 			_ = json.Unmarshal(r.Results, run.Drill)
 			run.Timeline = readTimeline(results.ReadCSV(home, id, drill.TimelineFile))
 			run.Markers = markers(r)
+			if p := run.Drill.FirstAnomaly; p != nil {
+				run.Markers = append(run.Markers, chart.Marker{X: p.At.Sub(r.Started).Seconds(), Label: "first " + p.Type})
+			}
 		default:
 			_ = json.Unmarshal(r.Results, &run.Points)
 		}

@@ -118,6 +118,9 @@ func StartHistory(ctx context.Context, l Lab, targets []Endpoint, p HistoryParam
 	return StartAppend(ctx, l, targets, p)
 }
 
+// Started is when the history's clock started.
+func (a *HistoryRun) Started() time.Time { return a.rec.Start() }
+
 // Stop ends the clients (an operation in flight then has an unknown
 // outcome), reads every key once more through each target (finalReads)
 // and returns the history.
