@@ -201,12 +201,23 @@ client: {name: client}
 					}
 					return ""
 				}
-				replica, fencedBefore := "", false
+				// one replica left to promote, the other fenced: the drills may have fenced
+				// none (one fenced here), one, or both (one of them rebuilt here)
+				replica, fenced, unfenced := "", []string{}, 0
 				for _, n := range e.repl(c.lab).Nodes {
-					fencedBefore = fencedBefore || n.Role == "fenced"
+					switch n.Role {
+					case "fenced":
+						fenced = append(fenced, n.Name)
+					case "replica":
+						unfenced++
+					}
 				}
-				if !fencedBefore { // else the pause drill left its primary fenced
+				switch {
+				case len(fenced) == 0:
 					replica = fence()
+				case unfenced == 0:
+					e.ok("rebuild", fenced[0], "--name", c.lab)
+					e.waitRole(c.lab, fenced[0], "replica", 30*time.Second)
 				}
 				// the primary's host crashes while its other replica is fenced: the one replica left is
 				// promoted with no replica to acknowledge its commits, so it must not hold each one for
