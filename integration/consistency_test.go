@@ -39,6 +39,7 @@ func (c consistencyOut) count(match func(string) bool) int {
 // InnoDB's repeatable read leaves write skew either way); bad input is
 // refused.
 func TestConsistency(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
 	e := newEnv(t)
 	e.ok("up", "--name", "itcons", "--preset", "galera3")
 	run := func(args ...string) (consistencyOut, int) {

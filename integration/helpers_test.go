@@ -33,10 +33,11 @@ type env struct {
 
 // active are the envs of the tests running now. Tests that mostly wait
 // (outages, failovers and state transfers, each timing bound loose enough
-// for a busy machine) and the SSH tests run two at a time, after every
-// other test (make integration: -parallel 2; three at a time started
-// servers that exited during start-up); each has its own home, lab
-// names and namespaces. libfaketime's files are named by process, not by
+// for a busy machine), tests with no timing bound and the SSH tests run
+// two at a time (make integration: -parallel 2; three at a time started
+// servers that exited during start-up), after every test that measures
+// (throughput, IOPS, round trips, CPU and network caps), which runs
+// alone; each has its own home, lab names and namespaces. libfaketime's files are named by process, not by
 // lab: a test that ran beside another cannot tell whose they are, and
 // leaves that check to TestMain.
 var active struct {

@@ -20,6 +20,7 @@ import (
 // exporters die with it and heal starts them again. A run without
 // monitoring is refused by the export, naming why.
 func TestMonitoring(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
 	e := newEnv(t)
 	e.ok("up", "--name", "itmon", "--monitoring")
 	var out struct {

@@ -21,6 +21,7 @@ type conflictOut struct {
 // was down catches up. Both incrementing their own rows lose nothing; the
 // same rows, and increments are lost (the conflict test can say no).
 func TestPeerToPeer(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
 	e := newEnv(t)
 	e.ok("up", "--name", "itp2p", "--preset", "p2p")
 	e.ok("sql", "east1", "--name", "itp2p", "-e", "CREATE TABLE app.p (id INT AUTO_INCREMENT PRIMARY KEY, at VARCHAR(8)) ENGINE=InnoDB")

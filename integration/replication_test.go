@@ -68,6 +68,7 @@ func (e *env) waitRow(lab, node, query, want string, limit time.Duration) time.D
 // every replica within 1 s, heartbeat lag, switchover, errant GTIDs refused,
 // semi-sync falling back to async when the replicas vanish.
 func TestPrimaryReplica(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
 	e := newEnv(t)
 	f := e.writeSpec("ss.yaml", `clusters:
   - {name: db, kind: primary, nodes: 3, mode: semi-sync, ack_timeout: 500ms}
@@ -298,6 +299,7 @@ func TestDRChannel(t *testing.T) {
 // TestDRCluster: galera3 → a second Galera cluster: the receiving node
 // applies, Galera spreads it to its peers.
 func TestDRCluster(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
 	e := newEnv(t)
 	e.ok("up", "--name", "itdc", "--preset", "dr-cluster")
 	e.ok("sql", "lb", "--name", "itdc", "-e", "CREATE TABLE app.t (id INT PRIMARY KEY); INSERT INTO app.t VALUES (1)")

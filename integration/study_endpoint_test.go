@@ -75,6 +75,7 @@ func localServer(t *testing.T) (port int) {
 // the priced variant's TPS per dollar is reported; a dead endpoint fails
 // the study before any lab is made.
 func TestStudyEndpointAndSlap(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
 	e := newEnv(t)
 	port := localServer(t)
 	if err := os.Chmod(e.writeSpec("bench.cnf", "[client]\nuser=bench\npassword=benchpw\n"), 0o600); err != nil { // found beside the study file

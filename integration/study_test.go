@@ -16,6 +16,7 @@ import (
 // reference beside them, a report), leaves no lab behind, and bad input is
 // refused before anything is made.
 func TestStudy(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
 	e := newEnv(t)
 	file := e.writeSpec("short.yaml", `name: short
 title: Galera against async, briefly
