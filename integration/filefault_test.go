@@ -13,7 +13,7 @@ import (
 // is met by InnoDB's page checksum when the restarted server reads the
 // page ("Page read from tablespace is corrupted"); a write set touching
 // the table cannot be applied there, and the cluster votes the node out
-// (Inconsistent); heal gives the true bit back and has the voted-out node
+// (Inconsistent, status says for what); heal gives the true bit back and has the voted-out node
 // join again, the write applied. A torn write is armed, then spent by the
 // page's next write, and heal says it stays. A truncated table definition
 // makes the server refuse the table until heal gives its bytes back. Bad
@@ -46,6 +46,7 @@ client:
 
 	type nodeView struct {
 		Name, State string
+		VotedOut    string            `json:"voted_out"`
 		DiskFaults  map[string]string `json:"disk_faults"`
 	}
 	node := func(name string) nodeView {
@@ -86,8 +87,8 @@ client:
 			break
 		}
 	}
-	if n1.State != "Inconsistent" || !strings.Contains(errorLog("db1"), "Inconsistent by consensus") {
-		t.Errorf("db1 after a write set it could not apply: %s", n1.State)
+	if n1.State != "Inconsistent" || !strings.Contains(errorLog("db1"), "Inconsistent by consensus") || !strings.Contains(n1.VotedOut, "is corrupted") {
+		t.Errorf("db1 after a write set it could not apply: %s, voted out for %q", n1.State, n1.VotedOut)
 	}
 	r = e.ok("fault", "heal", "--name", "itfil")
 	if !strings.Contains(r.stderr, "db1: its cluster voted it out") {

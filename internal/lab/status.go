@@ -90,6 +90,9 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 			if s.Nodes[i].State == server.Down {
 				s.Nodes[i].Stopped = server.StoppedBecause(ctx, l.Prov.Host(n.Host), n, recs)
 			}
+			if s.Nodes[i].State == server.Inconsistent {
+				s.Nodes[i].VotedOut = server.VotedOut(ctx, l.Prov.Host(n.Host), n)
+			}
 			if s.Nodes[i].State.Answering() {
 				s.Nodes[i].Detail = repl.Detail(ctx, n)
 				if r := s.Nodes[i].Detail.Role; r != "" {

@@ -436,6 +436,19 @@ func StoppedBecause(ctx context.Context, h host.Host, n *plan.Node, recs []fault
 	return why
 }
 
+// VotedOut says why a Galera member's cluster voted it out, from its
+// error log ("" when it does not say).
+func VotedOut(ctx context.Context, h host.Host, n *plan.Node) string {
+	b, err := h.ReadFile(ctx, n.LogFile)
+	if err != nil {
+		return ""
+	}
+	if len(b) > 256<<10 {
+		b = b[len(b)-256<<10:]
+	}
+	return mariadb.VotedOut(string(b))
+}
+
 // Reachable reports whether a TCP connection to addr (host:port) made
 // from inside network namespace ns is accepted within timeout: whether
 // that host reaches it over the lab's network, which an administrative

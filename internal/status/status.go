@@ -181,6 +181,10 @@ type NodeInfo struct {
 	// Stopped says why a server that is down stopped on its own, from its
 	// error log ("InnoDB: fdatasync() returned 5 (EIO: …)").
 	Stopped string `json:"stopped,omitempty"`
+	// VotedOut says why its Galera cluster voted it out (state
+	// Inconsistent): the error it met applying a write set the others
+	// applied, from its error log.
+	VotedOut string `json:"voted_out,omitempty"`
 	// DiskFaults are the disk faults in force on its volumes (volume →
 	// what: "eio fsync", "full", "lose-unsynced armed (…)").
 	DiskFaults map[string]string `json:"disk_faults,omitempty"`
@@ -275,6 +279,9 @@ func Text(out io.Writer, st Status) {
 		}
 		if n.Stopped != "" {
 			fmt.Fprintf(out, "%s stopped: %s\n", n.Name, n.Stopped)
+		}
+		if n.VotedOut != "" {
+			fmt.Fprintf(out, "%s VOTED OUT of its cluster: it could not apply a write set the others applied (%s); hadrill fault heal, or hadrill restart %s, has it join again\n", n.Name, n.VotedOut, n.Name)
 		}
 		if n.Clock != "" {
 			fmt.Fprintf(out, "%s clock: %s from the real time (hadrill fault heal undoes it)\n", n.Name, n.Clock)

@@ -3,6 +3,7 @@ package status
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +97,18 @@ func TestDaemon(t *testing.T) {
 	}
 	if pid, state := st.Daemon("dbarb", "arbitrator"); pid != 0 || state != "down" {
 		t.Errorf("a daemon not listed: %d %s", pid, state)
+	}
+}
+
+// TestVotedOutSaid: a Galera member its cluster voted out is said, with
+// the error it met and what brings it back.
+func TestVotedOutSaid(t *testing.T) {
+	st := Status{Name: "g", Status: "running", Nodes: []NodeInfo{{Name: "db1", Cluster: "db", State: "Inconsistent",
+		VotedOut: "Table `app`.`f` is corrupted. Please drop the table and recreate., Error_code: 1877"}}}
+	var b strings.Builder
+	Text(&b, st)
+	want := "db1 VOTED OUT of its cluster: it could not apply a write set the others applied (Table `app`.`f` is corrupted. Please drop the table and recreate., Error_code: 1877); hadrill fault heal, or hadrill restart db1, has it join again"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("status text lacks %q:\n%s", want, b.String())
 	}
 }

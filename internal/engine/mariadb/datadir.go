@@ -212,6 +212,27 @@ func StoppedBecause(log string, after time.Time) string {
 	return why
 }
 
+// VotedOut says, from a Galera member's error log, why its cluster voted
+// it out in its last run: the error it met applying a write set the others
+// applied, as it put it to the vote ("Table `app`.`f` is corrupted…,
+// Error_code: 1877"). "" when the log holds no such vote.
+func VotedOut(log string) string {
+	lines := strings.Split(log, "\n")
+	why := ""
+	for _, l := range lines[lastRun(lines):] {
+		if i := strings.Index(l, " initiates vote on "); i >= 0 && strings.Contains(l, "WSREP: Member") {
+			rest := l[i+len(" initiates vote on "):]
+			if j := strings.Index(rest, ": "); j >= 0 { // after the "uuid:seqno,hash" it votes on
+				why = strings.TrimSuffix(strings.TrimSpace(rest[j+2:]), ";")
+			}
+		}
+		if strings.Contains(l, "Inconsistent by consensus") && why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
 // DamagedAfterSST explains a server that cannot read its table
 // definitions when the last thing that wrote them was a full state
 // transfer never followed by a clean shutdown: mariabackup does not flush

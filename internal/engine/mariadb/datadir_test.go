@@ -106,3 +106,20 @@ func TestDamagedAfterSST(t *testing.T) {
 		}
 	}
 }
+
+// TestVotedOut: the reason a member put to the vote that took it out of
+// its cluster, as its log says it; none without the consensus line.
+func TestVotedOut(t *testing.T) {
+	log := `2026-11-27 19:30:25 2 [ERROR] Slave SQL: Error executing row event: 'Table ` + "`app`.`f`" + ` is corrupted. Please drop the table and recreate.', Internal MariaDB error code: 1877
+2026-11-27 19:30:25 0 [Note] WSREP: Member 2(db1) initiates vote on 225af243-9492-5eae-aa65-7b4508f79fca:20,d39b94bb6d14af07:  Table ` + "`app`.`f`" + ` is corrupted. Please drop the table and recreate., Error_code: 1877;
+2026-11-27 19:30:25 0 [Note] WSREP: Member 0(db3) responds to vote on 225af243-9492-5eae-aa65-7b4508f79fca:20,0000000000000000: Success
+2026-11-27 19:30:25 2 [ERROR] WSREP: Inconsistency detected: Inconsistent by consensus on 225af243-9492-5eae-aa65-7b4508f79fca:20
+`
+	want := "Table `app`.`f` is corrupted. Please drop the table and recreate., Error_code: 1877"
+	if got := VotedOut(log); got != want {
+		t.Errorf("voted out: %q, want %q", got, want)
+	}
+	if got := VotedOut(strings.Split(log, "2026-11-27 19:30:25 2 [ERROR] WSREP: Inconsistency")[0]); got != "" {
+		t.Errorf("a vote it won: %q", got)
+	}
+}
