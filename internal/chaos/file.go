@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -269,7 +270,7 @@ func (f File) Inject(ctx context.Context, l Lab) error {
 	case f.Flip:
 		off, err := disk.Locate(t.path, t.at, 1, true)
 		if err != nil {
-			return err
+			return placed(err)
 		}
 		what := fmt.Sprintf("%s byte %d bit %d (page %d)", f.Path, t.at, f.Bit, pageNo)
 		df.Flips = append(df.Flips, disk.Flip{Off: off, Mask: 1 << f.Bit, What: what})
@@ -278,7 +279,7 @@ func (f File) Inject(ctx context.Context, l Lab) error {
 	default:
 		off, err := disk.Locate(t.path, t.page, t.pageN, false)
 		if err != nil {
-			return err
+			return placed(err)
 		}
 		d := disk.Drop{Off: off, N: t.pageN, What: fmt.Sprintf("%s page %d (bytes %d+%d)", f.Path, pageNo, t.page, t.pageN)}
 		verb := "lose-write"
@@ -295,6 +296,15 @@ func (f File) Inject(ctx context.Context, l Lab) error {
 		return err
 	}
 	return l.Record(rec)
+}
+
+// placed makes bytes without a place on the device a user error: another
+// --at may have one.
+func placed(err error) error {
+	if errors.Is(err, disk.ErrNotPlaced) {
+		return hderr.User("--at: %v: give another --at", err)
+	}
+	return err
 }
 
 // fileFaults are the file faults on a volume as status shows them.

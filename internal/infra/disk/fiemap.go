@@ -28,6 +28,11 @@ const (
 	errNotOnOneExtent = "spans two extents of the file system"
 )
 
+// ErrNotPlaced is what Locate returns for bytes without a fixed place on
+// the device (a hole, never written, or in two places): the offset asked
+// for, not the file system, is the problem.
+var ErrNotPlaced = errors.New("no fixed place on the device")
+
 // Locate is the offset on its file system's device of byte off of a file,
 // and checks that bytes [off, off+n) lie there together (the file's dirty
 // pages are written first) and, when written is set, have been written:
@@ -60,13 +65,13 @@ func Locate(path string, off, n int64, written bool) (int64, error) {
 		}
 		switch {
 		case flags&extentUnreadable != 0:
-			return 0, fmt.Errorf("%s: bytes %d+%d have no fixed place on the device (extent flags %#x)", path, off, n, flags)
+			return 0, fmt.Errorf("%s: bytes %d+%d have %w (extent flags %#x)", path, off, n, ErrNotPlaced, flags)
 		case written && flags&extentUnwritten != 0:
-			return 0, fmt.Errorf("%s: bytes %d+%d are allocated but never written (the server reads zeros there without reading the disk)", path, off, n)
+			return 0, fmt.Errorf("%s: bytes %d+%d are allocated but never written (the server reads zeros there without reading the disk): %w", path, off, n, ErrNotPlaced)
 		case off+n > logical+length:
-			return 0, fmt.Errorf("%s: bytes %d+%d %s", path, off, n, errNotOnOneExtent)
+			return 0, fmt.Errorf("%s: bytes %d+%d %s: %w", path, off, n, errNotOnOneExtent, ErrNotPlaced)
 		}
 		return physical + off - logical, nil
 	}
-	return 0, errors.New(path + fmt.Sprintf(": bytes %d+%d are in a hole of the file (nothing written there)", off, n))
+	return 0, fmt.Errorf("%s: bytes %d+%d are in a hole of the file (nothing written there): %w", path, off, n, ErrNotPlaced)
 }

@@ -31,7 +31,7 @@ func TestLocate(t *testing.T) {
 	if err != nil || off < 0 {
 		t.Fatalf("written bytes: %d, %v", off, err)
 	}
-	if _, err := Locate(name, 512<<10, 4096, false); err == nil || !strings.Contains(err.Error(), "hole") {
+	if _, err := Locate(name, 512<<10, 4096, false); err == nil || !strings.Contains(err.Error(), "hole") || !errors.Is(err, ErrNotPlaced) {
 		t.Errorf("a hole: %v", err)
 	}
 }
