@@ -233,6 +233,20 @@ func VotedOut(log string) string {
 	return ""
 }
 
+// DonorLeft says whether a Galera joiner's last run ended because its
+// donor left the group in the middle of its state transfer ("Donor … is no
+// longer in the group. State transfer cannot be completed, need to
+// abort"): a start that may well succeed when tried again.
+func DonorLeft(log string) bool {
+	lines := strings.Split(log, "\n")
+	for _, l := range lines[lastRun(lines):] {
+		if strings.Contains(l, "is no longer in the group. State transfer cannot be completed") {
+			return true
+		}
+	}
+	return false
+}
+
 // DamagedAfterSST explains a server that cannot read its table
 // definitions when the last thing that wrote them was a full state
 // transfer never followed by a clean shutdown: mariabackup does not flush

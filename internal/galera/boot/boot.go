@@ -60,7 +60,15 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 		for i, n := range down {
 			extra[n.Name] = startArgs(saved[i])
 		}
-		return l.Start(ctx, down, extra)
+		err := l.Start(ctx, down, extra)
+		for try := 0; err != nil && try < joinTries; try++ {
+			again := donorLeft(ctx, l, down)
+			if len(again) == 0 {
+				break
+			}
+			err = l.Start(ctx, again, joinArgs(ctx, l, again))
+		}
+		return err
 	}
 	if !slices.Contains(c.Nodes, force) {
 		force = "" // the override concerns another cluster
@@ -87,6 +95,37 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 		return l.Start(ctx, joiners, nil)
 	}
 	return startFrom(ctx, l, down, saved, choice)
+}
+
+// joinTries is how many more times a joiner whose donor left during its
+// state transfer is started.
+const joinTries = 2
+
+// donorLeft are the nodes of down that are not running because their
+// donor left the group in the middle of their state transfer (their
+// start aborted; a DBA starts them again), said.
+func donorLeft(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
+	var out []*plan.Node
+	for _, n := range down {
+		if l.Alive(n) {
+			continue
+		}
+		b, err := l.Host(n.Host).ReadFile(ctx, n.LogFile)
+		if err == nil && mariadb.DonorLeft(string(b)) {
+			l.Logf("%s: its donor left the group during its state transfer, which Galera then abandons: started again", n.Name)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// joinArgs are joiners' options from their positions as known now.
+func joinArgs(ctx context.Context, l Lab, nodes []*plan.Node) map[string][]string {
+	extra := map[string][]string{}
+	for i, st := range knownStates(ctx, l, nodes) {
+		extra[nodes[i].Name] = startArgs(st)
+	}
+	return extra
 }
 
 // startFrom starts a stopped cluster's nodes as choice says (saved: their

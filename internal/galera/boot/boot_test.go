@@ -3,6 +3,7 @@ package boot
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ type fakeLab struct {
 	p      *plan.Plan
 	files  *hosttest.Files
 	starts []string
+	fail   int // the first starts asked fail
 }
 
 func (f *fakeLab) Plan() *plan.Plan         { return f.p }
@@ -31,6 +33,10 @@ func (f *fakeLab) Logf(string, ...any)      {}
 func (f *fakeLab) Start(_ context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	for _, n := range nodes {
 		f.starts = append(f.starts, strings.TrimSpace(n.Name+" "+strings.Join(extra[n.Name], " ")))
+	}
+	if f.fail > 0 {
+		f.fail--
+		return errors.New("db3 mariadbd exited during start-up")
 	}
 	return nil
 }
@@ -119,5 +125,29 @@ func TestStartJoiners(t *testing.T) {
 	}
 	if got := strings.Join(f.starts, "; "); got != "db1" {
 		t.Errorf("starts %q", got)
+	}
+}
+
+// TestJoinerWhoseDonorLeft: a joiner whose start aborted because its
+// donor left the group during its state transfer is started again (at
+// most twice more); one that failed otherwise is not.
+func TestJoinerWhoseDonorLeft(t *testing.T) {
+	f := galera3(5, 5, 5)
+	n := &f.p.Nodes[2]
+	n.LogFile = "/lab/db3/error.log"
+	left := "2026-11-27 20:50:12 0 [Warning] WSREP: Donor 693a7696-2439 is no longer in the group. State transfer cannot be completed, need to abort.\n"
+	_ = f.files.WriteFile(context.Background(), n.LogFile, []byte(left), 0)
+	f.fail = 1
+	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err != nil || len(f.starts) != 2 {
+		t.Errorf("donor left: %v, starts %q", err, f.starts)
+	}
+	f.starts, f.fail = nil, 5
+	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err == nil || len(f.starts) != 3 {
+		t.Errorf("donor left every time: %v, starts %q (want the first and two more)", err, f.starts)
+	}
+	_ = f.files.WriteFile(context.Background(), n.LogFile, []byte("2026-11-27 20:50:12 0 [ERROR] InnoDB: something else\n"), 0)
+	f.starts, f.fail = nil, 1
+	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err == nil || len(f.starts) != 1 {
+		t.Errorf("another failure: %v, starts %q", err, f.starts)
 	}
 }
