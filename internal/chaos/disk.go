@@ -218,11 +218,8 @@ func (f Disk) Inject(ctx context.Context, l Lab) error {
 	if err != nil {
 		return err
 	}
-	if why := l.DisksLost(); why != "" {
-		return fmt.Errorf("%s: `hadrill start --all` serves them again", why)
-	}
-	if fault.IsDry(ctx) {
-		return nil
+	if dry, err := disksReady(ctx, l); dry || err != nil {
+		return err
 	}
 	at := time.Now().UTC()
 	p := l.Plan()
@@ -248,6 +245,16 @@ func (f Disk) Inject(ctx context.Context, l Lab) error {
 	}
 	l.Logf("%s: disk fault %s", f.Node, f)
 	return l.Record(fault.Record{Fault: fault.Disk, Targets: []string{f.Node}, Value: f.String(), At: at})
+}
+
+// disksReady says whether a disk or file fault, checked, stops here: the
+// disk daemon does not serve the lab's volumes (an error), or the run is
+// dry.
+func disksReady(ctx context.Context, l Lab) (dry bool, err error) {
+	if why := l.DisksLost(); why != "" {
+		return false, fmt.Errorf("%s: `hadrill start --all` serves them again", why)
+	}
+	return fault.IsDry(ctx), nil
 }
 
 // powerCuts takes down, as a power cut would, the volumes of the nodes

@@ -243,11 +243,8 @@ func (f File) Inject(ctx context.Context, l Lab) error {
 	if err != nil {
 		return err
 	}
-	if why := l.DisksLost(); why != "" {
-		return fmt.Errorf("%s: `hadrill start --all` serves them again", why)
-	}
-	if fault.IsDry(ctx) {
-		return nil
+	if dry, err := disksReady(ctx, l); dry || err != nil {
+		return err
 	}
 	at := time.Now().UTC()
 	rec := fault.Record{Fault: fault.File, Targets: []string{f.Node}, At: at}

@@ -270,11 +270,7 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 	case schedule.OneWay:
 		return d.l.Inject(ctx, chaos.Partition{From: e.From, To: e.Targets})
 	case schedule.CPU:
-		var hosts []string
-		for _, n := range nodes(d.l.Plan(), e.Targets) {
-			hosts = append(hosts, n.Host)
-		}
-		return d.l.Inject(ctx, chaos.CPU{Hosts: hosts, Cores: e.Cores})
+		return d.l.Inject(ctx, chaos.CPU{Hosts: hostsOf(d.l.Plan(), e.Targets), Cores: e.Cores})
 	case schedule.ClockBump:
 		f, err := chaos.ParseClock(e.Targets[0], e.Clock, "")
 		if err != nil {
@@ -282,11 +278,7 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 		}
 		return d.l.Inject(ctx, f)
 	case schedule.Memory:
-		var hosts []string
-		for _, n := range nodes(d.l.Plan(), e.Targets) {
-			hosts = append(hosts, n.Host)
-		}
-		return d.l.Inject(ctx, chaos.Memory{Hosts: hosts, Limit: e.Limit})
+		return d.l.Inject(ctx, chaos.Memory{Hosts: hostsOf(d.l.Plan(), e.Targets), Limit: e.Limit})
 	case schedule.Disk:
 		f := chaos.Disk{Node: e.Targets[0]}
 		switch e.Disk {
@@ -302,6 +294,15 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 		return d.l.Inject(ctx, chaos.Link{Verb: fault.Kind(e.Packet), Link: e.Targets[0], Value: fmt.Sprintf("%g%%", e.Share)})
 	}
 	return fmt.Errorf("unknown fault %q", e.Kind)
+}
+
+// hostsOf are the hosts of the nodes named (a machine fault acts on them).
+func hostsOf(p *plan.Plan, names []string) []string {
+	var hosts []string
+	for _, n := range nodes(p, names) {
+		hosts = append(hosts, n.Host)
+	}
+	return hosts
 }
 
 // labLinks are the names of the lab's WAN links (none without regions).

@@ -418,14 +418,10 @@ func ForgetFakeTime(dir string, all bool) error {
 // that ended it (a kill -9 writes no line); "" when neither says (a clean
 // stop).
 func StoppedBecause(ctx context.Context, h host.Host, n *plan.Node, recs []fault.Record) string {
-	b, err := h.ReadFile(ctx, n.LogFile)
-	if err != nil {
+	log := logTail(ctx, h, n)
+	if log == "" {
 		return ""
 	}
-	if len(b) > 256<<10 {
-		b = b[len(b)-256<<10:]
-	}
-	log := string(b)
 	why := mariadb.StoppedBecause(log, fault.LastHeal(recs))
 	if started, ok := mariadb.RunStarted(log); ok && why == "" {
 		why = fault.Ended(recs, n.Name, started)
@@ -439,6 +435,12 @@ func StoppedBecause(ctx context.Context, h host.Host, n *plan.Node, recs []fault
 // VotedOut says why a Galera member's cluster voted it out, from its
 // error log ("" when it does not say).
 func VotedOut(ctx context.Context, h host.Host, n *plan.Node) string {
+	return mariadb.VotedOut(logTail(ctx, h, n))
+}
+
+// logTail is the last 256K of a server's error log ("" when unread): its
+// last runs, which is what the log's readers look at.
+func logTail(ctx context.Context, h host.Host, n *plan.Node) string {
 	b, err := h.ReadFile(ctx, n.LogFile)
 	if err != nil {
 		return ""
@@ -446,7 +448,7 @@ func VotedOut(ctx context.Context, h host.Host, n *plan.Node) string {
 	if len(b) > 256<<10 {
 		b = b[len(b)-256<<10:]
 	}
-	return mariadb.VotedOut(string(b))
+	return string(b)
 }
 
 // Reachable reports whether a TCP connection to addr (host:port) made
