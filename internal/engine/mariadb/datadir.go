@@ -233,18 +233,34 @@ func VotedOut(log string) string {
 	return ""
 }
 
-// DonorLeft says whether a Galera joiner's last run ended because its
-// donor left the group in the middle of its state transfer ("Donor … is no
-// longer in the group. State transfer cannot be completed, need to
-// abort"): a start that may well succeed when tried again.
-func DonorLeft(log string) bool {
+// JoinAborted says why a Galera joiner's last run ended in the middle of
+// joining, when it ended for a reason a new start may well get past ("":
+// it did not): its donor left the group during its state transfer ("Donor
+// … is no longer in the group. State transfer cannot be completed, need to
+// abort"), or its incremental transfer broke off (Galera: "Receiving IST
+// failed, node restart required", "… Restart required.").
+func JoinAborted(log string) string {
 	lines := strings.Split(log, "\n")
 	for _, l := range lines[lastRun(lines):] {
-		if strings.Contains(l, "is no longer in the group. State transfer cannot be completed") {
-			return true
+		switch {
+		case strings.Contains(l, "is no longer in the group. State transfer cannot be completed"):
+			return "its donor left the group during its state transfer, which Galera then abandons"
+		case strings.Contains(strings.ToLower(l), "restart required"):
+			return fmt.Sprintf("its state transfer broke off, and Galera asks for a restart (%s)", galeraSays(l))
 		}
 	}
-	return false
+	return ""
+}
+
+// galeraSays is a Galera log line without its time stamp and level.
+func galeraSays(line string) string {
+	if i := strings.Index(line, "WSREP: "); i >= 0 {
+		line = line[i+len("WSREP: "):]
+	}
+	if len(line) > 160 {
+		line = line[:160] + "…"
+	}
+	return strings.TrimSpace(line)
 }
 
 // DamagedAfterSST explains a server that cannot read its table

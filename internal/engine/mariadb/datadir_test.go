@@ -123,3 +123,20 @@ func TestVotedOut(t *testing.T) {
 		t.Errorf("a vote it won: %q", got)
 	}
 }
+
+// TestJoinAborted: a join that broke off for a reason a new start may get
+// past is named; one started again since, or ended otherwise, is not.
+func TestJoinAborted(t *testing.T) {
+	for _, c := range []struct{ log, want string }{
+		{"2026-11-27 20:50:12 0 [Warning] WSREP: Donor 693a7696-2439 is no longer in the group. State transfer cannot be completed, need to abort.\n",
+			"its donor left the group during its state transfer, which Galera then abandons"},
+		{"2026-11-27 21:40:03 2 [ERROR] WSREP: Receiving IST failed, node restart required: IST receiver reported failure: 71 (Protocol error)\n",
+			"its state transfer broke off, and Galera asks for a restart (Receiving IST failed, node restart required: IST receiver reported failure: 71 (Protocol error))"},
+		{"2026-11-27 21:40:03 2 [ERROR] WSREP: Receiving IST failed, node restart required: x\n2026-11-27 21:40:09 0 [Note] Starting MariaDB 10.11.14 source revision\n", ""},
+		{"2026-11-27 20:50:12 0 [ERROR] InnoDB: something else\n", ""},
+	} {
+		if got := JoinAborted(c.log); got != c.want {
+			t.Errorf("%q: %q, want %q", c.log, got, c.want)
+		}
+	}
+}

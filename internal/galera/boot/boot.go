@@ -62,7 +62,7 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 		}
 		err := l.Start(ctx, down, extra)
 		for try := 0; err != nil && try < joinTries; try++ {
-			again := donorLeft(ctx, l, down)
+			again := joinAborted(ctx, l, down)
 			if len(again) == 0 {
 				break
 			}
@@ -97,22 +97,26 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 	return startFrom(ctx, l, down, saved, choice)
 }
 
-// joinTries is how many more times a joiner whose donor left during its
-// state transfer is started.
+// joinTries is how many more times a joiner whose start broke off in the
+// middle of its state transfer is started.
 const joinTries = 2
 
-// donorLeft are the nodes of down that are not running because their
-// donor left the group in the middle of their state transfer (their
-// start aborted; a DBA starts them again), said.
-func donorLeft(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
+// joinAborted are the nodes of down that are not running because their
+// join broke off in a way a new start may get past (their donor left the
+// group during their state transfer, their incremental transfer failed:
+// Galera abandons it; a DBA starts them again), said.
+func joinAborted(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
 	var out []*plan.Node
 	for _, n := range down {
 		if l.Alive(n) {
 			continue
 		}
 		b, err := l.Host(n.Host).ReadFile(ctx, n.LogFile)
-		if err == nil && mariadb.DonorLeft(string(b)) {
-			l.Logf("%s: its donor left the group during its state transfer, which Galera then abandons: started again", n.Name)
+		if err != nil {
+			continue
+		}
+		if why := mariadb.JoinAborted(string(b)); why != "" {
+			l.Logf("%s: %s: started again", n.Name, why)
 			out = append(out, n)
 		}
 	}

@@ -129,8 +129,9 @@ func TestStartJoiners(t *testing.T) {
 }
 
 // TestJoinerWhoseDonorLeft: a joiner whose start aborted because its
-// donor left the group during its state transfer is started again (at
-// most twice more); one that failed otherwise is not.
+// donor left the group during its state transfer, or whose incremental
+// transfer failed, is started again (at most twice more); one that failed
+// otherwise is not.
 func TestJoinerWhoseDonorLeft(t *testing.T) {
 	f := galera3(5, 5, 5)
 	n := &f.p.Nodes[2]
@@ -144,6 +145,12 @@ func TestJoinerWhoseDonorLeft(t *testing.T) {
 	f.starts, f.fail = nil, 5
 	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err == nil || len(f.starts) != 3 {
 		t.Errorf("donor left every time: %v, starts %q (want the first and two more)", err, f.starts)
+	}
+	ist := "2026-11-27 21:40:03 2 [ERROR] WSREP: Receiving IST failed, node restart required: IST receiver reported failure: 71 (Protocol error)\n"
+	_ = f.files.WriteFile(context.Background(), n.LogFile, []byte(ist), 0)
+	f.starts, f.fail = nil, 1
+	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err != nil || len(f.starts) != 2 {
+		t.Errorf("IST failed: %v, starts %q", err, f.starts)
 	}
 	_ = f.files.WriteFile(context.Background(), n.LogFile, []byte("2026-11-27 20:50:12 0 [ERROR] InnoDB: something else\n"), 0)
 	f.starts, f.fail = nil, 1
