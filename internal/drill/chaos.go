@@ -56,7 +56,12 @@ type Applied struct {
 	// restarting from the step before cannot be paused): the schedule
 	// goes on, as Jepsen's does when a fault fails.
 	Skipped []string `json:"skipped,omitempty"`
-	Error   string   `json:"error,omitempty"`
+	// HealFailed is why its heal failed (a member that died again while
+	// another joined it, a balancer with no healthy node behind it): the
+	// cluster was then made whole by hand, an intervention, and the
+	// schedule went on.
+	HealFailed string `json:"heal_failed,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
 // chaosDrill: a random (or replayed) schedule of faults under the traffic
@@ -200,7 +205,10 @@ func (d *drill) followSchedule(ctx context.Context) (time.Time, error) {
 		healed := time.Now()
 		a.HealS = healed.Sub(d.faultAt).Seconds()
 		if err := d.l.Heal(context.WithoutCancel(ctx)); err != nil {
-			errs = append(errs, "heal: "+err.Error())
+			if rerr := d.repairHeal(context.WithoutCancel(ctx), fmt.Sprintf("step %d (%s)", i+1, a.Says), err); rerr != nil {
+				errs = append(errs, rerr.Error())
+			}
+			a.HealFailed = strings.SplitN(err.Error(), "\n", 2)[0]
 		}
 		a.HealedS = time.Since(d.faultAt).Seconds()
 		// the next step comes at its time, recovered or not (faults do
@@ -224,6 +232,27 @@ func (d *drill) followSchedule(ctx context.Context) (time.Time, error) {
 		}
 	}
 	return last, ctx.Err()
+}
+
+// repairHeal makes the cluster whole after a step's heal failed, as a DBA
+// would before going on (MakeWhole: every fault healed again, a cluster
+// without a primary component recovered, a member that cannot rejoin
+// rebuilt), and records it among the interventions; an error when even
+// that leaves it broken (the schedule then stops).
+func (d *drill) repairHeal(ctx context.Context, step string, healErr error) error {
+	began := time.Now().UTC()
+	why := strings.SplitN(healErr.Error(), "\n", 2)[0]
+	d.logf("%s: the heal failed (%s); making the cluster whole as a DBA would", step, why)
+	did, err := MakeWhole(ctx, d.l, QuorumGrace)
+	if err != nil {
+		return fmt.Errorf("%s: the heal failed (%s), and making the cluster whole failed too: %w", step, why, err)
+	}
+	if did == "" {
+		did = "it was whole again by itself"
+	}
+	d.res.Interventions = append(d.res.Interventions, fmt.Sprintf("%s: the heal failed (%s); made whole at %.1f s: %s",
+		step, why, began.Sub(d.faultAt).Seconds(), did))
+	return nil
 }
 
 // primaryBack makes sure the cluster has a primary component (a primary
