@@ -339,6 +339,9 @@ func (d *drill) provisional(run *results.Run) (stop func()) {
 const (
 	TimelineFile = "timeline.csv"
 	OpsFile      = "ops.csv"
+	// LogFile: what the drill and its lab said as it ran (kept by a study,
+	// whose drills print nothing).
+	LogFile = "drill.log"
 )
 
 // TimelineHeader are timeline.csv's columns.

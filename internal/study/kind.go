@@ -61,6 +61,7 @@ type stepKind struct {
 // measurement is what one step's run is given.
 type measurement struct {
 	lab                 workload.Lab
+	log                 *labLog // where the lab says what it does (nil: not a lab the study made)
 	step                Step
 	scale               Scale
 	opts                Options

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/results"
 )
 
 // drill: a fault under load, as `hadrill drill SCENARIO --workload append`
@@ -93,7 +95,7 @@ func init() {
 			// work or shows what no isolation level allows; every anomaly
 			// found is counted whatever the model
 			o := drill.Options{Scenario: m.step.Scenario, Workload: wl, Model: "read-committed", Rate: 100,
-				Before: t, After: t, Hold: 30 * time.Second, Timeout: 90 * time.Second, Command: m.opts.Command, Log: io.Discard}
+				Before: t, After: t, Hold: 30 * time.Second, Timeout: 90 * time.Second, Command: m.opts.Command}
 			if m.step.Scenario == drill.ChaosDrill {
 				p, err := chaosParams(m.step, chaosSeed(m.study, m.step.Name, m.round), m.scale.Duration)
 				if err != nil {
@@ -101,6 +103,12 @@ func init() {
 				}
 				o.Chaos = &drill.Chaos{Params: p, SeedGiven: true}
 			}
+			// the drill's messages and the lab's while it runs (the repair
+			// before it, a heal's restarts) are kept in its run: drill.log
+			log := &stepLog{now: time.Now}
+			o.Log = log
+			stop := m.log.into(log)
+			defer stop()
 			// a round starts from a whole cluster: a drill before it may have
 			// left a node out (it said so in its own verdict); made whole
 			// here, and counted
@@ -109,8 +117,14 @@ func init() {
 				return nil, err
 			}
 			res, err := drill.Run(ctx, l, o)
+			stop()
 			if res == nil {
 				return nil, err
+			}
+			if res.RunID != "" {
+				if werr := os.WriteFile(filepath.Join(results.RunDir(m.opts.Home, res.RunID), drill.LogFile), log.Bytes(), 0o644); werr != nil && err == nil {
+					err = werr
+				}
 			}
 			if res.Interrupted {
 				return nil, fmt.Errorf("drill %s interrupted", m.step.Scenario)

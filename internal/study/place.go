@@ -44,6 +44,9 @@ type placement struct {
 	// held are the writer locks of the labs the study made, held while
 	// they are up: no other command changes or removes them under it.
 	held map[string]func()
+	// logs are where each lab the study made says what it does (the step
+	// running on it keeps it: a drill in its run's drill.log).
+	logs map[string]*labLog
 }
 
 // newPlacement works out each variant's spec and set-up (on remote hosts
@@ -52,7 +55,8 @@ type placement struct {
 // before anything is made.
 func newPlacement(s *Study, variants []string, o Options, res *Result) (*placement, error) {
 	p := &placement{s: s, o: o, res: res, specs: map[string]*spec.Spec{}, setup: map[string]string{}, labs: map[string]workload.Lab{},
-		inv: map[string]*inventory.Resolved{}, remote: o.Inventory != nil, held: map[string]func(){}}
+		inv: map[string]*inventory.Resolved{}, remote: o.Inventory != nil, held: map[string]func(){},
+		logs: map[string]*labLog{}}
 	var problems []string
 	if p.remote && o.Keep {
 		problems = append(problems, "--keep: on remote hosts the variants' labs take turns on the same machines (they listen on the same ports), so none is left up; leave out --keep")
@@ -301,12 +305,13 @@ func (p *placement) lab(ctx context.Context, name string) (workload.Lab, error) 
 	}
 	fmt.Fprintf(p.o.Log, "study %s: bringing up %s (%s) as lab %s%s\n", p.s.Name, v.Title(), v.Preset, labName, where)
 	var unlock func()
-	l, err := lab.Up(ctx, p.o.Home, lab.UpOptions{Name: labName, Spec: p.specs[name], SpecGiven: true, Inventory: p.inv[name], Log: io.Discard, Hold: &unlock})
+	log := &labLog{}
+	l, err := lab.Up(ctx, p.o.Home, lab.UpOptions{Name: labName, Spec: p.specs[name], SpecGiven: true, Inventory: p.inv[name], Log: log, Hold: &unlock})
 	if unlock != nil {
 		p.held[labName] = unlock
 	}
 	if l != nil {
-		p.labs[name], p.res.Labs[name] = l, labName
+		p.labs[name], p.res.Labs[name], p.logs[labName] = l, labName, log
 	}
 	if err != nil {
 		return nil, fmt.Errorf("variant %s: %w", name, err)
@@ -314,6 +319,10 @@ func (p *placement) lab(ctx context.Context, name string) (workload.Lab, error) 
 	p.up = key
 	return l, nil
 }
+
+// logOf is where the variant's lab says what it does (nil: a lab the
+// study did not make).
+func (p *placement) logOf(name string) *labLog { return p.logs[p.res.Labs[name]] }
 
 // down removes the labs that are up (on remote hosts the one whose turn it
 // was), and forgets them.
@@ -329,6 +338,7 @@ func (p *placement) down(ctx context.Context) {
 			continue
 		}
 		removed[labName] = true
+		delete(p.logs, labName)
 		fmt.Fprintf(p.o.Log, "study: removing lab %s\n", labName)
 		var err error
 		if unlock, ok := p.held[labName]; ok {

@@ -266,13 +266,13 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 							}
 							break
 						}
-						samples, err := measure(ctx, l, variant(s, name), st, sc, o, s.Name, round)
+						samples, err := measure(ctx, l, pl.logOf(name), variant(s, name), st, sc, o, s.Name, round)
 						if err != nil && ctx.Err() == nil { // once more, after a pause; the failure is recorded
 							what := fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, firstLine(err.Error()))
 							fmt.Fprintf(o.Log, "study %s: %s; running it again in %v\n", s.Name, what, retryPause)
 							res.Retried = append(res.Retried, what)
 							sleepCtx(ctx, retryPause)
-							samples, err = measure(ctx, l, variant(s, name), st, sc, o, s.Name, round)
+							samples, err = measure(ctx, l, pl.logOf(name), variant(s, name), st, sc, o, s.Name, round)
 						}
 						quiet()
 						took[st.Name] = append(took[st.Name], time.Since(began))
@@ -366,8 +366,8 @@ func variant(s *Study, name string) Variant {
 }
 
 // measure runs one step on one variant's lab (a run of its own in the
-// store) and returns its figures.
-func measure(ctx context.Context, l workload.Lab, v Variant, st Step, sc Scale, o Options, study string, round int) ([]Sample, error) {
+// store) and returns its figures; log is where the lab says what it does.
+func measure(ctx context.Context, l workload.Lab, log *labLog, v Variant, st Step, sc Scale, o Options, study string, round int) ([]Sample, error) {
 	target, credentials := cmp.Or(st.Target, v.Target, plan.LBAlias), ""
 	if v.Endpoint != "" {
 		target, credentials = v.Endpoint, v.Credentials
@@ -382,7 +382,7 @@ func measure(ctx context.Context, l workload.Lab, v Variant, st Step, sc Scale, 
 	if k == nil {
 		return nil, fmt.Errorf("unknown step kind %q", st.Kind)
 	}
-	return k.measure(ctx, measurement{lab: l, step: st, scale: sc, opts: o, target: target, credentials: credentials, named: st.Target != "" || v.Target != "", study: study, round: round})
+	return k.measure(ctx, measurement{lab: l, log: log, step: st, scale: sc, opts: o, target: target, credentials: credentials, named: st.Target != "" || v.Target != "", study: study, round: round})
 }
 
 func errIf(cond bool, msg string) error {
