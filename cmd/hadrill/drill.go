@@ -199,6 +199,9 @@ func printDrill(r *drill.Result) {
 			for _, x := range a.Skipped {
 				fmt.Printf("      skipped: %s\n", x)
 			}
+			if a.HealFailed != "" {
+				fmt.Printf("      heal failed: %s (the cluster made whole by hand: see recovered by hand)\n", a.HealFailed)
+			}
 		}
 	}
 	for _, x := range r.Repaired {

@@ -304,6 +304,10 @@ func placed(err error) error {
 	return err
 }
 
+// ForGood marks, in DiskFaults, damage done that no heal undoes (a write
+// lost or torn stays so on the device): status says the heal clears the rest.
+const ForGood = "heal does not undo it"
+
 // fileFaults are the file faults on a volume as status shows them.
 func fileFaults(f disk.FaultStatus) []string {
 	var out []string
@@ -318,7 +322,7 @@ func fileFaults(f disk.FaultStatus) []string {
 		if d.Hit.IsZero() {
 			out = append(out, fmt.Sprintf("next write of %s armed to be %s", d.What, what))
 		} else {
-			out = append(out, fmt.Sprintf("write of %s %s at %s, for good (heal does not undo it)", d.What, what, d.Hit.UTC().Format("15:04:05")))
+			out = append(out, fmt.Sprintf("write of %s %s at %s, for good (%s)", d.What, what, d.Hit.UTC().Format("15:04:05"), ForGood))
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/infra/disk"
@@ -288,7 +289,7 @@ func Text(out io.Writer, st Status) {
 		}
 		for _, v := range slices.Sorted(maps.Keys(n.DiskFaults)) {
 			undo := "(hadrill fault heal undoes it)"
-			if strings.Contains(n.DiskFaults[v], "heal does not undo it") {
+			if strings.Contains(n.DiskFaults[v], chaos.ForGood) {
 				undo = "(hadrill fault heal clears the rest)"
 			}
 			fmt.Fprintf(out, "%s %s volume: disk fault %s %s\n", n.Name, v, n.DiskFaults[v], undo)
