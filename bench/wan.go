@@ -162,27 +162,10 @@ func packetFaults(bin, home, clientNs string, west *plan.Node) {
 
 // udpInErrors is a namespace's UDP InErrors (/proc/net/snmp): datagrams
 // dropped at their checksum check or as malformed.
-func udpInErrors(ns string) int {
-	b, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/snmp").Output()
+func udpInErrors(ns string) int64 {
+	v, err := netns.SNMP(ns, "Udp", "InErrors")
 	check(err)
-	var names []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != "Udp:" {
-			continue
-		}
-		if names == nil {
-			names = f[1:]
-			continue
-		}
-		for i, n := range names {
-			if n == "InErrors" && i+1 < len(f) {
-				v, _ := strconv.Atoi(f[i+1])
-				return v
-			}
-		}
-	}
-	return 0
+	return v
 }
 
 // saturate keeps every CPU busy with ordinary (nice 0) shell loops, as a

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/netns"
 )
 
 type wanStatus struct {
@@ -186,29 +188,11 @@ func TestWAN(t *testing.T) {
 // "Udp", "Tcp"; field "InCsumErrors").
 func snmpCounter(t *testing.T, ns, proto, field string) int {
 	t.Helper()
-	b, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/snmp").Output()
+	v, err := netns.SNMP(ns, proto, field)
 	if err != nil {
-		t.Fatalf("/proc/net/snmp in %s: %v", ns, err)
+		t.Fatal(err)
 	}
-	var names []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] != proto+":" {
-			continue
-		}
-		if names == nil {
-			names = f[1:]
-			continue
-		}
-		for i, name := range names {
-			if name == field && i+1 < len(f) {
-				n, _ := strconv.Atoi(f[i+1])
-				return n
-			}
-		}
-	}
-	t.Fatalf("no %s %s in %s's /proc/net/snmp", proto, field, ns)
-	return 0
+	return int(v)
 }
 
 // datagrams sends n UDP datagrams from one namespace to an address in

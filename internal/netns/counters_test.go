@@ -17,3 +17,15 @@ func TestParseNetDev(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+func TestParseSNMP(t *testing.T) {
+	const text = `Ip: Forwarding DefaultTTL InReceives
+Ip: 1 64 310
+Udp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors InCsumErrors IgnoredMulti MemErrors
+Udp: 92 0 108 200 0 0 89 0 0
+`
+	got := parseSNMP(text)
+	if got["Udp.InErrors"] != 108 || got["Udp.InCsumErrors"] != 89 || got["Ip.InReceives"] != 310 || len(got) != 12 {
+		t.Errorf("got %v", got)
+	}
+}
