@@ -286,6 +286,13 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 		return d.l.Inject(ctx, chaos.Crash(e.Targets))
 	case schedule.PartitionOne, schedule.PartitionMinority, schedule.PartitionBridge:
 		return d.l.Inject(ctx, chaos.Partition{Targets: e.Targets, From: e.From})
+	case schedule.PartitionPrimary: // the writer now
+		w, err := d.writer()
+		if err != nil {
+			return hderr.User("the node the writes go to is not known now: %v", err) // skipped, as a fault on a node still coming back
+		}
+		d.logf("partition-primary: the writes go to %s", w)
+		return d.l.Inject(ctx, chaos.Partition{Targets: []string{w}})
 	case schedule.PartitionRing:
 		if len(e.From) > 0 { // three or four nodes: one pair
 			return d.l.Inject(ctx, chaos.Partition{Targets: e.Targets, From: e.From})
@@ -317,6 +324,12 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 			f.EIO = []string{"fsync"}
 		case schedule.DiskSlow:
 			f.Slow = 20
+		case schedule.DiskPowerCut: // armed, then the host goes down with it
+			f.LoseUnsynced = true
+			if err := d.l.Inject(ctx, f); err != nil {
+				return err
+			}
+			return d.l.Inject(ctx, chaos.Crash(e.Targets))
 		}
 		return d.l.Inject(ctx, f)
 	case schedule.Packets:

@@ -33,14 +33,20 @@ const (
 	// PartitionBridge: two halves cut from each other, one node (the
 	// bridge) seeing both.
 	PartitionBridge = "partition-bridge"
-	OneWay          = "one-way" // the packets from one node to another dropped, not back
-	ClockBump       = "clock"   // one node's wall clock moved up to a minute either way
-	CPU             = "cpu"     // one node's machine cut to a tenth, a quarter or half a core
+	// PartitionPrimary cuts the node the cluster's writes go to (a
+	// primary cluster's primary, the node a Galera cluster's load balancer
+	// writes to) off from every other, as Jepsen's "primaries": which node
+	// that is is known only when the step comes (no targets drawn).
+	PartitionPrimary = "partition-primary"
+	OneWay           = "one-way" // the packets from one node to another dropped, not back
+	ClockBump        = "clock"   // one node's wall clock moved up to a minute either way
+	CPU              = "cpu"     // one node's machine cut to a tenth, a quarter or half a core
 	// Memory: one node's machine left 256M, 512M or 1G, live (the OOM
 	// killer may take its server).
 	Memory = "memory"
 	// Disk: one node's emulated volumes stall for the hold, fail their
-	// fsyncs (EIO), or slow down twentyfold.
+	// fsyncs (EIO), slow down twentyfold, or lose power with the node's
+	// host (what they had not flushed is lost; the host crashes).
 	Disk = "disk"
 	// Packets: a WAN link loses, duplicates, corrupts or reorders 1, 5 or
 	// 20 % of its packets (Targets: the link).
@@ -48,14 +54,20 @@ const (
 )
 
 // Kinds are the fault kinds, in the order --faults lists them.
-var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, OneWay, ClockBump, CPU, Memory, Disk, Packets}
+var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, PartitionPrimary, OneWay, ClockBump, CPU, Memory, Disk, Packets}
 
 // What a disk or packets event does.
 const (
 	DiskStall = "stall"
 	DiskEIO   = "eio-fsync"
 	DiskSlow  = "slow"
+	// DiskPowerCut: the node's host loses power: its volumes drop the
+	// writes they had not flushed, and every process of the host dies.
+	DiskPowerCut = "power-cut"
 )
+
+// DiskFaults are what a disk event may do, in the order drawn.
+var DiskFaults = []string{DiskStall, DiskEIO, DiskSlow, DiskPowerCut}
 
 // PacketFaults are what a packets event does to its link (the fault
 // kinds of the same names).
@@ -85,7 +97,7 @@ type Event struct {
 	Cores float64 `json:"cores,omitempty"`
 	// Limit is what a memory fault leaves its node ("256M").
 	Limit string `json:"limit,omitempty"`
-	// Disk is what a disk fault does (DiskStall, DiskEIO, DiskSlow).
+	// Disk is what a disk fault does (one of DiskFaults).
 	Disk string `json:"disk,omitempty"`
 	// Packet and Share: a packets fault's kind (PacketFaults) and the
 	// share of the link's packets it takes, in percent.
@@ -259,7 +271,7 @@ func event(r *rand.Rand, kind string, nodes, links []string, offset time.Duratio
 		e.Limit = []string{"256M", "512M", "1G"}[r.IntN(3)]
 	case Disk:
 		e.Targets = shuffled[:1]
-		e.Disk = []string{DiskStall, DiskEIO, DiskSlow}[r.IntN(3)]
+		e.Disk = DiskFaults[r.IntN(len(DiskFaults))]
 	case Packets:
 		if len(links) > 0 {
 			e.Targets = []string{links[r.IntN(len(links))]}
@@ -345,7 +357,7 @@ func Parse(data []byte, where string, nodes, links []string) (Schedule, error) {
 			if e.Offset < 0 || e.Offset >= st.Hold {
 				problems = append(problems, fmt.Sprintf("%s.offset_s: %v is outside the step's hold (0 to %v s)", ev, e.Offset, st.Hold))
 			}
-			if len(e.Targets) == 0 {
+			if len(e.Targets) == 0 && e.Kind != PartitionPrimary {
 				problems = append(problems, ev+".targets: none")
 			}
 			if e.Kind == Packets {
@@ -364,8 +376,8 @@ func Parse(data []byte, where string, nodes, links []string) (Schedule, error) {
 					missing = append(missing, n)
 				}
 			}
-			if e.Kind == Disk && !slices.Contains([]string{DiskStall, DiskEIO, DiskSlow}, e.Disk) {
-				problems = append(problems, fmt.Sprintf("%s.disk: expected %s, %s or %s, got %q", ev, DiskStall, DiskEIO, DiskSlow, e.Disk))
+			if e.Kind == Disk && !slices.Contains(DiskFaults, e.Disk) {
+				problems = append(problems, fmt.Sprintf("%s.disk: expected one of %s, got %q", ev, strings.Join(DiskFaults, ", "), e.Disk))
 			}
 			if e.Kind == Memory && e.Limit == "" {
 				problems = append(problems, ev+".limit: none")
@@ -395,7 +407,7 @@ func Parse(data []byte, where string, nodes, links []string) (Schedule, error) {
 func (st Step) Says() string {
 	var parts []string
 	for i, e := range st.Events {
-		w := e.Kind + " " + strings.Join(e.Targets, ",")
+		w := strings.TrimSpace(e.Kind + " " + strings.Join(e.Targets, ","))
 		if len(e.From) > 0 {
 			w += " from " + strings.Join(e.From, ",")
 		}

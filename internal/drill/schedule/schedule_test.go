@@ -3,6 +3,7 @@ package schedule
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func TestMachineDiskAndPacketFaults(t *testing.T) {
 				t.Errorf("memory: %+v", e)
 			}
 		case Disk:
-			if len(e.Targets) != 1 || (e.Disk != DiskStall && e.Disk != DiskEIO && e.Disk != DiskSlow) {
+			if len(e.Targets) != 1 || !slices.Contains(DiskFaults, e.Disk) {
 				t.Errorf("disk: %+v", e)
 			}
 		case Packets:
@@ -167,5 +168,42 @@ func TestSays(t *testing.T) {
 	st := Step{Events: []Event{{Kind: PartitionRing, Targets: []string{"db1"}, From: []string{"db3"}}, {Offset: 1.25, Kind: Kill, Targets: []string{"db2"}}}}
 	if got := st.Says(); got != "partition-ring db1 from db3; 1.2 s later kill db2" {
 		t.Errorf("says %q", got)
+	}
+}
+
+// TestPrimaryPartitionAndPowerCut: a primary's partition draws no target
+// (the writer is found when the step comes) and a replay takes it; a disk
+// event may be a power cut, and a disk event of another name is refused.
+func TestPrimaryPartitionAndPowerCut(t *testing.T) {
+	p := params(11)
+	p.Faults = []string{PartitionPrimary, Disk}
+	p.Duration = 10 * time.Minute
+	s, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, st := range s.Steps {
+		e := st.Events[0]
+		switch e.Kind {
+		case PartitionPrimary:
+			if len(e.Targets) != 0 || st.Says() != "partition-primary" {
+				t.Errorf("partition-primary drew %v (%q)", e.Targets, st.Says())
+			}
+			seen[e.Kind] = true
+		case Disk:
+			seen[e.Disk] = true
+		}
+	}
+	if !seen[PartitionPrimary] || !seen[DiskPowerCut] {
+		t.Errorf("drawn: %v", seen)
+	}
+	data, _ := json.Marshal(s)
+	if b, err := Parse(data, "s.json", galera3, nil); err != nil || !reflect.DeepEqual(s, b) {
+		t.Errorf("round trip: %v", err)
+	}
+	bad := `{"steps": [{"at_s": 0, "hold_s": 3, "events": [{"kind": "disk", "targets": ["db1"], "disk": "melt"}]}]}`
+	if _, err := Parse([]byte(bad), "x.json", galera3, nil); err == nil || !strings.Contains(err.Error(), `x.json: steps[0].events[0].disk: expected one of stall, eio-fsync, slow, power-cut, got "melt"`) {
+		t.Errorf("unknown disk fault: %v", err)
 	}
 }
