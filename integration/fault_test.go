@@ -165,17 +165,39 @@ func TestFaults(t *testing.T) {
 	if cl.Nodes[1].Clock != "+1m0s" {
 		t.Errorf("status: %+v", cl.Nodes)
 	}
-	e.ok("fault", "heal", "--name", "itflt")
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
-		if d = skew("db2"); d >= -2 && d <= 2 {
-			break
+	// a strobe: db2's clock 20 s back and at the real time in turn, each
+	// second (the keeper turns it); heal stops it at the real time
+	e.ok("fault", "clock", "db2", "--strobe", "1s", "--name", "itflt", "--", "-20s")
+	seen := map[int64]bool{}
+	for end := time.Now().Add(6 * time.Second); time.Now().Before(end) && len(seen) < 2; time.Sleep(200 * time.Millisecond) {
+		switch d := skew("db2"); {
+		case d >= -22 && d <= -18:
+			seen[-20] = true
+		case d >= -2 && d <= 2:
+			seen[0] = true
 		}
 	}
-	if d < -2 || d > 2 {
-		t.Errorf("after heal db2's clock is %d s from db1's", d)
+	if !seen[-20] || !seen[0] {
+		t.Errorf("db2's clock under a 1 s strobe to -20 s was seen at %v (want both -20 and 0)", seen)
+	}
+	e.statusInto("itflt", &cl)
+	if cl.Nodes[1].Clock != "-20s, strobing to the real time and back every 1s" {
+		t.Errorf("status under the strobe: %+v", cl.Nodes)
+	}
+	e.ok("fault", "heal", "--name", "itflt")
+	for range 4 { // the strobe stopped: the real time, and it stays
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(300 * time.Millisecond) {
+			if d = skew("db2"); d >= -2 && d <= 2 {
+				break
+			}
+		}
+		if d < -2 || d > 2 {
+			t.Errorf("after heal db2's clock is %d s from db1's", d)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	log := e.ok("fault", "log", "--name", "itflt").stdout
-	for _, f := range []string{"pause db2", "resume db2", "partition db3", "kill db1", "partition db3 one way", "clock db2 +1m0s", "heal"} {
+	for _, f := range []string{"pause db2", "resume db2", "partition db3", "kill db1", "partition db3 one way", "clock db2 +1m0s", "clock db2 -20s, strobing", "heal"} {
 		if !strings.Contains(log, f) {
 			t.Errorf("fault log lacks %q:\n%s", f, log)
 		}

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -19,13 +20,16 @@ import (
 	"github.com/hadrill/hadrill/internal/server"
 )
 
-// Clock is `hadrill fault clock NODE OFFSET [--drift PPM]`: a node's
-// wall clock set Offset from the real one and, with Drift, running that
-// many parts per million fast (negative: slow).
+// Clock is `hadrill fault clock NODE OFFSET [--drift PPM | --strobe
+// PERIOD]`: a node's wall clock set Offset from the real one and, with
+// Drift, running that many parts per million fast (negative: slow); with
+// Strobe, moving between Offset and the real time every Strobe (Jepsen's
+// clock strobe, at libfaketime's resolution of a second).
 type Clock struct {
 	Node   string
 	Offset time.Duration
 	Drift  float64 // ppm
+	Strobe time.Duration
 }
 
 // MaxClockOffset bounds an offset: a year either way.
@@ -64,6 +68,32 @@ func ParseClock(node, offset, drift string) (Clock, error) {
 	return f, hderr.Users(problems)
 }
 
+// ParseStrobe reads --strobe PERIOD onto a clock fault parsed from its
+// offset, naming every problem (its own, and those err already named).
+func ParseStrobe(f Clock, err error, period string) (Clock, error) {
+	var problems []string
+	var u *hderr.UserError
+	if errors.As(err, &u) {
+		problems = append(problems, u.Problems...)
+	} else if err != nil {
+		return f, err
+	}
+	if period != "" {
+		d, perr := time.ParseDuration(period)
+		switch {
+		case perr != nil || d < server.MinStrobe || d > time.Hour:
+			problems = append(problems, fmt.Sprintf("--strobe: expected a period of %v to 1h (libfaketime reads the clock once a second), got %q", server.MinStrobe, period))
+		case f.Drift != 0:
+			problems = append(problems, "--strobe: moves the clock between OFFSET and the real time; it takes no --drift")
+		case f.Offset == 0 && err == nil:
+			problems = append(problems, "OFFSET: a strobe moves the clock between an offset and the real time: give one (e.g. +5s)")
+		default:
+			f.Strobe = d
+		}
+	}
+	return f, hderr.Users(problems)
+}
+
 // Spec is the fault as libfaketime's timestamp file says it: an offset in
 // seconds and, with a drift, the clock's rate ("+60", "-300 x1.0005").
 // The zero fault is "+0": the real time.
@@ -91,6 +121,9 @@ func (f Clock) String() string {
 	if f.Drift != 0 {
 		parts = append(parts, fmt.Sprintf("drift %+gppm", f.Drift))
 	}
+	if f.Strobe > 0 {
+		parts = append(parts, "strobing to the real time and back every "+f.Strobe.String())
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -112,29 +145,31 @@ func ParseSpec(node, spec string) Clock {
 }
 
 // IsZero says whether the clock is the real one.
-func (f Clock) IsZero() bool { return f.Offset == 0 && f.Drift == 0 }
+func (f Clock) IsZero() bool { return f.Offset == 0 && f.Drift == 0 && f.Strobe == 0 }
 
 func init() {
 	register(family{order: 50, heal: healClocks, kinds: []Kind{{
-		Name: fault.Clock, Use: "clock NODE OFFSET [--drift PPM]",
+		Name: fault.Clock, Use: "clock NODE OFFSET [--drift PPM | --strobe PERIOD]",
 		Short: "Move a node's wall clock (e.g. +30s, -5m) or make it drift (--drift 500ppm); its server sees it in NOW(), the machine does not",
 		Long: `The server runs under Debian's libfaketime (restarted once under it, the first time its clock
 moves), which reads the node's clock file every second: NOW(), UNIX_TIMESTAMP(), binary log
 event times and GTID timestamps follow the moved clock; CLOCK_MONOTONIC stays the machine's,
 as when NTP steps a real clock. OFFSET is signed (+30s, -5m, 0; a negative one after --);
---drift makes the clock run fast or slow from now (500ppm: 43 s a day). Heal sets it back to
-the real time.`,
+--drift makes the clock run fast or slow from now (500ppm: 43 s a day). --strobe PERIOD moves
+it between OFFSET and the real time every PERIOD (1s at least: libfaketime reads the clock
+once a second; the lab's keeper turns it) until heal. Heal sets it back to the real time.`,
 		MinArgs: 1, MaxArgs: 2, ArgsWhat: "a node and its clock's offset",
 		Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
-			var drift string
+			var drift, strobe string
 			fs.StringVar(&drift, "drift", "", "the clock runs this many parts per million fast (e.g. 500ppm; negative: slow)")
+			fs.StringVar(&strobe, "strobe", "", "the clock moves between OFFSET and the real time every PERIOD (1s to 1h) until heal")
 			return func(a []string) (Fault, error) {
 				offset := ""
 				if len(a) == 2 {
 					offset = a[1]
 				}
 				c, err := ParseClock(a[0], offset, drift)
-				return c, err
+				return ParseStrobe(c, err, strobe)
 			}
 		},
 	}}})
@@ -160,8 +195,7 @@ func (f Clock) Inject(ctx context.Context, l Lab) error {
 		return err
 	}
 	at := time.Now().UTC()
-	h := l.Host(n.Host)
-	if err := h.WriteFile(ctx, server.ClockFile(n), []byte(f.Spec()+"\n"), 0o644); err != nil {
+	if err := setClock(ctx, l.Host(n.Host), n, f, at); err != nil {
 		return err
 	}
 	if proc, _ := l.Servers().Process(n); proc.Pid != 0 && !fakeTimed(proc.Pid) {
@@ -174,6 +208,26 @@ func (f Clock) Inject(ctx context.Context, l Lab) error {
 	return l.Record(fault.Record{Fault: fault.Clock, Targets: []string{n.Name}, Value: f.String(), At: at})
 }
 
+// setClock writes a node's clock file (and its strobe file, removed for
+// a fault that is not a strobe), its clock locked against the keeper's
+// strobe.
+func setClock(ctx context.Context, h host.Host, n *plan.Node, f Clock, at time.Time) error {
+	unlock, err := server.LockClock(n)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if f.Strobe > 0 {
+		err = h.WriteFile(ctx, server.StrobeFile(n), []byte(server.Strobe{Spec: f.Spec(), Period: f.Strobe, Start: at}.Text()), 0o644)
+	} else {
+		err = h.RemoveAll(ctx, server.StrobeFile(n))
+	}
+	if err != nil {
+		return err
+	}
+	return h.WriteFile(ctx, server.ClockFile(n), []byte(f.Spec()+"\n"), 0o644)
+}
+
 // fakeTimed says whether a local process runs under libfaketime.
 func fakeTimed(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
@@ -181,8 +235,16 @@ func fakeTimed(pid int) bool {
 }
 
 // ClockOf is a node's clock fault in force (zero: the real time), read
-// from its clock file on its host.
+// from its strobe file when it has one (the clock file then holds the
+// offset or the real time, in turn), else its clock file.
 func ClockOf(ctx context.Context, h host.Host, n *plan.Node) Clock {
+	if b, err := h.ReadFile(ctx, server.StrobeFile(n)); err == nil {
+		if st, ok := server.ParseStrobe(string(b)); ok {
+			c := ParseSpec(n.Name, st.Spec)
+			c.Strobe = st.Period
+			return c
+		}
+	}
 	b, err := h.ReadFile(ctx, server.ClockFile(n))
 	if err != nil {
 		return Clock{Node: n.Name}
@@ -200,7 +262,7 @@ func healClocks(ctx context.Context, l Lab) error {
 		if ClockOf(ctx, h, n).IsZero() {
 			continue
 		}
-		if err := h.WriteFile(ctx, server.ClockFile(n), []byte("+0\n"), 0o644); err != nil {
+		if err := setClock(ctx, h, n, Clock{Node: n.Name}, time.Now()); err != nil {
 			return err
 		}
 		l.Logf("%s: clock back to the real time", n.Name)

@@ -41,3 +41,29 @@ func TestParseClock(t *testing.T) {
 		t.Error("IsZero")
 	}
 }
+
+// TestParseStrobe: --strobe takes a period of a second to an hour and an
+// offset to move to, no drift; every problem named with the offset's.
+func TestParseStrobe(t *testing.T) {
+	c, err := ParseClock("db1", "-12s", "")
+	if f, err := ParseStrobe(c, err, ""); err != nil || f.Strobe != 0 {
+		t.Errorf("no strobe: %+v %v", f, err)
+	}
+	f, err := ParseStrobe(c, err, "2s")
+	if err != nil || f.Strobe != 2*time.Second || f.String() != "-12s, strobing to the real time and back every 2s" || f.IsZero() {
+		t.Errorf("strobe: %+v %q %v", f, f.String(), err)
+	}
+	for _, c := range []struct{ offset, drift, period, want string }{
+		{"+5s", "", "500ms", `--strobe: expected a period of 1s to 1h (libfaketime reads the clock once a second), got "500ms"`},
+		{"+5s", "", "often", `--strobe: expected a period of 1s to 1h`},
+		{"+5s", "100ppm", "2s", "--strobe: moves the clock between OFFSET and the real time; it takes no --drift"},
+		{"0", "", "2s", "OFFSET: a strobe moves the clock between an offset and the real time"},
+		{"soon", "", "0.1s", `OFFSET: expected a signed duration`},
+		{"soon", "", "0.1s", `--strobe: expected a period`},
+	} {
+		clk, err := ParseClock("db1", c.offset, c.drift)
+		if _, err := ParseStrobe(clk, err, c.period); !hderr.IsUser(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %s --strobe %s: %v, want %q", c.offset, c.drift, c.period, err, c.want)
+		}
+	}
+}

@@ -307,11 +307,12 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 		return d.l.Inject(ctx, chaos.Partition{From: e.From, To: e.Targets})
 	case schedule.CPU:
 		return d.l.Inject(ctx, chaos.CPU{Hosts: hostsOf(d.l.Plan(), e.Targets), Cores: e.Cores})
-	case schedule.ClockBump:
+	case schedule.ClockBump, schedule.ClockStrobe:
 		f, err := chaos.ParseClock(e.Targets[0], e.Clock, "")
 		if err != nil {
 			return err
 		}
+		f.Strobe = e.Strobe.D()
 		return d.l.Inject(ctx, f)
 	case schedule.Memory:
 		return d.l.Inject(ctx, chaos.Memory{Hosts: hostsOf(d.l.Plan(), e.Targets), Limit: e.Limit})

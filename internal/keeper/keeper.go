@@ -88,6 +88,13 @@ func (k *Keeper) Run(ctx context.Context) error {
 		defer func() { <-done }()
 		go func() { defer close(done); k.archive(ctx) }()
 	}
+	if p.Mode != plan.ModeSSH { // clock faults run on this computer only
+		sctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		defer func() { <-done }()
+		defer stop() // first: the keeper may end before its context does
+		go func() { defer close(done); k.strobes(sctx) }()
+	}
 	t := time.NewTicker(Tick)
 	defer t.Stop()
 	for i := 0; ; i++ {
@@ -143,6 +150,60 @@ func (k *Keeper) archive(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// StrobeTick is how often the keeper looks at the nodes' clock strobes.
+const StrobeTick = 100 * time.Millisecond
+
+// strobes writes each node's clock file from its strobe file while it has
+// one (hadrill fault clock --strobe): the offset and the real time in
+// turn.
+func (k *Keeper) strobes(ctx context.Context) {
+	p := k.Repl.Plan
+	written := map[string]string{}
+	t := time.NewTicker(StrobeTick)
+	defer t.Stop()
+	for {
+		for j := range p.Nodes {
+			n := &p.Nodes[j]
+			if _, err := os.Stat(server.StrobeFile(n)); err != nil {
+				delete(written, n.Name)
+				continue
+			}
+			k.logOnce("clock strobe "+n.Name, k.strobe(n, written))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// strobe writes a node's clock file as its strobe wants it now, unless
+// written says it already holds that, with its clock locked (a fault or
+// a heal changing it waits).
+func (k *Keeper) strobe(n *plan.Node, written map[string]string) error {
+	unlock, err := server.LockClock(n)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	b, err := os.ReadFile(server.StrobeFile(n))
+	st, ok := server.ParseStrobe(string(b))
+	if err != nil || !ok { // ended while the lock was awaited
+		delete(written, n.Name)
+		return nil
+	}
+	want := st.At(time.Now())
+	if written[n.Name] == want {
+		return nil
+	}
+	if err := os.WriteFile(server.ClockFile(n), []byte(want+"\n"), 0o644); err != nil {
+		return err
+	}
+	written[n.Name] = want
+	return nil
 }
 
 func (k *Keeper) logOnce(subject string, err error) {

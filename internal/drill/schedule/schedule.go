@@ -40,7 +40,11 @@ const (
 	PartitionPrimary = "partition-primary"
 	OneWay           = "one-way" // the packets from one node to another dropped, not back
 	ClockBump        = "clock"   // one node's wall clock moved up to a minute either way
-	CPU              = "cpu"     // one node's machine cut to a tenth, a quarter or half a core
+	// ClockStrobe: one node's wall clock moved up to 30 s either way and
+	// back, every 1, 2 or 5 s, for the hold (Jepsen's strobe, at
+	// libfaketime's resolution of a second).
+	ClockStrobe = "clock-strobe"
+	CPU         = "cpu" // one node's machine cut to a tenth, a quarter or half a core
 	// Memory: one node's machine left 256M, 512M or 1G, live (the OOM
 	// killer may take its server).
 	Memory = "memory"
@@ -54,7 +58,7 @@ const (
 )
 
 // Kinds are the fault kinds, in the order --faults lists them.
-var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, PartitionPrimary, OneWay, ClockBump, CPU, Memory, Disk, Packets}
+var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, PartitionPrimary, OneWay, ClockBump, ClockStrobe, CPU, Memory, Disk, Packets}
 
 // What a disk or packets event does.
 const (
@@ -91,8 +95,10 @@ type Event struct {
 	// From is a partition's other side (empty: every other host); for
 	// one-way, the nodes whose packets are dropped on their way to Targets.
 	From []string `json:"from,omitempty"`
-	// Clock is a clock bump's offset ("+12s").
-	Clock string `json:"clock,omitempty"`
+	// Clock is a clock bump's offset ("+12s"), or a strobe's, moving
+	// there and back every Strobe.
+	Clock  string  `json:"clock,omitempty"`
+	Strobe Seconds `json:"strobe_s,omitempty"`
 	// Cores is what a CPU fault leaves its node.
 	Cores float64 `json:"cores,omitempty"`
 	// Limit is what a memory fault leaves its node ("256M").
@@ -263,6 +269,13 @@ func event(r *rand.Rand, kind string, nodes, links []string, offset time.Duratio
 			secs = -secs
 		}
 		e.Clock = fmt.Sprintf("%+ds", secs)
+	case ClockStrobe:
+		e.Targets = shuffled[:1]
+		secs := 1 + r.IntN(30)
+		if r.IntN(2) == 0 {
+			secs = -secs
+		}
+		e.Clock, e.Strobe = fmt.Sprintf("%+ds", secs), []Seconds{1, 2, 5}[r.IntN(3)]
 	case CPU:
 		e.Targets = shuffled[:1]
 		e.Cores = []float64{0.1, 0.25, 0.5}[r.IntN(3)]
@@ -385,10 +398,13 @@ func Parse(data []byte, where string, nodes, links []string) (Schedule, error) {
 			if e.Kind == CPU && (e.Cores < 0.01 || e.Cores > 64) {
 				problems = append(problems, fmt.Sprintf("%s.cores: expected 0.01 to 64, got %g", ev, e.Cores))
 			}
-			if e.Kind == ClockBump {
+			if e.Kind == ClockBump || e.Kind == ClockStrobe {
 				if _, err := time.ParseDuration(strings.TrimPrefix(e.Clock, "+")); err != nil {
 					problems = append(problems, fmt.Sprintf("%s.clock: expected a signed duration such as +12s, got %q", ev, e.Clock))
 				}
+			}
+			if e.Kind == ClockStrobe && (e.Strobe < 1 || e.Strobe > 3600) {
+				problems = append(problems, fmt.Sprintf("%s.strobe_s: expected a period of 1 to 3600 s, got %v", ev, e.Strobe))
 			}
 		}
 	}
@@ -413,6 +429,9 @@ func (st Step) Says() string {
 		}
 		if e.Clock != "" {
 			w += " " + e.Clock
+		}
+		if e.Strobe > 0 {
+			w += fmt.Sprintf(" and back every %g s", float64(e.Strobe))
 		}
 		if e.Cores > 0 {
 			w += fmt.Sprintf(" to %g cores", e.Cores)

@@ -173,10 +173,11 @@ func TestSays(t *testing.T) {
 
 // TestPrimaryPartitionAndPowerCut: a primary's partition draws no target
 // (the writer is found when the step comes) and a replay takes it; a disk
-// event may be a power cut, and a disk event of another name is refused.
+// event may be a power cut, and a disk event of another name is refused; a
+// clock strobe draws its offset and period.
 func TestPrimaryPartitionAndPowerCut(t *testing.T) {
 	p := params(11)
-	p.Faults = []string{PartitionPrimary, Disk}
+	p.Faults = []string{PartitionPrimary, Disk, ClockStrobe}
 	p.Duration = 10 * time.Minute
 	s, err := Generate(p)
 	if err != nil {
@@ -193,17 +194,25 @@ func TestPrimaryPartitionAndPowerCut(t *testing.T) {
 			seen[e.Kind] = true
 		case Disk:
 			seen[e.Disk] = true
+		case ClockStrobe:
+			if len(e.Targets) != 1 || e.Clock == "" || !slices.Contains([]Seconds{1, 2, 5}, e.Strobe) || !strings.Contains(st.Says(), e.Clock+" and back every ") {
+				t.Errorf("clock-strobe: %+v (%q)", e, st.Says())
+			}
+			seen[e.Kind] = true
 		}
 	}
-	if !seen[PartitionPrimary] || !seen[DiskPowerCut] {
+	if !seen[PartitionPrimary] || !seen[DiskPowerCut] || !seen[ClockStrobe] {
 		t.Errorf("drawn: %v", seen)
 	}
 	data, _ := json.Marshal(s)
 	if b, err := Parse(data, "s.json", galera3, nil); err != nil || !reflect.DeepEqual(s, b) {
 		t.Errorf("round trip: %v", err)
 	}
-	bad := `{"steps": [{"at_s": 0, "hold_s": 3, "events": [{"kind": "disk", "targets": ["db1"], "disk": "melt"}]}]}`
-	if _, err := Parse([]byte(bad), "x.json", galera3, nil); err == nil || !strings.Contains(err.Error(), `x.json: steps[0].events[0].disk: expected one of stall, eio-fsync, slow, power-cut, got "melt"`) {
-		t.Errorf("unknown disk fault: %v", err)
+	bad := `{"steps": [{"at_s": 0, "hold_s": 3, "events": [{"kind": "disk", "targets": ["db1"], "disk": "melt"}, {"kind": "clock-strobe", "targets": ["db2"], "clock": "+3s", "strobe_s": 0.2}]}]}`
+	_, err = Parse([]byte(bad), "x.json", galera3, nil)
+	for _, want := range []string{`x.json: steps[0].events[0].disk: expected one of stall, eio-fsync, slow, power-cut, got "melt"`, "x.json: steps[0].events[1].strobe_s: expected a period of 1 to 3600 s, got 0.2"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in %v", want, err)
+		}
 	}
 }
