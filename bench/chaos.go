@@ -23,7 +23,7 @@ func chaos(bin string, runs int) {
 	var tally chaosTally
 	spec := tempSpec("clusters:\n  - name: db\n    nodes: 3\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n")
 	_, home := scratchLab(bin, "bchaos", "-f", spec)
-	chaosRuns(bin, home, "bchaos", "kill,pause,crash,partition-one,partition-minority,partition-ring,partition-bridge,one-way,clock", 40, runs, rows, &tally)
+	chaosRuns(bin, home, "bchaos", "kill,pause,crash,partition-one,partition-minority,partition-ring,partition-bridge,partition-primary,one-way,clock,clock-strobe", 40, runs, rows, &tally)
 	runCleanups()
 	// the machine, disk and packet faults: two regions 10 ms apart, the
 	// nodes on emulated volumes
@@ -69,6 +69,7 @@ func chaosRuns(bin, home, lab, faults string, seed, runs int, rows map[string]*c
 					Events []struct {
 						Kind   string `json:"kind"`
 						Packet string `json:"packet"`
+						Disk   string `json:"disk"`
 					} `json:"events"`
 				} `json:"steps"`
 			} `json:"schedule"`
@@ -94,6 +95,9 @@ func chaosRuns(bin, home, lab, faults string, seed, runs int, rows map[string]*c
 				k := e.Kind
 				if e.Packet != "" {
 					k += " " + e.Packet
+				}
+				if e.Disk != "" {
+					k += " " + e.Disk
 				}
 				if !slices.Contains(kinds, k) {
 					kinds = append(kinds, k)
