@@ -210,6 +210,9 @@ func printDrill(r *drill.Result) {
 	for _, x := range r.Interventions {
 		fmt.Printf("  recovered by hand: %s\n", x)
 	}
+	for _, x := range r.Reversals {
+		fmt.Printf("  Galera says data loss is possible: %s (what only this member had applied is gone from the cluster)\n", x)
+	}
 	printPhases(r.Phases)
 	for _, c := range r.Codes {
 		fmt.Printf("  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)

@@ -80,8 +80,14 @@ type Result struct {
 	Repaired []string `json:"repaired,omitempty"`
 	// Interventions are what the drill had to do, beyond undoing its fault,
 	// for the cluster to recover (a DBA's step: a quorum given back).
-	Interventions []string   `json:"interventions,omitempty"`
-	Codes         []CodeSpan `json:"error_codes"`
+	Interventions []string `json:"interventions,omitempty"`
+	// Reversals are the times a Galera member left its cluster because
+	// the primary component it was rejoining had applied fewer write sets
+	// than it had (Galera: "Reversing history … Data loss is possible"),
+	// from the members' error logs: whether what only it had applied was
+	// acknowledged work, the audit and the history say.
+	Reversals []string   `json:"reversals,omitempty"`
+	Codes     []CodeSpan `json:"error_codes"`
 	// Phases are the writes before the fault, during it (until whole
 	// again) and after: rate, failures, latency; what the fault cost the
 	// clients beyond the gap (a donor's desync, a WAN's round trips).
@@ -158,6 +164,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	defer w.Close()
 	defer r.Close()
 	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
+	marks := d.logMarks(bg)
 	d.s = startSampler(bg, l, d.cluster, d.nodes, 100*time.Millisecond)
 	trafficAt := time.Now()
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
@@ -212,6 +219,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	unfinished()
 	d.s.finish()
 	end := time.Now()
+	d.res.Reversals = d.reversals(bg, marks)
 	jctx, cancel := context.WithTimeout(bg, 2*time.Minute)
 	defer cancel()
 	d.judge(jctx, ops, run.Started, end)

@@ -71,9 +71,11 @@ func (s settleLab) ServerLog(ctx context.Context, n *plan.Node) string {
 	return string(b)
 }
 
-// stopVotedOut stops, cleanly, every Galera member its cluster voted out
-// (Inconsistent: it failed to apply a write set, say on a damaged page),
-// so that the start after the heal has it join again and catch up.
+// stopVotedOut stops, cleanly, every Galera member out of its cluster in
+// state Inconsistent (voted out: it failed to apply a write set, say on a
+// damaged page; or it left because the primary component it rejoined had
+// applied fewer write sets than it had), so that the start after the
+// heal has it join again and catch up.
 func (l *Lab) stopVotedOut(ctx context.Context) error {
 	var errs []error
 	for i := range l.p.Nodes {
@@ -81,7 +83,11 @@ func (l *Lab) stopVotedOut(ctx context.Context) error {
 		if n.Kind != spec.KindGalera || !l.alive(n) || l.Probe(ctx, n).State != server.Inconsistent {
 			continue
 		}
-		l.logf("%s: its cluster voted it out (it failed to apply a write set the others applied): its server stopped, to join again", n.Name)
+		why := "its cluster voted it out (it failed to apply a write set the others applied)"
+		if _, reversed := server.VotedOut(ctx, l.Prov.Host(n.Host), n); reversed != "" {
+			why = "it left its cluster, whose primary component had applied fewer write sets than it had (" + reversed + ")"
+		}
+		l.logf("%s: %s: its server stopped, to join again", n.Name, why)
 		if err := l.servers.Stop(n); err != nil {
 			errs = append(errs, fmt.Errorf("%s: stopping the server its cluster voted out: %w", n.Name, err))
 		}

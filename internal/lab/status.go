@@ -91,7 +91,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 				s.Nodes[i].Stopped = server.StoppedBecause(ctx, l.Prov.Host(n.Host), n, recs)
 			}
 			if s.Nodes[i].State == server.Inconsistent {
-				s.Nodes[i].VotedOut = server.VotedOut(ctx, l.Prov.Host(n.Host), n)
+				s.Nodes[i].VotedOut, s.Nodes[i].Reversed = server.VotedOut(ctx, l.Prov.Host(n.Host), n)
 			}
 			if s.Nodes[i].State.Answering() {
 				s.Nodes[i].Detail = repl.Detail(ctx, n)

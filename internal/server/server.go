@@ -433,9 +433,11 @@ func StoppedBecause(ctx context.Context, h host.Host, n *plan.Node, recs []fault
 }
 
 // VotedOut says why a Galera member's cluster voted it out, from its
-// error log ("" when it does not say).
-func VotedOut(ctx context.Context, h host.Host, n *plan.Node) string {
-	return mariadb.VotedOut(logTail(ctx, h, n))
+// error log ("" when it does not say); Reversed, that it left because the
+// primary component it rejoined had applied fewer write sets than it had.
+func VotedOut(ctx context.Context, h host.Host, n *plan.Node) (voted, reversed string) {
+	log := logTail(ctx, h, n)
+	return mariadb.VotedOut(log), mariadb.Reversed(log)
 }
 
 // logTail is the last 256K of a server's error log ("" when unread): its

@@ -186,6 +186,10 @@ type NodeInfo struct {
 	// Inconsistent): the error it met applying a write set the others
 	// applied, from its error log.
 	VotedOut string `json:"voted_out,omitempty"`
+	// Reversed says that it left its Galera cluster (state Inconsistent)
+	// because the primary component it was rejoining had applied fewer
+	// write sets than it had: Galera's words, from its error log.
+	Reversed string `json:"reversed,omitempty"`
 	// DiskFaults are the disk faults in force on its volumes (volume →
 	// what: "eio fsync", "full", "lose-unsynced armed (…)").
 	DiskFaults map[string]string `json:"disk_faults,omitempty"`
@@ -280,6 +284,9 @@ func Text(out io.Writer, st Status) {
 		}
 		if n.Stopped != "" {
 			fmt.Fprintf(out, "%s stopped: %s\n", n.Name, n.Stopped)
+		}
+		if n.Reversed != "" {
+			fmt.Fprintf(out, "%s LEFT its cluster: the primary component it rejoined had applied fewer write sets than it had (%s); hadrill fault heal, or hadrill restart %s, has it join again\n", n.Name, n.Reversed, n.Name)
 		}
 		if n.VotedOut != "" {
 			fmt.Fprintf(out, "%s VOTED OUT of its cluster: it could not apply a write set the others applied (%s); hadrill fault heal, or hadrill restart %s, has it join again\n", n.Name, n.VotedOut, n.Name)

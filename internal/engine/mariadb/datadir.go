@@ -233,6 +233,39 @@ func VotedOut(log string) string {
 	return ""
 }
 
+// Reversals are the times a Galera member left its cluster because the
+// primary component it was rejoining had applied fewer write sets than it
+// had ("Reversing history: 117387 -> 117367, this member has applied 20
+// more events than the primary component.Data loss is possible. Must
+// abort."): what it had applied beyond, the cluster no longer has. Each is
+// its log line's time and Galera's words, in the log's order.
+func Reversals(log string) []string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		i := strings.Index(l, "Reversing history: ")
+		if i < 0 {
+			continue
+		}
+		what := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(l[i:]), "Must abort."))
+		what = strings.Replace(what, "component.Data", "component. Data", 1)
+		if len(l) >= 19 && l[4] == '-' && l[13] == ':' {
+			what = l[:19] + " " + what
+		}
+		out = append(out, what)
+	}
+	return out
+}
+
+// Reversed is the reversal that ended the member's last run ("": none).
+func Reversed(log string) string {
+	lines := strings.Split(log, "\n")
+	r := Reversals(strings.Join(lines[lastRun(lines):], "\n"))
+	if len(r) == 0 {
+		return ""
+	}
+	return r[len(r)-1]
+}
+
 // JoinAborted says why a Galera joiner's last run ended in the middle of
 // joining, when it ended for a reason a new start may well get past ("":
 // it did not): its donor left the group during its state transfer ("Donor

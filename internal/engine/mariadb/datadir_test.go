@@ -140,3 +140,21 @@ func TestJoinAborted(t *testing.T) {
 		}
 	}
 }
+
+// TestReversals: a member that left because the primary component had
+// applied fewer write sets than it had is found with its time; one
+// started again since has no reversal in its last run.
+func TestReversals(t *testing.T) {
+	log := "2026-11-27 22:38:21 0 [Note] WSREP: Full re-merge of primary 3c192031 found: 2 of 2.\n" +
+		"2026-11-27 22:38:21 0 [ERROR] WSREP: ./gcs/src/gcs_group.cpp:group_post_state_exchange():453: Reversing history: 117387 -> 117367, this member has applied 20 more events than the primary component.Data loss is possible. Must abort.\n"
+	want := "2026-11-27 22:38:21 Reversing history: 117387 -> 117367, this member has applied 20 more events than the primary component. Data loss is possible."
+	if got := Reversals(log); len(got) != 1 || got[0] != want {
+		t.Errorf("reversals %q, want [%q]", got, want)
+	}
+	if got := Reversed(log); got != want {
+		t.Errorf("reversed %q", got)
+	}
+	if got := Reversed(log + "2026-11-27 22:38:40 0 [Note] Starting MariaDB 10.11.14 source revision\n"); got != "" {
+		t.Errorf("started again since: %q", got)
+	}
+}
