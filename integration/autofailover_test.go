@@ -261,12 +261,13 @@ client: {name: client}
 				e.sql(c.lab, "lb", "CREATE TABLE app.after_rebuild (id INT PRIMARY KEY); INSERT INTO app.after_rebuild VALUES (1)")
 				e.waitRow(c.lab, replica, "SELECT COUNT(*) FROM app.after_rebuild", "1", 10*time.Second)
 
-				// a seeded chaos drill on semi-sync with failover: auto: kills and
-				// pauses of any node, the primary's included, run to a verdict
-				r := e.run("drill", "chaos", "--name", c.lab, "--seed", "5", "--duration", "6s", "--hold", "1500ms", "--interval", "1s",
-					"--faults", "kill,pause", "--rate", "20", "--before", "1s", "--after", "1s", "-o", "json")
+				// a seeded chaos drill on semi-sync with failover: auto: the
+				// primary cut off from the rest (seed 30's first step), then a
+				// pause and a kill, run to a verdict
+				r := e.run("drill", "chaos", "--name", c.lab, "--seed", "30", "--duration", "6s", "--hold", "1500ms", "--interval", "1s",
+					"--faults", "kill,pause,partition-primary", "--rate", "20", "--before", "1s", "--after", "1s", "-o", "json")
 				var ch chaosResult
-				if err := json.Unmarshal([]byte(r.stdout), &ch); err != nil || (r.code != 0 && r.code != 1) || ch.Verdict == "" || len(ch.Applied) == 0 || ch.Schedule.Seed != 5 {
+				if err := json.Unmarshal([]byte(r.stdout), &ch); err != nil || (r.code != 0 && r.code != 1) || ch.Verdict == "" || len(ch.Applied) == 0 || ch.Schedule.Seed != 30 {
 					t.Errorf("a chaos drill on semi-sync with failover: auto: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
 				}
 				t.Logf("chaos on semi-sync, failover auto: %s, %d steps applied", ch.Verdict, len(ch.Applied))

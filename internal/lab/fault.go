@@ -59,7 +59,10 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 // settleLab is the lab as package settle sees it.
 type settleLab struct{ *Lab }
 
-func (s settleLab) Alive(n *plan.Node) bool      { return s.alive(n) }
+func (s settleLab) Alive(n *plan.Node) bool { return s.alive(n) }
+func (s settleLab) StartStopped(ctx context.Context) error {
+	return s.startAll(ctx)
+}
 func (s settleLab) Logf(format string, a ...any) { s.logf(format, a...) }
 func (s settleLab) DiskFaults(n *plan.Node) map[string]string {
 	now, _ := disk.ReadFaults(s.p)

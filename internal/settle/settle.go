@@ -38,8 +38,15 @@ type Lab interface {
 	DiskFaults(n *plan.Node) map[string]string
 	// ServerLog is a node's server error log ("" when unread).
 	ServerLog(ctx context.Context, n *plan.Node) string
+	// StartStopped starts every server that is not running, as the heal
+	// did before settling.
+	StartStopped(ctx context.Context) error
 	Logf(format string, a ...any)
 }
+
+// restartsAfterHeal is how many times a cluster's members that stopped
+// while its writes were awaited are started again.
+const restartsAfterHeal = 2
 
 // healWrites is how long a heal waits for every cluster to take writes
 // again: a server that found its disk full retries the write once a
@@ -81,8 +88,25 @@ func Writes(ctx context.Context, l Lab) error {
 func waitWrite(ctx context.Context, l Lab, c *plan.Cluster, n *plan.Node) error {
 	db := l.Admin(n)
 	defer db.Close()
-	start, said := time.Now(), time.Time{}
+	start, said, restarts := time.Now(), time.Time{}, 0
+	running := map[string]bool{} // what the heal left running (a node it left down stays so)
+	for _, name := range c.Nodes {
+		if m, ok := l.Plan().Node(name); ok && l.Alive(m) {
+			running[name] = true
+		}
+	}
 	for {
+		// a member that stopped since the heal started it (a joiner whose
+		// donor left, a rejoin Galera aborted) is started again, as a DBA
+		// would, rather than waited for
+		if stopped := stoppedMembers(ctx, l, c, running); len(stopped) > 0 && restarts < restartsAfterHeal && ctx.Err() == nil {
+			restarts++
+			l.Logf("cluster %s: %s stopped after the heal started it: started again", c.Name, strings.Join(stopped, "; "))
+			if err := l.StartStopped(ctx); err != nil {
+				return fmt.Errorf("cluster %s: starting again what stopped after the heal: %w", c.Name, err)
+			}
+			continue
+		}
 		actx, cancel := context.WithTimeout(ctx, 15*time.Second) // a semi-sync commit waits out its ack timeout
 		err := mariadb.Exec(actx, db, "CREATE DATABASE IF NOT EXISTS hd_meta",
 			"CREATE TABLE IF NOT EXISTS hd_meta.heal (cluster VARCHAR(16) PRIMARY KEY, at DATETIME(6) NOT NULL) ENGINE=InnoDB",
@@ -111,6 +135,24 @@ func waitWrite(ctx context.Context, l Lab, c *plan.Cluster, n *plan.Node) error 
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// stoppedMembers are the cluster's members that were running and whose
+// server no longer is, each with why when its log says ("db1 (its donor
+// left the group …)").
+func stoppedMembers(ctx context.Context, l Lab, c *plan.Cluster, running map[string]bool) []string {
+	var out []string
+	for _, name := range c.Nodes {
+		n, ok := l.Plan().Node(name)
+		if !ok || !running[name] || l.Alive(n) {
+			continue
+		}
+		if why := mariadb.JoinAborted(l.ServerLog(ctx, n)); why != "" {
+			name += " (" + why + ")"
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // canTakeWrites says whether a cluster could take writes once what holds

@@ -24,14 +24,24 @@ type fakeLab struct {
 	mu      sync.Mutex
 	said    []string
 	primary bool
+	down    map[string]bool
+	starts  int
 }
 
-func (f *fakeLab) Plan() *plan.Plan                  { return f.p }
-func (f *fakeLab) Admin(n *plan.Node) *sql.DB        { return f.sql.DB(n.Name) }
-func (f *fakeLab) Alive(*plan.Node) bool             { return true }
+func (f *fakeLab) Plan() *plan.Plan           { return f.p }
+func (f *fakeLab) Admin(n *plan.Node) *sql.DB { return f.sql.DB(n.Name) }
+func (f *fakeLab) Alive(n *plan.Node) bool    { return !f.down[n.Name] }
+func (f *fakeLab) StartStopped(context.Context) error {
+	f.starts++
+	clear(f.down)
+	return nil
+}
 func (f *fakeLab) Replication() *replication.Manager { return nil }
 func (f *fakeLab) Fenced() map[string]string         { return nil }
-func (f *fakeLab) ServerLog(context.Context, *plan.Node) string {
+func (f *fakeLab) ServerLog(_ context.Context, n *plan.Node) string {
+	if n.Name == "db3" {
+		return "2026-11-27 22:42:29 0 [Warning] WSREP: Donor 0593d36d is no longer in the group. State transfer cannot be completed, need to abort.\n"
+	}
 	return "2026-11-27  3:52:22 2 [Warning] mariadbd: Disk is full writing 'binlog.000001' (Errcode: 28). Waiting for someone to free space..."
 }
 func (f *fakeLab) DiskFaults(n *plan.Node) map[string]string {
@@ -91,6 +101,36 @@ func TestWritesWaitsAndSaysWhy(t *testing.T) {
 	f = &fakeLab{p: galera3(), sql: &sqlfake.Servers{Fail: func(string, string) error { return errors.New("1047 WSREP has not yet prepared node") }}}
 	if err := Writes(context.Background(), f); err != nil || !strings.Contains(strings.Join(f.said, "\n"), "none of its members is in a primary component (hadrill recover gives it one)") {
 		t.Errorf("%v %v", err, f.said)
+	}
+}
+
+// TestMemberStoppedAfterHeal: a member that stops while the cluster's
+// writes are awaited (its rejoin aborted) is started again, at most
+// twice, and said; one the heal left down is not.
+func TestMemberStoppedAfterHeal(t *testing.T) {
+	var f *fakeLab
+	tries := 0
+	f = &fakeLab{p: galera3(), primary: true, down: map[string]bool{}, sql: &sqlfake.Servers{Fail: func(server, stmt string) error {
+		if !strings.HasPrefix(stmt, "REPLACE INTO hd_meta.heal") {
+			return nil
+		}
+		if tries++; tries < 3 {
+			f.down["db3"] = true // it stops again each time: started twice, then waited for
+			return errors.New("context deadline exceeded")
+		}
+		return nil
+	}}}
+	if err := Writes(context.Background(), f); err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(f.said, "\n")
+	if f.starts != 2 || !strings.Contains(said, "cluster db: db3 (its donor left the group during its state transfer, which Galera then abandons) stopped after the heal started it: started again") {
+		t.Errorf("%d starts, said:\n%s", f.starts, said)
+	}
+	// left down by the heal itself: not started
+	f = &fakeLab{p: galera3(), primary: true, down: map[string]bool{"db3": true}, sql: &sqlfake.Servers{}}
+	if err := Writes(context.Background(), f); err != nil || f.starts != 0 {
+		t.Errorf("a node the heal left down: %v, %d starts", err, f.starts)
 	}
 }
 
