@@ -1,6 +1,7 @@
 package study
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/results"
 )
 
@@ -105,9 +107,9 @@ func init() {
 			}
 			// the drill's messages and the lab's while it runs (the repair
 			// before it, a heal's restarts) are kept in its run: drill.log
-			log := &stepLog{now: time.Now}
-			o.Log = log
-			stop := m.log.into(log)
+			var log bytes.Buffer // written only while the drill runs
+			o.Log = keeper.Stamped(&log)
+			stop := m.log.into(o.Log)
 			defer stop()
 			// a round starts from a whole cluster: a drill before it may have
 			// left a node out (it said so in its own verdict); made whole

@@ -1,10 +1,8 @@
 package study
 
 import (
-	"bytes"
 	"io"
 	"sync"
-	"time"
 )
 
 // labLog is where a lab the study brought up says what it does (a heal's
@@ -39,37 +37,4 @@ func (s *labLog) into(w io.Writer) (stop func()) {
 		s.w = nil
 		s.mu.Unlock()
 	}
-}
-
-// stepLog is a step's log kept in memory (saved in its run's directory
-// once the run exists), each line stamped with the time it was written.
-type stepLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	mid bool // the last write ended inside a line
-	now func() time.Time
-}
-
-func (s *stepLog) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	stamp := s.now().UTC().Format("15:04:05.000 ")
-	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		if !s.mid {
-			s.buf.WriteString(stamp)
-		}
-		s.buf.Write(line)
-		s.mid = line[len(line)-1] != '\n'
-	}
-	return len(b), nil
-}
-
-// Bytes is the log so far.
-func (s *stepLog) Bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.buf.Bytes())
 }
