@@ -247,6 +247,10 @@ func (b bootLab) Host(name string) host.Host   { return b.l.Prov.Host(name) }
 func (b bootLab) Alive(n *plan.Node) bool      { return b.l.alive(n) }
 func (b bootLab) Admin(n *plan.Node) *sql.DB   { return b.l.Admin(n) }
 func (b bootLab) Logf(format string, a ...any) { b.l.logf(format, a...) }
+func (b bootLab) State(ctx context.Context, n *plan.Node) server.State {
+	return b.l.Probe(ctx, n).State
+}
+func (b bootLab) Stop(_ context.Context, n *plan.Node) error { return b.l.servers.Stop(n) }
 func (b bootLab) Start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	return b.l.start(ctx, nodes, extra)
 }

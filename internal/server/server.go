@@ -27,6 +27,7 @@ import (
 	"github.com/hadrill/hadrill/internal/netns"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/supervise"
 )
 
 // Deadlines. Galera needs evs/pc timeouts (5-30 s) to give up on peers, and
@@ -255,6 +256,10 @@ func Start(ctx context.Context, h host.Host, n *plan.Node, extra ...string) erro
 	return nil
 }
 
+// ErrOutOfCluster: a Galera member that left its cluster as it joined
+// (state Inconsistent); it stays out until its server is restarted.
+var ErrOutOfCluster = errors.New("out of its cluster")
+
 // WaitReady waits until the node serves: Synced and ready for Galera
 // members, answering queries otherwise. When the server exits instead, the
 // error carries its log's own error lines.
@@ -270,6 +275,13 @@ func WaitReady(ctx context.Context, h host.Host, n *plan.Node) error {
 		st, err := mariadb.Status(qctx, db, "wsrep_%")
 		if err != nil {
 			return err
+		}
+		if State(st["wsrep_local_state_comment"]) == Inconsistent { // out until restarted: no wait ends it
+			why, reversed := VotedOut(ctx, h, n)
+			if reversed != "" {
+				why = "the primary component it joined had applied fewer write sets than it had: " + reversed
+			}
+			return supervise.Final(fmt.Errorf("%w: left its cluster as it joined (state Inconsistent%s)", ErrOutOfCluster, strings.TrimSuffix("; "+why, "; ")))
 		}
 		if State(st["wsrep_local_state_comment"]) != Synced || st["wsrep_ready"] != "ON" {
 			return fmt.Errorf("state %s, cluster %s, ready %s", st["wsrep_local_state_comment"], st["wsrep_cluster_status"], st["wsrep_ready"])

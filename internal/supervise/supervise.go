@@ -199,9 +199,19 @@ func (p *Proc) WaitReady(ctx context.Context, deadline time.Duration, every time
 	})
 }
 
+// Final marks a probe's error as one no wait gets past (a server out of
+// its cluster until it is restarted): Poll returns it at once.
+func Final(err error) error { return &final{err} }
+
+type final struct{ err error }
+
+func (f *final) Error() string { return f.err.Error() }
+func (f *final) Unwrap() error { return f.err }
+
 // Poll calls probe every interval until it succeeds, gone reports the
-// daemon name dead (its error is returned), ctx ends, or deadline passes;
-// the deadline's error carries the probe's last reason of its own.
+// daemon name dead (its error is returned), ctx ends, deadline passes, or
+// probe's error is Final; the deadline's error carries the probe's last
+// reason of its own.
 func Poll(ctx context.Context, name string, deadline, every time.Duration, probe func(context.Context) error, gone func() error) error {
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
@@ -212,6 +222,9 @@ func Poll(ctx context.Context, name string, deadline, every time.Duration, probe
 		err := probe(ctx)
 		if err == nil {
 			return nil
+		}
+		if f := (*final)(nil); errors.As(err, &f) {
+			return fmt.Errorf("%s: %w", name, f.err)
 		}
 		if last == nil || ctx.Err() == nil { // keep the probe's own reason, not the deadline that cut it short
 			last = err

@@ -186,3 +186,20 @@ func TestReadPidBeingRewritten(t *testing.T) {
 		t.Errorf("no pidfile: %d", got)
 	}
 }
+
+// TestPollFinal: a probe's Final error ends the wait at once, named; any
+// other keeps it going until the deadline.
+func TestPollFinal(t *testing.T) {
+	out := errors.New("left its cluster")
+	probes := 0
+	start := time.Now()
+	err := Poll(context.Background(), "db3", 5*time.Second, 10*time.Millisecond, func(context.Context) error {
+		if probes++; probes < 3 {
+			return errors.New("joining")
+		}
+		return Final(out)
+	}, func() error { return nil })
+	if !errors.Is(err, out) || err.Error() != "db3: left its cluster" || probes != 3 || time.Since(start) > 2*time.Second {
+		t.Errorf("%v after %d probes, %v", err, probes, time.Since(start))
+	}
+}

@@ -40,6 +40,9 @@ type Lab interface {
 	// that form it together.
 	Start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error
 	StartForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error
+	// State is a node's server's state now; Stop stops its server.
+	State(ctx context.Context, n *plan.Node) server.State
+	Stop(ctx context.Context, n *plan.Node) error
 	Logf(format string, a ...any)
 }
 
@@ -62,7 +65,7 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 		}
 		err := l.Start(ctx, down, extra)
 		for try := 0; err != nil && try < joinTries; try++ {
-			again := joinAborted(ctx, l, down)
+			again := slices.Concat(joinAborted(ctx, l, down), outOfCluster(ctx, l, down, err))
 			if len(again) == 0 {
 				break
 			}
@@ -119,6 +122,30 @@ func joinAborted(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
 			l.Logf("%s: %s: started again", n.Name, why)
 			out = append(out, n)
 		}
+	}
+	return out
+}
+
+// outOfCluster are the nodes of down whose start failed because they left
+// their cluster as they joined (state Inconsistent: the primary component
+// they joined had applied fewer write sets than they had, or voted them
+// out), stopped so that they start again: Galera keeps such a server out
+// until it restarts.
+func outOfCluster(ctx context.Context, l Lab, down []*plan.Node, err error) []*plan.Node {
+	if !errors.Is(err, server.ErrOutOfCluster) {
+		return nil
+	}
+	var out []*plan.Node
+	for _, n := range down {
+		if !l.Alive(n) || l.State(ctx, n) != server.Inconsistent {
+			continue
+		}
+		l.Logf("%s: it left its cluster as it joined (%s): stopped, and started again", n.Name, strings.SplitN(err.Error(), "\n", 2)[0])
+		if serr := l.Stop(ctx, n); serr != nil {
+			l.Logf("%s: stopping it: %v", n.Name, serr)
+			continue
+		}
+		out = append(out, n)
 	}
 	return out
 }

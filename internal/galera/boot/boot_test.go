@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,11 +24,25 @@ type fakeLab struct {
 	files  *hosttest.Files
 	starts []string
 	fail   int // the first starts asked fail
+	// out: the failed starts leave the node running, out of its cluster
+	// (Inconsistent); stops are the nodes stopped
+	out   bool
+	stops []string
 }
 
-func (f *fakeLab) Plan() *plan.Plan         { return f.p }
-func (f *fakeLab) Host(string) host.Host    { return f.files }
-func (f *fakeLab) Alive(*plan.Node) bool    { return false }
+func (f *fakeLab) Plan() *plan.Plan      { return f.p }
+func (f *fakeLab) Host(string) host.Host { return f.files }
+func (f *fakeLab) Alive(*plan.Node) bool { return f.out }
+func (f *fakeLab) State(context.Context, *plan.Node) server.State {
+	if f.out {
+		return server.Inconsistent
+	}
+	return server.Down
+}
+func (f *fakeLab) Stop(_ context.Context, n *plan.Node) error {
+	f.stops = append(f.stops, n.Name)
+	return nil
+}
 func (f *fakeLab) Admin(*plan.Node) *sql.DB { panic("no server here") }
 func (f *fakeLab) Logf(string, ...any)      {}
 func (f *fakeLab) Start(_ context.Context, nodes []*plan.Node, extra map[string][]string) error {
@@ -36,6 +51,9 @@ func (f *fakeLab) Start(_ context.Context, nodes []*plan.Node, extra map[string]
 	}
 	if f.fail > 0 {
 		f.fail--
+		if f.out {
+			return fmt.Errorf("mariadbd: %w: left its cluster as it joined (state Inconsistent)", server.ErrOutOfCluster)
+		}
 		return errors.New("db3 mariadbd exited during start-up")
 	}
 	return nil
@@ -152,6 +170,13 @@ func TestJoinerWhoseDonorLeft(t *testing.T) {
 	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err != nil || len(f.starts) != 2 {
 		t.Errorf("IST failed: %v, starts %q", err, f.starts)
 	}
+	// out of its cluster as it joined (alive, Inconsistent): stopped, then
+	// started again
+	f.starts, f.fail, f.out = nil, 1, true
+	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err != nil || len(f.starts) != 2 || strings.Join(f.stops, ",") != "db3" {
+		t.Errorf("out of its cluster: %v, starts %q, stops %q", err, f.starts, f.stops)
+	}
+	f.out = false
 	_ = f.files.WriteFile(context.Background(), n.LogFile, []byte("2026-11-27 20:50:12 0 [ERROR] InnoDB: something else\n"), 0)
 	f.starts, f.fail = nil, 1
 	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err == nil || len(f.starts) != 1 {
