@@ -214,7 +214,8 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	}
 	ops := d.t.finish()
 	if appends != nil {
-		d.checkAppends(l, run.ID, appends.Stop(), appends.Started())
+		hist := appends.Stop()
+		d.checkAppends(l, run.ID, hist, appends.Started(), appends.FinalReads())
 	}
 	unfinished()
 	d.s.finish()
@@ -261,9 +262,13 @@ func (d *drill) startAppends(ctx context.Context) (*workload.HistoryRun, error) 
 }
 
 // checkAppends stores the history workload's history with the run and
-// checks it: what the model forbids fails the drill; an interrupted drill
-// says its history was cut short rather than calling it consistent.
-func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op, started time.Time) {
+// checks it: what the model forbids fails the drill, and so does an
+// acknowledged append lost (absent from every read, final reads that
+// succeeded included: finalOK of them, each made once its node had
+// applied everything committed before it), whatever the model; an
+// interrupted drill says its history was cut short rather than calling it
+// consistent.
+func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op, started time.Time, finalOK int) {
 	if err := workload.WriteHistory(l.Home(), runID, ops); err != nil {
 		d.problems = append(d.problems, err.Error())
 	}
@@ -283,6 +288,10 @@ func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op, started 
 		d.problems = append(d.problems, res.Err().Error()+where+" (the "+d.o.Workload+" workload's history; hadrill check it again from the run's "+workload.HistoryFile+")")
 	case d.res.Interrupted:
 		d.problems = append(d.problems, "the "+d.o.Workload+" workload's history was cut short by the interruption: its check covers what ran, not the whole drill")
+	}
+	if lost := res.Count("lost"); lost > 0 && finalOK > 0 && !d.res.Interrupted && !slices.Contains(res.Forbidden, "lost") {
+		d.problems = append(d.problems, fmt.Sprintf("%d acknowledged appends lost: committed, and absent from every read since, the final reads (each made once its node had applied everything committed before it) included (the %s workload's history)",
+			lost, d.o.Workload))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chaos"
+	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -300,5 +301,31 @@ func TestRoutingObserve(t *testing.T) {
 	}
 	if r.toLeaving["db1"] != 2*tick || r.toJoiner["db1"] != tick || r.toDonor["db2"] != tick || r.state["db1"] != "Initialized" || len(r.toJoiner) != 1 {
 		t.Errorf("leaving %v, joining %v (%v), donor %v", r.toLeaving, r.toJoiner, r.state, r.toDonor)
+	}
+}
+
+// TestLostAppendFailsTheDrill: an acknowledged append no read saw, the
+// final reads included, fails a drill checked as read committed (which
+// does not forbid it as an anomaly: a read may be stale); without a final
+// read that succeeded it may be a lagging node's stale read, and is not
+// called lost.
+func TestLostAppendFailsTheDrill(t *testing.T) {
+	ops := []consistency.Op{
+		{Process: 1, Type: "invoke", Value: []consistency.Mop{{F: "append", Key: 4, Value: 7}}},
+		{Process: 1, Type: "ok", Value: []consistency.Mop{{F: "append", Key: 4, Value: 7}}},
+		{Process: 2, Type: "invoke", Value: []consistency.Mop{{F: "r", Key: 4}}},
+		{Process: 2, Type: "ok", Value: []consistency.Mop{{F: "r", Key: 4, List: []int{}, Read: true}}},
+	}
+	for i := range ops {
+		ops[i].Index, ops[i].Time, ops[i].F = i, int64(i+1)*1e6, "txn"
+	}
+	for _, finalOK := range []int{1, 0} {
+		l := recreated{fakeLab: galera3(""), home: t.TempDir()}
+		d := &drill{o: Options{Workload: "append", Model: "read-committed"}, res: &Result{}}
+		d.checkAppends(l, "r1", ops, time.Now(), finalOK)
+		said := strings.Join(d.problems, "\n")
+		if lost := strings.Contains(said, "1 acknowledged appends lost"); lost != (finalOK > 0) || d.res.Consistency == nil || d.res.Consistency.Count("lost") != 1 {
+			t.Errorf("final reads %d: problems %q", finalOK, said)
+		}
 	}
 }

@@ -64,6 +64,7 @@ type HistoryRun struct {
 	l       Lab
 	targets []Endpoint
 	p       HistoryParams
+	finalOK int // final reads that succeeded
 }
 
 // StartAppend makes the workload's table (emptied) and starts its clients,
@@ -121,6 +122,10 @@ func StartHistory(ctx context.Context, l Lab, targets []Endpoint, p HistoryParam
 // Started is when the history's clock started.
 func (a *HistoryRun) Started() time.Time { return a.rec.Start() }
 
+// FinalReads is how many of Stop's final reads succeeded: with one, an
+// append no read saw is lost, not merely unseen by a lagging node.
+func (a *HistoryRun) FinalReads() int { return a.finalOK }
+
 // Stop ends the clients (an operation in flight then has an unknown
 // outcome), reads every key once more through each target (finalReads)
 // and returns the history.
@@ -160,6 +165,9 @@ func (a *HistoryRun) finalReads() {
 			a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, F: consistency.FRead})
 			done, typ, code := readBalances(ctx, conn)
 			a.rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, F: consistency.FRead, Error: code, Bank: done})
+			if typ == "ok" {
+				a.finalOK++
+			}
 		} else {
 			mops := make([]consistency.Mop, a.p.Keys)
 			for k := range mops {
@@ -168,6 +176,9 @@ func (a *HistoryRun) finalReads() {
 			a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, Value: mops})
 			done, typ, code := transact(ctx, conn, mops)
 			a.rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, Error: code, Value: done})
+			if typ == "ok" {
+				a.finalOK++
+			}
 		}
 		conn.Close()
 		db.Close()
