@@ -256,8 +256,9 @@ func Start(ctx context.Context, h host.Host, n *plan.Node, extra ...string) erro
 	return nil
 }
 
-// ErrOutOfCluster: a Galera member that left its cluster as it joined
-// (state Inconsistent); it stays out until its server is restarted.
+// ErrOutOfCluster is the start of a Galera member that left its cluster
+// as it joined (state Inconsistent): it stays out until its server is
+// restarted.
 var ErrOutOfCluster = errors.New("out of its cluster")
 
 // WaitReady waits until the node serves: Synced and ready for Galera
