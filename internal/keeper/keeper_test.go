@@ -10,6 +10,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/replication"
+	"github.com/hadrill/hadrill/internal/server"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -99,5 +100,31 @@ func TestOrphanedKeeperEnds(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the keeper of a removed lab kept running")
+	}
+}
+
+// TestStrobes: the keeper turns a node's clock file between the strobe's
+// offset and the real time each period, and stops when the strobe goes.
+func TestStrobes(t *testing.T) {
+	dir := t.TempDir()
+	n := plan.Node{Name: "db1", Dir: dir}
+	k := &Keeper{Repl: &replication.Manager{Plan: &plan.Plan{Lab: "t", Dir: dir, Nodes: []plan.Node{n}}}}
+	k.last = map[string]string{}
+	st := server.Strobe{Spec: "-20", Period: time.Second, Start: time.Now()}
+	if err := os.WriteFile(server.StrobeFile(&n), []byte(st.Text()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); k.strobes(ctx) }()
+	seen := map[string]bool{}
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(server.ClockFile(&n))
+		seen[strings.TrimSpace(string(b))] = true
+	}
+	cancel()
+	<-done
+	if !seen["-20"] || !seen["+0"] {
+		t.Errorf("clock file held %v, want -20 and +0 in turn", seen)
 	}
 }
