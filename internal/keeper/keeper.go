@@ -242,7 +242,10 @@ func (k *Keeper) heartbeats(ctx context.Context) {
 			k.tables[w.Name] = err == nil
 		}
 		if err == nil {
-			_, err = db.ExecContext(qctx, "REPLACE INTO "+replication.HeartbeatTable+" VALUES (?, ?, ?)", c.Name, replication.FormatHeartbeat(time.Now()), w.Name)
+			// not on a writer turned read-only (a switchover waiting for its
+			// candidate to catch up): the keeper's privileges would pass
+			// read_only, and a heartbeat written then is one the candidate lacks
+			_, err = db.ExecContext(qctx, "REPLACE INTO "+replication.HeartbeatTable+" SELECT ?, ?, ? FROM DUAL WHERE @@global.read_only = 0", c.Name, replication.FormatHeartbeat(time.Now()), w.Name)
 		}
 		cancel()
 		k.logOnce("heartbeat "+c.Name, err)
