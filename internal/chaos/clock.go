@@ -82,7 +82,7 @@ func ParseStrobe(f Clock, err error, period string) (Clock, error) {
 		d, perr := time.ParseDuration(period)
 		switch {
 		case perr != nil || d < server.MinStrobe || d > time.Hour:
-			problems = append(problems, fmt.Sprintf("--strobe: expected a period of %v to 1h (libfaketime reads the clock once a second), got %q", server.MinStrobe, period))
+			problems = append(problems, fmt.Sprintf("--strobe: expected a period of %v to 1h (libfaketime reads the clock about every 2 s), got %q", server.MinStrobe, period))
 		case f.Drift != 0:
 			problems = append(problems, "--strobe: moves the clock between OFFSET and the real time; it takes no --drift")
 		case f.Offset == 0 && err == nil:
@@ -156,13 +156,13 @@ moves), which reads the node's clock file every second: NOW(), UNIX_TIMESTAMP(),
 event times and GTID timestamps follow the moved clock; CLOCK_MONOTONIC stays the machine's,
 as when NTP steps a real clock. OFFSET is signed (+30s, -5m, 0; a negative one after --);
 --drift makes the clock run fast or slow from now (500ppm: 43 s a day). --strobe PERIOD moves
-it between OFFSET and the real time every PERIOD (1s at least: libfaketime reads the clock
-once a second; the lab's keeper turns it) until heal. Heal sets it back to the real time.`,
+it between OFFSET and the real time every PERIOD (2s at least: libfaketime reads the clock
+about every 2 s; the lab's keeper turns it) until heal. Heal sets it back to the real time.`,
 		MinArgs: 1, MaxArgs: 2, ArgsWhat: "a node and its clock's offset",
 		Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
 			var drift, strobe string
 			fs.StringVar(&drift, "drift", "", "the clock runs this many parts per million fast (e.g. 500ppm; negative: slow)")
-			fs.StringVar(&strobe, "strobe", "", "the clock moves between OFFSET and the real time every PERIOD (1s to 1h) until heal")
+			fs.StringVar(&strobe, "strobe", "", "the clock moves between OFFSET and the real time every PERIOD (2s to 1h) until heal")
 			return func(a []string) (Fault, error) {
 				offset := ""
 				if len(a) == 2 {

@@ -49,13 +49,13 @@ func TestParseStrobe(t *testing.T) {
 	if f, err := ParseStrobe(c, err, ""); err != nil || f.Strobe != 0 {
 		t.Errorf("no strobe: %+v %v", f, err)
 	}
-	f, err := ParseStrobe(c, err, "2s")
-	if err != nil || f.Strobe != 2*time.Second || f.String() != "-12s, strobing to the real time and back every 2s" || f.IsZero() {
+	f, err := ParseStrobe(c, err, "3s")
+	if err != nil || f.Strobe != 3*time.Second || f.String() != "-12s, strobing to the real time and back every 3s" || f.IsZero() {
 		t.Errorf("strobe: %+v %q %v", f, f.String(), err)
 	}
 	for _, c := range []struct{ offset, drift, period, want string }{
-		{"+5s", "", "500ms", `--strobe: expected a period of 1s to 1h (libfaketime reads the clock once a second), got "500ms"`},
-		{"+5s", "", "often", `--strobe: expected a period of 1s to 1h`},
+		{"+5s", "", "1s", `--strobe: expected a period of 2s to 1h (libfaketime reads the clock about every 2 s), got "1s"`},
+		{"+5s", "", "often", `--strobe: expected a period of 2s to 1h`},
 		{"+5s", "100ppm", "2s", "--strobe: moves the clock between OFFSET and the real time; it takes no --drift"},
 		{"0", "", "2s", "OFFSET: a strobe moves the clock between an offset and the real time"},
 		{"soon", "", "0.1s", `OFFSET: expected a signed duration`},

@@ -110,7 +110,7 @@ func TestStrobes(t *testing.T) {
 	n := plan.Node{Name: "db1", Dir: dir}
 	k := &Keeper{Repl: &replication.Manager{Plan: &plan.Plan{Lab: "t", Dir: dir, Nodes: []plan.Node{n}}}}
 	k.last = map[string]string{}
-	st := server.Strobe{Spec: "-20", Period: time.Second, Start: time.Now()}
+	st := server.Strobe{Spec: "-20", Period: 2 * time.Second, Start: time.Now()}
 	if err := os.WriteFile(server.StrobeFile(&n), []byte(st.Text()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestStrobes(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); k.strobes(ctx) }()
 	seen := map[string]bool{}
-	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	for end := time.Now().Add(4500 * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		b, _ := os.ReadFile(server.ClockFile(&n))
 		seen[strings.TrimSpace(string(b))] = true
 	}

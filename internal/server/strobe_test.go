@@ -23,7 +23,7 @@ func TestStrobe(t *testing.T) {
 			t.Errorf("at %v: %q, want %q", c.after, got, c.want)
 		}
 	}
-	for _, bad := range []string{"", "+5 2", "+5 0.5 1764282000", "+5 x 1", "+5 2 y"} {
+	for _, bad := range []string{"", "+5 2", "+5 1 1764282000", "+5 x 1", "+5 2 y"} {
 		if _, ok := ParseStrobe(bad); ok {
 			t.Errorf("%q read as a strobe", bad)
 		}

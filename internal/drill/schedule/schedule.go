@@ -41,8 +41,8 @@ const (
 	OneWay           = "one-way" // the packets from one node to another dropped, not back
 	ClockBump        = "clock"   // one node's wall clock moved up to a minute either way
 	// ClockStrobe: one node's wall clock moved up to 30 s either way and
-	// back, every 1, 2 or 5 s, for the hold (Jepsen's strobe, at
-	// libfaketime's resolution of a second).
+	// back, every 2, 3 or 5 s, for the hold (Jepsen's strobe, at
+	// libfaketime's resolution: it reads the clock about every 2 s).
 	ClockStrobe = "clock-strobe"
 	CPU         = "cpu" // one node's machine cut to a tenth, a quarter or half a core
 	// Memory: one node's machine left 256M, 512M or 1G, live (the OOM
@@ -275,7 +275,7 @@ func event(r *rand.Rand, kind string, nodes, links []string, offset time.Duratio
 		if r.IntN(2) == 0 {
 			secs = -secs
 		}
-		e.Clock, e.Strobe = fmt.Sprintf("%+ds", secs), []Seconds{1, 2, 5}[r.IntN(3)]
+		e.Clock, e.Strobe = fmt.Sprintf("%+ds", secs), []Seconds{2, 3, 5}[r.IntN(3)]
 	case CPU:
 		e.Targets = shuffled[:1]
 		e.Cores = []float64{0.1, 0.25, 0.5}[r.IntN(3)]
@@ -403,8 +403,8 @@ func Parse(data []byte, where string, nodes, links []string) (Schedule, error) {
 					problems = append(problems, fmt.Sprintf("%s.clock: expected a signed duration such as +12s, got %q", ev, e.Clock))
 				}
 			}
-			if e.Kind == ClockStrobe && (e.Strobe < 1 || e.Strobe > 3600) {
-				problems = append(problems, fmt.Sprintf("%s.strobe_s: expected a period of 1 to 3600 s, got %v", ev, e.Strobe))
+			if e.Kind == ClockStrobe && (e.Strobe < 2 || e.Strobe > 3600) {
+				problems = append(problems, fmt.Sprintf("%s.strobe_s: expected a period of 2 to 3600 s, got %v", ev, e.Strobe))
 			}
 		}
 	}

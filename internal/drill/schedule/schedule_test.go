@@ -195,7 +195,7 @@ func TestPrimaryPartitionAndPowerCut(t *testing.T) {
 		case Disk:
 			seen[e.Disk] = true
 		case ClockStrobe:
-			if len(e.Targets) != 1 || e.Clock == "" || !slices.Contains([]Seconds{1, 2, 5}, e.Strobe) || !strings.Contains(st.Says(), e.Clock+" and back every ") {
+			if len(e.Targets) != 1 || e.Clock == "" || !slices.Contains([]Seconds{2, 3, 5}, e.Strobe) || !strings.Contains(st.Says(), e.Clock+" and back every ") {
 				t.Errorf("clock-strobe: %+v (%q)", e, st.Says())
 			}
 			seen[e.Kind] = true
@@ -210,7 +210,7 @@ func TestPrimaryPartitionAndPowerCut(t *testing.T) {
 	}
 	bad := `{"steps": [{"at_s": 0, "hold_s": 3, "events": [{"kind": "disk", "targets": ["db1"], "disk": "melt"}, {"kind": "clock-strobe", "targets": ["db2"], "clock": "+3s", "strobe_s": 0.2}]}]}`
 	_, err = Parse([]byte(bad), "x.json", galera3, nil)
-	for _, want := range []string{`x.json: steps[0].events[0].disk: expected one of stall, eio-fsync, slow, power-cut, got "melt"`, "x.json: steps[0].events[1].strobe_s: expected a period of 1 to 3600 s, got 0.2"} {
+	for _, want := range []string{`x.json: steps[0].events[0].disk: expected one of stall, eio-fsync, slow, power-cut, got "melt"`, "x.json: steps[0].events[1].strobe_s: expected a period of 2 to 3600 s, got 0.2"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in %v", want, err)
 		}
