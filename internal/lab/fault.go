@@ -86,11 +86,7 @@ func (l *Lab) stopVotedOut(ctx context.Context) error {
 		if n.Kind != spec.KindGalera || !l.alive(n) || l.Probe(ctx, n).State != server.Inconsistent {
 			continue
 		}
-		why := "its cluster voted it out (it failed to apply a write set the others applied)"
-		if _, reversed := server.VotedOut(ctx, l.Prov.Host(n.Host), n); reversed != "" {
-			why = "it left its cluster, whose primary component had applied fewer write sets than it had (" + reversed + ")"
-		}
-		l.logf("%s: %s: its server stopped, to join again", n.Name, why)
+		l.logf("%s: out of its cluster: %s: its server stopped, to join again", n.Name, server.WhyOut(ctx, l.Prov.Host(n.Host), n))
 		if err := l.servers.Stop(n); err != nil {
 			errs = append(errs, fmt.Errorf("%s: stopping the server its cluster voted out: %w", n.Name, err))
 		}

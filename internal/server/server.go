@@ -278,11 +278,7 @@ func WaitReady(ctx context.Context, h host.Host, n *plan.Node) error {
 			return err
 		}
 		if State(st["wsrep_local_state_comment"]) == Inconsistent { // out until restarted: no wait ends it
-			why, reversed := VotedOut(ctx, h, n)
-			if reversed != "" {
-				why = "the primary component it joined had applied fewer write sets than it had: " + reversed
-			}
-			return supervise.Final(fmt.Errorf("%w: left its cluster as it joined (state Inconsistent%s)", ErrOutOfCluster, strings.TrimSuffix("; "+why, "; ")))
+			return supervise.Final(fmt.Errorf("%w: left its cluster as it joined (state Inconsistent; %s)", ErrOutOfCluster, WhyOut(ctx, h, n)))
 		}
 		if State(st["wsrep_local_state_comment"]) != Synced || st["wsrep_ready"] != "ON" {
 			return fmt.Errorf("state %s, cluster %s, ready %s", st["wsrep_local_state_comment"], st["wsrep_cluster_status"], st["wsrep_ready"])
@@ -443,6 +439,18 @@ func StoppedBecause(ctx context.Context, h host.Host, n *plan.Node, recs []fault
 		why = strings.TrimPrefix(why+"; "+sst, "; ")
 	}
 	return why
+}
+
+// WhyOut says why a Galera member in state Inconsistent is out of its
+// cluster, from its error log: the primary component it rejoined had
+// applied fewer write sets than it had (Galera's words), or its cluster
+// voted it out (the error it met, when the log says).
+func WhyOut(ctx context.Context, h host.Host, n *plan.Node) string {
+	voted, reversed := VotedOut(ctx, h, n)
+	if reversed != "" {
+		return "the primary component it rejoined had applied fewer write sets than it had (" + reversed + ")"
+	}
+	return strings.TrimSuffix("its cluster voted it out (it failed to apply a write set the others applied; "+voted, "; ") + ")"
 }
 
 // VotedOut says why a Galera member's cluster voted it out, from its
