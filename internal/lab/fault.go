@@ -86,7 +86,7 @@ func (l *Lab) stopVotedOut(ctx context.Context) error {
 		if n.Kind != spec.KindGalera || !l.alive(n) || l.Probe(ctx, n).State != server.Inconsistent {
 			continue
 		}
-		l.logf("%s: out of its cluster: %s: its server stopped, to join again", n.Name, server.WhyOut(ctx, l.Prov.Host(n.Host), n))
+		l.logf("%s: %s: its server stopped, to join again", n.Name, server.WhyOut(ctx, l.Prov.Host(n.Host), n))
 		if err := l.servers.Stop(n); err != nil {
 			errs = append(errs, fmt.Errorf("%s: stopping the server its cluster voted out: %w", n.Name, err))
 		}

@@ -448,7 +448,7 @@ func StoppedBecause(ctx context.Context, h host.Host, n *plan.Node, recs []fault
 func WhyOut(ctx context.Context, h host.Host, n *plan.Node) string {
 	voted, reversed := VotedOut(ctx, h, n)
 	if reversed != "" {
-		return "the primary component it rejoined had applied fewer write sets than it had (" + reversed + ")"
+		return "it left its cluster: the primary component it rejoined had applied fewer write sets than it had (" + reversed + ")"
 	}
 	return strings.TrimSuffix("its cluster voted it out (it failed to apply a write set the others applied; "+voted, "; ") + ")"
 }
