@@ -130,8 +130,9 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-// dumpLogs keeps what a failed test needs: every node's server log, copied
-// to $HADRILL_TEST_LOGS (or logged in part when that is not set).
+// dumpLogs keeps what a failed test needs: every node's server log (and its
+// state transfers' logs), copied to $HADRILL_TEST_LOGS (or the server log
+// logged in part when that is not set).
 func (e *env) dumpLogs() {
 	logs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*", "nodes", "*", "error.log"))
 	dest := os.Getenv("HADRILL_TEST_LOGS")
@@ -142,6 +143,13 @@ func (e *env) dumpLogs() {
 			os.MkdirAll(filepath.Dir(target), 0o755)
 			b, _ := os.ReadFile(l)
 			os.WriteFile(target, b, 0o644)
+			// and the state transfers' own logs beside it
+			ssts, _ := filepath.Glob(filepath.Join(filepath.Dir(l), "sst-logs", "*"))
+			for _, s := range ssts {
+				if b, err := os.ReadFile(s); err == nil {
+					os.WriteFile(filepath.Join(filepath.Dir(target), filepath.Base(s)), b, 0o644)
+				}
+			}
 			continue
 		}
 		b, _ := os.ReadFile(l)

@@ -102,7 +102,7 @@ scales:
   quick: {runs: 2, concurrency: [1, 2], iterations: 1, dataset_size: 0.02, threads: [2], time: 3, warmup: 1, tables: 1, table_size: 1000}
   full: {runs: 3, concurrency: [1, 2], iterations: 10, dataset_size: 1, threads: [2], time: 30, warmup: 5, tables: 4, table_size: 10000}
 expect:
-  - {step: oltp, variant: mine, than: lab, metric: tps@2, min: 100, claim: "mine is a hundred times the lab", source: "nowhere"}
+  - {step: oltp, variant: mine, than: lab, metric: tps@2, min: 10000, claim: "mine is ten thousand times the lab", source: "nowhere"}
 `, endpoint))
 	}
 	dead := e.run("study", "run", "--file", study("mysql://127.0.0.1:1"))
@@ -149,7 +149,7 @@ expect:
 		t.Errorf("TPS per dollar an hour %g for %g TPS at $0.40/h", d, tps)
 	}
 	if !strings.HasPrefix(out.Result.Finding, "Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced.\n") || !strings.Contains(out.Result.Finding, "\n✘ not reproduced: ") ||
-		!strings.Contains(out.Result.Finding, ": \"mine is a hundred times the lab\"") {
+		!strings.Contains(out.Result.Finding, ": \"mine is ten thousand times the lab\"") {
 		t.Errorf("the finding does not open with the answer: %s", out.Result.Finding)
 	}
 	if !strings.Contains(out.Result.Finding, "Transactions per second per dollar an hour") || !strings.Contains(out.Result.Finding, "Seconds for 2 mariadb-slap clients to run the query over the generated employees dataset") {

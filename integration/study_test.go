@@ -33,7 +33,7 @@ scales:
 reference:
   - {step: commit, variant: galera, metric: avg_ms, value: 2, text: "2 ms", source: "a table"}
 expect:
-  - {step: commit, variant: galera, metric: avg_ms, max: 20, why: "a local commit", claim: "a commit takes a few ms", source: "a section"}
+  - {step: commit, variant: galera, metric: avg_ms, max: 1000, why: "a local commit (the bound wide: two rounds on a busy computer give a wide interval)", claim: "a commit takes less than a second", source: "a section"}
 `)
 	bad := e.run("study", "run", "--file", file, "--scale", "huge", "--variants", "nope")
 	if bad.code != 2 || !strings.Contains(bad.stderr, `--scale: expected quick or full, got "huge"`) || !strings.Contains(bad.stderr, `--variants: unknown variant "nope"`) {
@@ -130,7 +130,7 @@ expect:
 		!strings.HasPrefix(recorded["rounds"], "2 round(s)") {
 		t.Errorf("recorded deviations: %+v", res.Deviations)
 	}
-	if res.Rounds != 2 || len(res.Cells) != 14 || len(res.Checks) != 1 || res.Checks[0].Verdict != "reproduced" || res.Checks[0].Claim != "a commit takes a few ms" ||
+	if res.Rounds != 2 || len(res.Cells) != 14 || len(res.Checks) != 1 || res.Checks[0].Verdict != "reproduced" || res.Checks[0].Claim != "a commit takes less than a second" ||
 		res.Checks[0].Ours.Value <= 0 || res.Checks[0].Ours.Hi > 20 {
 		t.Errorf("study result: %d rounds, %d cells, checks %+v\n%s", res.Rounds, len(res.Cells), res.Checks, r.stdout)
 	}
@@ -164,7 +164,7 @@ expect:
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	for _, want := range []string{"Mean time of an autocommit INSERT: async", "range of 2 (a 50 % interval)", "published 2 ms", "✔ reproduced", "“a commit takes a few ms”", "<svg"} {
+	for _, want := range []string{"Mean time of an autocommit INSERT: async", "range of 2 (a 50 % interval)", "published 2 ms", "✔ reproduced", "“a commit takes less than a second”", "<svg"} {
 		if !strings.Contains(string(dom), want) {
 			t.Errorf("the report in Chromium lacks %q", want)
 		}

@@ -42,6 +42,9 @@ func (l *Lab) Heal(ctx context.Context) (err error) {
 	if err := l.stopVotedOut(ctx); err != nil {
 		return err
 	}
+	if err := l.endStuckDonors(ctx); err != nil {
+		return err
+	}
 	if err := l.startAll(ctx); err != nil {
 		return err
 	}
@@ -89,6 +92,36 @@ func (l *Lab) stopVotedOut(ctx context.Context) error {
 		l.logf("%s: %s: its server stopped, to join again", n.Name, server.WhyOut(ctx, l.Prov.Host(n.Host), n))
 		if err := l.servers.Stop(n); err != nil {
 			errs = append(errs, fmt.Errorf("%s: stopping the server its cluster voted out: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// endStuckDonors ends the state transfer script of every Galera member
+// still donating to a joiner whose server is gone: the donor's script can
+// wait on the transfer's connection long after (MariaDB's MDEV-15442), the
+// member stays Donor/Desynced, and no other joiner finds a donor ("No donor
+// candidates temporarily available"). Ended, the transfer fails and the
+// member serves again, as a DBA would make it.
+func (l *Lab) endStuckDonors(ctx context.Context) error {
+	var errs []error
+	for i := range l.p.Nodes {
+		n := &l.p.Nodes[i]
+		if n.Kind != spec.KindGalera || !l.alive(n) || l.Probe(ctx, n).State != server.DonorDesynced {
+			continue
+		}
+		h := l.Prov.Host(n.Host)
+		joiner := server.DonatingTo(ctx, h, n)
+		j, ok := l.p.Node(joiner)
+		if joiner == "" || !ok || l.alive(j) {
+			continue
+		}
+		if p, err := h.Process(ctx, server.DonorScript(n)); err != nil || p.Pid == 0 {
+			continue
+		}
+		l.logf("%s: still donating a state transfer to %s, whose server is gone: its transfer script ended, so that it serves again", n.Name, joiner)
+		if err := h.Kill(ctx, server.DonorScript(n)); err != nil {
+			errs = append(errs, fmt.Errorf("%s: ending its state transfer to %s, whose server is gone: %w", n.Name, joiner, err))
 		}
 	}
 	return errors.Join(errs...)

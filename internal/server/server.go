@@ -49,6 +49,9 @@ const (
 	Unresponsive State = "unresponsive" // runs, but did not answer in time
 	Running      State = "running"      // a server outside Galera that answered
 	Synced       State = "Synced"       // a Galera member serving
+	// DonorDesynced: a Galera member donating a state transfer (or
+	// desynced by wsrep_desync=ON), not serving.
+	DonorDesynced State = "Donor/Desynced"
 	// Inconsistent: a Galera member its cluster voted out, having failed
 	// to apply a write set the others applied; it stays out until its
 	// server restarts.
@@ -246,6 +249,7 @@ func Start(ctx context.Context, h host.Host, n *plan.Node, extra ...string) erro
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}
 	}
+	endLeftTransfer(ctx, h, n)
 	pid, started, err := h.Ensure(ctx, d)
 	if err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
@@ -515,3 +519,34 @@ func (s OnHosts) Signal(n *plan.Node, sig syscall.Signal) error {
 	return s.Hosts(n.Host).Signal(context.Background(), Daemon(n), sig)
 }
 func (s OnHosts) Host(name string) host.Host { return s.Hosts(name) }
+
+// DonorScript is the state transfer script a Galera member runs while it
+// donates (mariabackup's; it writes its own pid file in the datadir), a
+// helper in the server's process group: killing it ends it and what it
+// started, never the server.
+func DonorScript(n *plan.Node) host.Daemon { return transferScript(n, "donor") }
+
+func transferScript(n *plan.Node, role string) host.Daemon {
+	return host.Daemon{Name: n.Name + " state transfer (" + role + ")", PidFile: filepath.Join(n.DataDir, "wsrep_sst.pid"), Marker: "--role " + role, Helper: true}
+}
+
+// endLeftTransfer ends a state transfer script a member's previous server
+// left running when it died on its own (an abort, the OOM killer): its
+// listener would hold the transfer's port, and the next join would fail.
+func endLeftTransfer(ctx context.Context, h host.Host, n *plan.Node) {
+	if _, err := h.ReadFile(ctx, filepath.Join(n.DataDir, "wsrep_sst.pid")); err != nil {
+		return
+	}
+	if p, err := h.Process(ctx, Daemon(n)); err != nil || p.Pid != 0 {
+		return
+	}
+	for _, role := range []string{"joiner", "donor"} {
+		_ = h.Kill(ctx, transferScript(n, role))
+	}
+}
+
+// DonatingTo is the joiner a Galera member still donates a state transfer
+// to, from its error log ("" when none).
+func DonatingTo(ctx context.Context, h host.Host, n *plan.Node) string {
+	return mariadb.DonatingTo(logTail(ctx, h, n), n.Name)
+}

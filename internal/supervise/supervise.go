@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +38,11 @@ type Daemon struct {
 	// the pid file is this daemon's only if its command line holds it, so a
 	// recycled pid is never signalled.
 	Marker string `json:"marker"`
+	// Helper marks a process hadrill did not start itself but one of its
+	// daemons did, in that daemon's process group (a server's state
+	// transfer script): Kill ends it and every process descended from it,
+	// never the group it shares.
+	Helper bool `json:"helper,omitempty"`
 }
 
 // WithArgv is the daemon with its command made to run where it runs (a
@@ -90,10 +96,15 @@ func (d Daemon) Stop(grace time.Duration) error {
 	return nil
 }
 
-// Kill ends the daemon and its process group at once.
+// Kill ends the daemon and its process group at once (a helper: it and
+// its descendants).
 func (d Daemon) Kill() error {
 	if pid := d.Pid(); pid != 0 {
-		if err := Kill(pid); err != nil {
+		kill := Kill
+		if d.Helper {
+			kill = KillTree
+		}
+		if err := kill(pid); err != nil {
 			return fmt.Errorf("%s: %w", d.Name, err)
 		}
 	}
@@ -341,14 +352,32 @@ func WaitGone(pid int, d time.Duration) bool {
 // Owned reports whether pid is alive and its command line holds marker (a
 // path inside the lab, or a flag and its value) as a whole: followed by the
 // end of an argument, so "/labs/a/x" never matches "/labs/a/x2". A recycled
-// pid is thus never signalled.
+// pid is thus never signalled. A live process's command line reads empty
+// for a moment while it executes a new program (a wrapper such as ip netns
+// exec becoming the daemon): read again then, a few milliseconds apart,
+// before the daemon is judged gone.
 func Owned(pid int, marker string) bool {
 	if !Alive(pid) || marker == "" {
 		return false
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return err == nil && holds(b, marker)
+	for try := 0; ; try++ {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			return false
+		}
+		if len(b) > 0 || try == emptyRereads || !Alive(pid) {
+			return holds(b, marker)
+		}
+		time.Sleep(emptyReread)
+	}
 }
+
+// An empty command line is read again emptyRereads times, emptyReread
+// apart (a kernel thread's stays empty: a recycled pid costs 10 ms).
+const (
+	emptyRereads = 5
+	emptyReread  = 2 * time.Millisecond
+)
 
 // Stop sends TERM, waits up to grace, then KILL; it returns once pid is gone.
 func Stop(pid int, grace time.Duration) error {
@@ -366,10 +395,16 @@ func Stop(pid int, grace time.Duration) error {
 	return Kill(pid)
 }
 
-// Kill sends KILL to pid and to its process group (every daemon hadrill
-// starts leads its own group), then waits for pid to be gone.
+// Kill sends KILL to pid, to its process group (every daemon hadrill
+// starts leads its own group) and to every process descended from it (a
+// helper that made a group of its own would outlive it: a state transfer's
+// timeout and socat, holding their port), then waits for pid to be gone.
 func Kill(pid int) error {
+	tree := descendants(pid, parents()) // helpers that made groups of their own (a state transfer's timeout and socat)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	for _, c := range tree {
+		_ = syscall.Kill(c, syscall.SIGKILL)
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
@@ -377,6 +412,70 @@ func Kill(pid int) error {
 		return fmt.Errorf("pid %d survived SIGKILL", pid)
 	}
 	return nil
+}
+
+// KillTree ends pid and every process descended from it at once (found
+// before any is signalled: a child whose parent died is adopted elsewhere),
+// leaving the process group they may share with others alone.
+func KillTree(pid int) error {
+	tree := descendants(pid, parents())
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	for _, c := range tree {
+		_ = syscall.Kill(c, syscall.SIGKILL)
+	}
+	if !waitGone(pid, 10*time.Second) {
+		return fmt.Errorf("pid %d survived SIGKILL", pid)
+	}
+	return nil
+}
+
+// parents maps every process here to its parent (from /proc/PID/stat).
+func parents() map[int]int {
+	out := map[int]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		st := string(b)
+		i := strings.LastIndexByte(st, ')')
+		if i < 0 || i+2 >= len(st) {
+			continue
+		}
+		if f := strings.Fields(st[i+2:]); len(f) > 1 {
+			if pp, err := strconv.Atoi(f[1]); err == nil {
+				out[pid] = pp
+			}
+		}
+	}
+	return out
+}
+
+// descendants are the processes below pid in a parent map, children before
+// grandchildren. Pure.
+func descendants(pid int, parent map[int]int) []int {
+	children := map[int][]int{}
+	for c, p := range parent {
+		children[p] = append(children[p], c)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		cs := children[p]
+		sort.Ints(cs)
+		out = append(out, cs...)
+		queue = append(queue, cs...)
+	}
+	return out
 }
 
 // Pause stops pid with SIGSTOP; Resume continues it.

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -201,5 +203,50 @@ func TestPollFinal(t *testing.T) {
 	}, func() error { return nil })
 	if !errors.Is(err, out) || err.Error() != "db3: left its cluster" || probes != 3 || time.Since(start) > 2*time.Second {
 		t.Errorf("%v after %d probes, %v", err, probes, time.Since(start))
+	}
+}
+
+func TestDescendants(t *testing.T) {
+	parent := map[int]int{10: 1, 11: 10, 12: 10, 13: 11, 20: 1, 21: 20}
+	if got := descendants(10, parent); fmt.Sprint(got) != "[11 12 13]" {
+		t.Errorf("descendants of 10: %v", got)
+	}
+	if got := descendants(13, parent); len(got) != 0 {
+		t.Errorf("descendants of a leaf: %v", got)
+	}
+}
+
+// TestKillTree: a helper and its child end; the process group they share
+// with their parent does not.
+func TestKillTree(t *testing.T) {
+	leader := exec.Command("sh", "-c", "sh -c 'sleep 60 & sleep 60; :' & echo $!; sleep 60")
+	leader.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := leader.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-leader.Process.Pid, syscall.SIGKILL); _ = leader.Wait() }()
+	var helper int
+	if _, err := fmt.Fscan(out, &helper); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	kids := descendants(helper, parents())
+	if len(kids) == 0 {
+		t.Fatalf("helper %d has no children", helper)
+	}
+	if err := KillTree(helper); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		if !WaitGone(k, 5*time.Second) {
+			t.Errorf("the helper's child %d survived", k)
+		}
+	}
+	if !Alive(leader.Process.Pid) {
+		t.Errorf("the helper's parent, in the same group, was ended")
 	}
 }

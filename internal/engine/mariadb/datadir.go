@@ -411,3 +411,36 @@ var errnoSaid = regexp.MustCompile(`(?:returned|[Ee]rrcode:|errno:|error number|
 // errnoName names the errors a disk gives.
 var errnoName = map[int]string{int(syscall.EIO): "EIO", int(syscall.ENOSPC): "ENOSPC", int(syscall.EROFS): "EROFS", int(syscall.ENOENT): "ENOENT",
 	int(syscall.EACCES): "EACCES", int(syscall.EUCLEAN): "EUCLEAN", int(syscall.ENXIO): "ENXIO"}
+
+// DonatingTo is the joiner a Galera member was chosen to donate a state
+// transfer to in its last run and has not finished with ("": none): the
+// group's "Member 2.0 (db3) requested state transfer from '*any*'.
+// Selected 0.0 (db1)(SYNCED) as donor." with self as the donor, not
+// followed by "0.0 (db1): State transfer to 2.0 (db3) complete." (or
+// failed).
+func DonatingTo(log, self string) string {
+	lines := strings.Split(log, "\n")
+	joiner := ""
+	for _, l := range lines[lastRun(lines):] {
+		switch {
+		case strings.Contains(l, " requested state transfer from ") && strings.Contains(l, "Selected "):
+			j, d := parenthesised(l[strings.Index(l, "Member "):]), parenthesised(l[strings.Index(l, "Selected "):])
+			if d == self {
+				joiner = j
+			}
+		case joiner != "" && strings.Contains(l, "("+self+"): State transfer to ") && strings.Contains(l, "("+joiner+")"):
+			joiner = ""
+		}
+	}
+	return joiner
+}
+
+// parenthesised is the first "(…)" of s, without its parentheses.
+func parenthesised(s string) string {
+	i := strings.IndexByte(s, '(')
+	j := strings.IndexByte(s[i+1:], ')')
+	if i < 0 || j < 0 {
+		return ""
+	}
+	return s[i+1 : i+1+j]
+}

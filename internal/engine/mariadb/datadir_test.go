@@ -158,3 +158,28 @@ func TestReversals(t *testing.T) {
 		t.Errorf("started again since: %q", got)
 	}
 }
+
+func TestDonatingTo(t *testing.T) {
+	const (
+		start  = "2026-11-28  1:40:00 0 [Note] Starting MariaDB 10.11.6-MariaDB-0+deb12u1-log source revision  as process 7360\n"
+		chosen = "2026-11-28  1:41:29 0 [Note] WSREP: Member 2.0 (db3) requested state transfer from '*any*'. Selected 0.0 (db1)(SYNCED) as donor.\n"
+		other  = "2026-11-28  1:41:29 0 [Note] WSREP: Member 2.0 (db3) requested state transfer from '*any*'. Selected 1.0 (db2)(SYNCED) as donor.\n"
+		none   = "2026-11-28  1:03:05 0 [Note] WSREP: Member 1.0 (db2) requested state transfer from '*any*', but it is impossible to select State Transfer donor: No donor candidates temporarily available in suitable state\n"
+		done   = "2026-11-28  1:41:41 0 [Note] WSREP: 0.0 (db1): State transfer to 2.0 (db3) complete.\n"
+		failed = "2026-11-28  1:41:41 0 [Note] WSREP: 0.0 (db1): State transfer to 2.0 (db3) failed: -32 (Broken pipe)\n"
+	)
+	for _, c := range []struct {
+		name, log, want string
+	}{
+		{"donating", start + chosen + none, "db3"},
+		{"another member donates", start + other, ""},
+		{"finished", start + chosen + done, ""},
+		{"failed", start + chosen + failed, ""},
+		{"an earlier run's", chosen + start, ""},
+		{"nothing", start + none, ""},
+	} {
+		if got := DonatingTo(c.log, "db1"); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
