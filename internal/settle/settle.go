@@ -273,10 +273,14 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 				if k := endStaleDumps(ctx, l, primary, n); k > 0 {
 					l.Logf("cluster %s: %s has received nothing for %s (connection %s%s): ended %d binlog dump connection(s) of it on %s, one a cut may have left dead", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why, k, primary.Name)
 				}
-			case io != "Yes" && time.Since(ended[n.Name]) >= staleAfter:
+			case time.Since(ended[n.Name]) >= staleAfter:
 				// Its new connection got nowhere either (it may have been
 				// made while the path was still cut, its handshake lost
-				// and waiting out slave_net_timeout): start it again.
+				// and waiting out slave_net_timeout), or it still holds
+				// one the primary no longer has (connection Yes, nothing
+				// arriving: no dump of it left to end there; seen after
+				// the WAN emulator was killed and started again): start
+				// it again.
 				ended[n.Name] = time.Now()
 				if err := restartIO(ctx, l, n); err == nil {
 					l.Logf("cluster %s: %s still received nothing %s after its dump connections were ended (connection %s%s): its IO thread started again", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why)

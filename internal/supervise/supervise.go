@@ -400,7 +400,7 @@ func Stop(pid int, grace time.Duration) error {
 // helper that made a group of its own would outlive it: a state transfer's
 // timeout and socat, holding their port), then waits for pid to be gone.
 func Kill(pid int) error {
-	tree := descendants(pid, parents()) // helpers that made groups of their own (a state transfer's timeout and socat)
+	tree := descendants(pid, processes()) // helpers that made groups of their own (a state transfer's timeout and socat)
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	for _, c := range tree {
 		_ = syscall.Kill(c, syscall.SIGKILL)
@@ -418,7 +418,7 @@ func Kill(pid int) error {
 // before any is signalled: a child whose parent died is adopted elsewhere),
 // leaving the process group they may share with others alone.
 func KillTree(pid int) error {
-	tree := descendants(pid, parents())
+	tree := descendants(pid, processes())
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
@@ -431,9 +431,12 @@ func KillTree(pid int) error {
 	return nil
 }
 
-// parents maps every process here to its parent (from /proc/PID/stat).
-func parents() map[int]int {
-	out := map[int]int{}
+// proc is a process's parent and session, from /proc/PID/stat.
+type proc struct{ parent, session int }
+
+// processes are every process here.
+func processes() map[int]proc {
+	out := map[int]proc{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -449,21 +452,29 @@ func parents() map[int]int {
 		if i < 0 || i+2 >= len(st) {
 			continue
 		}
-		if f := strings.Fields(st[i+2:]); len(f) > 1 {
-			if pp, err := strconv.Atoi(f[1]); err == nil {
-				out[pid] = pp
-			}
+		f := strings.Fields(st[i+2:]) // state ppid pgrp session ...
+		if len(f) < 4 {
+			continue
+		}
+		pp, err1 := strconv.Atoi(f[1])
+		sid, err2 := strconv.Atoi(f[3])
+		if err1 == nil && err2 == nil {
+			out[pid] = proc{parent: pp, session: sid}
 		}
 	}
 	return out
 }
 
-// descendants are the processes below pid in a parent map, children before
-// grandchildren. Pure.
-func descendants(pid int, parent map[int]int) []int {
+// descendants are the processes below pid, children before grandchildren,
+// but for a daemon started below it (every daemon hadrill starts leads a
+// session of its own: a server a long-running hadrill process started is
+// its child until that process exits) and what is below that. Pure.
+func descendants(pid int, procs map[int]proc) []int {
 	children := map[int][]int{}
-	for c, p := range parent {
-		children[p] = append(children[p], c)
+	for c, p := range procs {
+		if p.session != c {
+			children[p.parent] = append(children[p.parent], c)
+		}
 	}
 	var out []int
 	queue := []int{pid}

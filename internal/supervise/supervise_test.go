@@ -207,11 +207,12 @@ func TestPollFinal(t *testing.T) {
 }
 
 func TestDescendants(t *testing.T) {
-	parent := map[int]int{10: 1, 11: 10, 12: 10, 13: 11, 20: 1, 21: 20}
-	if got := descendants(10, parent); fmt.Sprint(got) != "[11 12 13]" {
+	procs := map[int]proc{10: {1, 10}, 11: {10, 10}, 12: {10, 10}, 13: {11, 10}, 20: {1, 20}, 21: {20, 20},
+		14: {10, 14}, 15: {14, 14}} // 14: a daemon 10 started, leading its own session
+	if got := descendants(10, procs); fmt.Sprint(got) != "[11 12 13]" {
 		t.Errorf("descendants of 10: %v", got)
 	}
-	if got := descendants(13, parent); len(got) != 0 {
+	if got := descendants(13, procs); len(got) != 0 {
 		t.Errorf("descendants of a leaf: %v", got)
 	}
 }
@@ -234,7 +235,7 @@ func TestKillTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	kids := descendants(helper, parents())
+	kids := descendants(helper, processes())
 	if len(kids) == 0 {
 		t.Fatalf("helper %d has no children", helper)
 	}

@@ -125,6 +125,12 @@ const maxUnsynced = 1 << 30
 // faultState is a device's faults and, while LoseUnsynced is armed, the
 // earlier contents of the blocks written since its last flush.
 type faultState struct {
+	// stores is held (read) by a write from its look at the power to its
+	// bytes stored, and (write) by a change of faults: a power cut never
+	// falls between, where the write's earlier contents would be put back
+	// before the write itself lands and outlive the cut while writes it
+	// followed were undone (an XFS log found behind its metadata).
+	stores   sync.RWMutex
 	mu       sync.Mutex
 	f        Faults
 	saved    map[*member]map[int64][]byte
@@ -254,6 +260,8 @@ func (s *faultState) synced() {
 
 // set replaces the faults; cutting the power drops the unsynced writes.
 func (s *faultState) set(f Faults) error {
+	s.stores.Lock()
+	defer s.stores.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f.PowerCut && !s.f.PowerCut {

@@ -337,26 +337,12 @@ func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.W
 	if req.Offset+n > d.size {
 		return syscall.ENOSPC
 	}
-	if d.faults.get().PowerCut { // acknowledged, and gone
-		resp.Size = int(n)
-		return nil
-	}
-	if d.faults.fails(IOWrite) {
-		return syscall.EIO
-	}
-	segs := d.split(req.Offset, n)
-	d.faults.keep(segs)
-	data := req.Data
-	if n > 0 {
-		var err error
-		if data, err = d.faults.strike(req.Offset, req.Data, d.readAt, arrived); err != nil {
-			return err
+	segs, err := d.store(req.Offset, req.Data, arrived)
+	if err != nil || segs == nil {
+		if err == nil { // the power is off: acknowledged, and gone
+			resp.Size = int(n)
 		}
-	}
-	for _, s := range segs {
-		if _, err := s.m.file.WriteAt(data[s.devSpan:s.devSpan+s.n], s.moff); err != nil {
-			return err
-		}
+		return err
 	}
 	done := arrived
 	for m, bytes := range perMember(segs) {
@@ -364,6 +350,34 @@ func (d *device) Write(ctx context.Context, req *fuse.WriteRequest, resp *fuse.W
 	}
 	resp.Size = int(n)
 	return d.hold(ctx, arrived, done)
+}
+
+// store stores a write as the faults have it (nil segments, no error: the
+// power is off, and it is gone), holding off a change of faults meanwhile.
+func (d *device) store(off int64, data []byte, arrived time.Time) ([]segment, error) {
+	d.faults.stores.RLock()
+	defer d.faults.stores.RUnlock()
+	if d.faults.get().PowerCut {
+		return nil, nil
+	}
+	if d.faults.fails(IOWrite) {
+		return nil, syscall.EIO
+	}
+	n := int64(len(data))
+	segs := d.split(off, n)
+	d.faults.keep(segs)
+	if n > 0 {
+		var err error
+		if data, err = d.faults.strike(off, data, d.readAt, arrived); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range segs {
+		if _, err := s.m.file.WriteAt(data[s.devSpan:s.devSpan+s.n], s.moff); err != nil {
+			return nil, err
+		}
+	}
+	return segs, nil
 }
 
 // Fsync is a cache flush: one operation on every disk (as a cloud disk
