@@ -124,6 +124,7 @@ var stepFields = []struct {
 	{"workload", func(s Step) bool { return s.Workload != "" }},
 	{"rand_type", func(s Step) bool { return s.RandType != "" }},
 	{"auto_inc", func(s Step) bool { return s.AutoInc != nil }},
+	{"time_factor", func(s Step) bool { return s.TimeFactor != 0 }},
 	{"from", func(s Step) bool { return s.From != "" }},
 	{"to", func(s Step) bool { return s.To != "" }},
 	{"keys", func(s Step) bool { return s.Keys != "" }},

@@ -21,9 +21,9 @@ func init() {
 		tool:   "sysbench",
 		warmup: true,
 		least: func(st Step, sc Scale) time.Duration {
-			return time.Duration(len(sc.Threads)) * time.Duration(sc.Time+sc.Warmup) * time.Second
+			return time.Duration(len(sc.Threads)) * time.Duration(measured(st, sc)+sc.Warmup) * time.Second
 		},
-		fields:     []string{"workload", "rand_type", "auto_inc"},
+		fields:     []string{"workload", "rand_type", "auto_inc", "time_factor"},
 		metrics:    []string{"tps", "p95_ms", "p99_ms", "avg_ms", "storage_ios_per_tx"},
 		per:        func(sc Scale) []int { return sc.Threads },
 		endpoint:   true,
@@ -34,11 +34,16 @@ func init() {
 			if !slices.Contains(sysbench.Workloads, st.Workload) {
 				add("workload", "expected one of %s, got %q", strings.Join(sysbench.Workloads, ", "), st.Workload)
 			}
+			if st.TimeFactor < 0 || st.TimeFactor > 100 {
+				add("time_factor", "expected 1 to 100 (the scale's time that many times over), got %d", st.TimeFactor)
+			}
 		},
 		scale: func(st Step, sc Scale, add func(string, string, ...any)) {
 			counts(add, "threads", "thread count", st.Name, sc.Threads, 4096)
 			if sc.Time < 1 || sc.Time > 86400 {
 				add("time", "expected 1 to 86400 seconds (step %s), got %d", st.Name, sc.Time)
+			} else if measured(st, sc) > 86400 {
+				add("time", "step %s measures %d s × time_factor %d = %d s, more than 86400", st.Name, sc.Time, st.TimeFactor, measured(st, sc))
 			}
 			if sc.Events < 0 || sc.Events > 1_000_000_000 {
 				add("events", "expected 0 (runs by time) to 1000000000 transactions (step %s), got %d", st.Name, sc.Events)
@@ -57,7 +62,7 @@ func init() {
 			}
 			st, sc := m.step, m.scale
 			rand := cmp.Or(st.RandType, "special") // sysbench's default, which the documents ran
-			p := sysbench.Params{Workload: st.Workload, Tables: sc.Tables, TableSize: sc.TableSize, Threads: sc.Threads, Time: sc.Time,
+			p := sysbench.Params{Workload: st.Workload, Tables: sc.Tables, TableSize: sc.TableSize, Threads: sc.Threads, Time: measured(st, sc),
 				Runs: 1, RandType: rand, Interval: 1, Warmup: sc.Warmup, RandSeed: 1, MultiWrite: balanced(m.lab, m.target), Events: sc.Events,
 				NoAutoInc: st.AutoInc != nil && !*st.AutoInc}
 			out, err := workload.Run(ctx, m.lab, workload.Sweep{Params: p, Target: e, Command: m.opts.Command, Log: io.Discard})
@@ -100,3 +105,7 @@ func balanced(l workload.Lab, target string) bool {
 	b, ok := l.(interface{ Balanced(string) bool })
 	return ok && b.Balanced(target)
 }
+
+// measured is the seconds a sysbench step measures at a scale: the
+// scale's time, times the step's time_factor.
+func measured(st Step, sc Scale) int { return sc.Time * max(1, st.TimeFactor) }

@@ -146,6 +146,10 @@ type Step struct {
 	Node     string `yaml:"node,omitempty" json:"node,omitempty"`           // disk: the node (default: the first with volumes)
 	Volume   string `yaml:"volume,omitempty" json:"volume,omitempty"`       // disk: its volume (default: the first)
 	Test     string `yaml:"test,omitempty" json:"test,omitempty"`           // disk: a bench disk test (default file1g)
+	// TimeFactor (sysbench): the step measures the scale's time this many
+	// times over (0: once), as a document that ran the same load for 5
+	// and for 10 minutes (document 004's Table 1).
+	TimeFactor int `yaml:"time_factor,omitempty" json:"time_factor,omitempty"`
 	// IdleBefore (disk): seconds the volume is left idle before the test,
 	// as a benchmark that starts after a pause (a disk's warm-up).
 	IdleBefore int `yaml:"idle_before,omitempty" json:"idle_before,omitempty"`

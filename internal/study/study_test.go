@@ -50,7 +50,7 @@ func TestEmbeddedStudiesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, err := Load(b); err != nil || len(s.Expect) != 6 || len(s.Reference) != 9 {
+	if s, err := Load(b); err != nil || len(s.Expect) != 18 || len(s.Reference) != 32 {
 		t.Errorf("docs/studies/seed004-services.yaml: %v", err)
 	}
 }
@@ -496,5 +496,39 @@ func TestGroups(t *testing.T) {
 	}
 	if got, err := many.groups("x", "full", nil); err != nil || len(got) != 3 || len(got[0]) != 4 {
 		t.Errorf("ten labs of 2G in 9G: %v %v", got, err)
+	}
+}
+
+// TestTimeFactor: a sysbench step measuring the scale's time twice over
+// (document 004's 10-minute runs beside its 5-minute ones) counts twice
+// in the least time; one on another kind, or out of range, is refused.
+func TestTimeFactor(t *testing.T) {
+	const spec = `
+name: factor
+title: runs of two lengths
+source: x
+variants:
+  - {name: a, preset: galera3}
+steps:
+  - {name: five, kind: sysbench, workload: oltp_read_write}
+  - {name: ten, kind: sysbench, workload: oltp_read_write, time_factor: FACTOR}
+  - {name: commit, kind: commit-latency, time_factor: 2}
+scales:
+  quick: {runs: 1, threads: [1], time: 300, warmup: 60, tables: 1, table_size: 100, count: 10}
+  full: {runs: 1, threads: [1], time: 300, warmup: 60, tables: 1, table_size: 100, count: 10}
+`
+	_, err := Load([]byte(strings.ReplaceAll(spec, "FACTOR", "101")))
+	for _, want := range []string{"steps[1].time_factor: expected 1 to 100 (the scale's time that many times over), got 101", "steps[2].time_factor: "} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in: %v", want, err)
+		}
+	}
+	s, err := Load([]byte(strings.ReplaceAll(strings.ReplaceAll(spec, "FACTOR", "2"), "  - {name: commit, kind: commit-latency, time_factor: 2}\n", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, _ := s.Scales.Named("full")
+	if got, want := Least(s, sc, 1), (300+60+600+60)*time.Second; got != want {
+		t.Errorf("least time %v, want %v (the second step measures 600 s)", got, want)
 	}
 }
