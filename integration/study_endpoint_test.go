@@ -99,7 +99,7 @@ steps:
   - {name: read, kind: slap, dataset: employees}
   - {name: oltp, kind: sysbench, workload: oltp_read_write}
 scales:
-  quick: {runs: 2, concurrency: [1, 2], iterations: 1, dataset_size: 0.02, threads: [2], time: 3, warmup: 1, tables: 1, table_size: 1000}
+  quick: {runs: 3, concurrency: [1, 2], iterations: 1, dataset_size: 0.02, threads: [2], time: 3, warmup: 1, tables: 1, table_size: 1000}
   full: {runs: 3, concurrency: [1, 2], iterations: 10, dataset_size: 1, threads: [2], time: 30, warmup: 5, tables: 4, table_size: 10000}
 expect:
   - {step: oltp, variant: mine, than: lab, metric: tps@2, min: 10000, claim: "mine is ten thousand times the lab", source: "nowhere"}
@@ -113,7 +113,9 @@ expect:
 		t.Errorf("a dead endpoint left labs: %v", labs)
 	}
 	// a claim that does not hold: the study runs to the end, says so first,
-	// and exits 4 (not 0, not a failure)
+	// and exits 4 (not 0, not a failure); three rounds, as two on a busy
+	// computer can leave the lab's mean not told from 0 and so the ratio's
+	// interval unbounded (Fieller), whatever the bound
 	r := e.run("study", "run", "--file", study(fmt.Sprintf("mysql://127.0.0.1:%d", port)), "-o", "json")
 	if r.code != 4 || !strings.Contains(r.stderr, "study endpoint: Not reproduced: 0 of the document's 1 claims checked hold; 1 not reproduced") {
 		t.Errorf("a study whose claim did not reproduce: exit %d\n%s", r.code, r.stderr)
@@ -134,8 +136,8 @@ expect:
 	}
 	got := map[string]float64{}
 	for _, c := range out.Result.Cells {
-		if c.N != 2 {
-			t.Errorf("cell %+v: want 2 rounds", c)
+		if c.N != 3 {
+			t.Errorf("cell %+v: want 3 rounds", c)
 		}
 		got[c.Variant+"/"+c.Step+"/"+c.Metric] = c.Median
 	}
