@@ -45,7 +45,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzParseMessages -fuzztime=100000x -fuzzminimizetime=500x ./internal/netem
 
 integration: build
-	HADRILL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 1 -parallel 2 -timeout 20m -v ./integration/ ./internal/provider/ssh/ 2>&1 | grep -E '^(=== (RUN|CONT)|--- |PASS|FAIL|ok|panic|\s+\S+_test.go|\s+hadrill: |\s+ERROR [0-9]+ |\s+(panic|fatal error): |\s+/\S+\.go:[0-9]+)' ; exit $${PIPESTATUS[0]}
+	HADRILL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 1 -parallel 2 -timeout 30m -v ./integration/ ./internal/provider/ssh/ 2>&1 | grep -E '^(=== (RUN|CONT)|--- |PASS|FAIL|ok|panic|\s+\S+_test.go|\s+hadrill: |\s+ERROR [0-9]+ |\s+(panic|fatal error): |\s+/\S+\.go:[0-9]+)' ; exit $${PIPESTATUS[0]}
 
 bench: deps build
 	$(GO) run ./bench -bin $(CURDIR)/$(BIN)
