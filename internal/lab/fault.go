@@ -84,11 +84,7 @@ func (s settleLab) ServerLog(ctx context.Context, n *plan.Node) string {
 // heal has it join again and catch up.
 func (l *Lab) stopVotedOut(ctx context.Context) error {
 	var errs []error
-	for i := range l.p.Nodes {
-		n := &l.p.Nodes[i]
-		if n.Kind != spec.KindGalera || !l.alive(n) || l.Probe(ctx, n).State != server.Inconsistent {
-			continue
-		}
+	for _, n := range l.galeraIn(ctx, server.Inconsistent) {
 		l.logf("%s: %s: its server stopped, to join again", n.Name, server.WhyOut(ctx, l.Prov.Host(n.Host), n))
 		if err := l.servers.Stop(n); err != nil {
 			errs = append(errs, fmt.Errorf("%s: stopping the server its cluster voted out: %w", n.Name, err))
@@ -105,11 +101,7 @@ func (l *Lab) stopVotedOut(ctx context.Context) error {
 // member serves again, as a DBA would make it.
 func (l *Lab) endStuckDonors(ctx context.Context) error {
 	var errs []error
-	for i := range l.p.Nodes {
-		n := &l.p.Nodes[i]
-		if n.Kind != spec.KindGalera || !l.alive(n) || l.Probe(ctx, n).State != server.DonorDesynced {
-			continue
-		}
+	for _, n := range l.galeraIn(ctx, server.DonorDesynced) {
 		h := l.Prov.Host(n.Host)
 		joiner := server.DonatingTo(ctx, h, n)
 		j, ok := l.p.Node(joiner)
@@ -125,6 +117,17 @@ func (l *Lab) endStuckDonors(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// galeraIn are the Galera members whose server runs and is in state st.
+func (l *Lab) galeraIn(ctx context.Context, st server.State) []*plan.Node {
+	var out []*plan.Node
+	for i := range l.p.Nodes {
+		if n := &l.p.Nodes[i]; n.Kind == spec.KindGalera && l.alive(n) && l.Probe(ctx, n).State == st {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // balancerOf is the load balancer a host belongs to (one of no instance

@@ -400,25 +400,18 @@ func Stop(pid int, grace time.Duration) error {
 // helper that made a group of its own would outlive it: a state transfer's
 // timeout and socat, holding their port), then waits for pid to be gone.
 func Kill(pid int) error {
-	tree := descendants(pid, processes()) // helpers that made groups of their own (a state transfer's timeout and socat)
+	tree := descendants(pid, processes()) // found first: the group's end orphans helpers with groups of their own
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	for _, c := range tree {
-		_ = syscall.Kill(c, syscall.SIGKILL)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return err
-	}
-	if !waitGone(pid, 10*time.Second) {
-		return fmt.Errorf("pid %d survived SIGKILL", pid)
-	}
-	return nil
+	return killTree(pid, tree)
 }
 
 // KillTree ends pid and every process descended from it at once (found
 // before any is signalled: a child whose parent died is adopted elsewhere),
 // leaving the process group they may share with others alone.
-func KillTree(pid int) error {
-	tree := descendants(pid, processes())
+func KillTree(pid int) error { return killTree(pid, descendants(pid, processes())) }
+
+// killTree ends pid and the descendants found for it.
+func killTree(pid int, tree []int) error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
