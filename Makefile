@@ -44,8 +44,9 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=100000x -fuzzminimizetime=500x ./internal/spec
 	$(GO) test -run='^$$' -fuzz=FuzzParseMessages -fuzztime=100000x -fuzzminimizetime=500x ./internal/netem
 
+# The integration tests, with go test -v's telling lines as they come and, at the end, all a failed test printed.
 integration: build
-	HADRILL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 1 -parallel 2 -timeout 30m -v ./integration/ ./internal/provider/ssh/ 2>&1 | grep -E '^(=== (RUN|CONT)|--- |PASS|FAIL|ok|panic|\s+\S+_test.go|\s+hadrill: |\s+ERROR [0-9]+ |\s+(panic|fatal error): |\s+/\S+\.go:[0-9]+)' ; exit $${PIPESTATUS[0]}
+	HADRILL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -p 1 -parallel 2 -timeout 30m -json ./integration/ ./internal/provider/ssh/ 2>&1 | python3 .ci/testlog.py ; exit $${PIPESTATUS[0]}
 
 bench: deps build
 	$(GO) run ./bench -bin $(CURDIR)/$(BIN)

@@ -390,7 +390,7 @@ client: {name: client}
 			t.Errorf("drill %s: %+v", d, res)
 		}
 		if now := holder(); now == prev || now == "" {
-			t.Errorf("after %s of %s: %q holds the virtual IP (want the other host)", d, prev, now)
+			t.Errorf("after %s of %s: %q holds the virtual IP (want the other host); drill:\n%s\n%s", d, prev, now, r.stderr, keepalivedLogs(s, "rlb", "lb1", "lb2"))
 		} else {
 			prev = now
 		}
@@ -401,6 +401,21 @@ client: {name: client}
 			t.Errorf("host %s keeps the virtual IP after down:\n%s", name, out)
 		}
 	}
+}
+
+// keepalivedLogs is the end of the keepalived logs of a lab's pair hosts,
+// for a failure's message.
+func keepalivedLogs(s *sshHosts, lab string, hosts ...string) string {
+	var b strings.Builder
+	for _, name := range hosts {
+		logs, _ := filepath.Glob(filepath.Join(s.Hosts.Hosts[name].Dir, "labs", lab, "lb", "*", name, "keepalived.log"))
+		for _, f := range logs {
+			data, _ := os.ReadFile(f)
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			fmt.Fprintf(&b, "%s:\n  %s\n", f, strings.Join(lines[max(0, len(lines)-25):], "\n  "))
+		}
+	}
+	return b.String()
 }
 
 // TestSSHPrimary: a primary/replica cluster with automatic failover on

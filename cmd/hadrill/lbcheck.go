@@ -11,11 +11,9 @@ import (
 )
 
 // lbCheckCmd is the health check keepalived runs on each host of a load
-// balancer pair: exit 0 when the host's proxy answers on its admin
-// socket within 0.8 s, 1 otherwise (the virtual IP then moves). With
-// --watch it keeps asking every 50 ms for that long and fails at the first
-// silence: keepalived runs scripts at most once a second, so a check that
-// watches for most of that second notices a dead proxy in about 50 ms.
+// balancer pair: exit 0 when the host's proxy answers on its admin socket,
+// 1 otherwise (the virtual IP then moves). With --watch it keeps asking
+// every 50 ms for that long and fails at the first silence (lb.Watch).
 func lbCheckCmd() *cobra.Command {
 	var socket string
 	var watch time.Duration
@@ -31,14 +29,7 @@ func lbCheckCmd() *cobra.Command {
 			if watch < 0 || watch > time.Minute {
 				return hderr.User("--watch: expected 0 to 1m, got %v", watch)
 			}
-			for end := time.Now().Add(watch); ; time.Sleep(50 * time.Millisecond) {
-				ctx, cancel := context.WithTimeout(cmd.Context(), 800*time.Millisecond)
-				err := lb.Alive(ctx, socket)
-				cancel()
-				if err != nil || !time.Now().Before(end) {
-					return err
-				}
-			}
+			return lb.Watch(cmd.Context(), func(ctx context.Context) error { return lb.Alive(ctx, socket) }, watch)
 		},
 	}
 	c.Flags().StringVar(&socket, "socket", "", "the proxy's admin socket")

@@ -239,6 +239,8 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 	stuck := map[string]time.Time{}    // replica behind -> since when its position has not moved
 	last := map[string]string{}        // replica -> its position when last read
 	ended := map[string]time.Time{}    // replica -> when its stale dump connections were last ended
+	tries := map[string]int{}          // replica -> IO thread restarts
+	restarted := map[string]string{}   // replica -> what its restarts did, for a message
 	for {
 		d := repl.Detail(ctx, primary)
 		switch {
@@ -260,7 +262,7 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 				}
 			}
 			if target == "" || io != "Yes" || !caughtUp(at, target) {
-				behind = append(behind, fmt.Sprintf("%s at %s (connection %s%s)", n.Name, cmpOr(at, "?"), io, why))
+				behind = append(behind, fmt.Sprintf("%s at %s (connection %s%s%s)", n.Name, cmpOr(at, "?"), io, why, restarted[n.Name]))
 			}
 			switch {
 			case io == "not read" || (target != "" && caughtUp(at, target)) || at != last[n.Name]:
@@ -282,8 +284,13 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 				// the WAN emulator was killed and started again): start
 				// it again.
 				ended[n.Name] = time.Now()
-				if err := restartIO(ctx, l, n); err == nil {
+				tries[n.Name]++
+				err := restartIO(ctx, l, n)
+				if err == nil {
 					l.Logf("cluster %s: %s still received nothing %s after its dump connections were ended (connection %s%s): its IO thread started again", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why)
+					restarted[n.Name] = fmt.Sprintf("; its IO thread restarted %d time(s), to no avail", tries[n.Name])
+				} else {
+					restarted[n.Name] = fmt.Sprintf("; restarting its IO thread failed %d time(s), last: %v", tries[n.Name], err)
 				}
 			}
 			last[n.Name] = at
@@ -318,12 +325,19 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 	}
 }
 
-// ioWhy is what a replica's IO thread does or last failed on, for a
-// message ("" when it reads events).
+// ioWhy is what a replica's IO thread does or last failed on, how far it
+// received when its applier is behind, and an applier that is not running,
+// for a message ("" when it reads events and applies them).
 func ioWhy(r replication.ReplicaInfo) string {
 	var parts []string
 	if r.IO != "Yes" && r.IOState != "" {
 		parts = append(parts, r.IOState)
+	}
+	if r.GTIDIOPos != "" && r.GTIDIOPos != r.GTIDSlavePos {
+		parts = append(parts, "received up to "+r.GTIDIOPos)
+	}
+	if r.SQL != "" && r.SQL != "Yes" {
+		parts = append(parts, "applier "+r.SQL)
 	}
 	if r.LastError != "" {
 		parts = append(parts, "last error: "+r.LastError)

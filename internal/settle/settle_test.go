@@ -175,6 +175,8 @@ func TestRestartIO(t *testing.T) {
 		{replication.ReplicaInfo{IO: "Yes", IOState: "Waiting for master to send event"}, ""},
 		{replication.ReplicaInfo{IO: "Preparing", IOState: "Registering slave on master"}, ": Registering slave on master"},
 		{replication.ReplicaInfo{IO: "Connecting", IOState: "Connecting to master", LastError: "error reconnecting to master"}, ": Connecting to master; last error: error reconnecting to master"},
+		{replication.ReplicaInfo{IO: "Yes", SQL: "Yes", GTIDSlavePos: "1-101-62", GTIDIOPos: "1-101-62"}, ""},
+		{replication.ReplicaInfo{IO: "Yes", SQL: "No", GTIDSlavePos: "1-101-62", GTIDIOPos: "1-101-77"}, ": received up to 1-101-77; applier No"},
 	} {
 		if got := ioWhy(c.r); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.r, got, c.want)

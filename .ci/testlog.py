@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Reads `go test -json` on stdin and prints what a reader of a long test run needs.
+
+While the run goes: the lines of `go test -v` that say what happens (a test starting or
+ending, its own log lines, hadrill's error lines, panics and their stacks), not the progress
+every command prints. At the end: for each test that failed, everything it printed (the
+progress of the commands it ran included), so that a failure seen once can be read whole.
+"""
+import json
+import re
+import sys
+
+KEEP = re.compile(
+    r'^(=== (RUN|CONT)|--- |PASS|FAIL|ok|panic|\s+\S+_test\.go|\s+hadrill: |\s+ERROR [0-9]+ |'
+    r'\s+(panic|fatal error): |\s+/\S+\.go:[0-9]+)')
+MAX_LINES = 600  # of one failed test's output (its last ones)
+
+
+def main():
+    out = {}      # (package, test) -> output lines
+    failed = []   # (package, test), in the order they failed
+    for raw in sys.stdin:
+        try:
+            ev = json.loads(raw)
+        except ValueError:
+            sys.stdout.write(raw)  # a build error, printed as go test printed it
+            continue
+        key = (ev.get('Package', ''), ev.get('Test', ''))
+        if ev.get('Action') == 'output':
+            line = ev.get('Output', '')
+            if key[1]:
+                out.setdefault(key, []).append(line)
+            if KEEP.match(line):
+                sys.stdout.write(line)
+                sys.stdout.flush()
+        elif ev.get('Action') == 'fail' and key[1]:
+            failed.append(key)
+    for pkg, test in failed:
+        lines = out.get((pkg, test), [])
+        print(f'\n===== everything {test} ({pkg}) printed, {len(lines)} lines' +
+              (f', the last {MAX_LINES}' if len(lines) > MAX_LINES else '') + ' =====')
+        sys.stdout.write(''.join(lines[-MAX_LINES:]))
+    sys.stdout.flush()
+
+
+if __name__ == '__main__':
+    main()
