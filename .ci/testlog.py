@@ -13,6 +13,7 @@ import sys
 KEEP = re.compile(
     r'^(=== (RUN|CONT)|--- |PASS|FAIL|ok|panic|\s+\S+_test\.go|\s+hadrill: |\s+ERROR [0-9]+ |'
     r'\s+(panic|fatal error): |\s+/\S+\.go:[0-9]+)')
+SUBTEST_PASSED = re.compile(r'^\s*--- PASS: \S+/')  # a subtest that passed: its parent's line says it
 MAX_LINES = 600  # of one failed test's output (its last ones)
 
 
@@ -30,7 +31,7 @@ def main():
             line = ev.get('Output', '')
             if key[1]:
                 out.setdefault(key, []).append(line)
-            if KEEP.match(line):
+            if KEEP.match(line) and not SUBTEST_PASSED.match(line):
                 sys.stdout.write(line)
                 sys.stdout.flush()
         elif ev.get('Action') == 'fail' and key[1]:

@@ -3,6 +3,7 @@ package replication
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -89,18 +90,19 @@ func TestChooseSource(t *testing.T) {
 		cands   []Candidate
 		repoint bool
 		node    string
+		behind  string
 	}{
-		{"healthy source stays", "db1", []Candidate{ok("db1", "1-101-50"), ok("db2", "1-101-50")}, false, "db1"},
-		{"dead source moves to next healthy", "db1", []Candidate{bad("db1", ""), ok("db2", "1-101-50"), ok("db3", "1-101-50")}, true, "db2"},
-		{"skips a node behind the receiver", "db1", []Candidate{bad("db1", ""), ok("db2", "1-101-49"), ok("db3", "1-101-51")}, true, "db3"},
-		{"nobody healthy: wait", "db1", []Candidate{bad("db1", ""), bad("db2", "1-101-50")}, false, "db1"},
-		{"only nodes behind: wait", "db1", []Candidate{bad("db1", ""), ok("db2", "1-101-10")}, false, "db1"},
-		{"unknown current (after a move) with healthy others", "db9", []Candidate{ok("db2", "1-101-50")}, true, "db2"},
+		{"healthy source stays", "db1", []Candidate{ok("db1", "1-101-50"), ok("db2", "1-101-50")}, false, "db1", ""},
+		{"dead source moves to next healthy", "db1", []Candidate{bad("db1", ""), ok("db2", "1-101-50"), ok("db3", "1-101-50")}, true, "db2", ""},
+		{"skips a node behind the receiver", "db1", []Candidate{bad("db1", ""), ok("db2", "1-101-49"), ok("db3", "1-101-51")}, true, "db3", ""},
+		{"nobody healthy: wait", "db1", []Candidate{bad("db1", ""), bad("db2", "1-101-50")}, false, "db1", ""},
+		{"only nodes behind: wait", "db1", []Candidate{bad("db1", ""), ok("db2", "1-101-10")}, false, "db1", "db2"},
+		{"unknown current (after a move) with healthy others", "db9", []Candidate{ok("db2", "1-101-50")}, true, "db2", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := ChooseSource(c.current, applied, c.cands)
-			if got.Repoint != c.repoint || got.Node != c.node || got.Reason == "" {
+			if got.Repoint != c.repoint || got.Node != c.node || got.Reason == "" || strings.Join(got.Behind, ",") != c.behind {
 				t.Fatalf("%+v", got)
 			}
 		})

@@ -253,9 +253,14 @@ func (m *Manager) gtidPos(ctx context.Context, n *plan.Node) (string, error) {
 	return pos, nil
 }
 
+// repointWait bounds how long an on-demand repoint waits for a healthy
+// member to log what the receiver has applied.
+const repointWait = 10 * time.Second
+
 // Repoint moves a DR channel (all when channel is "") to another healthy
 // node of its source cluster now: to, or the first healthy node other
-// than the current source whose binary log holds the receiver's position.
+// than the current source whose binary log holds the receiver's position
+// (waiting up to repointWait for one that is behind it).
 func (m *Manager) Repoint(ctx context.Context, channel, to string) error {
 	var chans []plan.Channel
 	var names []string
@@ -284,7 +289,6 @@ func (m *Manager) Repoint(ctx context.Context, channel, to string) error {
 			return fmt.Errorf("channel %s: the receiver %s is down", ch.Name, recv.Name)
 		}
 		ps := server.NewConns(m.Servers)
-		cands := m.Candidates(ctx, ps, from)
 		rdb := ps.DB(recv)
 		// On demand: the current source counts as unhealthy, and with --to so does every node but that one.
 		adjust := func(current string, cs []Candidate) []Candidate {
@@ -295,7 +299,18 @@ func (m *Manager) Repoint(ctx context.Context, channel, to string) error {
 			}
 			return cs
 		}
-		choice, err := m.ChooseSource(ctx, rdb, ch, cands, adjust)
+		// A healthy member behind the receiver is a moment behind the
+		// member the receiver reads from (its positions are read first,
+		// and the keeper's heartbeat writes every 0.5 s): read again.
+		var choice SourceChoice
+		var err error
+		for end := time.Now().Add(repointWait); ; {
+			choice, err = m.ChooseSource(ctx, rdb, ch, m.Candidates(ctx, ps, from), adjust)
+			if err != nil || choice.Repoint || len(choice.Behind) == 0 || time.Now().After(end) || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 		if err == nil && !choice.Repoint {
 			err = fmt.Errorf("channel %s: no other healthy node can take over (%s)", ch.Name, choice.Reason)
 		}

@@ -14,6 +14,10 @@ type SourceChoice struct {
 	Repoint bool
 	Node    string // the source to use (the current one when Repoint is false)
 	Reason  string
+	// Behind are the healthy nodes that could take over but have not yet
+	// logged everything the receiver applied (a Galera member a moment
+	// behind the one the receiver read from).
+	Behind []string
 }
 
 // ChooseSource keeps a channel on its current source while that node is
@@ -42,5 +46,5 @@ func ChooseSource(current string, applied Position, cands []Candidate) SourceCho
 	if len(behind) > 0 {
 		reason = fmt.Sprintf("source %s is not healthy; %v are behind the receiver's position %s", current, behind, applied)
 	}
-	return SourceChoice{Node: current, Reason: reason}
+	return SourceChoice{Node: current, Reason: reason, Behind: behind}
 }
