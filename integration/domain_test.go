@@ -14,6 +14,7 @@ import (
 // and heal brings the domain back; a spec that puts a majority in one
 // domain is warned of; bad input is refused.
 func TestDomainOutage(t *testing.T) {
+	t.Parallel() // it mostly waits, each timing bound loose enough for a busy machine: see active
 	e := newEnv(t)
 	warn := e.writeSpec("warn.yaml", "clusters: [{name: db, nodes: 3, fault_domains: [fd0, fd1]}]\n")
 	if r := e.ok("validate", warn); !strings.Contains(r.stdout+r.stderr, "fault domain fd0 holds 2 of the cluster's 3 members") {

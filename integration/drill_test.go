@@ -40,6 +40,7 @@ type drillResult struct {
 // lost once the table is dropped; a drill killed after its fault leaves a
 // run marked unfinished that can be audited; bad drill input is refused.
 func TestDrills(t *testing.T) {
+	t.Parallel() // it mostly waits, each timing bound loose enough for a busy machine: see active
 	e := newEnv(t)
 	spec := e.writeSpec("itdrl", `name: itdrl
 clusters:

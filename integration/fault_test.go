@@ -15,6 +15,7 @@ import (
 // bad input and network faults without namespaces are refused (exit 2)
 // and change nothing.
 func TestFaults(t *testing.T) {
+	t.Parallel() // it mostly waits, each timing bound loose enough for a busy machine: see active
 	e := newEnv(t)
 	e.ok("up", "--name", "itflt")
 	addr := map[string]string{}

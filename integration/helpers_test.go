@@ -34,10 +34,10 @@ type env struct {
 // active are the envs of the tests running now. Tests that mostly wait
 // (outages, failovers and state transfers, each timing bound loose enough
 // for a busy machine), tests with no timing bound and the SSH tests run
-// two at a time (make integration: -parallel 2; three at a time started
-// servers that exited during start-up), after every test that measures
-// (throughput, IOPS, round trips, CPU and network caps), which runs
-// alone; each has its own home, lab names and namespaces. libfaketime's files are named by process, not by
+// three at a time (make integration: -parallel 3; four at a time, the SSH
+// primary's keeper once failed to promote within 30 s), after every test
+// that measures (throughput, IOPS, round trips, CPU and network caps),
+// which runs alone; each has its own home, lab names and namespaces. libfaketime's files are named by process, not by
 // lab: a test that ran beside another cannot tell whose they are, and
 // leaves that check to TestMain.
 var active struct {
@@ -131,13 +131,20 @@ func newEnv(t *testing.T) *env {
 }
 
 // dumpLogs keeps what a failed test needs: every node's server log (and its
-// state transfers' logs), copied to $HADRILL_TEST_LOGS (or the server log
-// logged in part when that is not set).
+// state transfers' logs) and every lab's keeper log, wherever in the test's
+// home they are (an SSH test's hosts have theirs), copied to
+// $HADRILL_TEST_LOGS (or logged in part when that is not set).
 func (e *env) dumpLogs() {
-	logs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*", "nodes", "*", "error.log"))
+	var logs []string
+	_ = filepath.WalkDir(e.home, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (d.Name() == "keeper.log" || d.Name() == "error.log" && filepath.Base(filepath.Dir(filepath.Dir(path))) == "nodes") {
+			logs = append(logs, path)
+		}
+		return nil
+	})
 	dest := os.Getenv("HADRILL_TEST_LOGS")
 	for _, l := range logs {
-		rel, _ := filepath.Rel(filepath.Join(e.home, "labs"), l)
+		rel, _ := filepath.Rel(e.home, l)
 		if dest != "" {
 			target := filepath.Join(dest, e.t.Name(), rel)
 			os.MkdirAll(filepath.Dir(target), 0o755)

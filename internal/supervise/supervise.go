@@ -353,31 +353,57 @@ func WaitGone(pid int, d time.Duration) bool {
 // path inside the lab, or a flag and its value) as a whole: followed by the
 // end of an argument, so "/labs/a/x" never matches "/labs/a/x2". A recycled
 // pid is thus never signalled. A live process's command line reads empty
-// for a moment while it executes a new program (a wrapper such as ip netns
-// exec becoming the daemon): read again then, a few milliseconds apart,
-// before the daemon is judged gone.
+// while it executes a new program (a wrapper such as ip netns exec becoming
+// the daemon: from the kernel's switch to the new program's memory until
+// the program and its interpreter are loaded and the arguments written
+// there), which on a busy machine took longer than 10 ms: an empty one is
+// read again, more and more slowly, for up to execWindow, before the
+// daemon is judged gone (a kernel thread's, empty for good, is not).
 func Owned(pid int, marker string) bool {
-	if !Alive(pid) || marker == "" {
+	if marker == "" {
 		return false
 	}
-	for try := 0; ; try++ {
+	end := time.Now().Add(execWindow)
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if present, exiting := parseState(string(stat), string(status)); !present || exiting {
+			return false
+		}
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if err != nil {
 			return false
 		}
-		if len(b) > 0 || try == emptyRereads || !Alive(pid) {
+		if len(b) > 0 || kernelThread(string(stat)) || time.Now().After(end) {
 			return holds(b, marker)
 		}
-		time.Sleep(emptyReread)
+		time.Sleep(wait)
 	}
 }
 
-// An empty command line is read again emptyRereads times, emptyReread
-// apart (a kernel thread's stays empty: a recycled pid costs 10 ms).
-const (
-	emptyRereads = 5
-	emptyReread  = 2 * time.Millisecond
-)
+// execWindow bounds how long an empty command line of a live process is
+// taken for one being executed.
+const execWindow = time.Second
+
+const pfKthread = 0x00200000 // PF_KTHREAD in /proc/PID/stat flags
+
+// kernelThread says whether a process's /proc/PID/stat is a kernel
+// thread's (its command line is always empty).
+func kernelThread(stat string) bool {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	f := strings.Fields(stat[i+2:])
+	if len(f) < 7 {
+		return false
+	}
+	flags, _ := strconv.ParseUint(f[6], 10, 64)
+	return flags&pfKthread != 0
+}
 
 // Stop sends TERM, waits up to grace, then KILL; it returns once pid is gone.
 func Stop(pid int, grace time.Duration) error {

@@ -251,3 +251,24 @@ func TestKillTree(t *testing.T) {
 		t.Errorf("the helper's parent, in the same group, was ended")
 	}
 }
+
+// TestOwnedKernelThread: a kernel thread's command line is empty for good:
+// it is judged at once, not waited on as a program being executed.
+func TestOwnedKernelThread(t *testing.T) {
+	start := time.Now()
+	if Owned(2, "kthreadd") {
+		t.Error("kthreadd (pid 2) owned")
+	}
+	if took := time.Since(start); took > 200*time.Millisecond {
+		t.Errorf("a kernel thread took %v to judge", took)
+	}
+	for stat, want := range map[string]bool{
+		"2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0": true,
+		"77 (sleep) S 1 77 77 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0 1 0 0":  false,
+		"garbage": false,
+	} {
+		if got := kernelThread(stat); got != want {
+			t.Errorf("kernelThread(%q) = %v", stat, got)
+		}
+	}
+}
