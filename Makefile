@@ -9,6 +9,7 @@ LDFLAGS    := -s -w -X github.com/hadrill/hadrill/internal/buildinfo.Version=$(V
 # Debian packages hadrill drives (the real engine, never a stand-in): every one in the list that
 # `hadrill preflight` checks remote hosts against, each with the roles of the hosts that need it.
 DEBS       := $(shell sed -e 's/\#.*//' internal/preflight/packages.txt | awk 'NF { print $$1 }')
+GOTPC_VERSION := $(shell sed -n 's/^const Version = "\(.*\)"/\1/p' internal/workload/tpcc/tpcc.go)
 GOFILES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum $(shell find internal -name '*.yaml' -o -name '*.tmpl' -o -name '*.cnf')
 
 .PHONY: all build deps test unit fuzz integration bench studies demo clean
@@ -28,6 +29,8 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@$(GO) mod download
+	@# go-tpc (TPC-C, hadrill bench tpcc) beside hadrill, built from its Go module at the version internal/workload/tpcc names
+	@test -x bin/go-tpc || { echo "installing go-tpc $(GOTPC_VERSION)"; GOBIN=$(CURDIR)/bin $(GO) install github.com/pingcap/go-tpc/cmd/go-tpc@$(GOTPC_VERSION); }
 
 test: deps build unit fuzz integration
 

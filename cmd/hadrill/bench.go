@@ -23,7 +23,7 @@ import (
 
 func (cli *app) benchCmd() *cobra.Command {
 	c := &cobra.Command{Use: "bench", Short: "Run load against a lab and record the results in the run store"}
-	c.AddCommand(cli.sysbenchCmd(), cli.slapCmd(), cli.commitLatencyCmd(), cli.visibilityCmd(), cli.bulkCmd(), cli.conflictCmd(), cli.consistencyCmd(), cli.benchDiskCmd())
+	c.AddCommand(cli.sysbenchCmd(), cli.slapCmd(), cli.commitLatencyCmd(), cli.visibilityCmd(), cli.bulkCmd(), cli.conflictCmd(), cli.consistencyCmd(), cli.benchDiskCmd(), cli.tpccCmd())
 	return c
 }
 

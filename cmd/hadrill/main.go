@@ -20,6 +20,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/study"
+	"github.com/hadrill/hadrill/internal/workload"
 )
 
 func main() {
@@ -95,6 +96,10 @@ func exitCode(err error) int {
 	}
 	var invalid *consistency.Invalid
 	if errors.As(err, &invalid) {
+		fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())
+		return 5
+	}
+	if errors.Is(err, workload.ErrTPCCCheck) {
 		fmt.Fprintln(os.Stderr, "hadrill: "+err.Error())
 		return 5
 	}

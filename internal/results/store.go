@@ -33,6 +33,7 @@ const (
 	Consistency     Kind = "consistency"
 	Drill           Kind = "drill"
 	DiskBench       Kind = "disk"
+	TPCC            Kind = "tpcc"
 )
 
 // Run is one benchmark or drill.

@@ -263,8 +263,8 @@ func TestOwnedKernelThread(t *testing.T) {
 		t.Errorf("a kernel thread took %v to judge", took)
 	}
 	for stat, want := range map[string]bool{
-		"2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0": true,
-		"77 (sleep) S 1 77 77 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0 1 0 0":  false,
+		"2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0":   true,
+		"77 (sleep) S 1 77 77 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0 1 0 0": false,
 		"garbage": false,
 	} {
 		if got := kernelThread(stat); got != want {

@@ -1,0 +1,100 @@
+package integration
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+type tpccOut struct {
+	RunID   string `json:"run_id"`
+	Results []struct {
+		Threads int `json:"threads"`
+		TpmC    struct {
+			N      int     `json:"n"`
+			Median float64 `json:"median"`
+			Lo     float64 `json:"ci_lo"`
+			Hi     float64 `json:"ci_hi"`
+		} `json:"tpmc"`
+		Txns []struct {
+			Name  string  `json:"name"`
+			Count int64   `json:"count"`
+			P95   float64 `json:"p95_ms"`
+		} `json:"transactions"`
+	} `json:"results"`
+	Check *struct {
+		Passed   bool     `json:"passed"`
+		Failures []string `json:"failures"`
+	} `json:"check"`
+}
+
+// TestTPCC: go-tpc's TPC-C through galera3's load balancer at one
+// warehouse: tpmC at two client counts with an interval over two runs,
+// every transaction type measured, the consistency conditions hold; then a
+// warehouse's year-to-date total changed by hand breaks conditions 3.3.2.1
+// and 3.3.2.8 and the check says so (exit 5; go-tpc stops at the first it
+// tries, in no set order). Bad parameters are refused before
+// anything runs, and the run's own account is gone afterwards.
+func TestTPCC(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
+	e := newEnv(t)
+	e.ok("up", "--name", "ittpc")
+	if r := e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "0", "--threads", "x", "--time", "1", "--runs", "0"); r.code != 2 ||
+		!strings.Contains(r.stderr, "--warehouses: expected 1 to 10000, got 0") || !strings.Contains(r.stderr, "--threads: expected a list") ||
+		!strings.Contains(r.stderr, "--time: expected 5 to 86400 seconds, got 1") || !strings.Contains(r.stderr, "--runs: expected 1 to 100, got 0") {
+		t.Errorf("bad parameters: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.ok("runs", "list", "-o", "json"); strings.Contains(r.stdout, "tpcc") {
+		t.Errorf("a refused run was stored:\n%s", r.stdout)
+	}
+
+	var out tpccOut
+	r := e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "1", "--threads", "2,4", "--time", "8", "--warmup", "2", "--runs", "2", "--check", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 {
+		t.Fatalf("bench tpcc: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	if len(out.Results) != 2 || out.Check == nil || !out.Check.Passed {
+		t.Fatalf("bench tpcc: %+v", out)
+	}
+	for _, p := range out.Results {
+		t.Logf("TPC-C, 1 warehouse, %d clients: tpmC %.0f (%.0f–%.0f over %d runs)", p.Threads, p.TpmC.Median, p.TpmC.Lo, p.TpmC.Hi, p.TpmC.N)
+		if p.TpmC.N != 2 || p.TpmC.Median < 100 || p.TpmC.Lo > p.TpmC.Median || p.TpmC.Hi < p.TpmC.Median {
+			t.Errorf("%d clients: %+v", p.Threads, p.TpmC)
+		}
+		seen := map[string]bool{}
+		for _, x := range p.Txns {
+			seen[x.Name] = x.Count > 0 && x.P95 > 0
+		}
+		for _, name := range []string{"NEW_ORDER", "PAYMENT", "ORDER_STATUS", "DELIVERY", "STOCK_LEVEL"} {
+			if !seen[name] {
+				t.Errorf("%d clients: %s not measured: %+v", p.Threads, name, p.Txns)
+			}
+		}
+	}
+	var runs []struct {
+		ID   string `json:"run_id"`
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal([]byte(e.ok("runs", "list", "-o", "json").stdout), &runs); err != nil || len(runs) != 1 || runs[0].ID != out.RunID || runs[0].Kind != "tpcc" {
+		t.Errorf("the run store after one TPC-C run: %+v %v", runs, err)
+	}
+
+	// W_YTD = sum(D_YTD) broken by hand: the check must say no.
+	e.sql("ittpc", "db1", "UPDATE tpcc.warehouse SET w_ytd = w_ytd + 1")
+	r = e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "1", "--threads", "2", "--time", "5", "--warmup", "0", "--runs", "1", "--check", "-o", "json")
+	out = tpccOut{}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 5 || out.Check == nil || out.Check.Passed ||
+		len(out.Check.Failures) == 0 || !strings.Contains(out.Check.Failures[0], "3.3.2.1 failed") && !strings.Contains(out.Check.Failures[0], "3.3.2.8 failed") {
+		t.Errorf("a broken condition: exit %d %v %+v\n%s", r.code, err, out.Check, r.stderr)
+	}
+	for _, n := range []string{"db1", "db2", "db3"} {
+		if got := e.sql("ittpc", n, "SELECT COUNT(*) FROM mysql.user WHERE user LIKE 'hd_tpcc%'"); !strings.HasSuffix(got, "\n0") {
+			t.Errorf("%s keeps the runs' accounts: %q", n, got)
+		}
+		if got := e.sql("ittpc", n, "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema='tpcc' AND index_name='hd_check_customer'"); !strings.HasSuffix(got, "\n0") {
+			t.Errorf("%s keeps the check's index: %q", n, got)
+		}
+	}
+	e.ok("down", "--name", "ittpc")
+	e.assertNoLeftovers()
+}
