@@ -14,7 +14,7 @@ KEEP = re.compile(
     r'^(=== (RUN|CONT)|--- |PASS|FAIL|ok|panic|\s+\S+_test\.go|\s+hadrill: |\s+ERROR [0-9]+ |'
     r'\s+(panic|fatal error): |\s+/\S+\.go:[0-9]+)')
 SUBTEST_PASSED = re.compile(r'^\s*--- PASS: \S+/')  # a subtest that passed: its parent's line says it
-MAX_LINES = 600  # of one failed test's output (its last ones)
+MAX_LINES = 600  # of one failed test's output (its first and last ones)
 
 
 def main():
@@ -38,9 +38,11 @@ def main():
             failed.append(key)
     for pkg, test in failed:
         lines = out.get((pkg, test), [])
-        print(f'\n===== everything {test} ({pkg}) printed, {len(lines)} lines' +
-              (f', the last {MAX_LINES}' if len(lines) > MAX_LINES else '') + ' =====')
-        sys.stdout.write(''.join(lines[-MAX_LINES:]))
+        if len(lines) > MAX_LINES:  # the failure's own message may come first: the head and the tail
+            head, tail = MAX_LINES // 4, MAX_LINES - MAX_LINES // 4
+            lines = lines[:head] + [f'… {len(lines) - head - tail} lines left out …\n'] + lines[-tail:]
+        print(f'\n===== everything {test} ({pkg}) printed =====')
+        sys.stdout.write(''.join(lines))
     sys.stdout.flush()
 
 
