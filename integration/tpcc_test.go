@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,10 @@ type tpccOut struct {
 		Passed   bool     `json:"passed"`
 		Failures []string `json:"failures"`
 	} `json:"check"`
+	Costs map[string]struct {
+		CPUms float64 `json:"cpu_ms_per_tx"`
+		Known bool    `json:"known"`
+	} `json:"costs_per_transaction"`
 }
 
 // TestTPCC: go-tpc's TPC-C through galera3's load balancer at one
@@ -57,7 +62,11 @@ func TestTPCC(t *testing.T) {
 		t.Fatalf("bench tpcc: %+v", out)
 	}
 	for _, p := range out.Results {
-		t.Logf("TPC-C, 1 warehouse, %d clients: tpmC %.0f (%.0f–%.0f over %d runs)", p.Threads, p.TpmC.Median, p.TpmC.Lo, p.TpmC.Hi, p.TpmC.N)
+		c := out.Costs[strconv.Itoa(p.Threads)]
+		t.Logf("TPC-C, 1 warehouse, %d clients: tpmC %.0f (%.0f–%.0f over %d runs), %.2f CPU ms a transaction", p.Threads, p.TpmC.Median, p.TpmC.Lo, p.TpmC.Hi, p.TpmC.N, c.CPUms)
+		if !c.Known || c.CPUms <= 0 {
+			t.Errorf("%d clients: no CPU per transaction: %+v", p.Threads, out.Costs)
+		}
 		if p.TpmC.N != 2 || p.TpmC.Median < 100 || p.TpmC.Lo > p.TpmC.Median || p.TpmC.Hi < p.TpmC.Median {
 			t.Errorf("%d clients: %+v", p.Threads, p.TpmC)
 		}

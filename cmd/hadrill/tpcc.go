@@ -74,15 +74,19 @@ run's own (granted the tpcc schema, dropped at the end). Results go to the run s
 func printTPCC(o *workload.TPCCOutcome) {
 	fmt.Printf("run %s (target %s, %d warehouse(s))%s\n", o.RunID, o.Target, o.Warehouses, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "clients\ttpmC\tinterval\tnew order p50 ms\tp95 ms\tp99 ms\tpayment p95 ms\terrors\truns\t")
+	fmt.Fprintln(w, "clients\ttpmC\tinterval\tnew order p50 ms\tp95 ms\tp99 ms\tpayment p95 ms\terrors\tCPU ms/tx\truns\t")
 	for _, pt := range o.Results {
 		no, pay := txnOf(pt, "NEW_ORDER"), txnOf(pt, "PAYMENT")
 		interval := "one run: none"
 		if pt.TpmC.N > 1 {
 			interval = fmt.Sprintf("%.0f–%.0f (%.0f%%)", pt.TpmC.Lo, pt.TpmC.Hi, 100*pt.TpmC.Coverage)
 		}
-		fmt.Fprintf(w, "%d\t%.0f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n", pt.Threads, pt.TpmC.Median, interval,
-			no.P50, no.P95, no.P99, pay.P95, pt.Errors, pt.TpmC.N)
+		cpu := "–"
+		if c, ok := o.Costs[pt.Threads]; ok && c.Known {
+			cpu = fmt.Sprintf("%.2f", c.CPUms)
+		}
+		fmt.Fprintf(w, "%d\t%.0f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%s\t%d\t\n", pt.Threads, pt.TpmC.Median, interval,
+			no.P50, no.P95, no.P99, pay.P95, pt.Errors, cpu, pt.TpmC.N)
 	}
 	w.Flush()
 	if c := o.Check; c != nil {

@@ -25,13 +25,26 @@ type Cost struct {
 // Costs are a stored sweep's costs per thread count (empty when it kept
 // no host samples).
 func Costs(home string, r *results.Run, pts []sysbench.Point) map[int]Cost {
-	return costs(r, pts, results.ReadCSV(home, r.ID, StepsFile), results.ReadCSV(home, r.ID, HostsCSV), results.ReadCSV(home, r.ID, DisksCSV))
+	tx := map[int]int64{}
+	for _, p := range pts {
+		for _, run := range p.Runs {
+			tx[p.Threads] += run.Transactions
+		}
+	}
+	return TxCosts(home, r, tx)
 }
 
-// costs is Costs over the run's CSV rows (steps: threads, run, start_ns,
+// TxCosts are a stored run's costs per thread count, given the
+// transactions each count's measured runs committed (its steps in
+// StepsFile).
+func TxCosts(home string, r *results.Run, tx map[int]int64) map[int]Cost {
+	return costs(r, tx, results.ReadCSV(home, r.ID, StepsFile), results.ReadCSV(home, r.ID, HostsCSV), results.ReadCSV(home, r.ID, DisksCSV))
+}
+
+// costs is TxCosts over the run's CSV rows (steps: threads, run, start_ns,
 // end_ns; hosts: t, host, cpu_cores, …; disks: t, host, disk, volume,
 // iops, …; t in seconds since the run started). Pure.
-func costs(r *results.Run, pts []sysbench.Point, steps, hosts, disks [][]string) map[int]Cost {
+func costs(r *results.Run, txs map[int]int64, steps, hosts, disks [][]string) map[int]Cost {
 	client := clientOf(r)
 	type window struct{ from, to float64 }
 	windows := map[int][]window{}
@@ -69,12 +82,8 @@ func costs(r *results.Run, pts []sysbench.Point, steps, hosts, disks [][]string)
 		return total, any
 	}
 	out := map[int]Cost{}
-	for _, p := range pts {
-		var tx int64
-		for _, run := range p.Runs {
-			tx += run.Transactions
-		}
-		w := windows[p.Threads]
+	for threads, tx := range txs {
+		w := windows[threads]
 		if tx == 0 || len(w) == 0 {
 			continue
 		}
@@ -87,7 +96,7 @@ func costs(r *results.Run, pts []sysbench.Point, steps, hosts, disks [][]string)
 		if !okCPU {
 			continue
 		}
-		out[p.Threads] = Cost{CPUms: 1000 * cpu / float64(tx), IOs: ios / float64(tx), StorageIOs: storage / float64(tx), Disks: okIO, Known: true}
+		out[threads] = Cost{CPUms: 1000 * cpu / float64(tx), IOs: ios / float64(tx), StorageIOs: storage / float64(tx), Disks: okIO, Known: true}
 	}
 	return out
 }

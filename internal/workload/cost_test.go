@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/results"
-	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
 // TestCosts: a point's CPU and IOs per transaction come from the seconds
@@ -27,7 +26,7 @@ func TestCosts(t *testing.T) {
 		// 100 IOs a second, 40 of them reads a host cache answered
 		disks = append(disks, []string{fmt.Sprint(s), "db1", "db1-data1", "data", "100", "500", "1", "2", "0.2", "60"})
 	}
-	pts := []sysbench.Point{{Threads: 1, Runs: []sysbench.Result{{Transactions: 1000}}}, {Threads: 8, Runs: []sysbench.Result{{Transactions: 5000}}}}
+	pts := map[int]int64{1: 1000, 8: 5000}
 	got := costs(r, pts, steps, hosts, disks)
 	// 1 thread: 10 s × 0.5 cores = 5 CPU-s over 1000 tx = 5 ms; 10 s × 100 IOs = 1 IO a transaction
 	if c := got[1]; !c.Known || c.CPUms != 5 || c.IOs != 1 || c.StorageIOs != 0.6 || !c.Disks {

@@ -2,11 +2,13 @@ package workload
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +35,9 @@ type TPCCOutcome struct {
 	// Check is what TPC-C's consistency conditions said after the runs
 	// (nil: not asked for).
 	Check *TPCCCheck `json:"check,omitempty"`
+	// Costs are each client count's CPU and IOs per transaction (every
+	// type's, committed) over its measured runs, by client count.
+	Costs map[int]Cost `json:"costs_per_transaction,omitempty"`
 }
 
 // TPCCCheck is the outcome of go-tpc's consistency check.
@@ -82,6 +87,7 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 	out := &TPCCOutcome{RunID: id, Target: s.Target.Name, Warehouses: s.Params.Warehouses}
 	runs := map[int][]tpcc.Result{}
 	partial := map[int]bool{}
+	var spans [][]string // threads, run, start_ns, end_ns of each measured run
 	steps, step, t0 := len(s.Params.Threads)*s.Params.Runs, 0, time.Now()
 	for r := 1; r <= s.Params.Runs && ctx.Err() == nil; r++ {
 		for _, threads := range s.Params.Threads {
@@ -95,7 +101,9 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 					return nil, fmt.Errorf("warm-up: %w", err)
 				}
 			}
+			began := time.Now()
 			res, err := runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Time, "run"), filepath.Join(dir, fmt.Sprintf("go-tpc-%d-%d.out", threads, r)))
+			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
 				return nil, err
 			}
@@ -131,6 +139,24 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 	out.Interrupted = ctx.Err() != nil
 	if err := Finish(l, run, out.Interrupted, out); err != nil {
 		return nil, err
+	}
+	if err := results.WriteCSV(l.Home(), id, StepsFile, []string{"threads", "run", "start_ns", "end_ns"}, spans); err != nil {
+		return nil, err
+	}
+	tx := map[int]int64{}
+	for threads, rs := range runs {
+		for _, r := range rs {
+			for _, x := range r.Txns {
+				tx[threads] += x.Count
+			}
+		}
+	}
+	if c := TxCosts(l.Home(), run, tx); len(c) > 0 {
+		out.Costs = c
+		run.Results, _ = json.Marshal(out)
+		if err := results.Save(l.Home(), run); err != nil {
+			return nil, err
+		}
 	}
 	if out.Check != nil && !out.Check.Passed && !out.Interrupted {
 		return out, ErrTPCCCheck
