@@ -418,13 +418,32 @@ func keepalivedLogs(s *sshHosts, lab string, hosts ...string) string {
 	return b.String()
 }
 
+// labLog is the end of a lab's log file (its last n lines) wherever in
+// the test's home the lab's directory is, for a failure's message (the
+// lab's cleanup removes it before the env's own dump of logs).
+func labLog(e *env, lab, name string, n int) string {
+	var b strings.Builder
+	_ = filepath.WalkDir(e.home, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == name && filepath.Base(filepath.Dir(path)) == lab {
+			data, _ := os.ReadFile(path)
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			fmt.Fprintf(&b, "%s:\n  %s\n", path, strings.Join(lines[max(0, len(lines)-n):], "\n  "))
+		}
+		return nil
+	})
+	return b.String()
+}
+
 // TestSSHPrimary: a primary/replica cluster with automatic failover on
 // four "remote machines". The keeper (on the controller) promotes the
 // replica once the primary is killed on its host; the old primary, rebuilt
 // from a backup of the new one (streamed to the controller and sent on to
 // its host), replicates from it again.
 func TestSSHPrimary(t *testing.T) {
-	t.Parallel() // see active
+	// not in parallel: beside two or three other tests its keeper twice did
+	// not promote within 30 s of the primary's kill (db2 connecting,
+	// refused), never alone or beside CPU burners; the failure now prints
+	// the keeper's log, which says why
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshr", "198.19.247", "db1", "db2", "lb", "client")
 	t.Cleanup(func() { s.as("down", "--all") })
@@ -458,7 +477,7 @@ client: {name: client}
 			promoted = promoted || (n.Name == "db2" && n.Role == "primary")
 		}
 		if !promoted && time.Since(killed) > 30*time.Second {
-			t.Fatalf("db2 not promoted within 30 s of kill -9 of db1: %+v", repl().Nodes)
+			t.Fatalf("db2 not promoted within 30 s of kill -9 of db1: %+v\n%s", repl().Nodes, labLog(s.e, "rpa", "keeper.log", 40))
 		}
 	}
 	t.Logf("db2 promoted %v after kill -9 of the primary on its host", time.Since(killed).Round(100*time.Millisecond))
