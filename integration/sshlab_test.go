@@ -390,7 +390,7 @@ client: {name: client}
 			t.Errorf("drill %s: %+v", d, res)
 		}
 		if now := holder(); now == prev || now == "" {
-			t.Errorf("after %s of %s: %q holds the virtual IP (want the other host); drill:\n%s\n%s", d, prev, now, r.stderr, keepalivedLogs(s, "rlb", "lb1", "lb2"))
+			t.Errorf("after %s of %s: %q holds the virtual IP (want the other host); drill:\n%s\n%s", d, prev, now, r.stderr, labLogs(s.e, "rlb", "keepalived.log", 25))
 		} else {
 			prev = now
 		}
@@ -403,28 +403,14 @@ client: {name: client}
 	}
 }
 
-// keepalivedLogs is the end of the keepalived logs of a lab's pair hosts,
-// for a failure's message.
-func keepalivedLogs(s *sshHosts, lab string, hosts ...string) string {
-	var b strings.Builder
-	for _, name := range hosts {
-		logs, _ := filepath.Glob(filepath.Join(s.Hosts.Hosts[name].Dir, "labs", lab, "lb", "*", name, "keepalived.log"))
-		for _, f := range logs {
-			data, _ := os.ReadFile(f)
-			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-			fmt.Fprintf(&b, "%s:\n  %s\n", f, strings.Join(lines[max(0, len(lines)-25):], "\n  "))
-		}
-	}
-	return b.String()
-}
-
-// labLog is the end of a lab's log file (its last n lines) wherever in
-// the test's home the lab's directory is, for a failure's message (the
-// lab's cleanup removes it before the env's own dump of logs).
-func labLog(e *env, lab, name string, n int) string {
+// labLogs is the end (the last n lines) of each file of a lab named name
+// wherever in the test's home it is (a lab's own logs; a host's, below
+// it), for a failure's message: the lab's cleanup removes them before the
+// env's own dump of logs.
+func labLogs(e *env, lab, name string, n int) string {
 	var b strings.Builder
 	_ = filepath.WalkDir(e.home, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && d.Name() == name && filepath.Base(filepath.Dir(path)) == lab {
+		if err == nil && !d.IsDir() && d.Name() == name && strings.Contains(path, string(filepath.Separator)+lab+string(filepath.Separator)) {
 			data, _ := os.ReadFile(path)
 			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 			fmt.Fprintf(&b, "%s:\n  %s\n", path, strings.Join(lines[max(0, len(lines)-n):], "\n  "))
@@ -477,7 +463,7 @@ client: {name: client}
 			promoted = promoted || (n.Name == "db2" && n.Role == "primary")
 		}
 		if !promoted && time.Since(killed) > 30*time.Second {
-			t.Fatalf("db2 not promoted within 30 s of kill -9 of db1: %+v\n%s", repl().Nodes, labLog(s.e, "rpa", "keeper.log", 40))
+			t.Fatalf("db2 not promoted within 30 s of kill -9 of db1: %+v\n%s", repl().Nodes, labLogs(s.e, "rpa", "keeper.log", 40))
 		}
 	}
 	t.Logf("db2 promoted %v after kill -9 of the primary on its host", time.Since(killed).Round(100*time.Millisecond))

@@ -45,7 +45,7 @@ func TestTPCC(t *testing.T) {
 	e := newEnv(t)
 	e.ok("up", "--name", "ittpc")
 	if r := e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "0", "--threads", "x", "--time", "1", "--runs", "0"); r.code != 2 ||
-		!strings.Contains(r.stderr, "--warehouses: expected 1 to 10000, got 0") || !strings.Contains(r.stderr, "--threads: expected a list") ||
+		!strings.Contains(r.stderr, "--warehouses: expected 1 to 10000, got 0") || !strings.Contains(r.stderr, `--threads: expected client counts from 1 to 1024 separated by commas, got "x"`) ||
 		!strings.Contains(r.stderr, "--time: expected 5 to 86400 seconds, got 1") || !strings.Contains(r.stderr, "--runs: expected 1 to 100, got 0") {
 		t.Errorf("bad parameters: exit %d\n%s", r.code, r.stderr)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
 	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
 
@@ -29,7 +30,7 @@ run's own (granted the tpcc schema, dropped at the end). Results go to the run s
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var problems []string
-			ts, err := tpcc.ParseThreads(threads)
+			ts, err := sysbench.ParseCounts("--threads", "client counts", threads, 1024)
 			if err != nil {
 				problems, ts = append(problems, err.Error()), []int{1} // the other flags still checked
 			}

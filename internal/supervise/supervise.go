@@ -311,11 +311,7 @@ func procState(pid int) (present, exiting bool) {
 // PF_EXITING or a SIGKILL is queued for it but not yet acted upon (the moment
 // between kill -9 and the process starting to exit).
 func parseState(stat, status string) (present, exiting bool) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
-		return false, false
-	}
-	f := strings.Fields(stat[i+2:]) // state ppid pgrp session tty tpgid flags ...
+	f := statFields(stat)
 	if len(f) < 7 || f[0] == "Z" || f[0] == "X" {
 		return false, false
 	}
@@ -388,16 +384,23 @@ func Owned(pid int, marker string) bool {
 // taken for one being executed.
 const execWindow = time.Second
 
+// statFields are the fields of a /proc/PID/stat after the command's name
+// (which may hold spaces and parentheses): state ppid pgrp session tty
+// tpgid flags …; none when it cannot be read.
+func statFields(stat string) []string {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return nil
+	}
+	return strings.Fields(stat[i+2:])
+}
+
 const pfKthread = 0x00200000 // PF_KTHREAD in /proc/PID/stat flags
 
 // kernelThread says whether a process's /proc/PID/stat is a kernel
 // thread's (its command line is always empty).
 func kernelThread(stat string) bool {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
-		return false
-	}
-	f := strings.Fields(stat[i+2:])
+	f := statFields(stat)
 	if len(f) < 7 {
 		return false
 	}
@@ -466,12 +469,7 @@ func processes() map[int]proc {
 		if err != nil {
 			continue
 		}
-		st := string(b)
-		i := strings.LastIndexByte(st, ')')
-		if i < 0 || i+2 >= len(st) {
-			continue
-		}
-		f := strings.Fields(st[i+2:]) // state ppid pgrp session ...
+		f := statFields(string(b))
 		if len(f) < 4 {
 			continue
 		}

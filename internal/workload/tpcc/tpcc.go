@@ -65,19 +65,6 @@ func (p Params) Check() []string {
 	return problems
 }
 
-// ParseThreads reads a list of client counts ("1,4,16").
-func ParseThreads(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, fmt.Errorf("--threads: expected a list of client counts such as 1,4,16, got %q", s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 // Target is where go-tpc connects, and as whom.
 type Target struct {
 	Host     string
