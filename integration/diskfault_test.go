@@ -287,6 +287,31 @@ client:
 		t.Errorf("db3 after its held volume's power cut was healed holds %q of 300 rows", got)
 	}
 
+	// a power cut while the file system lives on in another mount namespace
+	// (unmounted here, mounted there): the disk stays without power too
+	// (only that mount made private there: every other mount of the
+	// computer, other labs' too, still follows this namespace)
+	other := exec.Command("unshare", "-m", "--propagation", "slave", "sh", "-c", `mount --make-private "$0" && exec sleep 300`,
+		filepath.Join(e.home, "labs", "itdsk", "volumes", "db3", "data"))
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Process.Kill(); _ = other.Wait() }()
+	writtenBack()
+	e.ok("fault", "disk", "db3", "--name", "itdsk", "--lose-unsynced")
+	if r := e.run("fault", "kill", "db3", "--name", "itdsk"); r.code == 0 || !strings.Contains(r.stderr, fmt.Sprintf("still mounted in another mount namespace (pid %d (sleep)", other.Process.Pid)) {
+		t.Errorf("a power cut of a volume mounted in another namespace: exit %d\n%s", r.code, r.stderr)
+	}
+	if f := node("db3").DiskFaults["data"]; !strings.Contains(f, "without power") {
+		t.Errorf("status shows db3's volume mounted elsewhere after its power cut as %q", f)
+	}
+	_ = other.Process.Kill()
+	_ = other.Wait()
+	e.ok("fault", "heal", "--name", "itdsk")
+	if got := e.sql("itdsk", "db3", "SET SESSION wsrep_sync_wait=1; SELECT COUNT(*) FROM app.acked"); !strings.HasSuffix(got, "\n300") {
+		t.Errorf("db3 after its power cut held in another namespace was healed holds %q of 300 rows", got)
+	}
+
 	// a disk fault as a drill: applied under traffic, held, healed, the cluster whole again
 	var fd struct {
 		Fault  string `json:"fault"`

@@ -226,7 +226,21 @@ func Unmount(ctx context.Context, p *plan.Plan, v plan.Volume) error {
 		}
 		return fmt.Errorf("unmounting %s: %w (%s)", v.Mount, err, held)
 	}
-	for _, loop := range loopsOf(p.Disks.Device(v.Device)) {
+	loops := loopsOf(p.Disks.Device(v.Device))
+	// unmounted here is not gone: a copy of the mount in another mount
+	// namespace keeps the file system alive, and it would go on writing
+	// from what it remembers onto a disk that forgot (a log behind its
+	// metadata at the next mount)
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		held := heldElsewhere(loops)
+		if len(held) == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("unmounting %s: its file system is still mounted in another mount namespace (%s)", v.Mount, strings.Join(held, ", "))
+		}
+	}
+	for _, loop := range loops {
 		if out, err := exec.CommandContext(ctx, "blockdev", "--flushbufs", loop).CombinedOutput(); err != nil {
 			return fmt.Errorf("blockdev --flushbufs %s: %v: %s", loop, err, strings.TrimSpace(string(out)))
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -219,7 +220,31 @@ func mountVolume(ctx context.Context, v *plan.Volume, loop string) error {
 		// place, and btrfs serialises direct writes that must allocate
 		opts += ",nodatacow"
 	}
-	return run(ctx, [][]string{{"mount", "-t", v.FS, "-o", opts, loop, v.Mount}})
+	if err := run(ctx, [][]string{{"mount", "-t", v.FS, "-o", opts, loop, v.Mount}}); err != nil {
+		if said := kernelSays(ctx, loop); said != "" {
+			return fmt.Errorf("%w; the kernel said: %s", err, said)
+		}
+		return err
+	}
+	return nil
+}
+
+// kernelSays is the kernel's last messages about a device (a file system
+// refusing to mount says why there: its log's recovery failed, a
+// corruption found), joined on one line.
+func kernelSays(ctx context.Context, dev string) string {
+	out, err := exec.CommandContext(ctx, "dmesg").Output()
+	if err != nil {
+		return ""
+	}
+	tag := "(" + filepath.Base(dev) + ")"
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if i := strings.Index(l, tag); i >= 0 {
+			lines = append(lines, strings.TrimSpace(l[i+len(tag):]))
+		}
+	}
+	return strings.Join(lines[max(len(lines)-4, 0):], " / ")
 }
 
 // attach gives a volume's device its loop device (the one it has, or a new
@@ -581,6 +606,56 @@ func holders(dir string) []string {
 				break
 			}
 		}
+	}
+	return out
+}
+
+// heldElsewhere names, for loop devices a file system unmounted here may
+// still hold, a process of each other mount namespace where one is mounted ("pid N (comm)
+// at PATH"); none when the devices are free. A device a file system holds
+// refuses an exclusive open; the namespaces are found from every
+// process's mount table.
+func heldElsewhere(loops []string) []string {
+	var busy []string // "major:minor"
+	for _, loop := range loops {
+		fd, err := unix.Open(loop, unix.O_RDONLY|unix.O_EXCL|unix.O_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fd)
+			continue
+		}
+		var st unix.Stat_t
+		if err != unix.EBUSY || unix.Stat(loop, &st) != nil {
+			continue
+		}
+		busy = append(busy, fmt.Sprintf("%d:%d", unix.Major(st.Rdev), unix.Minor(st.Rdev)))
+	}
+	if len(busy) == 0 {
+		return nil
+	}
+	var out []string
+	self, _ := os.Readlink("/proc/self/ns/mnt")
+	seen := map[string]bool{self: true} // unmounted here
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, proc := range procs {
+		ns, err := os.Readlink(filepath.Join(proc, "ns", "mnt"))
+		if err != nil || seen[ns] {
+			continue
+		}
+		seen[ns] = true
+		b, err := os.ReadFile(filepath.Join(proc, "mountinfo"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 4 && slices.Contains(busy, f[2]) {
+				comm, _ := os.ReadFile(filepath.Join(proc, "comm"))
+				out = append(out, fmt.Sprintf("pid %s (%s) at %s", filepath.Base(proc), strings.TrimSpace(string(comm)), unescape(f[4])))
+				break
+			}
+		}
+	}
+	if len(out) == 0 { // held, by no mount any process sees (a lazy unmount's file system, still busy)
+		out = append(out, "by a file system unmounted lazily, still in use")
 	}
 	return out
 }

@@ -1,0 +1,70 @@
+package disk
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHeldElsewhere: a file system unmounted here but mounted in another
+// mount namespace still holds its device, and the namespace's process is
+// named; once that process ends, the device is free.
+func TestHeldElsewhere(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (loop devices, mounts)")
+	}
+	for _, tool := range []string{"losetup", "mkfs.ext4", "unshare"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	dir := t.TempDir()
+	img, mnt := filepath.Join(dir, "img"), filepath.Join(dir, "m")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 32<<20); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("losetup", "--find", "--show", img).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command("losetup", "-d", loop).Run() })
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", loop).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", loop, mnt).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
+	// a private copy of the mount in a namespace of its own
+	holder := exec.Command("unshare", "-m", "--propagation", "slave", "sh", "-c", `mount --make-private "$0" && exec sleep 60`, mnt)
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	time.Sleep(200 * time.Millisecond) // the namespace made, sleep executed
+	if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	held := heldElsewhere([]string{loop})
+	if want := fmt.Sprintf("pid %d (sleep) at %s", holder.Process.Pid, mnt); len(held) != 1 || held[0] != want {
+		t.Errorf("unmounted here, mounted in pid %d's namespace: held %q, want %q", holder.Process.Pid, held, want)
+	}
+	_ = holder.Process.Kill()
+	_ = holder.Wait()
+	for end := time.Now().Add(5 * time.Second); len(heldElsewhere([]string{loop})) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the namespace's process ended, the device still held: %v", heldElsewhere([]string{loop}))
+		}
+	}
+}
