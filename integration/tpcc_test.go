@@ -2,6 +2,9 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,6 +92,7 @@ func TestTPCC(t *testing.T) {
 	}
 
 	// W_YTD = sum(D_YTD) broken by hand: the check must say no.
+	first := out.RunID
 	e.sql("ittpc", "db1", "UPDATE tpcc.warehouse SET w_ytd = w_ytd + 1")
 	r = e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "1", "--threads", "2", "--time", "5", "--warmup", "0", "--runs", "1", "--check", "-o", "json")
 	out = tpccOut{}
@@ -96,6 +100,47 @@ func TestTPCC(t *testing.T) {
 		len(out.Check.Failures) == 0 || !strings.Contains(out.Check.Failures[0], "3.3.2.1 failed") && !strings.Contains(out.Check.Failures[0], "3.3.2.8 failed") {
 		t.Errorf("a broken condition: exit %d %v %+v\n%s", r.code, err, out.Check, r.stderr)
 	}
+
+	// the two runs side by side, in runs compare and in the report
+	if r := e.run("runs", "compare", first, out.RunID); r.code != 0 || !strings.Contains(r.stdout, "A tpmC") || !strings.Contains(r.stdout, "consistency check FAILED") ||
+		!regexp.MustCompile(`(?m)^\s*2\s+\d+\s+\d+–\d+ .* [+-]\d+\.\d %`).MatchString(r.stdout) {
+		t.Errorf("runs compare of two TPC-C runs: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var cols []struct {
+		ID     string `json:"run_id"`
+		Points []struct {
+			Threads  int      `json:"threads"`
+			DeltaPct *float64 `json:"delta_pct"`
+		} `json:"points"`
+	}
+	if r := e.ok("runs", "compare", first, out.RunID, "-o", "json"); json.Unmarshal([]byte(r.stdout), &cols) != nil || len(cols) != 2 ||
+		len(cols[0].Points) != 2 || len(cols[1].Points) != 1 || cols[1].Points[0].DeltaPct == nil {
+		t.Errorf("runs compare -o json of two TPC-C runs:\n%s", r.stdout)
+	}
+	html := filepath.Join(t.TempDir(), "report.html")
+	if r := e.run("report", first, out.RunID, "-o", html); r.code != 0 {
+		t.Errorf("report of two TPC-C runs: exit %d\n%s", r.code, r.stderr)
+	} else if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), `id="tpmc"`) || !strings.Contains(string(b), "TPC-C, lab ittpc, 1 warehouse(s)") {
+		t.Errorf("the report of two TPC-C runs lacks its chart or finding (%v)", err)
+	}
+	// runs of two kinds are not set side by side: a sysbench run made from
+	// the first (its kind changed in its record)
+	b, err := os.ReadFile(filepath.Join(e.home, "runs", first, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(e.home, "runs", "20000101-000000-5b5b")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := strings.Replace(strings.Replace(string(b), `"kind": "tpcc"`, `"kind": "sysbench"`, 1), `"run_id": "`+first+`"`, `"run_id": "20000101-000000-5b5b"`, 1)
+	if err := os.WriteFile(filepath.Join(other, "run.json"), []byte(rec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.run("runs", "compare", first, "20000101-000000-5b5b"); r.code != 2 || !strings.Contains(r.stderr, "runs of one kind are compared: 20000101-000000-5b5b are sysbench runs, "+first+" TPC-C runs") {
+		t.Errorf("runs compare of a TPC-C and a sysbench run: exit %d\n%s", r.code, r.stderr)
+	}
+	_ = os.RemoveAll(other)
 	for _, n := range []string{"db1", "db2", "db3"} {
 		if got := e.sql("ittpc", n, "SELECT COUNT(*) FROM mysql.user WHERE user LIKE 'hd_tpcc%'"); !strings.HasSuffix(got, "\n0") {
 			t.Errorf("%s keeps the runs' accounts: %q", n, got)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
+	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
 
 func (cli *app) runsCmd() *cobra.Command {
@@ -72,7 +73,7 @@ func (cli *app) runsCmd() *cobra.Command {
 			})
 		},
 	}, &cobra.Command{
-		Use: "compare RUN_ID...", Short: "Compare sysbench runs side by side (TPS with its 95 % interval, p95/p99, the change against the first run and whether it is within noise)",
+		Use: "compare RUN_ID...", Short: "Compare sysbench or TPC-C runs side by side (TPS or tpmC with its interval, latency percentiles, the change against the first run and whether it is within noise)",
 		Args: args(1, -1, "one or more run ids"),
 		RunE: func(_ *cobra.Command, ids []string) error {
 			h, err := cli.home()
@@ -80,18 +81,16 @@ func (cli *app) runsCmd() *cobra.Command {
 				return err
 			}
 			var cols []column
-			var problems []error
 			var runs []*results.Run
-			for _, id := range ids {
-				r, err := results.Load(h, id)
-				if err != nil {
-					problems = append(problems, err)
-					continue
-				}
-				if r.Kind != results.Sysbench {
-					problems = append(problems, hderr.User("RUN_ID: %s is a %s run; runs compare sets sysbench runs side by side (a study compares any step between set-ups: hadrill study)", id, r.Kind))
-					continue
-				}
+			loaded, kind, problems := loadComparable(h, ids)
+			switch {
+			case len(problems) > 0:
+				return hderr.Join(problems)
+			case kind == results.TPCC:
+				return cli.compareTPCC(loaded)
+			}
+			for _, r := range loaded {
+				id := r.ID
 				runs = append(runs, r)
 				var pts []sysbench.Point
 				if err := json.Unmarshal(r.Results, &pts); err != nil || !sensible(pts) {
@@ -367,4 +366,165 @@ into a Prometheus data directory with
 	c.Flags().BoolVar(&openMetrics, "openmetrics", false, "OpenMetrics text with timestamps")
 	c.Flags().StringVar(&file, "file", "", "write to FILE (default: standard output)")
 	return c
+}
+
+// loadComparable loads the runs runs compare sets side by side: every one
+// found, sysbench's or TPC-C's, all of one kind (every problem at once).
+func loadComparable(h string, ids []string) ([]*results.Run, results.Kind, []error) {
+	var runs []*results.Run
+	var problems []error
+	kinds := map[results.Kind][]string{}
+	for _, id := range ids {
+		r, err := results.Load(h, id)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		if r.Kind != results.Sysbench && r.Kind != results.TPCC {
+			problems = append(problems, hderr.User("RUN_ID: %s is a %s run; runs compare sets sysbench or TPC-C runs side by side (a study compares any step between set-ups: hadrill study)", id, r.Kind))
+			continue
+		}
+		kinds[r.Kind] = append(kinds[r.Kind], id)
+		runs = append(runs, r)
+	}
+	if len(kinds) > 1 {
+		problems = append(problems, hderr.User("RUN_ID: runs of one kind are compared: %s are sysbench runs, %s TPC-C runs",
+			strings.Join(kinds[results.Sysbench], ", "), strings.Join(kinds[results.TPCC], ", ")))
+	}
+	var kind results.Kind
+	for k := range kinds {
+		kind = k
+	}
+	return runs, kind, problems
+}
+
+// tpccColumn is one TPC-C run in runs compare.
+type tpccColumn struct {
+	ID         string `json:"run_id"`
+	Lab        string `json:"lab"`
+	Target     string `json:"target"`
+	Warehouses int    `json:"warehouses"`
+	tpcc.Compared
+	Check *workload.TPCCCheck   `json:"check,omitempty"`
+	Costs map[int]workload.Cost `json:"costs_per_transaction,omitempty"`
+}
+
+// compareTPCC prints TPC-C runs side by side: per client count each
+// run's tpmC (the median of its runs, with the interval of the median),
+// New-Order's p95 and p99, errors, CPU and IOs per transaction, and the
+// change against the first run.
+func (cli *app) compareTPCC(runs []*results.Run) error {
+	var outs []workload.TPCCOutcome
+	var problems []error
+	for _, r := range runs {
+		var o workload.TPCCOutcome
+		if err := json.Unmarshal(r.Results, &o); err != nil || !sensibleTPCC(o.Results) {
+			problems = append(problems, hderr.User("RUN_ID: run %s: its results are not TPC-C's points (client counts, finite tpmC): its run.json is damaged", r.ID))
+			continue
+		}
+		outs = append(outs, o)
+	}
+	if len(problems) > 0 {
+		return hderr.Join(problems)
+	}
+	var pts [][]tpcc.Point
+	for _, o := range outs {
+		pts = append(pts, o.Results)
+	}
+	var cols []tpccColumn
+	for i, c := range tpcc.Compare(pts) {
+		cols = append(cols, tpccColumn{ID: runs[i].ID, Lab: runs[i].Lab, Target: outs[i].Target, Warehouses: outs[i].Warehouses, Compared: c, Check: outs[i].Check, Costs: outs[i].Costs})
+	}
+	return cli.emit(cols, func() {
+		for i, c := range cols {
+			check := "not checked"
+			if c.Check != nil {
+				check = "consistency check passed"
+				if !c.Check.Passed {
+					check = "consistency check FAILED: " + strings.Join(c.Check.Failures, "; ")
+				}
+			}
+			fmt.Printf("%c: run %s, lab %s, TPC-C %d warehouse(s) through %s, %s\n", 'A'+i, c.ID, c.Lab, c.Warehouses, c.Target, check)
+		}
+		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(w, "clients\t")
+		for i := range cols {
+			fmt.Fprintf(w, "%c tpmC\tinterval\tNO p95 ms\tNO p99 ms\terrors\tCPU ms/tx\tIOs/tx\t", 'A'+i)
+			if i > 0 {
+				fmt.Fprint(w, "vs A\t")
+			}
+		}
+		fmt.Fprintln(w)
+		var clients []int
+		for _, c := range cols {
+			for _, p := range c.Points {
+				if !slices.Contains(clients, p.Threads) {
+					clients = append(clients, p.Threads)
+				}
+			}
+		}
+		slices.Sort(clients)
+		var coverage []string
+		for _, n := range clients {
+			fmt.Fprintf(w, "%d\t", n)
+			for i, c := range cols {
+				j := slices.IndexFunc(c.Points, func(p tpcc.ComparedPoint) bool { return p.Threads == n })
+				if j < 0 {
+					fmt.Fprint(w, "-\t-\t-\t-\t-\t-\t-\t")
+					if i > 0 {
+						fmt.Fprint(w, "-\t")
+					}
+					continue
+				}
+				p := c.Points[j]
+				iv := "-"
+				if p.TpmC.N > 1 {
+					iv = fmt.Sprintf("%.0f–%.0f", p.TpmC.Lo, p.TpmC.Hi)
+					if cv := fmt.Sprintf("%.0f %%", 100*p.TpmC.Coverage); !slices.Contains(coverage, cv) {
+						coverage = append(coverage, cv)
+					}
+				}
+				no := p.Point.Runs[0].Txn("NEW_ORDER")
+				if k := slices.IndexFunc(p.Txns, func(t tpcc.Txn) bool { return t.Name == "NEW_ORDER" }); k >= 0 {
+					no = p.Txns[k]
+				}
+				var cost *workload.Cost
+				if cst, ok := c.Costs[n]; ok {
+					cost = &cst
+				}
+				fmt.Fprintf(w, "%.0f\t%s\t%.1f\t%.1f\t%d\t%s\t", p.TpmC.Median, iv, no.P95, no.P99, p.Errors, costCells(cost))
+				if i > 0 {
+					switch {
+					case p.DeltaPct == nil:
+						fmt.Fprint(w, "-\t")
+					case p.WithinNoise == nil:
+						fmt.Fprintf(w, "%+.1f %% (noise unknown)\t", *p.DeltaPct)
+					case *p.WithinNoise:
+						fmt.Fprintf(w, "%+.1f %% (within noise)\t", *p.DeltaPct)
+					default:
+						fmt.Fprintf(w, "%+.1f %%\t", *p.DeltaPct)
+					}
+				}
+			}
+			fmt.Fprintln(w)
+		}
+		w.Flush()
+		fmt.Printf("tpmC: New-Order transactions a minute, the median of the runs at each client count; interval: the median's, from the runs' order statistics (%s coverage; one run: none)\n", cmp.Or(strings.Join(coverage, ", "), "no"))
+		fmt.Println("NO p95/p99: New-Order's latency percentiles in the median run; errors: every transaction type's, over every run")
+		fmt.Println("CPU ms/tx and IOs/tx: every host's CPU but the load generator's, and every emulated disk's IOs, over the measured runs, per transaction of any type")
+		if len(cols) > 1 {
+			fmt.Println("vs A: the change of the median tpmC against A's; within noise when the two intervals overlap")
+			printRunDifferences(runs)
+		}
+	})
+}
+
+// sensibleTPCC says whether TPC-C points hold what a run measures.
+func sensibleTPCC(pts []tpcc.Point) bool {
+	for _, p := range pts {
+		if p.Threads < 1 || len(p.Runs) == 0 || !finite(p.TpmC.Median) || p.TpmC.Median < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -58,10 +58,15 @@ func tpsFigures(pts []sysbench.Point) map[int]stats.Figure {
 // compared against the first sweep. Pure: computed from the runs alone.
 func Finding(runs []Run) []string {
 	var out []string
-	var base *Run
+	var base, tpccBase *Run
 	for i := range runs {
 		r := &runs[i]
 		switch {
+		case r.TPCC != nil:
+			out = append(out, tpccFinding(r, tpccBase))
+			if tpccBase == nil {
+				tpccBase = r
+			}
 		case r.Drill != nil:
 			out = append(out, drillFinding(r))
 		case len(r.Points) > 0:

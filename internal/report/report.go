@@ -29,6 +29,7 @@ import (
 	"github.com/hadrill/hadrill/internal/stats"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
+	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
 
 //go:embed report.html.tmpl
@@ -65,6 +66,10 @@ type Run struct {
 	// Galera: the Galera panels drawn from mysqld_exporter's series (a
 	// lab with monitoring on), each node's line per panel.
 	Galera []Panel
+	// TPCC: a TPC-C run's outcome, and its points against the first
+	// TPC-C run of the report (TPCCVersus, nil for the first).
+	TPCC       *workload.TPCCOutcome
+	TPCCVersus *tpcc.Compared
 }
 
 // Panel is a chart of one figure per node over a run.
@@ -105,6 +110,9 @@ func Load(home string, ids []string) (*Report, error) {
 			_ = json.Unmarshal(r.Results, &run.Commits)
 		case "visibility", "bulk-replication", "conflict", "slap", "disk":
 			run.Table = table(r.Results)
+		case results.TPCC:
+			run.TPCC = &workload.TPCCOutcome{}
+			_ = json.Unmarshal(r.Results, run.TPCC)
 		case "consistency":
 			var out workload.ConsistencyOutcome
 			if json.Unmarshal(r.Results, &out) == nil {
@@ -155,6 +163,7 @@ func Load(home string, ids []string) (*Report, error) {
 		lists = append(lists, r.Points)
 	}
 	rep.Threads = sysbench.ThreadCounts(lists...)
+	compareTPCC(rep.Runs)
 	rep.Finding = Finding(rep.Runs)
 	rep.TPS = map[string]map[int]stats.Figure{}
 	var sweeps []*results.Run // what differs is said between runs of one kind: the sweeps compared
@@ -224,6 +233,9 @@ func charts(runs []Run, tps map[string]map[int]stats.Figure) []chart.Chart {
 	}
 	if len(tpsc.Series) > 0 {
 		out = append(out, tpsc, p95, p99)
+	}
+	if c := tpmcChart(runs, label); len(c.Series) > 0 {
+		out = append(out, c)
 	}
 	for _, r := range runs {
 		if len(r.Timeline) > 0 {
@@ -316,14 +328,22 @@ func (rep *Report) HTML() ([]byte, error) {
 			}
 			return nil
 		},
-		"f1":    func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-		"f2":    func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-		"pct":   func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },
-		"mbit":  func(v int64) string { return strconv.FormatFloat(float64(v)/1e6, 'f', 0, 64) },
-		"mbitf": func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
-		"mb":    func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
-		"mib":   func(v int64) string { return strconv.FormatFloat(float64(v)/(1<<20), 'f', 0, 64) + " MiB" },
-		"dur":   func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
+		"tpccCost": func(r Run, clients int) *workload.Cost {
+			if c, ok := r.TPCC.Costs[clients]; ok {
+				return &c
+			}
+			return nil
+		},
+		"tpccVs": tpccVersus,
+		"codes":  codesText,
+		"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		"f2":     func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+		"pct":    func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },
+		"mbit":   func(v int64) string { return strconv.FormatFloat(float64(v)/1e6, 'f', 0, 64) },
+		"mbitf":  func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
+		"mb":     func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
+		"mib":    func(v int64) string { return strconv.FormatFloat(float64(v)/(1<<20), 'f', 0, 64) + " MiB" },
+		"dur":    func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
 		"opt": func(v *float64) string {
 			if v == nil {
 				return "never"

@@ -270,3 +270,69 @@ var checkFailed = regexp.MustCompile(`check warehouse \d+ at condition \S+ faile
 func CheckFailures(out string) []string {
 	return checkFailed.FindAllString(out, -1)
 }
+
+// ErrorsByCode are the point's errors over every run, by server error code
+// (Result.ByCode).
+func (p Point) ErrorsByCode() map[string]int {
+	out := map[string]int{}
+	for _, r := range p.Runs {
+		for code, n := range r.ByCode {
+			out[code] += n
+		}
+	}
+	return out
+}
+
+// Versus is a point's tpmC against a baseline's: the change of the median
+// in percent, and whether it is within noise (the two medians' intervals
+// overlap). known is false when either has fewer than two runs (no
+// interval) or the baseline has no new orders.
+func Versus(p, base stats.Spread) (pct float64, withinNoise, known bool) {
+	if base.N == 0 || base.Median <= 0 || p.N == 0 {
+		return 0, false, false
+	}
+	pct = 100 * (p.Median - base.Median) / base.Median
+	if p.N < 2 || base.N < 2 {
+		return pct, false, false
+	}
+	return pct, p.Lo <= base.Hi && base.Lo <= p.Hi, true
+}
+
+// Compared is one TPC-C run in a comparison: per client count its point
+// and, after the first run, the change against the first run's point at
+// the same count.
+type Compared struct {
+	Points []ComparedPoint `json:"points"`
+}
+
+// ComparedPoint is a point with its change against the baseline's.
+type ComparedPoint struct {
+	Point
+	DeltaPct    *float64 `json:"delta_pct,omitempty"`
+	WithinNoise *bool    `json:"within_noise,omitempty"` // absent: noise unknown
+}
+
+// Compare sets runs' points side by side against the first run's.
+func Compare(runs [][]Point) []Compared {
+	out := make([]Compared, len(runs))
+	for i, pts := range runs {
+		for _, p := range pts {
+			cp := ComparedPoint{Point: p}
+			if i > 0 {
+				for _, b := range runs[0] {
+					if b.Threads != p.Threads {
+						continue
+					}
+					if pct, noise, known := Versus(p.TpmC, b.TpmC); b.TpmC.N > 0 && b.TpmC.Median > 0 {
+						cp.DeltaPct = &pct
+						if known {
+							cp.WithinNoise = &noise
+						}
+					}
+				}
+			}
+			out[i].Points = append(out[i].Points, cp)
+		}
+	}
+	return out
+}

@@ -2,11 +2,13 @@ package tpcc
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/stats"
 )
 
 // TestParse reads a real go-tpc v1.0.7 run (1 warehouse, 4 clients, 20 s
@@ -79,5 +81,51 @@ func TestArgvAndCheckFailures(t *testing.T) {
 	}
 	if f := CheckFailures("begin to check warehouse 1 at condition 3.3.2.1\nFinished\n"); len(f) != 0 {
 		t.Errorf("no failure read as %q", f)
+	}
+}
+
+func TestVersus(t *testing.T) {
+	spread := func(v ...float64) stats.Spread { return stats.SpreadOf(v) }
+	for _, c := range []struct {
+		name               string
+		p, base            stats.Spread
+		pct                float64
+		withinNoise, known bool
+	}{
+		{"overlapping ranges", spread(105, 110, 100), spread(100, 95, 102), 5, true, true},
+		{"apart", spread(150, 160, 155), spread(100, 95, 102), 55, false, true},
+		{"slower, apart", spread(50, 55, 52), spread(100, 95, 102), -48, false, true},
+		{"one run each: no interval", spread(120), spread(100), 20, false, false},
+		{"no baseline", spread(120, 130), stats.Spread{}, 0, false, false},
+		{"baseline without new orders", spread(120, 130), spread(0, 0), 0, false, false},
+	} {
+		pct, noise, known := Versus(c.p, c.base)
+		if math.Abs(pct-c.pct) > 0.01 || noise != c.withinNoise || known != c.known {
+			t.Errorf("%s: %.2f %% within noise %v known %v, want %.2f %% %v %v", c.name, pct, noise, known, c.pct, c.withinNoise, c.known)
+		}
+	}
+}
+
+func TestCompare(t *testing.T) {
+	pt := func(threads int, tpmc ...float64) Point {
+		var runs []Result
+		for _, v := range tpmc {
+			runs = append(runs, Result{TpmC: v, ByCode: map[string]int{"1213": 1}})
+		}
+		return Summarize(threads, runs, false)
+	}
+	got := Compare([][]Point{{pt(2, 100, 104), pt(4, 200, 210)}, {pt(4, 300, 310), pt(8, 400, 410)}})
+	if len(got) != 2 || len(got[0].Points) != 2 || got[0].Points[0].DeltaPct != nil {
+		t.Fatalf("the first run is the baseline, without a change: %+v", got)
+	}
+	four, eight := got[1].Points[0], got[1].Points[1]
+	if four.DeltaPct == nil || math.Abs(*four.DeltaPct-48.78) > 0.01 || four.WithinNoise == nil || *four.WithinNoise {
+		t.Errorf("4 clients, 305 against 205: %+v", four)
+	}
+	if eight.DeltaPct != nil {
+		t.Errorf("8 clients has no baseline point, got a change %v", *eight.DeltaPct)
+	}
+	if n := four.ErrorsByCode()["1213"]; n != 2 {
+		t.Errorf("errors by code over both runs: %d, want 2", n)
 	}
 }
