@@ -52,6 +52,10 @@ func TestTPCC(t *testing.T) {
 		!strings.Contains(r.stderr, "--time: expected 5 to 86400 seconds, got 1") || !strings.Contains(r.stderr, "--runs: expected 1 to 100, got 0") {
 		t.Errorf("bad parameters: exit %d\n%s", r.code, r.stderr)
 	}
+	if r := e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "10000", "--time", "5", "--runs", "1"); r.code != 2 ||
+		!strings.Contains(r.stderr, "--warehouses: 10000 warehouse(s) are about 976.56G a node, 2.86T for the lab's 3 nodes on this computer's disk, which has") {
+		t.Errorf("a dataset larger than the lab's disk: exit %d\n%s", r.code, r.stderr)
+	}
 	if r := e.ok("runs", "list", "-o", "json"); strings.Contains(r.stdout, "tpcc") {
 		t.Errorf("a refused run was stored:\n%s", r.stdout)
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 	"github.com/hadrill/hadrill/internal/workload/tpcc"
@@ -42,6 +44,12 @@ run's own (granted the tpcc schema, dropped at the end). Results go to the run s
 			l, err := cli.benchLab()
 			if err != nil {
 				return err
+			}
+			if !strings.HasPrefix(target, workload.External) { // a lab's nodes hold the dataset
+				free, _ := disk.Free(l.Home())
+				if why := workload.DatasetFit(l.Plan(), fmt.Sprintf("--warehouses: %d warehouse(s)", p.Warehouses), int64(p.Warehouses)*tpcc.BytesPerWarehouse, free); why != "" {
+					return hderr.User("%s", why)
+				}
 			}
 			e, err := workload.Resolve(cmd.Context(), l, target, credentials)
 			if err != nil {

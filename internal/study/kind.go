@@ -56,6 +56,9 @@ type stepKind struct {
 	measure func(ctx context.Context, m measurement) ([]Sample, error)
 	// describe says in words what a figure is.
 	describe func(st Step, metric string) string
+	// data is the data set the kind loads on each node at a scale (nil:
+	// none worth counting), for what a study's labs need.
+	data func(sc Scale) dataset
 }
 
 // measurement is what one step's run is given.
@@ -138,6 +141,7 @@ var stepFields = []struct {
 	{"query", func(s Step) bool { return s.Query != "" }},
 	{"queries", func(s Step) bool { return s.Queries != 0 }},
 	{"scenario", func(s Step) bool { return s.Scenario != "" }},
+	{"check", func(s Step) bool { return s.Check }},
 }
 
 // stepProblems checks a step against its kind: the kind exists, the

@@ -26,6 +26,7 @@ func init() {
 		fields:     []string{"workload", "rand_type", "auto_inc", "time_factor"},
 		metrics:    []string{"tps", "p95_ms", "p99_ms", "avg_ms", "storage_ios_per_tx"},
 		per:        func(sc Scale) []int { return sc.Threads },
+		data:       rowsDataset,
 		endpoint:   true,
 		hostList:   true,
 		priced:     true,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
 
 // Document is the set-up the document's figures came from, as it states
@@ -225,6 +226,8 @@ func toolVersion(in facts.Installed, tool string) string {
 		return in.Fio
 	case "mariadb-slap":
 		return facts.VersionIn(in.Server)
+	case "go-tpc":
+		return strings.TrimPrefix(tpcc.Version, "v") // the version make deps installs
 	}
 	return ""
 }

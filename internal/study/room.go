@@ -29,8 +29,7 @@ const (
 // smaller, and a server's own), and the files of the data set.
 type need struct {
 	labs, nodes     int
-	rows            int64  // each node's, of the sysbench data set
-	dataset         string // it in words
+	data            dataset // each node's
 	memory, files   int64
 	memoryAvailable int64
 	freeDisk        int64
@@ -82,12 +81,9 @@ func (p *placement) checkRoom(sc Scale) error {
 
 // room adds up what the study's labs need on this computer at once.
 func (p *placement) room(sc Scale) (need, error) {
-	n := need{rows: p.datasetRows(sc), memoryAvailable: facts.MemAvailable(), maxMemory: p.o.MaxMemory}
+	n := need{data: p.dataset(sc), memoryAvailable: facts.MemAvailable(), maxMemory: p.o.MaxMemory}
 	if p.remote {
 		return n, nil
-	}
-	if n.rows > 0 {
-		n.dataset = fmt.Sprintf("%s of %s rows", plural(sc.Tables, "table"), thousands(int64(sc.TableSize)))
 	}
 	seen := map[string]bool{}
 	f := facts.Machine()
@@ -114,11 +110,11 @@ func (p *placement) room(sc Scale) (need, error) {
 		}
 		for _, nd := range pl.Nodes {
 			ln.nodes++
-			ln.memory += min(nd.BufferPool(), n.rows*rowMemory) + serverMemory
+			ln.memory += min(nd.BufferPool(), n.data.pages) + serverMemory
 			if pl.Disks == nil { // an emulated disk's image is checked against its own size when the lab comes up
-				ln.files += n.rows*rowFile + provision.NodeRoom
+				ln.files += n.data.files + provision.NodeRoom
 				if binlog[nd.Cluster] {
-					ln.files += n.rows * rowBinlog
+					ln.files += n.data.binlog
 				}
 			}
 		}
@@ -135,15 +131,35 @@ func (p *placement) room(sc Scale) (need, error) {
 	return n, nil
 }
 
-// datasetRows is each node's sysbench data set at a scale (0 without a
-// sysbench step).
-func (p *placement) datasetRows(sc Scale) int64 {
+// dataset is what each node holds of the data sets the study's steps
+// load at a scale (the largest: the steps share the lab).
+func (p *placement) dataset(sc Scale) dataset {
+	var out dataset
 	for _, st := range p.s.Steps {
-		if st.Kind == "sysbench" {
-			return int64(sc.Tables) * int64(sc.TableSize)
+		if k := kindOf(st); k != nil && k.data != nil {
+			if d := k.data(sc); d.pages > out.pages {
+				out = d
+			}
 		}
 	}
-	return 0
+	return out
+}
+
+// dataset is a step's data on each node: in InnoDB's pages, in its files,
+// in the binary log, and in words.
+type dataset struct {
+	pages, files, binlog int64
+	what                 string
+}
+
+// rowsDataset is sysbench's tables of rows.
+func rowsDataset(sc Scale) dataset {
+	rows := int64(sc.Tables) * int64(sc.TableSize)
+	if rows <= 0 {
+		return dataset{}
+	}
+	return dataset{pages: rows * rowMemory, files: rows * rowFile, binlog: rows * rowBinlog,
+		what: fmt.Sprintf("%s of %s rows", plural(sc.Tables, "table"), thousands(int64(sc.TableSize)))}
 }
 
 // over says what of this computer labs needing memory and files would
@@ -349,8 +365,8 @@ func groupsSaid(groups [][]string, pairs [][2]string, title func(string) string)
 // what says the labs: how many, their nodes and each node's data.
 func (n need) what() string {
 	what := fmt.Sprintf("%s at once, %s", plural(n.labs, "lab"), plural(n.nodes, "node"))
-	if n.dataset != "" {
-		what += fmt.Sprintf(", each node holding %s (about %s in InnoDB's pages)", n.dataset, spec.FormatSize(n.rows*rowMemory))
+	if n.data.what != "" {
+		what += fmt.Sprintf(", each node holding %s (about %s in InnoDB's pages)", n.data.what, spec.FormatSize(n.data.pages))
 	}
 	return what
 }

@@ -167,7 +167,10 @@ type Step struct {
 	Faults   string `yaml:"faults,omitempty" json:"faults,omitempty"`
 	Hold     string `yaml:"hold,omitempty" json:"hold,omitempty"`
 	Interval string `yaml:"interval,omitempty" json:"interval,omitempty"`
-	About    string `yaml:"about,omitempty" json:"about,omitempty"`
+	// Check (tpcc): TPC-C's consistency conditions after each round's
+	// runs; one that does not hold fails the step.
+	Check bool   `yaml:"check,omitempty" json:"check,omitempty"`
+	About string `yaml:"about,omitempty" json:"about,omitempty"`
 }
 
 // Scale is how much to run: quick fits this computer in minutes, full is
@@ -182,6 +185,8 @@ type Scale struct {
 	Tables    int   `yaml:"tables,omitempty" json:"tables,omitempty"`         // sysbench dataset
 	TableSize int   `yaml:"table_size,omitempty" json:"table_size,omitempty"` // rows per table
 	Rows      []int `yaml:"rows,omitempty" json:"rows,omitempty"`             // bulk-replication: rows per test
+	// Warehouses (tpcc): the TPC-C dataset's size (about 100 MB each).
+	Warehouses int `yaml:"warehouses,omitempty" json:"warehouses,omitempty"`
 	// slap: client counts, iterations per count, the dataset's size.
 	Concurrency []int   `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
 	Iterations  int     `yaml:"iterations,omitempty" json:"iterations,omitempty"`

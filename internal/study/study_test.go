@@ -103,6 +103,7 @@ steps:
   - {name: s, kind: sysbench, workload: nope}
   - {name: c, kind: dd}
   - {name: q, kind: slap, query: "DROP DATABASE app"}
+  - {name: t, kind: tpcc, check: true, workload: oltp_read_write}
 scales:
   quick: {runs: 0}
   full: {runs: 1, threads: [0], time: 10, tables: 1, table_size: 10}
@@ -128,10 +129,13 @@ deviations:
 		"variants[3]: patch.clusters[0].config.skip_innodb_flush_log_at_trx_commit: profile durable flushes the redo log at every commit (1); innodb_flush_log_at_trx_commit=0 (the server reads",
 		"variants[3]: patch.clusters[0].config.sync_binl: profile durable syncs the binary log",
 		`steps[0].workload: expected one of`,
-		`steps[1].kind: expected one of bulk-replication, commit-latency, conflict, consistency, disk, donor-probe, drill, semisync-receipt, slap, sysbench, got "dd"`,
+		`steps[1].kind: expected one of bulk-replication, commit-latency, conflict, consistency, disk, donor-probe, drill, semisync-receipt, slap, sysbench, tpcc, got "dd"`,
 		"scales.quick.runs: expected 1 to 100 rounds, got 0",
 		"scales.quick.threads: at least one thread count is required (step s)",
 		"scales.full.threads: expected thread counts from 1 to 4096, got 0",
+		"scales.quick.warehouses: expected 1 to 10000, got 0 (step t)",
+		"scales.quick.time: expected 5 to 86400 seconds, got 0 (step t)",
+		"steps[3].workload: is for consistency and drill and sysbench steps, got a tpcc step",
 		`reference[0].step: unknown step "zz"`,
 		`reference[0].variant: unknown variant "q"`,
 		`expect[0].metric: step s yields`,
@@ -362,7 +366,7 @@ expect: [{step: s, variant: a, metric: avg_ms, max: 5, claim: c, source: s, infe
 // TestRoom (the labs review's finding 5): what a study's labs would need
 // at once against what this computer has.
 func TestRoom(t *testing.T) {
-	n := need{labs: 4, nodes: 13, rows: 20_000_000, dataset: "20 tables of 1,000,000 rows", memory: 48 << 30, files: 100 << 30, memoryAvailable: 22 << 30, freeDisk: 200 << 30}
+	n := need{labs: 4, nodes: 13, data: rowsDataset(Scale{Tables: 20, TableSize: 1_000_000}), memory: 48 << 30, files: 100 << 30, memoryAvailable: 22 << 30, freeDisk: 200 << 30}
 	err := n.problem("seed002-wan", "full")
 	if err == nil || !strings.Contains(err.Error(), "would need about 48G of memory once the data is loaded, where 22G is available: run --scale quick") ||
 		strings.Contains(err.Error(), "of files") {
@@ -415,7 +419,7 @@ func TestLeast(t *testing.T) {
 }
 
 func TestNeedSays(t *testing.T) {
-	n := need{labs: 4, nodes: 13, rows: 20_000_000, dataset: "20 tables of 1,000,000 rows", memory: 16 << 30, files: 97 << 30, memoryAvailable: 22 << 30, freeDisk: 75 << 30}
+	n := need{labs: 4, nodes: 13, data: rowsDataset(Scale{Tables: 20, TableSize: 1_000_000}), memory: 16 << 30, files: 97 << 30, memoryAvailable: 22 << 30, freeDisk: 75 << 30}
 	if got := n.String(); got != "4 labs at once, 13 nodes, each node holding 20 tables of 1,000,000 rows (about 4.66G in InnoDB's pages): about 16G of memory once the data is loaded (22G available), about 97G of files (75G free; emulated disks' images are checked against their own sizes when a lab comes up)" {
 		t.Errorf("says %q", got)
 	}
@@ -434,7 +438,7 @@ func TestNeedSays(t *testing.T) {
 // apart; labs that fit are one group; a lab too big alone is refused.
 func TestGroups(t *testing.T) {
 	const G = int64(1) << 30
-	wan := need{labs: 4, nodes: 13, rows: 20_000_000, dataset: "20 tables of 1,000,000 rows", memoryAvailable: 22 * G, freeDisk: 72 * G,
+	wan := need{labs: 4, nodes: 13, data: rowsDataset(Scale{Tables: 20, TableSize: 1_000_000}), memoryAvailable: 22 * G, freeDisk: 72 * G,
 		each: []labNeed{
 			{variants: []string{"async"}, nodes: 2, memory: 5 * G / 2, files: 21 * G},
 			{variants: []string{"semisync"}, nodes: 2, memory: 5 * G / 2, files: 21 * G},

@@ -374,7 +374,7 @@ func perDollar(s *Study, samples []Sample) []Sample {
 // throughput at each thread count.
 func primary(metric string) bool {
 	return metric == "avg_ms" || metric == "seconds" || strings.HasPrefix(metric, "tps@") || strings.HasPrefix(metric, "visible_s@") ||
-		strings.HasPrefix(metric, "avg_s@") || strings.HasPrefix(metric, PerDollar+"@")
+		strings.HasPrefix(metric, "avg_s@") || strings.HasPrefix(metric, PerDollar+"@") || strings.HasPrefix(metric, "tpmc@")
 }
 
 // Finding is what a study run says first, computed from its cells and
@@ -619,6 +619,8 @@ func figure(metric string, v float64) string {
 		return number(v) + " ms"
 	case strings.HasPrefix(metric, PerDollar):
 		return number(v) + " TPS per $/h"
+	case strings.HasPrefix(metric, "tpmc"):
+		return number(v) + " tpmC"
 	case strings.HasPrefix(metric, "tps"):
 		return number(v) + " TPS"
 	case metric == "seconds" || metric == "settle_s" || strings.HasPrefix(metric, "visible_s") || strings.HasPrefix(metric, "after_last_s") || strings.HasPrefix(metric, "avg_s@"):

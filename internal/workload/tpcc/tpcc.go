@@ -336,3 +336,8 @@ func Compare(runs [][]Point) []Compared {
 	}
 	return out
 }
+
+// BytesPerWarehouse is about what a warehouse takes in InnoDB (its stock,
+// customers, orders and history, with their indexes): TPC-C's own sizing
+// of about 100 MB a warehouse.
+const BytesPerWarehouse = 100 << 20
