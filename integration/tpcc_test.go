@@ -95,6 +95,21 @@ func TestTPCC(t *testing.T) {
 		t.Errorf("the run store after one TPC-C run: %+v %v", runs, err)
 	}
 
+	// TPC-C through a failover of the writer: its consistency holds after
+	tpccDrill := func() (int, drillTPCC, string) {
+		r := e.run("drill", "failover", "--name", "ittpc", "--workload", "tpcc", "--before", "3s", "--after", "3s", "-o", "json")
+		var d drillTPCC
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.TPCC == nil {
+			t.Fatalf("drill failover --workload tpcc: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+		}
+		return r.code, d, r.stderr
+	}
+	if code, d, stderr := tpccDrill(); code != 0 || !d.Passed || d.TPCC.Check == nil || !d.TPCC.Check.Passed || d.TPCC.NewOrders <= 0 || len(d.TPCC.Runs) < 2 {
+		t.Errorf("TPC-C through a failover: exit %d %+v %+v\n%s", code, d, d.TPCC, stderr)
+	} else {
+		t.Logf("TPC-C through a failover: %d New-Orders, %.0f tpmC over the drill, runs %v, errors %v", d.TPCC.NewOrders, d.TPCC.TpmC, d.TPCC.Runs, d.TPCC.ByCode)
+	}
+
 	// W_YTD = sum(D_YTD) broken by hand: the check must say no.
 	first := out.RunID
 	e.sql("ittpc", "db1", "UPDATE tpcc.warehouse SET w_ytd = w_ytd + 1")
@@ -103,6 +118,11 @@ func TestTPCC(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 5 || out.Check == nil || out.Check.Passed ||
 		len(out.Check.Failures) == 0 || !strings.Contains(out.Check.Failures[0], "3.3.2.1 failed") && !strings.Contains(out.Check.Failures[0], "3.3.2.8 failed") {
 		t.Errorf("a broken condition: exit %d %v %+v\n%s", r.code, err, out.Check, r.stderr)
+	}
+
+	// and a drill's check says no too: the drill fails
+	if code, d, _ := tpccDrill(); code == 0 || d.Passed || !strings.Contains(strings.Join(d.Problems, "; "), "a TPC-C consistency condition does not hold after the drill") {
+		t.Errorf("a drill over a broken condition: exit %d, passed %v, problems %q", code, d.Passed, d.Problems)
 	}
 
 	// the two runs side by side, in runs compare and in the report
@@ -155,4 +175,20 @@ func TestTPCC(t *testing.T) {
 	}
 	e.ok("down", "--name", "ittpc")
 	e.assertNoLeftovers()
+}
+
+// drillTPCC is what a drill with --workload tpcc prints (-o json).
+type drillTPCC struct {
+	Passed   bool     `json:"passed"`
+	Problems []string `json:"problems"`
+	TPCC     *struct {
+		NewOrders int64          `json:"new_orders"`
+		TpmC      float64        `json:"tpmc"`
+		Runs      []float64      `json:"runs_tpmc"`
+		ByCode    map[string]int `json:"errors_by_code"`
+		Check     *struct {
+			Passed   bool     `json:"passed"`
+			Failures []string `json:"failures"`
+		} `json:"check"`
+	} `json:"tpcc"`
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -104,7 +105,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		f.DurationVar(&o.After, "after", 3*time.Second, "traffic after the cluster is whole again")
 		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
 		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
-		workloadUse := "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too) or bank (transfers between accounts from every node too): the history checked (hadrill check)"
+		workloadUse := "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too), bank (transfers between accounts from every node too): the history checked (hadrill check), or tpcc (TPC-C through the load balancer too, its consistency conditions checked after)"
 		if scn.Name == drill.ChaosDrill {
 			f.StringVar(&chaosWorkload, "workload", "append", workloadUse)
 			f.DurationVar(&ch.Params.Duration, "duration", 2*time.Minute, "how long the schedule runs (1s to 24h): steps until the next would end after it")
@@ -232,6 +233,16 @@ func printDrill(r *drill.Result) {
 			fmt.Printf("    on the fault timeline: %s\n", p.Where)
 		}
 	}
+	if t := r.TPCC; t != nil {
+		check := "not checked"
+		if c := t.Check; c != nil && c.Passed {
+			check = "its consistency conditions hold"
+		} else if c != nil {
+			check = "a consistency condition does NOT hold: " + strings.Join(c.Failures, "; ")
+		}
+		fmt.Printf("  TPC-C (%d clients, %d warehouse): %d New-Orders, %.0f tpmC over the drill; runs of %d s: %s tpmC (%d failed); errors by code: %s; %s\n",
+			t.Clients, t.Warehouses, t.NewOrders, t.TpmC, t.RunSeconds, tpmcRuns(t.Runs), t.Failed, codesOf(t.ByCode), check)
+	}
 	if r.Interrupted {
 		fmt.Println("  INTERRUPTED: the drill was stopped early; what it broke was undone, its run is kept")
 	}
@@ -307,4 +318,28 @@ func (cli *app) parseFault(a []string) (chaos.Fault, error) {
 		return nil, hderr.User("FAULT: %q is not a fault (see hadrill fault --help)", strings.Join(a, " "))
 	}
 	return got, nil
+}
+
+// tpmcRuns lists runs' tpmC ("12000 11800 0 …").
+func tpmcRuns(runs []float64) string {
+	var out []string
+	for _, v := range runs {
+		out = append(out, fmt.Sprintf("%.0f", v))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, " ")
+}
+
+// codesOf lists errors by code, sorted by code.
+func codesOf(codes map[string]int) string {
+	if len(codes) == 0 {
+		return "none"
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(codes)) {
+		out = append(out, fmt.Sprintf("%s × %d", k, codes[k]))
+	}
+	return strings.Join(out, ", ")
 }

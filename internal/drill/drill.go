@@ -50,7 +50,14 @@ type Options struct {
 }
 
 // Workloads a drill may add to its acknowledged writes.
-var Workloads = []string{"acked", "append", "bank"}
+var Workloads = []string{"acked", "append", "bank", "tpcc"}
+
+// TPC-C under a drill: one warehouse, two clients (light enough that a
+// lab carries the drill's own traffic beside it).
+const (
+	tpccWarehouses = 1
+	tpccClients    = 2
+)
 
 // Result is what a drill found; it is the run's results in the store.
 type Result struct {
@@ -106,6 +113,9 @@ type Result struct {
 	// --workload append or bank), stored as the run's history.jsonl.
 	Consistency *consistency.Result `json:"consistency,omitempty"`
 	Workload    string              `json:"workload,omitempty"` // the history workload beside the audit (append, bank)
+	// TPCC is TPC-C's traffic under the drill (--workload tpcc) and its
+	// consistency conditions checked once the cluster was whole again.
+	TPCC *workload.TPCCUnderFault `json:"tpcc,omitempty"`
 	// FirstAnomaly is the history's first anomaly placed on the fault
 	// timeline (the first forbidden one, when any is).
 	FirstAnomaly *Placed  `json:"first_anomaly,omitempty"`
@@ -164,6 +174,19 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	defer w.Close()
 	defer r.Close()
 	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
+	var tpccLoad *workload.TPCCLoad
+	if o.Workload == "tpcc" {
+		if tpccLoad, err = d.startTPCC(ctx, run.ID); err != nil {
+			workload.Abandon(l, run)
+			return nil, err
+		}
+	}
+	stopTPCC := func() { // on a drill that ends before its fault
+		if tpccLoad != nil {
+			tpccLoad.Stop(bg)
+			tpccLoad.Check(bg)
+		}
+	}
 	marks := d.logMarks(bg)
 	d.s = startSampler(bg, l, d.cluster, d.nodes, 100*time.Millisecond)
 	trafficAt := time.Now()
@@ -173,6 +196,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 		if appends, err = d.startAppends(ctx); err != nil {
 			d.t.finish()
 			d.s.finish()
+			stopTPCC()
 			workload.Abandon(l, run)
 			return nil, err
 		}
@@ -188,6 +212,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 			if appends != nil {
 				appends.Stop()
 			}
+			stopTPCC()
 			unfinished()
 			lab := d.afterLoad(ctx, trafficAt)
 			d.s.finish()
@@ -217,6 +242,9 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 		hist := appends.Stop()
 		d.checkAppends(l, run.ID, hist, appends.Started(), appends.FinalReads())
 	}
+	if tpccLoad != nil {
+		d.checkTPCC(bg, tpccLoad)
+	}
 	unfinished()
 	d.s.finish()
 	end := time.Now()
@@ -228,6 +256,32 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 		return d.res, err
 	}
 	return d.res, ctx.Err()
+}
+
+// startTPCC prepares TPC-C's dataset and starts its clients through the
+// drill's load balancer.
+func (d *drill) startTPCC(ctx context.Context, runID string) (*workload.TPCCLoad, error) {
+	e, err := workload.Resolve(ctx, d.l, d.lb.Name, "")
+	if err != nil {
+		return nil, err
+	}
+	log := d.o.Log
+	if log == nil {
+		log = io.Discard
+	}
+	d.logf("tpcc workload: %d clients over %d warehouse through %s, its consistency conditions checked once the cluster is whole again", tpccClients, tpccWarehouses, d.lb.Name)
+	return workload.StartTPCC(ctx, d.l, e, tpccWarehouses, tpccClients, runID, log)
+}
+
+// checkTPCC stops TPC-C's clients and checks its consistency conditions on
+// what the fault left: one that does not hold fails the drill.
+func (d *drill) checkTPCC(ctx context.Context, x *workload.TPCCLoad) {
+	f := x.Stop(ctx)
+	f.Check = x.Check(ctx)
+	d.res.TPCC, d.res.Workload = &f, "tpcc"
+	if !f.Check.Passed {
+		d.problems = append(d.problems, "a TPC-C consistency condition does not hold after the drill: "+strings.Join(f.Check.Failures, "; "))
+	}
 }
 
 // startAppends starts the history workload's clients (append or bank),

@@ -133,6 +133,14 @@ func drillFinding(r *Run) string {
 	if c := d.Consistency; c != nil {
 		s += "; its transactions' history: " + c.Verdict()
 	}
+	if t := d.TPCC; t != nil {
+		s += fmt.Sprintf("; TPC-C beside it: %.0f tpmC over the drill", t.TpmC)
+		if c := t.Check; c != nil && c.Passed {
+			s += ", its consistency conditions hold after it"
+		} else if c != nil {
+			s += ", a consistency condition does not hold after it: " + strings.Join(c.Failures, "; ")
+		}
+	}
 	return s + "."
 }
 
