@@ -31,7 +31,7 @@ var scenarios = []struct {
 	name string
 	run  func(bin string, runs int)
 }{
-	{"deploy", deploy}, {"failover", failover}, {"agent", agentLatency}, {"overhead", overhead}, {"wan", wan}, {"drills", drills},
+	{"deploy", deploy}, {"failover", failover}, {"agent", agentLatency}, {"overhead", overhead}, {"tpcc", tpccOverhead}, {"wan", wan}, {"drills", drills},
 	{"machines", machines}, {"networks", networks}, {"disks", disks}, {"lbpair", lbPair}, {"rto", rto}, {"checker", checker}, {"chaos", chaos},
 }
 

@@ -43,21 +43,29 @@ func overhead(bin string, runs int) {
 		check(err)
 		return r.TPS
 	}
+	paired("overhead", runs, "tps", "hadrill bench sysbench", hd, "raw sysbench (same argv)", raw)
+}
+
+// paired measures hadrill's figure (hd) against the same tool run by hand
+// (raw), interleaved (which goes first alternating, so that drift hits
+// both alike), and prints both with the median of the paired ratios
+// against the target of 0.97.
+func paired(scenario string, runs int, unit, hdName string, hd func() float64, rawName string, raw func() float64) {
 	var hds, raws, ratios []float64
 	for i := 1; i <= runs; i++ {
 		var h, r float64
-		if i%2 == 1 { // alternate which goes first: drift (caches warming, background work) hits both alike
+		if i%2 == 1 {
 			h, r = hd(), raw()
 		} else {
 			r, h = raw(), hd()
 		}
 		hds, raws, ratios = append(hds, h), append(raws, r), append(ratios, h/r)
-		fmt.Fprintf(os.Stderr, "overhead %d/%d: hadrill %.1f tps, raw sysbench %.1f tps (%.3f)\n", i, runs, h, r, h/r)
+		fmt.Fprintf(os.Stderr, "%s %d/%d: %s %.1f %s, %s %.1f %s (%.3f)\n", scenario, i, runs, hdName, h, unit, rawName, r, unit, h/r)
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "scenario\tvariant\truns\tmedian tps\tmin\tmax\tratio\t")
-	fmt.Fprintf(w, "overhead\thadrill bench sysbench\t%d\t%.1f\t%.1f\t%.1f\t%s\t\n", runs, median(hds), minf(hds), maxf(hds), strconv.FormatFloat(median(ratios), 'f', 3, 64))
-	fmt.Fprintf(w, "overhead\traw sysbench (same argv)\t%d\t%.1f\t%.1f\t%.1f\t1.000\t\n", runs, median(raws), minf(raws), maxf(raws))
+	fmt.Fprintf(w, "scenario\tvariant\truns\tmedian %s\tmin\tmax\tratio\t\n", unit)
+	fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%s\t\n", scenario, hdName, runs, median(hds), minf(hds), maxf(hds), strconv.FormatFloat(median(ratios), 'f', 3, 64))
+	fmt.Fprintf(w, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t1.000\t\n", scenario, rawName, runs, median(raws), minf(raws), maxf(raws))
 	w.Flush()
-	fmt.Printf("\ntarget: hadrill ≥ 0.97 × raw sysbench (median of paired ratios): %v\n", median(ratios) >= 0.97)
+	fmt.Printf("\ntarget: %s ≥ 0.97 × %s (median of paired ratios): %v\n", hdName, rawName, median(ratios) >= 0.97)
 }

@@ -289,10 +289,11 @@ client:
 
 	// a power cut while the file system lives on in another mount namespace
 	// (unmounted here, mounted there): the disk stays without power too
-	// (only that mount made private there: every other mount of the
+	// (there the lab's volumes' parent mount made private, so that an
+	// unmount here no longer reaches its copies; every other mount of the
 	// computer, other labs' too, still follows this namespace)
 	other := exec.Command("unshare", "-m", "--propagation", "slave", "sh", "-c", `mount --make-private "$0" && exec sleep 300`,
-		filepath.Join(e.home, "labs", "itdsk", "volumes", "db3", "data"))
+		filepath.Join(e.home, "labs", "itdsk", "volumes"))
 	if err := other.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -42,12 +42,18 @@ func TestHeldElsewhere(t *testing.T) {
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// a private parent: an unmount under a shared one would reach the
+	// other namespace's copy too
+	if out, err := exec.Command("sh", "-c", `mount --bind "$0" "$0" && mount --make-private "$0"`, dir).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
 	if out, err := exec.Command("mount", loop, mnt).CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", mnt).Run() })
 	// a private copy of the mount in a namespace of its own
-	holder := exec.Command("unshare", "-m", "--propagation", "slave", "sh", "-c", `mount --make-private "$0" && exec sleep 60`, mnt)
+	holder := exec.Command("unshare", "-m", "--propagation", "slave", "sleep", "60")
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
