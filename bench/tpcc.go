@@ -34,7 +34,7 @@ func tpccOverhead(bin string, runs int) {
 	check(err)
 	lb := l.Plan().LoadBalancers[0]
 	client := l.Prov.Host(l.Plan().Client.Host)
-	goTPC := filepath.Join(filepath.Dir(client.Exe()), "go-tpc")
+	goTPC := filepath.Join(filepath.Dir(bin), "go-tpc") // make deps installs it beside hadrill
 	raw := func() float64 {
 		argv := tpcc.Argv(goTPC, tpcc.Target{Host: lb.Address, Port: lb.Port, User: user, Password: password}, 1, 4, 10, "run")
 		out, err := client.Run(context.Background(), append([]string{"sh", "-c", `exec "$@" 2>&1`, "sh"}, argv...), nil)
