@@ -192,3 +192,50 @@ type drillTPCC struct {
 		} `json:"check"`
 	} `json:"tpcc"`
 }
+
+// TestTPCCStudy: a study step of kind tpcc on galera3 with real servers:
+// tpmC measured each round, the consistency conditions checked each round;
+// a bound the figure meets is reproduced and one it cannot meet is not,
+// so the study exits 4.
+func TestTPCCStudy(t *testing.T) {
+	t.Parallel() // no timing bound a test beside it could break
+	e := newEnv(t)
+	claim := `claim: "a test", source: "a test", why: "a test"`
+	file := e.writeSpec("tpcc.yaml", `name: tpcc-step
+title: TPC-C as a study step
+source: a test
+variants:
+  - {name: g, preset: galera3, baseline: true, patch: {clusters: [{name: db, config: {innodb_buffer_pool_size: 256M}}]}}
+steps:
+  - {name: tpcc, kind: tpcc, check: true}
+scales:
+  quick: {runs: 2, warehouses: 1, threads: [2], time: 5, warmup: 0}
+  full: {runs: 2, warehouses: 1, threads: [2], time: 5, warmup: 0}
+expect:
+  - {step: tpcc, variant: g, metric: tpmc@2, min: 100, `+claim+`}
+  - {step: tpcc, variant: g, metric: tpmc@2, min: 100000000, `+claim+`}
+`)
+	r := e.run("study", "run", "--file", file, "-o", "json")
+	if r.code != 4 {
+		t.Fatalf("study: exit %d, want 4 (one claim not reproduced)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var out struct {
+		Result struct {
+			Checks []struct {
+				Verdict string `json:"verdict"`
+				Ours    struct {
+					Value float64 `json:"value"`
+				} `json:"ours"`
+			} `json:"checks"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if c := out.Result.Checks; len(c) != 2 || c[0].Verdict != "reproduced" || c[1].Verdict != "not_reproduced" || c[0].Ours.Value < 100 {
+		t.Errorf("checks: %+v", c)
+	} else {
+		t.Logf("TPC-C as a study step: %.0f tpmC over 2 rounds", c[0].Ours.Value)
+	}
+	e.assertNoLeftovers()
+}
