@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
 
 func (cli *app) drillCmd() *cobra.Command {
@@ -241,7 +241,7 @@ func printDrill(r *drill.Result) {
 			check = "a consistency condition does NOT hold: " + strings.Join(c.Failures, "; ")
 		}
 		fmt.Printf("  TPC-C (%d clients, %d warehouse): %d New-Orders, %.0f tpmC over the drill; runs of %d s: %s tpmC (%d failed); errors by code: %s; %s\n",
-			t.Clients, t.Warehouses, t.NewOrders, t.TpmC, t.RunSeconds, tpmcRuns(t.Runs), t.Failed, codesOf(t.ByCode), check)
+			t.Clients, t.Warehouses, t.NewOrders, t.TpmC, t.RunSeconds, tpmcRuns(t.Runs), t.Failed, tpcc.CodesText(t.ByCode), check)
 	}
 	if r.Interrupted {
 		fmt.Println("  INTERRUPTED: the drill was stopped early; what it broke was undone, its run is kept")
@@ -330,16 +330,4 @@ func tpmcRuns(runs []float64) string {
 		return "none"
 	}
 	return strings.Join(out, " ")
-}
-
-// codesOf lists errors by code, sorted by code.
-func codesOf(codes map[string]int) string {
-	if len(codes) == 0 {
-		return "none"
-	}
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(codes)) {
-		out = append(out, fmt.Sprintf("%s × %d", k, codes[k]))
-	}
-	return strings.Join(out, ", ")
 }

@@ -484,10 +484,7 @@ func (cli *app) compareTPCC(runs []*results.Run) error {
 						coverage = append(coverage, cv)
 					}
 				}
-				no := p.Point.Runs[0].Txn("NEW_ORDER")
-				if k := slices.IndexFunc(p.Txns, func(t tpcc.Txn) bool { return t.Name == "NEW_ORDER" }); k >= 0 {
-					no = p.Txns[k]
-				}
+				no := p.Txn(tpcc.NewOrder)
 				var cost *workload.Cost
 				if cst, ok := c.Costs[n]; ok {
 					cost = &cst

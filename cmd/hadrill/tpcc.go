@@ -85,7 +85,7 @@ func printTPCC(o *workload.TPCCOutcome) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "clients\ttpmC\tinterval\tnew order p50 ms\tp95 ms\tp99 ms\tpayment p95 ms\terrors\tCPU ms/tx\truns\t")
 	for _, pt := range o.Results {
-		no, pay := txnOf(pt, "NEW_ORDER"), txnOf(pt, "PAYMENT")
+		no, pay := pt.Txn(tpcc.NewOrder), pt.Txn("PAYMENT")
 		interval := "one run: none"
 		if pt.TpmC.N > 1 {
 			interval = fmt.Sprintf("%.0f–%.0f (%.0f%%)", pt.TpmC.Lo, pt.TpmC.Hi, 100*pt.TpmC.Coverage)
@@ -108,13 +108,4 @@ func printTPCC(o *workload.TPCCOutcome) {
 			}
 		}
 	}
-}
-
-func txnOf(p tpcc.Point, name string) tpcc.Txn {
-	for _, t := range p.Txns {
-		if t.Name == name {
-			return t
-		}
-	}
-	return tpcc.Txn{}
 }

@@ -183,8 +183,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	}
 	stopTPCC := func() { // on a drill that ends before its fault
 		if tpccLoad != nil {
-			tpccLoad.Stop(bg)
-			tpccLoad.Check(bg)
+			tpccLoad.Abandon()
 		}
 	}
 	marks := d.logMarks(bg)

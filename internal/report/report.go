@@ -335,7 +335,7 @@ func (rep *Report) HTML() ([]byte, error) {
 			return nil
 		},
 		"tpccVs": tpccVersus,
-		"codes":  codesText,
+		"codes":  tpcc.CodesText,
 		"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 		"f2":     func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 		"pct":    func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },

@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/hadrill/hadrill/internal/chart"
@@ -43,7 +41,7 @@ func tpccFinding(r *Run, base *Run) string {
 		}
 	}
 	s := fmt.Sprintf("TPC-C, lab %s, %d warehouse(s) through %s (run %s): %s at %s, New-Order p99 %.1f ms",
-		r.Lab, o.Warehouses, o.Target, r.ID, tpmcText(best.TpmC), clients(best.Threads), newOrder(best).P99)
+		r.Lab, o.Warehouses, o.Target, r.ID, tpmcText(best.TpmC), clients(best.Threads), best.Txn(tpcc.NewOrder).P99)
 	if len(o.Results) > 1 {
 		s += fmt.Sprintf(" (the highest of %d client counts)", len(o.Results))
 	}
@@ -58,7 +56,7 @@ func tpccFinding(r *Run, base *Run) string {
 	if errs > 0 {
 		s += fmt.Sprintf("; %d transactions failed", errs)
 		if len(codes) > 0 {
-			s += " (by server error: " + codesText(codes) + ")"
+			s += " (by server error: " + tpcc.CodesText(codes) + ")"
 		}
 	}
 	switch c := o.Check; {
@@ -94,15 +92,6 @@ func tpmcText(sp stats.Spread) string {
 		return fmt.Sprintf("%.0f tpmC (one run)", sp.Median)
 	}
 	return fmt.Sprintf("%.0f tpmC (median of %d runs, %.0f–%.0f, its %s)", sp.Median, sp.N, sp.Lo, sp.Hi, sp.IntervalLabel())
-}
-
-func newOrder(p tpcc.Point) tpcc.Txn {
-	for _, t := range p.Txns {
-		if t.Name == "NEW_ORDER" {
-			return t
-		}
-	}
-	return tpcc.Txn{Name: "NEW_ORDER"}
 }
 
 func clients(n int) string {
@@ -153,23 +142,4 @@ func tpccVersus(r Run, clients int) string {
 		return fmt.Sprintf("%+.1f %%", *p.DeltaPct)
 	}
 	return "-"
-}
-
-// codesText lists errors by code, the most frequent first.
-func codesText(codes map[string]int) string {
-	keys := slices.Collect(maps.Keys(codes))
-	slices.SortFunc(keys, func(a, b string) int {
-		if codes[a] != codes[b] {
-			return codes[b] - codes[a]
-		}
-		return strings.Compare(a, b)
-	})
-	var out []string
-	for _, k := range keys {
-		out = append(out, fmt.Sprintf("%s × %d", k, codes[k]))
-	}
-	if len(out) == 0 {
-		return "-"
-	}
-	return strings.Join(out, ", ")
 }

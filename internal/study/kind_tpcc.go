@@ -53,7 +53,7 @@ func init() {
 				if pt.Partial || pt.TpmC.N == 0 {
 					continue
 				}
-				no := newOrderOf(pt)
+				no := pt.Txn(tpcc.NewOrder)
 				minutes := float64(sc.Time*len(pt.Runs)) / 60
 				var serverErrors int
 				for code, n := range pt.ErrorsByCode() {
@@ -79,14 +79,4 @@ func init() {
 			return fmt.Sprintf("%s, TPC-C (go-tpc) with %s clients", cmp.Or(what, name), n)
 		},
 	})
-}
-
-// newOrderOf is a point's New-Order figures (its median run's).
-func newOrderOf(p tpcc.Point) tpcc.Txn {
-	for _, t := range p.Txns {
-		if t.Name == "NEW_ORDER" {
-			return t
-		}
-	}
-	return tpcc.Txn{Name: "NEW_ORDER"}
 }

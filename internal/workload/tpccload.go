@@ -131,6 +131,14 @@ func (x *TPCCLoad) Stop(ctx context.Context) TPCCUnderFault {
 	return f
 }
 
+// Abandon stops the clients and drops the run's account, checking
+// nothing (a drill that ended before its fault).
+func (x *TPCCLoad) Abandon() {
+	x.cancel()
+	<-x.done
+	x.drop()
+}
+
 // Check runs TPC-C's consistency conditions, then drops the run's account.
 func (x *TPCCLoad) Check(ctx context.Context) *TPCCCheck {
 	defer x.drop()

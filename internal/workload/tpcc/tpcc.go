@@ -7,6 +7,7 @@ package tpcc
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -341,3 +342,37 @@ func Compare(runs [][]Point) []Compared {
 // customers, orders and history, with their indexes): TPC-C's own sizing
 // of about 100 MB a warehouse.
 const BytesPerWarehouse = 100 << 20
+
+// NewOrder is the transaction type tpmC counts.
+const NewOrder = "NEW_ORDER"
+
+// Txn is a point's figures of one transaction type (its median run's;
+// zero, named, when absent).
+func (p Point) Txn(name string) Txn {
+	for _, t := range p.Txns {
+		if t.Name == name {
+			return t
+		}
+	}
+	return Txn{Name: name}
+}
+
+// CodesText lists errors by code, the most frequent first ("1213 × 4,
+// connection × 2"; "-" for none).
+func CodesText(codes map[string]int) string {
+	keys := slices.Collect(maps.Keys(codes))
+	slices.SortFunc(keys, func(a, b string) int {
+		if codes[a] != codes[b] {
+			return codes[b] - codes[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var out []string
+	for _, k := range keys {
+		out = append(out, fmt.Sprintf("%s × %d", k, codes[k]))
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ", ")
+}
