@@ -18,10 +18,21 @@ import (
 	"github.com/hadrill/hadrill/internal/state"
 )
 
-// start starts servers and waits until all serve (extra: more options per node).
+// start starts servers and waits until all serve (extra: more options per
+// node). A Galera joiner whose join broke off in a way a new start may get
+// past (its donor left, or could not send the state) is started again, as
+// a DBA would, at most boot.JoinTries more times.
 func (l *Lab) start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	kills := l.Kills()
-	return l.ExplainKills(kills, server.StartAll(ctx, l.Prov.Host, nodes, extra))
+	err := server.StartAll(ctx, l.Prov.Host, nodes, extra)
+	for try := 0; err != nil && try < boot.JoinTries && ctx.Err() == nil; try++ {
+		again := boot.JoinAborted(ctx, bootLab{l}, nodes)
+		if len(again) == 0 {
+			break
+		}
+		err = server.StartAll(ctx, l.Prov.Host, again, extra)
+	}
+	return l.ExplainKills(kills, err)
 }
 
 // startForming starts the members of a Galera cluster that form it together.

@@ -270,14 +270,17 @@ func Reversed(log string) string {
 // joining, when it ended for a reason a new start may well get past ("":
 // it did not): its donor left the group during its state transfer ("Donor
 // … is no longer in the group. State transfer cannot be completed, need to
-// abort"), or its incremental transfer broke off (Galera: "Receiving IST
-// failed, node restart required", "… Restart required.").
+// abort"), its donor reported the transfer failed ("Will never receive
+// state. Need to abort."), or its incremental transfer broke off (Galera:
+// "Receiving IST failed, node restart required", "… Restart required.").
 func JoinAborted(log string) string {
 	lines := strings.Split(log, "\n")
 	for _, l := range lines[lastRun(lines):] {
 		switch {
 		case strings.Contains(l, "is no longer in the group. State transfer cannot be completed"):
 			return "its donor left the group during its state transfer, which Galera then abandons"
+		case strings.Contains(l, "Will never receive state. Need to abort"):
+			return "its donor reported its state transfer failed, and Galera aborts the joiner (Will never receive state)"
 		case strings.Contains(strings.ToLower(l), "restart required"):
 			return fmt.Sprintf("its state transfer broke off, and Galera asks for a restart (%s)", galeraSays(l))
 		}

@@ -133,6 +133,8 @@ func TestJoinAborted(t *testing.T) {
 		{"2026-11-27 21:40:03 2 [ERROR] WSREP: Receiving IST failed, node restart required: IST receiver reported failure: 71 (Protocol error)\n",
 			"its state transfer broke off, and Galera asks for a restart (Receiving IST failed, node restart required: IST receiver reported failure: 71 (Protocol error))"},
 		{"2026-11-27 21:40:03 2 [ERROR] WSREP: Receiving IST failed, node restart required: x\n2026-11-27 21:40:09 0 [Note] Starting MariaDB 10.11.14 source revision\n", ""},
+		{"2026-11-28  9:07:52 0 [ERROR] WSREP: ./gcs/src/gcs_group.cpp:gcs_group_handle_join_msg():1225: Will never receive state. Need to abort.\n",
+			"its donor reported its state transfer failed, and Galera aborts the joiner (Will never receive state)"},
 		{"2026-11-27 20:50:12 0 [ERROR] InnoDB: something else\n", ""},
 	} {
 		if got := JoinAborted(c.log); got != c.want {

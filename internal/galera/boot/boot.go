@@ -64,8 +64,8 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 			extra[n.Name] = startArgs(saved[i])
 		}
 		err := l.Start(ctx, down, extra)
-		for try := 0; err != nil && try < joinTries; try++ {
-			again := slices.Concat(joinAborted(ctx, l, down), outOfCluster(ctx, l, down, err))
+		for try := 0; err != nil && try < JoinTries; try++ {
+			again := slices.Concat(JoinAborted(ctx, l, down), outOfCluster(ctx, l, down, err))
 			if len(again) == 0 {
 				break
 			}
@@ -100,15 +100,15 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 	return startFrom(ctx, l, down, saved, choice)
 }
 
-// joinTries is how many more times a joiner whose start broke off in the
+// JoinTries is how many more times a joiner whose start broke off in the
 // middle of its state transfer is started.
-const joinTries = 2
+const JoinTries = 2
 
-// joinAborted are the nodes of down that are not running because their
+// JoinAborted are the nodes of down that are not running because their
 // join broke off in a way a new start may get past (their donor left the
 // group during their state transfer, their incremental transfer failed:
 // Galera abandons it; a DBA starts them again), said.
-func joinAborted(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
+func JoinAborted(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
 	var out []*plan.Node
 	for _, n := range down {
 		if l.Alive(n) {
