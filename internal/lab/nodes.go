@@ -18,21 +18,27 @@ import (
 	"github.com/hadrill/hadrill/internal/state"
 )
 
-// start starts servers and waits until all serve (extra: more options per
-// node). A Galera joiner whose join broke off in a way a new start may get
-// past (its donor left, or could not send the state) is started again, as
-// a DBA would, at most boot.JoinTries more times.
+// start starts servers and waits until all serve (extra: more options per node).
 func (l *Lab) start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	kills := l.Kills()
-	err := server.StartAll(ctx, l.Prov.Host, nodes, extra)
-	for try := 0; err != nil && try < boot.JoinTries && ctx.Err() == nil; try++ {
-		again := boot.JoinAborted(ctx, bootLab{l}, nodes)
-		if len(again) == 0 {
+	return l.ExplainKills(kills, server.StartAll(ctx, l.Prov.Host, nodes, extra))
+}
+
+// rejoin starts one node (a start, a restart) with first as its options.
+// A Galera joiner whose join broke off in a way a new start may get past
+// (its donor left, or reported the transfer failed; its IST broke off) is
+// started again, as a DBA would, at most boot.JoinTries more times, from
+// its position as known then (the broken join may have changed it), as
+// boot.Start does for the joiners it starts.
+func (l *Lab) rejoin(ctx context.Context, n *plan.Node, first []string) error {
+	err := l.start(ctx, []*plan.Node{n}, map[string][]string{n.Name: first})
+	for try := 0; err != nil && try < boot.JoinTries && ctx.Err() == nil && n.Kind == spec.KindGalera; try++ {
+		if len(boot.JoinAborted(ctx, bootLab{l}, []*plan.Node{n})) == 0 {
 			break
 		}
-		err = server.StartAll(ctx, l.Prov.Host, again, extra)
+		err = l.start(ctx, []*plan.Node{n}, map[string][]string{n.Name: boot.Rejoin(ctx, bootLab{l}, n)})
 	}
-	return l.ExplainKills(kills, err)
+	return err
 }
 
 // startForming starts the members of a Galera cluster that form it together.
@@ -135,7 +141,7 @@ func (l *Lab) Start(ctx context.Context, names []string) error {
 			return err
 		}
 		l.logf("starting %s", n.Name)
-		if err := l.start(ctx, []*plan.Node{n}, map[string][]string{n.Name: boot.Rejoin(ctx, bootLab{l}, n)}); err != nil {
+		if err := l.rejoin(ctx, n, boot.Rejoin(ctx, bootLab{l}, n)); err != nil {
 			return err
 		}
 	}
@@ -165,7 +171,7 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 			}
 			continue
 		}
-		if err := l.start(ctx, []*plan.Node{n}, nil); err != nil {
+		if err := l.rejoin(ctx, n, nil); err != nil {
 			return err
 		}
 		if err := l.Replication().Ensure(ctx); err != nil {
