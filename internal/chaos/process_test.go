@@ -137,7 +137,7 @@ func TestProcessFaultsOnBalancers(t *testing.T) {
 
 // eventually: a signal takes effect a moment after it was sent.
 func eventually(f func() bool) bool {
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		if f() {
 			return true
 		}
