@@ -166,16 +166,7 @@ func (cli *app) runsCmd() *cobra.Command {
 							fmt.Fprintf(w, "%.1f\t-\t%.2f\t%.2f\t%s\t", pt.TPS.Mean, pt.P95, pt.P99, costCells(pt.Cost))
 						}
 						if i > 0 {
-							switch {
-							case !ok || pt.DeltaPct == nil:
-								fmt.Fprint(w, "-\t")
-							case pt.WithinNoise == nil:
-								fmt.Fprintf(w, "%+.1f %% (noise unknown)\t", *pt.DeltaPct)
-							case *pt.WithinNoise:
-								fmt.Fprintf(w, "%+.1f %% (within noise)\t", *pt.DeltaPct)
-							default:
-								fmt.Fprintf(w, "%+.1f %%\t", *pt.DeltaPct)
-							}
+							fmt.Fprintf(w, "%s\t", stats.ChangeText(pt.DeltaPct, pt.WithinNoise)) // a missing point has neither
 						}
 					}
 					fmt.Fprintln(w)
@@ -491,16 +482,7 @@ func (cli *app) compareTPCC(runs []*results.Run) error {
 				}
 				fmt.Fprintf(w, "%.0f\t%s\t%.1f\t%.1f\t%d\t%s\t", p.TpmC.Median, iv, no.P95, no.P99, p.Errors, costCells(cost))
 				if i > 0 {
-					switch {
-					case p.DeltaPct == nil:
-						fmt.Fprint(w, "-\t")
-					case p.WithinNoise == nil:
-						fmt.Fprintf(w, "%+.1f %% (noise unknown)\t", *p.DeltaPct)
-					case *p.WithinNoise:
-						fmt.Fprintf(w, "%+.1f %% (within noise)\t", *p.DeltaPct)
-					default:
-						fmt.Fprintf(w, "%+.1f %%\t", *p.DeltaPct)
-					}
+					fmt.Fprintf(w, "%s\t", stats.ChangeText(p.DeltaPct, p.WithinNoise))
 				}
 			}
 			fmt.Fprintln(w)

@@ -130,16 +130,9 @@ func tpccVersus(r Run, clients int) string {
 		return "-"
 	}
 	for _, p := range r.TPCCVersus.Points {
-		if p.Threads != clients || p.DeltaPct == nil {
-			continue
+		if p.Threads == clients {
+			return stats.ChangeText(p.DeltaPct, p.WithinNoise)
 		}
-		switch {
-		case p.WithinNoise == nil:
-			return fmt.Sprintf("%+.1f %% (noise unknown)", *p.DeltaPct)
-		case *p.WithinNoise:
-			return fmt.Sprintf("%+.1f %% (within noise)", *p.DeltaPct)
-		}
-		return fmt.Sprintf("%+.1f %%", *p.DeltaPct)
 	}
 	return "-"
 }

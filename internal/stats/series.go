@@ -176,3 +176,18 @@ func sorted(v []float64) []float64 {
 	slices.Sort(s)
 	return s
 }
+
+// ChangeText is a change against a baseline as a table cell: "-" without
+// one, "+4.2 %" beyond noise, "+1.0 % (within noise)", "+3.0 % (noise
+// unknown)" when either side has no interval (withinNoise nil).
+func ChangeText(pct *float64, withinNoise *bool) string {
+	switch {
+	case pct == nil:
+		return "-"
+	case withinNoise == nil:
+		return fmt.Sprintf("%+.1f %% (noise unknown)", *pct)
+	case *withinNoise:
+		return fmt.Sprintf("%+.1f %% (within noise)", *pct)
+	}
+	return fmt.Sprintf("%+.1f %%", *pct)
+}

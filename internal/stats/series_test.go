@@ -158,3 +158,16 @@ func TestSteadyStateRates(t *testing.T) {
 		}
 	}
 }
+
+func TestChangeText(t *testing.T) {
+	pct, yes, no := 4.25, true, false
+	for _, c := range []struct {
+		pct   *float64
+		noise *bool
+		want  string
+	}{{nil, nil, "-"}, {&pct, nil, "+4.2 % (noise unknown)"}, {&pct, &yes, "+4.2 % (within noise)"}, {&pct, &no, "+4.2 %"}} {
+		if got := ChangeText(c.pct, c.noise); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}
