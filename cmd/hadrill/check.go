@@ -106,6 +106,12 @@ func printCheck(file string, r *consistency.Result) {
 		fmt.Printf("%d transactions were ended by the server before their commit without an error (their later statements ran outside them); recorded as of unknown outcome\n", r.Escaped)
 	}
 	fmt.Println(r.Verdict())
+	if len(r.Reads) > 0 {
+		fmt.Println("reads (stale: missed a write acknowledged before they began; behind: at least the time since):")
+		for _, f := range r.Reads {
+			fmt.Println("  " + f.Text())
+		}
+	}
 	for _, a := range r.Anomalies {
 		verdict := "allowed by " + r.Model
 		switch {

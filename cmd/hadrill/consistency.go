@@ -17,10 +17,10 @@ import (
 
 func (cli *app) consistencyCmd() *cobra.Command {
 	p := workload.HistoryParams{}
-	var target string
+	var target, readTarget string
 	var seconds int
 	c := &cobra.Command{
-		Use:   "consistency [--workload append|bank] [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--sync-wait N] [--model M]",
+		Use:   "consistency [--workload append|bank] [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--read-target replicas|lb-balanced|NODE,...] [--sync-wait N] [--model M]",
 		Short: "Run list-append transactions (or bank transfers) from several clients, record their history and check it for anomalies (hadrill check)",
 		Long: `Each client runs transactions of 1 to --max-ops micro-operations over --keys keys: appending a value
 unique to its key, or reading the key's whole list; clients are spread over the targets, one each in
@@ -31,7 +31,11 @@ the run's history.jsonl, which is then checked against --model (hadrill check FI
 instead move 1 to 5 between two of --keys accounts (both balances read, the new ones written; refused when
 it would overdraw) or read every balance: a committed read that sees another total than the accounts
 cli.opened with (wrong-total: a lost update made or destroyed money) or a balance below zero (negative-value)
-is forbidden under every model. Exit 5 when the history shows an anomaly the model forbids.`,
+is forbidden under every model. With --read-target, half the transactions only read and go there,
+each client holding a session on its writes' target and one on its reads' (a read/write split): the
+check then says, per node, how many reads were stale (missed a write acknowledged before they began)
+and by how much, and names what the reads' order shows (a long fork: two readers saw two writes in
+opposite orders). Exit 5 when the history shows an anomaly the model forbids.`,
 		Args: args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var problems []error
@@ -75,11 +79,15 @@ is forbidden under every model. Exit 5 when the history shows an anomaly the mod
 				}
 				targets = append(targets, e)
 			}
+			readers, readNames, err := workload.ResolveReads(cmd.Context(), l, readTarget)
+			if err != nil {
+				problems = append(problems, err)
+			}
 			if len(problems) > 0 {
 				return hderr.Join(problems)
 			}
-			p.Time, p.Targets = time.Duration(seconds)*time.Second, names
-			out, err := workload.Consistency(cmd.Context(), l, targets, p, os.Args, cli.progressLog())
+			p.Time, p.Targets, p.ReadTargets = time.Duration(seconds)*time.Second, names, readNames
+			out, err := workload.Consistency(cmd.Context(), l, targets, readers, p, os.Args, cli.progressLog())
 			if err != nil {
 				return err
 			}
@@ -104,5 +112,7 @@ is forbidden under every model. Exit 5 when the history shows an anomaly the mod
 	f.IntVar(&p.SyncWait, "sync-wait", -1, "each session's wsrep_sync_wait (-1: the server's own)")
 	f.StringVar(&p.Model, "model", "strict-serializable", "the promise checked: "+strings.Join(consistency.Models, ", "))
 	f.StringVar(&target, "target", plan.NodesAlias, "nodes (each database node directly, clients in turn), lb, or node and load balancer names")
+	f.StringVar(&readTarget, "read-target", "", "where read-only transactions go, apart from the writes (half the transactions then only read): "+
+		workload.ReadReplicas+" (every replica now, clients in turn), "+workload.ReadBalanced+" (the balanced load balancer's read port), or node and load balancer names")
 	return c
 }

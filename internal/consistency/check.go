@@ -16,9 +16,11 @@ var Models = []string{"read-committed", "repeatable-read", "snapshot-isolation",
 // forbidden says whether a model forbids an anomaly type: every model
 // forbids what no database may do (G0, G1a/b/c, garbage, duplicates, an
 // internal inconsistency, incompatible orders); repeatable read adds
-// G-single, G2-item, lost updates and non-repeatable reads; snapshot
-// isolation G-single, lost updates and non-repeatable reads (write skew,
-// G2-item, it allows); serializable every data cycle; strict serializable
+// G-single, G2-item (G-nonadjacent and long forks among them), lost
+// updates and non-repeatable reads; snapshot isolation G-single,
+// G-nonadjacent (a long fork is one), lost updates and non-repeatable
+// reads (write skew, a G2-item whose two reads that missed a write are
+// next to each other, it allows); serializable every data cycle; strict serializable
 // also the cycles through a client's own order (-process) and real time
 // (-realtime), and a lost append (a read that began after the append was
 // acknowledged and missed it: serializable may order that read first).
@@ -36,7 +38,7 @@ func forbidden(model, anomaly string) bool {
 		return false
 	}
 	switch base {
-	case "G-single", "lost-update", "non-repeatable-read":
+	case "G-single", "lost-update", "non-repeatable-read", "G-nonadjacent", LongFork:
 		return model != "read-committed"
 	case "G2-item":
 		return model == "repeatable-read" || model == "serializable" || model == "strict-serializable"
@@ -45,12 +47,15 @@ func forbidden(model, anomaly string) bool {
 }
 
 // judge says whether a model forbids an anomaly type, and whether that is
-// undecided: a read whose cycle is G-single or G2-item (the search cut
-// short) is forbidden when the model forbids both, undecided when one.
+// undecided: a read whose cycle is G-single or G2-item, or G2-item or
+// G-nonadjacent (the search cut short), is forbidden when the model
+// forbids both, undecided when one.
 func judge(model, anomaly string) (forbids, undecided bool) {
-	if rest, ok := strings.CutPrefix(anomaly, Undecided); ok {
-		a, b := forbidden(model, "G-single"+rest), forbidden(model, "G2-item"+rest)
-		return a && b, a != b
+	for _, u := range [][3]string{{Undecided, "G-single", "G2-item"}, {UndecidedSI, "G2-item", "G-nonadjacent"}} {
+		if rest, ok := strings.CutPrefix(anomaly, u[0]); ok {
+			a, b := forbidden(model, u[1]+rest), forbidden(model, u[2]+rest)
+			return a && b, a != b
+		}
 	}
 	return forbidden(model, anomaly), false
 }
@@ -112,6 +117,9 @@ type Result struct {
 	// without saying so (recorded as info with error -1): their later
 	// statements ran outside any transaction.
 	Escaped int `json:"escaped"`
+	// Reads are how stale the committed reads were, overall and per node
+	// (list-append histories).
+	Reads []Freshness `json:"reads,omitempty"`
 }
 
 // tally counts a transaction's outcome (and an escape: the server ended
@@ -232,6 +240,7 @@ func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 		res.tally(t)
 	}
 	res.finish(c.found)
+	res.Reads = c.freshness()
 	return res, nil
 }
 

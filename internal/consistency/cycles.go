@@ -3,6 +3,7 @@ package consistency
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -52,6 +53,18 @@ const maxExamples = 8
 // left open because the search was cut short.
 const Undecided = "G-single-or-G2-item"
 
+// UndecidedSI is the type of a read on a G2-item cycle whose search for a
+// G-nonadjacent one was cut short.
+const UndecidedSI = "G2-item-or-G-nonadjacent"
+
+// LongFork is a G-nonadjacent cycle of four: two transactions each saw one
+// of two others' writes and missed the other's, so they saw the two in
+// opposite orders (T1 rw→ W2 wr→ T2 rw→ W1 wr→ T1). Snapshot isolation
+// forbids it (every snapshot is a prefix of one commit order); parallel
+// snapshot isolation and read replicas applying commits out of order allow
+// it.
+const LongFork = "long-fork"
+
 // search is the state of the cycle searches: the edges crossed so far and
 // a stamp per node for each walk's visits.
 type search struct {
@@ -61,6 +74,9 @@ type search struct {
 	stamp int32
 	queue []int32
 	from  []int32 // breadth-first walks: the edge a node was reached by
+	// nonadjacent's walks, over states (a node, and whether an rw edge led
+	// there): visits, the edge a state was reached by and from which state
+	seen2, from2, prev2 []int32
 }
 
 // cycles classifies every ww, wr and rw dependency by the cycles it
@@ -123,9 +139,29 @@ func (c *checker) cycles(ctx context.Context) error {
 		// a G2-item is a cycle of two or more reads that missed a write,
 		// none of which closes a G-single: a cycle through one of those
 		// is that read's (a stale read puts every read since on a cycle)
+		// one whose cycle can have no two of them next to each other is
+		// worse: snapshot isolation forbids it (see nonadjacent)
 		compG2 := g.componentsWithout(ww|wr|rw|lv.order, single)
+		walks := map[int32][]dep{}
 		for i, d := range g.deps {
-			if !done[i] && d.kind == rw && compG2[d.from] == compG2[d.to] {
+			if done[i] || d.kind != rw || compG2[d.from] != compG2[d.to] {
+				continue
+			}
+			if lv.order == 0 {
+				if cyc := c.longFork(s, int32(i), single); cyc != nil {
+					walks[int32(i)] = cyc
+					note(LongFork, i)
+					continue
+				}
+			}
+			walk, ok := s.nonadjacent(g, int32(i), ww|wr|rw|lv.order, single, func(y int32) bool { return compG2[y] == compG2[d.from] })
+			switch {
+			case !ok:
+				note(UndecidedSI+lv.suffix, i)
+			case walk != nil:
+				walks[int32(i)] = walk
+				note("G-nonadjacent"+lv.suffix, i)
+			default:
 				note("G2-item"+lv.suffix, i)
 			}
 		}
@@ -142,7 +178,17 @@ func (c *checker) cycles(ctx context.Context) error {
 				mask, keep, skip = ww|wr|lv.order, compD, nil
 			}
 			var best []dep
-			for _, i := range deps[:min(len(deps), maxExamples)] {
+			tries := deps[:min(len(deps), maxExamples)]
+			if base == LongFork || base == "G-nonadjacent" {
+				for _, i := range deps { // each read's own cycle or walk (a simple one first): no other search
+					w := walks[i]
+					if best == nil || simple(w) && !simple(best) || simple(w) == simple(best) && len(w) < len(best) {
+						best = w
+					}
+				}
+				tries = nil
+			}
+			for _, i := range tries {
 				d := g.deps[i]
 				path := s.shortest(g, d.to, d.from, mask, skip, func(y int32) bool {
 					// without rw edges, the way back keeps within the
@@ -163,6 +209,14 @@ func (c *checker) cycles(ctx context.Context) error {
 				d := g.deps[deps[0]]
 				example = fmt.Sprintf("%s (rw), and %s reaches %s back through other dependencies; whether that way holds another read that missed a write (G2-item) or not (G-single) was not decided: the search stopped after %d steps",
 					c.why(d), name(c.txns[d.to]), name(c.txns[d.from]), maxSteps)
+			case base == UndecidedSI:
+				d := g.deps[deps[0]]
+				example = fmt.Sprintf("%s (rw), and every way from %s back to %s holds another read that missed a write; whether one has no two such reads next to each other (G-nonadjacent, which snapshot isolation forbids) was not decided: the search stopped after %d steps",
+					c.why(d), name(c.txns[d.to]), name(c.txns[d.from]), maxSteps)
+			case base == LongFork:
+				example = c.explainFork(rotate(best))
+			case best != nil && base == "G-nonadjacent":
+				example = "no two of its reads that missed a write are next to each other, so no snapshots explain it: " + c.explain(rotate(best))
 			case best == nil:
 				d := g.deps[deps[0]]
 				example = fmt.Sprintf("%s (%s), and %s reaches %s back (the way not drawn: its search stopped after %d steps)", c.why(d), kindName[d.kind], name(c.txns[d.to]), name(c.txns[d.from]), maxSteps)
@@ -287,7 +341,9 @@ func rotate(cyc []dep) []dep {
 }
 
 // classify names a cycle by its edges: no rw edge is G0 (only ww) or G1c
-// (a wr too); one rw edge G-single; two or more G2-item; with a real-time
+// (a wr too); one rw edge G-single; two or more G2-item, or G-nonadjacent
+// when no two are next to each other (a long fork when it is rw, wr, rw,
+// wr and nothing else); with a real-time
 // edge the type ends in -realtime, else with a process edge in -process.
 func classify(edges []dep) string {
 	rws, wrs, proc, rt := 0, 0, false, false
@@ -305,6 +361,11 @@ func classify(edges []dep) string {
 	}
 	base := "G2-item"
 	switch {
+	case rws >= 2 && !adjacentRW(edges):
+		base = "G-nonadjacent"
+		if len(edges) == 4 && !proc && !rt && wrs == 2 {
+			return LongFork
+		}
 	case rws == 0 && wrs == 0:
 		base = "G0"
 	case rws == 0:
@@ -321,6 +382,28 @@ func classify(edges []dep) string {
 	return base
 }
 
+// simple says whether a closed walk passes each transaction once.
+func simple(walk []dep) bool {
+	seen := make(map[int32]bool, len(walk))
+	for _, d := range walk {
+		if seen[d.from] {
+			return false
+		}
+		seen[d.from] = true
+	}
+	return true
+}
+
+// adjacentRW says whether two rw edges follow each other round a cycle.
+func adjacentRW(edges []dep) bool {
+	for i, e := range edges {
+		if e.kind == rw && edges[(i+1)%len(edges)].kind == rw {
+			return true
+		}
+	}
+	return false
+}
+
 // explain says a cycle in words, edge by edge.
 func (c *checker) explain(cyc []dep) string {
 	parts := make([]string, 0, len(cyc))
@@ -330,4 +413,102 @@ func (c *checker) explain(cyc []dep) string {
 		who = append(who, describe(c.txns[d.from]))
 	}
 	return fmt.Sprintf("a cycle of %d transactions: %s; so each must come before itself (%s)", len(cyc), strings.Join(parts, "; "), strings.Join(who, ", "))
+}
+
+// Snapshot isolation allows a cycle only when two of its reads that missed
+// a write (rw) are next to each other (Cerone and Gotsman's
+// characterisation; write skew is T1 rw→ T2 rw→ T1). A closed walk whose
+// rw edges are never next to each other is impossible under it: give each
+// transaction its snapshot's start and its commit; a ww or wr edge T→U
+// means T committed before U's snapshot, an rw edge T→U that U committed
+// after T's snapshot, so an rw edge followed by any other edge T→U→V, and
+// any other edge T→V alone, puts T's start strictly before V's, and round
+// the walk a start before itself. Elle names such a cycle G-nonadjacent.
+
+// nonadjacent is a shortest walk from rw edge e's reader's target back to
+// the reader, by edges in mask (but those skip marks) through the nodes
+// keep allows, on which no rw edge follows another and the last is not rw
+// (e, rw, comes next): with e, a closed walk of G-nonadjacent (nil when
+// there is none; ok false when the search was cut short). A transaction
+// may appear on it twice.
+func (s *search) nonadjacent(g *graph, e int32, mask uint8, skip []bool, keep func(int32) bool) (walk []dep, ok bool) {
+	if len(s.seen2) == 0 {
+		n := 2 * len(g.in)
+		s.seen2, s.from2, s.prev2 = make([]int32, n), make([]int32, n), make([]int32, n)
+	}
+	v, u := g.deps[e].to, g.deps[e].from
+	s.stamp++
+	start := 2*v + 1 // a state: node×2 + whether it was reached by an rw edge
+	s.queue = append(s.queue[:0], start)
+	s.seen2[start] = s.stamp
+	for head := 0; head < len(s.queue); head++ {
+		st := s.queue[head]
+		x, afterRW := st/2, st%2 == 1
+		for _, f := range g.edges(x) {
+			d := &g.deps[f]
+			if d.kind&mask == 0 || skip != nil && skip[f] || d.kind == rw && afterRW {
+				continue
+			}
+			s.steps++
+			next := 2 * d.to
+			if d.kind == rw {
+				next++
+			}
+			if s.seen2[next] == s.stamp || d.to != u && !keep(d.to) {
+				continue
+			}
+			s.seen2[next], s.from2[next], s.prev2[next] = s.stamp, f, st
+			if next == 2*u {
+				for at := next; at != start; at = s.prev2[at] {
+					walk = append(walk, g.deps[s.from2[at]])
+				}
+				slices.Reverse(walk)
+				return append([]dep{g.deps[e]}, walk...), true
+			}
+			s.queue = append(s.queue, next)
+		}
+		if s.steps > maxSteps {
+			return nil, false
+		}
+	}
+	return nil, true
+}
+
+// longFork is a long fork through rw edge e (T1 rw→ W2), when there is one:
+// W2 wr→ T2 rw→ W1 wr→ T1, four transactions, no rw edge among those skip
+// marks.
+func (c *checker) longFork(s *search, e int32, skip []bool) []dep {
+	g := c.g
+	d := g.deps[e]
+	t1, w2 := d.from, d.to
+	for _, f := range g.edges(w2) {
+		toT2 := g.deps[f]
+		if toT2.kind != wr || toT2.to == t1 {
+			continue
+		}
+		for _, h := range g.edges(toT2.to) {
+			toW1 := g.deps[h]
+			if toW1.kind != rw || skip[h] || toW1.to == w2 || toW1.to == t1 {
+				continue
+			}
+			for _, k := range g.edges(toW1.to) {
+				s.steps++
+				if back := g.deps[k]; back.kind == wr && back.to == t1 {
+					return []dep{d, toT2, toW1, back}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// explainFork says a long fork in words.
+func (c *checker) explainFork(cyc []dep) string {
+	for len(cyc) == 4 && cyc[0].kind != rw {
+		cyc = append(cyc[1:], cyc[0])
+	}
+	t1, w2, t2, w1 := c.txns[cyc[0].from], c.txns[cyc[1].from], c.txns[cyc[2].from], c.txns[cyc[3].from]
+	return fmt.Sprintf("%s and %s saw %s's and %s's writes in opposite orders: %s saw %s's but not %s's, %s saw %s's but not %s's (%s; %s; %s; %s)",
+		describe(t1), describe(t2), name(w1), name(w2), name(t1), name(w1), name(w2), name(t2), name(w2), name(w1),
+		c.why(cyc[0]), c.why(cyc[1]), c.why(cyc[2]), c.why(cyc[3]))
 }

@@ -5,7 +5,7 @@
 // values to keys' lists and reads whole lists. From the reads it infers
 // each key's order of versions, builds the transactions' dependency graph
 // (Adya's ww, wr and rw edges, and the clients' process and real-time
-// order), finds its cycles and names them (G0, G1c, G-single, G2-item and
+// order), finds its cycles and names them (G0, G1c, G-single, G2-item, G-nonadjacent (a long fork among them) and
 // their -process and -realtime forms), and checks what needs no cycle
 // (aborted and intermediate reads, lost appends, duplicates, garbage). It
 // follows the published algorithm of Kingsbury and Alvaro's Elle (VLDB

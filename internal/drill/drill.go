@@ -311,7 +311,7 @@ func (d *drill) startAppends(ctx context.Context) (*workload.HistoryRun, error) 
 		p.Keys = 5
 	}
 	d.logf("%s workload: %d clients over %s, checked as %s", p.Workload, p.Clients, strings.Join(names, ", "), p.Model)
-	return workload.StartHistory(ctx, d.l, targets, p)
+	return workload.StartHistory(ctx, d.l, targets, nil, p)
 }
 
 // checkAppends stores the history workload's history with the run and

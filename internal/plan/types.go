@@ -544,7 +544,9 @@ func (p *Plan) Target(name string) (Target, error) {
 		known = append(known, LBAlias)
 	}
 	for _, lb := range p.LoadBalancers {
-		known = append(known, lb.Name)
+		if lb.Name != LBAlias {
+			known = append(known, lb.Name)
+		}
 	}
 	return Target{}, fmt.Errorf("unknown target %q in lab %s (known: %s)", name, p.Lab, strings.Join(append(known, p.NodeNames()...), ", "))
 }

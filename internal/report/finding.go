@@ -109,6 +109,13 @@ func consistencyFinding(r *Run) string {
 	if len(found) > 0 {
 		s += " (found: " + strings.Join(found, ", ") + ")"
 	}
+	var reads []string
+	for _, f := range c.Reads {
+		reads = append(reads, f.Text())
+	}
+	if len(reads) > 0 {
+		s += "; reads: " + strings.Join(reads, "; ")
+	}
 	return s + "."
 }
 

@@ -57,7 +57,7 @@ func init() {
 			if p.Workload == "bank" {
 				p.Keys = 5
 			}
-			out, err := workload.Consistency(ctx, m.lab, targets, p, m.opts.Command, io.Discard)
+			out, err := workload.Consistency(ctx, m.lab, targets, nil, p, m.opts.Command, io.Discard)
 			if err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,9 @@ type HistoryParams struct {
 	SyncWait int           `json:"wsrep_sync_wait"` // -1: the server's own
 	Model    string        `json:"model"`
 	Targets  []string      `json:"targets"`
+	// ReadTargets, when set, take the read-only transactions (ResolveReads):
+	// each client its own in turn, on a second session.
+	ReadTargets []string `json:"read_targets,omitempty"`
 }
 
 // ConsistencyOutcome is a consistency run: its id and what the check
@@ -63,6 +67,7 @@ type HistoryRun struct {
 	// what the final reads need: where the clients ran, and the workload
 	l       Lab
 	targets []Endpoint
+	readers []Endpoint // where read-only transactions go (none: the targets)
 	p       HistoryParams
 	finalOK int // final reads that succeeded
 }
@@ -74,7 +79,7 @@ type HistoryRun struct {
 // then ok, fail (surely not committed: the server refused or rolled it
 // back) or info (unknown: the connection went while it committed; that
 // client goes on as a new process).
-func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) (*HistoryRun, error) {
+func StartAppend(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams) (*HistoryRun, error) {
 	db, err := targets[0].Open(l)
 	if err != nil {
 		return nil, err
@@ -87,10 +92,10 @@ func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
 	}
-	if err := settled(ctx, l, targets, "SELECT COUNT(*) FROM "+appendTable, "0"); err != nil {
+	if err := settled(ctx, l, append(slices.Clone(targets), readers...), "SELECT COUNT(*) FROM "+appendTable, "0"); err != nil {
 		return nil, err
 	}
-	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, p: p}
+	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p}
 	var counters sync.Map // key -> *atomic.Int64: the last value appended to it
 	nextValue := func(k int) int {
 		c, _ := counters.LoadOrStore(k, new(atomic.Int64))
@@ -102,7 +107,7 @@ func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			appendClient(runCtx, l, targets[i%len(targets)], p, a.rec, nextValue, uint64(i))
+			appendClient(runCtx, l, a.client(i), p, a.rec, nextValue, uint64(i))
 		}()
 	}
 	return a, nil
@@ -111,12 +116,28 @@ func StartAppend(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 // HistoryWorkloads are the workloads that record a history.
 var HistoryWorkloads = []string{"append", "bank"}
 
-// StartHistory starts p's workload (StartAppend or StartBank).
-func StartHistory(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) (*HistoryRun, error) {
+// StartHistory starts p's workload (StartAppend or StartBank), its
+// read-only transactions on readers when there are any.
+func StartHistory(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams) (*HistoryRun, error) {
 	if p.Workload == "bank" {
-		return StartBank(ctx, l, targets, p)
+		return StartBank(ctx, l, targets, readers, p)
 	}
-	return StartAppend(ctx, l, targets, p)
+	return StartAppend(ctx, l, targets, readers, p)
+}
+
+// route is where one client sends its transactions: its writes (and
+// transactions that write) to one endpoint, its read-only transactions
+// to another (the same when there is no read target).
+type route struct{ write, read Endpoint }
+
+// client is client i's route: the targets and the readers each in turn.
+func (a *HistoryRun) client(i int) route {
+	r := route{write: a.targets[i%len(a.targets)]}
+	r.read = r.write
+	if len(a.readers) > 0 {
+		r.read = a.readers[i%len(a.readers)]
+	}
+	return r
 }
 
 // Started is when the history's clock started.
@@ -206,7 +227,7 @@ func WriteHistory(home, runID string, ops []consistency.Op) error {
 
 // Consistency runs p's history workload for p.Time, stores its history
 // with the run and checks it.
-func Consistency(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams, command []string, log io.Writer) (_ *ConsistencyOutcome, err error) {
+func Consistency(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams, command []string, log io.Writer) (_ *ConsistencyOutcome, err error) {
 	run, err := NewRun(ctx, l, results.Consistency, command, p)
 	if err != nil {
 		return nil, err
@@ -216,8 +237,12 @@ func Consistency(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 	if p.Workload == "bank" {
 		what = "accounts"
 	}
-	fmt.Fprintf(log, "%s: %d clients for %v over %d %s, through %s\n", cmp.Or(p.Workload, "append"), p.Clients, p.Time, p.Keys, what, strings.Join(p.Targets, ", "))
-	a, err := StartHistory(ctx, l, targets, p)
+	reads := ""
+	if len(p.ReadTargets) > 0 {
+		reads = ", read-only transactions through " + strings.Join(p.ReadTargets, ", ")
+	}
+	fmt.Fprintf(log, "%s: %d clients for %v over %d %s, through %s%s\n", cmp.Or(p.Workload, "append"), p.Clients, p.Time, p.Keys, what, strings.Join(p.Targets, ", "), reads)
+	a, err := StartHistory(ctx, l, targets, readers, p)
 	if err != nil {
 		return nil, err
 	}
@@ -236,13 +261,17 @@ func Consistency(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams
 
 // appendClient runs list-append transactions of 1 to MaxOps
 // micro-operations until ctx ends (clientLoop).
-func appendClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *consistency.Recorder, nextValue func(int) int, seed uint64) {
+// With a read target apart from the writes, half the transactions only
+// read (they go there).
+func appendClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consistency.Recorder, nextValue func(int) int, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
+	split := e.read != e.write
 	clientLoop(ctx, l, e, p.SyncWait, rec, func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op) {
 		var mops []consistency.Mop
+		readOnly := split && r.IntN(2) == 0
 		for j := 0; j <= r.IntN(p.MaxOps); j++ {
 			k := r.IntN(p.Keys)
-			if r.IntN(2) == 0 {
+			if !readOnly && r.IntN(2) == 0 {
 				mops = append(mops, consistency.Mop{F: "append", Key: k, Value: nextValue(k)})
 			} else {
 				mops = append(mops, consistency.Mop{F: "r", Key: k})
@@ -260,41 +289,81 @@ func appendClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *
 // records it invoked, runs it and records how it completed, as one
 // process after another (a new one after each unknown outcome); a session
 // that broke, or whose operation's outcome is unknown, is replaced.
-func clientLoop(ctx context.Context, l Lab, e Endpoint, syncWait int, rec *consistency.Recorder,
+//
+// A client with a read target apart from its writes holds a session on
+// each and sends each read-only transaction to the reads' session: one
+// process, as one application thread behind a read/write split (what it
+// wrote and then did not read is a stale read of its own).
+func clientLoop(ctx context.Context, l Lab, e route, syncWait int, rec *consistency.Recorder,
 	next func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op)) {
-	db, _ := e.Open(l)
-	defer db.Close()
-	var conn *sql.Conn
+	sessions := []*clientSession{{e: e.write}}
+	if e.read != e.write {
+		sessions = append(sessions, &clientSession{e: e.read})
+	}
+	for _, s := range sessions {
+		s.db, _ = s.e.Open(l)
+		defer s.close()
+	}
 	process := rec.Process()
+	var inv consistency.Op
+	var run func(context.Context, *sql.Conn) consistency.Op
 	for ctx.Err() == nil {
-		if conn == nil {
-			c, err := session(ctx, db, syncWait)
+		if run == nil {
+			inv, run = next()
+		}
+		s := sessions[0]
+		if len(sessions) > 1 && readOnly(inv) {
+			s = sessions[1]
+		}
+		if s.conn == nil {
+			c, err := session(ctx, s.db, syncWait)
 			if err != nil {
 				sleepCtx(ctx, 50*time.Millisecond) // the server is away: try again
 				continue
 			}
-			conn = c
+			s.conn = c
 		}
-		inv, run := next()
-		inv.Process, inv.Type, inv.Node = process, "invoke", e.Name
+		inv.Process, inv.Type, inv.Node = process, "invoke", s.e.Name
 		inv = rec.Record(inv)
-		done := run(ctx, conn)
+		done := run(ctx, s.conn)
+		run = nil
 		if ctx.Err() != nil && done.Type != "ok" { // the run ended under it: its outcome is unknown
 			done.Type = "info"
 		}
-		done.Process, done.Node, done.F = process, e.Name, inv.F
+		done.Process, done.Node, done.F = process, s.e.Name, inv.F
 		rec.Record(done)
 		if done.Type == "info" || done.Error != 0 && broken(done.Error) {
-			conn.Close()
-			conn = nil
+			s.conn.Close()
+			s.conn = nil
 		}
 		if done.Type == "info" {
 			process = rec.Process()
 		}
 	}
-	if conn != nil {
-		conn.Close()
+}
+
+// clientSession is one of a client's sessions: its endpoint, pool and
+// connection (nil: to be opened).
+type clientSession struct {
+	e    Endpoint
+	db   *sql.DB
+	conn *sql.Conn
+}
+
+func (s *clientSession) close() {
+	if s.conn != nil {
+		s.conn.Close()
 	}
+	s.db.Close()
+}
+
+// readOnly says whether an operation only reads: a bank read, or
+// list-append micro-operations that are all reads.
+func readOnly(op consistency.Op) bool {
+	if op.F == consistency.FRead {
+		return true
+	}
+	return len(op.Value) > 0 && !slices.ContainsFunc(op.Value, func(m consistency.Mop) bool { return m.F != "r" })
 }
 
 // broken says whether an error number leaves the session unusable.

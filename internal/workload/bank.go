@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ const OpeningBalance = 100
 // both balances and writing the new ones (refused, as fail, when it would
 // overdraw), the others read every balance in one statement. Outcomes are
 // recorded as the list-append workload's are.
-func StartBank(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) (*HistoryRun, error) {
+func StartBank(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams) (*HistoryRun, error) {
 	db, err := targets[0].Open(l)
 	if err != nil {
 		return nil, err
@@ -48,11 +49,11 @@ func StartBank(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) 
 	}
 	// every account at its opening balance on every target (a total alone
 	// would not tell an earlier run's accounts from these)
-	if err := settled(ctx, l, targets, fmt.Sprintf("SELECT CONCAT(COUNT(*), ':', COALESCE(SUM(balance = %d), 0)) FROM %s", OpeningBalance, bankTable),
+	if err := settled(ctx, l, append(slices.Clone(targets), readers...), fmt.Sprintf("SELECT CONCAT(COUNT(*), ':', COALESCE(SUM(balance = %d), 0)) FROM %s", OpeningBalance, bankTable),
 		fmt.Sprintf("%d:%d", p.Keys, p.Keys)); err != nil {
 		return nil, err
 	}
-	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, p: p}
+	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p}
 	a.rec.Record(consistency.Op{Process: a.rec.Process(), Type: "ok", F: consistency.FInit, Bank: &consistency.Bank{Balances: opening}})
 	var runCtx context.Context
 	runCtx, a.cancel = context.WithCancel(ctx)
@@ -60,7 +61,7 @@ func StartBank(ctx context.Context, l Lab, targets []Endpoint, p HistoryParams) 
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			bankClient(runCtx, l, targets[i%len(targets)], p, a.rec, uint64(i))
+			bankClient(runCtx, l, a.client(i), p, a.rec, uint64(i))
 		}()
 	}
 	return a, nil
@@ -105,7 +106,7 @@ func execAll(ctx context.Context, db *sql.DB, stmts ...string) error {
 
 // bankClient runs transfers (three in four) and reads of every balance
 // until ctx ends (clientLoop).
-func bankClient(ctx context.Context, l Lab, e Endpoint, p HistoryParams, rec *consistency.Recorder, seed uint64) {
+func bankClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consistency.Recorder, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
 	clientLoop(ctx, l, e, p.SyncWait, rec, func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op) {
 		if r.IntN(4) == 0 || p.Keys < 2 {

@@ -1,0 +1,26 @@
+package workload
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
+)
+
+// TestReplicas: the replicas are a replicated cluster's nodes but its
+// primary; a lab of Galera clusters alone has none, and says what it has.
+func TestReplicas(t *testing.T) {
+	p := &plan.Plan{Lab: "l", Dir: t.TempDir(), Clusters: []plan.Cluster{
+		{Name: "g", Kind: spec.KindGalera, Nodes: []string{"g1", "g2"}},
+		{Name: "db", Kind: spec.KindPrimary, Nodes: []string{"db1", "db2", "db3"}, Primary: "db1"},
+	}}
+	got, err := Replicas(p)
+	if err != nil || strings.Join(got, ",") != "db2,db3" {
+		t.Errorf("replicas %v %v, want db2,db3", got, err)
+	}
+	p.Clusters = p.Clusters[:1]
+	if _, err := Replicas(p); err == nil || !strings.Contains(err.Error(), "lab l has no replica (its clusters: g (galera))") {
+		t.Errorf("a Galera lab's replicas: %v", err)
+	}
+}
