@@ -17,6 +17,7 @@ import (
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
 
@@ -63,11 +64,17 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 						problems = append(problems, err)
 					}
 				}
+				if o.ReadTarget != "" && o.Workload != "append" && o.Workload != "bank" {
+					problems = append(problems, hderr.User("--read-target: applies to --workload append or bank (the history workloads), got --workload %s", o.Workload))
+				}
 				if len(problems) > 0 {
 					return hderr.Join(problems)
 				}
 				l, err := cli.changeLab()
 				if err != nil {
+					return err
+				}
+				if _, _, err := workload.ResolveReads(cmd.Context(), l, o.ReadTarget); err != nil {
 					return err
 				}
 				if inject != nil {
@@ -121,6 +128,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 			f.StringVar(&o.Workload, "workload", "acked", workloadUse)
 		}
 		f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append or bank, the promise checked: "+strings.Join(consistency.Models, ", "))
+		f.StringVar(&o.ReadTarget, "read-target", "", "with --workload append or bank, where the read-only transactions go apart from the writes: "+workload.ReadReplicas+" (the replicas when the drill starts), "+workload.ReadBalanced+", or node and load balancer names")
 		if scn.NodeFlag {
 			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
 		}
@@ -226,6 +234,9 @@ func printDrill(r *drill.Result) {
 	fmt.Printf("  acknowledged writes missing: %d; table checksums agree: %s\n", r.LostCount, agree)
 	if c := r.Consistency; c != nil {
 		fmt.Printf("  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", cmp.Or(r.Workload, "append"), c.OK, c.Fail, c.Info, c.Verdict())
+		for _, f := range c.Reads {
+			fmt.Printf("    reads, %s\n", f.Text())
+		}
 		for _, a := range c.Anomalies {
 			fmt.Printf("    %s, %s: %s\n", a.Type, a.Counted(), a.Example)
 		}

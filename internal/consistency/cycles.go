@@ -57,6 +57,11 @@ const Undecided = "G-single-or-G2-item"
 // G-nonadjacent one was cut short.
 const UndecidedSI = "G2-item-or-G-nonadjacent"
 
+// DataCycles are the types of cycles of data edges alone (no process or
+// real-time order), each read or append counted once: what a study's
+// "cycles" counts.
+var DataCycles = []string{"G0", "G1c", "G-single", "G2-item", "G-nonadjacent", LongFork, Undecided, UndecidedSI}
+
 // LongFork is a G-nonadjacent cycle of four: two transactions each saw one
 // of two others' writes and missed the other's, so they saw the two in
 // opposite orders (T1 rw→ W2 wr→ T2 rw→ W1 wr→ T1). Snapshot isolation

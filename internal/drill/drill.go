@@ -40,6 +40,10 @@ type Options struct {
 	// acked: the audit alone).
 	Workload string
 	Model    string
+	// ReadTarget sends the history workload's read-only transactions
+	// apart from its writes (workload.ResolveReads), resolved when the
+	// workload starts.
+	ReadTarget string
 	// Fault is the fault drill's fault (the CLI parses it as `hadrill
 	// fault` does).
 	Fault *Injection
@@ -306,12 +310,20 @@ func (d *drill) startAppends(ctx context.Context) (*workload.HistoryRun, error) 
 	if len(on) == 1 {
 		clients = 2 * len(d.nodes)
 	}
-	p := workload.HistoryParams{Workload: d.o.Workload, Clients: clients, Keys: 10, MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names}
+	readers, readNames, err := workload.ResolveReads(ctx, d.l, d.o.ReadTarget)
+	if err != nil {
+		return nil, err
+	}
+	p := workload.HistoryParams{Workload: d.o.Workload, Clients: clients, Keys: 10, MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names, ReadTargets: readNames}
 	if p.Workload == "bank" {
 		p.Keys = 5
 	}
-	d.logf("%s workload: %d clients over %s, checked as %s", p.Workload, p.Clients, strings.Join(names, ", "), p.Model)
-	return workload.StartHistory(ctx, d.l, targets, nil, p)
+	reads := ""
+	if len(readNames) > 0 {
+		reads = ", read-only transactions on " + strings.Join(readNames, ", ")
+	}
+	d.logf("%s workload: %d clients over %s%s, checked as %s", p.Workload, p.Clients, strings.Join(names, ", "), reads, p.Model)
+	return workload.StartHistory(ctx, d.l, targets, readers, p)
 }
 
 // checkAppends stores the history workload's history with the run and

@@ -69,7 +69,8 @@ type measurement struct {
 	scale               Scale
 	opts                Options
 	target, credentials string
-	named               bool // the step or its variant named the target (else the default, lb)
+	named               bool   // the step or its variant named the target (else the default, lb)
+	readTarget          string // the variant's read target (consistency steps)
 	// study and round (1, 2, …): a chaos step's schedule is drawn from
 	// them, so every variant of a round takes the same schedule
 	study string

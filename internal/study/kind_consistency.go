@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/workload"
 )
@@ -21,13 +22,13 @@ import (
 func init() {
 	register(&stepKind{
 		name:    "consistency",
-		metrics: []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "wrong_totals", "negative_values"},
+		metrics: []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "long_forks", "stale_read_pct", "behind_p99_ms", "wrong_totals", "negative_values"},
 		fields:  []string{"workload"},
 		metricsOf: func(st Step) []string {
 			if st.Workload == "bank" {
 				return []string{"committed_per_s", "wrong_totals", "negative_values"}
 			}
-			return []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles"}
+			return []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "long_forks", "stale_read_pct", "behind_p99_ms"}
 		},
 		step: func(st Step, add func(string, string, ...any)) {
 			if st.Workload != "" && !slices.Contains(workload.HistoryWorkloads, st.Workload) {
@@ -41,8 +42,11 @@ func init() {
 		},
 		measure: func(ctx context.Context, m measurement) ([]Sample, error) {
 			names := m.lab.Plan().NodeNames() // by default every node directly
-			if m.named && m.target != plan.NodesAlias {
+			switch {
+			case m.named && m.target != plan.NodesAlias:
 				names = strings.Split(m.target, ",")
+			case m.readTarget != "": // reads apart: the writes where an application sends them
+				names = []string{plan.LBAlias}
 			}
 			var targets []workload.Endpoint
 			for _, n := range names {
@@ -52,12 +56,20 @@ func init() {
 				}
 				targets = append(targets, e)
 			}
-			p := workload.HistoryParams{Workload: m.step.Workload, Clients: 2 * len(targets), Time: time.Duration(m.scale.Time) * time.Second, Keys: 10, MaxOps: 4,
-				SyncWait: -1, Model: "strict-serializable", Targets: names}
+			readers, readNames, err := workload.ResolveReads(ctx, m.lab, m.readTarget)
+			if err != nil {
+				return nil, err
+			}
+			clients := 2 * len(targets)
+			if len(readers) > 0 {
+				clients = 2 * max(len(targets), len(readers))
+			}
+			p := workload.HistoryParams{Workload: m.step.Workload, Clients: clients, Time: time.Duration(m.scale.Time) * time.Second, Keys: 10, MaxOps: 4,
+				SyncWait: -1, Model: "strict-serializable", Targets: names, ReadTargets: readNames}
 			if p.Workload == "bank" {
 				p.Keys = 5
 			}
-			out, err := workload.Consistency(ctx, m.lab, targets, nil, p, m.opts.Command, io.Discard)
+			out, err := workload.Consistency(ctx, m.lab, targets, readers, p, m.opts.Command, io.Discard)
 			if err != nil {
 				return nil, err
 			}
@@ -83,7 +95,10 @@ func init() {
 				"stale_reads", float64(c.Count("G-single-realtime")),
 				"realtime_cycles", float64(realtime),
 				"lost_appends", float64(c.Count("lost")),
-				"cycles", float64(c.Count("G0", "G1c", "G-single", "G2-item"))), nil
+				"cycles", float64(c.Count(consistency.DataCycles...)),
+				"long_forks", float64(c.Count(consistency.LongFork)),
+				"stale_read_pct", stalePct(c),
+				"behind_p99_ms", behindP99(c)), nil
 		},
 		describe: func(st Step, metric string) string {
 			what := map[string]string{
@@ -93,6 +108,9 @@ func init() {
 				"realtime_cycles": "Every cycle through real time (stale reads, and write skew across real time)",
 				"lost_appends":    "Acknowledged appends no later read ever saw",
 				"cycles":          "Dependency cycles without real-time or process order (G0, G1c, G-single, G2-item)",
+				"long_forks":      "Long forks: two readers saw two writes in opposite orders (snapshot isolation forbids it)",
+				"stale_read_pct":  "Share of committed reads that missed a write acknowledged before they began, in %",
+				"behind_p99_ms":   "How far behind the stale reads were at the 99th percentile, at least (the time since the earliest write they missed was acknowledged), in ms",
 				"wrong_totals":    "Reads of every balance whose total was not the opening one (money made or destroyed)",
 				"negative_values": "Reads that saw a balance below zero",
 			}[metric]
@@ -105,4 +123,20 @@ func init() {
 			return fmt.Sprintf("%s, list-append transactions from every client", what)
 		},
 	})
+}
+
+// stalePct is the share of the committed reads that were stale, in %.
+func stalePct(c *consistency.Result) float64 {
+	if len(c.Reads) == 0 || c.Reads[0].Reads == 0 {
+		return 0
+	}
+	return 100 * float64(c.Reads[0].Stale) / float64(c.Reads[0].Reads)
+}
+
+// behindP99 is the stale reads' 99th percentile behind, in ms (0: none).
+func behindP99(c *consistency.Result) float64 {
+	if len(c.Reads) == 0 {
+		return 0
+	}
+	return 1000 * c.Reads[0].BehindP99
 }

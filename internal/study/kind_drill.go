@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/hderr"
@@ -158,7 +159,7 @@ func init() {
 			}
 			if c := res.Consistency; c != nil {
 				out = append(out, "lost_appends", float64(c.Count("lost")), "lost_updates", float64(c.Count("lost-update")),
-					"stale_reads", float64(c.Count("G-single-realtime")), "cycles", float64(c.Count("G0", "G1c", "G-single", "G2-item")),
+					"stale_reads", float64(c.Count("G-single-realtime")), "cycles", float64(c.Count(consistency.DataCycles...)),
 					"committed_appends", float64(c.OK), "unknown_appends", float64(c.Info))
 			}
 			return samples(m.step, res.RunID, out...), nil

@@ -382,7 +382,7 @@ func measure(ctx context.Context, l workload.Lab, log *labLog, v Variant, st Ste
 	if k == nil {
 		return nil, fmt.Errorf("unknown step kind %q", st.Kind)
 	}
-	return k.measure(ctx, measurement{lab: l, log: log, step: st, scale: sc, opts: o, target: target, credentials: credentials, named: st.Target != "" || v.Target != "", study: study, round: round})
+	return k.measure(ctx, measurement{lab: l, log: log, step: st, scale: sc, opts: o, target: target, credentials: credentials, named: st.Target != "" || v.Target != "", readTarget: v.ReadTarget, study: study, round: round})
 }
 
 func errIf(cond bool, msg string) error {

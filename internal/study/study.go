@@ -103,6 +103,10 @@ type Variant struct {
 	// names none (default: lb); "nodes" gives sysbench the Galera nodes as
 	// its own host list. Variants whose labs would be the same share one.
 	Target string `yaml:"target,omitempty" json:"target,omitempty"`
+	// ReadTarget sends a consistency step's read-only transactions apart
+	// from its writes (bench consistency --read-target): replicas,
+	// lb-balanced, or node and load balancer names.
+	ReadTarget string `yaml:"read_target,omitempty" json:"read_target,omitempty"`
 	// Endpoint is a server outside any lab (mysql://HOST:PORT, a managed
 	// service's or your own) in place of a preset: load runs from this
 	// computer with the user and password of the Credentials file.
@@ -372,6 +376,16 @@ func (s *Study) Problems() []string {
 			if v.Credentials != "" {
 				add(p+".credentials", "applies to an endpoint variant only")
 			}
+			if v.ReadTarget != "" {
+				if why := readTargetProblem(sp, v.ReadTarget); sp != nil && why != "" {
+					add(p+".read_target", "%s (variant %s)", why, v.Name)
+				}
+				for _, st := range s.Steps {
+					if st.Kind != "consistency" {
+						add(p+".read_target", "applies to consistency steps only; step %s is %s", st.Name, st.Kind)
+					}
+				}
+			}
 		}
 		if v.Price < 0 || v.Price > 1e6 || math.IsNaN(v.Price) {
 			add(p+".price", "expected an hourly price from 0 to 1000000, got %g", v.Price)
@@ -481,6 +495,32 @@ func (s *Study) Problems() []string {
 		}
 	}
 	return out
+}
+
+// readTargetProblem says what is wrong with a variant's read target in
+// its spec ("" when nothing): replicas needs a replicated cluster of two
+// nodes or more, lb-balanced a balanced load balancer, names must exist.
+func readTargetProblem(sp *spec.Spec, target string) string {
+	switch target {
+	case workload.ReadReplicas:
+		for _, c := range sp.Clusters {
+			if c.Kind == spec.KindPrimary && (c.Nodes == nil || *c.Nodes > 1) {
+				return ""
+			}
+		}
+		return "replicas: the variant's lab has no replicated cluster with a replica"
+	case workload.ReadBalanced:
+		for _, b := range sp.LoadBalancers {
+			if b.Mode == spec.LBBalanced {
+				return ""
+			}
+		}
+		return "lb-balanced: the variant's lab has no load balancer in mode balanced"
+	}
+	if why := targetProblem(sp, target, true); why != "" {
+		return why + " (or " + workload.ReadReplicas + ", " + workload.ReadBalanced + ")"
+	}
+	return ""
 }
 
 // targetProblem says what is wrong with a step's target in a variant's

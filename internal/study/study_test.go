@@ -536,3 +536,42 @@ scales:
 		t.Errorf("least time %v, want %v (the second step measures 600 s)", got, want)
 	}
 }
+
+// TestBadReadTargets: a read target needs what it names in the variant's
+// lab (replicas a replicated cluster with one, lb-balanced a balanced load
+// balancer, names that exist) and consistency steps to use it.
+func TestBadReadTargets(t *testing.T) {
+	_, err := Load([]byte(`
+name: bad3
+title: bad
+source: x
+variants:
+  - {name: a, preset: galera3, read_target: replicas}
+  - {name: b, preset: galera3, read_target: lb-balanced}
+  - {name: c, preset: async, read_target: db7}
+  - {name: d, preset: async, read_target: replicas}
+steps:
+  - {name: append, kind: consistency}
+  - {name: commit, kind: commit-latency}
+scales:
+  quick: {runs: 1, time: 1, count: 10}
+  full: {runs: 1, time: 1, count: 10}
+`))
+	if err == nil {
+		t.Fatal("a bad study loaded")
+	}
+	for _, want := range []string{
+		"variants[0].read_target: replicas: the variant's lab has no replicated cluster with a replica (variant a)",
+		"variants[1].read_target: lb-balanced: the variant's lab has no load balancer in mode balanced (variant b)",
+		`variants[2].read_target: `,
+		"(or replicas, lb-balanced) (variant c)",
+		"variants[3].read_target: applies to consistency steps only; step commit is commit-latency",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%s", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "variant d)") {
+		t.Errorf("async's replicas refused:\n%s", err)
+	}
+}
