@@ -20,7 +20,7 @@ func (cli *app) consistencyCmd() *cobra.Command {
 	var target, readTarget string
 	var seconds int
 	c := &cobra.Command{
-		Use:   "consistency [--workload append|bank] [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--read-target replicas|lb-balanced|NODE,...] [--sync-wait N] [--model M]",
+		Use:   "consistency [--workload append|bank|set] [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--read-target replicas|lb-balanced|NODE,...] [--sync-wait N] [--model M]",
 		Short: "Run list-append transactions (or bank transfers) from several clients, record their history and check it for anomalies (hadrill check)",
 		Long: `Each client runs transactions of 1 to --max-ops micro-operations over --keys keys: appending a value
 unique to its key, or reading the key's whole list; clients are spread over the targets, one each in
@@ -31,7 +31,11 @@ the run's history.jsonl, which is then checked against --model (hadrill check FI
 instead move 1 to 5 between two of --keys accounts (both balances read, the new ones written; refused when
 it would overdraw) or read every balance: a committed read that sees another total than the accounts
 cli.opened with (wrong-total: a lost update made or destroyed money) or a balance below zero (negative-value)
-is forbidden under every model. With --read-target, half the transactions only read and go there,
+is forbidden under every model. With --workload set the clients add elements unique to the run (three
+in four operations, each one INSERT) or read the whole set: per element, whether it became stable
+(every read since some moment saw it), was lost (acknowledged or seen, then missing from every read
+since some moment: forbidden under every model) or was never read after, and how long after its
+acknowledgement reads still missed it (a stale element: strict serializability forbids it). With --read-target, half the transactions only read and go there,
 each client holding a session on its writes' target and one on its reads' (a read/write split): the
 check then says, per node, how many reads were stale (missed a write acknowledged before they began)
 and by how much, and names what the reads' order shows (a long fork: two readers saw two writes in
@@ -107,7 +111,7 @@ opposite orders). Exit 5 when the history shows an anomaly the model forbids.`,
 	f.IntVar(&seconds, "time", 30, "seconds the clients run")
 	f.IntVar(&p.Clients, "clients", 6, "clients at once")
 	f.IntVar(&p.Keys, "keys", 10, "keys the transactions share (bank: the accounts)")
-	f.StringVar(&p.Workload, "workload", "append", "append (list-append transactions) or bank (transfers between --keys accounts of 100 each, and reads of every balance)")
+	f.StringVar(&p.Workload, "workload", "append", "append (list-append transactions), bank (transfers between --keys accounts of 100 each, and reads of every balance) or set (adds of unique elements, and reads of the whole set)")
 	f.IntVar(&p.MaxOps, "max-ops", 4, "micro-operations a transaction at most")
 	f.IntVar(&p.SyncWait, "sync-wait", -1, "each session's wsrep_sync_wait (-1: the server's own)")
 	f.StringVar(&p.Model, "model", "strict-serializable", "the promise checked: "+strings.Join(consistency.Models, ", "))

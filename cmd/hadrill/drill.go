@@ -64,8 +64,8 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 						problems = append(problems, err)
 					}
 				}
-				if o.ReadTarget != "" && o.Workload != "append" && o.Workload != "bank" {
-					problems = append(problems, hderr.User("--read-target: applies to --workload append or bank (the history workloads), got --workload %s", o.Workload))
+				if o.ReadTarget != "" && !workload.IsHistory(o.Workload) {
+					problems = append(problems, hderr.User("--read-target: applies to the history workloads (--workload %s), got --workload %s", strings.Join(workload.HistoryWorkloads, ", "), o.Workload))
 				}
 				if len(problems) > 0 {
 					return hderr.Join(problems)
@@ -112,7 +112,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 		f.DurationVar(&o.After, "after", 3*time.Second, "traffic after the cluster is whole again")
 		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
 		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
-		workloadUse := "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too), bank (transfers between accounts from every node too): the history checked (hadrill check), or tpcc (TPC-C through the load balancer too, its consistency conditions checked after)"
+		workloadUse := "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too), bank (transfers between accounts from every node too), set (adds of unique elements and reads of the whole set from every node too): the history checked (hadrill check), or tpcc (TPC-C through the load balancer too, its consistency conditions checked after)"
 		if scn.Name == drill.ChaosDrill {
 			f.StringVar(&chaosWorkload, "workload", "append", workloadUse)
 			f.DurationVar(&ch.Params.Duration, "duration", 2*time.Minute, "how long the schedule runs (1s to 24h): steps until the next would end after it")
@@ -234,6 +234,9 @@ func printDrill(r *drill.Result) {
 	fmt.Printf("  acknowledged writes missing: %d; table checksums agree: %s\n", r.LostCount, agree)
 	if c := r.Consistency; c != nil {
 		fmt.Printf("  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", cmp.Or(r.Workload, "append"), c.OK, c.Fail, c.Info, c.Verdict())
+		if c.Set != nil {
+			fmt.Printf("    elements: %s\n", c.Set.Text())
+		}
 		for _, f := range c.Reads {
 			fmt.Printf("    reads, %s\n", f.Text())
 		}

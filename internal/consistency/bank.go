@@ -38,11 +38,12 @@ func bankOp(f string) bool { return f == FTransfer || f == FRead || f == FInit }
 // a read's balances by account ({"0": 100, …}, null when not read).
 func (o Op) MarshalJSON() ([]byte, error) {
 	type plain Op // the same fields, without this method
-	if !bankOp(o.F) {
-		return json.Marshal(plain(o))
-	}
 	var v any
 	switch {
+	case family(o.F) == "set":
+		v = setValue(o)
+	case !bankOp(o.F):
+		return json.Marshal(plain(o))
 	case o.Bank == nil:
 	case o.F == FTransfer:
 		v = map[string]int{"from": o.Bank.From, "to": o.Bank.To, "amount": o.Bank.Amount}

@@ -22,10 +22,13 @@ var Models = []string{"read-committed", "repeatable-read", "snapshot-isolation",
 // reads (write skew, a G2-item whose two reads that missed a write are
 // next to each other, it allows); serializable every data cycle; strict serializable
 // also the cycles through a client's own order (-process) and real time
-// (-realtime), and a lost append (a read that began after the append was
-// acknowledged and missed it: serializable may order that read first).
+// (-realtime), a lost append (a read that began after the append was
+// acknowledged and missed it: serializable may order that read first) and
+// a stale set element (the same for a read of a set, which saw the element
+// later); a set's lost element (missing from every read since some
+// moment) every model forbids.
 func forbidden(model, anomaly string) bool {
-	if anomaly == "lost" {
+	if anomaly == "lost" || anomaly == "stale-element" {
 		return model == "strict-serializable"
 	}
 	base, ordered := anomaly, false
@@ -120,6 +123,8 @@ type Result struct {
 	// Reads are how stale the committed reads were, overall and per node
 	// (list-append histories).
 	Reads []Freshness `json:"reads,omitempty"`
+	// Set: a set history's figures per element.
+	Set *SetFigures `json:"set,omitempty"`
 }
 
 // tally counts a transaction's outcome (and an escape: the server ended
@@ -228,8 +233,13 @@ func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 	if !slices.Contains(Models, model) {
 		return nil, fmt.Errorf("unknown model %q (known: %s)", model, strings.Join(Models, ", "))
 	}
-	if len(ops) > 0 && bankOp(ops[0].F) {
-		return checkBank(ops, model)
+	if len(ops) > 0 {
+		switch family(ops[0].F) {
+		case "bank":
+			return checkBank(ops, model)
+		case "set":
+			return checkSet(ops, model)
+		}
 	}
 	c, err := analyse(ctx, ops)
 	if err != nil {

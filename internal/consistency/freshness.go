@@ -45,12 +45,7 @@ func (c *checker) freshness() []Freshness {
 		}
 		acked[k] = m
 	}
-	type tally struct {
-		reads  int
-		behind []float64
-	}
-	by := map[string]*tally{}
-	all := &tally{}
+	fresh := newFreshTally()
 	for _, t := range c.txns {
 		if t.Type != "ok" || t.Invoke == nil {
 			continue
@@ -65,35 +60,58 @@ func (c *checker) freshness() []Freshness {
 				behind = max(behind, t.Invoke.Time-at)
 			}
 		}
-		if !read {
-			continue
-		}
-		n := by[t.Node]
-		if n == nil {
-			n = &tally{}
-			by[t.Node] = n
-		}
-		for _, x := range []*tally{all, n} {
-			x.reads++
-			if behind >= 0 {
-				x.behind = append(x.behind, float64(behind)/1e9)
-			}
+		if read {
+			fresh.add(t.Node, behind)
 		}
 	}
-	if all.reads == 0 {
+	return fresh.figures()
+}
+
+// freshTally gathers reads' staleness per node.
+type freshTally struct {
+	all  *tally
+	node map[string]*tally
+}
+
+type tally struct {
+	reads  int
+	behind []float64 // the stale reads', in seconds
+}
+
+func newFreshTally() *freshTally { return &freshTally{all: &tally{}, node: map[string]*tally{}} }
+
+// add counts one read on node, stale by behind ns (-1: not stale).
+func (f *freshTally) add(node string, behind int64) {
+	n := f.node[node]
+	if n == nil {
+		n = &tally{}
+		f.node[node] = n
+	}
+	for _, x := range []*tally{f.all, n} {
+		x.reads++
+		if behind >= 0 {
+			x.behind = append(x.behind, float64(behind)/1e9)
+		}
+	}
+}
+
+// figures are the tallies' figures: overall first, then per node when the
+// reads came from more than one (nil: no read).
+func (f *freshTally) figures() []Freshness {
+	if f.all.reads == 0 {
 		return nil
 	}
 	figure := func(node string, x *tally) Freshness {
-		f := Freshness{Node: node, Reads: x.reads, Stale: len(x.behind)}
+		r := Freshness{Node: node, Reads: x.reads, Stale: len(x.behind)}
 		if len(x.behind) > 0 {
 			slices.Sort(x.behind)
-			f.BehindP50, f.BehindP99, f.BehindMax = stats.Percentile(x.behind, 50), stats.Percentile(x.behind, 99), x.behind[len(x.behind)-1]
+			r.BehindP50, r.BehindP99, r.BehindMax = stats.Percentile(x.behind, 50), stats.Percentile(x.behind, 99), x.behind[len(x.behind)-1]
 		}
-		return f
+		return r
 	}
-	out := []Freshness{figure("", all)}
-	if len(by) > 1 {
-		for node, x := range by {
+	out := []Freshness{figure("", f.all)}
+	if len(f.node) > 1 {
+		for node, x := range f.node {
 			out = append(out, figure(cmp.Or(node, "?"), x))
 		}
 		slices.SortFunc(out[1:], func(a, b Freshness) int { return cmp.Compare(a.Node, b.Node) })
@@ -117,7 +135,10 @@ func (f Freshness) Text() string {
 
 // seconds says a duration in seconds with the precision it needs.
 func seconds(s float64) string {
-	if s < 0.1 {
+	switch {
+	case s > 0 && s < 0.001:
+		return fmt.Sprintf("%.0f µs", 1e6*s)
+	case s < 0.1:
 		return fmt.Sprintf("%.1f ms", 1000*s)
 	}
 	return fmt.Sprintf("%.2f s", s)

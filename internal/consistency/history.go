@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -36,6 +37,10 @@ type Op struct {
 	// Bank is a bank operation's value (f transfer, read or init; its
 	// "value" in the file): Value is then empty.
 	Bank *Bank `json:"-"`
+	// Elements is a set operation's value (f add: the one element added;
+	// f read-set: the elements read, nil when not read): Value is then
+	// empty.
+	Elements []int `json:"-"`
 }
 
 // Mop is a micro-operation: ["append", key, value] or ["r", key, list]
@@ -118,7 +123,7 @@ func Read(r io.Reader) ([]Op, error) {
 			problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
 			continue
 		}
-		if len(ops) > 0 && bankOp(op.F) != bankOp(ops[0].F) {
+		if len(ops) > 0 && family(op.F) != family(ops[0].F) {
 			problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", line, op.F, ops[0].F))
 			continue
 		}
@@ -190,8 +195,10 @@ func readOp(text string, at int) (Op, error) {
 		op.Bank, err = parseBank(op.F, op.Type, raw.Value)
 	case op.F == FTxn:
 		op.Value, err = parseMops(raw.Value)
+	case family(op.F) == "set":
+		op.Elements, err = parseSet(op.F, op.Type, raw.Value)
 	default:
-		return Op{}, fmt.Errorf("f: expected txn (list-append) or transfer, read and init (bank), got %q", op.F)
+		return Op{}, fmt.Errorf("f: expected txn (list-append), transfer, read and init (bank), or add and read-set (set), got %q", op.F)
 	}
 	if err != nil {
 		return Op{}, fmt.Errorf("value: %v", err)
@@ -265,6 +272,8 @@ func pair(ops []Op) ([]*Txn, error) {
 		}
 		if op.F != t.Invoke.F {
 			problems = append(problems, fmt.Sprintf("index %d: completes %q, but index %d invoked %q", op.Index, op.F, t.Invoke.Index, t.Invoke.F))
+		} else if op.F == FAdd && !slices.Equal(op.Elements, t.Invoke.Elements) {
+			problems = append(problems, fmt.Sprintf("index %d: completes the add of %v, but index %d invoked the add of %v", op.Index, op.Elements, t.Invoke.Index, t.Invoke.Elements))
 		} else if op.Type == "ok" && !sameMops(t.Invoke.Value, op.Value) {
 			problems = append(problems, fmt.Sprintf("index %d: its micro-operations are not those index %d invoked (the same functions, keys and appended values, in order; a read's list filled in)", op.Index, t.Invoke.Index))
 		} else if op.Type == "info" && len(op.Value) > 0 && !runOf(t.Invoke.Value, op.Value) {

@@ -1,6 +1,9 @@
 package consistency
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"sort"
+)
 
 // Simulate makes a history for tests and benchmarks: n list-append
 // transactions of 1 to 4 micro-operations over keys, from procs clients,
@@ -68,6 +71,48 @@ func Simulate(n, procs, keys int, stale bool, seed uint64) []Op {
 		ops = append(ops, pd.done)
 		busy[pd.proc] = false
 	}
+	for i := range ops {
+		ops[i].Index = i
+	}
+	return ops
+}
+
+// SimulateSet makes a set history for tests and benchmarks: n elements
+// added one after another by procs clients (each add acknowledged 5 µs
+// after it began, the next 10 µs after that), and reads of the whole set
+// by a reader of their own, evenly spread: each sees every element
+// acknowledged before it began, but with lag the last few (those
+// acknowledged within lag adds before it) are missed, as a replica
+// behind would.
+func SimulateSet(n, procs, reads, lag int) []Op {
+	const step = 10_000 // ns between adds
+	var ops []Op
+	every := max(1, n/max(1, reads))
+	reader := procs
+	for i := 1; i <= n; i++ {
+		start := int64(i) * step
+		p := i % procs
+		ops = append(ops, Op{Time: start, Process: p, Type: "invoke", F: FAdd, Node: "db1", Elements: []int{i}},
+			Op{Time: start + step/2, Process: p, Type: "ok", F: FAdd, Node: "db1", Elements: []int{i}})
+		if i%every == 0 || i == n {
+			at := start + step/2 + 1 // after this add's acknowledgement
+			seen := make([]int, 0, i)
+			for v := 1; v <= i-lag; v++ {
+				seen = append(seen, v)
+			}
+			if i == n { // the final read: everything
+				seen = seen[:0]
+				for v := 1; v <= n; v++ {
+					seen = append(seen, v)
+				}
+				at += step
+			}
+			ops = append(ops, Op{Time: at, Process: reader, Type: "invoke", F: FReadSet, Node: "db2"},
+				Op{Time: at + 1, Process: reader, Type: "ok", F: FReadSet, Node: "db2", Elements: seen})
+			reader++
+		}
+	}
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Time < ops[j].Time })
 	for i := range ops {
 		ops[i].Index = i
 	}

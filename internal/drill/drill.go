@@ -54,7 +54,7 @@ type Options struct {
 }
 
 // Workloads a drill may add to its acknowledged writes.
-var Workloads = []string{"acked", "append", "bank", "tpcc"}
+var Workloads = append(append([]string{"acked"}, workload.HistoryWorkloads...), "tpcc")
 
 // TPC-C under a drill: one warehouse, two clients (light enough that a
 // lab carries the drill's own traffic beside it).
@@ -195,7 +195,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	trafficAt := time.Now()
 	d.t = startTraffic(ctx, w, r, run.ID, o.Rate)
 	var appends *workload.HistoryRun
-	if o.Workload == "append" || o.Workload == "bank" {
+	if workload.IsHistory(o.Workload) {
 		if appends, err = d.startAppends(ctx); err != nil {
 			d.t.finish()
 			d.s.finish()

@@ -109,6 +109,9 @@ func consistencyFinding(r *Run) string {
 	if len(found) > 0 {
 		s += " (found: " + strings.Join(found, ", ") + ")"
 	}
+	if c.Set != nil {
+		s += "; elements: " + c.Set.Text()
+	}
 	var reads []string
 	for _, f := range c.Reads {
 		reads = append(reads, f.Text())

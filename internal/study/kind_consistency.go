@@ -21,12 +21,16 @@ import (
 // checked (hadrill check): its figures are what the check found.
 func init() {
 	register(&stepKind{
-		name:    "consistency",
-		metrics: []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "long_forks", "stale_read_pct", "behind_p99_ms", "wrong_totals", "negative_values"},
-		fields:  []string{"workload"},
+		name: "consistency",
+		metrics: []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "long_forks", "stale_read_pct", "behind_p99_ms", "wrong_totals", "negative_values",
+			"lost_elements", "stale_elements", "visible_p99_ms"},
+		fields: []string{"workload"},
 		metricsOf: func(st Step) []string {
-			if st.Workload == "bank" {
+			switch st.Workload {
+			case "bank":
 				return []string{"committed_per_s", "wrong_totals", "negative_values"}
+			case "set":
+				return []string{"committed_per_s", "lost_elements", "stale_elements", "visible_p99_ms", "stale_read_pct", "behind_p99_ms"}
 			}
 			return []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "long_forks", "stale_read_pct", "behind_p99_ms"}
 		},
@@ -83,6 +87,15 @@ func init() {
 					realtime += a.Count
 				}
 			}
+			if f := c.Set; f != nil { // the set's figures only
+				return samples(m.step, out.RunID,
+					"committed_per_s", float64(c.OK)/p.Time.Seconds(),
+					"lost_elements", float64(f.Lost),
+					"stale_elements", float64(f.Stale),
+					"visible_p99_ms", 1000*f.VisibleP99,
+					"stale_read_pct", stalePct(c),
+					"behind_p99_ms", behindP99(c)), nil
+			}
 			if p.Workload == "bank" { // the bank's figures only: the list-append ones are not measured by it
 				return samples(m.step, out.RunID,
 					"committed_per_s", float64(c.OK)/p.Time.Seconds(),
@@ -107,13 +120,22 @@ func init() {
 				"stale_reads":     "Stale reads: G-single through real time (a transaction missed one that completed before it began)",
 				"realtime_cycles": "Every cycle through real time (stale reads, and write skew across real time)",
 				"lost_appends":    "Acknowledged appends no later read ever saw",
-				"cycles":          "Dependency cycles without real-time or process order (G0, G1c, G-single, G2-item)",
+				"cycles":          "Dependency cycles without real-time or process order (G0, G1c, G-single, G2-item with G-nonadjacent and long forks, and reads undecided between two)",
 				"long_forks":      "Long forks: two readers saw two writes in opposite orders (snapshot isolation forbids it)",
 				"stale_read_pct":  "Share of committed reads that missed a write acknowledged before they began, in %",
 				"behind_p99_ms":   "How far behind the stale reads were at the 99th percentile, at least (the time since the earliest write they missed was acknowledged), in ms",
 				"wrong_totals":    "Reads of every balance whose total was not the opening one (money made or destroyed)",
 				"negative_values": "Reads that saw a balance below zero",
+				"lost_elements":   "Set elements acknowledged (or seen) and then missing from every read since some moment",
+				"stale_elements":  "Set elements every read saw in the end, but one that began after they were known missed",
+				"visible_p99_ms":  "How long after its acknowledgement a set element was still missed by a read, at the 99th percentile of the elements, at least, in ms",
 			}[metric]
+			if st.Workload == "set" {
+				if metric == "committed_per_s" {
+					what = "Adds and reads committed per second"
+				}
+				return what + ", adds of unique elements and reads of the whole set from every client"
+			}
 			if st.Workload == "bank" {
 				if metric == "committed_per_s" {
 					what = "Transfers and reads committed per second"

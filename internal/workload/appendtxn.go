@@ -58,7 +58,7 @@ const HistoryFile = "history.jsonl"
 // appendTable holds each key's list as comma-separated values.
 const appendTable = "app.hd_append"
 
-// HistoryRun is a history workload running (list-append or bank): its
+// HistoryRun is a history workload running (list-append, bank or set): its
 // clients and their history so far.
 type HistoryRun struct {
 	rec    *consistency.Recorder
@@ -114,13 +114,19 @@ func StartAppend(ctx context.Context, l Lab, targets, readers []Endpoint, p Hist
 }
 
 // HistoryWorkloads are the workloads that record a history.
-var HistoryWorkloads = []string{"append", "bank"}
+var HistoryWorkloads = []string{"append", "bank", "set"}
+
+// IsHistory says whether a workload records a history.
+func IsHistory(name string) bool { return slices.Contains(HistoryWorkloads, name) }
 
 // StartHistory starts p's workload (StartAppend or StartBank), its
 // read-only transactions on readers when there are any.
 func StartHistory(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams) (*HistoryRun, error) {
-	if p.Workload == "bank" {
+	switch p.Workload {
+	case "bank":
 		return StartBank(ctx, l, targets, readers, p)
+	case "set":
+		return StartSet(ctx, l, targets, readers, p)
 	}
 	return StartAppend(ctx, l, targets, readers, p)
 }
@@ -182,7 +188,11 @@ func (a *HistoryRun) finalReads() {
 			continue
 		}
 		_, _ = conn.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1") // a server without Galera refuses it: its reads are its own anyway
-		if a.p.Workload == "bank" {
+		if a.p.Workload == "set" {
+			if a.finalSetRead(ctx, conn, process, e.Name) {
+				a.finalOK++
+			}
+		} else if a.p.Workload == "bank" {
 			a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, F: consistency.FRead})
 			done, typ, code := readBalances(ctx, conn)
 			a.rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, F: consistency.FRead, Error: code, Bank: done})
@@ -233,15 +243,18 @@ func Consistency(ctx context.Context, l Lab, targets, readers []Endpoint, p Hist
 		return nil, err
 	}
 	defer abandonIfFailed(l, run, &err)
-	what := "keys"
-	if p.Workload == "bank" {
-		what = "accounts"
+	what := fmt.Sprintf(" over %d keys", p.Keys)
+	switch p.Workload {
+	case "bank":
+		what = fmt.Sprintf(" over %d accounts", p.Keys)
+	case "set":
+		what = " (one set)"
 	}
 	reads := ""
 	if len(p.ReadTargets) > 0 {
 		reads = ", read-only transactions through " + strings.Join(p.ReadTargets, ", ")
 	}
-	fmt.Fprintf(log, "%s: %d clients for %v over %d %s, through %s%s\n", cmp.Or(p.Workload, "append"), p.Clients, p.Time, p.Keys, what, strings.Join(p.Targets, ", "), reads)
+	fmt.Fprintf(log, "%s: %d clients for %v%s, through %s%s\n", cmp.Or(p.Workload, "append"), p.Clients, p.Time, what, strings.Join(p.Targets, ", "), reads)
 	a, err := StartHistory(ctx, l, targets, readers, p)
 	if err != nil {
 		return nil, err
@@ -360,7 +373,7 @@ func (s *clientSession) close() {
 // readOnly says whether an operation only reads: a bank read, or
 // list-append micro-operations that are all reads.
 func readOnly(op consistency.Op) bool {
-	if op.F == consistency.FRead {
+	if op.F == consistency.FRead || op.F == consistency.FReadSet {
 		return true
 	}
 	return len(op.Value) > 0 && !slices.ContainsFunc(op.Value, func(m consistency.Mop) bool { return m.F != "r" })

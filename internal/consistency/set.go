@@ -1,0 +1,280 @@
+package consistency
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/hadrill/hadrill/internal/stats"
+)
+
+// The set workload's operations (Jepsen's set-full): adds of one element,
+// unique to the history, and reads of the whole set. Per element, the
+// check says whether it became stable (every read that began after some
+// moment saw it), was lost (acknowledged or seen, and then missing from
+// every read since some moment), or was never read after it was known,
+// and how long after its acknowledgement reads still missed it.
+const (
+	FAdd     = "add"
+	FReadSet = "read-set"
+)
+
+// family is the workload an operation's f belongs to ("" for none).
+func family(f string) string {
+	switch f {
+	case FTxn:
+		return "append"
+	case FTransfer, FRead, FInit:
+		return "bank"
+	case FAdd, FReadSet:
+		return "set"
+	}
+	return ""
+}
+
+// parseSet reads a set operation's value: an add's element, always; a
+// read's elements (null in its invocation, or when it failed or its
+// outcome is unknown).
+func parseSet(f, typ string, raw json.RawMessage) ([]int, error) {
+	if f == FAdd {
+		var e *int
+		if err := json.Unmarshal(raw, &e); err != nil || e == nil {
+			return nil, fmt.Errorf("expected the integer element added, got %.60s", raw)
+		}
+		return []int{*e}, nil
+	}
+	if string(raw) == "null" {
+		if typ == "ok" {
+			return nil, fmt.Errorf("expected the elements read (a list of integers), got null")
+		}
+		return nil, nil
+	}
+	out := []int{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("expected the elements read (a list of integers) or null, got %.60s", raw)
+	}
+	return out, nil
+}
+
+// setValue is a set operation's value as the history writes it.
+func setValue(o Op) any {
+	switch {
+	case o.F == FAdd && len(o.Elements) == 1:
+		return o.Elements[0]
+	case o.F == FReadSet && o.Elements != nil:
+		return o.Elements
+	}
+	return nil
+}
+
+// SetFigures are a set history's figures per element and per read.
+type SetFigures struct {
+	// Adds invoked, and how they ended: acknowledged (ok), failed, unknown.
+	Adds         int `json:"adds"`
+	Acknowledged int `json:"acknowledged"`
+	Failed       int `json:"failed"`
+	Unknown      int `json:"unknown"`
+	// Known: elements acknowledged or seen by a read. Stable: known, and
+	// seen by every read that began after some moment (the last reads saw
+	// it). Stale: stable, but missed by a read that began after the element
+	// was known. Lost: known, and missing from every read since some moment.
+	// NeverRead: acknowledged, and no read saw it or began after that.
+	Known     int `json:"known"`
+	Stable    int `json:"stable"`
+	Stale     int `json:"stale"`
+	Lost      int `json:"lost"`
+	NeverRead int `json:"never_read"`
+	// How long after an element was known reads still missed it (the last
+	// such read's start; 0 when none did), over the stable elements, in
+	// seconds: at least that long it was not visible everywhere.
+	VisibleP50 float64 `json:"visible_after_p50_s"`
+	VisibleP95 float64 `json:"visible_after_p95_s"`
+	VisibleP99 float64 `json:"visible_after_p99_s"`
+	VisibleMax float64 `json:"visible_after_max_s"`
+}
+
+// Text is the figures in words.
+func (f SetFigures) Text() string {
+	s := fmt.Sprintf("%d elements added (%d acknowledged, %d failed, %d unknown); of %d known: %d stable, %d lost, %d never read after",
+		f.Adds, f.Acknowledged, f.Failed, f.Unknown, f.Known, f.Stable, f.Lost, f.NeverRead)
+	if f.Stable > 0 {
+		s += fmt.Sprintf("; %d of the stable ones missed by a read that began after they were known; visible to every later read %s after (median), %s (p95), %s (p99), %s at most, at least",
+			f.Stale, seconds(f.VisibleP50), seconds(f.VisibleP95), seconds(f.VisibleP99), seconds(f.VisibleMax))
+	}
+	return s
+}
+
+// element is one element's story.
+type element struct {
+	v            int
+	add          *Txn
+	known        int64 // -1: neither acknowledged nor seen
+	lastPresent  int64 // the latest start of a read that saw it (-1: none)
+	lastAbsent   int64 // the latest start of a read that began after it was known and missed it (-1: none)
+	absent       int   // such reads
+	absentReader *Txn  // the last read that missed it
+	lostFrom     *Txn  // the first read that missed it after the last that saw it
+}
+
+// checkSet checks a set history: every element known (acknowledged, or
+// seen) stays in every read from some moment on. A known element missing
+// from every read since some moment is lost-element, forbidden under
+// every model; one a read missed after it was known, and every read saw
+// later, is stale-element, forbidden under strict serializability only (a
+// serializable order may put that read first); a read of an element never
+// added is garbage-read, of one whose add failed G1a. The figures per
+// element (SetFigures) and per read (Result.Reads: a read that missed an
+// element known before it began is stale) come with them.
+func checkSet(ops []Op, model string) (*Result, error) {
+	txns, err := pair(ops)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Model: model, Ops: len(ops)}
+	fig := &SetFigures{}
+	byValue := map[int]*element{}
+	var elems []*element
+	var problems []string
+	var reads []*Txn
+	for _, t := range txns {
+		res.tally(t)
+		switch t.Invoke.F {
+		case FAdd:
+			v := t.Invoke.Elements[0]
+			if e := byValue[v]; e != nil {
+				problems = append(problems, fmt.Sprintf("index %d: adds %d, which the operation at index %d added already (each element is added once)", t.Invoke.Index, v, e.add.Invoke.Index))
+				continue
+			}
+			e := &element{v: v, add: t, known: -1, lastPresent: -1, lastAbsent: -1}
+			byValue[v] = e
+			elems = append(elems, e)
+			fig.Adds++
+			switch t.Type {
+			case "ok":
+				fig.Acknowledged++
+				e.known = t.Complete.Time
+			case "fail":
+				fig.Failed++
+			default:
+				fig.Unknown++
+			}
+		case FReadSet:
+			if t.Type == "ok" {
+				reads = append(reads, t)
+			}
+		}
+	}
+	if err := refusal(problems); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(reads, func(i, j int) bool { return reads[i].Invoke.Time < reads[j].Invoke.Time })
+	found := map[string]*Anomaly{}
+	note := func(typ, unit, example string, size int, ts ...*Txn) {
+		a := found[typ]
+		if a == nil {
+			a = &Anomaly{Type: typ, Unit: unit, size: size + 1}
+			found[typ] = a
+		}
+		a.Count++
+		if size < a.size {
+			a.Example, a.size = example, size
+		}
+		a.seen(ended(ts...))
+	}
+	// what each read saw: an element seen is known from that read's end
+	// at the latest
+	for _, r := range reads {
+		for _, v := range r.Complete.Elements {
+			e := byValue[v]
+			switch {
+			case e == nil:
+				note("garbage-read", "reads", fmt.Sprintf("%s read %d, which no operation added", describe(r), v), 1, r)
+				continue
+			case e.add.Type == "fail":
+				note("G1a", "reads", fmt.Sprintf("%s read %d, which %s added and failed (an aborted read)", describe(r), v, describe(e.add)), 2, r, e.add)
+			}
+			if e.known < 0 || r.Complete.Time < e.known {
+				e.known = r.Complete.Time
+			}
+			e.lastPresent = max(e.lastPresent, r.Invoke.Time)
+		}
+	}
+	// what each read missed: the elements known before it began, in the
+	// order they became known, checked against the read's own elements
+	var known []*element
+	for _, e := range elems {
+		if e.known >= 0 {
+			known = append(known, e)
+		}
+	}
+	sort.SliceStable(known, func(i, j int) bool { return known[i].known < known[j].known })
+	fresh := newFreshTally()
+	seen := map[int]bool{}
+	for _, r := range reads {
+		clear(seen)
+		for _, v := range r.Complete.Elements {
+			seen[v] = true
+		}
+		behind := int64(-1)
+		for _, e := range known {
+			if e.known >= r.Invoke.Time {
+				break
+			}
+			if seen[e.v] {
+				continue
+			}
+			if behind < 0 {
+				behind = r.Invoke.Time - e.known
+			}
+			e.absent++
+			if r.Invoke.Time > e.lastAbsent {
+				e.lastAbsent, e.absentReader = r.Invoke.Time, r
+			}
+			if e.lostFrom == nil && r.Invoke.Time > e.lastPresent {
+				e.lostFrom = r
+			}
+		}
+		fresh.add(r.Node, behind)
+	}
+	var visible []float64
+	for _, e := range known {
+		fig.Known++
+		switch {
+		case e.lastPresent < 0 && e.lastAbsent < 0:
+			fig.NeverRead++
+		case e.lastAbsent > e.lastPresent:
+			fig.Lost++
+			note("lost-element", "elements", fmt.Sprintf("%d, %s at %s, is missing from every read since %s began (%s)", e.v, knownHow(e), at(e.known), describe(e.lostFrom), at(e.lostFrom.Invoke.Time)), 1, e.add, e.lostFrom)
+		default:
+			fig.Stable++
+			after := 0.0
+			if e.absent > 0 {
+				fig.Stale++
+				after = float64(e.lastAbsent-e.known) / 1e9
+				note("stale-element", "elements", fmt.Sprintf("%d, %s at %s, was missed by %d read(s) that began after that, the last %s at %s (%s after); every read since saw it",
+					e.v, knownHow(e), at(e.known), e.absent, describe(e.absentReader), at(e.lastAbsent), seconds(after)), e.absent, e.add, e.absentReader)
+			}
+			visible = append(visible, after)
+		}
+	}
+	if len(visible) > 0 {
+		slices.Sort(visible)
+		fig.VisibleP50, fig.VisibleP95, fig.VisibleP99 = stats.Percentile(visible, 50), stats.Percentile(visible, 95), stats.Percentile(visible, 99)
+		fig.VisibleMax = visible[len(visible)-1]
+	}
+	res.finish(found)
+	res.Set, res.Reads = fig, fresh.figures()
+	return res, nil
+}
+
+// knownHow says how an element became known.
+func knownHow(e *element) string {
+	if e.add.Type == "ok" && e.add.Complete.Time == e.known {
+		return "acknowledged to " + describe(e.add)
+	}
+	return "added by " + describe(e.add) + " and seen"
+}
+
+// at is a history time in seconds.
+func at(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
