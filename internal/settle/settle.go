@@ -275,6 +275,10 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 				if k := endStaleDumps(ctx, l, primary, n); k > 0 {
 					l.Logf("cluster %s: %s has received nothing for %s (connection %s%s): ended %d binlog dump connection(s) of it on %s, one a cut may have left dead", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why, k, primary.Name)
 				}
+				if k, err := freeStuckDumps(ctx, l, primary, n); k > 0 || err != nil {
+					l.Logf("cluster %s: %s: %d semi-sync binlog dump thread(s) of it on %s killed and never ending (%s), which keeps every new one of it waiting: semi-sync turned off and on again there to end them%s",
+						c.Name, n.Name, k, primary.Name, stuckDumpState, errText(err))
+				}
 			case time.Since(ended[n.Name]) >= staleAfter:
 				// Its new connection got nowhere either (it may have been
 				// made while the path was still cut, its handshake lost
@@ -285,6 +289,10 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 				// it again.
 				ended[n.Name] = time.Now()
 				tries[n.Name]++
+				if k, err := freeStuckDumps(ctx, l, primary, n); k > 0 || err != nil {
+					l.Logf("cluster %s: %s: %d semi-sync binlog dump thread(s) of it on %s killed and never ending (%s): semi-sync turned off and on again there to end them%s",
+						c.Name, n.Name, k, primary.Name, stuckDumpState, errText(err))
+				}
 				err := restartIO(ctx, l, n)
 				if err == nil {
 					l.Logf("cluster %s: %s still received nothing %s after its dump connections were ended (connection %s%s): its IO thread started again", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why)
@@ -397,6 +405,67 @@ func endStaleDumps(ctx context.Context, l Lab, primary, replica *plan.Node) int 
 		}
 	}
 	return n
+}
+
+// stuckDumpState is the state of a semi-sync primary's binlog dump thread
+// that failed to send (seen after the WAN emulator was killed under load:
+// "Semi-sync master failed on net_flush() before waiting for slave
+// reply"), was killed, and then waits for ever: MariaDB 10.11 ends it only
+// when semi-sync on the primary is turned off. Until then each new dump
+// connection of that replica waits for it and gives up ("A slave with the
+// same server_uuid/server_id is already connected"): the replica's IO
+// thread says Yes and receives nothing.
+const stuckDumpState = "Waiting to finalize termination"
+
+// freeStuckDumps ends such threads of replica on primary: semi-sync turned
+// off on the primary until they are gone (at most 5 s), then on again. It
+// returns how many there were; nothing is changed when there are none or
+// semi-sync is off there.
+func freeStuckDumps(ctx context.Context, l Lab, primary, replica *plan.Node) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	db := l.Admin(primary)
+	defer db.Close()
+	stuck := func() (int, error) {
+		rows, err := db.QueryContext(ctx, "SELECT HOST FROM information_schema.PROCESSLIST WHERE COMMAND = 'Killed' AND STATE = ?", stuckDumpState)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var host string
+			if rows.Scan(&host) == nil && fromHost(host, replica) {
+				n++
+			}
+		}
+		return n, rows.Err()
+	}
+	n, err := stuck()
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	var on int
+	if err := db.QueryRowContext(ctx, "SELECT @@rpl_semi_sync_master_enabled").Scan(&on); err != nil || on != 1 {
+		return n, err
+	}
+	if _, err := db.ExecContext(ctx, "SET GLOBAL rpl_semi_sync_master_enabled = OFF"); err != nil {
+		return n, err
+	}
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if left, err := stuck(); err != nil || left == 0 {
+			break
+		}
+	}
+	_, err = db.ExecContext(context.WithoutCancel(ctx), "SET GLOBAL rpl_semi_sync_master_enabled = ON")
+	return n, err
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (" + err.Error() + ")"
 }
 
 // fromHost says whether a processlist HOST (address:port) is one of a
