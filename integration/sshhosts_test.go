@@ -73,6 +73,11 @@ func (s *sshHosts) as(args ...string) result {
 			s.e.t.Fatal(err)
 		}
 		os.WriteFile(binCopy, data, 0o755)
+		// go-tpc beside it, as make deps puts it beside hadrill (a lab's
+		// TPC-C copies it to the client host from there)
+		if tpc, err := os.ReadFile(filepath.Join(filepath.Dir(bin), "go-tpc")); err == nil {
+			os.WriteFile(filepath.Join(s.e.home, "go-tpc"), tpc, 0o755)
+		}
 	}
 	c := exec.Command("ip", append([]string{"netns", "exec", "hd-" + s.Lab + "-ctl", "runuser", "-u", s.user.Username, "--", "env", "HOME=" + s.Controller, binCopy,
 		"--home", filepath.Join(s.Controller, "hadrill")}, args...)...)

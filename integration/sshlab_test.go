@@ -136,6 +136,16 @@ func TestSSHLab(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &sweep); err != nil || r.code != 0 || len(sweep.Results) != 2 || sweep.Results[1].TPS <= 0 || sweep.Results[1].P95 <= 0 {
 		t.Errorf("bench sysbench over SSH: exit %d %v %+v\n%s%s", r.code, err, sweep, r.stdout, r.stderr)
 	}
+	// TPC-C from the client host: go-tpc copied there beside hadrill's copy,
+	// its consistency conditions checked after the run
+	r = s.as("bench", "tpcc", "--name", "rg3", "--warehouses", "1", "--threads", "2", "--time", "5", "--warmup", "0", "--runs", "1", "--check", "-o", "json")
+	var tpcc tpccOut
+	if err := json.Unmarshal([]byte(r.stdout), &tpcc); err != nil || r.code != 0 || tpcc.Check == nil || !tpcc.Check.Passed || len(tpcc.Results) != 1 || tpcc.Results[0].TpmC.Median <= 0 {
+		t.Errorf("bench tpcc over SSH: exit %d %v %+v\n%s%s", r.code, err, tpcc, r.stdout, r.stderr)
+	}
+	if copies, _ := filepath.Glob(filepath.Join(s.Hosts.Hosts["client"].Dir, "bin", "go-tpc-*")); len(copies) != 1 {
+		t.Errorf("go-tpc on the client host: %v, want one copy beside hadrill's", copies)
+	}
 	// each machine's CPU, memory and NIC, read over its connection every second of the run
 	if b, err := os.ReadFile(filepath.Join(s.Controller, "hadrill", "runs", sweep.RunID, "hosts.csv")); err != nil || !strings.Contains(string(b), ",db1,") {
 		t.Errorf("the sweep's hosts.csv: %v\n%s", err, b)

@@ -58,10 +58,9 @@ const tpccDrillRun = 5
 // starts clients of it through e until Stop. runID names the drill's run
 // (its account and its files).
 func StartTPCC(ctx context.Context, l Lab, e Endpoint, warehouses, clients int, runID string, log io.Writer) (*TPCCLoad, error) {
-	h := client(l)
-	bin := filepath.Join(filepath.Dir(h.Exe()), "go-tpc")
-	if _, err := h.Run(ctx, []string{"test", "-x", bin}, nil); err != nil {
-		return nil, fmt.Errorf("go-tpc is not on the client host %s at %s (make deps installs go-tpc %s beside hadrill)", h.Name(), bin, tpcc.Version)
+	bin, err := goTPC(ctx, l)
+	if err != nil {
+		return nil, err
 	}
 	t := tpcc.Target{Host: e.Host, Port: e.Port}
 	if err := os.MkdirAll(results.RunDir(l.Home(), runID), 0o755); err != nil {

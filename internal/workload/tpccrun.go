@@ -57,10 +57,9 @@ var ErrTPCCCheck = errors.New("a TPC-C consistency condition does not hold")
 // line only: a lab's endpoint is loaded as an account of the run's own,
 // granted the tpcc schema only and dropped at the end.
 func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
-	h := client(l)
-	bin := filepath.Join(filepath.Dir(h.Exe()), "go-tpc")
-	if _, err := h.Run(ctx, []string{"test", "-x", bin}, nil); err != nil {
-		return nil, fmt.Errorf("go-tpc is not on the client host %s at %s (make deps installs go-tpc %s beside hadrill)", h.Name(), bin, tpcc.Version)
+	bin, err := goTPC(ctx, l)
+	if err != nil {
+		return nil, err
 	}
 	run, err := NewRun(ctx, l, results.TPCC, s.Command, s.Params)
 	if err != nil {
