@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chart"
+	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/infra/machine"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
@@ -134,6 +136,34 @@ func TestWindows(t *testing.T) {
 	for i, w := range want {
 		if got[i].X != w.x || got[i].To != w.to {
 			t.Errorf("%s: window %.0f–%.0f, want %.0f–%.0f", got[i].Label, got[i].X, got[i].To, w.x, w.to)
+		}
+	}
+}
+
+// TestSetReport: a set workload's consistency run shows its elements'
+// fate and its reads' staleness per node, in the finding and its table.
+func TestSetReport(t *testing.T) {
+	home := t.TempDir()
+	res := &consistency.Result{Valid: true, Model: "serializable", Ops: 10, OK: 5, Anomalies: []consistency.Anomaly{},
+		Set: &consistency.SetFigures{Adds: 3, Acknowledged: 3, Known: 3, Stable: 3, Stale: 1, VisibleP50: 0, VisibleP95: 0.05, VisibleP99: 0.05, VisibleMax: 0.05},
+		Reads: []consistency.Freshness{{Reads: 2, Stale: 1, BehindP50: 0.05, BehindP99: 0.05, BehindMax: 0.05}, {Node: "db1", Reads: 1}, {Node: "db2", Reads: 1, Stale: 1, BehindP50: 0.05, BehindP99: 0.05, BehindMax: 0.05}}}
+	b, _ := json.Marshal(workload.ConsistencyOutcome{RunID: "s", Params: workload.HistoryParams{Workload: "set"}, Check: res})
+	if err := results.Save(home, &results.Run{ID: "s", Kind: "consistency", Lab: "lab", Started: time.Unix(0, 0), Finished: time.Unix(5, 0), Results: b}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Load(home, []string{"s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := rep.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(out)
+	for _, want := range []string{"elements: 3 elements added (3 acknowledged, 0 failed, 0 unknown); of 3 known: 3 stable, 0 lost",
+		"<th class=\"l\">set elements</th>", "<th class=\"l\">reads on db2</th><td class=\"l\">db2: 1 of 1 reads stale (100.0 %), behind by 50.0 ms (median)"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
 		}
 	}
 }
