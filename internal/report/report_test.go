@@ -145,7 +145,7 @@ func TestWindows(t *testing.T) {
 func TestSetReport(t *testing.T) {
 	home := t.TempDir()
 	res := &consistency.Result{Valid: true, Model: "serializable", Ops: 10, OK: 5, Anomalies: []consistency.Anomaly{},
-		Set: &consistency.SetFigures{Adds: 3, Acknowledged: 3, Known: 3, Stable: 3, Stale: 1, VisibleP50: 0, VisibleP95: 0.05, VisibleP99: 0.05, VisibleMax: 0.05},
+		Set:   &consistency.SetFigures{Adds: 3, Acknowledged: 3, Known: 3, Stable: 3, Stale: 1, VisibleP50: 0, VisibleP95: 0.05, VisibleP99: 0.05, VisibleMax: 0.05},
 		Reads: []consistency.Freshness{{Reads: 2, Stale: 1, BehindP50: 0.05, BehindP99: 0.05, BehindMax: 0.05}, {Node: "db1", Reads: 1}, {Node: "db2", Reads: 1, Stale: 1, BehindP50: 0.05, BehindP99: 0.05, BehindMax: 0.05}}}
 	b, _ := json.Marshal(workload.ConsistencyOutcome{RunID: "s", Params: workload.HistoryParams{Workload: "set"}, Check: res})
 	if err := results.Save(home, &results.Run{ID: "s", Kind: "consistency", Lab: "lab", Started: time.Unix(0, 0), Finished: time.Unix(5, 0), Results: b}); err != nil {
