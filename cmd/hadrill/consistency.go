@@ -52,10 +52,8 @@ opposite orders). Exit 5 when the history shows an anomaly the model forbids.`,
 			if !slices.Contains(workload.HistoryWorkloads, p.Workload) {
 				problems = append(problems, hderr.User("--workload: expected one of %s, got %q", strings.Join(workload.HistoryWorkloads, ", "), p.Workload))
 			}
-			if p.Workload == "bank" && (p.Keys < 2 || p.Keys > 1000) {
-				problems = append(problems, hderr.User("--keys: a bank needs 2 to 1000 accounts, got %d", p.Keys))
-			} else if p.Keys < 1 || p.Keys > 100000 {
-				problems = append(problems, hderr.User("--keys: expected 1 to 100000, got %d", p.Keys))
+			if why := workload.HistoryKeysProblem(p.Workload, p.Keys); why != "" {
+				problems = append(problems, hderr.User("--keys: %s", why))
 			}
 			if p.MaxOps < 1 || p.MaxOps > 16 {
 				problems = append(problems, hderr.User("--max-ops: expected 1 to 16 micro-operations a transaction, got %d", p.MaxOps))

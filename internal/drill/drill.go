@@ -314,10 +314,7 @@ func (d *drill) startAppends(ctx context.Context) (*workload.HistoryRun, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := workload.HistoryParams{Workload: d.o.Workload, Clients: clients, Keys: 10, MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names, ReadTargets: readNames}
-	if p.Workload == "bank" {
-		p.Keys = 5
-	}
+	p := workload.HistoryParams{Workload: d.o.Workload, Clients: clients, Keys: workload.HistoryKeys(d.o.Workload), MaxOps: 4, SyncWait: -1, Model: d.o.Model, Targets: names, ReadTargets: readNames}
 	reads := ""
 	if len(readNames) > 0 {
 		reads = ", read-only transactions on " + strings.Join(readNames, ", ")

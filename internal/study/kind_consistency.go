@@ -68,11 +68,8 @@ func init() {
 			if len(readers) > 0 {
 				clients = 2 * max(len(targets), len(readers))
 			}
-			p := workload.HistoryParams{Workload: m.step.Workload, Clients: clients, Time: time.Duration(m.scale.Time) * time.Second, Keys: 10, MaxOps: 4,
+			p := workload.HistoryParams{Workload: m.step.Workload, Clients: clients, Time: time.Duration(m.scale.Time) * time.Second, Keys: workload.HistoryKeys(m.step.Workload), MaxOps: 4,
 				SyncWait: -1, Model: "strict-serializable", Targets: names, ReadTargets: readNames}
-			if p.Workload == "bank" {
-				p.Keys = 5
-			}
 			out, err := workload.Consistency(ctx, m.lab, targets, readers, p, m.opts.Command, io.Discard)
 			if err != nil {
 				return nil, err

@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -113,24 +112,6 @@ func StartAppend(ctx context.Context, l Lab, targets, readers []Endpoint, p Hist
 	return a, nil
 }
 
-// HistoryWorkloads are the workloads that record a history.
-var HistoryWorkloads = []string{"append", "bank", "set"}
-
-// IsHistory says whether a workload records a history.
-func IsHistory(name string) bool { return slices.Contains(HistoryWorkloads, name) }
-
-// StartHistory starts p's workload (StartAppend or StartBank), its
-// read-only transactions on readers when there are any.
-func StartHistory(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams) (*HistoryRun, error) {
-	switch p.Workload {
-	case "bank":
-		return StartBank(ctx, l, targets, readers, p)
-	case "set":
-		return StartSet(ctx, l, targets, readers, p)
-	}
-	return StartAppend(ctx, l, targets, readers, p)
-}
-
 // route is where one client sends its transactions: its writes (and
 // transactions that write) to one endpoint, its read-only transactions
 // to another (the same when there is no read target).
@@ -188,32 +169,24 @@ func (a *HistoryRun) finalReads() {
 			continue
 		}
 		_, _ = conn.ExecContext(ctx, "SET SESSION wsrep_sync_wait = 1") // a server without Galera refuses it: its reads are its own anyway
-		if a.p.Workload == "set" {
-			if a.finalSetRead(ctx, conn, process, e.Name) {
-				a.finalOK++
-			}
-		} else if a.p.Workload == "bank" {
-			a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, F: consistency.FRead})
-			done, typ, code := readBalances(ctx, conn)
-			a.rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, F: consistency.FRead, Error: code, Bank: done})
-			if typ == "ok" {
-				a.finalOK++
-			}
-		} else {
-			mops := make([]consistency.Mop, a.p.Keys)
-			for k := range mops {
-				mops[k] = consistency.Mop{F: "r", Key: k}
-			}
-			a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: e.Name, Value: mops})
-			done, typ, code := transact(ctx, conn, mops)
-			a.rec.Record(consistency.Op{Process: process, Type: typ, Node: e.Name, Error: code, Value: done})
-			if typ == "ok" {
-				a.finalOK++
-			}
+		if historyOf(a.p.Workload).finalRead(a, ctx, conn, process, e.Name) {
+			a.finalOK++
 		}
 		conn.Close()
 		db.Close()
 	}
+}
+
+// finalAppendRead reads every key in one transaction.
+func (a *HistoryRun) finalAppendRead(ctx context.Context, conn *sql.Conn, process int, node string) bool {
+	mops := make([]consistency.Mop, a.p.Keys)
+	for k := range mops {
+		mops[k] = consistency.Mop{F: "r", Key: k}
+	}
+	a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, Value: mops})
+	done, typ, code := transact(ctx, conn, mops)
+	a.rec.Record(consistency.Op{Process: process, Type: typ, Node: node, Error: code, Value: done})
+	return typ == "ok"
 }
 
 // WriteHistory stores a history as the run's history.jsonl (whole or not
@@ -243,19 +216,13 @@ func Consistency(ctx context.Context, l Lab, targets, readers []Endpoint, p Hist
 		return nil, err
 	}
 	defer abandonIfFailed(l, run, &err)
-	what := fmt.Sprintf(" over %d keys", p.Keys)
-	switch p.Workload {
-	case "bank":
-		what = fmt.Sprintf(" over %d accounts", p.Keys)
-	case "set":
-		what = " (one set)"
-	}
 	reads := ""
 	if len(p.ReadTargets) > 0 {
 		reads = ", read-only transactions through " + strings.Join(p.ReadTargets, ", ")
 	}
-	fmt.Fprintf(log, "%s: %d clients for %v%s, through %s%s\n", cmp.Or(p.Workload, "append"), p.Clients, p.Time, what, strings.Join(p.Targets, ", "), reads)
-	a, err := StartHistory(ctx, l, targets, readers, p)
+	w := historyOf(p.Workload)
+	fmt.Fprintf(log, "%s: %d clients for %v%s, through %s%s\n", w.name, p.Clients, p.Time, w.over(p), strings.Join(p.Targets, ", "), reads)
+	a, err := w.start(ctx, l, targets, readers, p)
 	if err != nil {
 		return nil, err
 	}

@@ -124,6 +124,14 @@ func bankClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consi
 	})
 }
 
+// finalBankRead reads every balance in one statement.
+func (a *HistoryRun) finalBankRead(ctx context.Context, conn *sql.Conn, process int, node string) bool {
+	a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, F: consistency.FRead})
+	done, typ, code := readBalances(ctx, conn)
+	a.rec.Record(consistency.Op{Process: process, Type: typ, Node: node, F: consistency.FRead, Error: code, Bank: done})
+	return typ == "ok"
+}
+
 // session is a connection with the workload's wsrep_sync_wait (≥ 0).
 func session(ctx context.Context, db *sql.DB, syncWait int) (*sql.Conn, error) {
 	c, err := db.Conn(ctx)

@@ -24,3 +24,23 @@ func TestReplicas(t *testing.T) {
 		t.Errorf("a Galera lab's replicas: %v", err)
 	}
 }
+
+// TestHistoryWorkloads: the registry lists every history workload once,
+// each with its keys and their bounds.
+func TestHistoryWorkloads(t *testing.T) {
+	if got := strings.Join(HistoryWorkloads, ","); got != "append,bank,set" {
+		t.Errorf("history workloads %s", got)
+	}
+	for _, c := range []struct {
+		name string
+		keys int
+		want string
+	}{{"append", 0, "expected 1 to 100000, got 0"}, {"bank", 1, "a bank needs 2 to 1000 accounts, got 1"}, {"bank", 5, ""}, {"set", 10, ""}} {
+		if got := HistoryKeysProblem(c.name, c.keys); got != c.want {
+			t.Errorf("%s with %d keys: %q, want %q", c.name, c.keys, got, c.want)
+		}
+	}
+	if HistoryKeys("bank") != 5 || HistoryKeys("append") != 10 || !IsHistory("set") || IsHistory("tpcc") {
+		t.Errorf("keys or membership")
+	}
+}
