@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 
 	"fmt"
 	"os"
@@ -87,10 +88,9 @@ own host list (it spreads its connections over them: no load balancer). Results 
 }
 
 // progressLog is stderr, or nothing with --output json.
-func (cli *app) progressLog() *os.File {
+func (cli *app) progressLog() io.Writer {
 	if cli.output == "json" {
-		f, _ := os.Open(os.DevNull)
-		return f
+		return io.Discard
 	}
 	return os.Stderr
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/stats"
 	"github.com/hadrill/hadrill/internal/workload/fio"
 )
 
@@ -113,7 +114,7 @@ func diskTest(ctx context.Context, l Lab, nv plan.NodeVolume, t fio.Test, p Disk
 		key = func(r fio.Result) float64 { return r.MBps }
 	}
 	sort.Slice(runs, func(i, j int) bool { return key(runs[i]) < key(runs[j]) })
-	res.Result, res.Runs = runs[len(runs)/2], len(runs)
+	res.Result, res.Runs = runs[stats.MedianIndex(len(runs))], len(runs) // the median run, whole
 	return res, nil
 }
 
