@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -68,13 +67,15 @@ type HistoryRun struct {
 	targets []Endpoint
 	readers []Endpoint // where read-only transactions go (none: the targets)
 	p       HistoryParams
-	finalOK int // final reads that succeeded
+	keys    *keyspace // list-append: the keys used
+	finalOK int       // final reads that succeeded
 }
 
 // StartAppend makes the workload's table (emptied) and starts its clients,
 // each on its endpoint in turn, until Stop or ctx ends: transactions of 1
-// to MaxOps micro-operations, each appending a value unique to its key or
-// reading the key's whole list; every operation recorded as invoked and
+// to MaxOps micro-operations over Keys keys at once (each retired for a
+// new one after AppendsPerKey values), each appending a value unique to
+// its key or reading the key's whole list; every operation recorded as invoked and
 // then ok, fail (surely not committed: the server refused or rolled it
 // back) or info (unknown: the connection went while it committed; that
 // client goes on as a new process).
@@ -94,19 +95,14 @@ func StartAppend(ctx context.Context, l Lab, targets, readers []Endpoint, p Hist
 	if err := settled(ctx, l, append(slices.Clone(targets), readers...), "SELECT COUNT(*) FROM "+appendTable, "0"); err != nil {
 		return nil, err
 	}
-	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p}
-	var counters sync.Map // key -> *atomic.Int64: the last value appended to it
-	nextValue := func(k int) int {
-		c, _ := counters.LoadOrStore(k, new(atomic.Int64))
-		return int(c.(*atomic.Int64).Add(1))
-	}
+	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p, keys: newKeyspace(p.Keys, AppendsPerKey)}
 	var runCtx context.Context
 	runCtx, a.cancel = context.WithCancel(ctx)
 	for i := 0; i < p.Clients; i++ {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			appendClient(runCtx, l, a.client(i), p, a.rec, nextValue, uint64(i))
+			appendClient(runCtx, l, a.client(i), p, a.rec, a.keys, uint64(i))
 		}()
 	}
 	return a, nil
@@ -179,9 +175,10 @@ func (a *HistoryRun) finalReads() {
 
 // finalAppendRead reads every key in one transaction.
 func (a *HistoryRun) finalAppendRead(ctx context.Context, conn *sql.Conn, process int, node string) bool {
-	mops := make([]consistency.Mop, a.p.Keys)
-	for k := range mops {
-		mops[k] = consistency.Mop{F: "r", Key: k}
+	keys := a.keys.all()
+	mops := make([]consistency.Mop, len(keys))
+	for i, k := range keys {
+		mops[i] = consistency.Mop{F: "r", Key: k}
 	}
 	a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, Value: mops})
 	done, typ, code := transact(ctx, conn, mops)
@@ -243,16 +240,16 @@ func Consistency(ctx context.Context, l Lab, targets, readers []Endpoint, p Hist
 // micro-operations until ctx ends (clientLoop).
 // With a read target apart from the writes, half the transactions only
 // read (they go there).
-func appendClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consistency.Recorder, nextValue func(int) int, seed uint64) {
+func appendClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consistency.Recorder, ks *keyspace, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
 	split := e.read != e.write
 	clientLoop(ctx, l, e, p.SyncWait, rec, func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op) {
 		var mops []consistency.Mop
 		readOnly := split && r.IntN(2) == 0
 		for j := 0; j <= r.IntN(p.MaxOps); j++ {
-			k := r.IntN(p.Keys)
+			k := ks.pick(r)
 			if !readOnly && r.IntN(2) == 0 {
-				mops = append(mops, consistency.Mop{F: "append", Key: k, Value: nextValue(k)})
+				mops = append(mops, consistency.Mop{F: "append", Key: k, Value: ks.value(k)})
 			} else {
 				mops = append(mops, consistency.Mop{F: "r", Key: k})
 			}
