@@ -37,9 +37,10 @@ type Op struct {
 	// Bank is a bank operation's value (f transfer, read or init; its
 	// "value" in the file): Value is then empty.
 	Bank *Bank `json:"-"`
-	// Elements is a set operation's value (f add: the one element added;
-	// f read-set: the elements read, nil when not read): Value is then
-	// empty.
+	// Set is a set operation's set (its key), and Elements its elements
+	// (f add: the one element added; f read-set: the elements read, nil
+	// when not read): Value is then empty.
+	Set      int   `json:"-"`
 	Elements []int `json:"-"`
 }
 
@@ -196,7 +197,7 @@ func readOp(text string, at int) (Op, error) {
 	case op.F == FTxn:
 		op.Value, err = parseMops(raw.Value)
 	case family(op.F) == "set":
-		op.Elements, err = parseSet(op.F, op.Type, raw.Value)
+		op.Set, op.Elements, err = parseSet(op.F, op.Type, raw.Value)
 	default:
 		return Op{}, fmt.Errorf("f: expected txn (list-append), transfer, read and init (bank), or add and read-set (set), got %q", op.F)
 	}
@@ -272,8 +273,8 @@ func pair(ops []Op) ([]*Txn, error) {
 		}
 		if op.F != t.Invoke.F {
 			problems = append(problems, fmt.Sprintf("index %d: completes %q, but index %d invoked %q", op.Index, op.F, t.Invoke.Index, t.Invoke.F))
-		} else if op.F == FAdd && !slices.Equal(op.Elements, t.Invoke.Elements) {
-			problems = append(problems, fmt.Sprintf("index %d: completes the add of %v, but index %d invoked the add of %v", op.Index, op.Elements, t.Invoke.Index, t.Invoke.Elements))
+		} else if family(op.F) == "set" && (op.Set != t.Invoke.Set || op.F == FAdd && !slices.Equal(op.Elements, t.Invoke.Elements)) {
+			problems = append(problems, fmt.Sprintf("index %d: completes %s of set %d %v, but index %d invoked it of set %d %v", op.Index, op.F, op.Set, op.Elements, t.Invoke.Index, t.Invoke.Set, t.Invoke.Elements))
 		} else if op.Type == "ok" && !sameMops(t.Invoke.Value, op.Value) {
 			problems = append(problems, fmt.Sprintf("index %d: its micro-operations are not those index %d invoked (the same functions, keys and appended values, in order; a read's list filled in)", op.Index, t.Invoke.Index))
 		} else if op.Type == "info" && len(op.Value) > 0 && !runOf(t.Invoke.Value, op.Value) {

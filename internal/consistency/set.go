@@ -10,7 +10,8 @@ import (
 )
 
 // The set workload's operations (Jepsen's set-full): adds of one element,
-// unique to the history, and reads of the whole set. Per element, the
+// unique to the history, to one of the history's sets, and reads of a
+// whole set. Per element, the
 // check says whether it became stable (every read that began after some
 // moment saw it), was lost (acknowledged or seen, and then missing from
 // every read since some moment), or was never read after it was known,
@@ -33,39 +34,50 @@ func family(f string) string {
 	return ""
 }
 
-// parseSet reads a set operation's value: an add's element, always; a
-// read's elements (null in its invocation, or when it failed or its
-// outcome is unknown).
-func parseSet(f, typ string, raw json.RawMessage) ([]int, error) {
+// parseSet reads a set operation's value: an add's [SET, ELEMENT],
+// always; a read's [SET, ELEMENTS] (the elements null in its invocation,
+// or when it failed or its outcome is unknown).
+func parseSet(f, typ string, raw json.RawMessage) (int, []int, error) {
+	var pair []json.RawMessage
+	if err := json.Unmarshal(raw, &pair); err != nil || len(pair) != 2 {
+		if f == FAdd {
+			return 0, nil, fmt.Errorf("expected [SET, ELEMENT] (integers), got %.60s", raw)
+		}
+		return 0, nil, fmt.Errorf("expected [SET, ELEMENTS] (a list of integers, or null), got %.60s", raw)
+	}
+	var set int
+	if err := json.Unmarshal(pair[0], &set); err != nil {
+		return 0, nil, fmt.Errorf("expected an integer set first, got %.60s", pair[0])
+	}
 	if f == FAdd {
 		var e *int
-		if err := json.Unmarshal(raw, &e); err != nil || e == nil {
-			return nil, fmt.Errorf("expected the integer element added, got %.60s", raw)
+		if err := json.Unmarshal(pair[1], &e); err != nil || e == nil {
+			return 0, nil, fmt.Errorf("expected the integer element added second, got %.60s", pair[1])
 		}
-		return []int{*e}, nil
+		return set, []int{*e}, nil
 	}
-	if string(raw) == "null" {
+	if string(pair[1]) == "null" {
 		if typ == "ok" {
-			return nil, fmt.Errorf("expected the elements read (a list of integers), got null")
+			return 0, nil, fmt.Errorf("expected the elements read (a list of integers), got null")
 		}
-		return nil, nil
+		return set, nil, nil
 	}
 	out := []int{}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("expected the elements read (a list of integers) or null, got %.60s", raw)
+	if err := json.Unmarshal(pair[1], &out); err != nil {
+		return 0, nil, fmt.Errorf("expected the elements read (a list of integers) or null, got %.60s", pair[1])
 	}
-	return out, nil
+	return set, out, nil
 }
 
 // setValue is a set operation's value as the history writes it.
 func setValue(o Op) any {
 	switch {
 	case o.F == FAdd && len(o.Elements) == 1:
-		return o.Elements[0]
+		return []any{o.Set, o.Elements[0]}
 	case o.F == FReadSet && o.Elements != nil:
-		return o.Elements
+		return []any{o.Set, o.Elements}
 	}
-	return nil
+	return []any{o.Set, nil}
 }
 
 // SetFigures are a set history's figures per element and per read.
@@ -107,7 +119,7 @@ func (f SetFigures) Text() string {
 
 // element is one element's story.
 type element struct {
-	v            int
+	v, set       int
 	add          *Txn
 	known        int64 // -1: neither acknowledged nor seen
 	lastPresent  int64 // the latest start of a read that saw it (-1: none)
@@ -146,7 +158,7 @@ func checkSet(ops []Op, model string) (*Result, error) {
 				problems = append(problems, fmt.Sprintf("index %d: adds %d, which the operation at index %d added already (each element is added once)", t.Invoke.Index, v, e.add.Invoke.Index))
 				continue
 			}
-			e := &element{v: v, add: t, known: -1, lastPresent: -1, lastAbsent: -1}
+			e := &element{v: v, set: t.Invoke.Set, add: t, known: -1, lastPresent: -1, lastAbsent: -1}
 			byValue[v] = e
 			elems = append(elems, e)
 			fig.Adds++
@@ -189,7 +201,10 @@ func checkSet(ops []Op, model string) (*Result, error) {
 			e := byValue[v]
 			switch {
 			case e == nil:
-				note("garbage-read", "reads", fmt.Sprintf("%s read %d, which no operation added", describe(r), v), 1, r)
+				note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, which no operation added", describe(r), v, r.Invoke.Set), 1, r)
+				continue
+			case e.set != r.Invoke.Set:
+				note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, where %s added it to set %d", describe(r), v, r.Invoke.Set, describe(e.add), e.set), 1, r)
 				continue
 			case e.add.Type == "fail":
 				note("G1a", "reads", fmt.Sprintf("%s read %d, which %s added and failed (an aborted read)", describe(r), v, describe(e.add)), 2, r, e.add)
@@ -203,12 +218,17 @@ func checkSet(ops []Op, model string) (*Result, error) {
 	// what each read missed: the elements known before it began, in the
 	// order they became known, checked against the read's own elements
 	var known []*element
+	knownIn := map[int][]*element{} // set -> its known elements
 	for _, e := range elems {
 		if e.known >= 0 {
 			known = append(known, e)
+			knownIn[e.set] = append(knownIn[e.set], e)
 		}
 	}
 	sort.SliceStable(known, func(i, j int) bool { return known[i].known < known[j].known })
+	for _, in := range knownIn {
+		sort.SliceStable(in, func(i, j int) bool { return in[i].known < in[j].known })
+	}
 	fresh := newFreshTally()
 	seen := map[int]bool{}
 	for _, r := range reads {
@@ -217,7 +237,7 @@ func checkSet(ops []Op, model string) (*Result, error) {
 			seen[v] = true
 		}
 		behind := int64(-1)
-		for _, e := range known {
+		for _, e := range knownIn[r.Invoke.Set] {
 			if e.known >= r.Invoke.Time {
 				break
 			}

@@ -76,6 +76,14 @@ func TestSet(t *testing.T) {
 	if got := fmt.Sprint(r.Reads); got != "[{ 2 1 1 1 1} {db1 1 0 0 0 0} {db2 1 1 1 1 1}]" {
 		t.Errorf("reads %s", got)
 	}
+	// a read of another set does not miss this set's elements
+	h = new(sets).add(0, 1, 2, "ok", 1)
+	h.ops = append(h.ops, Op{Time: 3e9, Process: 1, Type: "invoke", F: FReadSet, Node: "db2", Set: 1},
+		Op{Time: 3.5e9, Process: 1, Type: "ok", F: FReadSet, Node: "db2", Set: 1, Elements: []int{}})
+	h.read(2, 4, 4.5, "db1", 1)
+	if r := h.check(t, "strict-serializable"); !r.Valid || r.Set.Stale != 0 || r.Reads[0].Stale != 0 {
+		t.Errorf("another set's read counted as missing: valid %v, %+v, %+v", r.Valid, *r.Set, r.Reads)
+	}
 	// a read of an element never added, one whose add failed
 	h = new(sets).add(0, 1, 2, "fail", 1).read(1, 3, 4, "db1", 1, 9)
 	if got := types(h.check(t, "read-committed")); got != "G1a garbage-read" {
@@ -91,20 +99,21 @@ func TestSetHistoryRoundTrip(t *testing.T) {
 	if err := Write(&b, (&hist{ops: h.ops}).sorted()); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), `"f":"add","node":"db1","value":7}`) || !strings.Contains(b.String(), `"f":"read-set","node":"db2","value":[7]}`) ||
-		!strings.Contains(b.String(), `"type":"invoke","f":"read-set","node":"db2","value":null}`) {
+	if !strings.Contains(b.String(), `"f":"add","node":"db1","value":[0,7]}`) || !strings.Contains(b.String(), `"f":"read-set","node":"db2","value":[0,[7]]}`) ||
+		!strings.Contains(b.String(), `"type":"invoke","f":"read-set","node":"db2","value":[0,null]}`) {
 		t.Errorf("written:\n%s", b.String())
 	}
 	ops, err := Read(strings.NewReader(b.String()))
 	if err != nil || len(ops) != 4 || fmt.Sprint(ops[3].Elements) != "[7]" {
 		t.Fatalf("read back: %v %+v", err, ops)
 	}
-	_, err = Read(strings.NewReader(`{"time": 1, "process": 0, "type": "invoke", "f": "add", "value": 1}
-{"time": 2, "process": 0, "type": "ok", "f": "add", "value": null}
-{"time": 2, "process": 2, "type": "ok", "f": "read-set", "value": {"a": 1}}
+	_, err = Read(strings.NewReader(`{"time": 1, "process": 0, "type": "invoke", "f": "add", "value": [0, 1]}
+{"time": 2, "process": 0, "type": "ok", "f": "add", "value": [0, null]}
+{"time": 2, "process": 2, "type": "ok", "f": "read-set", "value": [0, {"a": 1}]}
+{"time": 2, "process": 2, "type": "ok", "f": "read-set", "value": 7}
 {"time": 3, "process": 1, "type": "invoke", "f": "txn", "value": []}
 `))
-	for _, want := range []string{"line 2: value: expected the integer element added, got null", "line 3: value: expected the elements read", `line 4: f: "txn" in a history of "add" operations`} {
+	for _, want := range []string{"line 2: value: expected the integer element added second, got null", "line 3: value: expected the elements read", "line 4: value: expected [SET, ELEMENTS]", `line 5: f: "txn" in a history of "add" operations`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in %v", want, err)
 		}

@@ -28,8 +28,8 @@ var historyWorkloads = []historyWorkload{
 		over: func(p HistoryParams) string { return fmt.Sprintf(" over %d keys", p.Keys) }},
 	{name: "bank", start: StartBank, finalRead: (*HistoryRun).finalBankRead, keys: 5, keysMin: 2, keysMax: 1000, keysWhat: "a bank needs %d to %d accounts, got %d",
 		over: func(p HistoryParams) string { return fmt.Sprintf(" over %d accounts", p.Keys) }},
-	{name: "set", start: StartSet, finalRead: (*HistoryRun).finalSetRead, keys: 1, keysMin: 1, keysMax: 100000, keysWhat: "expected %d to %d (the set workload has one set and takes none), got %d",
-		over: func(HistoryParams) string { return " (one set)" }},
+	{name: "set", start: StartSet, finalRead: (*HistoryRun).finalSetRead, keys: 2, keysMin: 1, keysMax: 1000, keysWhat: "expected %d to %d sets at once, got %d",
+		over: func(p HistoryParams) string { return fmt.Sprintf(" over %d sets at once", p.Keys) }},
 }
 
 // HistoryWorkloads are the workloads that record a history, by name.

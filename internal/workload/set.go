@@ -12,22 +12,35 @@ import (
 	"github.com/hadrill/hadrill/internal/consistency"
 )
 
-// setTable holds the set's elements, one row each.
+// setTable holds the sets' elements, one row each.
 const setTable = "app.hd_set"
 
+// ElementsPerSet is how many elements the set workload adds to a set
+// before it retires the set for a new one: a read of a whole set stays
+// short, and a history grows with its operations, not with their square.
+const ElementsPerSet = 1000
+
+// SetOpsPerSecond paces each set client: a set's reads then follow its
+// elements for as long as it lives (1,000 elements over the clients'
+// adds, about 20 s for two sets from six clients), which bounds how long
+// a stale read can be measured, and a history stays small (set-full
+// checks visibility, not throughput).
+const SetOpsPerSecond = 40
+
 // StartSet makes the set workload's table (emptied) and starts its
-// clients, each on its route, until Stop or ctx ends: three in four
-// operations add an element unique to the run (one INSERT, committed on
-// its own), the others read the whole set (one SELECT); with a read
-// target the reads go there. Each element's fate and how long reads
-// missed it after its acknowledgement is what the check says
-// (Jepsen's set-full).
+// clients, each on its route, until Stop or ctx ends, each at most
+// SetOpsPerSecond operations a second: three in four add an element unique to the run to one of Keys sets at once
+// (one INSERT, committed on its own; each set retired for a new one after
+// ElementsPerSet elements), the others read one of those sets whole (one
+// SELECT); with a read target the reads go there. Each element's fate and
+// how long reads missed it after its acknowledgement is what the check
+// says (Jepsen's set-full).
 func StartSet(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams) (*HistoryRun, error) {
 	db, err := targets[0].Open(l)
 	if err != nil {
 		return nil, err
 	}
-	err = execAll(ctx, db, "CREATE TABLE IF NOT EXISTS "+setTable+" (e BIGINT PRIMARY KEY) ENGINE=InnoDB", "DELETE FROM "+setTable)
+	err = execAll(ctx, db, "DROP TABLE IF EXISTS "+setTable, "CREATE TABLE "+setTable+" (s INT NOT NULL, e BIGINT NOT NULL, PRIMARY KEY (s, e)) ENGINE=InnoDB")
 	db.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", targets[0].Name, err)
@@ -35,7 +48,7 @@ func StartSet(ctx context.Context, l Lab, targets, readers []Endpoint, p History
 	if err := settled(ctx, l, append(slices.Clone(targets), readers...), "SELECT COUNT(*) FROM "+setTable, "0"); err != nil {
 		return nil, err
 	}
-	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p}
+	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p, keys: newKeyspace(max(1, p.Keys), ElementsPerSet)}
 	var next atomic.Int64
 	var runCtx context.Context
 	runCtx, a.cancel = context.WithCancel(ctx)
@@ -43,40 +56,48 @@ func StartSet(ctx context.Context, l Lab, targets, readers []Endpoint, p History
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			setClient(runCtx, l, a.client(i), p, a.rec, func() int { return int(next.Add(1)) }, uint64(i))
+			setClient(runCtx, l, a.client(i), p, a.rec, a.keys, func() int { return int(next.Add(1)) }, uint64(i))
 		}()
 	}
 	return a, nil
 }
 
-// setClient adds elements (three in four operations) and reads the whole
+// setClient adds elements (three in four operations) and reads a whole
 // set until ctx ends (clientLoop).
-func setClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consistency.Recorder, next func() int, seed uint64) {
+func setClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consistency.Recorder, ks *keyspace, next func() int, seed uint64) {
 	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
+	slot := time.Now()
 	clientLoop(ctx, l, e, p.SyncWait, rec, func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op) {
+		slot = slot.Add(time.Second / SetOpsPerSecond)
+		sleepCtx(ctx, time.Until(slot))
+		if now := time.Now(); slot.Before(now) {
+			slot = now // a slow operation is not made up for
+		}
+		set := ks.pick(r)
 		if r.IntN(4) == 0 {
-			return consistency.Op{F: consistency.FReadSet}, func(ctx context.Context, c *sql.Conn) consistency.Op {
-				vs, code := readSet(ctx, c)
+			return consistency.Op{F: consistency.FReadSet, Set: set}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+				vs, code := readSet(ctx, c, set)
 				if code != 0 {
-					return consistency.Op{Type: "fail", Error: code}
+					return consistency.Op{Type: "fail", Error: code, Set: set}
 				}
-				return consistency.Op{Type: "ok", Elements: vs}
+				return consistency.Op{Type: "ok", Set: set, Elements: vs}
 			}
 		}
+		ks.value(set) // counts the set's elements: its last retires it
 		v := []int{next()}
-		return consistency.Op{F: consistency.FAdd, Elements: v}, func(ctx context.Context, c *sql.Conn) consistency.Op {
-			if _, err := c.ExecContext(ctx, "INSERT INTO "+setTable+" (e) VALUES (?)", v[0]); err != nil {
+		return consistency.Op{F: consistency.FAdd, Set: set, Elements: v}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+			if _, err := c.ExecContext(ctx, "INSERT INTO "+setTable+" (s, e) VALUES (?, ?)", set, v[0]); err != nil {
 				typ, code := commitFailed(err)
-				return consistency.Op{Type: typ, Error: code, Elements: v}
+				return consistency.Op{Type: typ, Error: code, Set: set, Elements: v}
 			}
-			return consistency.Op{Type: "ok", Elements: v}
+			return consistency.Op{Type: "ok", Set: set, Elements: v}
 		}
 	})
 }
 
-// readSet reads every element (and 0, or the error's number).
-func readSet(ctx context.Context, c *sql.Conn) ([]int, int) {
-	rows, err := c.QueryContext(ctx, "SELECT e FROM "+setTable+" ORDER BY e")
+// readSet reads every element of a set (and 0, or the error's number).
+func readSet(ctx context.Context, c *sql.Conn, set int) ([]int, int) {
+	rows, err := c.QueryContext(ctx, "SELECT e FROM "+setTable+" WHERE s = ? ORDER BY e", set)
 	if err != nil {
 		return nil, errorNumber(err)
 	}
@@ -95,15 +116,18 @@ func readSet(ctx context.Context, c *sql.Conn) ([]int, int) {
 	return out, 0
 }
 
-// finalSetRead is one final read of the whole set on conn, recorded as
-// process; it says whether it succeeded.
+// finalSetRead reads every set used so far, each whole, on conn, as
+// process (one read after another); it says whether every one succeeded.
 func (a *HistoryRun) finalSetRead(ctx context.Context, conn *sql.Conn, process int, node string) bool {
-	a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, F: consistency.FReadSet})
-	vs, code := readSet(ctx, conn)
-	typ := "ok"
-	if code != 0 {
-		typ = "fail"
+	ok := true
+	for _, set := range a.keys.all() {
+		a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, F: consistency.FReadSet, Set: set})
+		vs, code := readSet(ctx, conn, set)
+		typ := "ok"
+		if code != 0 {
+			typ, ok = "fail", false
+		}
+		a.rec.Record(consistency.Op{Process: process, Type: typ, Node: node, F: consistency.FReadSet, Error: code, Set: set, Elements: vs})
 	}
-	a.rec.Record(consistency.Op{Process: process, Type: typ, Node: node, F: consistency.FReadSet, Error: code, Elements: vs})
-	return typ == "ok"
+	return ok
 }
