@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 type consistencyOut struct {
@@ -207,8 +208,22 @@ func TestReadsOnReplicas(t *testing.T) {
 			} `json:"reads"`
 		} `json:"consistency"`
 	}
-	r = e.run("drill", "partition", "db3", "--name", "itreads", "--workload", "append", "--read-target", "replicas", "--model", "read-committed",
-		"--hold", "2s", "--before", "2s", "--after", "2s", "--rate", "30", "-o", "json")
+	partition := func(wl, model string) result {
+		t.Helper()
+		args := []string{"drill", "partition", "db3", "--name", "itreads", "--workload", wl, "--read-target", "replicas", "--model", model,
+			"--hold", "2s", "--before", "2s", "--after", "2s", "--rate", "20", "-o", "json"}
+		r := e.run(args...)
+		if r.code == 2 && strings.Contains(r.stderr, "--rate: the lab cannot carry") {
+			// a computer busy with other tests slowed the lab's writes
+			// before the fault (the drill refuses then, breaking nothing):
+			// once more, a few seconds later
+			t.Logf("refused for a load the lab could not carry then, tried again: %s", r.stderr)
+			time.Sleep(5 * time.Second)
+			r = e.run(args...)
+		}
+		return r
+	}
+	r = partition("append", "read-committed")
 	if err := json.Unmarshal([]byte(r.stdout), &drill); err != nil || r.code != 0 || !drill.Passed {
 		t.Errorf("a partition drill with reads on the replicas: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
@@ -223,8 +238,7 @@ func TestReadsOnReplicas(t *testing.T) {
 	// stable (db3's reads wait out the cut: at the set's pace db3 has
 	// caught up by the time they return)
 	drill.Consistency.Set.Stable = 0
-	r = e.run("drill", "partition", "db3", "--name", "itreads", "--workload", "set", "--read-target", "replicas", "--model", "serializable",
-		"--hold", "2s", "--before", "2s", "--after", "2s", "--rate", "30", "-o", "json")
+	r = partition("set", "serializable")
 	if err := json.Unmarshal([]byte(r.stdout), &drill); err != nil || r.code != 0 || !drill.Passed || drill.Consistency.Set.Stable == 0 || drill.Consistency.Set.Lost != 0 {
 		t.Errorf("a partition drill with the set workload: exit %d %v %+v\n%s", r.code, err, drill.Consistency.Set, r.stderr)
 	}
