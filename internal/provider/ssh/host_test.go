@@ -137,7 +137,13 @@ func TestRemoteHost(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := h.Process(ctx, daemon); got.Pid != pid || !got.Paused {
+	// a stop takes effect once the process is scheduled: on a busy
+	// computer, a moment after the signal
+	got, _ := h.Process(ctx, daemon)
+	for end := time.Now().Add(2 * time.Second); !got.Paused && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		got, _ = h.Process(ctx, daemon)
+	}
+	if got.Pid != pid || !got.Paused {
 		t.Errorf("a stopped daemon: %+v, want pid %d paused", got, pid)
 	}
 	if err := h.Stop(ctx, daemon, 2*time.Second); err != nil {
