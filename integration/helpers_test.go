@@ -168,6 +168,28 @@ func (e *env) dumpLogs() {
 		for _, line := range lines { // a line each: the test's own prefix keeps it in make test's filtered output
 			e.t.Logf("%s: %s", rel, line)
 		}
+		// the state transfers' own logs (a donor's mariabackup says there
+		// why a transfer failed): the lines that say an error
+		ssts, _ := filepath.Glob(filepath.Join(filepath.Dir(l), "sst-logs", "*"))
+		for _, sst := range ssts {
+			b, err := os.ReadFile(sst)
+			if err != nil {
+				continue
+			}
+			var said []string
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.Contains(line, "ERROR") || strings.Contains(line, "rror:") || strings.Contains(line, "FATAL") {
+					said = append(said, line)
+				}
+			}
+			if len(said) > 10 {
+				said = said[len(said)-10:]
+			}
+			srel, _ := filepath.Rel(e.home, sst)
+			for _, line := range said {
+				e.t.Logf("%s: %s", srel, line)
+			}
+		}
 	}
 }
 
