@@ -275,10 +275,7 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 				if k := endStaleDumps(ctx, l, primary, n); k > 0 {
 					l.Logf("cluster %s: %s has received nothing for %s (connection %s%s): ended %d binlog dump connection(s) of it on %s, one a cut may have left dead", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why, k, primary.Name)
 				}
-				if k, err := freeStuckDumps(ctx, l, primary, n); k > 0 || err != nil {
-					l.Logf("cluster %s: %s: %d semi-sync binlog dump thread(s) of it on %s killed and never ending (%s), which keeps every new one of it waiting: semi-sync turned off and on again there to end them%s",
-						c.Name, n.Name, k, primary.Name, stuckDumpState, errText(err))
-				}
+				freeStuck(ctx, l, c, primary, n)
 			case time.Since(ended[n.Name]) >= staleAfter:
 				// Its new connection got nowhere either (it may have been
 				// made while the path was still cut, its handshake lost
@@ -289,10 +286,7 @@ func waitCaughtUp(ctx context.Context, l Lab, c *plan.Cluster, primary *plan.Nod
 				// it again.
 				ended[n.Name] = time.Now()
 				tries[n.Name]++
-				if k, err := freeStuckDumps(ctx, l, primary, n); k > 0 || err != nil {
-					l.Logf("cluster %s: %s: %d semi-sync binlog dump thread(s) of it on %s killed and never ending (%s): semi-sync turned off and on again there to end them%s",
-						c.Name, n.Name, k, primary.Name, stuckDumpState, errText(err))
-				}
+				freeStuck(ctx, l, c, primary, n)
 				err := restartIO(ctx, l, n)
 				if err == nil {
 					l.Logf("cluster %s: %s still received nothing %s after its dump connections were ended (connection %s%s): its IO thread started again", c.Name, n.Name, time.Since(stuck[n.Name]).Round(time.Second), io, why)
@@ -459,6 +453,14 @@ func freeStuckDumps(ctx context.Context, l Lab, primary, replica *plan.Node) (in
 	}
 	_, err = db.ExecContext(context.WithoutCancel(ctx), "SET GLOBAL rpl_semi_sync_master_enabled = ON")
 	return n, err
+}
+
+// freeStuck is freeStuckDumps, said in the lab's log when it found some.
+func freeStuck(ctx context.Context, l Lab, c *plan.Cluster, primary, replica *plan.Node) {
+	if k, err := freeStuckDumps(ctx, l, primary, replica); k > 0 || err != nil {
+		l.Logf("cluster %s: %s: %d semi-sync binlog dump thread(s) of it on %s killed and never ending (%s), which keeps every new one of it waiting: semi-sync turned off and on again there to end them%s",
+			c.Name, replica.Name, k, primary.Name, stuckDumpState, errText(err))
+	}
 }
 
 func errText(err error) string {

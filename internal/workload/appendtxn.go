@@ -96,16 +96,22 @@ func StartAppend(ctx context.Context, l Lab, targets, readers []Endpoint, p Hist
 		return nil, err
 	}
 	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p, keys: newKeyspace(p.Keys, AppendsPerKey)}
+	a.startClients(ctx, func(ctx context.Context, i int) { appendClient(ctx, l, a.client(i), p, a.rec, a.keys, uint64(i)) })
+	return a, nil
+}
+
+// startClients runs client(ctx, i) for each of the run's clients, until
+// Stop ends them.
+func (a *HistoryRun) startClients(ctx context.Context, client func(ctx context.Context, i int)) {
 	var runCtx context.Context
 	runCtx, a.cancel = context.WithCancel(ctx)
-	for i := 0; i < p.Clients; i++ {
+	for i := 0; i < a.p.Clients; i++ {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			appendClient(runCtx, l, a.client(i), p, a.rec, a.keys, uint64(i))
+			client(runCtx, i)
 		}()
 	}
-	return a, nil
 }
 
 // route is where one client sends its transactions: its writes (and

@@ -55,15 +55,7 @@ func StartBank(ctx context.Context, l Lab, targets, readers []Endpoint, p Histor
 	}
 	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p}
 	a.rec.Record(consistency.Op{Process: a.rec.Process(), Type: "ok", F: consistency.FInit, Bank: &consistency.Bank{Balances: opening}})
-	var runCtx context.Context
-	runCtx, a.cancel = context.WithCancel(ctx)
-	for i := 0; i < p.Clients; i++ {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			bankClient(runCtx, l, a.client(i), p, a.rec, uint64(i))
-		}()
-	}
+	a.startClients(ctx, func(ctx context.Context, i int) { bankClient(ctx, l, a.client(i), p, a.rec, uint64(i)) })
 	return a, nil
 }
 

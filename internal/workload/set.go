@@ -50,15 +50,9 @@ func StartSet(ctx context.Context, l Lab, targets, readers []Endpoint, p History
 	}
 	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p, keys: newKeyspace(max(1, p.Keys), ElementsPerSet)}
 	var next atomic.Int64
-	var runCtx context.Context
-	runCtx, a.cancel = context.WithCancel(ctx)
-	for i := 0; i < p.Clients; i++ {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			setClient(runCtx, l, a.client(i), p, a.rec, a.keys, func() int { return int(next.Add(1)) }, uint64(i))
-		}()
-	}
+	a.startClients(ctx, func(ctx context.Context, i int) {
+		setClient(ctx, l, a.client(i), p, a.rec, a.keys, func() int { return int(next.Add(1)) }, uint64(i))
+	})
 	return a, nil
 }
 
