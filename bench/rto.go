@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -77,6 +79,11 @@ func rto(bin string, runs int) {
 				}
 				fmt.Fprintf(os.Stderr, "failover %s (%s) %d/%d: gap %.3fs, %d acknowledged, %d lost, fenced %v\n", v.name, f, i, runs, res.Gap.Seconds,
 					res.WritesAcked, res.LostCount, res.Fenced)
+				if res.Gap.Seconds > 2 && v.spec != "" { // what the keeper did, for a trial past the target
+					b, _ := os.ReadFile(filepath.Join(homes[v.name], "labs", fmt.Sprintf("bdrto%d", j), "keeper.log"))
+					lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+					fmt.Fprintf(os.Stderr, "  its keeper's log, last lines:\n    %s\n", strings.Join(lines[max(len(lines)-12, 0):], "\n    "))
+				}
 				for node := range res.Fenced { // back into service for the next trial
 					run(bin, "--home", homes[v.name], "--name", fmt.Sprintf("bdrto%d", j), "rebuild", node)
 				}

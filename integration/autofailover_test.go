@@ -41,19 +41,24 @@ func TestAutoFailover(t *testing.T) {
 		"clusters: [{name: db, kind: primary, nodes: 2, failover: sometimes}]",
 		"clusters: [{name: db, kind: primary, nodes: 2, failover_max_lag: 5s}]",
 		"clusters: [{name: db, nodes: 3, failover: auto}]",
+		"clusters: [{name: db, kind: primary, nodes: 2, failover: auto, failover_after: 100ms}]",
+		"clusters: [{name: db, kind: primary, nodes: 2, failover_after: 2s}]",
 	} {
 		spec := e.writeSpec("bad", "name: itbad\n"+bad+"\n")
 		if r := e.run("validate", spec); r.code != 2 || !strings.Contains(r.stderr, "failover") {
 			t.Errorf("%s: exit %d, want 2 naming the field\n%s", bad, r.code, r.stderr)
 		}
 	}
+	// async waits 4 s before it fails over a primary that runs but is out of
+	// reach (failover_after), so its flapping partition's 2 s cuts never
+	// do; semi-sync keeps the default, 1 s
 	for _, c := range []struct {
-		lab, mode string
-		nodes     int
-	}{{"itafa", "async", 2}, {"itafs", "semi-sync", 3}} {
+		lab, mode, after string
+		nodes            int
+	}{{"itafa", "async", ", failover_after: 4s", 2}, {"itafs", "semi-sync", "", 3}} {
 		t.Run(c.mode, func(t *testing.T) {
 			spec := e.writeSpec(c.lab, "name: "+c.lab+`
-clusters: [{name: db, kind: primary, nodes: `+strconv.Itoa(c.nodes)+`, mode: `+c.mode+`, profile: durable, failover: auto}]
+clusters: [{name: db, kind: primary, nodes: `+strconv.Itoa(c.nodes)+`, mode: `+c.mode+`, profile: durable, failover: auto`+c.after+`}]
 load_balancers: [{name: lb, cluster: db}]
 client: {name: client}
 `)
@@ -137,7 +142,8 @@ client: {name: client}
 					e.ok("fault", "heal", "--name", c.lab)
 				}
 				// a flapping partition of the primary (2 s cut, 2 s healed): each cut is shorter
-				// than the replicas' patience, so no failover: the same primary after, nothing lost
+				// than the cluster's failover_after (4 s), so no failover: the same primary after,
+				// nothing lost
 				r := e.run("drill", "flap", "--name", c.lab, "--hold", "6s", "--rate", "50", "--before", "1s", "--after", "1s", "-o", "json")
 				var fl drillResult
 				if err := json.Unmarshal([]byte(r.stdout), &fl); err != nil || r.code != 0 || !fl.Passed || fl.LostCount != 0 || fl.WritesAcked == 0 ||
@@ -296,7 +302,7 @@ func (e *env) failover(scenario, lab, old string, extra ...string) (string, auto
 	}
 	limit := 10.0
 	if slices.Contains(extra, "--crash") || scenario != "failover" {
-		limit = 20 // the replicas notice a silent primary only after slave_net_timeout (4 s)
+		limit = 20 // a paused primary is failed over once the replicas give up on it (slave_net_timeout, 4 s)
 	}
 	if res.Gap.Seconds > limit {
 		t.Errorf("writes stopped for %.1fs", res.Gap.Seconds)

@@ -219,6 +219,9 @@ func printDrill(r *drill.Result) {
 	for _, x := range r.Interventions {
 		fmt.Printf("  recovered by hand: %s\n", x)
 	}
+	for _, x := range r.SemiSyncFallbacks {
+		fmt.Printf("  semi-sync fell back to async: %s (no replica acknowledged within its timeout; commits acknowledged then were on that node alone)\n", x)
+	}
 	for _, x := range r.Reversals {
 		fmt.Printf("  Galera says data loss is possible: %s (what only this member had applied is gone from the cluster)\n", x)
 	}

@@ -97,8 +97,14 @@ type Result struct {
 	// than it had (Galera: "Reversing history … Data loss is possible"),
 	// from the members' error logs: whether what only it had applied was
 	// acknowledged work, the audit and the history say.
-	Reversals []string   `json:"reversals,omitempty"`
-	Codes     []CodeSpan `json:"error_codes"`
+	Reversals []string `json:"reversals,omitempty"`
+	// SemiSyncFallbacks are the times a semi-sync primary went on
+	// committing without a replica's acknowledgement during the drill
+	// (node, from when to when, from its error log): what it acknowledged
+	// then was on it alone, the one way a semi-sync failover loses an
+	// acknowledged commit.
+	SemiSyncFallbacks []string   `json:"semi_sync_fallbacks,omitempty"`
+	Codes             []CodeSpan `json:"error_codes"`
 	// Phases are the writes before the fault, during it (until whole
 	// again) and after: rate, failures, latency; what the fault cost the
 	// clients beyond the gap (a donor's desync, a WAN's round trips).
@@ -252,6 +258,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	d.s.finish()
 	end := time.Now()
 	d.res.Reversals = d.reversals(bg, marks)
+	d.res.SemiSyncFallbacks = d.fallbacks(bg, marks)
 	jctx, cancel := context.WithTimeout(bg, 2*time.Minute)
 	defer cancel()
 	d.judge(jctx, ops, run.Started, end)

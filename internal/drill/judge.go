@@ -89,6 +89,10 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	}
 	r.Verdict = Decide(r.Audit, sums.Differ, len(sums.Unread), other, r.Interrupted)
 	r.Problems = append(other, auditProblems(r.Audit)...)
+	if r.LostCount > 0 && len(r.SemiSyncFallbacks) > 0 {
+		r.Problems = append(r.Problems, "semi-sync fell back to async ("+strings.Join(r.SemiSyncFallbacks, "; ")+
+			"): commits acknowledged then were on the primary alone, and a failover gives them up")
+	}
 	if len(sums.Differ) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("nodes disagree on tables %s (CHECKSUM TABLE)", strings.Join(sums.Differ, ", ")))
 	}

@@ -5,20 +5,54 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
-// logMarks are how long each Galera member's error log was when the drill
-// began (what it writes from there is the drill's).
+// logMarks are how long each Galera member's and each semi-sync primary
+// cluster node's error log was when the drill began (what it writes from
+// there is the drill's).
 func (d *drill) logMarks(ctx context.Context) map[string]int {
 	marks := map[string]int{}
 	for _, n := range d.nodes {
-		if n.Role != plan.RoleGalera {
+		if n.Role != plan.RoleGalera && !d.semiSync(n) {
 			continue
 		}
 		b, _ := d.l.Host(n.Host).ReadFile(ctx, n.LogFile)
 		marks[n.Name] = len(b)
 	}
 	return marks
+}
+
+// semiSync reports whether n is a node of a semi-sync primary cluster.
+func (d *drill) semiSync(n *plan.Node) bool {
+	c, ok := d.l.Plan().Cluster(n.Cluster)
+	return ok && c.Kind == spec.KindPrimary && c.Mode == spec.ModeSemiSync
+}
+
+// fallbacks are the times, during the drill, a semi-sync primary went on
+// committing without a replica's acknowledgement (its
+// rpl_semi_sync_master_timeout passed), each with its node, from what its
+// error log gained since marks: a commit acknowledged then was on that
+// node alone, which a failover gives up.
+func (d *drill) fallbacks(ctx context.Context, marks map[string]int) []string {
+	var out []string
+	for _, n := range d.nodes {
+		from, ok := marks[n.Name]
+		if !ok || !d.semiSync(n) {
+			continue
+		}
+		b, err := d.l.Host(n.Host).ReadFile(ctx, n.LogFile)
+		if err != nil {
+			continue
+		}
+		if len(b) < from {
+			from = 0
+		}
+		for _, f := range mariadb.SemiSyncFallbacks(string(b[from:])) {
+			out = append(out, n.Name+" "+f.Text())
+		}
+	}
+	return out
 }
 
 // reversals are the times, during the drill, a Galera member left its

@@ -66,13 +66,33 @@ type Keeper struct {
 type guard struct {
 	primary  string
 	lastSeen time.Time // it last answered
+	missed   time.Time // it first did not, since it last answered
 	misses   int       // ticks in a row it did not
 }
 
 // Misses is how many ticks in a row the primary must not answer before
 // the keeper looks for a failover (a primary killed a moment ago is gone
-// for good; one answer lost to a busy machine is not).
+// for good; one answer lost to a busy machine is not). One whose server
+// still runs must also have been out of reach for the cluster's
+// failover_after (Due).
 const Misses = 2
+
+// Due reports whether a primary out of reach since it was last seen (or,
+// never seen by this keeper, since it first missed) is due for a failover:
+// Misses ticks in a row, and, unless its server is gone, at least after.
+func Due(misses int, gone bool, lastSeen, missed, now time.Time, after time.Duration) bool {
+	if misses < Misses {
+		return false
+	}
+	if gone {
+		return true
+	}
+	since := lastSeen
+	if since.IsZero() {
+		since = missed
+	}
+	return now.Sub(since) >= after
+}
 
 // probeTimeout bounds the primary's answer to the keeper.
 const probeTimeout = 300 * time.Millisecond
@@ -324,40 +344,47 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 		k.guards[c.Name] = g
 	}
 	n, _ := k.Repl.Plan.Node(primary)
-	ok, unreachable := k.reach(ctx, c, n)
-	if ok {
+	seen := k.look(ctx, c, n)
+	if seen.Answers {
 		g.lastSeen, g.misses = time.Now(), 0
 		k.logOnce("failover "+c.Name, nil)
 		return
 	}
-	if g.misses++; g.misses < Misses {
+	if g.misses++; g.misses == 1 {
+		g.missed = time.Now()
+	}
+	if !Due(g.misses, seen.Gone, g.lastSeen, g.missed, time.Now(), c.FailoverAfter) {
 		return
 	}
-	out, err := k.Repl.Failover(ctx, k.conns, c, primary, g.lastSeen,
-		func(ctx context.Context) (bool, string) { return k.reach(ctx, c, n) })
+	// the failover looks again once it holds the roles lock; what the
+	// keeper saw a moment ago is that look unless the lock kept it waiting
+	at, fresh := time.Now(), true
+	out, err := k.Repl.Failover(ctx, k.conns, c, primary, g.lastSeen, func(ctx context.Context) replication.Sight {
+		if fresh && time.Since(at) < Tick/2 {
+			fresh = false
+			return seen
+		}
+		return k.look(ctx, c, n)
+	})
 	switch {
 	case err != nil:
 		k.logOnce("failover "+c.Name, err)
 	case out.Promoted == "":
-		k.logOnce("failover "+c.Name, fmt.Errorf("%s; no failover: %s", unreachable, out.Why))
+		k.logOnce("failover "+c.Name, fmt.Errorf("%s; no failover: %s", seen.Why, out.Why))
 	default:
 		k.logOnce("failover "+c.Name, nil)
 	}
 }
 
-// reach reports whether a primary cluster's node answers as its clients
-// would see it: it answers the keeper, and, where the lab has the hosts
-// (Vantage), its host takes a connection from one of them. A node cut off
-// by a partition still answers on its own machine; its clients cannot
-// reach it. When it does not, why says how it failed.
-func (k *Keeper) reach(ctx context.Context, c *plan.Cluster, n *plan.Node) (bool, string) {
-	if !k.conns.Probe(ctx, n, probeTimeout).State.Answering() {
-		return false, n.Name + " does not answer"
-	}
-	hosts := Vantage(k.Repl.Plan, c, n.Name)
-	if len(hosts) == 0 {
-		return true, ""
-	}
+// look sees a primary cluster's node as its clients and its replicas do,
+// all at once: it answers as its clients see it when it answers the keeper
+// and, where the lab has the hosts (Vantage), its host takes a connection
+// from one of them (a node cut off by a partition still answers on its own
+// machine; its clients cannot reach it). It is isolated when the hosts of
+// its clients and of its replicas (Lookouts) all fail to reach its host.
+func (k *Keeper) look(ctx context.Context, c *plan.Cluster, n *plan.Node) replication.Sight {
+	p := k.Repl.Plan
+	clients, all := Vantage(p, c, n.Name), Lookouts(p, c, n.Name)
 	// its health agent's port, on the same host and address: a connection
 	// to mariadbd closed before logging in would be an aborted connect in
 	// its statistics, four a second
@@ -366,20 +393,36 @@ func (k *Keeper) reach(ctx context.Context, c *plan.Cluster, n *plan.Node) (bool
 		port = n.AgentPort
 	}
 	addr := net.JoinHostPort(n.Address, strconv.Itoa(port))
-	seen := make(chan bool, len(hosts))
-	for _, h := range hosts {
-		go func() { seen <- server.Reachable(ctx, h.Netns, addr, probeTimeout) }()
+	reached := make([]bool, len(all))
+	var wg sync.WaitGroup
+	for i, h := range all {
+		wg.Add(1)
+		go func() { defer wg.Done(); reached[i] = server.Reachable(ctx, h.Netns, addr, probeTimeout) }()
 	}
-	for range hosts {
-		if <-seen {
-			return true, ""
+	st := k.conns.Probe(ctx, n, probeTimeout)
+	wg.Wait()
+	var s replication.Sight
+	s.Gone = st.State == server.Down
+	s.Isolated = len(all) > 0 && !slices.Contains(reached, true)
+	clientSees := len(clients) == 0
+	for i, h := range all {
+		if reached[i] && slices.ContainsFunc(clients, func(o plan.Host) bool { return o.Name == h.Name }) {
+			clientSees = true
 		}
 	}
-	var names []string
-	for _, h := range hosts {
-		names = append(names, h.Name)
+	switch {
+	case !st.State.Answering():
+		s.Why = fmt.Sprintf("%s does not answer (%s)", n.Name, st.State)
+	case !clientSees:
+		var names []string
+		for _, h := range clients {
+			names = append(names, h.Name)
+		}
+		s.Why = fmt.Sprintf("%s runs but cannot be reached at %s from %s", n.Name, addr, strings.Join(names, ", "))
+	default:
+		s.Answers = true
 	}
-	return false, fmt.Sprintf("%s runs but cannot be reached at %s from %s", n.Name, addr, strings.Join(names, ", "))
+	return s
 }
 
 // Vantage is where the keeper looks at a primary cluster's node from, as
@@ -389,29 +432,53 @@ func (k *Keeper) reach(ctx context.Context, c *plan.Cluster, n *plan.Node) (bool
 // lab's are on other machines); elsewhere there are none, and the node's
 // own answer is all the keeper has.
 func Vantage(p *plan.Plan, c *plan.Cluster, node string) []plan.Host {
+	if lbs := labHosts(p, balancers(p, c)); len(lbs) > 0 {
+		return lbs
+	}
+	return labHosts(p, others(p, c, node))
+}
+
+// Lookouts are the hosts the keeper looks at a primary cluster's node from
+// before it fails over: its clients' (Vantage) and its replicas' (the
+// cluster's other nodes). None outside a lab of namespaces.
+func Lookouts(p *plan.Plan, c *plan.Cluster, node string) []plan.Host {
+	return labHosts(p, append(balancers(p, c), others(p, c, node)...))
+}
+
+// balancers are the hosts of the load balancers in front of c.
+func balancers(p *plan.Plan, c *plan.Cluster) []string {
+	var out []string
+	for _, lb := range p.LoadBalancers {
+		if lb.Cluster == c.Name {
+			for _, in := range lb.Instances {
+				out = append(out, in.Host)
+			}
+		}
+	}
+	return out
+}
+
+// others are the hosts of c's nodes but node.
+func others(p *plan.Plan, c *plan.Cluster, node string) []string {
+	var out []string
+	for _, name := range c.Nodes {
+		if o, ok := p.Node(name); ok && name != node {
+			out = append(out, o.Host)
+		}
+	}
+	return out
+}
+
+// labHosts are the named hosts that are namespaces of this lab, once each
+// (none but in a lab of namespaces).
+func labHosts(p *plan.Plan, names []string) []plan.Host {
 	if p.Mode != plan.ModeNetns {
 		return nil
 	}
 	var out []plan.Host
-	add := func(name string) {
+	for _, name := range names {
 		if h, ok := p.Host(name); ok && h.Netns != "" && !slices.ContainsFunc(out, func(o plan.Host) bool { return o.Name == name }) {
 			out = append(out, *h)
-		}
-	}
-	for _, lb := range p.LoadBalancers {
-		if lb.Cluster != c.Name {
-			continue
-		}
-		for _, in := range lb.Instances {
-			add(in.Host)
-		}
-	}
-	if len(out) > 0 {
-		return out
-	}
-	for _, name := range c.Nodes {
-		if o, ok := p.Node(name); ok && name != node {
-			add(o.Host)
 		}
 	}
 	return out

@@ -53,24 +53,55 @@ func TestVantage(t *testing.T) {
 		return strings.Join(s, ",")
 	}
 	for _, tc := range []struct {
-		name string
-		mode string
-		lbs  []plan.LB
-		want string
+		name           string
+		mode           string
+		lbs            []plan.LB
+		want, lookouts string
 	}{
 		{"the load balancer pair's hosts, as clients see it", plan.ModeNetns,
-			[]plan.LB{{Name: "lb", Cluster: "ps", Instances: []plan.LBInstance{{Host: "lb1"}, {Host: "lb2"}}}}, "lb1,lb2"},
+			[]plan.LB{{Name: "lb", Cluster: "ps", Instances: []plan.LBInstance{{Host: "lb1"}, {Host: "lb2"}}}}, "lb1,lb2", "lb1,lb2,db2,db3"},
 		{"another cluster's load balancer does not count", plan.ModeNetns,
-			[]plan.LB{{Name: "lb", Cluster: "other", Instances: []plan.LBInstance{{Host: "lb1"}}}}, "db2,db3"},
-		{"no load balancer: the other nodes' hosts", plan.ModeNetns, nil, "db2,db3"},
-		{"a remote lab: none here", plan.ModeSSH, nil, ""},
+			[]plan.LB{{Name: "lb", Cluster: "other", Instances: []plan.LBInstance{{Host: "lb1"}}}}, "db2,db3", "db2,db3"},
+		{"no load balancer: the other nodes' hosts", plan.ModeNetns, nil, "db2,db3", "db2,db3"},
+		{"a remote lab: none here", plan.ModeSSH, []plan.LB{{Name: "lb", Cluster: "ps", Instances: []plan.LBInstance{{Host: "lb1"}}}}, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &plan.Plan{Lab: "t", Mode: tc.mode, Hosts: hosts, Nodes: nodes, Clusters: []plan.Cluster{c}, LoadBalancers: tc.lbs}
 			if got := names(Vantage(p, &p.Clusters[0], "db1")); got != tc.want {
 				t.Errorf("vantage %q, want %q", got, tc.want)
 			}
+			if got := names(Lookouts(p, &p.Clusters[0], "db1")); got != tc.lookouts {
+				t.Errorf("lookouts %q, want %q", got, tc.lookouts)
+			}
 		})
+	}
+}
+
+// TestDue: a primary whose server is gone is failed over after Misses
+// ticks; one that runs only once it has been out of reach for
+// failover_after since it was last seen (never seen: since it first
+// missed), so a shorter cut never fails over.
+func TestDue(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	for _, c := range []struct {
+		name         string
+		misses       int
+		gone         bool
+		seen, missed time.Time
+		now          time.Time
+		want         bool
+	}{
+		{"one miss: never", 1, true, at(0), at(100), at(5000), false},
+		{"gone: after two misses", 2, true, at(0), at(300), at(600), true},
+		{"runs, out of reach 0.6 s of 1 s", 2, false, at(0), at(300), at(600), false},
+		{"runs, out of reach 1 s", 5, false, at(0), at(300), at(1000), true},
+		{"never seen: from its first miss", 4, false, time.Time{}, at(300), at(1200), false},
+		{"never seen, 1 s after its first miss", 5, false, time.Time{}, at(300), at(1300), true},
+	} {
+		if got := Due(c.misses, c.gone, c.seen, c.missed, c.now, time.Second); got != c.want {
+			t.Errorf("%s: due %v, want %v", c.name, got, c.want)
+		}
 	}
 }
 

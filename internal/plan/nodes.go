@@ -38,6 +38,7 @@ func (b *builder) nodes() error {
 			if c.Failover == spec.FailoverAuto {
 				pc.AutoFailover = true
 				pc.FailoverMaxLag, _ = time.ParseDuration(c.FailoverMaxLag)
+				pc.FailoverAfter, _ = time.ParseDuration(c.FailoverAfter)
 			}
 		}
 		var peers []string

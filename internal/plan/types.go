@@ -215,6 +215,8 @@ type Cluster struct {
 	// leaving behind at most FailoverMaxLag of its writes.
 	AutoFailover   bool          `json:"auto_failover,omitempty"`
 	FailoverMaxLag time.Duration `json:"failover_max_lag,omitempty"`
+	// FailoverAfter: how long a running primary must be out of reach first.
+	FailoverAfter time.Duration `json:"failover_after,omitempty"`
 	// GTIDDomain is the domain id of the cluster's replicated transactions.
 	GTIDDomain int `json:"gtid_domain"`
 	// Arbitrator is the cluster's garbd, if it has one.

@@ -43,14 +43,30 @@ func (v ReplicaView) has() Position {
 	return out
 }
 
+// Sight is what the manager saw of a primary as its clients and
+// replicas see it, all at once.
+type Sight struct {
+	Answers bool   // it answers as its clients see it
+	Why     string // how it failed when it does not
+	// Gone: no server process runs (killed, or its host crashed): nothing
+	// a slow network or a busy machine could explain.
+	Gone bool
+	// Isolated: it was looked at from the hosts of its clients and of its
+	// replicas, and none of them reached its host. Its replicas' IO threads
+	// may still show connected (they notice after slave_net_timeout), but
+	// nothing can reach them from it any more.
+	Isolated bool
+}
+
 // PrimaryDown decides whether a primary that did not answer the manager
 // (or that its clients cannot reach) is down for its replicas too. Some
 // replica must answer (else there is nothing to promote and nothing
-// confirms the failure), and no replica may still be connected to the
-// primary: if one is, the manager alone is cut
-// off from it (a partition), and promoting would make two primaries.
-func PrimaryDown(primary string, views []ReplicaView) (bool, string) {
-	if r := Receiving(primary, views); r != "" {
+// confirms the failure). Unless no host of its clients or replicas reaches
+// the primary (isolated), no replica may still be connected to it: if one
+// is, the manager alone is cut off from it (a partition), and promoting
+// would make two primaries.
+func PrimaryDown(primary string, views []ReplicaView, isolated bool) (bool, string) {
+	if r := Receiving(primary, views); r != "" && !isolated {
 		return false, fmt.Sprintf("%s still receives from %s", r, primary)
 	}
 	answering := 0
@@ -61,6 +77,9 @@ func PrimaryDown(primary string, views []ReplicaView) (bool, string) {
 	}
 	if answering == 0 {
 		return false, "no replica answers"
+	}
+	if isolated {
+		return true, fmt.Sprintf("no host of its clients or replicas reaches %s", primary)
 	}
 	return true, fmt.Sprintf("no replica receives from %s", primary)
 }
@@ -212,19 +231,22 @@ type Outcome struct {
 }
 
 // Failover promotes a replica of c, whose primary (old) stopped answering
-// the keeper at lastSeen (reach: whether it answers now, as its clients
-// see it, and why not), if the failure is confirmed (PrimaryDown), a
+// the keeper at lastSeen (look: how it is seen now, by its clients and its
+// replicas' hosts), if the failure is confirmed (PrimaryDown), a
 // replica holds what all others hold (ChooseFailover), applies it within
 // the cluster's failover_max_lag and then lags at most that much
 // (LagVerdict). An old primary that still runs, cut off from its clients
 // and replicas, is made read-only first (fenced through its own machine,
 // as a manager with a path of its own to it does); it gets its role back
-// from Reconcile, which checks what it holds. Its Outcome is the promoted
-// node, or why none was. It holds the roles lock and re-reads the record
-// first: a promotion meanwhile (another keeper tick, `promote`) is never
-// repeated.
+// from Reconcile, which checks what it holds. An isolated primary's
+// replicas stop receiving before they are read, so what they hold is final
+// when one is chosen (bytes still in a socket could otherwise reach one
+// after another was chosen); they receive again when none is promoted. Its
+// Outcome is the promoted node, or why none was. It holds the roles lock
+// and re-reads the record first: a promotion meanwhile (another keeper
+// tick, `promote`) is never repeated.
 func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Cluster, old string, lastSeen time.Time,
-	reach func(context.Context) (bool, string)) (Outcome, error) {
+	look func(context.Context) Sight) (out Outcome, err error) {
 	unlock, err := m.lock(ctx)
 	if err != nil {
 		return Outcome{}, err
@@ -234,16 +256,24 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 		return Outcome{Why: fmt.Sprintf("%s is the primary already", cur)}, nil
 	}
 	oldNode, _ := m.Plan.Node(old)
-	ok, unreachable := reach(ctx)
-	if ok {
+	seen := look(ctx)
+	if seen.Answers {
 		return Outcome{Why: old + " answers again"}, nil // it came back while the lock was awaited
 	}
+	if seen.Isolated {
+		m.stopReceiving(ctx, c, old, true)
+		defer func() {
+			if out.Promoted == "" {
+				m.receiveAgain(ctx, c, old)
+			}
+		}()
+	}
 	views := m.Views(ctx, conns, c, old, time.Second)
-	down, downWhy := PrimaryDown(old, views)
+	down, downWhy := PrimaryDown(old, views, seen.Isolated)
 	if !down {
 		return Outcome{Why: downWhy}, nil
 	}
-	downWhy = unreachable + " and " + downWhy
+	downWhy = seen.Why + " and " + downWhy
 	choice := ChooseFailover(old, views)
 	if choice.Node == "" {
 		return Outcome{Why: choice.Reason}, nil
@@ -266,7 +296,9 @@ func (m *Manager) Failover(ctx context.Context, conns *server.Conns, c *plan.Clu
 	}
 	m.logf("automatic failover of cluster %s: %s; %s; %s", c.Name, downWhy, choice.Reason, lag)
 	fenced := m.fence(ctx, conns, oldNode)
-	m.stopReceiving(ctx, c, old)
+	if !seen.Isolated {
+		m.stopReceiving(ctx, c, old, false)
+	}
 	if err := m.takeOver(ctx, c, n, oldNode, false); err != nil {
 		return Outcome{}, err
 	}
@@ -401,7 +433,18 @@ func (m *Manager) Reconcile(ctx context.Context, conns *server.Conns, c *plan.Cl
 // once the failover is decided: a thread still trying to reach a crashed
 // host holds up STOP SLAVE for seconds (until its connection attempt
 // fails), which would otherwise be paid once per node, one after another.
-func (m *Manager) stopReceiving(ctx context.Context, c *plan.Cluster, old string) {
+// A semi-sync replica's IO thread stops at once, but STOP SLAVE then
+// connects to the primary to end its dump thread there, which for a
+// primary out of reach takes until the connection attempt fails: at most
+// rpl_semi_sync_slave_kill_conn_timeout, 1 s in every semi-sync node's
+// my.cnf (5 by default). With abort (the primary isolated: nothing reaches
+// it) and servers that can (Aborter), that attempt is ended as it starts:
+// the replica's host's connections to the primary are aborted every
+// abortEvery until STOP SLAVE returns.
+func (m *Manager) stopReceiving(ctx context.Context, c *plan.Cluster, old string, abort bool) {
+	ab, _ := m.Servers.(Aborter)
+	oldNode, _ := m.Plan.Node(old)
+	to := oldNode.PeerAddress()
 	var wg sync.WaitGroup
 	for _, name := range c.Nodes {
 		n, _ := m.Plan.Node(name)
@@ -413,8 +456,51 @@ func (m *Manager) stopReceiving(ctx context.Context, c *plan.Cluster, old string
 			defer wg.Done()
 			sctx, cancel := context.WithTimeout(ctx, followWait)
 			defer cancel()
-			_ = m.execOn(sctx, n, "STOP SLAVE '' IO_THREAD") // a node without the connection, or one that does not answer, is dealt with by takeOver
+			stopped := make(chan struct{})
+			go func() {
+				defer close(stopped)
+				_ = m.execOn(sctx, n, "STOP SLAVE '' IO_THREAD") // a node without the connection, or one that does not answer, is dealt with by takeOver
+			}()
+			if !abort || ab == nil {
+				<-stopped
+				return
+			}
+			t := time.NewTicker(abortEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-stopped:
+					return
+				case <-t.C:
+					_ = ab.AbortConnections(sctx, n, to) // failing, STOP SLAVE still ends within its bound
+				}
+			}
 		}()
 	}
 	wg.Wait()
+}
+
+// abortEvery is how often a stopping replica's connections to an isolated
+// primary are aborted.
+const abortEvery = 50 * time.Millisecond
+
+// Aborter is what a lab's servers may also do: abort every TCP connection
+// from a node's host to an address, attempts included, at once (as root
+// on the host: ss -K).
+type Aborter interface {
+	AbortConnections(ctx context.Context, n *plan.Node, addr string) error
+}
+
+// receiveAgain starts the IO threads stopReceiving stopped, when no
+// failover followed.
+func (m *Manager) receiveAgain(ctx context.Context, c *plan.Cluster, old string) {
+	for _, name := range c.Nodes {
+		n, _ := m.Plan.Node(name)
+		if name == old || !m.Servers.Alive(n) || m.roles().Fenced[name] != "" {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, followWait)
+		_ = m.execOn(sctx, n, "START SLAVE '' IO_THREAD") // one that does not answer is given its role by Reconcile
+		cancel()
+	}
 }

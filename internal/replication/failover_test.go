@@ -13,23 +13,27 @@ func replica(t *testing.T, name, io, recv, applied string) ReplicaView {
 
 func TestPrimaryDown(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		views []ReplicaView
-		down  bool
-		why   string
+		name     string
+		views    []ReplicaView
+		isolated bool
+		down     bool
+		why      string
 	}{
-		{"replicas lost it", []ReplicaView{replica(t, "db2", "Connecting", "1-101-5", "1-101-5"), replica(t, "db3", "No", "1-101-5", "1-101-5")}, true, "no replica receives"},
-		{"a replica still receives: the keeper alone is cut off", []ReplicaView{replica(t, "db2", "Connecting", "", ""), replica(t, "db3", "Yes", "", "")}, false, "db3 still receives from db1"},
-		{"no replica answers", []ReplicaView{{Node: "db2"}, {Node: "db3"}}, false, "no replica answers"},
-		{"one answers, one down", []ReplicaView{{Node: "db2"}, replica(t, "db3", "Connecting", "", "")}, true, ""},
+		{"replicas lost it", []ReplicaView{replica(t, "db2", "Connecting", "1-101-5", "1-101-5"), replica(t, "db3", "No", "1-101-5", "1-101-5")}, false, true, "no replica receives"},
+		{"a replica still receives: the keeper alone is cut off", []ReplicaView{replica(t, "db2", "Connecting", "", ""), replica(t, "db3", "Yes", "", "")}, false, false, "db3 still receives from db1"},
+		{"isolated: an IO thread that has not noticed yet does not count", []ReplicaView{replica(t, "db2", "Yes", "", ""), replica(t, "db3", "Yes", "", "")}, true, true,
+			"no host of its clients or replicas reaches db1"},
+		{"isolated, but no replica answers", []ReplicaView{{Node: "db2"}, {Node: "db3"}}, true, false, "no replica answers"},
+		{"no replica answers", []ReplicaView{{Node: "db2"}, {Node: "db3"}}, false, false, "no replica answers"},
+		{"one answers, one down", []ReplicaView{{Node: "db2"}, replica(t, "db3", "Connecting", "", "")}, false, true, ""},
 		{"a replica of another source does not count", []ReplicaView{func() ReplicaView {
 			v := replica(t, "db2", "Yes", "", "")
 			v.Source = "db3"
 			return v
-		}()}, true, ""},
+		}()}, false, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			down, why := PrimaryDown("db1", c.views)
+			down, why := PrimaryDown("db1", c.views, c.isolated)
 			if down != c.down || !strings.Contains(why, c.why) {
 				t.Errorf("down %v (%s), want %v (%s)", down, why, c.down, c.why)
 			}

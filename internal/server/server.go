@@ -505,6 +505,15 @@ func (s OnHosts) Process(n *plan.Node) (host.Process, error) {
 	return Process(context.Background(), s.Hosts(n.Host), n)
 }
 func (s OnHosts) Alive(n *plan.Node) bool { return s.Pid(n) != 0 }
+
+// AbortConnections aborts every TCP connection from the node's host to
+// addr, attempts in progress included (the kernel's socket destroy): one
+// to a host that no longer answers fails at once instead of after its
+// timeout.
+func (s OnHosts) AbortConnections(ctx context.Context, n *plan.Node, addr string) error {
+	_, err := s.Hosts(n.Host).Run(ctx, []string{"ss", "-K", "dst", addr}, nil)
+	return err
+}
 func (s OnHosts) Pid(n *plan.Node) int {
 	p, _ := s.Process(n)
 	return p.Pid

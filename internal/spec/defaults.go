@@ -1,5 +1,7 @@
 package spec
 
+import "time"
+
 // DefaultRegion is the region every host lands in unless the spec says otherwise.
 const DefaultRegion = "main"
 
@@ -22,6 +24,11 @@ const (
 	// DefaultFailoverMaxLag is how far behind the dead primary an
 	// automatic failover may leave the cluster.
 	DefaultFailoverMaxLag = "10s"
+	// DefaultFailoverAfter is how long a running primary must be out of
+	// its clients' and replicas' reach before it is failed over.
+	DefaultFailoverAfter = "1s"
+	// MinFailoverAfter is the least of it: two of the keeper's ticks.
+	MinFailoverAfter = 500 * time.Millisecond
 )
 
 // Defaults fills every field the user may leave out. It never overrides what
@@ -73,6 +80,9 @@ func Defaults(s *Spec) {
 			}
 			if c.FailoverMaxLag == "" && c.Failover == FailoverAuto {
 				c.FailoverMaxLag = DefaultFailoverMaxLag
+			}
+			if c.FailoverAfter == "" && c.Failover == FailoverAuto {
+				c.FailoverAfter = DefaultFailoverAfter
 			}
 		}
 	}

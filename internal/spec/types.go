@@ -105,6 +105,11 @@ type Cluster struct {
 	// else the failover is refused and the cluster waits for its primary
 	// (default 10s).
 	FailoverMaxLag string `yaml:"failover_max_lag,omitempty"`
+	// FailoverAfter is how long a primary that runs must be out of its
+	// clients' reach before the keeper fails over (default 1s, at least
+	// 0.5s): a cut shorter than this never fails over. A primary whose
+	// server is gone (killed, its host crashed) is failed over at once.
+	FailoverAfter string `yaml:"failover_after,omitempty"`
 	// Arbitrator adds garbd (Galera's arbitrator: a member that votes but
 	// holds no data) on a host of its own, named <cluster>arb: with 3 + 3
 	// nodes over two sites, an arbitrator in a third one keeps the side it

@@ -204,6 +204,12 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 		}
 		v.duration(p+".failover_max_lag", c.FailoverMaxLag, 0, time.Hour)
 	}
+	if c.FailoverAfter != "" {
+		if c.Failover != FailoverAuto {
+			v.add(p+".failover_after", "applies only with failover: auto")
+		}
+		v.duration(p+".failover_after", c.FailoverAfter, MinFailoverAfter, time.Hour)
+	}
 	if c.AckTimeout != "" {
 		if c.Mode != ModeSemiSync {
 			v.add(p+".ack_timeout", "applies only with mode semi-sync")

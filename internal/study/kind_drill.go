@@ -142,7 +142,7 @@ func init() {
 			if res.LostCount > 0 || res.Consistency != nil && res.Consistency.Count("lost") > 0 {
 				lostAny = 1
 			}
-			out = append(out, "lost_any", lostAny, "reversals", float64(len(res.Reversals)))
+			out = append(out, "lost_any", lostAny, "reversals", float64(len(res.Reversals)), "semi_sync_fallbacks", float64(len(res.SemiSyncFallbacks)))
 			if m.step.Scenario == drill.ChaosDrill {
 				// the schedule's hours, from its first fault to its last heal
 				h := float64(m.scale.Duration) / 3600
@@ -166,22 +166,23 @@ func init() {
 		},
 		describe: func(st Step, metric string) string {
 			what := map[string]string{
-				"lost_writes":       "Acknowledged writes lost",
-				"gap_s":             "Seconds the clients saw no acknowledged write",
-				"lost_appends":      "Acknowledged appends no later read saw",
-				"lost_any":          "Drills that lost acknowledged work (1) or not (0)",
-				"lost_updates":      "Lost updates (P4)",
-				"stale_reads":       "Stale reads (G-single through real time)",
-				"cycles":            "Dependency cycles without real-time or process order",
-				"committed_appends": "List-append transactions committed",
-				"unknown_appends":   "List-append transactions of unknown outcome",
-				"passed":            "Drills passed (1) or not (0): nothing acknowledged lost, nothing read committed forbids",
-				"recovered_by_hand": "Times the cluster had to be recovered by hand: a primary component given back (hadrill recover), or made whole after a heal that failed",
-				"repaired_before":   "Rounds that found the cluster not whole and had to make it whole first (the drill before left a node out)",
-				"reversals":         "Times a member left because the primary component it rejoined had applied fewer write sets than it had (Galera: \"Reversing history … Data loss is possible\")",
-				Exposure:            "Hours of the fault schedule, its first fault to its last heal",
-				lossRate:            "Rounds that lost acknowledged work an hour of faults (a round counts once: a floor of the rate of losses)",
-				"steps_late":        "Steps of the schedule that began over 0.1 s late (the step before took longer to recover)",
+				"lost_writes":         "Acknowledged writes lost",
+				"gap_s":               "Seconds the clients saw no acknowledged write",
+				"lost_appends":        "Acknowledged appends no later read saw",
+				"lost_any":            "Drills that lost acknowledged work (1) or not (0)",
+				"lost_updates":        "Lost updates (P4)",
+				"stale_reads":         "Stale reads (G-single through real time)",
+				"cycles":              "Dependency cycles without real-time or process order",
+				"committed_appends":   "List-append transactions committed",
+				"unknown_appends":     "List-append transactions of unknown outcome",
+				"passed":              "Drills passed (1) or not (0): nothing acknowledged lost, nothing read committed forbids",
+				"recovered_by_hand":   "Times the cluster had to be recovered by hand: a primary component given back (hadrill recover), or made whole after a heal that failed",
+				"repaired_before":     "Rounds that found the cluster not whole and had to make it whole first (the drill before left a node out)",
+				"reversals":           "Times a member left because the primary component it rejoined had applied fewer write sets than it had (Galera: \"Reversing history … Data loss is possible\")",
+				"semi_sync_fallbacks": "Times a semi-sync primary went on committing without a replica's acknowledgement (its timeout passed): what it acknowledged then was on it alone",
+				Exposure:              "Hours of the fault schedule, its first fault to its last heal",
+				lossRate:              "Rounds that lost acknowledged work an hour of faults (a round counts once: a floor of the rate of losses)",
+				"steps_late":          "Steps of the schedule that began over 0.1 s late (the step before took longer to recover)",
 			}[metric]
 			return fmt.Sprintf("%s, drill %s with list-append transactions from every node", what, st.Scenario)
 		},
@@ -196,7 +197,7 @@ var studyDrills = []string{"failover", "partition", "pause", "crash-partition", 
 // step's besides.
 var (
 	drillMetrics = []string{"lost_writes", "gap_s", "lost_appends", "lost_any", "lost_updates", "stale_reads", "cycles",
-		"committed_appends", "unknown_appends", "passed", "recovered_by_hand", "repaired_before", "reversals"}
+		"committed_appends", "unknown_appends", "passed", "recovered_by_hand", "repaired_before", "reversals", "semi_sync_fallbacks"}
 	chaosMetrics = []string{Exposure, lossRate, "steps_late"}
 )
 

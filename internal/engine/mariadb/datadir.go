@@ -256,6 +256,56 @@ func Reversals(log string) []string {
 	return out
 }
 
+// SemiSyncFallbacks are the times a semi-sync primary's log says it gave
+// up waiting for a replica's acknowledgement (rpl_semi_sync_master_timeout
+// passed) and went on committing without one, each with when it switched
+// back on (its replicas caught up) or "" when the log does not say it did.
+// The commits in between were acknowledged to their clients while on the
+// primary alone.
+func SemiSyncFallbacks(log string) []Fallback {
+	var out []Fallback
+	for _, l := range strings.Split(log, "\n") {
+		at := ""
+		if len(l) >= 19 && l[4] == '-' && l[13] == ':' {
+			at = l[:19]
+		}
+		switch {
+		case strings.Contains(l, "Timeout waiting for reply of binlog"):
+			if len(out) == 0 || out[len(out)-1].On != "" {
+				out = append(out, Fallback{Off: at})
+			}
+		case strings.Contains(l, "Semi-sync replication switched ON"), strings.Contains(l, "] Starting MariaDB "):
+			if len(out) > 0 && out[len(out)-1].On == "" {
+				out[len(out)-1].On = at
+				if strings.Contains(l, "Starting MariaDB") {
+					out[len(out)-1].Restarted = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Fallback is one time a semi-sync primary went on without
+// acknowledgements: from Off to On (its log's times; On "" while it
+// still did, Restarted when the server started again before it switched
+// back on).
+type Fallback struct {
+	Off, On   string
+	Restarted bool
+}
+
+// Text says it in a line.
+func (f Fallback) Text() string {
+	switch {
+	case f.On == "":
+		return "from " + f.Off + " on"
+	case f.Restarted:
+		return "from " + f.Off + " until the server started again at " + f.On
+	}
+	return "from " + f.Off + " to " + f.On
+}
+
 // Reversed is the reversal that ended the member's last run ("": none).
 func Reversed(log string) string {
 	lines := strings.Split(log, "\n")

@@ -1,6 +1,7 @@
 package mariadb
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,6 +159,38 @@ func TestReversals(t *testing.T) {
 	}
 	if got := Reversed(log + "2026-11-27 22:38:40 0 [Note] Starting MariaDB 10.11.14 source revision\n"); got != "" {
 		t.Errorf("started again since: %q", got)
+	}
+}
+
+// TestSemiSyncFallbacks: a timed-out acknowledgement opens a fallback
+// (the timeouts after it, while still off, do not open another), the
+// switch back on or a restart closes it, one still open has no end.
+func TestSemiSyncFallbacks(t *testing.T) {
+	const (
+		timeout = "2026-11-28 13:47:28 1514 [Warning] Timeout waiting for reply of binlog (file: binlog.000002, pos: 8480), semi-sync up to file binlog.000002, position 8100.\n"
+		off     = "2026-11-28 13:47:28 1514 [Note] Semi-sync replication switched OFF.\n"
+		again   = "2026-11-28 13:47:31 1520 [Warning] Timeout waiting for reply of binlog (file: binlog.000002, pos: 9000), semi-sync up to file binlog.000002, position 8100.\n"
+		on      = "2026-11-28 13:47:35 41 [Note] Semi-sync replication switched ON at (binlog.000002, 9400)\n"
+		start   = "2026-11-28 13:48:02 0 [Note] Starting MariaDB 10.11.6-MariaDB-0+deb12u1-log source revision  as process 7360\n"
+		byHand  = "2026-11-28 13:46:00 9 [Note] Semi-sync replication switched OFF.\n"
+	)
+	for _, c := range []struct {
+		name, log string
+		want      []string
+	}{
+		{"none", byHand + on, nil},
+		{"off, then on", timeout + off + again + on, []string{"from 2026-11-28 13:47:28 to 2026-11-28 13:47:35"}},
+		{"still off", timeout + off, []string{"from 2026-11-28 13:47:28 on"}},
+		{"ended by a restart", timeout + off + start, []string{"from 2026-11-28 13:47:28 until the server started again at 2026-11-28 13:48:02"}},
+		{"twice", timeout + on + again, []string{"from 2026-11-28 13:47:28 to 2026-11-28 13:47:35", "from 2026-11-28 13:47:31 on"}},
+	} {
+		var got []string
+		for _, f := range SemiSyncFallbacks(c.log) {
+			got = append(got, f.Text())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 
