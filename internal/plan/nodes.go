@@ -179,8 +179,8 @@ func (b *builder) arbitrator(c spec.Cluster, peers []string) *Arbitrator {
 	if seg >= 0 {
 		opts += fmt.Sprintf(";gmcast.segment=%d", seg)
 	}
-	if c.FailureDetection == spec.DetectionFast {
-		opts += ";" + mariadb.FastDetection
+	if d := detection(c.FailureDetection); d != "" {
+		opts += ";" + d
 	}
 	a := &Arbitrator{Name: h.Name, Group: b.p.Lab + "-" + c.Name, Region: h.Region, Netns: h.Netns, Address: h.clusterAddress(),
 		PidFile: filepath.Join(dir, "garbd.pid"), LogFile: filepath.Join(dir, "garbd.log")}
@@ -235,7 +235,7 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		n.AvailableWhenDonor = c.AvailableWhenDonor
 		n.GaleraPort = GaleraPort
 		n.UUID = stableUUID(b.p.Lab + "/" + name)
-		n.ProviderOptions = mariadb.ProviderOptions(n.ClusterAddress, GaleraPort, ISTPort, gcache, c.FailureDetection == spec.DetectionFast, segment(c, j))
+		n.ProviderOptions = mariadb.ProviderOptions(n.ClusterAddress, GaleraPort, ISTPort, gcache, detection(c.FailureDetection), segment(c, j))
 		if key := spec.ProviderOptionsKey(c.Config); key != "" { // the spec's merged into hadrill's (validated)
 			opts, _ := spec.ParseProviderOptions(c.Config[key])
 			n.ProviderOptions = spec.MergeProviderOptions(n.ProviderOptions, opts)
@@ -323,4 +323,16 @@ func overrides(cfg map[string]string, galera bool) []string {
 		}
 	}
 	return out
+}
+
+// detection is the provider options of a cluster's failure_detection
+// ("" for stock: Galera's own).
+func detection(level string) string {
+	switch level {
+	case spec.DetectionFast:
+		return mariadb.FastDetection
+	case spec.DetectionWAN:
+		return mariadb.WANDetection
+	}
+	return ""
 }

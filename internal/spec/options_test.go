@@ -144,6 +144,14 @@ clusters: [{name: db, nodes: 4, regions: [east, west], failure_detection: fast,
 	if err != nil && strings.Contains(err.Error(), "gcache.size") {
 		t.Errorf("gcache.size may be given: %v", err)
 	}
+	_, err = Load([]byte(`clusters: [{name: db, nodes: 3, failure_detection: wan, config: {wsrep_provider_options: "evs.keepalive_period=PT1S"}}]`))
+	if want := "evs.keepalive_period: failure_detection: wan sets it (a silent member suspected after 1.5 s)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("want %q in %v", want, err)
+	}
+	_, err = Load([]byte(`clusters: [{name: db, nodes: 3, failure_detection: slow}]`))
+	if want := "clusters[0].failure_detection"; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "wan") {
+		t.Errorf("want %q naming wan in %v", want, err)
+	}
 	s, err := Load([]byte(`clusters: [{name: db, config: {wsrep_provider_options: "evs.suspect_timeout=PT2S; pc.ignore_sb=true"}}]`))
 	if err != nil {
 		t.Fatal(err)

@@ -77,8 +77,10 @@ type Cluster struct {
 	// (empty: the lab's own file system).
 	Storage *Storage `yaml:"storage,omitempty"`
 	// FailureDetection is how fast Galera members evict a silent peer:
-	// stock (Galera's defaults: suspected after 5 s) or fast (a LAN setting:
-	// suspected after 0.5 s, so writes resume within about a second).
+	// stock (Galera's defaults: suspected after 5 s), fast (a LAN setting:
+	// suspected after 0.5 s, so writes resume within about a second) or wan
+	// (for sites up to about 100 ms apart: suspected after 1.5 s, fifteen
+	// such round trips and five keepalives).
 	FailureDetection string `yaml:"failure_detection,omitempty"`
 	// Segments off keeps every node of a cluster over several regions in one
 	// Galera segment, as Galera before 3.0 had it: a write set crosses the

@@ -20,6 +20,7 @@ var LabRange = netip.MustParsePrefix("198.18.0.0/15")
 const (
 	DetectionStock = "stock"
 	DetectionFast  = "fast"
+	DetectionWAN   = "wan"
 )
 
 // Profiles are the named tuning profiles a cluster may use.
@@ -173,7 +174,7 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	}
 	oneOf(v, p+".profile", c.Profile, Profiles...)
 	if c.Kind == KindGalera {
-		oneOf(v, p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast)
+		oneOf(v, p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast, DetectionWAN)
 	} else if c.FailureDetection != "" {
 		v.add(p+".failure_detection", "applies to galera clusters only")
 	}

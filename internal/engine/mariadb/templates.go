@@ -77,17 +77,17 @@ type ServerConfig struct {
 // ProviderOptions is a Galera node's wsrep_provider_options: it listens
 // only on its own address, keeps a lab-sized gcache, and saves its primary
 // view (pc.recovery) so a fully crashed cluster can re-form by itself.
-// With fast detection, a silent member is suspected after 0.5 s instead of
-// 5 s (keepalives every 0.1 s keep a healthy idle member from looking silent).
-// A segment ≥ 0 places the node in a gmcast segment (one per region).
-func ProviderOptions(address string, galeraPort, istPort int, gcache string, fast bool, segment int) string {
+// Detection adds the options of a failure detection (FastDetection,
+// WANDetection; "" keeps Galera's). A segment ≥ 0 places the node in a
+// gmcast segment (one per region).
+func ProviderOptions(address string, galeraPort, istPort int, gcache string, detection string, segment int) string {
 	opts := fmt.Sprintf("gmcast.listen_addr=tcp://%s:%d;ist.recv_addr=%s:%d;gcache.size=%s;pc.recovery=true",
 		address, galeraPort, address, istPort, gcache)
 	if segment >= 0 {
 		opts += fmt.Sprintf(";gmcast.segment=%d", segment)
 	}
-	if fast {
-		opts += ";" + FastDetection
+	if detection != "" {
+		opts += ";" + detection
 	}
 	return opts
 }
@@ -98,6 +98,21 @@ func ProviderOptions(address string, galeraPort, istPort int, gcache string, fas
 // timeout, suspect each other and split into non-primary singletons.
 const FastDetection = "evs.keepalive_period=PT0.1S;evs.suspect_timeout=PT0.5S;evs.inactive_check_period=PT0.1S;" +
 	"evs.join_retrans_period=PT0.1S;evs.inactive_timeout=PT3S"
+
+// WANDetection are the provider options of failure_detection: wan, for
+// sites up to about 100 ms apart: a member silent for 1.5 s (fifteen such
+// round trips, five keepalives of 0.3 s in a row) is suspected, where
+// Galera waits 5 s; join messages every 0.3 s, so a reconfiguration's
+// rounds never look like silence. A peer connection silent for 0.75 s is
+// given up (gmcast.peer_timeout, 3 s by default), so when the host that
+// relays a segment's messages across the link crashes, another relays them
+// before anyone on the far side is suspected: with the default, the near
+// members suspected a far one at 2 s and the cluster split into two
+// non-primary parts (measured, then fixed). A link whose round trip spikes
+// past 1.5 s, or that loses five keepalives in a row, has a member evicted
+// and rejoining (an IST); such a link wants stock.
+const WANDetection = "evs.keepalive_period=PT0.3S;evs.suspect_timeout=PT1.5S;evs.inactive_check_period=PT0.25S;" +
+	"evs.join_retrans_period=PT0.3S;evs.inactive_timeout=PT6S;gmcast.peer_timeout=PT0.75S"
 
 // RenderServer renders a node's my.cnf.
 func RenderServer(c ServerConfig) (string, error) {
