@@ -104,9 +104,11 @@ func (k *Keeper) Run(ctx context.Context) error {
 	defer k.conns.Close()
 	k.last, k.tables, k.guards = map[string]string{}, map[string]bool{}, map[string]*guard{}
 	if k.Archive != nil {
+		actx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		defer func() { <-done }()
-		go func() { defer close(done); k.archive(ctx) }()
+		defer stop() // first: the keeper may end before its context does (its lab gone)
+		go func() { defer close(done); k.archive(actx) }()
 	}
 	if p.Mode != plan.ModeSSH { // clock faults run on this computer only
 		sctx, stop := context.WithCancel(ctx)

@@ -106,11 +106,14 @@ func TestDue(t *testing.T) {
 }
 
 // TestOrphanedKeeperEnds: a keeper whose lab's directory was removed (by
-// hand, while it ran) ends by itself instead of keeping nothing forever.
+// hand, while it ran) ends by itself instead of keeping nothing forever,
+// its archiver too (the keeper once waited for it, and it for the end of
+// a context no one cancelled).
 func TestOrphanedKeeperEnds(t *testing.T) {
 	dir := t.TempDir()
 	var log strings.Builder
-	k := &Keeper{Repl: &replication.Manager{Plan: &plan.Plan{Lab: "t", Dir: dir}}, Log: &log}
+	k := &Keeper{Repl: &replication.Manager{Plan: &plan.Plan{Lab: "t", Dir: dir}}, Log: &log,
+		Archive: func(context.Context, *plan.Node) error { return nil }}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
