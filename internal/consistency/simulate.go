@@ -12,7 +12,19 @@ import (
 // serializable); with stale, a read sometimes returns the list as it was
 // one append earlier (a stale replica).
 func Simulate(n, procs, keys int, stale bool, seed uint64) []Op {
+	return SimulateKeys(n, procs, keys, 0, stale, seed)
+}
+
+// SimulateKeys is Simulate with each key retired once perKey appends were
+// made to it (0: never), a fresh key taking its place, as the list-append
+// workload's keys are: lists stay short however long the history.
+func SimulateKeys(n, procs, keys, perKey int, stale bool, seed uint64) []Op {
 	r := rand.New(rand.NewPCG(seed, 1))
+	slot := make([]int, keys) // the key each slot holds now
+	for i := range slot {
+		slot[i] = i
+	}
+	fresh := keys
 	db := map[int][]int{}
 	next := map[int]int{}
 	var ops []Op
@@ -35,9 +47,12 @@ func Simulate(n, procs, keys int, stale bool, seed uint64) []Op {
 			made++
 			var mops, inv []Mop
 			for j := 0; j <= r.IntN(4); j++ {
-				k := r.IntN(keys)
+				s := r.IntN(keys)
+				k := slot[s]
 				if r.IntN(2) == 0 {
-					next[k]++
+					if next[k]++; perKey > 0 && next[k] >= perKey {
+						slot[s], fresh = fresh, fresh+1
+					}
 					mops = append(mops, Mop{F: "append", Key: k, Value: next[k]})
 					inv = append(inv, Mop{F: "append", Key: k, Value: next[k]})
 				} else {
