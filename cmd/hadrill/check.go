@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -62,6 +63,14 @@ search stopped at its bound) or interrupted, 2 for a history that is not in this
 	return c
 }
 
+// checkMemory is the heap a check of a history of size bytes is held near
+// (the collector works harder rather than let it grow past): three times
+// the history, which its reading and its graph take at most when its keys
+// are retired as the workloads' are, at least 768 MiB. Without it the heap
+// grows to twice what is live: 1.4 GB for a million operations, 0.9 with
+// it, at a few percent more time (GOMEMLIMIT, when set, wins).
+func checkMemory(size int64) int64 { return max(768<<20, 3*size) }
+
 // checkFile reads and checks a history; it gives up when ctx ends, even
 // while the file will not open (a named pipe nobody writes) or read.
 func checkFile(ctx context.Context, path, model string) (*consistency.Result, error) {
@@ -77,6 +86,9 @@ func checkFile(ctx context.Context, path, model string) (*consistency.Result, er
 			return
 		}
 		defer f.Close()
+		if st, err := f.Stat(); err == nil && os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(checkMemory(st.Size()))
+		}
 		ops, err := consistency.Read(f)
 		if err != nil {
 			done <- outcome{err: hderr.User("FILE %s: %v", path, err)}

@@ -50,15 +50,12 @@ func forbidden(model, anomaly string) bool {
 }
 
 // judge says whether a model forbids an anomaly type, and whether that is
-// undecided: a read whose cycle is G-single or G2-item, or G2-item or
-// G-nonadjacent (the search cut short), is forbidden when the model
-// forbids both, undecided when one.
+// undecided: a read whose cycle is G-single or G2-item (the search cut
+// short) is forbidden when the model forbids both, undecided when one.
 func judge(model, anomaly string) (forbids, undecided bool) {
-	for _, u := range [][3]string{{Undecided, "G-single", "G2-item"}, {UndecidedSI, "G2-item", "G-nonadjacent"}} {
-		if rest, ok := strings.CutPrefix(anomaly, u[0]); ok {
-			a, b := forbidden(model, u[1]+rest), forbidden(model, u[2]+rest)
-			return a && b, a != b
-		}
+	if rest, ok := strings.CutPrefix(anomaly, Undecided); ok {
+		a, b := forbidden(model, "G-single"+rest), forbidden(model, "G2-item"+rest)
+		return a && b, a != b
 	}
 	return forbidden(model, anomaly), false
 }
@@ -176,16 +173,15 @@ func (r *Result) finish(found map[string]*Anomaly) {
 
 // checker holds one history's analysis.
 type checker struct {
-	txns     []*Txn
-	writer   map[int]map[int]*Txn // key -> value -> the transaction that appended it
-	order    map[int][]int        // key -> its versions' order (the longest read)
-	keys     []int                // every key with an order, sorted
-	g        *graph
-	seq      []int32 // transaction -> its place among its process's committed ones (-1: none)
-	found    map[string]*Anomaly
-	appended map[*Txn]map[int][]int
-	longest  map[int][]int // key -> the longest list a committed transaction read of it
-	marks    map[int]marks // key -> where its longest read first goes wrong
+	txns    []*Txn
+	writer  map[int]map[int]*Txn // key -> value -> the transaction that appended it
+	order   map[int][]int        // key -> its versions' order (the longest read)
+	keys    []int                // every key with an order, sorted
+	g       *graph
+	seq     []int32 // transaction -> its place among its process's committed ones (-1: none)
+	found   map[string]*Anomaly
+	longest map[int][]int // key -> the longest list a committed transaction read of it
+	marks   map[int]marks // key -> where its longest read first goes wrong
 }
 
 func (c *checker) add(kind, example string, size int, ts ...*Txn) {
@@ -262,7 +258,7 @@ func analyse(ctx context.Context, ops []Op) (*checker, error) {
 		return nil, err
 	}
 	c := &checker{txns: txns, writer: map[int]map[int]*Txn{}, order: map[int][]int{}, g: newGraph(len(txns)),
-		found: map[string]*Anomaly{}, appended: map[*Txn]map[int][]int{}, longest: map[int][]int{}, marks: map[int]marks{}}
+		found: map[string]*Anomaly{}, longest: map[int][]int{}, marks: map[int]marks{}}
 	if err := c.writers(); err != nil {
 		return nil, err
 	}
@@ -306,13 +302,32 @@ func (c *checker) writers() error {
 				continue
 			}
 			c.writer[m.Key][m.Value] = t
-			if c.appended[t] == nil {
-				c.appended[t] = map[int][]int{}
-			}
-			c.appended[t][m.Key] = append(c.appended[t][m.Key], m.Value)
 		}
 	}
 	return refusal(problems)
+}
+
+// lastAppend is the last value t appended to key k and how many it
+// appended to it.
+func lastAppend(t *Txn, k int) (last, n int) {
+	for _, m := range t.Mops {
+		if m.F == "append" && m.Key == k {
+			last, n = m.Value, n+1
+		}
+	}
+	return last, n
+}
+
+// appendKeys are the keys t appended to, each once, in order.
+func appendKeys(t *Txn) []int {
+	var keys []int
+	for _, m := range t.Mops {
+		if m.F == "append" && !slices.Contains(keys, m.Key) {
+			keys = append(keys, m.Key)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // refusal is the user error naming a history's problems (at most
@@ -423,9 +438,9 @@ func (c *checker) reads() {
 			if n := len(m.List); n > 0 {
 				last := m.List[n-1]
 				if w := c.writer[m.Key][last]; w != nil && w != t && w.Type != "fail" {
-					if mine := c.appended[w][m.Key]; len(mine) > 1 && mine[len(mine)-1] != last {
+					if mine, n := lastAppend(w, m.Key); n > 1 && mine != last {
 						c.add("G1b", fmt.Sprintf("%s read key %d = %v, ending in %d, which %s appended before its own later %d (an intermediate read)",
-							describe(t), m.Key, m.List, last, describe(w), mine[len(mine)-1]), 2, t, w)
+							describe(t), m.Key, m.List, last, describe(w), mine), 2, t, w)
 					}
 				}
 			}
@@ -499,11 +514,13 @@ func (c *checker) lost() {
 		if w.Type != "ok" || w.Complete == nil {
 			continue
 		}
-		for k, vs := range c.appended[w] {
-			for _, v := range vs {
-				if r := lastRead[k]; !observed[k][v] && r != nil && r.Invoke.Time > w.Complete.Time {
-					c.add("lost", fmt.Sprintf("%s appended %d to key %d and committed; %s began after that, read key %d, and no read ever saw %d", describe(w), v, k, describe(r), k, v), 2, w, r)
-				}
+		for _, m := range w.Mops {
+			k, v := m.Key, m.Value
+			if m.F != "append" {
+				continue
+			}
+			if r := lastRead[k]; !observed[k][v] && r != nil && r.Invoke.Time > w.Complete.Time {
+				c.add("lost", fmt.Sprintf("%s appended %d to key %d and committed; %s began after that, read key %d, and no read ever saw %d", describe(w), v, k, describe(r), k, v), 2, w, r)
 			}
 		}
 	}
@@ -540,12 +557,7 @@ func (c *checker) lostUpdates() {
 		if t.Type != "ok" {
 			continue
 		}
-		keys := make([]int, 0, len(c.appended[t]))
-		for k := range c.appended[t] {
-			keys = append(keys, k)
-		}
-		sort.Ints(keys)
-		for _, k := range keys {
+		for _, k := range appendKeys(t) {
 			i, ok := externalRead(t, k)
 			if !ok {
 				continue

@@ -53,14 +53,10 @@ const maxExamples = 8
 // left open because the search was cut short.
 const Undecided = "G-single-or-G2-item"
 
-// UndecidedSI is the type of a read on a G2-item cycle whose search for a
-// G-nonadjacent one was cut short.
-const UndecidedSI = "G2-item-or-G-nonadjacent"
-
 // DataCycles are the types of cycles of data edges alone (no process or
 // real-time order), each read or append counted once: what a study's
 // "cycles" counts.
-var DataCycles = []string{"G0", "G1c", "G-single", "G2-item", "G-nonadjacent", LongFork, Undecided, UndecidedSI}
+var DataCycles = []string{"G0", "G1c", "G-single", "G2-item", "G-nonadjacent", LongFork, Undecided}
 
 // LongFork is a G-nonadjacent cycle of four: two transactions each saw one
 // of two others' writes and missed the other's, so they saw the two in
@@ -96,9 +92,15 @@ func (c *checker) cycles(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		compW := g.components(ww | lv.order)
-		compR := g.components(ww | wr | lv.order) // also the graph G-single paths take
 		compD := g.components(ww | wr | rw | lv.order)
+		if !g.cyclic(compD) { // no cycle at this level: nothing to classify (a valid history's usual case)
+			continue
+		}
+		compR := g.components(ww | wr | lv.order) // also the graph G-single paths take
+		compW := compR                            // a graph of fewer edges: acyclic too when compR is
+		if g.cyclic(compR) {
+			compW = g.components(ww | lv.order)
+		}
 		classes := map[string][]int32{}
 		var order []string
 		note := func(typ string, i int) {
@@ -147,7 +149,11 @@ func (c *checker) cycles(ctx context.Context) error {
 		// one whose cycle can have no two of them next to each other is
 		// worse: snapshot isolation forbids it (see nonadjacent)
 		compG2 := g.componentsWithout(ww|wr|rw|lv.order, single)
-		walks := map[int32][]dep{}
+		var alt []int32
+		if g.cyclic(compG2) {
+			alt = g.alternating(ww|wr|rw|lv.order, single)
+		}
+		walks, drawn := map[int32][]dep{}, 0
 		for i, d := range g.deps {
 			if done[i] || d.kind != rw || compG2[d.from] != compG2[d.to] {
 				continue
@@ -159,15 +165,16 @@ func (c *checker) cycles(ctx context.Context) error {
 					continue
 				}
 			}
-			walk, ok := s.nonadjacent(g, int32(i), ww|wr|rw|lv.order, single, func(y int32) bool { return compG2[y] == compG2[d.from] })
-			switch {
-			case !ok:
-				note(UndecidedSI+lv.suffix, i)
-			case walk != nil:
-				walks[int32(i)] = walk
-				note("G-nonadjacent"+lv.suffix, i)
-			default:
+			if alt[2*d.from] != alt[2*d.to+1] {
 				note("G2-item"+lv.suffix, i)
+				continue
+			}
+			note("G-nonadjacent"+lv.suffix, i)
+			if drawn < maxExamples { // its walk drawn for the example: a few are enough
+				drawn++
+				if walk, _ := s.nonadjacent(g, int32(i), ww|wr|rw|lv.order, single, func(y int32) bool { return compG2[y] == compG2[d.from] }); walk != nil {
+					walks[int32(i)] = walk
+				}
 			}
 		}
 		for _, typ := range order {
@@ -186,8 +193,8 @@ func (c *checker) cycles(ctx context.Context) error {
 			tries := deps[:min(len(deps), maxExamples)]
 			if base == LongFork || base == "G-nonadjacent" {
 				for _, i := range deps { // each read's own cycle or walk (a simple one first): no other search
-					w := walks[i]
-					if best == nil || simple(w) && !simple(best) || simple(w) == simple(best) && len(w) < len(best) {
+					w, ok := walks[i]
+					if ok && (best == nil || simple(w) && !simple(best) || simple(w) == simple(best) && len(w) < len(best)) {
 						best = w
 					}
 				}
@@ -213,10 +220,6 @@ func (c *checker) cycles(ctx context.Context) error {
 			case base == Undecided:
 				d := g.deps[deps[0]]
 				example = fmt.Sprintf("%s (rw), and %s reaches %s back through other dependencies; whether that way holds another read that missed a write (G2-item) or not (G-single) was not decided: the search stopped after %d steps",
-					c.why(d), name(c.txns[d.to]), name(c.txns[d.from]), maxSteps)
-			case base == UndecidedSI:
-				d := g.deps[deps[0]]
-				example = fmt.Sprintf("%s (rw), and every way from %s back to %s holds another read that missed a write; whether one has no two such reads next to each other (G-nonadjacent, which snapshot isolation forbids) was not decided: the search stopped after %d steps",
 					c.why(d), name(c.txns[d.to]), name(c.txns[d.from]), maxSteps)
 			case base == LongFork:
 				example = c.explainFork(rotate(best))

@@ -19,8 +19,8 @@ var kindName = map[uint8]string{ww: "ww", wr: "wr", rw: "rw", process: "process"
 // (from's, missing to's b).
 type dep struct {
 	from, to int32
-	kind     uint8
 	mop      int32
+	kind     uint8 // after the int32s: 40 bytes an edge, not 48
 	key      int
 	a, b     int
 }
@@ -72,7 +72,44 @@ func (g *graph) components(mask uint8) []int32 { return g.componentsWithout(mask
 // components always goes to the lower number. Iterative: a long history
 // makes deep graphs.
 func (g *graph) componentsWithout(mask uint8, skip []bool) []int32 {
+	return g.tarjan(mask, skip, false)
+}
+
+// cyclic says whether components holds one of two or more nodes (every
+// edge joins two transactions, never one to itself).
+func (g *graph) cyclic(comp []int32) bool {
+	nodes, comps := 0, int32(0)
+	for x, in := range g.in {
+		if in {
+			nodes++
+			comps = max(comps, comp[x]+1)
+		}
+	}
+	return int(comps) < nodes
+}
+
+// alternating are the strongly connected components of the graph of
+// states (x, reached by an rw edge) over the same edges: state 2x+1 is x
+// reached by an rw edge, 2x by any other, and an rw edge leaves only a
+// state of the second kind (no two rw edges in a row). An rw edge u→v lies
+// on a closed walk whose rw edges are never next to each other exactly
+// when states 2u and 2v+1 share a component: one pass for every edge.
+func (g *graph) alternating(mask uint8, skip []bool) []int32 {
+	return g.tarjan(mask, skip, true)
+}
+
+// tarjan is componentsWithout, over the states of alternating when alt.
+func (g *graph) tarjan(mask uint8, skip []bool, alt bool) []int32 {
 	n := len(g.in)
+	if alt {
+		n *= 2
+	}
+	node := func(s int32) int32 {
+		if alt {
+			return s / 2
+		}
+		return s
+	}
 	comp := make([]int32, n)
 	index := make([]int32, n)
 	low := make([]int32, n)
@@ -88,17 +125,17 @@ func (g *graph) componentsWithout(mask uint8, skip []bool) []int32 {
 	var work []frame
 	next, ncomp := int32(0), int32(0)
 	for root := int32(0); root < int32(n); root++ {
-		if !g.in[root] || index[root] >= 0 {
+		if !g.in[node(root)] || index[root] >= 0 {
 			continue
 		}
 		index[root], low[root] = next, next
 		next++
 		stack = append(stack, root)
 		onStack[root] = true
-		work = append(work[:0], frame{root, g.off[root]})
+		work = append(work[:0], frame{root, g.off[node(root)]})
 		for len(work) > 0 {
 			f := &work[len(work)-1]
-			if f.edge < g.off[f.node+1] {
+			if f.edge < g.off[node(f.node)+1] {
 				e := g.out[f.edge]
 				d := &g.deps[e]
 				f.edge++
@@ -106,12 +143,22 @@ func (g *graph) componentsWithout(mask uint8, skip []bool) []int32 {
 					continue
 				}
 				to := d.to
+				if alt {
+					switch {
+					case d.kind != rw:
+						to = 2 * to
+					case f.node%2 == 1: // reached by an rw edge: no second in a row
+						continue
+					default:
+						to = 2*to + 1
+					}
+				}
 				if index[to] < 0 {
 					index[to], low[to] = next, next
 					next++
 					stack = append(stack, to)
 					onStack[to] = true
-					work = append(work, frame{to, g.off[to]})
+					work = append(work, frame{to, g.off[node(to)]})
 				} else if onStack[to] {
 					low[f.node] = min(low[f.node], index[to])
 				}

@@ -14,10 +14,13 @@ package consistency
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -108,27 +111,48 @@ var maxLine = 64 << 20 // a variable: tests lower it
 // "type", "f", "value"; "index" is the operation's place when it is
 // missing), and a history at least one operation.
 func Read(r io.Reader) ([]Op, error) {
-	var ops []Op
 	var problems []string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
 	line := 0
+	// the operations in blocks, joined once at the end: a history of a
+	// million operations is not copied each time its slice grows
+	var blocks [][]Op
+	cur := make([]Op, 0, 1024)
+	n, first := 0, ""
+	a := &arenas{}
+	nodes := map[string]string{}
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
 			continue
 		}
-		op, err := readOp(text, len(ops))
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
+		op, ok := scanOp(text, n, a, nodes)
+		if !ok { // anything but the shape a history is written in: read with care, and said when wrong
+			var err error
+			if op, err = readOp(string(text), n); err != nil {
+				problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
+				continue
+			}
+		}
+		if n > 0 && family(op.F) != family(first) {
+			problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", line, op.F, first))
 			continue
 		}
-		if len(ops) > 0 && family(op.F) != family(ops[0].F) {
-			problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", line, op.F, ops[0].F))
-			continue
+		if n == 0 {
+			first = op.F
 		}
-		ops = append(ops, op)
+		if len(cur) == cap(cur) {
+			blocks = append(blocks, cur)
+			cur = make([]Op, 0, min(2*cap(cur), 1<<16))
+		}
+		cur = append(cur, op)
+		n++
+	}
+	ops := make([]Op, 0, n)
+	for _, b := range append(blocks, cur) {
+		ops = append(ops, b...)
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -143,6 +167,112 @@ func Read(r io.Reader) ([]Op, error) {
 		return nil, err
 	}
 	return ops, nil
+}
+
+// scanOp reads one line's operation in the shape a history is written in
+// — an object of known keys, each once, strings without escapes, integers,
+// a list-append value — its value cut from a and its node's name shared
+// through nodes (ok false: anything else, which readOp then reads and,
+// when it is wrong, says why).
+func scanOp(b []byte, at int, a *arenas, nodes map[string]string) (Op, bool) {
+	p := &scan{b: b, a: a}
+	op := Op{Index: at}
+	if !p.byte('{') {
+		return op, false
+	}
+	const (
+		index = 1 << iota
+		tm
+		process
+		typ
+		f
+		node
+		errno
+		value
+	)
+	var seen int
+	var val []byte
+	for {
+		p.space()
+		key, ok := p.str()
+		if !ok {
+			return op, false
+		}
+		p.space()
+		if !p.byte(':') {
+			return op, false
+		}
+		p.space()
+		var bit int
+		switch string(key) {
+		case "index":
+			bit = index
+			op.Index, ok = p.int()
+		case "time":
+			bit = tm
+			op.Time, ok = p.int64()
+		case "process":
+			bit = process
+			op.Process, ok = p.int()
+		case "type":
+			bit = typ
+			var s []byte
+			if s, ok = p.str(); ok {
+				op.Type, ok = known(s, "invoke", "ok", "fail", "info")
+			}
+		case "f":
+			bit = f
+			var s []byte
+			if s, ok = p.str(); ok {
+				op.F, ok = known(s, FTxn)
+			}
+		case "node":
+			bit = node
+			var s []byte
+			if s, ok = p.str(); ok {
+				if op.Node, ok = nodes[string(s)]; !ok {
+					op.Node, ok = string(s), true
+					nodes[op.Node] = op.Node
+				}
+			}
+		case "error":
+			bit = errno
+			op.Error, ok = p.int()
+		case "value":
+			bit = value
+			start := p.i
+			if ok = p.skip(); ok {
+				val = b[start:p.i]
+			}
+		}
+		if !ok || bit == 0 || seen&bit != 0 {
+			return op, false
+		}
+		seen |= bit
+		p.space()
+		if p.byte('}') {
+			break
+		}
+		if !p.byte(',') {
+			return op, false
+		}
+	}
+	if !p.end() || seen&(tm|process|typ|f|value) != tm|process|typ|f|value {
+		return op, false
+	}
+	var ok bool
+	op.Value, ok = scanMops(val, a)
+	return op, ok
+}
+
+// known is s as the one of names it spells (ok false: none).
+func known(s []byte, names ...string) (string, bool) {
+	for _, n := range names {
+		if string(s) == n {
+			return n, true
+		}
+	}
+	return "", false
 }
 
 // readOp reads one line's operation (at is its place, its index when the
@@ -329,7 +459,7 @@ func sameMops(invoked, done []Mop) bool {
 // what the scanner does not take (escapes in strings, and the words for
 // what is wrong).
 func parseMops(b []byte) ([]Mop, error) {
-	if out, ok := scanMops(b); ok {
+	if out, ok := scanMops(b, nil); ok {
 		return out, nil
 	}
 	if string(b) == "null" {
@@ -350,27 +480,31 @@ func parseMops(b []byte) ([]Mop, error) {
 }
 
 // scanMops reads a list of micro-operations in the shape a history
-// writes them (ok false: anything else).
-func scanMops(b []byte) ([]Mop, bool) {
-	p := &scan{b: b}
+// writes them (ok false: anything else), its lists and itself cut from
+// the arenas (nil: allocated each).
+func scanMops(b []byte, a *arenas) ([]Mop, bool) {
+	if a == nil { // one list: blocks the size of a few micro-operations
+		a = &arenas{ints: arena[int]{block: 16}, mops: arena[Mop]{block: 4}}
+	}
+	p := &scan{b: b, a: a}
 	p.space()
 	if !p.byte('[') {
 		return nil, false
 	}
-	out := []Mop{}
+	start := a.mops.begin()
 	p.space()
 	if p.byte(']') {
-		return out, p.end()
+		return a.mops.end(start), p.end()
 	}
 	for {
 		m, ok := p.mop()
 		if !ok {
 			return nil, false
 		}
-		out = append(out, m)
+		start = a.mops.push(start, m)
 		p.space()
 		if p.byte(']') {
-			return out, p.end()
+			return a.mops.end(start), p.end()
 		}
 		if !p.byte(',') {
 			return nil, false
@@ -382,6 +516,85 @@ func scanMops(b []byte) ([]Mop, bool) {
 type scan struct {
 	b []byte
 	i int
+	a *arenas // where lists are cut from
+}
+
+// arena hands out slices cut from large shared blocks: a history's
+// millions of short lists cost a few large allocations instead of one
+// each. Each slice's capacity ends where it does, so an append to it
+// copies instead of writing over its neighbour.
+type arena[T any] struct {
+	buf   []T
+	block int // how many elements a block holds at least (0: arenaBlock)
+}
+
+// arenaBlock is how many elements a history reader's blocks hold.
+const arenaBlock = 1 << 15
+
+// begin is where the next slice starts.
+func (a *arena[T]) begin() int {
+	if a.buf == nil {
+		a.buf = make([]T, 0, cmp.Or(a.block, arenaBlock))
+	}
+	return len(a.buf)
+}
+
+// push adds v to the slice begun at start and returns where it starts now
+// (a full block: the slice so far moved to a new one).
+func (a *arena[T]) push(start int, v T) int {
+	if len(a.buf) == cap(a.buf) {
+		moved := make([]T, 0, max(cmp.Or(a.block, arenaBlock), 2*(len(a.buf)-start+1)))
+		a.buf = append(moved, a.buf[start:]...)
+		start = 0
+	}
+	a.buf = append(a.buf, v)
+	return start
+}
+
+// end is the slice begun at start (empty, not nil, when nothing was
+// pushed).
+func (a *arena[T]) end(start int) []T {
+	n := len(a.buf)
+	return a.buf[start:n:n]
+}
+
+// arenas are a history reader's: lists read and micro-operations.
+type arenas struct {
+	ints    arena[int]
+	mops    arena[Mop]
+	scratch []int         // the list being read
+	chains  map[int][]int // key -> the longest list read of it that the next reads extended
+}
+
+// list is a read list l of key k kept: most reads of a key repeat an
+// earlier read's list, or extend it by what was appended since, so each
+// key's reads share one growing chain of values, and only a list that
+// leaves its key's chain (a stale or odd read) takes room of its own.
+// Every list's capacity ends where it does.
+func (a *arenas) list(k int, l []int) []int {
+	if len(l) == 0 {
+		return []int{}
+	}
+	if a.chains == nil {
+		a.chains = map[int][]int{}
+	}
+	ch := a.chains[k]
+	switch {
+	case len(l) <= len(ch) && slices.Equal(l, ch[:len(l)]):
+	case len(ch) < len(l) && slices.Equal(ch, l[:len(ch)]):
+		if cap(ch) < len(l) {
+			ch = append(make([]int, 0, max(2*len(l), 8)), ch...)
+		}
+		ch = append(ch, l[len(ch):]...) // past every list handed out of it
+		a.chains[k] = ch
+	default:
+		start := a.ints.begin()
+		for _, v := range l {
+			start = a.ints.push(start, v)
+		}
+		return a.ints.end(start)
+	}
+	return ch[:len(l):len(l)]
 }
 
 // end says whether nothing but space is left.
@@ -408,6 +621,72 @@ func (p *scan) literal(s string) bool {
 	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
 		p.i += len(s)
 		return true
+	}
+	return false
+}
+
+// int64 reads an integer of up to 19 digits that fits in 64 bits (a
+// time in nanoseconds since 1970 has 19).
+func (p *scan) int64() (int64, bool) {
+	p.space()
+	neg := p.byte('-')
+	start := p.i
+	var v uint64
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		v = v*10 + uint64(p.b[p.i]-'0')
+		p.i++
+	}
+	if p.i == start || p.i-start > 19 || v > math.MaxInt64 {
+		return 0, false
+	}
+	if neg {
+		return -int64(v), true
+	}
+	return int64(v), true
+}
+
+// str reads a string without escapes or control characters (ok false:
+// anything else).
+func (p *scan) str() ([]byte, bool) {
+	if !p.byte('"') {
+		return nil, false
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			p.i++
+			return p.b[start : p.i-1], true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+		p.i++
+	}
+	return nil, false
+}
+
+// skip passes over one JSON array (its strings without escapes) without
+// reading it.
+func (p *scan) skip() bool {
+	if !p.byte('[') {
+		return false
+	}
+	for depth := 1; p.i < len(p.b); {
+		switch p.b[p.i] {
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth--; depth == 0 {
+				p.i++
+				return true
+			}
+		case '"':
+			if _, ok := p.str(); !ok {
+				return false
+			}
+			continue
+		}
+		p.i++
 	}
 	return false
 }
@@ -465,7 +744,8 @@ func (p *scan) mop() (Mop, bool) {
 		if !p.byte('[') {
 			return m, false
 		}
-		m.List, m.Read = []int{}, true
+		l := p.a.scratch[:0]
+		m.Read = true
 		p.space()
 		if !p.byte(']') {
 			for {
@@ -473,7 +753,7 @@ func (p *scan) mop() (Mop, bool) {
 				if !ok {
 					return m, false
 				}
-				m.List = append(m.List, v)
+				l = append(l, v)
 				p.space()
 				if p.byte(']') {
 					break
@@ -483,6 +763,8 @@ func (p *scan) mop() (Mop, bool) {
 				}
 			}
 		}
+		p.a.scratch = l
+		m.List = p.a.list(m.Key, l)
 	}
 	p.space()
 	return m, p.byte(']')

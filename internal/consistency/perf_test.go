@@ -3,6 +3,9 @@ package consistency
 import (
 	"bytes"
 	"context"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -32,5 +35,60 @@ func BenchmarkCheck(b *testing.B) {
 			}
 			b.ReportMetric(float64(1_000_000*b.N)/b.Elapsed().Seconds(), "ops/s")
 		})
+	}
+}
+
+// TestReadFastAndCareful: a history read on the fast path (scanOp, lists
+// shared along each key's chain) is the history read line by line with
+// care (readOp), whatever its shape: list-append, stale reads, keys
+// retired, times in nanoseconds since 1970, nodes and errors.
+func TestReadFastAndCareful(t *testing.T) {
+	for _, ops := range [][]Op{
+		SimulateKeys(2000, 10, 5, 20, true, 3),
+		Simulate(500, 200, 3, false, 4),
+		func() []Op {
+			ops := Simulate(200, 4, 2, true, 5)
+			for i := range ops {
+				ops[i].Time += 1_764_300_000_000_000_000
+				ops[i].Node, ops[i].Error = []string{"db1", "db2"}[i%2], 1213*(i%3/2)
+			}
+			return ops
+		}(),
+	} {
+		var file bytes.Buffer
+		if err := Write(&file, ops); err != nil {
+			t.Fatal(err)
+		}
+		fast, err := Read(bytes.NewReader(file.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(strings.TrimSpace(file.String()), "\n") {
+			want, err := readOp(line, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(fast[i], want) {
+				t.Fatalf("line %d: fast %+v, careful %+v", i+1, fast[i], want)
+			}
+		}
+	}
+}
+
+// TestListsShareNoRoom: lists cut from one key's chain, or from the
+// arena, never see an append to another.
+func TestListsShareNoRoom(t *testing.T) {
+	a := &arenas{}
+	short := a.list(1, []int{1, 2})
+	long := a.list(1, []int{1, 2, 3})
+	odd := a.list(1, []int{2})
+	other := a.list(2, []int{7})
+	grown := append(short, 9)
+	_ = append(odd, 9)
+	if !slices.Equal(long, []int{1, 2, 3}) || !slices.Equal(grown, []int{1, 2, 9}) || !slices.Equal(other, []int{7}) || !slices.Equal(a.list(1, []int{1, 2, 3, 4}), []int{1, 2, 3, 4}) {
+		t.Errorf("short %v, long %v, other %v, grown %v", short, long, other, grown)
+	}
+	if e := a.list(3, nil); e == nil || len(e) != 0 {
+		t.Errorf("an empty read: %#v", e)
 	}
 }
