@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,10 +95,21 @@ func deploy(bin string, runs int) {
 	here, _ := os.Getwd()
 	recipe := filepath.Join(here, "bench", "recipe_deploy.sh")
 	var hd, remote, plain []float64
+	phases := map[string][]float64{} // up's own log: when each phase ended
+	phase := regexp.MustCompile(`(hosts and datadirs ready|all servers ready|servers accept the application user|up in) \(?([0-9.]+)s`)
 	for i := 1; i <= runs; i++ {
 		t0 := time.Now()
-		run(bin, "--home", home, "up", "--name", "bdeploy", "-o", "json")
+		c := exec.Command(bin, "--home", home, "up", "--name", "bdeploy", "-o", "json")
+		var log strings.Builder
+		c.Stderr = &log
+		if out, err := c.Output(); err != nil {
+			fail("hadrill up: %v\n%s%s", err, out, log.String())
+		}
 		hd = append(hd, time.Since(t0).Seconds())
+		for _, m := range phase.FindAllStringSubmatch(log.String(), -1) {
+			v, _ := strconv.ParseFloat(m[2], 64)
+			phases[m[1]] = append(phases[m[1]], v)
+		}
 		run(bin, "--home", home, "down", "--name", "bdeploy")
 		t0 = time.Now()
 		run("ip", append(ctl, "up", "--preset", "galera3", "--name", "bdeploy", "--inventory", inv, "-o", "json")...)
@@ -115,8 +127,11 @@ func deploy(bin string, runs int) {
 	fmt.Fprintf(w, "deploy\thadrill up galera3 --inventory (5 hosts over SSH, incl. preflight)\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t\n", runs, median(remote), minf(remote), maxf(remote), median(remote)/median(hd))
 	fmt.Fprintf(w, "deploy\tplain recipe (bootstrap + rsync SST joins)\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t\n", runs, median(plain), minf(plain), maxf(plain), median(plain)/median(hd))
 	w.Flush()
-	fmt.Printf("\ntarget: hadrill median ≤ 5.00 s: %v; ≥ 3× faster than the recipe: %v (%.1f×)\n",
-		median(hd) <= 5, median(plain)/median(hd) >= 3, median(plain)/median(hd))
+	fmt.Printf("\nwhere the time goes (up's own log, medians, from its start): hosts and datadirs %.2f s, servers Synced %.2f s, users %.2f s, agents and load balancer routing %.2f s\n",
+		median(phases["hosts and datadirs ready"]), median(phases["all servers ready"]), median(phases["servers accept the application user"]), median(phases["up in"]))
+	fmt.Printf("the first run made the home's datadir template (mariadb-install-db, once per server binary and user): %.2f s\n", hd[0])
+	fmt.Printf("target: hadrill median ≤ 1.20 s: %v (%.2f s); ≥ 3× faster than the recipe: %v (%.1f×)\n",
+		median(hd) <= 1.2, median(hd), median(plain)/median(hd) >= 3, median(plain)/median(hd))
 	fmt.Printf("over SSH: %.1f× the local provider (preflight, hadrill copied to each host, a datadir made on each)\n", median(remote)/median(hd))
 }
 

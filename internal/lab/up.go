@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -146,7 +147,9 @@ func (l *Lab) create(ctx context.Context) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return l.Prov.Setup(gctx) })
-	g.Go(func() error { return provision.Datadirs(gctx, l, l.Facts.User, l.fromBackup) })
+	g.Go(func() error {
+		return provision.Datadirs(gctx, l, l.Facts.User, l.fromBackup, filepath.Join(l.home, "cache"))
+	})
 	if err := g.Wait(); err != nil {
 		return err
 	}
