@@ -61,7 +61,7 @@ func (cli *app) planCmd() *cobra.Command {
 					if c.Kind == spec.KindPrimary {
 						how := "manual (`hadrill promote`)"
 						if c.AutoFailover {
-							how = fmt.Sprintf("auto (the keeper promotes the replica that has everything; failover_max_lag %v)", c.FailoverMaxLag)
+							how = fmt.Sprintf("auto (the keeper promotes the replica that has everything once the primary is out of reach for failover_after %v, or its server is gone; failover_max_lag %v)", c.FailoverAfter, c.FailoverMaxLag)
 						}
 						fmt.Printf("  %-8s %s replication, primary %s, failover %s\n", c.Name, c.Mode, c.Primary, how)
 					}

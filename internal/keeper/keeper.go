@@ -68,6 +68,7 @@ type guard struct {
 	lastSeen time.Time // it last answered
 	missed   time.Time // it first did not, since it last answered
 	misses   int       // ticks in a row it did not
+	isolated int       // looks in a row no host of its clients or replicas reached it
 }
 
 // Misses is how many ticks in a row the primary must not answer before
@@ -348,13 +349,21 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 	n, _ := k.Repl.Plan.Node(primary)
 	seen := k.look(ctx, c, n)
 	if seen.Answers {
-		g.lastSeen, g.misses = time.Now(), 0
+		g.lastSeen, g.misses, g.isolated = time.Now(), 0, 0
 		k.logOnce("failover "+c.Name, nil)
 		return
 	}
 	if g.misses++; g.misses == 1 {
 		g.missed = time.Now()
 	}
+	// isolation stands in for the replicas' own word that the primary is
+	// gone: one look's timeouts (a keeper starved of CPU) are not enough
+	if seen.Isolated {
+		g.isolated++
+	} else {
+		g.isolated = 0
+	}
+	seen.Isolated = g.isolated >= Misses
 	if !Due(g.misses, seen.Gone, g.lastSeen, g.missed, time.Now(), c.FailoverAfter) {
 		return
 	}
@@ -366,7 +375,9 @@ func (k *Keeper) guard(ctx context.Context, c *plan.Cluster) {
 			fresh = false
 			return seen
 		}
-		return k.look(ctx, c, n)
+		again := k.look(ctx, c, n)
+		again.Isolated = again.Isolated && seen.Isolated
+		return again
 	})
 	switch {
 	case err != nil:
