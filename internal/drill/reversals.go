@@ -29,38 +29,11 @@ func (d *drill) semiSync(n *plan.Node) bool {
 	return ok && c.Kind == spec.KindPrimary && c.Mode == spec.ModeSemiSync
 }
 
-// fallbacks are the times, during the drill, a semi-sync primary went on
-// committing without a replica's acknowledgement (its
-// rpl_semi_sync_master_timeout passed), each with its node, from what its
-// error log gained since marks: a commit acknowledged then was on that
-// node alone, which a failover gives up.
-func (d *drill) fallbacks(ctx context.Context, marks map[string]int) []string {
-	var out []string
-	for _, n := range d.nodes {
-		from, ok := marks[n.Name]
-		if !ok || !d.semiSync(n) {
-			continue
-		}
-		b, err := d.l.Host(n.Host).ReadFile(ctx, n.LogFile)
-		if err != nil {
-			continue
-		}
-		if len(b) < from {
-			from = 0
-		}
-		for _, f := range mariadb.SemiSyncFallbacks(string(b[from:])) {
-			out = append(out, n.Name+" "+f.Text())
-		}
-	}
-	return out
-}
-
-// reversals are the times, during the drill, a Galera member left its
-// cluster because the primary component it was rejoining had applied
-// fewer write sets than it had: Galera's own "Data loss is possible", each
-// with the member's name, from what its error log gained since marks.
-func (d *drill) reversals(ctx context.Context, marks map[string]int) []string {
-	var out []string
+// logsSince are what each marked node's error log gained since marks
+// (a log begun again, a node rebuilt: all of it), read once for every
+// question asked of them.
+func (d *drill) logsSince(ctx context.Context, marks map[string]int) map[*plan.Node]string {
+	out := map[*plan.Node]string{}
 	for _, n := range d.nodes {
 		from, ok := marks[n.Name]
 		if !ok {
@@ -70,11 +43,42 @@ func (d *drill) reversals(ctx context.Context, marks map[string]int) []string {
 		if err != nil {
 			continue
 		}
-		if len(b) < from { // a log begun again (a node rebuilt)
+		if len(b) < from {
 			from = 0
 		}
-		for _, r := range mariadb.Reversals(string(b[from:])) {
-			out = append(out, n.Name+" "+r)
+		out[n] = string(b[from:])
+	}
+	return out
+}
+
+// fallbacks are the times, during the drill, a semi-sync primary went on
+// committing without a replica's acknowledgement (its
+// rpl_semi_sync_master_timeout passed), each with its node, from what its
+// error log gained (logs): a commit acknowledged then was on that node
+// alone, which a failover gives up.
+func (d *drill) fallbacks(logs map[*plan.Node]string) []string {
+	var out []string
+	for _, n := range d.nodes {
+		if log, ok := logs[n]; ok && d.semiSync(n) {
+			for _, f := range mariadb.SemiSyncFallbacks(log) {
+				out = append(out, n.Name+" "+f.Text())
+			}
+		}
+	}
+	return out
+}
+
+// reversals are the times, during the drill, a Galera member left its
+// cluster because the primary component it was rejoining had applied
+// fewer write sets than it had: Galera's own "Data loss is possible", each
+// with the member's name, from what its error log gained (logs).
+func (d *drill) reversals(logs map[*plan.Node]string) []string {
+	var out []string
+	for _, n := range d.nodes {
+		if log, ok := logs[n]; ok && n.Role == plan.RoleGalera {
+			for _, r := range mariadb.Reversals(log) {
+				out = append(out, n.Name+" "+r)
+			}
 		}
 	}
 	return out
