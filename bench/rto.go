@@ -16,7 +16,7 @@ import (
 // drained, stopped and started (planned maintenance), under the same
 // open-loop load (durable profile, 200 writes/s through the load balancer),
 // in async and semi-sync primary clusters with failover: auto, in a Galera
-// cluster with fast failure detection and in Galera across two segments
+// cluster with fast failure detection (and with aggressive: killed, crashed) and in Galera across two segments
 // 100 ms apart (preset wan2: a host crashed, MDEV-38920's ungraceful loss;
 // with Galera's timeouts, then with failure_detection: wan),
 // trials interleaved: the client-visible gap (RTO), acknowledged writes
@@ -33,6 +33,7 @@ func rto(bin string, runs int) {
 		{"async", "clusters:\n  - name: db\n    kind: primary\n    nodes: 2\n    mode: async\n    profile: durable\n    failover: auto\n" + lb, primaryFaults},
 		{"semi-sync", "clusters:\n  - name: db\n    kind: primary\n    nodes: 3\n    mode: semi-sync\n    profile: durable\n    failover: auto\n" + lb, primaryFaults},
 		{"galera", "clusters:\n  - name: db\n    nodes: 3\n    profile: durable\n    failure_detection: fast\n" + lb, galeraFaults},
+		{"galera aggressive", "clusters:\n  - name: db\n    nodes: 3\n    profile: durable\n    failure_detection: aggressive\n" + lb, []string{"kill", "crash"}},
 		{"galera 2 segments", "", []string{"crash"}}, // preset wan2: Galera's own timeouts
 		{"galera 2 segments, wan", "regions: [{name: east}, {name: west}]\nlinks: [{between: [east, west], rtt: 100ms}]\n" +
 			"clusters:\n  - {name: db, kind: galera, nodes: 6, regions: [east, west], failure_detection: wan}\n" +
@@ -128,6 +129,9 @@ func rto(bin string, runs int) {
 	}
 	fmt.Printf("target: every topology and fault in one site back within 2 s, nothing acknowledged lost: %v (slowest median %.2f s, %s)\n",
 		worst <= 2 && lost("async") == 0 && lost("semi-sync") == 0 && lost("galera") == 0, worst, at)
+	fast, aggressive := median(rows["galera kill"].gap), median(rows["galera aggressive kill"].gap)
+	fmt.Printf("target: Galera's writer killed, writes back within 0.5 s: %v with failure_detection: aggressive (%.2f s; %.2f s with fast, the presets' setting)\n",
+		aggressive <= 0.5, aggressive, fast)
 	wan := median(rows["galera 2 segments, wan crash"].gap)
 	fmt.Printf("target: Galera across two segments 100 ms apart back within 3 s of a host crash (failure_detection: wan): %v (%.2f s; %.2f s with Galera's own timeouts)\n",
 		wan <= 3, wan, median(rows["galera 2 segments crash"].gap))

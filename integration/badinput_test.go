@@ -9,6 +9,7 @@ import (
 )
 
 func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	write := e.writeSpec
 	cases := []struct {
@@ -86,6 +87,7 @@ func TestBadInputExitsTwoAndCreatesNothing(t *testing.T) {
 // TestHomeUnusable: a home too small for a lab, and a read-only one, are
 // bad input naming --home (exit 2), and nothing is made.
 func TestHomeUnusable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir, err := os.MkdirTemp("/tmp", "hdit-small-")
 	if err != nil {

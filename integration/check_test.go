@@ -16,6 +16,7 @@ import (
 // serializable and not for strict serializable (exit 5, named first, with
 // its example); a malformed history is refused naming each bad line.
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	h := e.writeSpec("stale.jsonl", `{"index": 0, "time": 1, "process": 0, "type": "invoke", "f": "txn", "node": "db1", "value": [["append", 1, 1]]}
 {"index": 1, "time": 2, "process": 0, "type": "ok", "f": "txn", "node": "db1", "value": [["append", 1, 1]]}
@@ -75,6 +76,7 @@ func TestCheck(t *testing.T) {
 // writes ends at SIGTERM, and at SIGINT, with exit 1; an empty history is
 // refused (M5).
 func TestCheckInterrupted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fifo := filepath.Join(t.TempDir(), "history.fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

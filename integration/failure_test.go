@@ -13,6 +13,7 @@ import (
 
 // TestCtrlCDuringUp: an interrupted up removes everything by itself.
 func TestCtrlCDuringUp(t *testing.T) {
+	t.Parallel()
 	for _, marker := range []string{"lab dir", "starting 3 servers"} {
 		t.Run(marker, func(t *testing.T) {
 			e := newEnv(t)
@@ -36,6 +37,7 @@ func TestCtrlCDuringUp(t *testing.T) {
 
 // TestKilledUpThenDown: kill -9 of hadrill mid-up, then down leaves nothing.
 func TestKilledUpThenDown(t *testing.T) {
+	t.Parallel()
 	for _, marker := range []string{"hosts and datadirs ready", "starting 3 servers"} {
 		t.Run(marker, func(t *testing.T) {
 			e := newEnv(t)
@@ -55,6 +57,7 @@ func TestKilledUpThenDown(t *testing.T) {
 // refuses it first, exit 2), or takes one and cannot start with it (up says
 // why, the server's own error lines, and leaves nothing).
 func TestRejectedOverrideFailsCleanly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// an option the server does not know is refused before anything is made
 	// (the server's own words, from mariadbd --verbose --help)
@@ -76,6 +79,7 @@ func TestRejectedOverrideFailsCleanly(t *testing.T) {
 // TestPortTakenFailsCleanly: in rootless mode a node's address:port is in
 // use by someone else; up says so and leaves nothing.
 func TestPortTakenFailsCleanly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.vars = append(e.vars, "HADRILL_ROOTLESS=1")
 	var p struct {

@@ -31,15 +31,22 @@ type env struct {
 	overlapped bool
 }
 
-// active are the envs of the tests running now. Tests that mostly wait
-// (outages, failovers and state transfers, each timing bound loose enough
-// for a busy machine), tests with no timing bound and the SSH tests run
-// three at a time (make integration: -parallel 3; four at a time, the SSH
-// primary's keeper once failed to promote within 30 s), after every test
-// that measures (throughput, IOPS, round trips, CPU and network caps),
-// which runs alone; each has its own home, lab names and namespaces. libfaketime's files are named by process, not by
-// lab: a test that ran beside another cannot tell whose they are, and
-// leaves that check to TestMain.
+// active are the envs of the tests running now. Every test that owns its
+// labs runs beside others (make integration: -parallel 3; at four, this
+// computer's drills refused their load, its p99 past 500 ms, and Galera
+// labs split on 1.4 s stalls): each has its own home, lab names, namespaces
+// and addresses, and each bound on a figure is one a busy machine meets, a
+// cap from above (a disk never faster than its class, a host never over its
+// CPUs) and its lower side loose; how close the emulators get is measured
+// by make bench, alone. Apart from the rest, before them: the emulated
+// disks' tests, beside each other (TestDisks: their I/O once stalled other
+// tests' Galera labs), and three tests one at a time, because what they
+// test is timing itself: the load balancer pairs (keepalived's 0.1 s
+// adverts: on a busy machine the standby takes over unasked) and the SSH
+// primary's keeper (beside other tests it once failed to promote within
+// 30 s). libfaketime's files are named by process, not by lab: a test that
+// ran beside another cannot tell whose they are, and leaves that check to
+// TestMain.
 var active struct {
 	sync.Mutex
 	envs map[*env]bool

@@ -13,6 +13,7 @@ import (
 // bad input; a study file past its size refused before it is read; check's
 // JSON of a valid history says empty lists, not null.
 func TestInputOddities(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if r := e.run("presets", "show", "nope"); r.code != 2 || !strings.Contains(r.stderr, `NAME: unknown preset "nope" (known: async,`) {
 		t.Errorf("presets show nope: exit %d %s", r.code, r.stderr)

@@ -74,6 +74,7 @@ func (e *env) routed(lab string) string {
 }
 
 func TestLoadBalancerRoutesOnlyToHealthyNodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.ok("up", "--name", "itlb")
 	if got := e.routed("itlb"); got != "db1" {
@@ -190,6 +191,7 @@ func agentHTTP(t *testing.T, e *env) {
 // TestBalancedLoadBalancer: writes on 3306 and reads on 3307 spread over
 // every healthy node; drain of an unknown node is bad input.
 func TestBalancedLoadBalancer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	spec := e.writeSpec("bal.yaml", "clusters:\n  - name: db\n    nodes: 3\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n    mode: balanced\n")
 	e.ok("up", "--name", "itbal", "-f", spec)

@@ -148,6 +148,7 @@ func TestLifecycle(t *testing.T) {
 
 // TestSeveralLabsAtOnce: two labs run side by side without clashing.
 func TestSeveralLabsAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	spec := e.writeSpec("one.yaml", "clusters:\n  - name: db\n    nodes: 1\n")
 	e.ok("up", "--name", "ita", "-f", spec)
@@ -171,6 +172,7 @@ func TestSeveralLabsAtOnce(t *testing.T) {
 // TestSameNameInTwoHomes: namespaces are machine-wide; a second home cannot
 // take (or tear down) a lab name the first home uses.
 func TestSameNameInTwoHomes(t *testing.T) {
+	t.Parallel()
 	a, b := newEnv(t), newEnv(t)
 	spec := a.writeSpec("one.yaml", "clusters:\n  - name: db\n    nodes: 1\n")
 	a.ok("up", "--name", "itsame", "-f", spec)

@@ -58,6 +58,7 @@ type hostsView struct {
 // machine), a sweep records each host's use beside its caps, a drill passes
 // on sized hosts, and teardown leaves no cgroup (checked by the env).
 func TestMachines(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	spec := e.writeSpec("itmach", `name: itmach
 machines: [{name: half, cpus: 0.5, memory: 1G}]
@@ -191,6 +192,7 @@ clusters: [{name: db, kind: standalone, machine: cramped, config: {innodb_buffer
 // TestMachinesRefusedRootless: machines cannot be enforced without root;
 // up refuses them naming each field, exit 2, nothing created.
 func TestMachinesRefusedRootless(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.vars = append(e.vars, "HADRILL_ROOTLESS=1")
 	spec := e.writeSpec("itrlm", "name: itrlm\nclusters: [{name: db, nodes: 1, kind: standalone, machine: small}]\nclient: {machine: d1}\n")

@@ -23,6 +23,7 @@ import (
 // flushing method (read from `mariadbd --verbose --help`, which parses the
 // options and starts nothing).
 func TestOptionsAsTheServerReads(t *testing.T) {
+	t.Parallel()
 	durable, err := os.ReadFile("../internal/engine/mariadb/templates/profiles/durable.cnf")
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +76,7 @@ func TestOptionsAsTheServerReads(t *testing.T) {
 // nothing adjusted), and a spec's that are not are refused by validate,
 // every one named with the server's words (the review's L5).
 func TestShippedOverridesAsTheServerReads(t *testing.T) {
+	t.Parallel()
 	n := 0
 	for _, name := range study.Names() {
 		s, err := study.Embedded(name)

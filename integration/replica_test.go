@@ -15,6 +15,7 @@ import (
 // TestPrimaryReplicaEndpoints: two standalone servers, b1 replicating from
 // a1 over a channel: the agents answer /primary and /replica accordingly.
 func TestPrimaryReplicaEndpoints(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	spec := e.writeSpec("pr.yaml", "clusters:\n  - name: a\n    kind: standalone\n  - name: b\n    kind: standalone\n"+
 		"replication:\n  - from: a\n    to: b\n")

@@ -18,6 +18,7 @@ const rootlessUser = "hdrootless"
 // TestRootlessAsNonRootUser: a plain user brings galera3 up on 127.x
 // addresses (no namespaces), all Synced, and down removes it.
 func TestRootlessAsNonRootUser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u := ensureUser(t)
 	// The user needs its own home and binary it can reach.

@@ -16,6 +16,7 @@ import (
 // points, is refused; --png naming a file is refused before anything is
 // written; --home "" and a home that is a file are refused.
 func TestRunStoreOddities(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	put := func(id, runJSON, csv string) {
 		dir := filepath.Join(e.home, "runs", id)

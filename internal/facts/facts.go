@@ -18,6 +18,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -74,8 +75,10 @@ func Preflight(p *plan.Plan, f plan.Facts) error {
 	if p.Mode == plan.ModeNetns {
 		need = append(need, "ip")
 	}
-	if len(p.LoadBalancers) > 0 {
-		need = append(need, "haproxy")
+	for i := range p.LoadBalancers {
+		if k := lb.KindOf(&p.LoadBalancers[i]).Name(); !slices.Contains(need, k) {
+			need = append(need, k)
+		}
 	}
 	if slices.ContainsFunc(p.LoadBalancers, func(lb plan.LB) bool { return lb.VirtualIP }) {
 		need = append(need, "keepalived")

@@ -37,23 +37,35 @@ func IsUser(err error) bool {
 
 // Join gathers the problems of several errors into one user error (every
 // problem of every error, in order). Any error that is not bad input makes
-// the result a runtime error carrying all the messages.
+// the result a runtime error carrying all the messages, through which the
+// runtime errors themselves are still found (errors.Is, errors.As); the
+// user errors among them are only in its message, so it is not bad input.
 func Join(errs []error) error {
 	var problems []string
-	user := true
+	var runtime []error
 	for _, e := range errs {
 		var u *UserError
 		if errors.As(e, &u) {
 			problems = append(problems, u.Problems...)
 		} else if e != nil {
-			problems, user = append(problems, e.Error()), false
+			problems, runtime = append(problems, e.Error()), append(runtime, e)
 		}
 	}
 	if len(problems) == 0 {
 		return nil
 	}
-	if !user {
-		return errors.New(strings.Join(problems, "\n"))
+	if len(runtime) > 0 {
+		return &joined{msg: strings.Join(problems, "\n"), errs: runtime}
 	}
 	return &UserError{Problems: problems}
 }
+
+// joined is Join's runtime error: every message, and the runtime errors
+// to unwrap.
+type joined struct {
+	msg  string
+	errs []error
+}
+
+func (j *joined) Error() string   { return j.msg }
+func (j *joined) Unwrap() []error { return j.errs }

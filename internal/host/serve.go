@@ -182,11 +182,11 @@ func ProcessOf(d supervise.Daemon) Process {
 
 // SignalOf sends a supervised daemon's process sig while it runs here.
 func SignalOf(d supervise.Daemon, sig syscall.Signal) error {
-	pid := d.Pid()
-	if pid == 0 {
+	running, err := d.Signal(sig)
+	if !running {
 		return fmt.Errorf("%s is not running", d.Name)
 	}
-	return syscall.Kill(pid, sig)
+	return err
 }
 
 // Within refuses a path that is not below root once symbolic links are

@@ -57,7 +57,7 @@ func TestHolderAndRevive(t *testing.T) {
 	if !strings.Contains(ran[0], "ip -o -4 addr show dev eth0 up") {
 		t.Errorf("the holder is read from NICs that are up (a crashed host keeps its addresses): %v", ran)
 	}
-	if s := b.CheckScript(&pair.Instances[0]); !strings.Contains(s, "exec '/usr/bin/hadrill' lb-check --socket '/l/lb1/admin.sock' --watch 800ms") {
+	if s := b.CheckScript(&pair.Instances[0]); !strings.Contains(s, "exec '/usr/bin/hadrill' lb-check --kind haproxy --socket '/l/lb1/admin.sock' --watch 800ms") {
 		t.Errorf("check script:\n%s", s)
 	}
 	single := Balancer{LB: &plan.LB{Name: "lb", Instances: []plan.LBInstance{{Host: "lb"}}}, Hosts: fakeHosts{ran: &ran}.host}

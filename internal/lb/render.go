@@ -65,5 +65,5 @@ func renderKeepalived(p *plan.Plan, b *plan.LB, j int) (string, error) {
 		}
 	}
 	return keepalived.Render(keepalived.Config{Lab: p.Lab, LB: b.Name, Host: in.Host, Interface: k.Interface, Self: in.Address,
-		Peer: peer.Address, VIP: b.Address, Prefix: vip.Bits(), RouterID: 51 + i, Priority: 110 - 10*j, Advert: keepalived.Advert, Check: k.Check})
+		Peer: peer.Address, VIP: b.Address, Prefix: vip.Bits(), RouterID: 51 + i, Priority: 110 - 10*j, Advert: keepalived.Advert, Proxy: KindOf(b).Name(), Check: k.Check})
 }

@@ -181,10 +181,8 @@ func (l local) stop(context.Context) error {
 
 // reload: the daemon re-reads the lab's config (saved already) on SIGHUP.
 func (l local) reload(context.Context, Config) error {
-	if pid := l.daemon().Pid(); pid != 0 {
-		return syscall.Kill(pid, syscall.SIGHUP)
-	}
-	return nil
+	_, err := l.daemon().Signal(syscall.SIGHUP) // one that does not run reads the config when it starts
+	return err
 }
 
 // handshakes are dialled from the host's namespace by this process.

@@ -331,6 +331,8 @@ func detection(level string) string {
 	switch level {
 	case spec.DetectionFast:
 		return mariadb.FastDetection
+	case spec.DetectionAggressive:
+		return mariadb.AggressiveDetection
 	case spec.DetectionWAN:
 		return mariadb.WANDetection
 	}

@@ -747,3 +747,23 @@ clusters: [{name: db, nodes: 4, regions: [east, west], arbitrator: {region: thir
 		t.Errorf("segments on a one-region cluster: %v", err)
 	}
 }
+
+// Each failure detection reaches every node's provider options: its
+// suspicion timeout, or none of hadrill's for stock (Galera's 5 s).
+func TestFailureDetection(t *testing.T) {
+	for level, want := range map[string]string{"fast": "evs.suspect_timeout=PT0.5S", "aggressive": "evs.suspect_timeout=PT0.3S", "wan": "evs.suspect_timeout=PT1.5S", "stock": ""} {
+		s, err := spec.Load([]byte("clusters: [{name: db, nodes: 3, failure_detection: " + level + "}]"))
+		if err != nil {
+			t.Fatalf("%s: %v", level, err)
+		}
+		p, err := Build(s, "fd", "/h", rootFacts)
+		if err != nil {
+			t.Fatalf("%s: %v", level, err)
+		}
+		for _, n := range p.Nodes {
+			if got := n.ProviderOptions; want == "" && strings.Contains(got, "suspect_timeout") || want != "" && !strings.Contains(got, want) {
+				t.Errorf("%s: %s's provider options %q, want %q", level, n.Name, got, want)
+			}
+		}
+	}
+}

@@ -148,6 +148,10 @@ clusters: [{name: db, nodes: 4, regions: [east, west], failure_detection: fast,
 	if want := "evs.keepalive_period: failure_detection: wan sets it (a silent member suspected after 1.5 s)"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("want %q in %v", want, err)
 	}
+	_, err = Load([]byte(`clusters: [{name: db, nodes: 3, failure_detection: aggressive, config: {wsrep_provider_options: "evs.suspect_timeout=PT1S"}}]`))
+	if want := "evs.suspect_timeout: failure_detection: aggressive sets it (a silent member suspected after 0.3 s)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("want %q in %v", want, err)
+	}
 	_, err = Load([]byte(`clusters: [{name: db, nodes: 3, failure_detection: slow}]`))
 	if want := "clusters[0].failure_detection"; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "wan") {
 		t.Errorf("want %q naming wan in %v", want, err)

@@ -65,14 +65,17 @@ func providerManaged(c Cluster, name string) string {
 		return "hadrill places each region's nodes in a segment of their own (regions; segments: false keeps them in one)"
 	case slices.Contains(fastOptions, n) && c.FailureDetection == DetectionFast:
 		return "failure_detection: fast sets it (a silent member suspected after 0.5 s); give failure_detection: stock to tune it yourself"
+	case slices.Contains(fastOptions, n) && c.FailureDetection == DetectionAggressive:
+		return "failure_detection: aggressive sets it (a silent member suspected after 0.3 s); give failure_detection: stock to tune it yourself"
 	case (slices.Contains(fastOptions, n) || n == "gmcast.peer_timeout") && c.FailureDetection == DetectionWAN:
 		return "failure_detection: wan sets it (a silent member suspected after 1.5 s); give failure_detection: stock to tune it yourself"
 	}
 	return ""
 }
 
-// fastOptions are the provider options of failure_detection: fast and wan
-// (mariadb.FastDetection, mariadb.WANDetection, which also sets
+// fastOptions are the provider options of failure_detection: fast,
+// aggressive and wan (mariadb.FastDetection, mariadb.AggressiveDetection,
+// mariadb.WANDetection, which also sets
 // gmcast.peer_timeout), lower case.
 var fastOptions = []string{"evs.keepalive_period", "evs.suspect_timeout", "evs.inactive_check_period", "evs.join_retrans_period", "evs.inactive_timeout"}
 

@@ -18,9 +18,10 @@ var LabRange = netip.MustParsePrefix("198.18.0.0/15")
 
 // Failure detection settings of a Galera cluster.
 const (
-	DetectionStock = "stock"
-	DetectionFast  = "fast"
-	DetectionWAN   = "wan"
+	DetectionStock      = "stock"
+	DetectionFast       = "fast"
+	DetectionAggressive = "aggressive"
+	DetectionWAN        = "wan"
 )
 
 // Profiles are the named tuning profiles a cluster may use.
@@ -174,7 +175,7 @@ func (v *validator) cluster(p string, c Cluster, regions, clusters, hosts map[st
 	}
 	oneOf(v, p+".profile", c.Profile, Profiles...)
 	if c.Kind == KindGalera {
-		oneOf(v, p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast, DetectionWAN)
+		oneOf(v, p+".failure_detection", c.FailureDetection, DetectionStock, DetectionFast, DetectionAggressive, DetectionWAN)
 	} else if c.FailureDetection != "" {
 		v.add(p+".failure_detection", "applies to galera clusters only")
 	}

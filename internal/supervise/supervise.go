@@ -111,6 +111,19 @@ func (d Daemon) Kill() error {
 	return nil
 }
 
+// Signal sends the daemon's process sig (a pid whose process is not the
+// daemon's is never signalled); running says whether it ran.
+func (d Daemon) Signal(sig syscall.Signal) (running bool, err error) {
+	pid := d.Pid()
+	if pid == 0 {
+		return false, nil
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		return true, fmt.Errorf("%s: %w", d.Name, err)
+	}
+	return true, nil
+}
+
 // EnsureReady starts the daemon unless it runs and, when it started it,
 // waits until ready answers (every interval, at most deadline).
 func (d Daemon) EnsureReady(ctx context.Context, deadline, every time.Duration, ready func(context.Context) error) error {

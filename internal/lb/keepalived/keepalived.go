@@ -1,6 +1,6 @@
 // Package keepalived renders the keepalived.conf of each host of a
 // redundant load balancer pair (pure): VRRP version 3 over unicast between
-// the two hosts, a virtual IP that moves to the host whose HAProxy answers.
+// the two hosts, a virtual IP that moves to the host whose proxy answers.
 package keepalived
 
 import (
@@ -30,8 +30,9 @@ type Config struct {
 	// Advert is the advertisement interval in seconds (VRRPv3:
 	// centiseconds allowed); the backup takes over after three silent ones.
 	Advert string
-	// Check is the command that says whether this host's HAProxy answers.
-	Check string
+	// Proxy is the load balancer's proxy software ("haproxy"), Check the
+	// command that says whether this host's answers.
+	Proxy, Check string
 }
 
 // Advert is the pair's advertisement interval: a backup takes the address
