@@ -58,7 +58,6 @@ type hostsView struct {
 // machine), a sweep records each host's use beside its caps, a drill passes
 // on sized hosts, and teardown leaves no cgroup (checked by the env).
 func TestMachines(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	spec := e.writeSpec("itmach", `name: itmach
 machines: [{name: half, cpus: 0.5, memory: 1G}]

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -67,12 +66,17 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 				if o.ReadTarget != "" && !workload.IsHistory(o.Workload) {
 					problems = append(problems, hderr.User("--read-target: applies to the history workloads (--workload %s), got --workload %s", strings.Join(workload.HistoryWorkloads, ", "), o.Workload))
 				}
-				if len(problems) > 0 {
-					return hderr.Join(problems)
+				pure := o
+				pure.Scenario, pure.Targets = scenario, a
+				if p := pure.Problems(); len(p) > 0 {
+					problems = append(problems, hderr.Users(p))
 				}
 				l, err := cli.changeLab()
 				if err != nil {
-					return err
+					problems = append(problems, err)
+				}
+				if len(problems) > 0 {
+					return hderr.Join(problems)
 				}
 				if _, _, err := workload.ResolveReads(cmd.Context(), l, o.ReadTarget); err != nil {
 					return err
@@ -236,7 +240,7 @@ func printDrill(r *drill.Result) {
 	}
 	fmt.Printf("  acknowledged writes missing: %d; table checksums agree: %s\n", r.LostCount, agree)
 	if c := r.Consistency; c != nil {
-		fmt.Printf("  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", cmp.Or(r.Workload, "append"), c.OK, c.Fail, c.Info, c.Verdict())
+		fmt.Printf("  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", workload.HistoryName(r.Workload), c.OK, c.Fail, c.Info, c.Verdict())
 		if c.Set != nil {
 			fmt.Printf("    elements: %s\n", c.Set.Text())
 		}

@@ -89,12 +89,12 @@ reorder, duplicate, bandwidth) need network namespaces (root); links are named R
 }
 
 // flagError names a negative value taken for a flag (a clock's -5m) and
-// how to give it; any other flag error is the user's, as given.
+// how to give it; any other flag error is badFlag's.
 func flagError(cmd *cobra.Command, err error) error {
 	if m := negativeValue.FindStringSubmatch(err.Error()); m != nil {
 		return hderr.User("%s: a negative value goes after -- (%s ARGUMENTS -- %s)", cmd.Name(), cmd.CommandPath(), m[1])
 	}
-	return hderr.User("%v", err)
+	return badFlag(cmd, err)
 }
 
 // negativeValue is how the flag parser reports a negative argument.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -46,7 +47,7 @@ one network namespace per host, and measures it.
 	pf.StringVarP(&cli.output, "output", "o", "text", "output format: text or json")
 	pf.StringVar(&cli.labFlag, "name", "", "lab name (default: the only lab, or the spec's name for up)")
 	pf.DurationVar(&cli.wait, "wait", 0, "when the lab is busy with another command, wait up to this long for it (default: refuse at once, exit 3)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return hderr.User("%v", err) })
+	root.SetFlagErrorFunc(badFlag)
 	root.AddCommand(cli.upCmd(), cli.studyCmd(), cli.checkCmd(), cli.netemCmd(), cli.diskCmd(), cli.drillCmd(), cli.downCmd(), cli.statusCmd(), cli.validateCmd(), cli.preflightCmd(), cli.presetsCmd(), cli.machinesCmd(), cli.disksCmd(), cli.templatesCmd(),
 		cli.sqlCmd(), cli.logsCmd(), cli.planCmd(), cli.agentCmd(), cli.keeperCmd(), hostCmd(), lbCheckCmd(), cli.promoteCmd(), cli.rebuildCmd(), cli.drCmd(), cli.backupCmd(), cli.restoreCmd(), cli.faultCmd(cli.applyNow), cli.drainCmd(true), cli.drainCmd(false), cli.benchCmd(), cli.runsCmd(), cli.reportCmd(), cli.recoverCmd(), cli.nodeCmd("start"), cli.nodeCmd("stop"), cli.nodeCmd("restart"))
 	for _, c := range root.Commands() {
@@ -83,11 +84,35 @@ func unknownSub(c *cobra.Command) {
 // args checks positional arguments with a message naming what was expected.
 func args(min, max int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
-		if len(a) < min || (max >= 0 && len(a) > max) {
+		switch {
+		case len(a) < min && len(a) == 0:
+			return hderr.User("%s: expected %s, got none", cmd.Name(), what)
+		case len(a) < min || (max >= 0 && len(a) > max):
 			return hderr.User("%s: expected %s, got %d argument(s): %s", cmd.Name(), what, len(a), strings.Join(a, " "))
 		}
 		return nil
 	}
+}
+
+// badValue is pflag's error for a value its flag's type cannot take.
+var badValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?(--[\w-]+)" flag: `)
+
+// badFlag is a flag the command line could not take, as bad input: a
+// value of the wrong type named with the flag and the type it expected,
+// anything else in pflag's words.
+func badFlag(cmd *cobra.Command, err error) error {
+	if m := badValue.FindStringSubmatch(err.Error()); m != nil {
+		what := "a value of its type"
+		if f := cmd.Flags().Lookup(strings.TrimPrefix(m[2], "--")); f != nil {
+			what = map[string]string{"uint64": "a whole number from 0", "uint": "a whole number from 0", "int": "a whole number", "float64": "a number",
+				"duration": "a duration such as 500ms, 10s or 2m", "bool": "true or false"}[f.Value.Type()]
+			if what == "" {
+				what = "a " + f.Value.Type()
+			}
+		}
+		return hderr.User("%s: expected %s, got %q", m[2], what, m[1])
+	}
+	return hderr.User("%v", err)
 }
 
 func warnf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }

@@ -33,6 +33,9 @@ func hadrill(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	root := cli.newRoot()
 	root.SetArgs(args)
 	code = exitCode(root.ExecuteContext(context.Background()))
+	for _, u := range cli.unlocks { // as main does
+		u()
+	}
 	os.Stdout, os.Stderr = oldOut, oldErr
 	outW.Close()
 	errW.Close()

@@ -11,10 +11,8 @@
 package chaos
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"slices"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -97,18 +95,15 @@ type Kind struct {
 // family is the fault kinds one mechanism injects and how `fault heal`
 // undoes them all.
 type family struct {
-	order int // heal order: network first, the servers' processes last
 	kinds []Kind
 	heal  func(ctx context.Context, l Lab) error
 }
 
-var families []family
-
-// register adds a family (from the init of its file).
-func register(f family) {
-	families = append(families, f)
-	slices.SortStableFunc(families, func(a, b family) int { return cmp.Compare(a.order, b.order) })
-}
+// families are the fault families in heal order: the network first
+// (partitions lifted, crashed hosts' NICs up, links at the spec's
+// figures), then disks, CPU and memory limits and clocks, the servers'
+// processes last. A new family: its file's variable, and a place here.
+var families = []family{partitionFaults, crashFaults, linkFaults, diskFaults, cpuFaults, memoryFaults, clockFaults, processFaults}
 
 // Kinds are the fault kinds, in heal order.
 func Kinds() []Kind {

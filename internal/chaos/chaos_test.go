@@ -152,12 +152,12 @@ func equal(a, b Fault) bool {
 // Heal runs every family's heal, network first and the servers last, and
 // goes on past one that fails.
 func TestHealOrder(t *testing.T) {
-	var orders []int
+	var order []fault.Kind
 	for _, f := range families {
-		orders = append(orders, f.order)
+		order = append(order, f.kinds[0].Name)
 	}
-	if !slices.IsSorted(orders) || len(orders) != 8 {
-		t.Fatalf("heal order %v", orders)
+	if want := []fault.Kind{fault.Partition, fault.Crash, fault.Delay}; len(order) != 8 || !slices.Equal(order[:3], want) || order[7] != processFaults.kinds[0].Name {
+		t.Fatalf("heal order (each family's first kind) %v: want the partitions, crashed hosts' NICs and links first, the servers' processes last", order)
 	}
 	p := &plan.Plan{Lab: "h", Mode: plan.ModeNetns, Hosts: []plan.Host{{Name: "db1", NICs: []plan.NIC{{Name: "eth0"}}}}}
 	l := newFakeLab(t, p, &sleepers{})

@@ -147,33 +147,32 @@ func ParseSpec(node, spec string) Clock {
 // IsZero says whether the clock is the real one.
 func (f Clock) IsZero() bool { return f.Offset == 0 && f.Drift == 0 && f.Strobe == 0 }
 
-func init() {
-	register(family{order: 50, heal: healClocks, kinds: []Kind{{
-		Name: fault.Clock, Use: "clock NODE OFFSET [--drift PPM | --strobe PERIOD]",
-		Short: "Move a node's wall clock (e.g. +30s, -5m) or make it drift (--drift 500ppm); its server sees it in NOW(), the machine does not",
-		Long: `The server runs under Debian's libfaketime (restarted once under it, the first time its clock
+// clockFaults are the fault kinds of this file and their heal (families lists them in heal order).
+var clockFaults = family{heal: healClocks, kinds: []Kind{{
+	Name: fault.Clock, Use: "clock NODE OFFSET [--drift PPM | --strobe PERIOD]",
+	Short: "Move a node's wall clock (e.g. +30s, -5m) or make it drift (--drift 500ppm); its server sees it in NOW(), the machine does not",
+	Long: `The server runs under Debian's libfaketime (restarted once under it, the first time its clock
 moves), which reads the node's clock file every second: NOW(), UNIX_TIMESTAMP(), binary log
 event times and GTID timestamps follow the moved clock; CLOCK_MONOTONIC stays the machine's,
 as when NTP steps a real clock. OFFSET is signed (+30s, -5m, 0; a negative one after --);
 --drift makes the clock run fast or slow from now (500ppm: 43 s a day). --strobe PERIOD moves
 it between OFFSET and the real time every PERIOD (2s at least: libfaketime reads the clock
 about every 2 s; the lab's keeper turns it) until heal. Heal sets it back to the real time.`,
-		MinArgs: 1, MaxArgs: 2, ArgsWhat: "a node and its clock's offset",
-		Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
-			var drift, strobe string
-			fs.StringVar(&drift, "drift", "", "the clock runs this many parts per million fast (e.g. 500ppm; negative: slow)")
-			fs.StringVar(&strobe, "strobe", "", "the clock moves between OFFSET and the real time every PERIOD (2s to 1h) until heal")
-			return func(a []string) (Fault, error) {
-				offset := ""
-				if len(a) == 2 {
-					offset = a[1]
-				}
-				c, err := ParseClock(a[0], offset, drift)
-				return ParseStrobe(c, err, strobe)
+	MinArgs: 1, MaxArgs: 2, ArgsWhat: "a node and its clock's offset",
+	Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
+		var drift, strobe string
+		fs.StringVar(&drift, "drift", "", "the clock runs this many parts per million fast (e.g. 500ppm; negative: slow)")
+		fs.StringVar(&strobe, "strobe", "", "the clock moves between OFFSET and the real time every PERIOD (2s to 1h) until heal")
+		return func(a []string) (Fault, error) {
+			offset := ""
+			if len(a) == 2 {
+				offset = a[1]
 			}
-		},
-	}}})
-}
+			c, err := ParseClock(a[0], offset, drift)
+			return ParseStrobe(c, err, strobe)
+		}
+	},
+}}}
 
 // Inject moves the node's wall clock: its clock file is written, and a
 // server not yet running under libfaketime is restarted under it, once

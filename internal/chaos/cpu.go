@@ -30,17 +30,16 @@ const (
 	MaxCPU = 64
 )
 
-func init() {
-	register(family{order: 45, heal: func(_ context.Context, l Lab) error { return machine.RestoreCPU(l.Plan()) }, kinds: []Kind{{
-		Name: fault.CPU, Use: "cpu NODE|HOST... --cores N",
-		Short:   "Cut hosts' CPU to a share of a core, live (their machine's quota; e.g. --cores 0.25): their processes keep running, slower; heal gives the machine's back",
-		MinArgs: 1, MaxArgs: -1, ArgsWhat: "one or more node or host names",
-		Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
-			var cores float64
-			fs.Float64Var(&cores, "cores", 0, fmt.Sprintf("the CPU left to each host, in cores (%g to %g)", MinCPU, float64(MaxCPU)))
-			return func(a []string) (Fault, error) { return CPU{Hosts: a, Cores: cores}, nil }
-		}}}})
-}
+// cpuFaults are the fault kinds of this file and their heal (families lists them in heal order).
+var cpuFaults = family{heal: func(_ context.Context, l Lab) error { return machine.RestoreCPU(l.Plan()) }, kinds: []Kind{{
+	Name: fault.CPU, Use: "cpu NODE|HOST... --cores N",
+	Short:   "Cut hosts' CPU to a share of a core, live (their machine's quota; e.g. --cores 0.25): their processes keep running, slower; heal gives the machine's back",
+	MinArgs: 1, MaxArgs: -1, ArgsWhat: "one or more node or host names",
+	Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
+		var cores float64
+		fs.Float64Var(&cores, "cores", 0, fmt.Sprintf("the CPU left to each host, in cores (%g to %g)", MinCPU, float64(MaxCPU)))
+		return func(a []string) (Fault, error) { return CPU{Hosts: a, Cores: cores}, nil }
+	}}}}
 
 // Inject checks every host and the share (all problems at once), then
 // sets each host's quota and records the fault.

@@ -25,15 +25,14 @@ import (
 // not crash. Heal brings them back.
 type Crash []string
 
-func init() {
-	register(family{order: 20, heal: nicsUp, kinds: []Kind{{
-		Name: fault.Crash, Use: "crash HOST...", MinArgs: 1, MaxArgs: -1, ArgsWhat: "one or more hosts",
-		Short: "Crash hosts as machines losing power: every process killed at once, their NICs down (heal brings them back)",
-		Parse: func(*pflag.FlagSet) func([]string) (Fault, error) {
-			return func(a []string) (Fault, error) { return Crash(a), nil }
-		},
-	}}})
-}
+// crashFaults are the fault kinds of this file and their heal (families lists them in heal order).
+var crashFaults = family{heal: nicsUp, kinds: []Kind{{
+	Name: fault.Crash, Use: "crash HOST...", MinArgs: 1, MaxArgs: -1, ArgsWhat: "one or more hosts",
+	Short: "Crash hosts as machines losing power: every process killed at once, their NICs down (heal brings them back)",
+	Parse: func(*pflag.FlagSet) func([]string) (Fault, error) {
+		return func(a []string) (Fault, error) { return Crash(a), nil }
+	},
+}}}
 
 // Inject checks every name first, then crashes the hosts.
 func (names Crash) Inject(ctx context.Context, l Lab) error {

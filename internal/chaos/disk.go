@@ -43,11 +43,11 @@ type Disk struct {
 	LoseUnsynced bool
 }
 
-func init() {
-	register(family{order: 40, heal: healDisks, kinds: []Kind{{
-		Name: fault.Disk, Use: "disk NODE [--eio read,write,fsync] [--rate P] [--full] [--stall D] [--slow F] [--lose-unsynced] [--volume NAME]",
-		Short: "Make a node's emulated disks fail: IO errors, a full file system, a stall, a slowdown, or a power cut at its next crash that drops what was not flushed",
-		Long: `The faults act on the node's emulated volumes (a spec's storage volumes), through the disk
+// diskFaults are the fault kinds of this file and their heal (families lists them in heal order).
+var diskFaults = family{heal: healDisks, kinds: []Kind{{
+	Name: fault.Disk, Use: "disk NODE [--eio read,write,fsync] [--rate P] [--full] [--stall D] [--slow F] [--lose-unsynced] [--volume NAME]",
+	Short: "Make a node's emulated disks fail: IO errors, a full file system, a stall, a slowdown, or a power cut at its next crash that drops what was not flushed",
+	Long: `The faults act on the node's emulated volumes (a spec's storage volumes), through the disk
 daemon every IO of them crosses, and add to those already there; heal (and down) undoes them.
   --eio read,write,fsync   those IOs fail with EIO (--rate: a share of them, e.g. 1%)
   --full                   the volumes' file systems are filled: writes needing a block fail
@@ -57,23 +57,22 @@ daemon every IO of them crosses, and add to those already there; heal (and down)
   --lose-unsynced          armed for the node's next kill or crash: its disks lose power then,
                            and every write they had not flushed is gone (as a power cut loses
                            what a disk's cache and the kernel still held)`,
-		MinArgs: 1, MaxArgs: 1, ArgsWhat: "one node",
-		Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
-			var f Disk
-			fs.StringSliceVar(&f.EIO, "eio", nil, "IOs that fail with EIO: read, write, fsync")
-			fs.StringVar(&f.Share, "rate", "", "the share of those IOs that fail (e.g. 1% or 0.01; default all)")
-			fs.BoolVar(&f.Full, "full", false, "fill the volumes' file systems (writes fail with ENOSPC)")
-			fs.DurationVar(&f.Stall, "stall", 0, "every IO waits until this long from now")
-			fs.Float64Var(&f.Slow, "slow", 0, "every IO takes this many times as long")
-			fs.BoolVar(&f.LoseUnsynced, "lose-unsynced", false, "at the node's next kill or crash, drop what its disks had not flushed")
-			fs.StringSliceVar(&f.Volumes, "volume", nil, "only these volumes of the node (default: all)")
-			return func(a []string) (Fault, error) {
-				f.Node = a[0]
-				return f, nil
-			}
-		},
-	}, fileKind}})
-}
+	MinArgs: 1, MaxArgs: 1, ArgsWhat: "one node",
+	Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
+		var f Disk
+		fs.StringSliceVar(&f.EIO, "eio", nil, "IOs that fail with EIO: read, write, fsync")
+		fs.StringVar(&f.Share, "rate", "", "the share of those IOs that fail (e.g. 1% or 0.01; default all)")
+		fs.BoolVar(&f.Full, "full", false, "fill the volumes' file systems (writes fail with ENOSPC)")
+		fs.DurationVar(&f.Stall, "stall", 0, "every IO waits until this long from now")
+		fs.Float64Var(&f.Slow, "slow", 0, "every IO takes this many times as long")
+		fs.BoolVar(&f.LoseUnsynced, "lose-unsynced", false, "at the node's next kill or crash, drop what its disks had not flushed")
+		fs.StringSliceVar(&f.Volumes, "volume", nil, "only these volumes of the node (default: all)")
+		return func(a []string) (Fault, error) {
+			f.Node = a[0]
+			return f, nil
+		}
+	},
+}, fileKind}}
 
 // MaxStall bounds a disk stall: a longer one is an outage, not a stall.
 const MaxStall = time.Hour

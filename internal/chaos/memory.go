@@ -27,17 +27,16 @@ type Memory struct {
 // MinMemory is the least limit a memory fault sets.
 const MinMemory = 16 << 20
 
-func init() {
-	register(family{order: 46, heal: func(_ context.Context, l Lab) error { return machine.RestoreMemory(l.Plan()) }, kinds: []Kind{{
-		Name: fault.Memory, Use: "memory NODE|HOST... --limit SIZE",
-		Short:   "Cut hosts' memory limit, live (their machine's; e.g. --limit 300M): their page cache goes first, then the OOM killer ends what grows past it; heal gives the machine's back",
-		MinArgs: 1, MaxArgs: -1, ArgsWhat: "one or more node or host names",
-		Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
-			var limit string
-			fs.StringVar(&limit, "limit", "", "the memory left to each host (e.g. 300M, 1G)")
-			return func(a []string) (Fault, error) { return Memory{Hosts: a, Limit: limit}, nil }
-		}}}})
-}
+// memoryFaults are the fault kinds of this file and their heal (families lists them in heal order).
+var memoryFaults = family{heal: func(_ context.Context, l Lab) error { return machine.RestoreMemory(l.Plan()) }, kinds: []Kind{{
+	Name: fault.Memory, Use: "memory NODE|HOST... --limit SIZE",
+	Short:   "Cut hosts' memory limit, live (their machine's; e.g. --limit 300M): their page cache goes first, then the OOM killer ends what grows past it; heal gives the machine's back",
+	MinArgs: 1, MaxArgs: -1, ArgsWhat: "one or more node or host names",
+	Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
+		var limit string
+		fs.StringVar(&limit, "limit", "", "the memory left to each host (e.g. 300M, 1G)")
+		return func(a []string) (Fault, error) { return Memory{Hosts: a, Limit: limit}, nil }
+	}}}}
 
 // Inject checks every host and the limit (all problems at once), then
 // sets each host's limit and records the fault.

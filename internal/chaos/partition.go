@@ -26,28 +26,27 @@ type Partition struct {
 	Targets, From, To []string
 }
 
-func init() {
-	register(family{order: 10, heal: lift, kinds: []Kind{{
-		Name: fault.Partition, Use: "partition TARGET... [--from OTHER,...] | --from A,... --to B,...",
-		Short: "Cut hosts or a region off from everyone else (or from --from), or one way (--from --to), with iptables in their namespaces",
-		Long: `With --to instead of TARGET, the cut is one way: packets from the hosts (or regions) of
+// partitionFaults are the fault kinds of this file and their heal (families lists them in heal order).
+var partitionFaults = family{heal: lift, kinds: []Kind{{
+	Name: fault.Partition, Use: "partition TARGET... [--from OTHER,...] | --from A,... --to B,...",
+	Short: "Cut hosts or a region off from everyone else (or from --from), or one way (--from --to), with iptables in their namespaces",
+	Long: `With --to instead of TARGET, the cut is one way: packets from the hosts (or regions) of
 --from to those of --to are dropped, and only those (a TCP connection then fails both ways,
 its replies lost; datagrams and probes show the asymmetry).`,
-		MinArgs: 0, MaxArgs: -1, ArgsWhat: "node, host or region names (or --from with --to)",
-		Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
-			var f Partition
-			fs.StringSliceVar(&f.From, "from", nil, "hosts or regions on the other side (default: every other host); with --to, whose packets are dropped")
-			fs.StringSliceVar(&f.To, "to", nil, "a one-way cut: the hosts or regions that stop receiving --from's packets")
-			return func(a []string) (Fault, error) {
-				if len(f.To) > 0 && len(a) > 0 {
-					return nil, hderr.User("TARGET: a one-way cut takes --from and --to, not targets (got %s)", strings.Join(a, " "))
-				}
-				f.Targets = a
-				return f, nil
+	MinArgs: 0, MaxArgs: -1, ArgsWhat: "node, host or region names (or --from with --to)",
+	Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
+		var f Partition
+		fs.StringSliceVar(&f.From, "from", nil, "hosts or regions on the other side (default: every other host); with --to, whose packets are dropped")
+		fs.StringSliceVar(&f.To, "to", nil, "a one-way cut: the hosts or regions that stop receiving --from's packets")
+		return func(a []string) (Fault, error) {
+			if len(f.To) > 0 && len(a) > 0 {
+				return nil, hderr.User("TARGET: a one-way cut takes --from and --to, not targets (got %s)", strings.Join(a, " "))
 			}
-		},
-	}}})
-}
+			f.Targets = a
+			return f, nil
+		}
+	},
+}}}
 
 // Inject resolves the cut (refused without a firewall), applies it, says
 // so and records it.

@@ -26,20 +26,21 @@ type Process struct {
 	Names []string
 }
 
-func init() {
+// processFaults are the fault kinds of this file and their heal (families lists them in heal order).
+var processFaults = func() family {
 	kind := func(k fault.Kind, use, short string) Kind {
 		return Kind{Name: k, Use: use, Short: short, MinArgs: 1, MaxArgs: -1, ArgsWhat: "one or more node names",
 			Parse: func(*pflag.FlagSet) func([]string) (Fault, error) {
 				return func(a []string) (Fault, error) { return Process{Kind: k, Names: a}, nil }
 			}}
 	}
-	register(family{order: 60, heal: resumeAll, kinds: []Kind{
+	return family{heal: resumeAll, kinds: []Kind{
 		kind(fault.Kill, "kill NODE|LB_HOST...", "Kill -9 the servers of nodes (a crash), or the proxy of load balancer hosts"),
 		kind(fault.Stop, "stop NODE...", "Stop the servers of nodes cleanly (they leave their cluster)"),
 		kind(fault.Pause, "pause NODE...", "Freeze the servers of nodes (SIGSTOP): alive but silent, as under a long stall"),
 		kind(fault.Resume, "resume NODE...", "Thaw paused servers (SIGCONT)"),
-	}})
-}
+	}}
+}()
 
 // Inject checks every name can take the fault (all problems at once,
 // nothing done), then applies it node by node. It records the fault once

@@ -410,7 +410,9 @@ func (d *drill) repair(ctx context.Context) error {
 	return nil
 }
 
-func prepare(l Lab, o Options) (*drill, error) {
+// Problems are what is wrong with the options themselves, before any lab
+// is looked at (the command line names them with the lab's problems).
+func (o Options) Problems() []string {
 	var problems []string
 	sc, ok := Lookup(o.Scenario)
 	if !ok {
@@ -437,6 +439,12 @@ func prepare(l Lab, o Options) (*drill, error) {
 	if ok && sc.MaxTargets >= 0 && len(o.Targets) > sc.MaxTargets {
 		problems = append(problems, fmt.Sprintf("TARGET: %s drill takes at most %d targets, got %v", sc.Name, sc.MaxTargets, o.Targets))
 	}
+	return problems
+}
+
+func prepare(l Lab, o Options) (*drill, error) {
+	problems := o.Problems()
+	sc, _ := Lookup(o.Scenario)
 	if len(l.Plan().LoadBalancers) == 0 {
 		problems = append(problems, fmt.Sprintf("lab %s has no load balancer: drills send their traffic through one", l.Plan().Lab))
 	}

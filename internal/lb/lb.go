@@ -10,7 +10,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -30,21 +29,31 @@ type Balancer struct {
 	Hosts func(name string) host.Host
 }
 
-// kinds are the proxies a load balancer may run, by name (a new one: its
-// package under internal/lb implementing proxy.Kind, and a line here).
-var kinds = map[string]proxy.Kind{"haproxy": haproxy.Kind{}}
+// kinds are the proxies a load balancer may run, in the order they are
+// listed (a new one: its package under internal/lb implementing
+// proxy.Kind, and a place here).
+var kinds = []proxy.Kind{haproxy.Kind{}}
 
 // KindOf is a load balancer's proxy: HAProxy, the one kind there is.
-func KindOf(*plan.LB) proxy.Kind { return kinds["haproxy"] }
+func KindOf(*plan.LB) proxy.Kind { return kinds[0] }
 
 // KindNamed is the proxy of that name (a pair's check names its own).
 func KindNamed(name string) (proxy.Kind, bool) {
-	k, ok := kinds[name]
-	return k, ok
+	i := slices.IndexFunc(kinds, func(k proxy.Kind) bool { return k.Name() == name })
+	if i < 0 {
+		return nil, false
+	}
+	return kinds[i], true
 }
 
-// KindNames are the proxies' names, sorted.
-func KindNames() []string { return slices.Sorted(maps.Keys(kinds)) }
+// KindNames are the proxies' names, in their order.
+func KindNames() []string {
+	var out []string
+	for _, k := range kinds {
+		out = append(out, k.Name())
+	}
+	return out
+}
 
 // Proxy is an instance's proxy as its host runs it.
 func (b Balancer) Proxy(in *plan.LBInstance) host.Daemon { return KindOf(b.LB).Daemon(in) }

@@ -77,22 +77,31 @@ type measurement struct {
 	round int
 }
 
-var stepKinds = map[string]*stepKind{}
-
-func register(k *stepKind) {
-	if _, dup := stepKinds[k.name]; dup {
-		panic("study: step kind registered twice: " + k.name)
-	}
-	stepKinds[k.name] = k
-}
+// stepKinds are the step kinds, in the order they are listed (a new kind:
+// its file's variable, and a place here).
+var stepKinds = []*stepKind{sysbenchKind, slapKind, tpccKind, commitLatencyKind, bulkReplicationKind, semisyncReceiptKind,
+	donorProbeKind, conflictKind, diskKind, drillKind, consistencyKind}
 
 // kindOf is a step's kind (nil for one that does not exist; Load refuses it).
-func kindOf(st Step) *stepKind { return stepKinds[st.Kind] }
+func kindOf(st Step) *stepKind { return kindNamed(st.Kind) }
 
+func kindNamed(name string) *stepKind {
+	for _, k := range stepKinds {
+		if k.name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// StepKindNames are the step kinds' names, sorted.
+func StepKindNames() []string { return kindNames() }
+
+// kindNames are the step kinds' names, sorted.
 func kindNames() []string {
 	var out []string
-	for k := range stepKinds {
-		out = append(out, k)
+	for _, k := range stepKinds {
+		out = append(out, k.name)
 	}
 	sort.Strings(out)
 	return out
@@ -174,7 +183,7 @@ func kindsReading(field string) []string {
 func kindsWhere(keep func(*stepKind) bool) []string {
 	var out []string
 	for _, name := range kindNames() {
-		if keep(stepKinds[name]) {
+		if keep(kindNamed(name)) {
 			out = append(out, name)
 		}
 	}

@@ -9,42 +9,40 @@ import (
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
-// bulk-replication: N single-row commits on one node, timed until all are
+// bulkReplicationKind is the step kind bulk-replication: N single-row commits on one node, timed until all are
 // readable on another (by default the first and the last node: in two
 // regions, one in each).
-func init() {
-	register(&stepKind{
-		name:    "bulk-replication",
-		fields:  []string{"from", "to"},
-		metrics: []string{"visible_s", "after_last_s"},
-		per:     func(sc Scale) []int { return sc.Rows },
-		scale: func(st Step, sc Scale, add func(string, string, ...any)) {
-			counts(add, "rows", "row count", st.Name, sc.Rows, 10_000_000)
-		},
-		measure: func(ctx context.Context, m measurement) ([]Sample, error) {
-			a, b, err := pair(ctx, m.lab, m.step)
-			if err != nil {
-				return nil, err
-			}
-			out, err := workload.BulkReplication(ctx, m.lab, a, b, m.scale.Rows, m.opts.Command, io.Discard)
-			if err != nil {
-				return nil, err
-			}
-			var got []Sample
-			rows, _ := out.Results.([]workload.Bulk)
-			for _, r := range rows {
-				got = append(got, samples(m.step, out.RunID, fmt.Sprintf("visible_s@%d", r.Rows), r.VisibleS, fmt.Sprintf("after_last_s@%d", r.Rows), r.AfterLastS)...)
-			}
-			return got, nil
-		},
-		describe: func(st Step, metric string) string {
-			n := metric[strings.Index(metric, "@")+1:]
-			if strings.HasPrefix(metric, "after_last_s@") {
-				return fmt.Sprintf("Seconds from the last of %s single-row commits until all are on the other node", n)
-			}
-			return fmt.Sprintf("Seconds from the first of %s single-row commits until all are on the other node", n)
-		},
-	})
+var bulkReplicationKind = &stepKind{
+	name:    "bulk-replication",
+	fields:  []string{"from", "to"},
+	metrics: []string{"visible_s", "after_last_s"},
+	per:     func(sc Scale) []int { return sc.Rows },
+	scale: func(st Step, sc Scale, add func(string, string, ...any)) {
+		counts(add, "rows", "row count", st.Name, sc.Rows, 10_000_000)
+	},
+	measure: func(ctx context.Context, m measurement) ([]Sample, error) {
+		a, b, err := pair(ctx, m.lab, m.step)
+		if err != nil {
+			return nil, err
+		}
+		out, err := workload.BulkReplication(ctx, m.lab, a, b, m.scale.Rows, m.opts.Command, io.Discard)
+		if err != nil {
+			return nil, err
+		}
+		var got []Sample
+		rows, _ := out.Results.([]workload.Bulk)
+		for _, r := range rows {
+			got = append(got, samples(m.step, out.RunID, fmt.Sprintf("visible_s@%d", r.Rows), r.VisibleS, fmt.Sprintf("after_last_s@%d", r.Rows), r.AfterLastS)...)
+		}
+		return got, nil
+	},
+	describe: func(st Step, metric string) string {
+		n := metric[strings.Index(metric, "@")+1:]
+		if strings.HasPrefix(metric, "after_last_s@") {
+			return fmt.Sprintf("Seconds from the last of %s single-row commits until all are on the other node", n)
+		}
+		return fmt.Sprintf("Seconds from the first of %s single-row commits until all are on the other node", n)
+	},
 }
 
 // pair resolves the two nodes a step writes on and reads from (From and

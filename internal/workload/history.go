@@ -10,7 +10,9 @@ import (
 // historyWorkload is one workload that records a history: its name, how it
 // starts, its final read of everything on one session (recorded as
 // process; it says whether it succeeded), the keys a drill or a study's
-// step gives it, and how a run's log line says what it runs over.
+// step gives it, how a run's log line says what it runs over, the figures
+// its checked history gives (a study's consistency step reports them) and
+// what its clients do, in those figures' descriptions.
 type historyWorkload struct {
 	name      string
 	start     func(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams) (*HistoryRun, error)
@@ -20,16 +22,21 @@ type historyWorkload struct {
 	keysMin, keysMax int
 	keysWhat         string
 	over             func(p HistoryParams) string
+	figures          []Figure
+	does             string
 }
 
 // historyWorkloads are the history workloads, in the order they are listed.
 var historyWorkloads = []historyWorkload{
 	{name: "append", start: StartAppend, finalRead: (*HistoryRun).finalAppendRead, keys: 10, keysMin: 1, keysMax: 100000, keysWhat: "expected %d to %d, got %d",
-		over: func(p HistoryParams) string { return fmt.Sprintf(" over %d keys", p.Keys) }},
+		over:    func(p HistoryParams) string { return fmt.Sprintf(" over %d keys", p.Keys) },
+		figures: appendFigures, does: "list-append transactions from every client"},
 	{name: "bank", start: StartBank, finalRead: (*HistoryRun).finalBankRead, keys: 5, keysMin: 2, keysMax: 1000, keysWhat: "a bank needs %d to %d accounts, got %d",
-		over: func(p HistoryParams) string { return fmt.Sprintf(" over %d accounts", p.Keys) }},
+		over:    func(p HistoryParams) string { return fmt.Sprintf(" over %d accounts", p.Keys) },
+		figures: bankFigures, does: "transfers between five accounts from every client"},
 	{name: "set", start: StartSet, finalRead: (*HistoryRun).finalSetRead, keys: 2, keysMin: 1, keysMax: 1000, keysWhat: "expected %d to %d sets at once, got %d",
-		over: func(p HistoryParams) string { return fmt.Sprintf(" over %d sets at once", p.Keys) }},
+		over:    func(p HistoryParams) string { return fmt.Sprintf(" over %d sets at once", p.Keys) },
+		figures: setFigures, does: "adds of unique elements and reads of the whole set from every client"},
 }
 
 // HistoryWorkloads are the workloads that record a history, by name.
@@ -53,6 +60,10 @@ func historyOf(name string) historyWorkload {
 	}
 	return historyWorkloads[0]
 }
+
+// HistoryName is a history workload's name as given, or the default's
+// (list-append) for "".
+func HistoryName(name string) string { return historyOf(name).name }
 
 // HistoryKeys are the keys (accounts) a drill or a study's step gives a
 // history workload.
