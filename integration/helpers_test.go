@@ -31,24 +31,21 @@ type env struct {
 	overlapped bool
 }
 
-// active are the envs of the tests running now. Every test that owns its
-// labs runs beside others, three at a time, the longest first (slot,
-// schedule_test.go; at four, this computer's drills refused their load,
-// its p99 past 500 ms, and Galera labs split on 1.4 s stalls): each has its own home, lab names, namespaces
-// and addresses, and each bound on a figure is one a busy machine meets, a
-// cap from above (a disk never faster than its class, a host never over its
-// CPUs) and its lower side loose; how close the emulators get is measured
-// by make bench, alone. Apart from the rest, before them: the emulated
-// disks' tests, beside each other (TestDisks: their I/O once stalled other
-// tests' Galera labs), and five tests one at a time: three because what
-// they test is timing itself, the load balancer pairs (keepalived's 0.1 s
-// adverts: on a busy machine the standby takes over unasked) and the SSH
-// primary's keeper (beside other tests it once failed to promote within
-// 30 s), and two that load the machine as much as they measure it, the
-// sysbench sweep and the machines' CPU caps (beside them, other tests'
-// drills refused their load). libfaketime's files are named by process, not by lab: a test that
-// ran beside another cannot tell whose they are, and leaves that check to
-// TestMain.
+// active are the envs of the tests running now. Tests that mostly wait
+// (outages, failovers and state transfers, each timing bound loose enough
+// for a busy machine), tests with no timing bound and the SSH tests run
+// three at a time (make integration: -parallel 3; at four this computer's
+// drills refused their load, its p99 past 500 ms, and Galera labs split
+// on 1.4 s stalls), each with its own home, lab names and namespaces.
+// Before them, apart: the emulated disks' tests beside each other
+// (TestDisks: their I/O once stalled other tests' Galera labs; their lower
+// bounds loose for that company), and one at a time every test that
+// measures (throughput, round trips, CPU caps) or whose subject is timing
+// itself (the load balancer pairs' keepalived, the SSH primary's keeper):
+// beside others they failed, their drills refusing the load. How close the
+// emulators get, alone, is make bench's. libfaketime's files are named by
+// process, not by lab: a test that ran beside another cannot tell whose
+// they are, and leaves that check to TestMain.
 var active struct {
 	sync.Mutex
 	envs map[*env]bool
@@ -99,7 +96,6 @@ func newEnv(t *testing.T) *env {
 	if os.Geteuid() != 0 {
 		t.Skip("integration tests need root (network namespaces)")
 	}
-	slot(t)
 	home, err := os.MkdirTemp("/tmp", "hdit-")
 	if err != nil {
 		t.Fatal(err)

@@ -74,7 +74,6 @@ func (e *env) routed(lab string) string {
 }
 
 func TestLoadBalancerRoutesOnlyToHealthyNodes(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.ok("up", "--name", "itlb")
 	if got := e.routed("itlb"); got != "db1" {

@@ -11,7 +11,6 @@ import (
 // partition drill cuts a node on every NIC (the cluster evicts it and no
 // acknowledged write is lost); teardown leaves nothing (checked by the env).
 func TestClusterNetwork(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	spec := e.writeSpec("itnic", `name: itnic
 networks: {application: {bandwidth: 500mbit}, cluster: {bandwidth: 200mbit}}

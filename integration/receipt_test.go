@@ -12,7 +12,6 @@ import (
 // replica (MariaDB's semi-sync acknowledges receipt), and the applier runs
 // again afterwards (the lab kept to look).
 func TestSemiSyncReceipt(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	r := e.run("study", "run", "seed002-receipt", "--keep", "-o", "json")
 	var out struct {

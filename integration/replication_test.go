@@ -162,7 +162,6 @@ load_balancers:
 // point-in-time restore, with bad targets refused, and a warning when a
 // node's clock was off while the events replayed were written.
 func TestDRChannel(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.ok("up", "--name", "itdr", "--preset", "dr-standalone")
 	e.ok("sql", "lb", "--name", "itdr", "-e", "CREATE TABLE app.w (id INT PRIMARY KEY)")

@@ -48,7 +48,6 @@ type measured struct {
 // judged with the bound a busy machine meets (10 % + 5 ms): how close the
 // emulator gets is measured by make bench, idle and with the CPUs saturated.
 func TestWAN(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	e.ok("up", "--name", "itwan", "--preset", "wan2-semisync")
 	var st wanStatus
