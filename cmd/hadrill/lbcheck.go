@@ -39,7 +39,7 @@ func lbCheckCmd() *cobra.Command {
 			if err := hderr.Users(problems); err != nil {
 				return err
 			}
-			return lb.Watch(cmd.Context(), func(ctx context.Context) error { return lb.Alive(ctx, k, socket) }, watch)
+			return lb.Watch(cmd.Context(), func(ctx context.Context) error { return k.Alive(ctx, socket) }, watch)
 		},
 	}
 	c.Flags().StringVar(&socket, "socket", "", "the proxy's admin socket")

@@ -84,13 +84,14 @@ func unknownSub(c *cobra.Command) {
 // args checks positional arguments with a message naming what was expected.
 func args(min, max int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
-		switch {
-		case len(a) < min && len(a) == 0:
-			return hderr.User("%s: expected %s, got none", cmd.Name(), what)
-		case len(a) < min || (max >= 0 && len(a) > max):
-			return hderr.User("%s: expected %s, got %d argument(s): %s", cmd.Name(), what, len(a), strings.Join(a, " "))
+		if len(a) >= min && (max < 0 || len(a) <= max) {
+			return nil
 		}
-		return nil
+		got := "none"
+		if len(a) > 0 {
+			got = fmt.Sprintf("%d argument(s): %s", len(a), strings.Join(a, " "))
+		}
+		return hderr.User("%s: expected %s, got %s", cmd.Name(), what, got)
 	}
 }
 

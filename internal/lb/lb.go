@@ -322,7 +322,3 @@ func (b Balancer) Writer(ctx context.Context) (string, error) {
 
 // ServerState is a server of a load balancer's backends as it reports it.
 type ServerState = proxy.ServerState
-
-// Alive says whether the proxy of that kind behind an admin socket answers
-// (a pair's keepalived checks it, through `hadrill lb-check`).
-func Alive(ctx context.Context, kind proxy.Kind, socket string) error { return kind.Alive(ctx, socket) }

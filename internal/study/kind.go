@@ -95,10 +95,7 @@ func kindNamed(name string) *stepKind {
 }
 
 // StepKindNames are the step kinds' names, sorted.
-func StepKindNames() []string { return kindNames() }
-
-// kindNames are the step kinds' names, sorted.
-func kindNames() []string {
+func StepKindNames() []string {
 	var out []string
 	for _, k := range stepKinds {
 		out = append(out, k.name)
@@ -159,7 +156,7 @@ var stepFields = []struct {
 func stepProblems(st Step, add func(field, format string, a ...any)) {
 	k := kindOf(st)
 	if k == nil {
-		add("kind", "expected one of %s, got %q", strings.Join(kindNames(), ", "), st.Kind)
+		add("kind", "expected one of %s, got %q", strings.Join(StepKindNames(), ", "), st.Kind)
 		return
 	}
 	for _, f := range stepFields {
@@ -182,11 +179,12 @@ func kindsReading(field string) []string {
 
 func kindsWhere(keep func(*stepKind) bool) []string {
 	var out []string
-	for _, name := range kindNames() {
-		if keep(kindNamed(name)) {
-			out = append(out, name)
+	for _, k := range stepKinds {
+		if keep(k) {
+			out = append(out, k.name)
 		}
 	}
+	sort.Strings(out)
 	return out
 }
 

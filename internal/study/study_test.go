@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -573,5 +574,20 @@ scales:
 	}
 	if strings.Contains(err.Error(), "variant d)") {
 		t.Errorf("async's replicas refused:\n%s", err)
+	}
+}
+
+// Every step kind is listed once under its own name, and can be found by it
+// (the list replaced a registration that refused a name given twice).
+func TestStepKindsListedOnce(t *testing.T) {
+	seen := map[string]bool{}
+	for _, k := range stepKinds {
+		if k.name == "" || seen[k.name] || kindNamed(k.name) != k {
+			t.Errorf("step kind %q: unnamed, listed twice or not found by its name", k.name)
+		}
+		seen[k.name] = true
+	}
+	if len(StepKindNames()) != len(stepKinds) || !sort.StringsAreSorted(StepKindNames()) {
+		t.Errorf("StepKindNames %v", StepKindNames())
 	}
 }
