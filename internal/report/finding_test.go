@@ -26,7 +26,12 @@ func sweep(id string, threads int, level float64) Run {
 		ivs = append(ivs, sysbench.Interval{T: float64(i + 1), TPS: v})
 	}
 	return Run{Run: &results.Run{ID: id, Kind: "sysbench", Lab: "lab" + id, Started: time.Unix(0, 0)}, Params: `{"workload":"oltp_read_write"}`,
-		Points: []sysbench.Point{{Threads: threads, TPS: level, P99: 20, Runs: []sysbench.Result{{Intervals: ivs}}}}}
+		Part: sweepPartOf([]sysbench.Point{{Threads: threads, TPS: level, P99: 20, Runs: []sysbench.Result{{Intervals: ivs}}}})}
+}
+
+// sweepPartOf is a sweep of these points, as read from the store.
+func sweepPartOf(pts []sysbench.Point) *sweepPart {
+	return &sweepPart{Points: pts, TPS: tpsFigures(pts)}
 }
 
 // TestFinding: the report's first words: a drill's verdict with its gap
@@ -35,12 +40,12 @@ func sweep(id string, threads int, level float64) Run {
 func TestFinding(t *testing.T) {
 	synced := 3.2
 	d := Run{Run: &results.Run{ID: "d1", Kind: "drill", Lab: "demo", Warnings: []string{"db2 sat at its CPU quota 80 % of the run"}},
-		Drill: &drill.Result{Scenario: "failover", Cluster: "db", Profile: "durable", WritesPerS: 100, WritesAcked: 1234,
-			Gap: drill.Gap{Seconds: 0.6}, ChecksumsAgree: true, SyncedS: &synced, Passed: true}}
+		Part: &drillPart{Result: &drill.Result{Scenario: "failover", Cluster: "db", Profile: "durable", WritesPerS: 100, WritesAcked: 1234,
+			Gap: drill.Gap{Seconds: 0.6}, ChecksumsAgree: true, SyncedS: &synced, Passed: true}}}
 	failed := Run{Run: &results.Run{ID: "d2", Kind: "drill", Lab: "demo"},
-		Drill: &drill.Result{Scenario: "partition", Cluster: "db", Profile: "durable", WritesPerS: 100, WritesAcked: 50, LostCount: 2,
-			Gap: drill.Gap{Seconds: 9.5, Open: true}, Problems: []string{"2 acknowledged writes lost"}}}
-	commits := Run{Run: &results.Run{ID: "c", Kind: "commit-latency", Lab: "demo"}, Commits: []workload.Latency{{Target: "db1", Count: 50, P50: 0.31, P99: 0.9}}}
+		Part: &drillPart{Result: &drill.Result{Scenario: "partition", Cluster: "db", Profile: "durable", WritesPerS: 100, WritesAcked: 50, LostCount: 2,
+			Gap: drill.Gap{Seconds: 9.5, Open: true}, Problems: []string{"2 acknowledged writes lost"}}}}
+	commits := Run{Run: &results.Run{ID: "c", Kind: "commit-latency", Lab: "demo"}, Part: &commitsPart{Commits: []workload.Latency{{Target: "db1", Count: 50, P50: 0.31, P99: 0.9}}}}
 	got := strings.Join(Finding([]Run{d, failed, sweep("a", 16, 1000), sweep("b", 16, 1200), sweep("c", 16, 1000), commits}), "\n")
 	golden.Check(t, "finding", []byte(got+"\n"))
 	for _, want := range []string{"passed", "0.60 s", "0 of 1234 acknowledged writes lost", "writes never resumed", "+20 % at 16 threads (beyond noise)", "+0 % at 16 threads (within noise)"} {

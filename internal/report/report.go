@@ -18,8 +18,6 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chart"
-	"github.com/hadrill/hadrill/internal/consistency"
-	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/machine"
@@ -35,21 +33,18 @@ import (
 //go:embed report.html.tmpl
 var tmplFS embed.FS
 
-// Run is a stored run with what the report shows of it.
+// Run is a stored run with what the report shows of it: its kind's part
+// (figures, finding, section of the page), and what every kind of run may
+// have recorded beside its results (per-second series, Galera's status and
+// panels, hosts, disks).
 type Run struct {
 	*results.Run
-	Points  []sysbench.Point
-	Commits []workload.Latency   // commit-latency runs
+	Part    part
 	Series  map[int][][2]float64 // threads -> (t, tps) of the first run at that thread count
 	Params  string
-	// Table holds the results of the other probes (visibility, bulk replication).
-	Table *Table
+	Markers []chart.Marker
 	// FlowControl and RecvQueue: node -> (t, value) from the status samples.
 	FlowControl, RecvQueue map[string][][2]float64
-	// Drill runs: the summary, the operations per second and the faults.
-	Drill    *drill.Result
-	Timeline map[string][][2]float64
-	Markers  []chart.Marker
 	// Hosts: each measured host's summary, and its CPU (cores) and memory
 	// (MiB) per second from hosts.csv.
 	Hosts            []machine.Summary
@@ -59,17 +54,17 @@ type Run struct {
 	DiskCap  map[string]float64
 	// HostSent: network -> host -> (t, Mbit/s sent on its NIC there).
 	HostSent map[string]map[string][][2]float64
-	// Costs: a sweep's CPU and IOs per transaction by thread count.
-	Costs map[int]workload.Cost
-	// Check: a consistency run's verdict on its history.
-	Check *consistency.Result
 	// Galera: the Galera panels drawn from mysqld_exporter's series (a
 	// lab with monitoring on), each node's line per panel.
 	Galera []Panel
-	// TPCC: a TPC-C run's outcome, and its points against the first
-	// TPC-C run of the report (TPCCVersus, nil for the first).
-	TPCC       *workload.TPCCOutcome
-	TPCCVersus *tpcc.Compared
+}
+
+// Points are the run's sysbench points (none when it is not a sweep).
+func (r Run) Points() []sysbench.Point {
+	if sw := sweepOf(r); sw != nil {
+		return sw.Points
+	}
+	return nil
 }
 
 // Panel is a chart of one figure per node over a run.
@@ -104,37 +99,11 @@ func Load(home string, ids []string) (*Report, error) {
 			missing = append(missing, err)
 			continue
 		}
-		run := Run{Run: r, Series: map[int][][2]float64{}}
-		switch r.Kind {
-		case "commit-latency":
-			_ = json.Unmarshal(r.Results, &run.Commits)
-		case "visibility", "bulk-replication", "conflict", "slap", "disk":
-			run.Table = table(r.Results)
-		case results.TPCC:
-			run.TPCC = &workload.TPCCOutcome{}
-			_ = json.Unmarshal(r.Results, run.TPCC)
-		case "consistency":
-			var out workload.ConsistencyOutcome
-			if json.Unmarshal(r.Results, &out) == nil {
-				run.Check = out.Check
-			}
-		case "drill":
-			run.Drill = &drill.Result{}
-			_ = json.Unmarshal(r.Results, run.Drill)
-			run.Timeline = readTimeline(results.ReadCSV(home, id, drill.TimelineFile))
-			run.Markers = markers(r)
-			if p := run.Drill.FirstAnomaly; p != nil {
-				run.Markers = append(run.Markers, chart.Marker{X: p.At.Sub(r.Started).Seconds(), Label: "first " + p.Type})
-			}
-		default:
-			_ = json.Unmarshal(r.Results, &run.Points)
-		}
+		run := Run{Run: r, Part: kindOf(r.Kind).read(home, r)}
 		params, _ := json.Marshal(r.Params)
 		run.Params = string(params)
 		run.Series = readSeries(results.ReadCSV(home, id, "timeseries.csv"))
-		if r.Kind == results.Sysbench {
-			run.Markers = stepMarkers(r, results.ReadCSV(home, id, workload.StepsFile))
-		}
+		run.Markers = run.Part.markers(&run)
 		run.FlowControl, run.RecvQueue = readStatus(results.ReadCSV(home, id, "status.csv"))
 		if run.Galera, err = galeraPanels(results.RunDir(home, id), r.Started); err != nil {
 			return nil, err
@@ -145,35 +114,35 @@ func Load(home string, ids []string) (*Report, error) {
 		}
 		run.HostCPU, run.HostMem, run.HostSent = readHosts(results.ReadCSV(home, id, workload.HostsCSV))
 		run.DiskIOPS, run.DiskCap = readDisks(results.ReadCSV(home, id, workload.DisksCSV))
-		if len(run.Points) > 0 {
-			run.Costs = workload.Costs(home, r, run.Points)
-		}
 		rep.Runs = append(rep.Runs, run)
 	}
 	if len(missing) > 0 {
 		return nil, hderr.Join(missing)
 	}
+	first := map[results.Kind]part{}
 	for _, r := range rep.Runs {
-		if len(r.Points) > 0 {
-			rep.Sweeps = append(rep.Sweeps, r)
+		if f, ok := first[r.Kind]; ok {
+			if a, ok := r.Part.(against); ok {
+				a.against(f)
+			}
+		} else {
+			first[r.Kind] = r.Part
 		}
 	}
-	var lists [][]sysbench.Point
-	for _, r := range rep.Sweeps {
-		lists = append(lists, r.Points)
-	}
-	rep.Threads = sysbench.ThreadCounts(lists...)
-	compareTPCC(rep.Runs)
-	rep.Finding = Finding(rep.Runs)
 	rep.TPS = map[string]map[int]stats.Figure{}
 	var sweeps []*results.Run // what differs is said between runs of one kind: the sweeps compared
+	var lists [][]sysbench.Point
 	for _, r := range rep.Runs {
-		if len(r.Points) > 0 {
-			rep.TPS[r.ID] = tpsFigures(r.Points)
+		if sw := sweepOf(r); sw != nil {
+			rep.Sweeps = append(rep.Sweeps, r)
+			rep.TPS[r.ID] = sw.TPS
 			sweeps = append(sweeps, r.Run)
+			lists = append(lists, sw.Points)
 		}
 	}
-	rep.Charts = charts(rep.Runs, rep.TPS)
+	rep.Threads = sysbench.ThreadCounts(lists...)
+	rep.Finding = Finding(rep.Runs)
+	rep.Charts = charts(rep.Runs)
 	if len(sweeps) > 1 {
 		rep.Differences = results.RunDifferences(sweeps)
 	}
@@ -197,55 +166,18 @@ func labels(runs []Run) map[string]string {
 	return out
 }
 
-// charts are every run's charts; tps holds each sweep's throughput figures
-// (drawn with their 95 % intervals where known).
-func charts(runs []Run, tps map[string]map[int]stats.Figure) []chart.Chart {
+// charts are every run's charts: those each kind draws over all its runs,
+// then each run's own and what every run may have recorded.
+func charts(runs []Run) []chart.Chart {
 	label := labels(runs)
-	tpsc := chart.Chart{ID: "tps", Title: "Throughput vs threads (mean after the warm-up cut; bars: 95 % interval)", X: "threads", Y: "transactions/s", LogX: true, PointTicks: true}
-	p95 := chart.Chart{ID: "p95", Title: "p95 latency vs threads", X: "threads", Y: "ms", LogX: true, PointTicks: true}
-	p99 := chart.Chart{ID: "p99", Title: "p99 latency vs threads", X: "threads", Y: "ms", LogX: true, PointTicks: true}
 	var out []chart.Chart
-	for _, r := range runs {
-		if len(r.Points) == 0 {
-			continue
+	for _, k := range kinds {
+		if k.together != nil {
+			out = append(out, k.together(runs, label)...)
 		}
-		var a, b, c, iv [][2]float64
-		known := true
-		for _, p := range r.Points {
-			f, ok := tps[r.ID][p.Threads]
-			y := p.TPS
-			if ok && f.Mean > 0 {
-				y = f.Mean
-			}
-			known = known && ok && f.Known
-			iv = append(iv, [2]float64{f.Lo, f.Hi})
-			a = append(a, [2]float64{float64(p.Threads), y})
-			b = append(b, [2]float64{float64(p.Threads), p.P95})
-			c = append(c, [2]float64{float64(p.Threads), p.P99})
-		}
-		s := chart.Series{Name: label[r.ID], Points: a}
-		if known {
-			s.Intervals = iv
-		}
-		tpsc.Series = append(tpsc.Series, s)
-		p95.Series = append(p95.Series, chart.Series{Name: label[r.ID], Points: b})
-		p99.Series = append(p99.Series, chart.Series{Name: label[r.ID], Points: c})
-	}
-	if len(tpsc.Series) > 0 {
-		out = append(out, tpsc, p95, p99)
-	}
-	if c := tpmcChart(runs, label); len(c.Series) > 0 {
-		out = append(out, c)
 	}
 	for _, r := range runs {
-		if len(r.Timeline) > 0 {
-			c := chart.Chart{ID: "dr-" + r.ID, Title: fmt.Sprintf("Operations per second, %s (the fault marked)", label[r.ID]),
-				X: "seconds", Y: "operations/s", Markers: r.Markers}
-			for _, k := range []string{"writes acknowledged", "writes failed", "reads", "reads failed"} {
-				c.Series = append(c.Series, chart.Series{Name: k, Points: r.Timeline[k]})
-			}
-			out = append(out, c)
-		}
+		out = append(out, r.Part.charts(&r, label[r.ID])...)
 		ts := chart.Chart{ID: "ts-" + r.ID, Title: "Throughput per second, " + label[r.ID], X: "seconds", Y: "transactions/s", Markers: r.Markers}
 		keys := make([]int, 0, len(r.Series))
 		for k := range r.Series {
@@ -257,9 +189,6 @@ func charts(runs []Run, tps map[string]map[int]stats.Figure) []chart.Chart {
 		}
 		if len(ts.Series) > 0 {
 			out = append(out, ts)
-		}
-		if c := latencyChart(r, label[r.ID]); len(c.Series) > 0 {
-			out = append(out, c)
 		}
 		fc := chart.Chart{ID: "fc-" + r.ID, Title: "Flow control: time paused per second, " + label[r.ID], X: "seconds", Y: "ms paused per s", Markers: markers(r.Run)}
 		rq := chart.Chart{ID: "rq-" + r.ID, Title: "Receive queue, " + label[r.ID], X: "seconds", Y: "write-sets waiting", Markers: markers(r.Run)}
@@ -282,29 +211,6 @@ func charts(runs []Run, tps map[string]map[int]stats.Figure) []chart.Chart {
 	return out
 }
 
-// latencyChart draws a sweep's latency distribution per thread count:
-// the share of its transactions done within each latency (sysbench's
-// histogram of the first run at the count), up to the slowest.
-func latencyChart(r Run, name string) chart.Chart {
-	c := chart.Chart{ID: "lat-" + r.ID, Title: "Latency distribution (share of transactions done within x ms), " + name, X: "ms", Y: "share of transactions"}
-	for _, p := range r.Points {
-		if len(p.Runs) == 0 || len(p.Runs[0].Histogram) == 0 {
-			continue
-		}
-		var total, done int64
-		for _, b := range p.Runs[0].Histogram {
-			total += b.Count
-		}
-		var pts [][2]float64
-		for _, b := range p.Runs[0].Histogram {
-			done += b.Count
-			pts = append(pts, [2]float64{b.Value, float64(done) / float64(total)})
-		}
-		c.Series = append(c.Series, chart.Series{Name: fmt.Sprintf("%d threads", p.Threads), Points: pts})
-	}
-	return c
-}
-
 // HTML renders the report as one self-contained page.
 func (rep *Report) HTML() ([]byte, error) {
 	type figure struct {
@@ -319,31 +225,36 @@ func (rep *Report) HTML() ([]byte, error) {
 		}
 		figs = append(figs, figure{ID: c.ID, Title: c.Title, SVG: template.HTML(svg)}) // rendered here, not user input
 	}
+	var t *template.Template
 	t, err := template.New("report.html.tmpl").Funcs(template.FuncMap{
 		"at":  pointAt,
 		"fig": func(id string, threads int) stats.Figure { return rep.TPS[id][threads] },
 		"cost": func(r Run, threads int) *workload.Cost {
-			if c, ok := r.Costs[threads]; ok {
-				return &c
+			if sw := sweepOf(r); sw != nil {
+				if c, ok := sw.Costs[threads]; ok {
+					return &c
+				}
 			}
 			return nil
 		},
-		"tpccCost": func(r Run, clients int) *workload.Cost {
-			if c, ok := r.TPCC.Costs[clients]; ok {
-				return &c
+		"section": func(r Run) (template.HTML, error) { // the run's kind's own section
+			k := kindOf(r.Kind)
+			if k.page == "" {
+				return "", nil
 			}
-			return nil
+			var b bytes.Buffer
+			err := t.ExecuteTemplate(&b, k.pageName(), r)
+			return template.HTML(b.String()), err // rendered by the template, escaped there
 		},
-		"tpccVs": tpccVersus,
-		"codes":  tpcc.CodesText,
-		"f1":     func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-		"f2":     func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
-		"pct":    func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },
-		"mbit":   func(v int64) string { return strconv.FormatFloat(float64(v)/1e6, 'f', 0, 64) },
-		"mbitf":  func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
-		"mb":     func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
-		"mib":    func(v int64) string { return strconv.FormatFloat(float64(v)/(1<<20), 'f', 0, 64) + " MiB" },
-		"dur":    func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
+		"codes": tpcc.CodesText,
+		"f1":    func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		"f2":    func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
+		"pct":   func(v float64) string { return strconv.FormatFloat(100*v, 'f', 0, 64) + " %" },
+		"mbit":  func(v int64) string { return strconv.FormatFloat(float64(v)/1e6, 'f', 0, 64) },
+		"mbitf": func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
+		"mb":    func(v float64) string { return strconv.FormatFloat(v/1e6, 'f', 1, 64) },
+		"mib":   func(v int64) string { return strconv.FormatFloat(float64(v)/(1<<20), 'f', 0, 64) + " MiB" },
+		"dur":   func(r Run) string { return r.Finished.Sub(r.Started).Round(time.Second).String() },
 		"opt": func(v *float64) string {
 			if v == nil {
 				return "never"
@@ -351,6 +262,11 @@ func (rep *Report) HTML() ([]byte, error) {
 			return strconv.FormatFloat(*v, 'f', 2, 64) + " s"
 		},
 	}).ParseFS(tmplFS, "report.html.tmpl")
+	for _, k := range append(slices.Clone(kinds), tableKind) {
+		if err == nil && k.page != "" {
+			_, err = t.New(k.pageName()).Parse(k.page)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -366,15 +282,6 @@ func (rep *Report) HTML() ([]byte, error) {
 // WritePNGs writes every chart as PNG into dir.
 func (rep *Report) WritePNGs(dir string) error { return chart.WritePNGs(dir, rep.Charts) }
 
-func pointAt(pts []sysbench.Point, threads int) *sysbench.Point {
-	for i := range pts {
-		if pts[i].Threads == threads {
-			return &pts[i]
-		}
-	}
-	return nil
-}
-
 // readSeries reads timeseries.csv: the first run at each thread count.
 func readSeries(rows [][]string) map[int][][2]float64 {
 	out := map[int][][2]float64{}
@@ -386,23 +293,6 @@ func readSeries(rows [][]string) map[int][][2]float64 {
 		t, _ := strconv.ParseFloat(row[2], 64)
 		tps, _ := strconv.ParseFloat(row[3], 64)
 		out[th] = append(out[th], [2]float64{t, tps})
-	}
-	return out
-}
-
-// readTimeline reads a drill's timeline.csv into its four series.
-func readTimeline(rows [][]string) map[string][][2]float64 {
-	out := map[string][][2]float64{}
-	names := []string{"writes acknowledged", "writes failed", "reads", "reads failed"}
-	for _, row := range rows {
-		if len(row) < 5 {
-			continue
-		}
-		t, _ := strconv.ParseFloat(row[0], 64)
-		for j, n := range names {
-			v, _ := strconv.ParseFloat(row[j+1], 64)
-			out[n] = append(out[n], [2]float64{t, v})
-		}
 	}
 	return out
 }
@@ -460,32 +350,6 @@ func overlaps(a, b []string) bool {
 	return false
 }
 
-// stepMarkers places a sysbench run's faults on its time series: each
-// thread count's line starts at its first run, so a fault is marked at its
-// offset into the first run it fell in (labelled with the thread count),
-// its window shaded to its end or the run's.
-func stepMarkers(r *results.Run, rows [][]string) []chart.Marker {
-	var out []chart.Marker
-	for _, m := range markers(r) {
-		at := r.Started.Add(time.Duration(m.X * float64(time.Second))).UnixNano()
-		for _, row := range rows {
-			if len(row) < 4 || row[1] != "1" {
-				continue
-			}
-			start, _ := strconv.ParseInt(row[2], 10, 64)
-			end, _ := strconv.ParseInt(row[3], 10, 64)
-			if at >= start && at <= end {
-				mk := chart.Marker{X: float64(at-start) / 1e9, Label: m.Label + " (" + row[0] + " threads)"}
-				if m.To > m.X { // its window, as far as this run goes
-					mk.To = min(mk.X+m.To-m.X, float64(end-start)/1e9)
-				}
-				out = append(out, mk)
-			}
-		}
-	}
-	return out
-}
-
 // readStatus turns status.csv into per-node series: the flow-control pause
 // per second (from the cumulative counter) and the receive queue.
 func readStatus(rows [][]string) (fc, rq map[string][][2]float64) {
@@ -516,53 +380,6 @@ func sortedKeys(m map[string][][2]float64) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// Table is a run's results as rows of text.
-type Table struct {
-	Columns []string
-	Rows    [][]string
-}
-
-// table renders a list of flat result objects, the endpoints first.
-func table(raw json.RawMessage) *Table {
-	var objs []map[string]any
-	if json.Unmarshal(raw, &objs) != nil || len(objs) == 0 {
-		return nil
-	}
-	t := &Table{}
-	for k := range objs[0] {
-		t.Columns = append(t.Columns, k)
-	}
-	first := map[string]int{"from": 0, "to": 1, "target": 2, "node": 3, "volume": 4, "test": 5}
-	sort.Slice(t.Columns, func(i, j int) bool {
-		a, aok := first[t.Columns[i]]
-		b, bok := first[t.Columns[j]]
-		switch {
-		case aok && bok:
-			return a < b
-		case aok != bok:
-			return aok
-		}
-		return t.Columns[i] < t.Columns[j]
-	})
-	for _, o := range objs {
-		var row []string
-		for _, c := range t.Columns {
-			switch v := o[c].(type) {
-			case float64:
-				prec := 3
-				if v == float64(int64(v)) {
-					prec = 0
-				}
-				row = append(row, strconv.FormatFloat(v, 'f', prec, 64))
-			default:
-				row = append(row, fmt.Sprint(v))
-			}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
 }
 
 // readHosts reads hosts.csv: host -> (t, cores), host -> (t, MiB) and
