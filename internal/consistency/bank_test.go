@@ -3,8 +3,11 @@ package consistency
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/hadrill/hadrill/internal/hderr"
 )
 
 const bankHistory = `{"index":0,"time":0,"process":0,"type":"ok","f":"init","value":{"0":10,"1":10}}
@@ -121,5 +124,21 @@ func TestLongListsInExamples(t *testing.T) {
 	}
 	if got := apart(other, long); got != "[… 7 8 10 9 11] (11 values; from the 7th)" {
 		t.Errorf("apart, the other way: %s", got)
+	}
+}
+
+// TestCheckOneWorkload: a history whose operations belong to two
+// workloads is refused, naming the first that does not belong, whatever
+// workload comes first (the checker is not chosen by the first alone).
+func TestCheckOneWorkload(t *testing.T) {
+	bank := Op{Index: 0, Type: "ok", F: FInit, Bank: &Bank{Balances: map[int]int{0: 100, 1: 100}}}
+	txn := Op{Index: 1, Type: "invoke", F: FTxn, Value: []Mop{{F: "append", Key: 1, Value: 1}}}
+	add := Op{Index: 2, Type: "invoke", F: FAdd, Set: 1, Elements: []int{1}}
+	for _, ops := range [][]Op{{bank, txn}, {txn, add}, {add, bank}} {
+		_, err := Check(context.Background(), ops, "serializable")
+		want := fmt.Sprintf("index %d: f: %q in a history of %q operations", ops[1].Index, ops[1].F, ops[0].F)
+		if err == nil || !strings.Contains(err.Error(), want) || !hderr.IsUser(err) {
+			t.Errorf("%s then %s: %v, want a user error with %q", ops[0].F, ops[1].F, err, want)
+		}
 	}
 }

@@ -223,11 +223,15 @@ func ended(ts ...*Txn) int64 {
 	return at
 }
 
-// Check analyses a history against a model (one of Models). It stops
-// when ctx ends.
+// Check analyses a history against a model (one of Models), by the
+// checker of its operations' workload (list-append, bank or set: one
+// workload a history, as Read requires). It stops when ctx ends.
 func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 	if !slices.Contains(Models, model) {
 		return nil, fmt.Errorf("unknown model %q (known: %s)", model, strings.Join(Models, ", "))
+	}
+	if i := slices.IndexFunc(ops, func(o Op) bool { return family(o.F) != family(ops[0].F) }); i > 0 {
+		return nil, hderr.User("index %d: f: %q in a history of %q operations (one workload a history)", ops[i].Index, ops[i].F, ops[0].F)
 	}
 	if len(ops) > 0 {
 		switch family(ops[0].F) {
