@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,33 +18,41 @@ import (
 
 func (cli *app) studyCmd() *cobra.Command {
 	c := &cobra.Command{Use: "study", Short: "Reproduce a published experiment: its set-ups, load and figures, reported beside the document's"}
-	var file string
-	load := func(args []string) (*study.Study, error) {
-		if file != "" {
-			if len(args) > 0 {
-				return nil, hderr.User("NAME: give a study name or --file, not both")
-			}
-			b, err := readBounded("--file", file, "a study")
-			if err != nil {
-				return nil, err
-			}
-			s, err := study.Load(b)
-			if err != nil {
-				return nil, err
-			}
-			for i, v := range s.Variants { // an endpoint's credentials file is found beside the study file
-				if v.Credentials != "" && !filepath.IsAbs(v.Credentials) {
-					s.Variants[i].Credentials = filepath.Join(filepath.Dir(file), v.Credentials)
-				}
-			}
-			return s, nil
+	c.AddCommand(cli.studyListCmd(), cli.studyShowCmd(), cli.studyRunCmd(), cli.studyReportCmd())
+	return c
+}
+
+// loadStudy is the study a command names: the embedded one by its name,
+// or the file given with --file (a credentials file it names is found
+// beside it).
+func loadStudy(file string, args []string) (*study.Study, error) {
+	if file != "" {
+		if len(args) > 0 {
+			return nil, hderr.User("NAME: give a study name or --file, not both")
 		}
-		if len(args) != 1 {
-			return nil, hderr.User("NAME: expected a study name (known: %s) or --file", strings.Join(study.Names(), ", "))
+		b, err := readBounded("--file", file, "a study")
+		if err != nil {
+			return nil, err
 		}
-		return study.Embedded(args[0])
+		s, err := study.Load(b)
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range s.Variants { // an endpoint's credentials file is found beside the study file
+			if v.Credentials != "" && !filepath.IsAbs(v.Credentials) {
+				s.Variants[i].Credentials = filepath.Join(filepath.Dir(file), v.Credentials)
+			}
+		}
+		return s, nil
 	}
-	list := &cobra.Command{
+	if len(args) != 1 {
+		return nil, hderr.User("NAME: expected a study name (known: %s) or --file", strings.Join(study.Names(), ", "))
+	}
+	return study.Embedded(args[0])
+}
+
+func (cli *app) studyListCmd() *cobra.Command {
+	return &cobra.Command{
 		Use: "list", Short: "List the embedded studies", Args: args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			type listed struct {
@@ -81,10 +90,14 @@ func (cli *app) studyCmd() *cobra.Command {
 			})
 		},
 	}
+}
+
+func (cli *app) studyShowCmd() *cobra.Command {
+	var file string
 	show := &cobra.Command{
 		Use: "show NAME | --file FILE", Short: "Print a study (the embedded one's YAML, or the file's after checking it)", Args: args(0, 1, "a study name"),
 		RunE: func(_ *cobra.Command, a []string) error {
-			s, err := load(a)
+			s, err := loadStudy(file, a)
 			if err != nil {
 				return err
 			}
@@ -97,62 +110,22 @@ func (cli *app) studyCmd() *cobra.Command {
 		},
 	}
 	show.Flags().StringVar(&file, "file", "", "a study file of your own")
+	return show
+}
+
+func (cli *app) studyRunCmd() *cobra.Command {
+	var file string
 	var o study.Options
-	var keep, dryRun bool
-	var invFile, maxMemory string
+	var runFlags studyRunFlags
 	run := &cobra.Command{
 		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b] [--decide [--budget D]] [--inventory HOSTS.yaml] [--dry-run]",
 		Short: "Run a study: every variant's lab up, the rounds interleaved, a summary beside the published figures; the labs removed after",
-		Long: `Brings every variant's lab up (named s, four characters of the study, the variant), runs the study's steps on each variant, round
-after round with the variants interleaved (each round starts one later), then removes the labs (--keep
-leaves them). Every step is a run in the run store; the study's own run holds each figure's median,
-range, an interval of the median with its stated confidence (with fewer than 6 rounds, the range: 75 %
-for 3 rounds), change against the baseline ("within noise" unless Welch's t-test on the rounds
-calls it a difference, which it does for set-ups that do not differ at most 5 % of the time) and
-the published value, and opens with its finding: the answer first, then each of the document's
-claims (its words and place) reproduced (our figure's 90 % interval within the claim's bounds),
-not reproduced (wholly outside them), inconclusive (crossing a bound: noise cannot tell) or not
-measured, with what differs from the document and what the run saw at a limit; a claim the study
-says this computer cannot decide is not_checkable, one only the other scale measures other_scale
-(both count for nothing). The deviations from the document are the study file's and those the run
-records itself: its document: block (server, Galera, tools, warm-up, runs) against what ran here.
-Exit status 0 when every claim reproduced, 4 when the study ran to the end and some did not, 1 when
-a claim was not measured. Ctrl-C, or a step that fails, stops it: what was measured is summarised
-and kept (exit 1), and the labs are removed. --dry-run makes nothing: it says what the labs would
-need against this computer (exit 2 when they would not fit) and the least time the rounds take.
-
-When the labs would not fit this computer at once (memory once their data is loaded, or files; at
-most 90 % of what is available, or --max-memory), they take turns in groups that do: the fewest
-groups, then the fewest compared variants apart; each group's labs come up, run their rounds
-interleaved among themselves and go, then the next group's. The finding and the report name the
-groups and the claims whose rounds ran apart; a lab that does not fit even alone is refused (exit 2).
-
-With --decide the scale's rounds are the pilot of a two-stage design (Stein's): each claim's spread
-in the pilot gives the rounds it needs to decide a figure 5 % beyond its bound with 80 % power; the
-study runs the most any claim needs (within --budget, from the pilot's time a round), then judges
-each claim by Stein's interval, whose width comes from the pilot: the rounds added do not raise the
-chance of a false "reproduced" above 5 % per bound, as running rounds until a verdict decides
-would. A claim still inconclusive says how many rounds it would need.
-
-With --inventory the labs run on the machines it names, over SSH, one at a time (they would
-listen on the same ports): a variant's lab comes up when its turn comes. Machines, disks and NICs
-are emulated on this computer only: there the hosts' own stand in, the run says so for each
-variant, and variants that differ only in them are refused (they would be the same set-up), as
-are disk steps and --keep.`,
-		Args: args(0, 1, "a study name"),
+		Long:  studyRunLong,
+		Args:  args(0, 1, "a study name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			s, err := load(a)
-			if cmd.Flags().Changed("variants") && len(o.Variants) == 0 {
-				err = hderr.Join([]error{err, hderr.User("--variants: empty: name the variants to run, or leave out --variants to run every one")})
-			}
-			if maxMemory != "" {
-				n, perr := spec.ParseSize(maxMemory)
-				if perr != nil || n <= 0 {
-					err = hderr.Join([]error{err, hderr.User("--max-memory: %q: want a size such as 4G or 512M", maxMemory)})
-				}
-				o.MaxMemory = n
-			}
-			if o.Inventory, err = inventoryOf(invFile, err); err != nil {
+			s, err := loadStudy(file, a)
+			err = hderr.Join([]error{err, runFlags.problems(cmd, &o)})
+			if o.Inventory, err = inventoryOf(runFlags.inventory, err); err != nil {
 				if s != nil { // the study's own options too: every problem at once
 					if h, herr := cli.home(); herr == nil {
 						o.Home = h
@@ -166,42 +139,76 @@ are disk steps and --keep.`,
 			if err != nil {
 				return err
 			}
-			o.Home, o.Keep, o.Command, o.Log, o.Wait = h, keep, os.Args, cli.progressLog(), cli.wait
-			if dryRun {
+			o.Home, o.Keep, o.Command, o.Log, o.Wait = h, runFlags.keep, os.Args, cli.progressLog(), cli.wait
+			if runFlags.dryRun {
 				said, err := study.DryRun(s, o)
 				if err != nil {
 					return err
 				}
 				return cli.emit(map[string]any{"study": s.Name, "scale": o.Scale, "fits": true, "says": said}, func() { fmt.Println(said) })
 			}
-			res, id, runErr := study.Run(cmd.Context(), s, o)
-			if res == nil || id == "" {
-				return runErr
-			}
-			// stored, even when a step failed: show what was measured
-			if err := cli.emit(map[string]any{"run_id": id, "result": res}, func() {
-				fmt.Printf("study run %s\n\n%s\n\nreport: hadrill study report %s -o %s.html\n", id, res.Finding, id, s.Name)
-			}); err != nil {
-				return err
-			}
-			if runErr != nil {
-				return runErr
-			}
-			if err := interrupted(res.Interrupted, id); err != nil {
-				return err
-			}
-			return study.Verdict(res, id)
+			return cli.studyRun(cmd.Context(), s, o)
 		},
 	}
 	run.Flags().StringVar(&file, "file", "", "a study file of your own")
 	run.Flags().StringVar(&o.Scale, "scale", "quick", "quick (fits this computer in minutes) or full (the document's protocol)")
 	run.Flags().StringSliceVar(&o.Variants, "variants", nil, "run only these variants (default: all)")
-	run.Flags().BoolVar(&keep, "keep", false, "leave the variants' labs up afterwards")
-	run.Flags().BoolVar(&dryRun, "dry-run", false, "check the run, make nothing: what its labs need against this computer (exit 2 when they would not fit) and the least time its rounds take")
+	run.Flags().BoolVar(&runFlags.keep, "keep", false, "leave the variants' labs up afterwards")
+	run.Flags().BoolVar(&runFlags.dryRun, "dry-run", false, "check the run, make nothing: what its labs need against this computer (exit 2 when they would not fit) and the least time its rounds take")
 	run.Flags().BoolVar(&o.Decide, "decide", false, "a two-stage design: the scale's rounds are a pilot that sizes the rounds each claim needs to decide; then those rounds, judged by Stein's interval")
 	run.Flags().DurationVar(&o.Budget, "budget", 0, "with --decide: the most time the rounds may take in all (e.g. 30m; default: no limit)")
-	run.Flags().StringVar(&maxMemory, "max-memory", "", "the most memory the labs may hold at once here (e.g. 8G; default: 90 % of what is available); labs that would hold more take turns in groups")
-	run.Flags().StringVar(&invFile, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")
+	run.Flags().StringVar(&runFlags.maxMemory, "max-memory", "", "the most memory the labs may hold at once here (e.g. 8G; default: 90 % of what is available); labs that would hold more take turns in groups")
+	run.Flags().StringVar(&runFlags.inventory, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")
+	return run
+}
+
+// studyRunFlags are study run's flags that are not the study's options
+// themselves.
+type studyRunFlags struct {
+	keep, dryRun         bool
+	inventory, maxMemory string
+}
+
+// problems are what is wrong with the flags given (nil: nothing); o
+// takes --max-memory's size.
+func (f studyRunFlags) problems(cmd *cobra.Command, o *study.Options) error {
+	var errs []error
+	if cmd.Flags().Changed("variants") && len(o.Variants) == 0 {
+		errs = append(errs, hderr.User("--variants: empty: name the variants to run, or leave out --variants to run every one"))
+	}
+	if f.maxMemory != "" {
+		n, err := spec.ParseSize(f.maxMemory)
+		if err != nil || n <= 0 {
+			errs = append(errs, hderr.User("--max-memory: %q: want a size such as 4G or 512M", f.maxMemory))
+		}
+		o.MaxMemory = n
+	}
+	return hderr.Join(errs)
+}
+
+// studyRun runs a study and prints its finding; its exit status is the
+// verdict's.
+func (cli *app) studyRun(ctx context.Context, s *study.Study, o study.Options) error {
+	res, id, runErr := study.Run(ctx, s, o)
+	if res == nil || id == "" {
+		return runErr
+	}
+	// stored, even when a step failed: show what was measured
+	if err := cli.emit(map[string]any{"run_id": id, "result": res}, func() {
+		fmt.Printf("study run %s\n\n%s\n\nreport: hadrill study report %s -o %s.html\n", id, res.Finding, id, s.Name)
+	}); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if err := interrupted(res.Interrupted, id); err != nil {
+		return err
+	}
+	return study.Verdict(res, id)
+}
+
+func (cli *app) studyReportCmd() *cobra.Command {
 	var out, pngDir string
 	report := &cobra.Command{
 		Use: "report RUN -o FILE.html [--png DIR]", Short: "Write a study run's report: its finding, charts with the published figures, every figure with its spread",
@@ -239,6 +246,42 @@ are disk steps and --keep.`,
 	}
 	htmlFlag(report, &out, "")
 	report.Flags().StringVar(&pngDir, "png", "", "also write each chart as PNG into this directory")
-	c.AddCommand(list, show, run, report)
-	return c
+	return report
 }
+
+const studyRunLong = `Brings every variant's lab up (named s, four characters of the study, the variant), runs the study's steps on each variant, round
+after round with the variants interleaved (each round starts one later), then removes the labs (--keep
+leaves them). Every step is a run in the run store; the study's own run holds each figure's median,
+range, an interval of the median with its stated confidence (with fewer than 6 rounds, the range: 75 %
+for 3 rounds), change against the baseline ("within noise" unless Welch's t-test on the rounds
+calls it a difference, which it does for set-ups that do not differ at most 5 % of the time) and
+the published value, and opens with its finding: the answer first, then each of the document's
+claims (its words and place) reproduced (our figure's 90 % interval within the claim's bounds),
+not reproduced (wholly outside them), inconclusive (crossing a bound: noise cannot tell) or not
+measured, with what differs from the document and what the run saw at a limit; a claim the study
+says this computer cannot decide is not_checkable, one only the other scale measures other_scale
+(both count for nothing). The deviations from the document are the study file's and those the run
+records itself: its document: block (server, Galera, tools, warm-up, runs) against what ran here.
+Exit status 0 when every claim reproduced, 4 when the study ran to the end and some did not, 1 when
+a claim was not measured. Ctrl-C, or a step that fails, stops it: what was measured is summarised
+and kept (exit 1), and the labs are removed. --dry-run makes nothing: it says what the labs would
+need against this computer (exit 2 when they would not fit) and the least time the rounds take.
+
+When the labs would not fit this computer at once (memory once their data is loaded, or files; at
+most 90 % of what is available, or --max-memory), they take turns in groups that do: the fewest
+groups, then the fewest compared variants apart; each group's labs come up, run their rounds
+interleaved among themselves and go, then the next group's. The finding and the report name the
+groups and the claims whose rounds ran apart; a lab that does not fit even alone is refused (exit 2).
+
+With --decide the scale's rounds are the pilot of a two-stage design (Stein's): each claim's spread
+in the pilot gives the rounds it needs to decide a figure 5 % beyond its bound with 80 % power; the
+study runs the most any claim needs (within --budget, from the pilot's time a round), then judges
+each claim by Stein's interval, whose width comes from the pilot: the rounds added do not raise the
+chance of a false "reproduced" above 5 % per bound, as running rounds until a verdict decides
+would. A claim still inconclusive says how many rounds it would need.
+
+With --inventory the labs run on the machines it names, over SSH, one at a time (they would
+listen on the same ports): a variant's lab comes up when its turn comes. Machines, disks and NICs
+are emulated on this computer only: there the hosts' own stand in, the run says so for each
+variant, and variants that differ only in them are refused (they would be the same set-up), as
+are disk steps and --keep.`
