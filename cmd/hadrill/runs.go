@@ -27,8 +27,12 @@ import (
 
 func (cli *app) runsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "runs", Short: "List and compare recorded runs"}
-	c.AddCommand(cli.runsExportCmd())
-	c.AddCommand(&cobra.Command{
+	c.AddCommand(cli.runsExportCmd(), cli.runsListCmd(), cli.runsCompareCmd())
+	return c
+}
+
+func (cli *app) runsListCmd() *cobra.Command {
+	return &cobra.Command{
 		Use: "list", Short: "List the runs in the run store", Args: args(0, 0, "no arguments"),
 		RunE: func(*cobra.Command, []string) error {
 			h, err := cli.home()
@@ -50,29 +54,37 @@ func (cli *app) runsCmd() *cobra.Command {
 			if len(damaged) > 0 {
 				out = map[string]any{"runs": runs, "damaged": damaged}
 			}
-			return cli.emit(out, func() {
-				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "RUN\tKIND\tLAB\tSTARTED\tSECONDS\tNOTE")
-				for _, r := range runs {
-					note := ""
-					if r.Interrupted {
-						note = "interrupted: partial"
-					}
-					secs := "?"
-					if d, ok := r.Seconds(); ok {
-						secs = fmt.Sprintf("%.0f", d)
-					} else {
-						note = strings.TrimPrefix(note+"; its finish is not after its start", "; ")
-					}
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Lab, r.Started.Format("2006-01-02 15:04:05"), secs, note)
-				}
-				for _, d := range damaged {
-					fmt.Fprintf(w, "%s\t?\t?\t?\t?\t%s\n", d["run_id"], strings.TrimPrefix(d["damaged"], "RUN_ID: run "+d["run_id"]+": "))
-				}
-				w.Flush()
-			})
+			return cli.emit(out, func() { printRuns(os.Stdout, runs, damaged) })
 		},
-	}, &cobra.Command{
+	}
+}
+
+// printRuns writes the run list: a line a run, the damaged ones with what
+// is wrong with them.
+func printRuns(out io.Writer, runs []*results.Run, damaged []map[string]string) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "RUN\tKIND\tLAB\tSTARTED\tSECONDS\tNOTE")
+	for _, r := range runs {
+		note := ""
+		if r.Interrupted {
+			note = "interrupted: partial"
+		}
+		secs := "?"
+		if d, ok := r.Seconds(); ok {
+			secs = fmt.Sprintf("%.0f", d)
+		} else {
+			note = strings.TrimPrefix(note+"; its finish is not after its start", "; ")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Kind, r.Lab, r.Started.Format("2006-01-02 15:04:05"), secs, note)
+	}
+	for _, d := range damaged {
+		fmt.Fprintf(w, "%s\t?\t?\t?\t?\t%s\n", d["run_id"], strings.TrimPrefix(d["damaged"], "RUN_ID: run "+d["run_id"]+": "))
+	}
+	w.Flush()
+}
+
+func (cli *app) runsCompareCmd() *cobra.Command {
+	return &cobra.Command{
 		Use: "compare RUN_ID...", Short: "Compare sysbench or TPC-C runs side by side (TPS or tpmC with its interval, latency percentiles, the change against the first run and whether it is within noise)",
 		Args: args(1, -1, "one or more run ids"),
 		RunE: func(_ *cobra.Command, ids []string) error {
@@ -80,8 +92,6 @@ func (cli *app) runsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var cols []column
-			var runs []*results.Run
 			loaded, kind, problems := loadComparable(h, ids)
 			switch {
 			case len(problems) > 0:
@@ -89,119 +99,143 @@ func (cli *app) runsCmd() *cobra.Command {
 			case kind == results.TPCC:
 				return cli.compareTPCC(loaded)
 			}
-			for _, r := range loaded {
-				id := r.ID
-				runs = append(runs, r)
-				var pts []sysbench.Point
-				if err := json.Unmarshal(r.Results, &pts); err != nil || !sensible(pts) {
-					problems = append(problems, hderr.User("RUN_ID: run %s: its results are not sysbench's points (thread counts, finite TPS): its run.json is damaged", id))
-					continue
-				}
-				col := column{ID: id, Lab: r.Lab, Workload: fmt.Sprint(paramOf(r, "workload"))}
-				costs := workload.Costs(h, r, pts)
-				for i := range pts {
-					var series [][]float64
-					for _, run := range pts[i].Runs {
-						var tps []float64
-						for _, iv := range run.Intervals {
-							tps = append(tps, iv.TPS)
-						}
-						series = append(series, tps)
-					}
-					pt := comparePoint{Threads: pts[i].Threads, TPS: stats.FigureOf(series, stats.Confidence), Runs: len(pts[i].Runs), P95: pts[i].P95, P99: pts[i].P99}
-					if c, ok := costs[pts[i].Threads]; ok {
-						pt.Cost = &c
-					}
-					col.Points = append(col.Points, pt)
-				}
-				cols = append(cols, col)
+			cols, err := sweepColumns(h, loaded)
+			if err != nil {
+				return err
 			}
-			if len(problems) > 0 {
-				return hderr.Join(problems)
-			}
-			for i := 1; i < len(cols); i++ { // against the first run
-				for j := range cols[i].Points {
-					pt := &cols[i].Points[j]
-					if base, ok := pointOf(cols[0].Points, pt.Threads); ok {
-						pct, noise, known := pt.TPS.Versus(base.TPS)
-						pt.DeltaPct = &pct
-						if known {
-							pt.WithinNoise = &noise
-						}
-					}
-				}
-			}
-			return cli.emit(cols, func() {
-				for i, c := range cols {
-					fmt.Printf("%c: run %s, lab %s, %s\n", 'A'+i, c.ID, c.Lab, c.Workload)
-				}
-				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-				fmt.Fprint(w, "threads\t")
-				for i := range cols {
-					fmt.Fprintf(w, "%c tps\t95 %% interval\tp95 ms\tp99 ms\tCPU ms/tx\tIOs/tx\t", 'A'+i)
-					if i > 0 {
-						fmt.Fprintf(w, "vs A\t")
-					}
-				}
-				fmt.Fprintln(w)
-				var threads []int
-				for _, c := range cols {
-					for _, pt := range c.Points {
-						if !slices.Contains(threads, pt.Threads) {
-							threads = append(threads, pt.Threads)
-						}
-					}
-				}
-				slices.Sort(threads)
-				for _, n := range threads {
-					fmt.Fprintf(w, "%d\t", n)
-					for i, c := range cols {
-						pt, ok := pointOf(c.Points, n)
-						switch {
-						case !ok:
-							fmt.Fprint(w, "-\t-\t-\t-\t-\t-\t")
-						case pt.TPS.Known:
-							fmt.Fprintf(w, "%.1f\t%.1f–%.1f\t%.2f\t%.2f\t%s\t", pt.TPS.Mean, pt.TPS.Lo, pt.TPS.Hi, pt.P95, pt.P99, costCells(pt.Cost))
-						default:
-							fmt.Fprintf(w, "%.1f\t-\t%.2f\t%.2f\t%s\t", pt.TPS.Mean, pt.P95, pt.P99, costCells(pt.Cost))
-						}
-						if i > 0 {
-							fmt.Fprintf(w, "%s\t", stats.ChangeText(pt.DeltaPct, pt.WithinNoise)) // a missing point has neither
-						}
-					}
-					fmt.Fprintln(w)
-				}
-				w.Flush()
-				var methods []string
-				for _, c := range cols {
-					for _, pt := range c.Points {
-						m := cmp.Or(pt.TPS.Method, "none where a run is too short for one")
-						if !slices.Contains(methods, m) {
-							methods = append(methods, m)
-						}
-						if !pt.TPS.Settled {
-							fmt.Printf("note: %s at %d threads never settled (its TPS still moved in the run's second half): its figure is the whole run's\n", c.ID, pt.Threads)
-						}
-					}
-				}
-				fmt.Printf("tps: the mean of each run's seconds after its warm-up (cut where the series settles); interval: %s\n", strings.Join(methods, "; "))
-				fmt.Println("CPU ms/tx and IOs/tx: every host's CPU but the load generator's, and every emulated disk's IOs, over the point's measured seconds, per transaction")
-				if len(cols) > 1 {
-					fmt.Println("vs A: the change of the mean TPS against A's; within noise when the two 95 % intervals overlap")
-					printRunDifferences(runs)
-				}
-			})
+			return cli.emit(cols, func() { printSweepColumns(os.Stdout, cols, loaded) })
 		},
-	})
-	return c
+	}
+}
+
+// sweepColumns are sysbench runs as columns: each thread count's TPS with
+// its interval, latencies and cost, and its change against the first run.
+func sweepColumns(home string, runs []*results.Run) ([]column, error) {
+	var cols []column
+	var problems []error
+	for _, r := range runs {
+		var pts []sysbench.Point
+		if err := json.Unmarshal(r.Results, &pts); err != nil || !sensible(pts) {
+			problems = append(problems, hderr.User("RUN_ID: run %s: its results are not sysbench's points (thread counts, finite TPS): its run.json is damaged", r.ID))
+			continue
+		}
+		col := column{ID: r.ID, Lab: r.Lab, Workload: fmt.Sprint(paramOf(r, "workload"))}
+		costs := workload.Costs(home, r, pts)
+		for i := range pts {
+			var series [][]float64
+			for _, run := range pts[i].Runs {
+				var tps []float64
+				for _, iv := range run.Intervals {
+					tps = append(tps, iv.TPS)
+				}
+				series = append(series, tps)
+			}
+			pt := comparePoint{Threads: pts[i].Threads, TPS: stats.FigureOf(series, stats.Confidence), Runs: len(pts[i].Runs), P95: pts[i].P95, P99: pts[i].P99}
+			if c, ok := costs[pts[i].Threads]; ok {
+				pt.Cost = &c
+			}
+			col.Points = append(col.Points, pt)
+		}
+		cols = append(cols, col)
+	}
+	if len(problems) > 0 {
+		return nil, hderr.Join(problems)
+	}
+	for i := 1; i < len(cols); i++ { // against the first run
+		for j := range cols[i].Points {
+			pt := &cols[i].Points[j]
+			if base, ok := pointOf(cols[0].Points, pt.Threads); ok {
+				pct, noise, known := pt.TPS.Versus(base.TPS)
+				pt.DeltaPct = &pct
+				if known {
+					pt.WithinNoise = &noise
+				}
+			}
+		}
+	}
+	return cols, nil
+}
+
+// printSweepColumns writes sysbench runs side by side, a row a thread
+// count, then how the figures were made and what differs between the runs.
+func printSweepColumns(out io.Writer, cols []column, runs []*results.Run) {
+	for i, c := range cols {
+		fmt.Fprintf(out, "%c: run %s, lab %s, %s\n", 'A'+i, c.ID, c.Lab, c.Workload)
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(w, "threads\t")
+	for i := range cols {
+		fmt.Fprintf(w, "%c tps\t95 %% interval\tp95 ms\tp99 ms\tCPU ms/tx\tIOs/tx\t", 'A'+i)
+		if i > 0 {
+			fmt.Fprintf(w, "vs A\t")
+		}
+	}
+	fmt.Fprintln(w)
+	for _, n := range columnThreads(cols) {
+		fmt.Fprintf(w, "%d\t", n)
+		for i, c := range cols {
+			pt, ok := pointOf(c.Points, n)
+			switch {
+			case !ok:
+				fmt.Fprint(w, "-\t-\t-\t-\t-\t-\t")
+			case pt.TPS.Known:
+				fmt.Fprintf(w, "%.1f\t%.1f–%.1f\t%.2f\t%.2f\t%s\t", pt.TPS.Mean, pt.TPS.Lo, pt.TPS.Hi, pt.P95, pt.P99, costCells(pt.Cost))
+			default:
+				fmt.Fprintf(w, "%.1f\t-\t%.2f\t%.2f\t%s\t", pt.TPS.Mean, pt.P95, pt.P99, costCells(pt.Cost))
+			}
+			if i > 0 {
+				fmt.Fprintf(w, "%s\t", stats.ChangeText(pt.DeltaPct, pt.WithinNoise)) // a missing point has neither
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	w.Flush()
+	printSweepMethod(out, cols)
+	if len(cols) > 1 {
+		fmt.Fprintln(out, "vs A: the change of the mean TPS against A's; within noise when the two 95 % intervals overlap")
+		printRunDifferences(out, runs)
+	}
+}
+
+// columnThreads are every thread count of the columns, in order.
+func columnThreads(cols []column) []int {
+	var threads []int
+	for _, c := range cols {
+		for _, pt := range c.Points {
+			if !slices.Contains(threads, pt.Threads) {
+				threads = append(threads, pt.Threads)
+			}
+		}
+	}
+	slices.Sort(threads)
+	return threads
+}
+
+// printSweepMethod says how the compared figures were made, and which
+// points never settled.
+func printSweepMethod(out io.Writer, cols []column) {
+	var methods []string
+	for _, c := range cols {
+		for _, pt := range c.Points {
+			m := cmp.Or(pt.TPS.Method, "none where a run is too short for one")
+			if !slices.Contains(methods, m) {
+				methods = append(methods, m)
+			}
+			if !pt.TPS.Settled {
+				fmt.Fprintf(out, "note: %s at %d threads never settled (its TPS still moved in the run's second half): its figure is the whole run's\n", c.ID, pt.Threads)
+			}
+		}
+	}
+	fmt.Fprintf(out, "tps: the mean of each run's seconds after its warm-up (cut where the series settles); interval: %s\n", strings.Join(methods, "; "))
+	fmt.Fprintln(out, "CPU ms/tx and IOs/tx: every host's CPU but the load generator's, and every emulated disk's IOs, over the point's measured seconds, per transaction")
 }
 
 // printRunDifferences lists what differs between the runs: the first
 // database node's settings, the tools' versions, the load's parameters.
-func printRunDifferences(runs []*results.Run) {
+func printRunDifferences(out io.Writer, runs []*results.Run) {
 	for _, part := range results.RunDifferences(runs) {
-		fmt.Printf("\nwhat differs, %s:\n", part.What)
-		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(out, "\nwhat differs, %s:\n", part.What)
+		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprint(w, "\t")
 		for _, r := range runs {
 			fmt.Fprintf(w, "%s\t", r.ID)
@@ -218,8 +252,6 @@ func printRunDifferences(runs []*results.Run) {
 	}
 }
 
-// column is one run in a comparison: its points, the spread of each
-// point's runs (TPS) and, after the first, the change against the first.
 // column is one run in runs compare: per thread count its TPS (the
 // steady seconds' mean with a 95 % interval), p95 and p99, and against the
 // first run the change in percent and whether it is within noise.
@@ -426,76 +458,91 @@ func (cli *app) compareTPCC(runs []*results.Run) error {
 	for i, c := range tpcc.Compare(pts) {
 		cols = append(cols, tpccColumn{ID: runs[i].ID, Lab: runs[i].Lab, Target: outs[i].Target, Warehouses: outs[i].Warehouses, Compared: c, Check: outs[i].Check, Costs: outs[i].Costs})
 	}
-	return cli.emit(cols, func() {
-		for i, c := range cols {
-			check := "not checked"
-			if c.Check != nil {
-				check = "consistency check passed"
-				if !c.Check.Passed {
-					check = "consistency check FAILED: " + strings.Join(c.Check.Failures, "; ")
-				}
+	return cli.emit(cols, func() { printTPCCColumns(os.Stdout, cols, runs) })
+}
+
+// printTPCCColumns writes TPC-C runs side by side, a row a client count,
+// then how the figures were made and what differs between the runs.
+func printTPCCColumns(out io.Writer, cols []tpccColumn, runs []*results.Run) {
+	for i, c := range cols {
+		check := "not checked"
+		if c.Check != nil {
+			check = "consistency check passed"
+			if !c.Check.Passed {
+				check = "consistency check FAILED: " + strings.Join(c.Check.Failures, "; ")
 			}
-			fmt.Printf("%c: run %s, lab %s, TPC-C %d warehouse(s) through %s, %s\n", 'A'+i, c.ID, c.Lab, c.Warehouses, c.Target, check)
 		}
-		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprint(w, "clients\t")
-		for i := range cols {
-			fmt.Fprintf(w, "%c tpmC\tinterval\tNO p95 ms\tNO p99 ms\terrors\tCPU ms/tx\tIOs/tx\t", 'A'+i)
-			if i > 0 {
-				fmt.Fprint(w, "vs A\t")
-			}
+		fmt.Fprintf(out, "%c: run %s, lab %s, TPC-C %d warehouse(s) through %s, %s\n", 'A'+i, c.ID, c.Lab, c.Warehouses, c.Target, check)
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(w, "clients\t")
+	for i := range cols {
+		fmt.Fprintf(w, "%c tpmC\tinterval\tNO p95 ms\tNO p99 ms\terrors\tCPU ms/tx\tIOs/tx\t", 'A'+i)
+		if i > 0 {
+			fmt.Fprint(w, "vs A\t")
+		}
+	}
+	fmt.Fprintln(w)
+	var coverage []string
+	for _, n := range tpccClients(cols) {
+		fmt.Fprintf(w, "%d\t", n)
+		for i, c := range cols {
+			fmt.Fprint(w, tpccCells(c, n, i > 0, &coverage))
 		}
 		fmt.Fprintln(w)
-		var clients []int
-		for _, c := range cols {
-			for _, p := range c.Points {
-				if !slices.Contains(clients, p.Threads) {
-					clients = append(clients, p.Threads)
-				}
+	}
+	w.Flush()
+	fmt.Fprintf(out, "tpmC: New-Order transactions a minute, the median of the runs at each client count; interval: the median's, from the runs' order statistics (%s coverage; one run: none)\n", cmp.Or(strings.Join(coverage, ", "), "no"))
+	fmt.Fprintln(out, "NO p95/p99: New-Order's latency percentiles in the median run; errors: every transaction type's, over every run")
+	fmt.Fprintln(out, "CPU ms/tx and IOs/tx: every host's CPU but the load generator's, and every emulated disk's IOs, over the measured runs, per transaction of any type")
+	if len(cols) > 1 {
+		fmt.Fprintln(out, "vs A: the change of the median tpmC against A's; within noise when the two intervals overlap")
+		printRunDifferences(out, runs)
+	}
+}
+
+// tpccClients are every client count of the columns, in order.
+func tpccClients(cols []tpccColumn) []int {
+	var clients []int
+	for _, c := range cols {
+		for _, p := range c.Points {
+			if !slices.Contains(clients, p.Threads) {
+				clients = append(clients, p.Threads)
 			}
 		}
-		slices.Sort(clients)
-		var coverage []string
-		for _, n := range clients {
-			fmt.Fprintf(w, "%d\t", n)
-			for i, c := range cols {
-				j := slices.IndexFunc(c.Points, func(p tpcc.ComparedPoint) bool { return p.Threads == n })
-				if j < 0 {
-					fmt.Fprint(w, "-\t-\t-\t-\t-\t-\t-\t")
-					if i > 0 {
-						fmt.Fprint(w, "-\t")
-					}
-					continue
-				}
-				p := c.Points[j]
-				iv := "-"
-				if p.TpmC.N > 1 {
-					iv = fmt.Sprintf("%.0f–%.0f", p.TpmC.Lo, p.TpmC.Hi)
-					if cv := fmt.Sprintf("%.0f %%", 100*p.TpmC.Coverage); !slices.Contains(coverage, cv) {
-						coverage = append(coverage, cv)
-					}
-				}
-				no := p.Txn(tpcc.NewOrder)
-				var cost *workload.Cost
-				if cst, ok := c.Costs[n]; ok {
-					cost = &cst
-				}
-				fmt.Fprintf(w, "%.0f\t%s\t%.1f\t%.1f\t%d\t%s\t", p.TpmC.Median, iv, no.P95, no.P99, p.Errors, costCells(cost))
-				if i > 0 {
-					fmt.Fprintf(w, "%s\t", stats.ChangeText(p.DeltaPct, p.WithinNoise))
-				}
-			}
-			fmt.Fprintln(w)
+	}
+	slices.Sort(clients)
+	return clients
+}
+
+// tpccCells are a column's cells at a client count (tab-ended; versus:
+// with its change against the first), each interval's coverage noted.
+func tpccCells(c tpccColumn, n int, versus bool, coverage *[]string) string {
+	j := slices.IndexFunc(c.Points, func(p tpcc.ComparedPoint) bool { return p.Threads == n })
+	if j < 0 {
+		if versus {
+			return "-\t-\t-\t-\t-\t-\t-\t-\t"
 		}
-		w.Flush()
-		fmt.Printf("tpmC: New-Order transactions a minute, the median of the runs at each client count; interval: the median's, from the runs' order statistics (%s coverage; one run: none)\n", cmp.Or(strings.Join(coverage, ", "), "no"))
-		fmt.Println("NO p95/p99: New-Order's latency percentiles in the median run; errors: every transaction type's, over every run")
-		fmt.Println("CPU ms/tx and IOs/tx: every host's CPU but the load generator's, and every emulated disk's IOs, over the measured runs, per transaction of any type")
-		if len(cols) > 1 {
-			fmt.Println("vs A: the change of the median tpmC against A's; within noise when the two intervals overlap")
-			printRunDifferences(runs)
+		return "-\t-\t-\t-\t-\t-\t-\t"
+	}
+	p := c.Points[j]
+	iv := "-"
+	if p.TpmC.N > 1 {
+		iv = fmt.Sprintf("%.0f–%.0f", p.TpmC.Lo, p.TpmC.Hi)
+		if cv := fmt.Sprintf("%.0f %%", 100*p.TpmC.Coverage); !slices.Contains(*coverage, cv) {
+			*coverage = append(*coverage, cv)
 		}
-	})
+	}
+	no := p.Txn(tpcc.NewOrder)
+	var cost *workload.Cost
+	if cst, ok := c.Costs[n]; ok {
+		cost = &cst
+	}
+	s := fmt.Sprintf("%.0f\t%s\t%.1f\t%.1f\t%d\t%s\t", p.TpmC.Median, iv, no.P95, no.P99, p.Errors, costCells(cost))
+	if versus {
+		s += stats.ChangeText(p.DeltaPct, p.WithinNoise) + "\t"
+	}
+	return s
 }
 
 // sensibleTPCC says whether TPC-C points hold what a run measures.

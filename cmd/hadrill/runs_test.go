@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/hadrill/hadrill/internal/golden"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
 	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
 
@@ -91,5 +95,58 @@ func TestRunsCompareTPCC(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, want) {
 			t.Errorf("runs compare of a drill and an unknown run: exit %d, want 2 and %q in\n%s", code, want, errs)
 		}
+	}
+}
+
+// storeSweep stores a sysbench run at these thread counts, each 20
+// seconds near its level (one run a count).
+func storeSweep(t *testing.T, home, id, workloadName string, levels map[int]float64) {
+	t.Helper()
+	var pts []sysbench.Point
+	for _, th := range slices.Sorted(maps.Keys(levels)) {
+		var ivs []sysbench.Interval
+		for i := range 20 {
+			ivs = append(ivs, sysbench.Interval{T: float64(i + 1), TPS: levels[th] * (1 + float64(i%5-2)/100)})
+		}
+		pts = append(pts, sysbench.Point{Threads: th, TPS: levels[th], P95: 9.5, P99: 12.25, Runs: []sysbench.Result{{Intervals: ivs}}})
+	}
+	b, _ := json.Marshal(pts)
+	r := &results.Run{ID: id, Kind: results.Sysbench, Lab: "lab", Started: time.Unix(0, 0).UTC(), Finished: time.Unix(60, 0).UTC(),
+		Params: map[string]any{"workload": workloadName}, Versions: map[string]string{"sysbench": "1.0.20"}, Results: b}
+	if err := results.Save(home, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunsListAndCompare: runs list's and runs compare's text and JSON
+// (golden) over a store with two sysbench runs, a drill and a damaged run
+// (listed with what is wrong, never left out).
+func TestRunsListAndCompare(t *testing.T) {
+	home := t.TempDir()
+	a, b, d, x := "20261129-080000-aaaa", "20261129-090000-bbbb", "20261129-100000-dddd", "20261129-110000-xxxx"
+	storeSweep(t, home, a, "oltp_read_write", map[int]float64{1: 250, 8: 410})
+	storeSweep(t, home, b, "oltp_write_only", map[int]float64{1: 240, 8: 520, 16: 530})
+	storeRun(t, home, d, results.Drill, map[string]any{"scenario": "failover"})
+	if err := os.MkdirAll(results.RunDir(home, x), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(results.RunDir(home, x), "run.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"runs-list.txt", []string{"runs", "list"}},
+		{"runs-list.json", []string{"runs", "list", "-o", "json"}},
+		{"runs-compare-sysbench.txt", []string{"runs", "compare", a, b}},
+		{"runs-compare-sysbench.json", []string{"runs", "compare", a, b, "-o", "json"}},
+	} {
+		out, errs, code := hadrill(t, append([]string{"--home", home}, c.args...)...)
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s", strings.Join(c.args, " "), code, errs)
+			continue
+		}
+		golden.Check(t, c.name, []byte(strings.ReplaceAll(out, home, "HOME")))
 	}
 }
