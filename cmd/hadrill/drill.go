@@ -16,6 +16,7 @@ import (
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
@@ -32,116 +33,146 @@ acknowledged-write audit (every acknowledged id on every node) and cross-node ta
 checksums. The drill is stored as a run (hadrill report draws its timeline with the
 fault marked). It exits 1 when an acknowledged write is missing or the nodes disagree.`,
 	}
-	var o drill.Options
-	var node string
-	var ch drill.Chaos // the chaos drill's own flags
-	var chaosWorkload string
 	for _, scn := range drill.Scenarios() {
-		scenario := scn.Name
-		sc := &cobra.Command{
-			Use:     scn.Usage,
-			Aliases: scn.Aliases,
-			Short:   scn.Short,
-			Args:    args(0, scn.MaxTargets, "targets as shown in the usage"),
-			RunE: func(cmd *cobra.Command, a []string) error {
-				var problems []error
-				if scenario == drill.ChaosDrill {
-					o.Workload, o.Chaos = chaosWorkload, &ch
-					ch.SeedGiven = cmd.Flags().Changed("seed")
-					ch.DrawGiven = cmd.Flags().Changed("faults") || cmd.Flags().Changed("duration") || cmd.Flags().Changed("interval") || cmd.Flags().Changed("hold")
-				}
-				if !slices.Contains(drill.Workloads, o.Workload) {
-					problems = append(problems, hderr.User("--workload: expected one of %s, got %q", strings.Join(drill.Workloads, ", "), o.Workload))
-				}
-				if err := modelProblem(o.Model); err != nil {
-					problems = append(problems, err)
-				}
-				var inject chaos.Fault
-				if scenario == drill.FaultDrill {
-					var err error
-					if inject, err = cli.parseFault(a); err != nil {
-						problems = append(problems, err)
-					}
-				}
-				if o.ReadTarget != "" && !workload.IsHistory(o.Workload) {
-					problems = append(problems, hderr.User("--read-target: applies to the history workloads (--workload %s), got --workload %s", strings.Join(workload.HistoryWorkloads, ", "), o.Workload))
-				}
-				pure := o
-				pure.Scenario, pure.Targets = scenario, a
-				if p := pure.Problems(); len(p) > 0 {
-					problems = append(problems, hderr.Users(p))
-				}
-				l, err := cli.changeLab()
-				if err != nil {
-					problems = append(problems, err)
-				}
-				if len(problems) > 0 {
-					return hderr.Join(problems)
-				}
-				if _, _, err := workload.ResolveReads(cmd.Context(), l, o.ReadTarget); err != nil {
-					return err
-				}
-				if inject != nil {
-					if err := l.Inject(fault.Dry(cmd.Context()), inject); err != nil {
-						return err
-					}
-					o.Fault = &drill.Injection{Label: strings.Join(a, " "), Fault: inject}
-				}
-				if node != "" {
-					if len(a) > 0 {
-						return hderr.User("NODE: give the node either as an argument or with --node, not both")
-					}
-					a = []string{node}
-				}
-				o.Scenario, o.Targets, o.Command, o.Log = scenario, a, os.Args, cli.progressLog()
-				res, err := drill.Run(cmd.Context(), l, o)
-				if res == nil {
-					return err
-				}
-				if eerr := cli.emit(res, func() { printDrill(res) }); eerr != nil {
-					return eerr
-				}
-				if err != nil {
-					return err
-				}
-				if !res.Passed {
-					return fmt.Errorf("drill %s: %s", res.Verdict, strings.Join(res.Problems, "; "))
-				}
-				return nil
-			},
-		}
-		f := sc.Flags()
-		f.IntVar(&o.Rate, "rate", 100, "writes per second (reads: half as many), each on a new connection")
-		f.DurationVar(&o.Before, "before", 3*time.Second, "traffic before the fault")
-		f.DurationVar(&o.After, "after", 3*time.Second, "traffic after the cluster is whole again")
-		f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
-		f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
-		workloadUse := "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too), bank (transfers between accounts from every node too), set (adds of unique elements and reads of the whole set from every node too): the history checked (hadrill check), or tpcc (TPC-C through the load balancer too, its consistency conditions checked after)"
-		if scn.Name == drill.ChaosDrill {
-			f.StringVar(&chaosWorkload, "workload", "append", workloadUse)
-			f.DurationVar(&ch.Params.Duration, "duration", 2*time.Minute, "how long the schedule runs (1s to 24h): steps until the next would end after it")
-			f.Uint64Var(&ch.Params.Seed, "seed", 0, "the seed the schedule is drawn from (default: one at random, printed and stored); the same seed, faults, times and nodes draw the same schedule")
-			f.StringSliceVar(&ch.Params.Faults, "faults", schedule.Default, "the faults drawn from: "+strings.Join(schedule.Kinds, ", "))
-			f.DurationVar(&ch.Params.Hold, "hold", 10*time.Second, "the longest a step's faults are held (each: 1 s up to it) before the heal")
-			f.DurationVar(&ch.Params.Interval, "interval", 5*time.Second, "the longest wait after a heal before the next step (each: half of it up to it)")
-			f.StringVar(&ch.Replay, "replay", "", "run again the schedule of this chaos drill's run (its schedule.json), on this lab")
-			f.StringVar(&ch.File, "schedule", "", "run this schedule file (JSON, as a chaos drill stores it)")
-			f.DurationVar(&ch.Until, "until", 0, "with --replay or --schedule: only the steps that start before this time")
-		} else {
-			f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
-			f.StringVar(&o.Workload, "workload", "acked", workloadUse)
-		}
-		f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append or bank, the promise checked: "+strings.Join(consistency.Models, ", "))
-		f.StringVar(&o.ReadTarget, "read-target", "", "with --workload append or bank, where the read-only transactions go apart from the writes: "+workload.ReadReplicas+" (the replicas when the drill starts), "+workload.ReadBalanced+", or node and load balancer names")
-		if scn.NodeFlag {
-			f.StringVar(&node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
-		}
-		if scn.CrashFlag {
-			f.BoolVar(&o.Crash, "crash", false, "crash the node's host (every process killed, its NICs down: peers hear nothing) instead of kill -9 of its server")
-		}
-		c.AddCommand(sc)
+		c.AddCommand(cli.drillScenarioCmd(scn))
 	}
-	c.AddCommand(&cobra.Command{
+	c.AddCommand(cli.drillAuditCmd())
+	return c
+}
+
+// drillFlags are one drill's options as its flags fill them.
+type drillFlags struct {
+	o             drill.Options
+	node          string
+	ch            drill.Chaos // the chaos drill's own flags
+	chaosWorkload string
+}
+
+func (cli *app) drillScenarioCmd(scn *drill.Scenario) *cobra.Command {
+	var df drillFlags
+	sc := &cobra.Command{
+		Use:     scn.Usage,
+		Aliases: scn.Aliases,
+		Short:   scn.Short,
+		Args:    args(0, scn.MaxTargets, "targets as shown in the usage"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			o, l, err := cli.drillOptions(cmd, scn.Name, a, &df)
+			if err != nil {
+				return err
+			}
+			return cli.runDrill(cmd, l, o)
+		},
+	}
+	df.declare(sc, scn)
+	return sc
+}
+
+// declare gives a drill's command its flags.
+func (df *drillFlags) declare(sc *cobra.Command, scn *drill.Scenario) {
+	o, ch := &df.o, &df.ch
+	f := sc.Flags()
+	f.IntVar(&o.Rate, "rate", 100, "writes per second (reads: half as many), each on a new connection")
+	f.DurationVar(&o.Before, "before", 3*time.Second, "traffic before the fault")
+	f.DurationVar(&o.After, "after", 3*time.Second, "traffic after the cluster is whole again")
+	f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
+	f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
+	workloadUse := "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too), bank (transfers between accounts from every node too), set (adds of unique elements and reads of the whole set from every node too): the history checked (hadrill check), or tpcc (TPC-C through the load balancer too, its consistency conditions checked after)"
+	if scn.Name == drill.ChaosDrill {
+		f.StringVar(&df.chaosWorkload, "workload", "append", workloadUse)
+		f.DurationVar(&ch.Params.Duration, "duration", 2*time.Minute, "how long the schedule runs (1s to 24h): steps until the next would end after it")
+		f.Uint64Var(&ch.Params.Seed, "seed", 0, "the seed the schedule is drawn from (default: one at random, printed and stored); the same seed, faults, times and nodes draw the same schedule")
+		f.StringSliceVar(&ch.Params.Faults, "faults", schedule.Default, "the faults drawn from: "+strings.Join(schedule.Kinds, ", "))
+		f.DurationVar(&ch.Params.Hold, "hold", 10*time.Second, "the longest a step's faults are held (each: 1 s up to it) before the heal")
+		f.DurationVar(&ch.Params.Interval, "interval", 5*time.Second, "the longest wait after a heal before the next step (each: half of it up to it)")
+		f.StringVar(&ch.Replay, "replay", "", "run again the schedule of this chaos drill's run (its schedule.json), on this lab")
+		f.StringVar(&ch.File, "schedule", "", "run this schedule file (JSON, as a chaos drill stores it)")
+		f.DurationVar(&ch.Until, "until", 0, "with --replay or --schedule: only the steps that start before this time")
+	} else {
+		f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
+		f.StringVar(&o.Workload, "workload", "acked", workloadUse)
+	}
+	f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append or bank, the promise checked: "+strings.Join(consistency.Models, ", "))
+	f.StringVar(&o.ReadTarget, "read-target", "", "with --workload append or bank, where the read-only transactions go apart from the writes: "+workload.ReadReplicas+" (the replicas when the drill starts), "+workload.ReadBalanced+", or node and load balancer names")
+	if scn.NodeFlag {
+		f.StringVar(&df.node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
+	}
+	if scn.CrashFlag {
+		f.BoolVar(&o.Crash, "crash", false, "crash the node's host (every process killed, its NICs down: peers hear nothing) instead of kill -9 of its server")
+	}
+}
+
+// drillOptions are a drill's options from its flags and arguments, and
+// the lab it changes (locked), every problem named at once (with a
+// missing lab's); the fault drill's fault is tried on the lab without
+// being applied.
+func (cli *app) drillOptions(cmd *cobra.Command, scenario string, a []string, df *drillFlags) (drill.Options, *lab.Lab, error) {
+	o := df.o
+	var problems []error
+	if scenario == drill.ChaosDrill {
+		ch := df.ch
+		o.Workload, o.Chaos = df.chaosWorkload, &ch
+		ch.SeedGiven = cmd.Flags().Changed("seed")
+		ch.DrawGiven = cmd.Flags().Changed("faults") || cmd.Flags().Changed("duration") || cmd.Flags().Changed("interval") || cmd.Flags().Changed("hold")
+	}
+	var inject chaos.Fault
+	if scenario == drill.FaultDrill {
+		var err error
+		if inject, err = cli.parseFault(a); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	pure := o
+	pure.Scenario, pure.Targets = scenario, a
+	if p := pure.Problems(); len(p) > 0 {
+		problems = append(problems, hderr.Users(p))
+	}
+	if df.node != "" && len(a) > 0 {
+		problems = append(problems, hderr.User("NODE: give the node either as an argument or with --node, not both"))
+	}
+	l, err := cli.changeLab()
+	if err != nil {
+		problems = append(problems, err)
+	}
+	if len(problems) > 0 {
+		return o, nil, hderr.Join(problems)
+	}
+	if _, _, err := workload.ResolveReads(cmd.Context(), l, o.ReadTarget); err != nil {
+		return o, nil, err
+	}
+	if inject != nil {
+		if err := l.Inject(fault.Dry(cmd.Context()), inject); err != nil {
+			return o, nil, err
+		}
+		o.Fault = &drill.Injection{Label: strings.Join(a, " "), Fault: inject}
+	}
+	if df.node != "" {
+		a = []string{df.node}
+	}
+	o.Scenario, o.Targets, o.Command, o.Log = scenario, a, os.Args, cli.progressLog()
+	return o, l, nil
+}
+
+// runDrill runs a drill and prints its result; it fails when the drill
+// did.
+func (cli *app) runDrill(cmd *cobra.Command, l *lab.Lab, o drill.Options) error {
+	res, err := drill.Run(cmd.Context(), l, o)
+	if res == nil {
+		return err
+	}
+	if eerr := cli.emit(res, func() { printDrill(res) }); eerr != nil {
+		return eerr
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Passed {
+		return fmt.Errorf("drill %s: %s", res.Verdict, strings.Join(res.Problems, "; "))
+	}
+	return nil
+}
+
+func (cli *app) drillAuditCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "audit RUN_ID",
 		Short: "Check again that every write a drill had acknowledged is on every node of its cluster",
 		Args:  args(1, 1, "a drill's run id"),
@@ -169,8 +200,7 @@ fault marked). It exits 1 when an acknowledged write is missing or the nodes dis
 			}
 			return fmt.Errorf("audit: run %s could not be verified on every node", res.RunID)
 		},
-	})
-	return c
+	}
 }
 
 func printDrill(r *drill.Result) {

@@ -28,6 +28,7 @@ func TestRefusals(t *testing.T) {
 		{"drill", "chaos", "--name", "nolab", "--seed", "x"},
 		{"drill", "failover", "--name", "nolab", "--hold", "abc"},
 		{"drill", "failover", "--name", "nolab", "--workload", "nope"},
+		{"drill", "failover", "--name", "nolab", "--model", "linearizable", "--read-target", "replicas", "--node", "db1", "db2"},
 		{"fault", "crash", "--name", "nolab"},
 		{"study", "run", "seed000-sweep", "--scale", "huge"},
 		{"study", "run", "seed000-sweep", "--variants", "", "--max-memory", "lots", "--scale", "huge"},

@@ -439,6 +439,23 @@ func (o Options) Problems() []string {
 	if ok && sc.MaxTargets >= 0 && len(o.Targets) > sc.MaxTargets {
 		problems = append(problems, fmt.Sprintf("TARGET: %s drill takes at most %d targets, got %v", sc.Name, sc.MaxTargets, o.Targets))
 	}
+	return append(problems, o.workloadProblems()...)
+}
+
+// workloadProblems are what is wrong with the workload beside the
+// acknowledged writes: its name, the promise its history is checked
+// against, where its reads go.
+func (o Options) workloadProblems() []string {
+	var problems []string
+	if !slices.Contains(Workloads, o.Workload) {
+		problems = append(problems, fmt.Sprintf("--workload: expected one of %s, got %q", strings.Join(Workloads, ", "), o.Workload))
+	}
+	if !slices.Contains(consistency.Models, o.Model) {
+		problems = append(problems, fmt.Sprintf("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), o.Model))
+	}
+	if o.ReadTarget != "" && !workload.IsHistory(o.Workload) {
+		problems = append(problems, fmt.Sprintf("--read-target: applies to the history workloads (--workload %s), got --workload %s", strings.Join(workload.HistoryWorkloads, ", "), o.Workload))
+	}
 	return problems
 }
 
