@@ -159,7 +159,7 @@ func (cli *app) runDrill(cmd *cobra.Command, l *lab.Lab, o drill.Options) error 
 	if res == nil {
 		return err
 	}
-	if eerr := cli.emit(res, func() { printDrill(res) }); eerr != nil {
+	if eerr := cli.emit(res, func() { printDrill(os.Stdout, res) }); eerr != nil {
 		return eerr
 	}
 	if err != nil {
@@ -187,7 +187,7 @@ func (cli *app) drillAuditCmd() *cobra.Command {
 			}
 			if err := cli.emit(res, func() {
 				fmt.Printf("run %s: %d acknowledged writes, checked on every node of cluster %s\n", res.RunID, res.Acked, res.Cluster)
-				printAudit(res.Nodes)
+				printAudit(os.Stdout, res.Nodes)
 				fmt.Println("  verdict: " + res.Verdict)
 			}); err != nil {
 				return err
@@ -203,19 +203,22 @@ func (cli *app) drillAuditCmd() *cobra.Command {
 	}
 }
 
-func printDrill(r *drill.Result) {
-	opt := func(v *float64) string {
+func printDrill(out io.Writer, r *drill.Result) {
+	after := func(what string, v *float64) string {
 		if v == nil {
-			return "never"
+			return what + ": never"
 		}
-		return fmt.Sprintf("%.2f s", *v)
+		return fmt.Sprintf("%s after %.2f s", what, *v)
 	}
-	what := "targets " + strings.Join(r.Targets, ",")
-	if r.Fault != "" {
-		what = "fault: " + r.Fault
+	what := ""
+	switch {
+	case r.Fault != "":
+		what = ", fault: " + r.Fault
+	case len(r.Targets) > 0:
+		what = ", targets " + strings.Join(r.Targets, ",")
 	}
-	fmt.Printf("drill %s on cluster %s (profile %s), %s — run %s\n", r.Scenario, r.Cluster, r.Profile, what, r.RunID)
-	fmt.Printf("  writes: %d issued, %d acknowledged, %d failed; reads: %d, %d failed\n", r.Writes, r.WritesAcked, r.WritesFailed, r.Reads, r.ReadsFailed)
+	fmt.Fprintf(out, "drill %s on cluster %s (profile %s)%s — run %s\n", r.Scenario, r.Cluster, r.Profile, what, r.RunID)
+	fmt.Fprintf(out, "  writes: %d issued, %d acknowledged, %d failed; reads: %d, %d failed\n", r.Writes, r.WritesAcked, r.WritesFailed, r.Reads, r.ReadsFailed)
 	gap := fmt.Sprintf("%.3f s", r.Gap.Seconds)
 	if r.Gap.Open {
 		gap = fmt.Sprintf("at least %.3f s, still open when the traffic ended (writes did not resume within the drill)", r.Gap.Seconds)
@@ -223,126 +226,154 @@ func printDrill(r *drill.Result) {
 	sc, _ := drill.Lookup(r.Scenario)
 	switch {
 	case sc != nil && sc.OnLB:
-		fmt.Printf("  client-visible gap: %s; writes back after %s (through the same address); taken over after %s\n", gap, opt(r.WritesBackS), opt(r.TakeoverS))
+		fmt.Fprintf(out, "  client-visible gap: %s; %s (through the same address); %s\n", gap, after("writes back", r.WritesBackS), after("taken over", r.TakeoverS))
 	case sc != nil && !sc.Reforms():
-		fmt.Printf("  client-visible gap: %s; writes back after %s; whole again after %s\n", gap, opt(r.WritesBackS), opt(r.SyncedS))
+		fmt.Fprintf(out, "  client-visible gap: %s; %s; %s\n", gap, after("writes back", r.WritesBackS), after("whole again", r.SyncedS))
 	default:
-		fmt.Printf("  client-visible gap: %s; writes back after %s; re-formed after %s; whole again after %s\n",
-			gap, opt(r.WritesBackS), opt(r.ReformedS), opt(r.SyncedS))
+		fmt.Fprintf(out, "  client-visible gap: %s; %s; %s; %s\n",
+			gap, after("writes back", r.WritesBackS), after("re-formed", r.ReformedS), after("whole again", r.SyncedS))
 	}
-	if s := r.Schedule; s != nil {
-		fmt.Printf("  chaos: seed %d, %d of %d steps applied (faults: %s); run the same schedule again: hadrill drill chaos --replay %s\n",
-			s.Seed, len(r.Applied), len(s.Steps), strings.Join(s.Faults, ","), r.RunID)
-		for _, a := range r.Applied {
-			late := ""
-			if a.LateS > 0 {
-				late = fmt.Sprintf(" (%.1f s late)", a.LateS)
-			}
-			fmt.Printf("    step %d at %.1f s%s: %s, healed at %.1f s%s\n", a.Step, a.AtS, late, a.Says, a.HealedS, map[bool]string{true: "; " + a.Error}[a.Error != ""])
-			for _, x := range a.Skipped {
-				fmt.Printf("      skipped: %s\n", x)
-			}
-			if a.HealFailed != "" {
-				fmt.Printf("      heal failed: %s (the cluster made whole by hand: see recovered by hand)\n", a.HealFailed)
-			}
-		}
-	}
-	for _, x := range r.Repaired {
-		fmt.Printf("  repaired: %s\n", x)
-	}
-	for _, x := range r.Interventions {
-		fmt.Printf("  recovered by hand: %s\n", x)
-	}
-	for _, x := range r.SemiSyncFallbacks {
-		fmt.Printf("  semi-sync fell back to async: %s (no replica acknowledged within its timeout; commits acknowledged then were on that node alone)\n", x)
-	}
-	for _, x := range r.Reversals {
-		fmt.Printf("  Galera says data loss is possible: %s (what only this member had applied is gone from the cluster)\n", x)
-	}
-	printPhases(r.Phases)
+	printChaosSteps(out, r)
+	printDrillNotes(out, r)
+	printPhases(out, r.Phases)
 	for _, c := range r.Codes {
-		fmt.Printf("  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)
+		fmt.Fprintf(out, "  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)
 	}
-	printAudit(r.Audit)
+	printAudit(out, r.Audit)
 	agree := fmt.Sprint(r.ChecksumsAgree)
 	if len(r.ChecksumsUnread) > 0 {
 		agree = "not known (not read on every node)"
 	}
-	fmt.Printf("  acknowledged writes missing: %d; table checksums agree: %s\n", r.LostCount, agree)
-	if c := r.Consistency; c != nil {
-		fmt.Printf("  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", workload.HistoryName(r.Workload), c.OK, c.Fail, c.Info, c.Verdict())
-		if c.Set != nil {
-			fmt.Printf("    elements: %s\n", c.Set.Text())
-		}
-		for _, f := range c.Reads {
-			fmt.Printf("    reads, %s\n", f.Text())
-		}
-		for _, a := range c.Anomalies {
-			fmt.Printf("    %s, %s: %s\n", a.Type, a.Counted(), a.Example)
-		}
-		if p := r.FirstAnomaly; p != nil {
-			fmt.Printf("    on the fault timeline: %s\n", p.Where)
-		}
-	}
-	if t := r.TPCC; t != nil {
-		check := "not checked"
-		if c := t.Check; c != nil && c.Passed {
-			check = "its consistency conditions hold"
-		} else if c != nil {
-			check = "a consistency condition does NOT hold: " + strings.Join(c.Failures, "; ")
-		}
-		fmt.Printf("  TPC-C (%d clients, %d warehouse): %d New-Orders, %.0f tpmC over the drill; runs of %d s: %s tpmC (%d failed); errors by code: %s; %s\n",
-			t.Clients, t.Warehouses, t.NewOrders, t.TpmC, t.RunSeconds, tpmcRuns(t.Runs), t.Failed, tpcc.CodesText(t.ByCode), check)
-	}
-	if r.Interrupted {
-		fmt.Println("  INTERRUPTED: the drill was stopped early; what it broke was undone, its run is kept")
-	}
-	switch r.Verdict {
-	case drill.VerdictPassed:
-		fmt.Println("  PASSED: every acknowledged write is on every node in service")
-	case drill.VerdictInterrupted:
-		fmt.Println("  nothing acknowledged was lost in what the drill saw")
-	default:
-		for _, p := range r.Problems {
-			fmt.Printf("  %s: %s\n", strings.ToUpper(r.Verdict), p)
-		}
-	}
+	fmt.Fprintf(out, "  acknowledged writes missing: %d; table checksums agree: %s\n", r.LostCount, agree)
+	printDrillHistory(out, r)
+	printDrillTPCC(out, r.TPCC)
+	printDrillVerdict(out, r)
 }
 
 // printAudit says, per node, what the acknowledged-write audit saw.
-func printAudit(audit []drill.NodeAudit) {
+func printAudit(out io.Writer, audit []drill.NodeAudit) {
 	for _, a := range audit {
 		switch a.State {
 		case drill.NodeVerified:
-			fmt.Printf("  %s: verified, all %d acknowledged writes present\n", a.Node, a.Checked)
+			fmt.Fprintf(out, "  %s: verified, all %d acknowledged writes present\n", a.Node, a.Checked)
 		case drill.NodeMissing:
-			fmt.Printf("  %s: MISSING %d of %d acknowledged writes\n", a.Node, len(a.Missing), a.Checked)
+			fmt.Fprintf(out, "  %s: MISSING %d of %d acknowledged writes\n", a.Node, len(a.Missing), a.Checked)
 			if a.Reason != "" {
-				fmt.Printf("    (%s)\n", a.Reason)
+				fmt.Fprintf(out, "    (%s)\n", a.Reason)
 			}
 		case drill.NodeFenced:
-			fmt.Printf("  %s: fenced, out of service, not audited: it %s\n", a.Node, a.Reason)
+			fmt.Fprintf(out, "  %s: fenced, out of service, not audited: it %s\n", a.Node, a.Reason)
 		case drill.NodeLagging:
-			fmt.Printf("  %s: LAGGING: lacks %d of %d acknowledged writes, and %s (late, not shown lost)\n", a.Node, len(a.Missing), a.Checked, a.Reason)
+			fmt.Fprintf(out, "  %s: LAGGING: lacks %d of %d acknowledged writes, and %s (late, not shown lost)\n", a.Node, len(a.Missing), a.Checked, a.Reason)
 		default:
-			fmt.Printf("  %s: unverified (could not be read: %s)\n", a.Node, a.Reason)
+			fmt.Fprintf(out, "  %s: unverified (could not be read: %s)\n", a.Node, a.Reason)
 		}
 	}
 }
 
 // printPhases prints the writes before, during and after the fault, the
 // latency during and after as a change from before.
-func printPhases(ps []drill.Phase) {
+func printPhases(out io.Writer, ps []drill.Phase) {
 	if len(ps) == 0 {
 		return
 	}
-	fmt.Printf("  %-8s %8s %9s %7s %9s %9s\n", "writes", "span s", "acked/s", "failed", "p50 ms", "p99 ms")
+	fmt.Fprintf(out, "  %-8s %8s %9s %7s %9s %9s\n", "writes", "span s", "acked/s", "failed", "p50 ms", "p99 ms")
 	for _, p := range ps {
 		delta := ""
 		if b := ps[0]; p.Name != "before" && b.Name == "before" && b.P99Ms > 0 && p.P99Ms > 0 {
 			delta = fmt.Sprintf("  (p50 %+.0f%%, p99 %+.0f%% on before)", 100*(p.P50Ms/b.P50Ms-1), 100*(p.P99Ms/b.P99Ms-1))
 		}
-		fmt.Printf("  %-8s %8.1f %9.1f %7d %9.2f %9.2f%s\n", p.Name, p.Seconds, p.AckedPerS, p.Failed, p.P50Ms, p.P99Ms, delta)
+		fmt.Fprintf(out, "  %-8s %8.1f %9.1f %7d %9.2f %9.2f%s\n", p.Name, p.Seconds, p.AckedPerS, p.Failed, p.P50Ms, p.P99Ms, delta)
+	}
+}
+
+// printChaosSteps lists a chaos drill's steps as they were applied.
+func printChaosSteps(out io.Writer, r *drill.Result) {
+	if s := r.Schedule; s != nil {
+		fmt.Fprintf(out, "  chaos: seed %d, %d of %d steps applied (faults: %s); run the same schedule again: hadrill drill chaos --replay %s\n",
+			s.Seed, len(r.Applied), len(s.Steps), strings.Join(s.Faults, ","), r.RunID)
+		for _, a := range r.Applied {
+			late := ""
+			if a.LateS > 0 {
+				late = fmt.Sprintf(" (%.1f s late)", a.LateS)
+			}
+			fmt.Fprintf(out, "    step %d at %.1f s%s: %s, healed at %.1f s%s\n", a.Step, a.AtS, late, a.Says, a.HealedS, map[bool]string{true: "; " + a.Error}[a.Error != ""])
+			for _, x := range a.Skipped {
+				fmt.Fprintf(out, "      skipped: %s\n", x)
+			}
+			if a.HealFailed != "" {
+				fmt.Fprintf(out, "      heal failed: %s (the cluster made whole by hand: see recovered by hand)\n", a.HealFailed)
+			}
+		}
+	}
+}
+
+// printDrillNotes says what was repaired or recovered by hand, each
+// fallback to async and each reversal Galera warned of.
+func printDrillNotes(out io.Writer, r *drill.Result) {
+	for _, x := range r.Repaired {
+		fmt.Fprintf(out, "  repaired: %s\n", x)
+	}
+	for _, x := range r.Interventions {
+		fmt.Fprintf(out, "  recovered by hand: %s\n", x)
+	}
+	for _, x := range r.SemiSyncFallbacks {
+		fmt.Fprintf(out, "  semi-sync fell back to async: %s (no replica acknowledged within its timeout; commits acknowledged then were on that node alone)\n", x)
+	}
+	for _, x := range r.Reversals {
+		fmt.Fprintf(out, "  Galera says data loss is possible: %s (what only this member had applied is gone from the cluster)\n", x)
+	}
+}
+
+// printDrillHistory says what the checked history of the drill's workload
+// showed.
+func printDrillHistory(out io.Writer, r *drill.Result) {
+	if c := r.Consistency; c != nil {
+		fmt.Fprintf(out, "  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", workload.HistoryName(r.Workload), c.OK, c.Fail, c.Info, c.Verdict())
+		if c.Set != nil {
+			fmt.Fprintf(out, "    elements: %s\n", c.Set.Text())
+		}
+		for _, f := range c.Reads {
+			fmt.Fprintf(out, "    reads, %s\n", f.Text())
+		}
+		for _, a := range c.Anomalies {
+			fmt.Fprintf(out, "    %s, %s: %s\n", a.Type, a.Counted(), a.Example)
+		}
+		if p := r.FirstAnomaly; p != nil {
+			fmt.Fprintf(out, "    on the fault timeline: %s\n", p.Where)
+		}
+	}
+}
+
+// printDrillTPCC says how TPC-C beside the drill went.
+func printDrillTPCC(out io.Writer, t *workload.TPCCUnderFault) {
+	if t == nil {
+		return
+	}
+	check := "not checked"
+	if c := t.Check; c != nil && c.Passed {
+		check = "its consistency conditions hold"
+	} else if c != nil {
+		check = "a consistency condition does NOT hold: " + strings.Join(c.Failures, "; ")
+	}
+	fmt.Fprintf(out, "  TPC-C (%d clients, %d warehouse): %d New-Orders, %.0f tpmC over the drill; runs of %d s: %s tpmC (%d failed); errors by code: %s; %s\n",
+		t.Clients, t.Warehouses, t.NewOrders, t.TpmC, t.RunSeconds, tpmcRuns(t.Runs), t.Failed, tpcc.CodesText(t.ByCode), check)
+}
+
+// printDrillVerdict ends a drill's text with its verdict.
+func printDrillVerdict(out io.Writer, r *drill.Result) {
+	if r.Interrupted {
+		fmt.Fprintln(out, "  INTERRUPTED: the drill was stopped early; what it broke was undone, its run is kept")
+	}
+	switch r.Verdict {
+	case drill.VerdictPassed:
+		fmt.Fprintln(out, "  PASSED: every acknowledged write is on every node in service")
+	case drill.VerdictInterrupted:
+		fmt.Fprintln(out, "  nothing acknowledged was lost in what the drill saw")
+	default:
+		for _, p := range r.Problems {
+			fmt.Fprintf(out, "  %s: %s\n", strings.ToUpper(r.Verdict), p)
+		}
 	}
 }
 
