@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +11,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lab"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/workload"
 )
@@ -22,64 +23,25 @@ func (cli *app) consistencyCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "consistency [--workload append|bank|set] [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--read-target replicas|lb-balanced|NODE,...] [--sync-wait N] [--model M]",
 		Short: "Run list-append transactions (or bank transfers) from several clients, record their history and check it for anomalies (hadrill check)",
-		Long: `Each client runs transactions of 1 to --max-ops micro-operations over --keys keys: appending a value
-unique to its key, or reading the key's whole list; clients are spread over the targets, one each in
-turn (nodes: every database node directly). Every operation is recorded as invoked and then ok, fail
-(the server refused or rolled it back) or info (the connection went while it committed: unknown), in
-the run's history.jsonl, which is then checked against --model (hadrill check FILE checks it again).
---sync-wait sets each session's wsrep_sync_wait (Galera's causal reads). With --workload bank the clients
-instead move 1 to 5 between two of --keys accounts (both balances read, the new ones written; refused when
-it would overdraw) or read every balance: a committed read that sees another total than the accounts
-cli.opened with (wrong-total: a lost update made or destroyed money) or a balance below zero (negative-value)
-is forbidden under every model. With --workload set the clients add elements unique to the run (three
-in four operations, each one INSERT) or read the whole set: per element, whether it became stable
-(every read since some moment saw it), was lost (acknowledged or seen, then missing from every read
-since some moment: forbidden under every model) or was never read after, and how long after its
-acknowledgement reads still missed it (a stale element: strict serializability forbids it). With --read-target, half the transactions only read and go there,
-each client holding a session on its writes' target and one on its reads' (a read/write split): the
-check then says, per node, how many reads were stale (missed a write acknowledged before they began)
-and by how much, and names what the reads' order shows (a long fork: two readers saw two writes in
-opposite orders). Exit 5 when the history shows an anomaly the model forbids.`,
-		Args: args(0, 0, "no arguments"),
+		Long:  consistencyLong,
+		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var problems []error
-			if seconds < 1 || seconds > 3600 {
+			p.Time = time.Duration(seconds) * time.Second
+			if seconds < 1 || seconds > 3600 { // said in the flag's unit, before a duration could overflow
 				problems = append(problems, hderr.User("--time: expected 1 to 3600 seconds, got %d", seconds))
+				p.Time = time.Second
 			}
-			if p.Clients < 1 || p.Clients > 256 {
-				problems = append(problems, hderr.User("--clients: expected 1 to 256, got %d", p.Clients))
-			}
-			if !slices.Contains(workload.HistoryWorkloads, p.Workload) {
-				problems = append(problems, hderr.User("--workload: expected one of %s, got %q", strings.Join(workload.HistoryWorkloads, ", "), p.Workload))
-			}
-			if why := workload.HistoryKeysProblem(p.Workload, p.Keys); why != "" {
-				problems = append(problems, hderr.User("--keys: %s", why))
-			}
-			if p.MaxOps < 1 || p.MaxOps > 16 {
-				problems = append(problems, hderr.User("--max-ops: expected 1 to 16 micro-operations a transaction, got %d", p.MaxOps))
-			}
-			if p.SyncWait < -1 || p.SyncWait > 15 {
-				problems = append(problems, hderr.User("--sync-wait: expected -1 (the server's own) or 0 to 15, got %d", p.SyncWait))
-			}
-			if err := modelProblem(p.Model); err != nil {
-				problems = append(problems, err)
+			if why := p.Problems(); len(why) > 0 {
+				problems = append(problems, hderr.Users(why))
 			}
 			l, err := cli.benchLab()
 			if err != nil {
 				return hderr.Join(append(problems, err))
 			}
-			names := strings.Split(target, ",")
-			if target == plan.NodesAlias {
-				names = l.Plan().NodeNames()
-			}
-			var targets []workload.Endpoint
-			for _, n := range names {
-				e, err := workload.Resolve(cmd.Context(), l, n, "")
-				if err != nil {
-					problems = append(problems, err)
-					continue
-				}
-				targets = append(targets, e)
+			targets, names, err := resolveTargets(cmd.Context(), l, target)
+			if err != nil {
+				problems = append(problems, err)
 			}
 			readers, readNames, err := workload.ResolveReads(cmd.Context(), l, readTarget)
 			if err != nil {
@@ -88,7 +50,7 @@ opposite orders). Exit 5 when the history shows an anomaly the model forbids.`,
 			if len(problems) > 0 {
 				return hderr.Join(problems)
 			}
-			p.Time, p.Targets, p.ReadTargets = time.Duration(seconds)*time.Second, names, readNames
+			p.Targets, p.ReadTargets = names, readNames
 			out, err := workload.Consistency(cmd.Context(), l, targets, readers, p, os.Args, cli.progressLog())
 			if err != nil {
 				return err
@@ -118,3 +80,43 @@ opposite orders). Exit 5 when the history shows an anomaly the model forbids.`,
 		workload.ReadReplicas+" (every replica now, clients in turn), "+workload.ReadBalanced+" (the balanced load balancer's read port), or node and load balancer names")
 	return c
 }
+
+// resolveTargets are the endpoints a comma-separated list of nodes and
+// load balancers names (nodes: every database node), with their names;
+// every name that does not resolve is named at once.
+func resolveTargets(ctx context.Context, l *lab.Lab, list string) ([]workload.Endpoint, []string, error) {
+	names := strings.Split(list, ",")
+	if list == plan.NodesAlias {
+		names = l.Plan().NodeNames()
+	}
+	var targets []workload.Endpoint
+	var problems []error
+	for _, n := range names {
+		e, err := workload.Resolve(ctx, l, n, "")
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		targets = append(targets, e)
+	}
+	return targets, names, hderr.Join(problems)
+}
+
+const consistencyLong = `Each client runs transactions of 1 to --max-ops micro-operations over --keys keys: appending a value
+unique to its key, or reading the key's whole list; clients are spread over the targets, one each in
+turn (nodes: every database node directly). Every operation is recorded as invoked and then ok, fail
+(the server refused or rolled it back) or info (the connection went while it committed: unknown), in
+the run's history.jsonl, which is then checked against --model (hadrill check FILE checks it again).
+--sync-wait sets each session's wsrep_sync_wait (Galera's causal reads). With --workload bank the clients
+instead move 1 to 5 between two of --keys accounts (both balances read, the new ones written; refused when
+it would overdraw) or read every balance: a committed read that sees another total than the accounts
+opened with (wrong-total: a lost update made or destroyed money) or a balance below zero (negative-value)
+is forbidden under every model. With --workload set the clients add elements unique to the run (three
+in four operations, each one INSERT) or read the whole set: per element, whether it became stable
+(every read since some moment saw it), was lost (acknowledged or seen, then missing from every read
+since some moment: forbidden under every model) or was never read after, and how long after its
+acknowledgement reads still missed it (a stale element: strict serializability forbids it). With --read-target, half the transactions only read and go there,
+each client holding a session on its writes' target and one on its reads' (a read/write split): the
+check then says, per node, how many reads were stale (missed a write acknowledged before they began)
+and by how much, and names what the reads' order shows (a long fork: two readers saw two writes in
+opposite orders). Exit 5 when the history shows an anomaly the model forbids.`

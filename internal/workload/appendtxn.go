@@ -41,6 +41,33 @@ type HistoryParams struct {
 	ReadTargets []string `json:"read_targets,omitempty"`
 }
 
+// Problems are what is wrong with the parameters of a history run, each
+// naming its flag and what was expected (none: nothing).
+func (p HistoryParams) Problems() []string {
+	var out []string
+	if p.Time < time.Second || p.Time > time.Hour {
+		out = append(out, fmt.Sprintf("--time: expected 1s to 1h, got %v", p.Time))
+	}
+	if p.Clients < 1 || p.Clients > 256 {
+		out = append(out, fmt.Sprintf("--clients: expected 1 to 256, got %d", p.Clients))
+	}
+	if !IsHistory(p.Workload) {
+		out = append(out, fmt.Sprintf("--workload: expected one of %s, got %q", strings.Join(HistoryWorkloads, ", "), p.Workload))
+	} else if why := HistoryKeysProblem(p.Workload, p.Keys); why != "" {
+		out = append(out, "--keys: "+why)
+	}
+	if p.MaxOps < 1 || p.MaxOps > 16 {
+		out = append(out, fmt.Sprintf("--max-ops: expected 1 to 16 micro-operations a transaction, got %d", p.MaxOps))
+	}
+	if p.SyncWait < -1 || p.SyncWait > 15 {
+		out = append(out, fmt.Sprintf("--sync-wait: expected -1 (the server's own) or 0 to 15, got %d", p.SyncWait))
+	}
+	if !slices.Contains(consistency.Models, p.Model) {
+		out = append(out, fmt.Sprintf("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), p.Model))
+	}
+	return out
+}
+
 // ConsistencyOutcome is a consistency run: its id and what the check
 // found.
 type ConsistencyOutcome struct {
