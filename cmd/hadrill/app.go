@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/hadrill/hadrill/internal/facts"
 	"os"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,17 @@ type app struct {
 	// netem, disk): they run in sessions of their own, and SIGHUP means
 	// what each makes of it (netem: reload its links).
 	daemon atomic.Bool
+	// facts are this computer's facts a plan is built from (nil: read
+	// them, facts.Machine; tests give fixed ones).
+	facts func() plan.Facts
+}
+
+// machine is this computer's facts, as plans are built from them.
+func (cli *app) machine() plan.Facts {
+	if cli.facts != nil {
+		return cli.facts()
+	}
+	return facts.Machine()
 }
 
 func (cli *app) home() (string, error) { return state.Home(cli.homeFlag) }

@@ -20,9 +20,9 @@ func TestPrintDrill(t *testing.T) {
 	passed := &drill.Result{RunID: "20261129-080000-aaaa", Scenario: "failover", Cluster: "db", Profile: "durable", Targets: []string{"db1"},
 		WritesPerS: 100, Writes: 1200, WritesAcked: 1190, WritesFailed: 10, Reads: 600, ReadsFailed: 4,
 		Gap: drill.Gap{Seconds: 0.62}, WritesBackS: sec(0.62), ReformedS: sec(0.55), SyncedS: sec(3.1),
-		Codes:  []drill.CodeSpan{{Code: "2013", Writes: 6, Reads: 2, First: 0.01, Last: 0.4}, {Code: "1047", Writes: 4, Reads: 2, First: 0.2, Last: 0.6}},
-		Phases: []drill.Phase{{Name: "before", Seconds: 3, AckedPerS: 100, P50Ms: 1.2, P99Ms: 4}, {Name: "during", Seconds: 3.1, AckedPerS: 96.8, Failed: 10, P50Ms: 1.5, P99Ms: 9}},
-		Audit:  []drill.NodeAudit{{Node: "db1", State: drill.NodeVerified, Checked: 1190}, {Node: "db2", State: drill.NodeVerified, Checked: 1190}},
+		Codes:          []drill.CodeSpan{{Code: "2013", Writes: 6, Reads: 2, First: 0.01, Last: 0.4}, {Code: "1047", Writes: 4, Reads: 2, First: 0.2, Last: 0.6}},
+		Phases:         []drill.Phase{{Name: "before", Seconds: 3, AckedPerS: 100, P50Ms: 1.2, P99Ms: 4}, {Name: "during", Seconds: 3.1, AckedPerS: 96.8, Failed: 10, P50Ms: 1.5, P99Ms: 9}},
+		Audit:          []drill.NodeAudit{{Node: "db1", State: drill.NodeVerified, Checked: 1190}, {Node: "db2", State: drill.NodeVerified, Checked: 1190}},
 		ChecksumsAgree: true, Verdict: drill.VerdictPassed, Passed: true}
 	lost := &drill.Result{RunID: "20261129-090000-bbbb", Scenario: "partition", Cluster: "db", Profile: "relaxed", Targets: []string{"db3"},
 		WritesPerS: 100, Writes: 3000, WritesAcked: 2900, Gap: drill.Gap{Seconds: 9.5, Open: true},

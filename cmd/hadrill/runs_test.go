@@ -23,6 +23,12 @@ import (
 // it printed on stdout and stderr and its exit status.
 func hadrill(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return run(t, &app{}, args...)
+}
+
+// run runs a command as hadrill does, on this app.
+func run(t *testing.T, cli *app, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	outR, outW, _ := os.Pipe()
 	errR, errW, _ := os.Pipe()
 	oldOut, oldErr := os.Stdout, os.Stderr
@@ -33,7 +39,6 @@ func hadrill(t *testing.T, args ...string) (stdout, stderr string, code int) {
 		e, _ := io.ReadAll(errR)
 		got <- [2]string{string(o), string(e)}
 	}()
-	cli := &app{}
 	root := cli.newRoot()
 	root.SetArgs(args)
 	code = exitCode(root.ExecuteContext(context.Background()))
