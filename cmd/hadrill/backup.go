@@ -41,7 +41,12 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 			})
 		},
 	}
-	c.AddCommand(&cobra.Command{
+	c.AddCommand(cli.backupListCmd())
+	return c
+}
+
+func (cli *app) backupListCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "list",
 		Short: "List backups and, per cluster, the last recoverable time (the archive's last event: the RPO signal)",
 		Args:  args(0, 0, "no arguments"),
@@ -66,21 +71,24 @@ Binary logs of every node are archived continuously by the lab's keeper; with th
 					out.Archive = append(out.Archive, end)
 				}
 			}
-			return cli.emit(out, func() {
-				w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "BACKUP\tNODE\tCONSISTENT AS OF\tGTID\tSIZE")
-				for _, b := range bs {
-					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f MB\n", b.ID, b.Node, b.Finished.Local().Format(time.DateTime), b.GTID, float64(b.Bytes)/1e6)
-				}
-				w.Flush()
-				for _, a := range out.Archive {
-					fmt.Printf("cluster %s: last recoverable %s (%s ago; archive of %s, at %s)\n", a.Cluster,
-						a.Last.Format(time.DateTime), time.Since(a.Last).Round(time.Second), a.Node, a.Pos)
-				}
-			})
+			return cli.emit(out, func() { printBackups(os.Stdout, out.Backups, out.Archive, time.Now()) })
 		},
-	})
-	return c
+	}
+}
+
+// printBackups writes the backups, a line each, then each cluster's last
+// recoverable time as of now.
+func printBackups(out io.Writer, bs []backup.Info, archive []*backup.ArchiveEnd, now time.Time) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "BACKUP\tNODE\tCONSISTENT AS OF\tGTID\tSIZE")
+	for _, b := range bs {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f MB\n", b.ID, b.Node, b.Finished.Local().Format(time.DateTime), b.GTID, float64(b.Bytes)/1e6)
+	}
+	w.Flush()
+	for _, a := range archive {
+		fmt.Fprintf(out, "cluster %s: last recoverable %s (%s ago; archive of %s, at %s)\n", a.Cluster,
+			a.Last.Format(time.DateTime), now.Sub(a.Last).Round(time.Second), a.Node, a.Pos)
+	}
 }
 
 func (cli *app) restoreCmd() *cobra.Command {

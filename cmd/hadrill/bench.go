@@ -17,7 +17,6 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/workload"
-	"github.com/hadrill/hadrill/internal/workload/employees"
 	"github.com/hadrill/hadrill/internal/workload/slap"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
@@ -345,25 +344,11 @@ run the query once per iteration, as document 001 did.`,
 				problems = append(problems, err.Error())
 			}
 			p.Concurrency = cs
-			if p.Dataset == "employees" && p.Load == "" && p.Query == "" && p.QueryFile == "" {
-				p.Query = employees.Query // document 001's read test
-			}
-			if p.Load == "" && p.Query == "" && p.QueryFile == "" {
-				p.Load = "mixed"
-			}
+			p.Complete()
 			if p.QueryFile != "" {
 				if _, err := os.Stat(p.QueryFile); err != nil {
 					problems = append(problems, fmt.Sprintf("--query-file: %v", err))
 				}
-			}
-			if p.Dataset == "" {
-				p.DatasetSize = 0
-			}
-			switch {
-			case p.Schema == "" && p.Dataset != "":
-				p.Schema = p.Dataset
-			case p.Schema == "":
-				p.Schema = map[bool]string{true: slap.ScratchSchema, false: "app"}[p.Load != ""] // custom queries run in the application's schema
 			}
 			problems = append(problems, p.Check()...)
 			if err := hderr.Users(problems); err != nil {
@@ -379,15 +364,7 @@ run the query once per iteration, as document 001 did.`,
 			}
 			out, runErr := workload.Slap(cmd.Context(), l, e, p, os.Args, cli.progressLog())
 			if out != nil {
-				if err := cli.emit(out, func() {
-					fmt.Printf("run %s (target %s)\n", out.RunID, out.Target)
-					w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-					fmt.Fprintln(w, "clients\tavg s\tmin s\tmax s\tqueries/client\tqps\t")
-					for _, pt := range out.Results {
-						fmt.Fprintf(w, "%d\t%.3f\t%.3f\t%.3f\t%d\t%.1f\t\n", pt.Concurrency, pt.AvgS, pt.MinS, pt.MaxS, pt.QueriesPerClient, pt.QPS)
-					}
-					w.Flush()
-				}); err != nil {
+				if err := cli.emit(out, func() { printSlap(os.Stdout, out) }); err != nil {
 					return err
 				}
 			}
@@ -406,6 +383,17 @@ run the query once per iteration, as document 001 did.`,
 	f.StringVar(&p.Dataset, "dataset", "", "employees: generate (or reuse) an employees-shaped dataset to query (document 001)")
 	f.Float64Var(&p.DatasetSize, "dataset-size", 1, "the dataset's size, a fraction of the sample database (1: 300,024 employees, ~3.9 M rows)")
 	return c
+}
+
+// printSlap writes a slap sweep's table: a row a concurrency.
+func printSlap(out io.Writer, o *workload.SlapOutcome) {
+	fmt.Fprintf(out, "run %s (target %s)\n", o.RunID, o.Target)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "clients\tavg s\tmin s\tmax s\tqueries/client\tqps\t")
+	for _, pt := range o.Results {
+		fmt.Fprintf(w, "%d\t%.3f\t%.3f\t%.3f\t%d\t%.1f\t\n", pt.Concurrency, pt.AvgS, pt.MinS, pt.MaxS, pt.QueriesPerClient, pt.QPS)
+	}
+	w.Flush()
 }
 
 // interrupted fails a benchmark cut short (Ctrl-C), after its partial

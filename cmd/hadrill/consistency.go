@@ -51,20 +51,7 @@ func (cli *app) consistencyCmd() *cobra.Command {
 				return hderr.Join(problems)
 			}
 			p.Targets, p.ReadTargets = names, readNames
-			out, err := workload.Consistency(cmd.Context(), l, targets, readers, p, os.Args, cli.progressLog())
-			if err != nil {
-				return err
-			}
-			if err := cli.emit(out, func() {
-				fmt.Printf("run %s: history %s\n", out.RunID, workload.HistoryFile)
-				printCheck("of run "+out.RunID, out.Check)
-			}); err != nil {
-				return err
-			}
-			if err := interrupted(out.Interrupted, out.RunID); err != nil {
-				return err
-			}
-			return out.Check.Err()
+			return cli.runConsistency(cmd.Context(), l, targets, readers, p)
 		},
 	}
 	f := c.Flags()
@@ -79,6 +66,25 @@ func (cli *app) consistencyCmd() *cobra.Command {
 	f.StringVar(&readTarget, "read-target", "", "where read-only transactions go, apart from the writes (half the transactions then only read): "+
 		workload.ReadReplicas+" (every replica now, clients in turn), "+workload.ReadBalanced+" (the balanced load balancer's read port), or node and load balancer names")
 	return c
+}
+
+// runConsistency runs the history workload, prints its check and fails
+// (exit 5) when the history shows what the model forbids.
+func (cli *app) runConsistency(ctx context.Context, l *lab.Lab, targets, readers []workload.Endpoint, p workload.HistoryParams) error {
+	out, err := workload.Consistency(ctx, l, targets, readers, p, os.Args, cli.progressLog())
+	if err != nil {
+		return err
+	}
+	if err := cli.emit(out, func() {
+		fmt.Printf("run %s: history %s\n", out.RunID, workload.HistoryFile)
+		printCheck("of run "+out.RunID, out.Check)
+	}); err != nil {
+		return err
+	}
+	if err := interrupted(out.Interrupted, out.RunID); err != nil {
+		return err
+	}
+	return out.Check.Err()
 }
 
 // resolveTargets are the endpoints a comma-separated list of nodes and

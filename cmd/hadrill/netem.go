@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"syscall"
@@ -37,6 +38,11 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 	c.Flags().StringVar(&config, "config", "", "the lab's netem.json")
 	c.Flags().StringVar(&ready, "ready-file", "", "written with the daemon's pid once every queue is bound")
 	c.Flags().StringVar(&cgroup, "cgroup", "", "a cgroup v1 cpu directory to make and run in with a high CPU weight (releases stay on time on busy CPUs)")
+	c.AddCommand(netemProbeCmd(), cli.netemCheckCmd())
+	return c
+}
+
+func netemProbeCmd() *cobra.Command {
 	var count int
 	var refused bool
 	probe := &cobra.Command{
@@ -65,8 +71,11 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 	}
 	probe.Flags().IntVar(&count, "count", 21, "how many handshakes")
 	probe.Flags().BoolVar(&refused, "refused", false, "count a refused connection as a round trip (nothing listens yet)")
-	c.AddCommand(probe)
-	c.AddCommand(&cobra.Command{
+	return probe
+}
+
+func (cli *app) netemCheckCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "check",
 		Short: "Measure every link's round trip now and record it: a warning past 2 % + 1 ms of the target, a failure past 10 % + 5 ms",
 		Args:  args(0, 0, "no arguments"),
@@ -79,24 +88,27 @@ it through iptables rules hadrill installs in the hosts' namespaces.`,
 			if len(ms) == 0 && err == nil {
 				return hderr.User("lab %s has no emulated links (the spec's links, in netns mode)", l.Plan().Lab)
 			}
-			if eerr := cli.emit(ms, func() {
-				for _, m := range ms {
-					verdict := map[bool]string{true: "ok", false: "off (busy machine?)"}[m.OK]
-					if !m.Usable {
-						verdict = "BROKEN"
-					}
-					if m.Samples == 0 {
-						fmt.Printf("%s (%s → %s): %s; target %.2f ms%s: BROKEN\n", m.Link, m.From, m.To, m.Summary(), m.TargetMs, m.OnTop())
-						continue
-					}
-					fmt.Printf("%s (%s → %s): p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, %d probes (%d failed); target %.2f ms%s ± %.2f ms: %s\n",
-						m.Link, m.From, m.To, m.P50Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Samples, m.Failed, m.TargetMs, m.OnTop(), m.Tolerance, verdict)
-				}
-			}); eerr != nil {
+			if eerr := cli.emit(ms, func() { printLinks(os.Stdout, ms) }); eerr != nil {
 				return eerr
 			}
 			return err
 		},
-	})
-	return c
+	}
+}
+
+// printLinks writes each emulated link's measured round trip against its
+// target, and its verdict.
+func printLinks(out io.Writer, ms []netem.Measured) {
+	for _, m := range ms {
+		verdict := map[bool]string{true: "ok", false: "off (busy machine?)"}[m.OK]
+		if !m.Usable {
+			verdict = "BROKEN"
+		}
+		if m.Samples == 0 {
+			fmt.Fprintf(out, "%s (%s → %s): %s; target %.2f ms%s: BROKEN\n", m.Link, m.From, m.To, m.Summary(), m.TargetMs, m.OnTop())
+			continue
+		}
+		fmt.Fprintf(out, "%s (%s → %s): p50 %.2f ms, p99 %.2f ms, min %.2f, max %.2f, %d probes (%d failed); target %.2f ms%s ± %.2f ms: %s\n",
+			m.Link, m.From, m.To, m.P50Ms, m.P99Ms, m.MinMs, m.MaxMs, m.Samples, m.Failed, m.TargetMs, m.OnTop(), m.Tolerance, verdict)
+	}
 }

@@ -331,12 +331,8 @@ func (cli *app) runsExportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export RUN_ID --openmetrics [--file FILE]",
 		Short: "Write a run's exporter series (monitoring on) as OpenMetrics with timestamps, for promtool tsdb create-blocks-from openmetrics",
-		Long: `A run of a lab with monitoring on holds what its exporters served every second
-(node_exporter per host, mysqld_exporter per node, each proxy's own endpoint). This writes
-every series as one OpenMetrics file, labelled job, instance and hadrill_run; load it
-into a Prometheus data directory with
-  promtool tsdb create-blocks-from openmetrics FILE DATA_DIR`,
-		Args: args(1, 1, "one run id"),
+		Long:  runsExportLong,
+		Args:  args(1, 1, "one run id"),
 		RunE: func(_ *cobra.Command, a []string) error {
 			var problems []error
 			if !openMetrics {
@@ -361,34 +357,41 @@ into a Prometheus data directory with
 				return err
 			}
 			defer in.Close()
-			out := io.Writer(os.Stdout)
-			var f *os.File
-			if file != "" {
-				if f, err = os.CreateTemp(filepath.Dir(file), ".export-*"); err != nil {
-					return hderr.User("--file: cannot write %s: %v", file, err)
-				}
-				defer os.Remove(f.Name()) // written whole or not at all
-				out = f
-			}
-			n, err := monitor.WriteOpenMetrics(in, out, []monitor.Label{{Name: "hadrill_run", Value: r.ID}})
-			if err != nil {
-				if f != nil {
-					f.Close()
-				}
-				return err
-			}
-			if f != nil {
-				if err := errors.Join(f.Close(), os.Rename(f.Name(), file)); err != nil {
-					return err
-				}
-				warnf("%d samples of run %s written to %s", n, r.ID, file)
-			}
-			return nil
+			return writeExport(in, r.ID, file)
 		},
 	}
 	c.Flags().BoolVar(&openMetrics, "openmetrics", false, "OpenMetrics text with timestamps")
 	c.Flags().StringVar(&file, "file", "", "write to FILE (default: standard output)")
 	return c
+}
+
+// writeExport writes a run's exporter series as OpenMetrics to file,
+// whole or not at all (standard output when file is "").
+func writeExport(in io.Reader, id, file string) error {
+	out := io.Writer(os.Stdout)
+	var f *os.File
+	var err error
+	if file != "" {
+		if f, err = os.CreateTemp(filepath.Dir(file), ".export-*"); err != nil {
+			return hderr.User("--file: cannot write %s: %v", file, err)
+		}
+		defer os.Remove(f.Name()) // written whole or not at all
+		out = f
+	}
+	n, err := monitor.WriteOpenMetrics(in, out, []monitor.Label{{Name: "hadrill_run", Value: id}})
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		return err
+	}
+	if f != nil {
+		if err := errors.Join(f.Close(), os.Rename(f.Name(), file)); err != nil {
+			return err
+		}
+		warnf("%d samples of run %s written to %s", n, id, file)
+	}
+	return nil
 }
 
 // loadComparable loads the runs runs compare sets side by side: every one
@@ -554,3 +557,9 @@ func sensibleTPCC(pts []tpcc.Point) bool {
 	}
 	return true
 }
+
+const runsExportLong = `A run of a lab with monitoring on holds what its exporters served every second
+(node_exporter per host, mysqld_exporter per node, each proxy's own endpoint). This writes
+every series as one OpenMetrics file, labelled job, instance and hadrill_run; load it
+into a Prometheus data directory with
+  promtool tsdb create-blocks-from openmetrics FILE DATA_DIR`

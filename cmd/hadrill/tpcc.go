@@ -21,15 +21,8 @@ func (cli *app) tpccCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "tpcc [--warehouses W] [--threads 1,4,16] [--time S] [--warmup S] [--runs R] [--check] [--target lb|NODE|mysql://HOST:PORT]",
 		Short: "TPC-C (go-tpc) from the lab's client host: tpmC with an interval, each transaction's latency, errors; --check its consistency conditions",
-		Long: `Prepares the TPC-C dataset of --warehouses (or reuses one of that size), then runs go-tpc
-` + tpcc.Version + ` (installed by make deps) with every client count --runs times, the counts interleaved
-round by round, each run after --warmup seconds not counted. tpmC is new orders a minute (NOPM: go-tpc
-runs without keying or think times, as HammerDB's TPROC-C does): the median over the runs with an
-interval of it; each transaction type's rate, errors and latency percentiles come from the median run.
---check runs TPC-C's consistency conditions (clause 3.3.2) after the runs: one that does not hold
-exits 5. go-tpc takes its password on its command line only, so a lab is loaded as an account of the
-run's own (granted the tpcc schema, dropped at the end). Results go to the run store (hadrill runs list).`,
-		Args: args(0, 0, "no arguments"),
+		Long:  tpccLong,
+		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var problems []string
 			ts, err := sysbench.ParseCounts("--threads", "client counts", threads, 1024)
@@ -109,3 +102,12 @@ func printTPCC(o *workload.TPCCOutcome) {
 		}
 	}
 }
+
+const tpccLong = `Prepares the TPC-C dataset of --warehouses (or reuses one of that size), then runs go-tpc
+` + tpcc.Version + ` (installed by make deps) with every client count --runs times, the counts interleaved
+round by round, each run after --warmup seconds not counted. tpmC is new orders a minute (NOPM: go-tpc
+runs without keying or think times, as HammerDB's TPROC-C does): the median over the runs with an
+interval of it; each transaction type's rate, errors and latency percentiles come from the median run.
+--check runs TPC-C's consistency conditions (clause 3.3.2) after the runs: one that does not hold
+exits 5. go-tpc takes its password on its command line only, so a lab is loaded as an account of the
+run's own (granted the tpcc schema, dropped at the end). Results go to the run store (hadrill runs list).`

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/workload/employees"
 	"regexp"
 	"strconv"
 	"strings"
@@ -95,6 +96,31 @@ type Params struct {
 
 // Loads are the auto-generated load types.
 var Loads = map[string]string{"read": "read", "write": "write", "mixed": "mixed"}
+
+// Complete fills what the command line leaves to defaults: document
+// 001's read query over the employees dataset when no load or query is
+// given, else the mixed generated load; no dataset size without a
+// dataset; the schema the load or the dataset runs in (a custom query:
+// the application's schema, app).
+func (p *Params) Complete() {
+	if p.Dataset == "employees" && p.Load == "" && p.Query == "" && p.QueryFile == "" {
+		p.Query = employees.Query // document 001's read test
+	}
+	if p.Load == "" && p.Query == "" && p.QueryFile == "" {
+		p.Load = "mixed"
+	}
+	if p.Dataset == "" {
+		p.DatasetSize = 0
+	}
+	switch {
+	case p.Schema == "" && p.Dataset != "":
+		p.Schema = p.Dataset
+	case p.Schema == "" && p.Load != "":
+		p.Schema = ScratchSchema
+	case p.Schema == "":
+		p.Schema = "app"
+	}
+}
 
 // Check names every problem with the parameters.
 func (p Params) Check() []string {

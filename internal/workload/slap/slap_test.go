@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hadrill/hadrill/internal/workload/employees"
 )
 
 // Output of mariadb-slap 10.11.19 captured against a hadrill galera3 lab
@@ -72,5 +74,33 @@ func TestCheck(t *testing.T) {
 	}
 	if a := strings.Join(Argv(Params{Query: "SELECT 1", Schema: "app", Concurrency: []int{1}}, "d.cnf", "h", 3306), " "); !strings.Contains(a, "--no-drop") {
 		t.Errorf("a query run must never drop the user's schema: %s", a)
+	}
+}
+
+// TestComplete: what the defaults fill, and that an explicit choice stays.
+func TestComplete(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		p        Params
+		want     Params
+		problems int
+	}{
+		{"nothing given: the mixed load in the scratch schema", Params{DatasetSize: 1}, Params{Load: "mixed", Schema: ScratchSchema}, 0},
+		{"the employees dataset: document 001's read query in its schema", Params{Dataset: "employees", DatasetSize: 1},
+			Params{Dataset: "employees", DatasetSize: 1, Query: employees.Query, Schema: "employees"}, 0},
+		{"a query: the application's schema", Params{Query: "SELECT 1", DatasetSize: 1}, Params{Query: "SELECT 1", Schema: "app"}, 0},
+		{"a schema given stays, and is checked", Params{Load: "read", Schema: "app"}, Params{Load: "read", Schema: "app"}, 1},
+		{"a load over a dataset is refused, not changed", Params{Dataset: "employees", Load: "write", DatasetSize: 1},
+			Params{Dataset: "employees", Load: "write", DatasetSize: 1, Schema: "employees"}, 2},
+	} {
+		p := c.p
+		p.Complete()
+		if p.Load != c.want.Load || p.Query != c.want.Query || p.Schema != c.want.Schema || p.DatasetSize != c.want.DatasetSize {
+			t.Errorf("%s: %+v, want %+v", c.name, p, c.want)
+		}
+		p.Iterations = 1
+		if got := p.Check(); len(got) != c.problems {
+			t.Errorf("%s: problems %q, want %d", c.name, got, c.problems)
+		}
 	}
 }
