@@ -443,14 +443,14 @@ func (o Options) Problems() []string {
 }
 
 // workloadProblems are what is wrong with the workload beside the
-// acknowledged writes: its name, the promise its history is checked
-// against, where its reads go.
+// acknowledged writes ("": none): its name, the promise its history is
+// checked against (required with a history workload), where its reads go.
 func (o Options) workloadProblems() []string {
 	var problems []string
-	if !slices.Contains(Workloads, o.Workload) {
+	if o.Workload != "" && !slices.Contains(Workloads, o.Workload) { // "": the acknowledged writes alone
 		problems = append(problems, fmt.Sprintf("--workload: expected one of %s, got %q", strings.Join(Workloads, ", "), o.Workload))
 	}
-	if !slices.Contains(consistency.Models, o.Model) {
+	if (o.Model != "" || workload.IsHistory(o.Workload)) && !slices.Contains(consistency.Models, o.Model) {
 		problems = append(problems, fmt.Sprintf("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), o.Model))
 	}
 	if o.ReadTarget != "" && !workload.IsHistory(o.Workload) {

@@ -22,6 +22,8 @@ func TestOptionsProblems(t *testing.T) {
 		want []string
 	}{
 		{"good", good, nil},
+		{"the acknowledged writes alone, no model", with(func(o *Options) { o.Workload, o.Model = "", "" }), nil},
+		{"a history workload without a model", with(func(o *Options) { o.Workload, o.Model = "append", "" }), []string{`--model: expected one of read-committed`}},
 		{"a history workload reading on replicas", with(func(o *Options) { o.Workload, o.ReadTarget = "bank", "replicas" }), nil},
 		{"unknown drill", with(func(o *Options) { o.Scenario = "meteor" }), []string{`SCENARIO: unknown drill "meteor"`}},
 		{"rate", with(func(o *Options) { o.Rate = 0 }), []string{"--rate: expected 1 to 1000 writes/s, got 0"}},
