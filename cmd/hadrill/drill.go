@@ -89,7 +89,7 @@ func (df *drillFlags) declare(sc *cobra.Command, scn *drill.Scenario) {
 		f.DurationVar(&ch.Until, "until", 0, "with --replay or --schedule: only the steps that start before this time")
 	} else {
 		f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
-		f.StringVar(&o.Workload, "workload", "acked", workloadUse)
+		f.StringVar(&o.Workload, "workload", drill.AckedWorkload, workloadUse)
 	}
 	f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append or bank, the promise checked: "+strings.Join(consistency.Models, ", "))
 	f.StringVar(&o.ReadTarget, "read-target", "", "with --workload append or bank, where the read-only transactions go apart from the writes: "+workload.ReadReplicas+" (the replicas when the drill starts), "+workload.ReadBalanced+", or node and load balancer names")

@@ -53,8 +53,15 @@ type Options struct {
 	Log     io.Writer
 }
 
+// The workloads a drill runs beyond the history workloads: its
+// acknowledged writes alone, or TPC-C beside them.
+const (
+	AckedWorkload = "acked"
+	TPCCWorkload  = "tpcc"
+)
+
 // Workloads a drill may add to its acknowledged writes.
-var Workloads = append(append([]string{"acked"}, workload.HistoryWorkloads...), "tpcc")
+var Workloads = append(append([]string{AckedWorkload}, workload.HistoryWorkloads...), TPCCWorkload)
 
 // TPC-C under a drill: one warehouse, two clients (light enough that a
 // lab carries the drill's own traffic beside it).
@@ -185,7 +192,7 @@ func Run(ctx context.Context, l Lab, o Options) (*Result, error) {
 	defer r.Close()
 	bg := context.WithoutCancel(ctx) // repairing, judging and storing outlive an interruption
 	var tpccLoad *workload.TPCCLoad
-	if o.Workload == "tpcc" {
+	if o.Workload == TPCCWorkload {
 		if tpccLoad, err = d.startTPCC(ctx, run.ID); err != nil {
 			workload.Abandon(l, run)
 			return nil, err
@@ -288,7 +295,7 @@ func (d *drill) startTPCC(ctx context.Context, runID string) (*workload.TPCCLoad
 func (d *drill) checkTPCC(ctx context.Context, x *workload.TPCCLoad) {
 	f := x.Stop(ctx)
 	f.Check = x.Check(ctx)
-	d.res.TPCC, d.res.Workload = &f, "tpcc"
+	d.res.TPCC, d.res.Workload = &f, TPCCWorkload
 	if !f.Check.Passed {
 		d.problems = append(d.problems, "a TPC-C consistency condition does not hold after the drill: "+strings.Join(f.Check.Failures, "; "))
 	}
