@@ -92,20 +92,36 @@ func (cli *app) runsCompareCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			loaded, kind, problems := loadComparable(h, ids)
-			switch {
-			case len(problems) > 0:
+			loaded, c, problems := loadComparable(h, ids)
+			if len(problems) > 0 {
 				return hderr.Join(problems)
-			case kind == results.TPCC:
-				return cli.compareTPCC(loaded)
 			}
-			cols, err := sweepColumns(h, loaded)
-			if err != nil {
-				return err
-			}
-			return cli.emit(cols, func() { printSweepColumns(os.Stdout, cols, loaded) })
+			return c.compare(cli, h, loaded)
 		},
 	}
+}
+
+// A comparison is a kind of run runs compare sets side by side, and how.
+type comparison struct {
+	kind    results.Kind
+	name    string // as the refusals name its runs
+	compare func(cli *app, home string, runs []*results.Run) error
+}
+
+// comparisons are the kinds of run runs compare takes, in the order its
+// refusals name them.
+var comparisons = []comparison{
+	{results.Sysbench, "sysbench", (*app).compareSweeps},
+	{results.TPCC, "TPC-C", func(cli *app, _ string, runs []*results.Run) error { return cli.compareTPCC(runs) }},
+}
+
+// compareSweeps sets sysbench runs side by side.
+func (cli *app) compareSweeps(home string, runs []*results.Run) error {
+	cols, err := sweepColumns(home, runs)
+	if err != nil {
+		return err
+	}
+	return cli.emit(cols, func() { printSweepColumns(os.Stdout, cols, runs) })
 }
 
 // sweepColumns are sysbench runs as columns: each thread count's TPS with
@@ -395,33 +411,40 @@ func writeExport(in io.Reader, id, file string) error {
 }
 
 // loadComparable loads the runs runs compare sets side by side: every one
-// found, sysbench's or TPC-C's, all of one kind (every problem at once).
-func loadComparable(h string, ids []string) ([]*results.Run, results.Kind, []error) {
+// found, of a kind it compares, all of one kind (every problem at once).
+func loadComparable(h string, ids []string) ([]*results.Run, comparison, []error) {
 	var runs []*results.Run
 	var problems []error
-	kinds := map[results.Kind][]string{}
+	byKind := map[results.Kind][]string{}
+	var names []string
+	for _, c := range comparisons {
+		names = append(names, c.name)
+	}
 	for _, id := range ids {
 		r, err := results.Load(h, id)
 		if err != nil {
 			problems = append(problems, err)
 			continue
 		}
-		if r.Kind != results.Sysbench && r.Kind != results.TPCC {
-			problems = append(problems, hderr.User("RUN_ID: %s is a %s run; runs compare sets sysbench or TPC-C runs side by side (a study compares any step between set-ups: hadrill study)", id, r.Kind))
+		if !slices.ContainsFunc(comparisons, func(c comparison) bool { return c.kind == r.Kind }) {
+			problems = append(problems, hderr.User("RUN_ID: %s is a %s run; runs compare sets %s runs side by side (a study compares any step between set-ups: hadrill study)", id, r.Kind, strings.Join(names, " or ")))
 			continue
 		}
-		kinds[r.Kind] = append(kinds[r.Kind], id)
+		byKind[r.Kind] = append(byKind[r.Kind], id)
 		runs = append(runs, r)
 	}
-	if len(kinds) > 1 {
-		problems = append(problems, hderr.User("RUN_ID: runs of one kind are compared: %s are sysbench runs, %s TPC-C runs",
-			strings.Join(kinds[results.Sysbench], ", "), strings.Join(kinds[results.TPCC], ", ")))
+	var which comparison
+	var parts []string
+	for _, c := range comparisons {
+		if ids := byKind[c.kind]; len(ids) > 0 {
+			which = c
+			parts = append(parts, fmt.Sprintf("%s are %s runs", strings.Join(ids, ", "), c.name))
+		}
 	}
-	var kind results.Kind
-	for k := range kinds {
-		kind = k
+	if len(parts) > 1 {
+		problems = append(problems, hderr.User("RUN_ID: runs of one kind are compared: %s", strings.Join(parts, "; ")))
 	}
-	return runs, kind, problems
+	return runs, which, problems
 }
 
 // tpccColumn is one TPC-C run in runs compare.

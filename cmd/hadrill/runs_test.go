@@ -94,6 +94,12 @@ func TestRunsCompareTPCC(t *testing.T) {
 	}
 	golden.Check(t, "runs-compare-tpcc.json", []byte(out))
 
+	sb := "20261128-120000-eeee"
+	storeSweep(t, home, sb, "oltp_read_write", map[int]float64{1: 250})
+	_, errs, code = hadrill(t, "--home", home, "runs", "compare", a, sb, b)
+	if want := "RUN_ID: runs of one kind are compared: " + sb + " are sysbench runs; " + a + ", " + b + " are TPC-C runs"; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("runs compare of TPC-C and sysbench runs: exit %d, want 2 and %q in\n%s", code, want, errs)
+	}
 	_, errs, code = hadrill(t, "--home", home, "runs", "compare", a, s, "20261128-110000-dddd")
 	for _, want := range []string{"RUN_ID: " + s + " is a drill run; runs compare sets sysbench or TPC-C runs side by side",
 		`RUN_ID: no run "20261128-110000-dddd"`} {
