@@ -1,6 +1,7 @@
 package consistency
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -30,34 +31,60 @@ type Bank struct {
 	Balances         map[int]int
 }
 
-// bankOp reports whether f is a bank operation's.
-func bankOp(f string) bool { return f == FTransfer || f == FRead || f == FInit }
-
 // MarshalJSON writes an operation with its value in its function's shape:
 // a transaction's micro-operations, a transfer's {"from", "to", "amount"},
 // a read's balances by account ({"0": 100, …}, null when not read).
 func (o Op) MarshalJSON() ([]byte, error) {
 	type plain Op // the same fields, without this method
-	var v any
-	switch {
-	case family(o.F) == "set":
-		v = setValue(o)
-	case !bankOp(o.F):
+	fam := familyOf(o.F)
+	if fam == nil {
 		return json.Marshal(plain(o))
-	case o.Bank == nil:
-	case o.F == FTransfer:
-		v = map[string]int{"from": o.Bank.From, "to": o.Bank.To, "amount": o.Bank.Amount}
-	case o.Bank.Balances != nil:
-		m := map[string]int{}
-		for k, b := range o.Bank.Balances {
-			m[strconv.Itoa(k)] = b
-		}
-		v = m
+	}
+	v, ok := fam.value(o)
+	if !ok {
+		return json.Marshal(plain(o))
 	}
 	return json.Marshal(struct {
 		plain
 		Value any `json:"value"`
 	}{plain(o), v})
+}
+
+// bankFunctions are the bank's operations' functions.
+var bankFunctions = []string{FTransfer, FRead, FInit}
+
+// bankFamily is the bank's: transfers, reads of every balance, and the
+// opening balances.
+type bankFamily struct{}
+
+func (bankFamily) name() string        { return "bank" }
+func (bankFamily) functions() []string { return bankFunctions }
+func (bankFamily) parse(op *Op, raw json.RawMessage) (err error) {
+	op.Bank, err = parseBank(op.F, op.Type, raw)
+	return err
+}
+func (bankFamily) value(o Op) (any, bool)  { return bankValue(o), true }
+func (bankFamily) mismatch(_, _ Op) string { return "" }
+func (bankFamily) check(_ context.Context, ops []Op, model string) (*Result, error) {
+	return checkBank(ops, model)
+}
+
+// bankValue is a bank operation's value as the history writes it: a
+// transfer's {"from", "to", "amount"}, a read's balances by account
+// ({"0": 100, …}, null when not read).
+func bankValue(o Op) any {
+	switch {
+	case o.Bank == nil:
+	case o.F == FTransfer:
+		return map[string]int{"from": o.Bank.From, "to": o.Bank.To, "amount": o.Bank.Amount}
+	case o.Bank.Balances != nil:
+		m := map[string]int{}
+		for k, b := range o.Bank.Balances {
+			m[strconv.Itoa(k)] = b
+		}
+		return m
+	}
+	return nil
 }
 
 // parseBank reads a bank operation's value: a transfer's, always; the

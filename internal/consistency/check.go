@@ -230,17 +230,18 @@ func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 	if !slices.Contains(Models, model) {
 		return nil, fmt.Errorf("unknown model %q (known: %s)", model, strings.Join(Models, ", "))
 	}
-	if i := slices.IndexFunc(ops, func(o Op) bool { return family(o.F) != family(ops[0].F) }); i > 0 {
+	if len(ops) == 0 {
+		return checkAppend(ctx, ops, model)
+	}
+	fam := familyOf(ops[0].F)
+	if i := slices.IndexFunc(ops, func(o Op) bool { return familyOf(o.F) != fam }); i >= 0 {
 		return nil, hderr.User("index %d: f: %q in a history of %q operations (one workload a history)", ops[i].Index, ops[i].F, ops[0].F)
 	}
-	if len(ops) > 0 {
-		switch family(ops[0].F) {
-		case "bank":
-			return checkBank(ops, model)
-		case "set":
-			return checkSet(ops, model)
-		}
-	}
+	return fam.check(ctx, ops, model)
+}
+
+// checkAppend checks a list-append history.
+func checkAppend(ctx context.Context, ops []Op, model string) (*Result, error) {
 	c, err := analyse(ctx, ops)
 	if err != nil {
 		return nil, err

@@ -136,7 +136,7 @@ func Read(r io.Reader) ([]Op, error) {
 				continue
 			}
 		}
-		if n > 0 && family(op.F) != family(first) {
+		if n > 0 && op.F != first && familyOf(op.F) != familyOf(first) {
 			problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", line, op.F, first))
 			continue
 		}
@@ -320,17 +320,11 @@ func readOp(text string, at int) (Op, error) {
 	default:
 		return Op{}, fmt.Errorf("type: expected invoke, ok, fail or info, got %q", op.Type)
 	}
-	var err error
-	switch {
-	case bankOp(op.F):
-		op.Bank, err = parseBank(op.F, op.Type, raw.Value)
-	case op.F == FTxn:
-		op.Value, err = parseMops(raw.Value)
-	case family(op.F) == "set":
-		op.Set, op.Elements, err = parseSet(op.F, op.Type, raw.Value)
-	default:
-		return Op{}, fmt.Errorf("f: expected txn (list-append), transfer, read and init (bank), or add and read-set (set), got %q", op.F)
+	fam := familyOf(op.F)
+	if fam == nil {
+		return Op{}, fmt.Errorf("f: expected %s, got %q", functions(), op.F)
 	}
+	err := fam.parse(&op, raw.Value)
 	if err != nil {
 		return Op{}, fmt.Errorf("value: %v", err)
 	}
@@ -403,8 +397,8 @@ func pair(ops []Op) ([]*Txn, error) {
 		}
 		if op.F != t.Invoke.F {
 			problems = append(problems, fmt.Sprintf("index %d: completes %q, but index %d invoked %q", op.Index, op.F, t.Invoke.Index, t.Invoke.F))
-		} else if family(op.F) == "set" && (op.Set != t.Invoke.Set || op.F == FAdd && !slices.Equal(op.Elements, t.Invoke.Elements)) {
-			problems = append(problems, fmt.Sprintf("index %d: completes %s of set %d %v, but index %d invoked it of set %d %v", op.Index, op.F, op.Set, op.Elements, t.Invoke.Index, t.Invoke.Set, t.Invoke.Elements))
+		} else if m := mismatch(*op, *t.Invoke); m != "" {
+			problems = append(problems, fmt.Sprintf("index %d: %s", op.Index, m))
 		} else if op.Type == "ok" && !sameMops(t.Invoke.Value, op.Value) {
 			problems = append(problems, fmt.Sprintf("index %d: its micro-operations are not those index %d invoked (the same functions, keys and appended values, in order; a read's list filled in)", op.Index, t.Invoke.Index))
 		} else if op.Type == "info" && len(op.Value) > 0 && !runOf(t.Invoke.Value, op.Value) {
@@ -768,4 +762,13 @@ func (p *scan) mop() (Mop, bool) {
 	}
 	p.space()
 	return m, p.byte(']')
+}
+
+// mismatch says how a completion differs from its invocation in what its
+// family's values carry ("": it does not).
+func mismatch(op, invoked Op) string {
+	if fam := familyOf(op.F); fam != nil {
+		return fam.mismatch(op, invoked)
+	}
+	return ""
 }

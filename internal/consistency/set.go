@@ -1,6 +1,7 @@
 package consistency
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -20,19 +21,6 @@ const (
 	FAdd     = "add"
 	FReadSet = "read-set"
 )
-
-// family is the workload an operation's f belongs to ("" for none).
-func family(f string) string {
-	switch f {
-	case FTxn:
-		return "append"
-	case FTransfer, FRead, FInit:
-		return "bank"
-	case FAdd, FReadSet:
-		return "set"
-	}
-	return ""
-}
 
 // parseSet reads a set operation's value: an add's [SET, ELEMENT],
 // always; a read's [SET, ELEMENTS] (the elements null in its invocation,
@@ -67,6 +55,33 @@ func parseSet(f, typ string, raw json.RawMessage) (int, []int, error) {
 		return 0, nil, fmt.Errorf("expected the elements read (a list of integers) or null, got %.60s", pair[1])
 	}
 	return set, out, nil
+}
+
+// setFunctions are the set's operations' functions.
+var setFunctions = []string{FAdd, FReadSet}
+
+// setFamily is the set's: adds of unique elements and reads of the whole
+// set.
+type setFamily struct{}
+
+func (setFamily) name() string        { return "set" }
+func (setFamily) functions() []string { return setFunctions }
+func (setFamily) parse(op *Op, raw json.RawMessage) (err error) {
+	op.Set, op.Elements, err = parseSet(op.F, op.Type, raw)
+	return err
+}
+func (setFamily) value(o Op) (any, bool) { return setValue(o), true }
+func (setFamily) check(_ context.Context, ops []Op, model string) (*Result, error) {
+	return checkSet(ops, model)
+}
+
+// mismatch says how a set operation's completion differs from its
+// invocation: another set, or an add of another element.
+func (setFamily) mismatch(op, invoked Op) string {
+	if op.Set != invoked.Set || op.F == FAdd && !slices.Equal(op.Elements, invoked.Elements) {
+		return fmt.Sprintf("completes %s of set %d %v, but index %d invoked it of set %d %v", op.F, op.Set, op.Elements, invoked.Index, invoked.Set, invoked.Elements)
+	}
+	return ""
 }
 
 // setValue is a set operation's value as the history writes it.
