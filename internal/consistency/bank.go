@@ -238,8 +238,12 @@ func checkBank(ops []Op, model string) (*Result, error) {
 		}
 		if sum != total {
 			d := sum - total
-			note("wrong-total", fmt.Sprintf("%s saw %d accounts holding %d in all, where %d accounts opened with %d: %+d made by the transfers (%s)",
-				where, len(seen), sum, len(opening), total, d, describeBalances(seen)), abs(d), t)
+			made := fmt.Sprintf("%d made", d)
+			if d < 0 {
+				made = fmt.Sprintf("%d destroyed", -d)
+			}
+			note("wrong-total", fmt.Sprintf("%s saw %d accounts holding %d in all, where %d accounts opened with %d: %s by the transfers (%s)",
+				where, len(seen), sum, len(opening), total, made, describeBalances(seen)), abs(d), t)
 		}
 		if len(neg) > 0 {
 			note("negative-value", fmt.Sprintf("%s saw %s, though no transfer may overdraw", where, strings.Join(neg, ", ")), len(neg), t)

@@ -64,7 +64,7 @@ func TestBank(t *testing.T) {
 	ops, _ := Read(strings.NewReader(bankHistory + `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
 {"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":10,"1":13}}` + "\n"))
 	r, _ := Check(context.Background(), ops, "read-committed")
-	if ex := r.Anomalies[0].Example; !strings.Contains(ex, "the read at index 10 (process 3, through db3) saw 2 accounts holding 23 in all, where 2 accounts opened with 20: +3") {
+	if ex := r.Anomalies[0].Example; !strings.Contains(ex, "the read at index 10 (process 3, through db3) saw 2 accounts holding 23 in all, where 2 accounts opened with 20: 3 made by the transfers") {
 		t.Errorf("example: %s", ex)
 	}
 	// written and read back the same
