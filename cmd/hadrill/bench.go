@@ -63,7 +63,7 @@ own host list (it spreads its connections over them: no load balancer). Results 
 			if err != nil {
 				return err
 			}
-			if err := cli.emit(out, func() { printSweep(out) }); err != nil {
+			if err := cli.emit(out, func() { printSweep(os.Stdout, out) }); err != nil {
 				return err
 			}
 			return interrupted(out.Interrupted, out.RunID)
@@ -94,9 +94,9 @@ func (cli *app) progressLog() io.Writer {
 	return os.Stderr
 }
 
-func printSweep(o *workload.Outcome) {
-	fmt.Printf("run %s (target %s)%s\n", o.RunID, o.Target, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+func printSweep(out io.Writer, o *workload.Outcome) {
+	fmt.Fprintf(out, "run %s (target %s)%s\n", o.RunID, o.Target, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "threads\ttps\tqps\tp50 ms\tp95 ms\tp99 ms\terr/s\truns\t")
 	for _, pt := range o.Results {
 		partial := ""

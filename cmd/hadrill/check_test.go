@@ -32,8 +32,8 @@ func TestCheckOutput(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name, history string
-		args         []string
-		code         int
+		args          []string
+		code          int
 	}{
 		{"check-bank.txt", bankWrongTotal, nil, 5},
 		{"check-bank.json", bankWrongTotal, []string{"-o", "json"}, 5},

@@ -8,9 +8,12 @@ import (
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/slap"
+	"github.com/hadrill/hadrill/internal/workload/sysbench"
+	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
 
-// TestPrintTables: the text of a slap sweep and of a WAN check (golden):
+// TestPrintTables: the text of a slap sweep, a WAN check, a sysbench sweep
+// (interrupted, a point partial) and a TPC-C run (golden); of the WAN check:
 // a link on target, one off it on a busy machine, one on top of remote
 // machines' own round trip, and one broken with nothing measured.
 func TestPrintTables(t *testing.T) {
@@ -25,5 +28,13 @@ func TestPrintTables(t *testing.T) {
 		{Link: "dc1-dc2", From: "a", To: "b", TargetMs: 70, P50Ms: 70.9, P99Ms: 71.5, MinMs: 70.6, MaxMs: 72, Samples: 21, OK: true, Usable: true, Tolerance: 2.4, BaseMs: 0.31},
 		{Link: "dc1-dc2", From: "b", To: "a", TargetMs: 70, NotMeasured: "every probe failed: connection refused"},
 	})
+	out.WriteString("\n")
+	printSweep(&out, &workload.Outcome{RunID: "20261129-090000-bbbb", Target: "lb", Interrupted: true, Results: []sysbench.Point{
+		{Threads: 1, TPS: 251.3, QPS: 5026, P50: 3.9, P95: 5.2, P99: 6.1, Runs: make([]sysbench.Result, 3)},
+		{Threads: 64, TPS: 467.2, QPS: 9344, P50: 130, P95: 210.4, P99: 320.7, ErrPerSec: 0.05, Runs: make([]sysbench.Result, 1), Partial: true}}})
+	out.WriteString("\n")
+	printTPCC(&out, &workload.TPCCOutcome{RunID: "20261129-100000-cccc", Target: "lb", Warehouses: 1,
+		Results: []tpcc.Point{tpccPoint(2, 11000, 11500, 12000), tpccPoint(4, 12700)}, Costs: map[int]workload.Cost{2: {CPUms: 2.85, Known: true}},
+		Check: &workload.TPCCCheck{Failures: []string{"condition 3.3.2.1 failed on warehouse 1"}}})
 	golden.Check(t, "tables.txt", []byte(out.String()))
 }

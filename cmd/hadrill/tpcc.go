@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -52,7 +53,7 @@ func (cli *app) tpccCmd() *cobra.Command {
 			if out == nil {
 				return runErr
 			}
-			if err := cli.emit(out, func() { printTPCC(out) }); err != nil {
+			if err := cli.emit(out, func() { printTPCC(os.Stdout, out) }); err != nil {
 				return err
 			}
 			if err := interrupted(out.Interrupted, out.RunID); err != nil {
@@ -73,9 +74,9 @@ func (cli *app) tpccCmd() *cobra.Command {
 	return c
 }
 
-func printTPCC(o *workload.TPCCOutcome) {
-	fmt.Printf("run %s (target %s, %d warehouse(s))%s\n", o.RunID, o.Target, o.Warehouses, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+func printTPCC(out io.Writer, o *workload.TPCCOutcome) {
+	fmt.Fprintf(out, "run %s (target %s, %d warehouse(s))%s\n", o.RunID, o.Target, o.Warehouses, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "clients\ttpmC\tinterval\tnew order p50 ms\tp95 ms\tp99 ms\tpayment p95 ms\terrors\tCPU ms/tx\truns\t")
 	for _, pt := range o.Results {
 		no, pay := pt.Txn(tpcc.NewOrder), pt.Txn("PAYMENT")
@@ -93,11 +94,11 @@ func printTPCC(o *workload.TPCCOutcome) {
 	w.Flush()
 	if c := o.Check; c != nil {
 		if c.Passed {
-			fmt.Printf("consistency (TPC-C clause 3.3.2): every condition holds (%.0f s)\n", c.Seconds)
+			fmt.Fprintf(out, "consistency (TPC-C clause 3.3.2): every condition holds (%.0f s)\n", c.Seconds)
 		} else {
-			fmt.Printf("consistency (TPC-C clause 3.3.2): FAILED\n")
+			fmt.Fprintf(out, "consistency (TPC-C clause 3.3.2): FAILED\n")
 			for _, f := range c.Failures {
-				fmt.Printf("  %s\n", f)
+				fmt.Fprintf(out, "  %s\n", f)
 			}
 		}
 	}
