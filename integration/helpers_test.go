@@ -139,16 +139,37 @@ func newEnv(t *testing.T) *env {
 // dumpLogs keeps what a failed test needs: every node's server log (and its
 // state transfers' logs) and every lab's keeper log, wherever in the test's
 // home they are (an SSH test's hosts have theirs), copied to
-// $HADRILL_TEST_LOGS (or logged in part when that is not set).
+// $HADRILL_TEST_LOGS (make integration: test-logs/ in the tree) and logged
+// in part, and there
+// every run's history and chaos schedule (a history that shows an anomaly
+// is checked again, and read, from it).
 func (e *env) dumpLogs() {
 	var logs []string
+	var kept []string // kept only where logs go: the runs' histories and chaos schedules
 	_ = filepath.WalkDir(e.home, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (d.Name() == "keeper.log" || d.Name() == "error.log" && filepath.Base(filepath.Dir(filepath.Dir(path))) == "nodes") {
+		switch {
+		case err != nil || d.IsDir():
+		case d.Name() == "keeper.log" || d.Name() == "error.log" && filepath.Base(filepath.Dir(filepath.Dir(path))) == "nodes":
 			logs = append(logs, path)
+		case (d.Name() == "history.jsonl" || d.Name() == "schedule.json") && filepath.Base(filepath.Dir(filepath.Dir(path))) == "runs":
+			kept = append(kept, path)
 		}
 		return nil
 	})
 	dest := os.Getenv("HADRILL_TEST_LOGS")
+	for _, k := range kept {
+		rel, _ := filepath.Rel(e.home, k)
+		if dest == "" {
+			e.t.Logf("%s: not kept (set HADRILL_TEST_LOGS to keep a failed test's histories)", rel)
+			continue
+		}
+		target := filepath.Join(dest, e.t.Name(), rel)
+		os.MkdirAll(filepath.Dir(target), 0o755)
+		if b, err := os.ReadFile(k); err == nil {
+			os.WriteFile(target, b, 0o644)
+			e.t.Logf("%s: kept in %s", rel, target)
+		}
+	}
 	for _, l := range logs {
 		rel, _ := filepath.Rel(e.home, l)
 		if dest != "" {
@@ -163,8 +184,7 @@ func (e *env) dumpLogs() {
 					os.WriteFile(filepath.Join(filepath.Dir(target), filepath.Base(s)), b, 0o644)
 				}
 			}
-			continue
-		}
+		} // and its end in the test's output, which is all CI keeps
 		b, _ := os.ReadFile(l)
 		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 		if len(lines) > 25 {
