@@ -51,3 +51,14 @@ func entries(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// TestStudyList: study list's text (golden): every embedded study, its
+// variants and title, whether it runs here and on remote machines, and
+// why not where it does not.
+func TestStudyList(t *testing.T) {
+	out, errs, code := hadrill(t, "study", "list")
+	if code != 0 {
+		t.Fatalf("study list: exit %d\n%s", code, errs)
+	}
+	golden.Check(t, "study-list.txt", []byte(out))
+}
