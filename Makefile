@@ -73,15 +73,17 @@ integration: build
 bench: deps build
 	$(GO) run ./bench -bin $(CURDIR)/$(BIN)
 
-# Every runnable study at quick scale, in studies/: the result (NAME.json), the report (NAME.html) and every
-# finding (findings.txt). Each runs a two-stage design (--decide): its quick rounds are the pilot, then the
-# rounds its claims need to decide, at most STUDY_BUDGET of rounds each (the pilot's included).
+# Every runnable study at STUDY_SCALE (quick; full: the documents' protocols, about 33 hours here), in
+# studies/: the result (NAME.json), the report (NAME.html) and every finding (findings.txt). Each runs a
+# two-stage design (--decide): the scale's rounds are the pilot, then the rounds its claims need to decide,
+# at most STUDY_BUDGET of rounds each (the pilot's included; give full scale a budget of hours).
+STUDY_SCALE  ?= quick
 STUDY_BUDGET ?= 10m
 studies: deps build
 	mkdir -p studies
 	rm -f studies/findings.txt
 	failed=; unreproduced=; for s in $$($(BIN) study list -o json | python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(sys.stdin) if not x.get("needs")))'); do \
-		$(BIN) study run $$s --scale quick --decide --budget $(STUDY_BUDGET) -o json > studies/$$s.json; rc=$$?; \
+		$(BIN) study run $$s --scale $(STUDY_SCALE) --decide --budget $(STUDY_BUDGET) -o json > studies/$$s.json; rc=$$?; \
 		if [ $$rc -eq 4 ]; then unreproduced="$$unreproduced $$s"; elif [ $$rc -ne 0 ]; then failed="$$failed $$s"; fi; \
 		id=$$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' studies/$$s.json 2>/dev/null) || continue; \
 		$(BIN) study report $$id -o studies/$$s.html; \
