@@ -18,9 +18,8 @@ type runKind struct {
 
 // kinds are the kinds of run the report shows in their own way, in the
 // order their shared charts come. Any other kind (a probe's rows:
-// visibility, bulk replication, conflicts, slap, disk tests, semi-sync
-// receipt, the donor probe, and any kind to come) is shown as a table of
-// its results. A new kind: its part, read and page in a file of its own,
+// visibility, bulk replication, conflicts, slap, disk tests, and any kind
+// to come) is shown as a table of its results. A new kind: its part, read and page in a file of its own,
 // and its entry here.
 var kinds = []runKind{
 	{kind: results.Sysbench, read: readSweep, together: sweepCharts, page: sweepPage},
@@ -28,6 +27,8 @@ var kinds = []runKind{
 	{kind: results.CommitLatency, read: readCommits, page: commitsPage},
 	{kind: results.Consistency, read: readCheck, page: checkPage},
 	{kind: results.Drill, read: readDrill, page: drillPage},
+	{kind: results.SemiSyncReceipt, read: readReceipt, page: tablePage},
+	{kind: results.DonorProbe, read: readDonor, page: tablePage},
 }
 
 // tableKind shows any kind not in kinds.

@@ -49,8 +49,8 @@ func everyKind(t *testing.T) (string, []string) {
 	save(results.CommitLatency, map[string]any{"commits": 50}, []workload.Latency{{Target: "db1", Count: 50, P50: 0.31, P95: 0.7, P99: 0.9, Avg: 0.35, Max: 1.2}})
 	save(results.Visibility, map[string]any{"rows": 10}, []map[string]any{{"from": "db1", "to": "db2", "p50_ms": 1.5}})
 	save(results.BulkReplication, map[string]any{"rows": 1000}, []map[string]any{{"from": "db1", "to": "db2", "last_row_s": 0.8}})
-	save(results.SemiSyncReceipt, map[string]any{"commits": 20}, []workload.Receipt{{Primary: "db1", Replica: "db2", Commits: 20, AckedSemiSync: 20}})
-	save(results.DonorProbe, map[string]any{"connections": 60}, []workload.Donor{{LB: "lb", Node: "db2", Nodes: 3, Connections: 60, SyncedShare: 0.33}})
+	save(results.SemiSyncReceipt, map[string]any{"commits": 20}, []workload.Receipt{{Primary: "db1", Replica: "db2", Commits: 20, AckedSemiSync: 20, AvgMs: 102.1, P99Ms: 104.3, AppliedS: 0.31}})
+	save(results.DonorProbe, map[string]any{"connections": 60}, []workload.Donor{{LB: "lb", Node: "db2", Nodes: 3, Connections: 60, SyncedShare: 0.333, BackShare: 0.331, DonorState: "Donor/Desynced", SyncedProbe: 200, DonorProbe: 503, BackProbe: 200, OutS: 0.16, BackS: 0.4}})
 	save(results.Conflict, map[string]any{"rows": 5}, []map[string]any{{"node": "db1", "deadlocks": 3}})
 	save(results.Consistency, map[string]any{"workload": "append"}, workload.ConsistencyOutcome{RunID: "c", Params: workload.HistoryParams{Workload: "append"},
 		Check: &consistency.Result{Valid: true, Model: "serializable", Ops: 40, OK: 18, Fail: 1, Info: 1, Anomalies: []consistency.Anomaly{}}})
