@@ -141,4 +141,7 @@ func TestCheckOneWorkload(t *testing.T) {
 			t.Errorf("%s then %s: %v, want a user error with %q", ops[0].F, ops[1].F, err, want)
 		}
 	}
+	if _, err := Check(context.Background(), []Op{{Type: "invoke", F: "foo"}}, "serializable"); err == nil || !strings.Contains(err.Error(), `f: expected txn (list-append), transfer, read and init (bank), or add and read-set (set), got "foo"`) {
+		t.Errorf("a history of no workload's operations: %v", err)
+	}
 }

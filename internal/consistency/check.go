@@ -234,6 +234,9 @@ func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 		return checkAppend(ctx, ops, model)
 	}
 	fam := familyOf(ops[0].F)
+	if fam == nil {
+		return nil, hderr.User("index %d: f: expected %s, got %q", ops[0].Index, functions(), ops[0].F)
+	}
 	if i := slices.IndexFunc(ops, func(o Op) bool { return familyOf(o.F) != fam }); i >= 0 {
 		return nil, hderr.User("index %d: f: %q in a history of %q operations (one workload a history)", ops[i].Index, ops[i].F, ops[0].F)
 	}

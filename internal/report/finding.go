@@ -11,8 +11,10 @@ import (
 // Title is how the report names a run: what ran, on which lab (the run's
 // id is shown beside it, never instead of it).
 func (r Run) Title() string {
-	if t := r.Part.title(&r); t != "" {
-		return t
+	if r.Part != nil {
+		if t := r.Part.title(&r); t != "" {
+			return t
+		}
 	}
 	if p := r.param("workload"); p != "" {
 		return fmt.Sprintf("%s %s, lab %s", r.Kind, p, r.Lab)
