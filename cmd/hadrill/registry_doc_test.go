@@ -8,6 +8,7 @@ import (
 	"github.com/hadrill/hadrill/internal/chaos"
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/lb"
+	"github.com/hadrill/hadrill/internal/report"
 	"github.com/hadrill/hadrill/internal/study"
 	"github.com/hadrill/hadrill/internal/workload"
 )
@@ -15,7 +16,8 @@ import (
 // Every entry of every registry is documented where a user and a newcomer
 // look: each fault kind and drill in the README as its command, each study
 // step kind as a step (`kind: NAME`), each history workload as
-// `--workload NAME`, each load balancer kind by name; and in ARCHITECTURE
+// `--workload NAME`, each load balancer kind and each kind of run the
+// report shows in its own way by name; and in ARCHITECTURE
 // each entry by name and each registry's list, where a new entry goes.
 func TestRegistriesDocumented(t *testing.T) {
 	read := func(path string) string {
@@ -42,6 +44,9 @@ func TestRegistriesDocumented(t *testing.T) {
 	}
 	for _, k := range lb.KindNames() {
 		entries = append(entries, entry{"load balancer kinds (lb.kinds)", k, k})
+	}
+	for _, k := range report.KindNames() {
+		entries = append(entries, entry{"the report's run kinds (report.kinds)", k, k})
 	}
 	for _, e := range entries {
 		if !strings.Contains(strings.ToLower(readme), strings.ToLower(e.inReadme)) {

@@ -74,3 +74,13 @@ func (plain) finding(r *Run, _ *Run) string     { return "" }
 
 // pageName is the name of a kind's section among the page's templates.
 func (k runKind) pageName() string { return "kind " + string(k.kind) }
+
+// KindNames are the kinds of run the report shows in their own way, in
+// their order.
+func KindNames() []string {
+	var out []string
+	for _, k := range kinds {
+		out = append(out, string(k.kind))
+	}
+	return out
+}
