@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/hderr"
 	"os"
 	"sync/atomic"
 	"time"
@@ -71,8 +72,25 @@ func (cli *app) openLab() (*lab.Lab, error) { return cli.lockedLab("") }
 func (cli *app) changeLab() (*lab.Lab, error) { return cli.lockedLab(state.Writer) }
 
 // benchLab opens a lab for a benchmark: one at a time per lab (faults may
-// still be injected under it; `down` ends it first).
-func (cli *app) benchLab() (*lab.Lab, error) { return cli.lockedLab(state.Bench) }
+// still be injected under it; `down` ends it first). A lab stopped as a
+// whole is refused: nothing in it would answer.
+func (cli *app) benchLab() (*lab.Lab, error) {
+	l, err := cli.lockedLab(state.Bench)
+	if err != nil {
+		return nil, err
+	}
+	return l, stopped(l)
+}
+
+// stopped refuses a lab stopped as a whole (stop --all, or a down that
+// could not finish), naming how to bring it back.
+func stopped(l *lab.Lab) error {
+	if l.State.Status != state.Stopped {
+		return nil
+	}
+	name := l.Plan().Lab
+	return hderr.User("--name: lab %s is stopped: hadrill start --all --name %s (or up --name %s) brings it back", name, name, name)
+}
 
 // lockedLab takes the lab's lock of kind k (none when k is empty), then
 // reads the lab: what it reads is what the holder of the lock sees.

@@ -85,6 +85,9 @@ func printBackups(out io.Writer, bs []backup.Info, archive []*backup.ArchiveEnd,
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%.1f MB\n", b.ID, b.Node, b.Finished.Local().Format(time.DateTime), b.GTID, float64(b.Bytes)/1e6)
 	}
 	w.Flush()
+	if len(bs) == 0 {
+		fmt.Fprintln(out, "(no backups: hadrill backup NODE takes one)")
+	}
 	for _, a := range archive {
 		fmt.Fprintf(out, "cluster %s: last recoverable %s (%s ago; archive of %s, at %s)\n", a.Cluster,
 			a.Last.Format(time.DateTime), now.Sub(a.Last).Round(time.Second), a.Node, a.Pos)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/state"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/fio"
 )
@@ -39,7 +40,7 @@ Results go to the run store (hadrill runs list), with each disk's IOPS per secon
 			}
 			chosen, bad := chooseTests(tests)
 			problems = append(problems, bad...)
-			l, err := cli.benchLab()
+			l, err := cli.lockedLab(state.Bench) // its servers need not run: the volumes are measured
 			if err != nil {
 				return err
 			}

@@ -130,6 +130,9 @@ func (cli *app) drillOptions(cmd *cobra.Command, scenario string, a []string, df
 		problems = append(problems, hderr.User("NODE: give the node either as an argument or with --node, not both"))
 	}
 	l, err := cli.changeLab()
+	if err == nil {
+		err = stopped(l)
+	}
 	if err != nil {
 		problems = append(problems, err)
 	}

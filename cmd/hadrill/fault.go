@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hadrill/hadrill/internal/chaos"
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 )
 
@@ -74,7 +75,13 @@ reorder, duplicate, bandwidth) need network namespaces (root); links are named R
 				return err
 			}
 			recs := l.Faults(time.Time{}, time.Now().Add(time.Hour))
+			if recs == nil {
+				recs = []fault.Record{} // JSON: an empty list, not null
+			}
 			return cli.emit(recs, func() {
+				if len(recs) == 0 {
+					fmt.Printf("no faults injected into lab %s\n", l.Plan().Lab)
+				}
 				for _, r := range recs {
 					fmt.Printf("%s  %s", r.At.Local().Format("2006-01-02 15:04:05.000"), r.Label())
 					if len(r.From) > 0 {
