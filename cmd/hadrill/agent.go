@@ -37,6 +37,9 @@ The password is read from a file; it never appears in argv, logs or responses.`,
 			if o.Cache < 0 || o.Cache > time.Second {
 				problems = append(problems, fmt.Sprintf("--cache: expected 0 to 1s, got %v", o.Cache))
 			}
+			if o.BusyGrace < 0 || o.BusyGrace > time.Minute {
+				problems = append(problems, fmt.Sprintf("--busy-grace: expected 0 to 1m, got %v", o.BusyGrace))
+			}
 			if err := hderr.Users(problems); err != nil {
 				return err
 			}
@@ -55,6 +58,7 @@ The password is read from a file; it never appears in argv, logs or responses.`,
 	f.StringVar(&o.ServerMarker, "server-marker", "", "what ends an argument of the server's command line: the pidfile's pid is the server's only then (for /liveness)")
 	f.DurationVar(&o.Timeout, "timeout", 300*time.Millisecond, "how long a probe may wait for the server")
 	f.DurationVar(&o.Cache, "cache", 100*time.Millisecond, "how long a verdict is reused (at most 1s)")
+	f.DurationVar(&o.BusyGrace, "busy-grace", agent.BusyGrace, "how long a server that runs but answers slower than --timeout keeps its last verdict (0: none)")
 	f.BoolVar(&o.AvailableWhenDonor, "available-when-donor", false, "admit a Donor/Desynced node")
 	f.BoolVar(&o.ReadOnlyUnavailable, "read-only-unavailable", false, "read_only=ON makes the node unavailable")
 	return c

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/hadrill/hadrill/internal/galera"
 )
 
 func newServer(t *testing.T, o Options) *httptest.Server {
@@ -77,5 +82,42 @@ func TestVerdictIsCached(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "pw"), []byte("x"), 0o600) // would change the reason if probed again
 	if b := p.Check(t.Context()); b.At != a.At || b.Reason != a.Reason {
 		t.Fatalf("not cached: %+v then %+v", a, b)
+	}
+}
+
+// TestBusy: a probe the server did not answer in time keeps the verdict
+// it last answered only while its process runs and for the grace; a
+// refused probe, a paused or gone server, a last answer that refused the
+// node or one too old all give the probe's own failure.
+func TestBusy(t *testing.T) {
+	now := time.Unix(1000, 0)
+	synced := &Result{Verdict: galera.Verdict{OK: true, Code: galera.CodeSynced, State: "Synced", Reason: "Synced and in the primary component"}, At: now.Add(-time.Second)}
+	joining := &Result{Verdict: galera.Verdict{Code: galera.CodeJoining, State: "Joiner"}, At: now.Add(-time.Second)}
+	slow := &slowError{300 * time.Millisecond}
+	for _, c := range []struct {
+		name    string
+		err     error
+		running bool
+		good    *Result
+		grace   time.Duration
+		want    bool
+	}{
+		{"slow, running, answered 1 s ago", slow, true, synced, 2 * time.Second, true},
+		{"a connection the timeout broke", mysql.ErrInvalidConn, true, synced, 2 * time.Second, true},
+		{"slow past the grace", slow, true, synced, 500 * time.Millisecond, false},
+		{"no grace", slow, true, synced, 0, false},
+		{"paused or gone", slow, false, synced, 2 * time.Second, false},
+		{"refused", errors.New("dial unix mysqld.sock: connect: connection refused"), true, synced, 2 * time.Second, false},
+		{"its last answer refused it", slow, true, joining, 2 * time.Second, false},
+		{"never answered", slow, true, nil, 2 * time.Second, false},
+	} {
+		v, ok := busy(c.err, c.running, c.good, now, c.grace)
+		if ok != c.want {
+			t.Errorf("%s: busy %v, want %v", c.name, ok, c.want)
+			continue
+		}
+		if ok && (!v.OK || v.Code != galera.CodeSynced || !strings.Contains(v.Reason, "busy: ") || !strings.Contains(v.Reason, "last answered 1.0 s ago")) {
+			t.Errorf("%s: %+v", c.name, v)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/replication"
@@ -12,6 +13,20 @@ import (
 func (p *Prober) Replication(ctx context.Context) (replication.Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	s, err := p.readReplication(ctx)
+	now := time.Now()
+	switch {
+	case err == nil:
+		p.goodRepl, p.goodAt = &s, now
+	case p.goodRepl != nil && keeps(err, p.running(), p.goodAt, now, p.o.BusyGrace):
+		kept := *p.goodRepl // what a busy server last answered
+		kept.Drained = s.Drained
+		return kept, nil
+	}
+	return s, err
+}
+
+func (p *Prober) readReplication(ctx context.Context) (replication.Snapshot, error) {
 	var s replication.Snapshot
 	s.Drained = p.drained()
 	db, err := p.conn()

@@ -122,17 +122,23 @@ func Serve(ctx context.Context, o Options) error {
 // is the server's (its command line holds the marker, as supervise.Owned
 // checks): a pidfile left by a dead server whose pid another process
 // took is not a live server.
-func serverAlive(pidFile, marker string) bool {
+func serverAlive(pidFile, marker string) bool { return serverPid(pidFile, marker) > 0 }
+
+// serverPid is the server's pid as its pidfile names it, when that
+// process lives and (with a marker) is the server (0: none).
+func serverPid(pidFile, marker string) int {
 	b, err := os.ReadFile(pidFile)
 	if err != nil {
-		return false
+		return 0
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return false
+	switch {
+	case err != nil || pid <= 0:
+		return 0
+	case marker != "" && !supervise.Owned(pid, marker):
+		return 0
+	case marker == "" && syscall.Kill(pid, 0) != nil:
+		return 0
 	}
-	if marker != "" {
-		return supervise.Owned(pid, marker)
-	}
-	return syscall.Kill(pid, 0) == nil
+	return pid
 }
