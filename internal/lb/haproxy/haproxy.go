@@ -49,8 +49,14 @@ type Timing struct {
 
 // DefaultTiming detects a dead or unhealthy node within about 0.5 s from
 // checks alone (and at once from a failed connection), and takes one back
-// (a promoted replica) within 0.3 s of its first good answer.
-var DefaultTiming = Timing{Inter: "200ms", FastInter: "100ms", DownInter: "200ms", CheckTimeout: "400ms", Rise: 2, Fall: 2}
+// (a promoted replica) within 0.3 s of its first good answer. A check's
+// connection must be made within the interval (HAProxy: min of inter and
+// timeout connect), so a crashed host fails it at once; its answer may
+// take a second: an agent on a node saturated by its load answers late,
+// not wrongly (it answers 503 at once for a server gone or paused, and
+// keeps a busy one's last verdict for agent.BusyGrace), and a node whose
+// agent is merely slow is not a node to shut the sessions of.
+var DefaultTiming = Timing{Inter: "200ms", FastInter: "100ms", DownInter: "200ms", CheckTimeout: "1s", Rise: 2, Fall: 2}
 
 // Render renders haproxy.cfg.
 func Render(c Config) (string, error) {
