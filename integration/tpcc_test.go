@@ -161,7 +161,7 @@ func TestTPCC(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(other, "run.json"), []byte(rec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.run("runs", "compare", first, "20000101-000000-5b5b"); r.code != 2 || !strings.Contains(r.stderr, "runs of one kind are compared: 20000101-000000-5b5b are sysbench runs, "+first+" TPC-C runs") {
+	if r := e.run("runs", "compare", first, "20000101-000000-5b5b"); r.code != 2 || !strings.Contains(r.stderr, "runs of one kind are compared: 20000101-000000-5b5b are sysbench runs; "+first+" are TPC-C runs") {
 		t.Errorf("runs compare of a TPC-C and a sysbench run: exit %d\n%s", r.code, r.stderr)
 	}
 	_ = os.RemoveAll(other)
