@@ -126,7 +126,7 @@ client:
 			_ = c.Process.Signal(sig)
 			code = exitOf(c)
 			if code != 1 || !strings.Contains(buf.String(), "INTERRUPTED") || strings.Contains(buf.String(), "lacks") ||
-				strings.Contains(buf.String(), "whole again after never") { // its repair waited for the cluster to be whole
+				strings.Contains(buf.String(), "whole again: never") { // its repair waited for the cluster to be whole
 				t.Errorf("%v: exit %d, output:\n%s", sig, code, buf.String())
 			}
 		}
