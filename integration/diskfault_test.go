@@ -106,7 +106,7 @@ client:
 		t.Errorf("a large write on a full volume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	e.ok("fault", "heal", "--name", "itdsk")
-	e.sql("itdsk", "db1", "INSERT INTO app.k SELECT seq, REPEAT('x', 200) FROM seq.seq_1000_to_40000")
+	e.sqlInPrimary("itdsk", "db1", "INSERT INTO app.k SELECT seq, REPEAT('x', 200) FROM seq.seq_1000_to_40000")
 	for _, n := range []string{"db1", "db2", "db3"} {
 		if got := e.sql("itdsk", n, "SET SESSION wsrep_sync_wait=1; SELECT COUNT(*) FROM app.k"); !strings.HasSuffix(got, "\n39201") {
 			t.Errorf("%s holds %s rows after the full volume was healed, want 39201", n, got)

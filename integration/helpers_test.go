@@ -328,6 +328,26 @@ func (e *env) sql(lab, node, query string) string {
 	return strings.TrimSpace(e.ok("sql", node, "--name", lab, "-e", query).stdout)
 }
 
+// sqlInPrimary runs a write that needs the node in the primary component:
+// while a member stalled by a busy machine is evicted and rejoins, the
+// node may leave it for a moment (1047, 1180): the write is tried again
+// for up to 60 s, and what happened is logged. Any other failure fails the
+// test at once.
+func (e *env) sqlInPrimary(lab, node, query string) string {
+	e.t.Helper()
+	for end := time.Now().Add(60 * time.Second); ; time.Sleep(time.Second) {
+		r := e.run("sql", node, "--name", lab, "-e", query)
+		out := r.stdout + r.stderr
+		switch {
+		case r.code == 0:
+			return strings.TrimSpace(r.stdout)
+		case time.Now().After(end) || !strings.Contains(out, "Primary Component") && !strings.Contains(out, "WSREP has not yet prepared"):
+			e.t.Fatalf("sql %s on %s: exit %d\n%s", query, node, r.code, out)
+		}
+		e.t.Logf("sql on %s: not in the primary component now (%s): trying again", node, e.states(lab))
+	}
+}
+
 // assertNoLeftovers: no namespace, process, mount or file of this home.
 func (e *env) assertNoLeftovers() {
 	e.t.Helper()
