@@ -65,7 +65,24 @@ reorder, duplicate, bandwidth) need network namespaces (root); links are named R
 			}
 			return l.Heal(cmd.Context())
 		},
-	}, &cobra.Command{
+	}, cli.faultLogCmd())
+	return c
+}
+
+// flagError names a negative value taken for a flag (a clock's -5m) and
+// how to give it; any other flag error is badFlag's.
+func flagError(cmd *cobra.Command, err error) error {
+	if m := negativeValue.FindStringSubmatch(err.Error()); m != nil {
+		return hderr.User("%s: a negative value goes after -- (%s ARGUMENTS -- %s)", cmd.Name(), cmd.CommandPath(), m[1])
+	}
+	return badFlag(cmd, err)
+}
+
+// negativeValue is how the flag parser reports a negative argument.
+var negativeValue = regexp.MustCompile(`in (-[0-9][0-9.]*[a-zµ]+)`)
+
+func (cli *app) faultLogCmd() *cobra.Command {
+	return &cobra.Command{
 		Use:   "log",
 		Short: "List the faults injected into the lab",
 		Args:  args(0, 0, "no arguments"),
@@ -91,18 +108,5 @@ reorder, duplicate, bandwidth) need network namespaces (root); links are named R
 				}
 			})
 		},
-	})
-	return c
-}
-
-// flagError names a negative value taken for a flag (a clock's -5m) and
-// how to give it; any other flag error is badFlag's.
-func flagError(cmd *cobra.Command, err error) error {
-	if m := negativeValue.FindStringSubmatch(err.Error()); m != nil {
-		return hderr.User("%s: a negative value goes after -- (%s ARGUMENTS -- %s)", cmd.Name(), cmd.CommandPath(), m[1])
 	}
-	return badFlag(cmd, err)
 }
-
-// negativeValue is how the flag parser reports a negative argument.
-var negativeValue = regexp.MustCompile(`in (-[0-9][0-9.]*[a-zµ]+)`)
