@@ -106,7 +106,7 @@ func TestBusy(t *testing.T) {
 		{"a connection the timeout broke", mysql.ErrInvalidConn, true, synced, 2 * time.Second, true},
 		{"slow past the grace", slow, true, synced, 500 * time.Millisecond, false},
 		{"no grace", slow, true, synced, 0, false},
-		{"paused or gone", slow, false, synced, 2 * time.Second, false},
+		{"paused, gone or restarted (another process)", slow, false, synced, 2 * time.Second, false},
 		{"refused", errors.New("dial unix mysqld.sock: connect: connection refused"), true, synced, 2 * time.Second, false},
 		{"its last answer refused it", slow, true, joining, 2 * time.Second, false},
 		{"never answered", slow, true, nil, 2 * time.Second, false},

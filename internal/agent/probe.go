@@ -69,13 +69,18 @@ type Prober struct {
 	o    Options
 	mu   sync.Mutex
 	last *Result
-	good *Result // the last verdict the server answered
-	// goodRepl is the last replication snapshot it answered, at goodAt.
-	goodRepl *replication.Snapshot
-	goodAt   time.Time
-	db       *sql.DB
-	dbpw     string
-	hold     galera.Hold // since when the node keeps the cluster paused
+	// good is the last verdict the server answered, goodPid the process
+	// that answered it; goodRepl the last replication snapshot, at goodAt,
+	// from goodReplPid. A busy server keeps them; any other failure, or
+	// another process, forgets them.
+	good        *Result
+	goodPid     int
+	goodRepl    *replication.Snapshot
+	goodAt      time.Time
+	goodReplPid int
+	db          *sql.DB
+	dbpw        string
+	hold        galera.Hold // since when the node keeps the cluster paused
 }
 
 // NewProber returns a prober; it never fails: problems show as 503 reasons.
@@ -108,12 +113,14 @@ func (p *Prober) probe(ctx context.Context) Result {
 		r.Verdict = galera.Unreachable(err)
 		if drained {
 			r.Verdict = galera.Judge(galera.Snapshot{}, galera.HealthOptions{Drained: true})
-		} else if v, ok := busy(err, p.running(), p.good, r.At, p.o.BusyGrace); ok {
+		} else if v, ok := busy(err, p.same(p.goodPid), p.good, r.At, p.o.BusyGrace); ok {
 			r.Verdict = v
+		} else {
+			p.good = nil
 		}
 		return r
 	}
-	defer func() { p.good = &r }()
+	defer func(pid int) { p.good, p.goodPid = &r, pid }(p.runningPid())
 	r.Reached, r.Snapshot = true, snap
 	p.hold.Observe(galera.FlowOf(snap.Status), r.At)
 	r.Verdict = galera.Judge(snap, galera.HealthOptions{AvailableWhenDonor: p.o.AvailableWhenDonor,
@@ -156,12 +163,13 @@ func (e *slowError) Error() string {
 }
 
 // busy is the verdict of a probe the server did not answer in time while
-// its process runs (not paused, not gone): the verdict it last answered,
-// if that was at most grace ago and admitted it, said as busy. A probe
-// that failed otherwise (refused, no socket), a paused or missing
-// process, an old or unfavourable last answer: no (ok false).
-func busy(err error, running bool, good *Result, now time.Time, grace time.Duration) (galera.Verdict, bool) {
-	if good == nil || !good.OK || !keeps(err, running, good.At, now, grace) {
+// the process that last answered runs still (same: not paused, not gone,
+// not restarted): the verdict it last answered, if that was at most grace
+// ago and admitted it, said as busy. A probe that failed otherwise
+// (refused, no socket), a paused, missing or other process, an old or
+// unfavourable last answer: no (ok false).
+func busy(err error, same bool, good *Result, now time.Time, grace time.Duration) (galera.Verdict, bool) {
+	if good == nil || !good.OK || !keeps(err, same, good.At, now, grace) {
 		return galera.Verdict{}, false
 	}
 	v := good.Verdict
@@ -171,20 +179,28 @@ func busy(err error, running bool, good *Result, now time.Time, grace time.Durat
 
 // keeps says whether a server that failed a probe with err keeps what it
 // answered at then: it did not answer in time (or the timeout broke the
-// connection), its process runs, and then is at most grace ago.
-func keeps(err error, running bool, then, now time.Time, grace time.Duration) bool {
+// connection), the process that answered runs still (same), and then is
+// at most grace ago.
+func keeps(err error, same bool, then, now time.Time, grace time.Duration) bool {
 	var slow *slowError
 	timedOut := errors.As(err, &slow) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, driver.ErrBadConn)
-	return timedOut && running && !then.IsZero() && now.Sub(then) <= grace
+	return timedOut && same && !then.IsZero() && now.Sub(then) <= grace
 }
 
-// running says whether the server's process runs: it exists, is the
-// server, and is not stopped (a paused fault's SIGSTOP). Without a
-// pidfile to read it is not known, and counts as not.
-func (p *Prober) running() bool {
+// runningPid is the server's process when it runs: it exists, is the
+// server, and is not stopped (a paused fault's SIGSTOP); 0 otherwise, and
+// without a pidfile to read.
+func (p *Prober) runningPid() int {
 	pid := serverPid(p.o.PidFile, p.o.ServerMarker)
-	return pid > 0 && !supervise.Paused(pid)
+	if pid <= 0 || supervise.Paused(pid) {
+		return 0
+	}
+	return pid
 }
+
+// same says whether the process that answered (pid) is the server that
+// runs now.
+func (p *Prober) same(pid int) bool { return pid != 0 && p.runningPid() == pid }
 
 func query(ctx context.Context, db *sql.DB, q string, into map[string]string) error {
 	rows, err := db.QueryContext(ctx, q)

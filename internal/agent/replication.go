@@ -17,11 +17,13 @@ func (p *Prober) Replication(ctx context.Context) (replication.Snapshot, error) 
 	now := time.Now()
 	switch {
 	case err == nil:
-		p.goodRepl, p.goodAt = &s, now
-	case p.goodRepl != nil && keeps(err, p.running(), p.goodAt, now, p.o.BusyGrace):
+		p.goodRepl, p.goodAt, p.goodReplPid = &s, now, p.runningPid()
+	case p.goodRepl != nil && keeps(err, p.same(p.goodReplPid), p.goodAt, now, p.o.BusyGrace):
 		kept := *p.goodRepl // what a busy server last answered
 		kept.Drained = s.Drained
 		return kept, nil
+	default:
+		p.goodRepl = nil
 	}
 	return s, err
 }
