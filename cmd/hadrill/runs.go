@@ -187,7 +187,7 @@ func printSweepColumns(out io.Writer, cols []column, runs []*results.Run) {
 		}
 	}
 	fmt.Fprintln(w)
-	for _, n := range columnThreads(cols) {
+	for _, n := range countsOf(cols, func(c column) []comparePoint { return c.Points }, func(p comparePoint) int { return p.Threads }) {
 		fmt.Fprintf(w, "%d\t", n)
 		for i, c := range cols {
 			pt, ok := pointOf(c.Points, n)
@@ -213,18 +213,19 @@ func printSweepColumns(out io.Writer, cols []column, runs []*results.Run) {
 	}
 }
 
-// columnThreads are every thread count of the columns, in order.
-func columnThreads(cols []column) []int {
-	var threads []int
+// countsOf are every thread (client) count of the columns' points, in
+// order.
+func countsOf[C, P any](cols []C, points func(C) []P, count func(P) int) []int {
+	var out []int
 	for _, c := range cols {
-		for _, pt := range c.Points {
-			if !slices.Contains(threads, pt.Threads) {
-				threads = append(threads, pt.Threads)
+		for _, p := range points(c) {
+			if n := count(p); !slices.Contains(out, n) {
+				out = append(out, n)
 			}
 		}
 	}
-	slices.Sort(threads)
-	return threads
+	slices.Sort(out)
+	return out
 }
 
 // printSweepMethod says how the compared figures were made, and which
@@ -510,7 +511,7 @@ func printTPCCColumns(out io.Writer, cols []tpccColumn, runs []*results.Run) {
 	}
 	fmt.Fprintln(w)
 	var coverage []string
-	for _, n := range tpccClients(cols) {
+	for _, n := range countsOf(cols, func(c tpccColumn) []tpcc.ComparedPoint { return c.Points }, func(p tpcc.ComparedPoint) int { return p.Threads }) {
 		fmt.Fprintf(w, "%d\t", n)
 		for i, c := range cols {
 			fmt.Fprint(w, tpccCells(c, n, i > 0, &coverage))
@@ -525,20 +526,6 @@ func printTPCCColumns(out io.Writer, cols []tpccColumn, runs []*results.Run) {
 		fmt.Fprintln(out, "vs A: the change of the median tpmC against A's; within noise when the two intervals overlap")
 		printRunDifferences(out, runs)
 	}
-}
-
-// tpccClients are every client count of the columns, in order.
-func tpccClients(cols []tpccColumn) []int {
-	var clients []int
-	for _, c := range cols {
-		for _, p := range c.Points {
-			if !slices.Contains(clients, p.Threads) {
-				clients = append(clients, p.Threads)
-			}
-		}
-	}
-	slices.Sort(clients)
-	return clients
 }
 
 // tpccCells are a column's cells at a client count (tab-ended; versus:
