@@ -27,8 +27,8 @@ var kinds = []runKind{
 	{kind: results.CommitLatency, read: readCommits, page: commitsPage},
 	{kind: results.Consistency, read: readCheck, page: checkPage},
 	{kind: results.Drill, read: readDrill, page: drillPage},
-	{kind: results.SemiSyncReceipt, read: readReceipt, page: tablePage},
-	{kind: results.DonorProbe, read: readDonor, page: tablePage},
+	{kind: results.SemiSyncReceipt, read: readProbe("Semi-sync receipt", receiptSays), page: tablePage},
+	{kind: results.DonorProbe, read: readProbe("Donor probe", donorSays), page: tablePage},
 }
 
 // tableKind shows any kind not in kinds.
