@@ -38,8 +38,8 @@ search stopped at its bound) or interrupted, 2 for a history that is not in this
 		Args: args(1, 1, "a history file"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var problems []error
-			if err := modelProblem(model); err != nil {
-				problems = append(problems, err)
+			if why := consistency.ModelProblem(model); why != "" {
+				problems = append(problems, hderr.User("%s", why))
 			}
 			if st, err := os.Stat(a[0]); err != nil {
 				problems = append(problems, hderr.User("FILE: %v", err))
@@ -106,14 +106,6 @@ func checkFile(ctx context.Context, path, model string) (*consistency.Result, er
 	case o := <-done:
 		return o.res, o.err
 	}
-}
-
-// modelProblem refuses a --model that is not one of the checker's models.
-func modelProblem(model string) error {
-	if slices.Contains(consistency.Models, model) {
-		return nil
-	}
-	return hderr.User("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), model)
 }
 
 func printCheck(file string, r *consistency.Result) {

@@ -13,6 +13,14 @@ import (
 // Models a history may be checked against, weakest first.
 var Models = []string{"read-committed", "repeatable-read", "snapshot-isolation", "serializable", "strict-serializable"}
 
+// ModelProblem says what is wrong with a --model ("": it is one of Models).
+func ModelProblem(model string) string {
+	if slices.Contains(Models, model) {
+		return ""
+	}
+	return fmt.Sprintf("--model: expected one of %s, got %q", strings.Join(Models, ", "), model)
+}
+
 // forbidden says whether a model forbids an anomaly type: every model
 // forbids what no database may do (G0, G1a/b/c, garbage, duplicates, an
 // internal inconsistency, incompatible orders); repeatable read adds

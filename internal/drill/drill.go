@@ -457,8 +457,8 @@ func (o Options) workloadProblems() []string {
 	if o.Workload != "" && !slices.Contains(Workloads, o.Workload) { // "": the acknowledged writes alone
 		problems = append(problems, fmt.Sprintf("--workload: expected one of %s, got %q", strings.Join(Workloads, ", "), o.Workload))
 	}
-	if (o.Model != "" || workload.IsHistory(o.Workload)) && !slices.Contains(consistency.Models, o.Model) {
-		problems = append(problems, fmt.Sprintf("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), o.Model))
+	if why := consistency.ModelProblem(o.Model); why != "" && (o.Model != "" || workload.IsHistory(o.Workload)) {
+		problems = append(problems, why)
 	}
 	if o.ReadTarget != "" && !workload.IsHistory(o.Workload) {
 		problems = append(problems, fmt.Sprintf("--read-target: applies to the history workloads (--workload %s), got --workload %s", strings.Join(workload.HistoryWorkloads, ", "), o.Workload))

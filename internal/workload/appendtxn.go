@@ -62,8 +62,8 @@ func (p HistoryParams) Problems() []string {
 	if p.SyncWait < -1 || p.SyncWait > 15 {
 		out = append(out, fmt.Sprintf("--sync-wait: expected -1 (the server's own) or 0 to 15, got %d", p.SyncWait))
 	}
-	if !slices.Contains(consistency.Models, p.Model) {
-		out = append(out, fmt.Sprintf("--model: expected one of %s, got %q", strings.Join(consistency.Models, ", "), p.Model))
+	if why := consistency.ModelProblem(p.Model); why != "" {
+		out = append(out, why)
 	}
 	return out
 }
