@@ -57,7 +57,7 @@ func TestLifecycle(t *testing.T) {
 	// The application user writes over TCP from the client host; every node sees it.
 	e.ok("sql", "db3", "--name", "itlife", "--app", "-e", "CREATE TABLE app.t (id INT PRIMARY KEY); INSERT INTO app.t VALUES (1)")
 	for _, n := range []string{"db1", "db2", "db3"} {
-		if got := e.sql("itlife", n, "SELECT COUNT(*) FROM app.t"); got != "COUNT(*)\n1" {
+		if got := e.sql("itlife", n, "SET SESSION wsrep_sync_wait=1; SELECT COUNT(*) FROM app.t"); got != "COUNT(*)\n1" { // a causal read: another node applies the write a moment later
 			t.Errorf("%s sees %q", n, got)
 		}
 	}
