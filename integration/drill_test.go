@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/lb/haproxy"
 )
 
 type drillResult struct {
@@ -24,6 +26,9 @@ type drillResult struct {
 	Gap            struct {
 		Seconds float64 `json:"seconds"`
 	} `json:"client_gap"`
+	Balancer *struct {
+		Events []struct{ What, Server string }
+	} `json:"load_balancer"`
 	Consistency *struct {
 		Valid          bool
 		OK, Fail, Info int
@@ -75,6 +80,9 @@ client:
 		if !res.Passed || res.LostCount != 0 || !res.ChecksumsAgree || res.WritesAcked == 0 || res.SyncedS == nil {
 			t.Errorf("drill %v: %+v", d, res)
 		}
+		if res.Scenario == "failover" && (res.Balancer == nil || len(res.Balancer.Events) == 0 || res.Balancer.Events[0].What != "down") {
+			t.Errorf("failover: what the load balancer did is not in the drill's result (a writer marked down first): %+v", res.Balancer)
+		}
 		if res.Scenario == "drain" && res.Gap.Seconds > 3 {
 			t.Errorf("a drained writer stopped for maintenance: writes stopped for %.2f s (the load balancer had moved off it)", res.Gap.Seconds)
 		}
@@ -92,6 +100,20 @@ client:
 	}
 	if got := e.states("itdrl"); got != "db1=Synced db2=Synced db3=Synced" {
 		t.Fatalf("after the drills: %s", got)
+	}
+	// what the load balancer logged of the drills, as a failed benchmark step reads it: writers marked down and taken back
+	proxyLog, err := os.ReadFile(filepath.Join(e.home, "labs", "itdrl", "lb", "lb", "proxy.log"))
+	var down, up int
+	for _, ev := range haproxy.Events(proxyLog) {
+		switch {
+		case ev.Proxy == "writes" && ev.What == "down" && ev.Reason != "" && ev.Server != "":
+			down++
+		case ev.Proxy == "writes" && ev.What == "up":
+			up++
+		}
+	}
+	if err != nil || down == 0 || up == 0 {
+		t.Errorf("the load balancer's log after the drills: %d writers marked down, %d taken back (%v)\n%s", down, up, err, proxyLog)
 	}
 	runs := e.ok("runs", "list", "--name", "itdrl").stdout
 	if !strings.Contains(runs, last.RunID) {

@@ -17,6 +17,7 @@ import (
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/lab"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/tpcc"
 )
@@ -239,6 +240,9 @@ func printDrill(out io.Writer, r *drill.Result) {
 	printChaosSteps(out, r)
 	printDrillNotes(out, r)
 	printPhases(out, r.Phases)
+	if b := r.Balancer; b != nil {
+		fmt.Fprintf(out, "  %s\n", lb.Say(b.Name, b.Events, r.FaultAt, "the fault"))
+	}
 	for _, c := range r.Codes {
 		fmt.Fprintf(out, "  error %s: %d writes, %d reads, from %.2f s to %.2f s\n", c.Code, c.Writes, c.Reads, c.First, c.Last)
 	}

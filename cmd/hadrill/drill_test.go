@@ -3,27 +3,35 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
 func sec(v float64) *float64 { return &v }
 
 // TestPrintDrill: a drill's text (golden) as it passed, as it lost writes
-// with its history's anomalies and TPC-C beside it, and as a chaos drill
+// with its history's anomalies and TPC-C beside it (and what its load
+// balancer did), and as a chaos drill
 // with its steps.
 func TestPrintDrill(t *testing.T) {
+	at := time.Date(2026, 11, 29, 8, 0, 3, 0, time.UTC)
 	passed := &drill.Result{RunID: "20261129-080000-aaaa", Scenario: "failover", Cluster: "db", Profile: "durable", Targets: []string{"db1"},
 		WritesPerS: 100, Writes: 1200, WritesAcked: 1190, WritesFailed: 10, Reads: 600, ReadsFailed: 4,
 		Gap: drill.Gap{Seconds: 0.62}, WritesBackS: sec(0.62), ReformedS: sec(0.55), SyncedS: sec(3.1),
 		Codes:          []drill.CodeSpan{{Code: "2013", Writes: 6, Reads: 2, First: 0.01, Last: 0.4}, {Code: "1047", Writes: 4, Reads: 2, First: 0.2, Last: 0.6}},
 		Phases:         []drill.Phase{{Name: "before", Seconds: 3, AckedPerS: 100, P50Ms: 1.2, P99Ms: 4}, {Name: "during", Seconds: 3.1, AckedPerS: 96.8, Failed: 10, P50Ms: 1.5, P99Ms: 9}},
 		Audit:          []drill.NodeAudit{{Node: "db1", State: drill.NodeVerified, Checked: 1190}, {Node: "db2", State: drill.NodeVerified, Checked: 1190}},
-		ChecksumsAgree: true, Verdict: drill.VerdictPassed, Passed: true}
+		ChecksumsAgree: true, Verdict: drill.VerdictPassed, Passed: true, FaultAt: at,
+		Balancer: &drill.BalancerLog{Name: "lb", Events: []lb.Event{
+			{At: at.Add(300 * time.Millisecond), Instance: "lb", Proxy: "writes", Server: "db1", What: "down", Reason: "Layer4 connection problem, info: \"Connection refused\"", Sessions: 5},
+			{At: at.Add(300 * time.Millisecond), Instance: "lb", Proxy: "reads", Server: "db1", What: "down", Reason: "Layer4 connection problem, info: \"Connection refused\""},
+			{At: at.Add(2900 * time.Millisecond), Instance: "lb", Proxy: "writes", Server: "db1", What: "up", Reason: "Layer7 check passed, code: 200"}}}}
 	lost := &drill.Result{RunID: "20261129-090000-bbbb", Scenario: "partition", Cluster: "db", Profile: "relaxed", Targets: []string{"db3"},
 		WritesPerS: 100, Writes: 3000, WritesAcked: 2900, Gap: drill.Gap{Seconds: 9.5, Open: true},
 		Audit:     []drill.NodeAudit{{Node: "db1", State: drill.NodeMissing, Checked: 2900, Missing: []int64{7, 8}, Reason: "its server restarted with innodb_flush_log_at_trx_commit=2"}, {Node: "db3", State: drill.NodeLagging, Checked: 2900, Missing: []int64{9}, Reason: "its applier is 3 s behind"}},

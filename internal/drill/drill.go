@@ -13,6 +13,7 @@ import (
 	"github.com/hadrill/hadrill/internal/drill/schedule"
 
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -72,23 +73,25 @@ const (
 
 // Result is what a drill found; it is the run's results in the store.
 type Result struct {
-	RunID        string   `json:"run_id"`
-	Scenario     string   `json:"scenario"`
-	Cluster      string   `json:"cluster"`
-	Profile      string   `json:"profile"`
-	Targets      []string `json:"targets"`
-	Crash        bool     `json:"crash,omitempty"` // the targets' hosts crashed (every process, NICs down)
-	Fault        string   `json:"fault,omitempty"` // the fault drill's fault, as `hadrill fault` takes it
-	WritesPerS   int      `json:"writes_per_s"`
-	Writes       int      `json:"writes"`
-	WritesAcked  int      `json:"writes_acked"`
-	WritesFailed int      `json:"writes_failed"`
-	Reads        int      `json:"reads"`
-	ReadsFailed  int      `json:"reads_failed"`
-	Gap          Gap      `json:"client_gap"`
-	WritesBackS  *float64 `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
-	ReformedS    *float64 `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component; a primary cluster: another node takes writes)
-	SyncedS      *float64 `json:"synced_s"`             // fault → every node Synced in one primary component again (a primary cluster: one writer, every other node replicating from it or fenced)
+	RunID    string   `json:"run_id"`
+	Scenario string   `json:"scenario"`
+	Cluster  string   `json:"cluster"`
+	Profile  string   `json:"profile"`
+	Targets  []string `json:"targets"`
+	Crash    bool     `json:"crash,omitempty"` // the targets' hosts crashed (every process, NICs down)
+	// FaultAt is when the fault was injected (zero: it was not).
+	FaultAt      time.Time `json:"fault_at,omitzero"`
+	Fault        string    `json:"fault,omitempty"` // the fault drill's fault, as `hadrill fault` takes it
+	WritesPerS   int       `json:"writes_per_s"`
+	Writes       int       `json:"writes"`
+	WritesAcked  int       `json:"writes_acked"`
+	WritesFailed int       `json:"writes_failed"`
+	Reads        int       `json:"reads"`
+	ReadsFailed  int       `json:"reads_failed"`
+	Gap          Gap       `json:"client_gap"`
+	WritesBackS  *float64  `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
+	ReformedS    *float64  `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component; a primary cluster: another node takes writes)
+	SyncedS      *float64  `json:"synced_s"`             // fault → every node Synced in one primary component again (a primary cluster: one writer, every other node replicating from it or fenced)
 	// TakeoverS: a load balancer pair's drill, fault → the other host
 	// holding the virtual IP (nil: it never did within LBTakeover).
 	TakeoverS *float64 `json:"takeover_s,omitempty"`
@@ -115,7 +118,11 @@ type Result struct {
 	// Phases are the writes before the fault, during it (until whole
 	// again) and after: rate, failures, latency; what the fault cost the
 	// clients beyond the gap (a donor's desync, a WAN's round trips).
-	Phases          []Phase                      `json:"phases,omitempty"`
+	Phases []Phase `json:"phases,omitempty"`
+	// Balancer is what the load balancer logged from a second before the
+	// fault to the end: the servers it marked down (why, and the sessions
+	// it shut) and took back, when its writes had no server.
+	Balancer        *BalancerLog                 `json:"load_balancer,omitempty"`
 	Audit           []NodeAudit                  `json:"audit"`             // per node: verified, missing or unverified
 	Lost            map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it was read and found to lack
 	LostCount       int                          `json:"lost_count"`
@@ -147,6 +154,12 @@ type Result struct {
 	// schedule.json), Applied its steps as applied.
 	Schedule *schedule.Schedule `json:"schedule,omitempty"`
 	Applied  []Applied          `json:"applied,omitempty"`
+}
+
+// BalancerLog is a load balancer's events during a drill.
+type BalancerLog struct {
+	Name   string     `json:"name"`
+	Events []lb.Event `json:"events"`
 }
 
 type drill struct {

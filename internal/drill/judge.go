@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -39,6 +40,13 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	}
 	r.Codes = Codes(ops, start)
 	r.Phases = Phases(ops, start, d.faultAt, d.wholeAt, end)
+	r.FaultAt = d.faultAt
+	if d.lb != nil && !d.faultAt.IsZero() {
+		b := lb.Balancer{LB: d.lb, Plan: d.l.Plan(), Hosts: d.l.Host}
+		if ev := b.Events(ctx, d.faultAt.Add(-time.Second), end); len(ev) > 0 {
+			r.Balancer = &BalancerLog{Name: d.lb.Name, Events: ev}
+		}
+	}
 	if !d.faultAt.IsZero() {
 		r.Gap = ClientGap(ops, d.faultAt)
 		if !r.Gap.Open && !r.Gap.To.IsZero() {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/lb"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
@@ -79,15 +80,16 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 			step++
 			progress(s.Log, step, steps, t0, fmt.Sprintf("%s, %d threads, run %d/%d", s.Params.Workload, threads, r, s.Params.Runs))
 			if w := sysbench.WarmupArgv(s.Params, t, threads); w != nil {
+				warm := time.Now()
 				if _, err := runOnce(ctx, l, w, filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r))); err != nil && ctx.Err() == nil {
-					return nil, fmt.Errorf("warm-up: %w", err)
+					return nil, fmt.Errorf("warm-up: %w", withBalancers(ctx, l, err, warm))
 				}
 			}
 			began := time.Now()
 			res, err := runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
-				return nil, err
+				return nil, withBalancers(ctx, l, err, began)
 			}
 			if err == nil || len(res.Intervals) > 0 {
 				runs[threads] = append(runs[threads], res)
@@ -254,4 +256,22 @@ func tail(b []byte) string {
 		b = b[len(b)-600:]
 	}
 	return string(bytes.TrimSpace(b))
+}
+
+// withBalancers adds to a failed step's error what the lab's load
+// balancers did while it ran (a server marked down and its sessions shut
+// is what a client sees as a lost connection).
+func withBalancers(ctx context.Context, l Lab, err error, began time.Time) error {
+	p := l.Plan()
+	var said []string
+	for i := range p.LoadBalancers {
+		b := lb.Balancer{LB: &p.LoadBalancers[i], Plan: p, Hosts: l.Host}
+		if s := lb.Say(b.LB.Name, b.Events(context.WithoutCancel(ctx), began.Add(-time.Second), time.Now()), began, "its start"); s != "" {
+			said = append(said, s)
+		}
+	}
+	if len(said) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w\nwhile it ran, %s", err, strings.Join(said, "\n"))
 }

@@ -97,15 +97,16 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 			step++
 			progress(s.Log, step, steps, t0, fmt.Sprintf("TPC-C, %d warehouse(s), %d clients, run %d/%d", s.Params.Warehouses, threads, r, s.Params.Runs))
 			if s.Params.Warmup > 0 {
+				warm := time.Now()
 				if _, err := runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Warmup, "run"), filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r))); err != nil && ctx.Err() == nil {
-					return nil, fmt.Errorf("warm-up: %w", err)
+					return nil, fmt.Errorf("warm-up: %w", withBalancers(ctx, l, err, warm))
 				}
 			}
 			began := time.Now()
 			res, err := runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Time, "run"), filepath.Join(dir, fmt.Sprintf("go-tpc-%d-%d.out", threads, r)))
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
-				return nil, err
+				return nil, withBalancers(ctx, l, err, began)
 			}
 			if err == nil {
 				runs[threads] = append(runs[threads], res)

@@ -60,3 +60,6 @@ func (Kind) Servers(ctx context.Context, dial proxy.Dial, in *plan.LBInstance) (
 
 // Alive says whether the HAProxy behind socket answers.
 func (Kind) Alive(ctx context.Context, socket string) error { return Alive(ctx, socket) }
+
+// Events are the servers an instance's log says it marked down or up.
+func (Kind) Events(log []byte) []proxy.Event { return Events(log) }

@@ -9,6 +9,7 @@ package proxy
 import (
 	"context"
 	"net"
+	"time"
 
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
@@ -47,4 +48,27 @@ type Kind interface {
 	// Alive says whether the proxy behind an admin socket answers (a
 	// pair's keepalived checks it).
 	Alive(ctx context.Context, socket string) error
+	// Events are the changes an instance's log file (its LogFile) holds
+	// of where it sends connections, in order (pure).
+	Events(log []byte) []Event
 }
+
+// Event is a change the proxy logged in where it sends connections: a
+// server taken out ("down"), taken back ("up"), or a group of servers
+// left with none ("no server").
+type Event struct {
+	At       time.Time `json:"at"`
+	Instance string    `json:"instance,omitempty"` // the host of the instance that logged it (set by its reader)
+	Proxy    string    `json:"proxy"`              // the group: "writes", "reads"
+	Server   string    `json:"server,omitempty"`
+	What     string    `json:"what"`               // down, up, no server
+	Reason   string    `json:"reason,omitempty"`   // as the proxy gave it
+	Sessions int       `json:"sessions,omitempty"` // a server marked down: the sessions it had (shut with it)
+}
+
+// Event kinds.
+const (
+	Down     = "down"
+	Up       = "up"
+	NoServer = "no server"
+)

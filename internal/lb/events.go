@@ -1,0 +1,74 @@
+package lb
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/lb/proxy"
+)
+
+// Event is a change a load balancer's proxy logged in where it sends
+// connections.
+type Event = proxy.Event
+
+// Events are the changes every instance of the load balancer logged
+// between from and to (inclusive), in time order; an instance whose log
+// cannot be read is skipped.
+func (b Balancer) Events(ctx context.Context, from, to time.Time) []Event {
+	var out []Event
+	for i := range b.LB.Instances {
+		in := &b.LB.Instances[i]
+		log, err := b.Hosts(in.Host).ReadFile(ctx, in.LogFile)
+		if err != nil {
+			continue
+		}
+		for _, e := range KindOf(b.LB).Events(log) {
+			if !e.At.Before(from) && !e.At.After(to) {
+				e.Instance = in.Host
+				out = append(out, e)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Event) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// maxSaid is how many events Say lists before it counts the rest.
+const maxSaid = 8
+
+// Say tells a load balancer's events as a sentence, their times from
+// since (which origin names: "the fault"), or "" when there are none:
+// which server it marked down and why, the sessions it shut with it, and
+// which it took back.
+func Say(name string, events []Event, since time.Time, origin string) string {
+	if len(events) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, e := range events {
+		if i == maxSaid {
+			parts = append(parts, fmt.Sprintf("and %d more", len(events)-maxSaid))
+			break
+		}
+		at := fmt.Sprintf("at +%.1f s", e.At.Sub(since).Seconds())
+		switch e.What {
+		case proxy.Down:
+			s := fmt.Sprintf("%s marked %s down %s", e.Proxy, e.Server, at)
+			if e.Reason != "" {
+				s += " (" + e.Reason + ")"
+			}
+			if e.Sessions > 0 {
+				s += fmt.Sprintf(", shutting its %d sessions", e.Sessions)
+			}
+			parts = append(parts, s)
+		case proxy.Up:
+			parts = append(parts, fmt.Sprintf("%s took %s back %s", e.Proxy, e.Server, at))
+		default:
+			parts = append(parts, fmt.Sprintf("%s had no server %s", e.Proxy, at))
+		}
+	}
+	return fmt.Sprintf("load balancer %s (times from %s): %s", name, origin, strings.Join(parts, "; "))
+}
