@@ -86,13 +86,10 @@ own host list (it spreads its connections over them: no load balancer). Results 
 	return c
 }
 
-// progressLog is stderr, or nothing with --output json.
-func (cli *app) progressLog() io.Writer {
-	if cli.output == "json" {
-		return io.Discard
-	}
-	return os.Stderr
-}
+// progressLog is stderr, also with --output json (which is stdout's
+// alone): a study or a sweep runs for minutes to hours, and says where it
+// is every step.
+func (cli *app) progressLog() io.Writer { return os.Stderr }
 
 func printSweep(out io.Writer, o *workload.Outcome) {
 	fmt.Fprintf(out, "run %s (target %s)%s\n", o.RunID, o.Target, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
