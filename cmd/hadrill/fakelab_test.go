@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/golden"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provision"
@@ -75,4 +76,30 @@ func TestStoppedLab(t *testing.T) {
 	if left := entries(t, filepath.Join(home, "labs")); len(left) > 0 {
 		t.Errorf("down left %v", left)
 	}
+}
+
+// TestFaultLog: the faults recorded on a lab, as `fault log` lists them in
+// text and JSON (golden; times in UTC).
+func TestFaultLog(t *testing.T) {
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.UTC
+	home := t.TempDir()
+	p := stoppedLab(t, home, "galera3", "fl")
+	at := time.Date(2026, 11, 29, 8, 10, 0, 0, time.UTC)
+	for _, r := range []fault.Record{
+		{At: at, Fault: fault.Kill, Targets: []string{"db1"}},
+		{At: at.Add(20 * time.Second), Fault: fault.Partition, Targets: []string{"db3"}, From: []string{"db1", "db2"}},
+		{At: at.Add(45 * time.Second), Fault: fault.Delay, Targets: []string{"db2"}, Value: "50ms"},
+		{At: at.Add(time.Minute), Fault: fault.Heal},
+	} {
+		if err := fault.Log(p.FaultLog).Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out strings.Builder
+	for _, args := range [][]string{{"fault", "log"}, {"fault", "log", "-o", "json"}} {
+		stdout, stderr, code := run(t, &app{facts: fixedFacts}, append([]string{"--home", home, "--name", "fl"}, args...)...)
+		fmt.Fprintf(&out, "$ hadrill %s\n%s%sexit %d\n\n", strings.Join(args, " "), stdout, stderr, code)
+	}
+	golden.Check(t, "fault-log.txt", []byte(out.String()))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,6 +96,11 @@ func (cli *app) faultLogCmd() *cobra.Command {
 			if recs == nil {
 				recs = []fault.Record{} // JSON: an empty list, not null
 			}
+			for i := range recs {
+				if recs[i].Targets == nil { // a heal's: none
+					recs[i].Targets = []string{}
+				}
+			}
 			return cli.emit(recs, func() {
 				if len(recs) == 0 {
 					fmt.Printf("no faults injected into lab %s\n", l.Plan().Lab)
@@ -102,7 +108,7 @@ func (cli *app) faultLogCmd() *cobra.Command {
 				for _, r := range recs {
 					fmt.Printf("%s  %s", r.At.Local().Format("2006-01-02 15:04:05.000"), r.Label())
 					if len(r.From) > 0 {
-						fmt.Printf(" from %v", r.From)
+						fmt.Printf(" from %s", strings.Join(r.From, ","))
 					}
 					fmt.Println()
 				}
