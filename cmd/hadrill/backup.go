@@ -90,7 +90,7 @@ func printBackups(out io.Writer, bs []backup.Info, archive []*backup.ArchiveEnd,
 	}
 	for _, a := range archive {
 		fmt.Fprintf(out, "cluster %s: last recoverable %s (%s ago; archive of %s, at %s)\n", a.Cluster,
-			a.Last.Format(time.DateTime), now.Sub(a.Last).Round(time.Second), a.Node, a.Pos)
+			a.Last.Local().Format(time.DateTime), now.Sub(a.Last).Round(time.Second), a.Node, a.Pos)
 	}
 }
 

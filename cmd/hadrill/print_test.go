@@ -3,7 +3,10 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hadrill/hadrill/internal/backup"
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/golden"
 	"github.com/hadrill/hadrill/internal/netem"
 	"github.com/hadrill/hadrill/internal/workload"
@@ -15,7 +18,8 @@ import (
 // TestPrintTables: the text of a slap sweep, a WAN check, a sysbench sweep
 // (interrupted, a point partial) and a TPC-C run (golden); of the WAN check:
 // a link on target, one off it on a busy machine, one on top of remote
-// machines' own round trip, and one broken with nothing measured.
+// machines' own round trip, and one broken with nothing measured; a
+// backup list with its archive's last recoverable time, and one empty.
 func TestPrintTables(t *testing.T) {
 	var out strings.Builder
 	printSlap(&out, &workload.SlapOutcome{RunID: "20261129-080000-aaaa", Target: "lb", Results: []slap.Point{
@@ -36,5 +40,15 @@ func TestPrintTables(t *testing.T) {
 	printTPCC(&out, &workload.TPCCOutcome{RunID: "20261129-100000-cccc", Target: "lb", Warehouses: 1,
 		Results: []tpcc.Point{tpccPoint(2, 11000, 11500, 12000), tpccPoint(4, 12700)}, Costs: map[int]workload.Cost{2: {CPUms: 2.85, Known: true}},
 		Check: &workload.TPCCCheck{Failures: []string{"condition 3.3.2.1 failed on warehouse 1"}}})
+	out.WriteString("\n")
+	defer func(l *time.Location) { time.Local = l }(time.Local)
+	time.Local = time.UTC
+	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	printBackups(&out, []backup.Info{
+		{ID: "20261129-080000-db2", Node: "db2", Cluster: "db", Finished: now.Add(-time.Hour), Bytes: 48_300_000, BinlogInfo: mariadb.BinlogInfo{GTID: "1-1-1200"}},
+		{ID: "20261129-083000-db3", Node: "db3", Cluster: "db", Finished: now.Add(-30 * time.Minute), Bytes: 51_000_000, BinlogInfo: mariadb.BinlogInfo{GTID: "1-1-5400"}}},
+		[]*backup.ArchiveEnd{{Cluster: "db", Node: "db1", Last: now.Add(-1500 * time.Millisecond), Pos: "1-1-9001"}}, now)
+	out.WriteString("\n")
+	printBackups(&out, nil, nil, now)
 	golden.Check(t, "tables.txt", []byte(out.String()))
 }
