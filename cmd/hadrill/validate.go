@@ -47,7 +47,11 @@ func (cli *app) validateCmd() *cobra.Command {
 			for _, c := range s.Clusters {
 				nodes += c.NodeCount()
 			}
-			return cli.emit(map[string]any{"file": a[0], "valid": true, "spec": s}, func() {
+			fields, err := spec.Fields(s)
+			if err != nil {
+				return err
+			}
+			return cli.emit(map[string]any{"file": a[0], "valid": true, "spec": fields}, func() {
 				fmt.Printf("%s: valid (%d cluster(s), %d node(s), %d load balancer(s))\n", a[0], len(s.Clusters), nodes, len(s.LoadBalancers))
 				if inv != "" {
 					fmt.Printf("%s: every host of the spec is there (hadrill preflight connects and checks them)\n", inv)
@@ -132,7 +136,11 @@ func (cli *app) presetsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return cli.emit(s, func() { fmt.Print(string(src)) })
+				fields, err := spec.Fields(s)
+				if err != nil {
+					return err
+				}
+				return cli.emit(fields, func() { fmt.Print(string(src)) })
 			},
 		})
 	return c

@@ -271,3 +271,18 @@ func kindName(t reflect.Type) string {
 	}
 	return t.String()
 }
+
+// Fields is the spec as its file names it (the YAML keys, a field left at
+// its zero value left out), for printing as JSON: the Go names the spec
+// is stored under (a lab's plan) are not the ones a user writes.
+func Fields(s *Spec) (map[string]any, error) {
+	b, err := yaml.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	if err := yaml.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
