@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -60,7 +61,7 @@ Results go to the run store (hadrill runs list), with each disk's IOPS per secon
 			if err != nil {
 				return err
 			}
-			if err := cli.emit(out, func() { printDisk(out) }); err != nil {
+			if err := cli.emit(out, func() { printDisk(os.Stdout, out) }); err != nil {
 				return err
 			}
 			return interrupted(out.Interrupted, out.RunID)
@@ -125,9 +126,9 @@ func chooseVolumes(p *plan.Plan, names []string) ([]plan.NodeVolume, []string) {
 	return out, problems
 }
 
-func printDisk(o *workload.DiskOutcome) {
-	fmt.Printf("run %s%s\n", o.RunID, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+func printDisk(out io.Writer, o *workload.DiskOutcome) {
+	fmt.Fprintf(out, "run %s%s\n", o.RunID, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "node\tvolume\ttest\tIOPS\tMB/s\tp50 ms\tp99 ms\tseconds\tclass promises\t")
 	for _, r := range o.Results {
 		promise := "-"

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -57,7 +59,7 @@ reported at once (exit 2).`,
 			if err != nil {
 				return err
 			}
-			if err := cli.emit(rep, func() { printPreflight(rep) }); err != nil {
+			if err := cli.emit(rep, func() { printPreflight(os.Stdout, os.Stderr, rep) }); err != nil {
 				return err
 			}
 			return hderr.Users(rep.Problems())
@@ -117,8 +119,10 @@ func loadInventory(file string) (*inventory.Resolved, error) {
 	return r, prefix(file, err)
 }
 
-func printPreflight(rep *preflight.Report) {
-	fmt.Printf("preflight of %d host(s) (inventory %s)\n", len(rep.Hosts), rep.Inventory)
+// printPreflight writes each host's verdict and facts to out, its
+// warnings to warn.
+func printPreflight(out, warn io.Writer, rep *preflight.Report) {
+	fmt.Fprintf(out, "preflight of %d host(s) (inventory %s)\n", len(rep.Hosts), rep.Inventory)
 	for _, h := range rep.Hosts {
 		verdict := "ok"
 		if n := len(h.Problems); n > 0 {
@@ -129,14 +133,14 @@ func printPreflight(rep *preflight.Report) {
 			detail = fmt.Sprintf("%s %s, %d CPU(s), %.1f GiB, %.1f GiB free, clock %+.0f ms (±%.0f)", f.OS, f.Arch, f.CPUs, float64(f.MemBytes)/(1<<30),
 				float64(f.FreeBytes)/(1<<30), float64(f.Skew)/float64(time.Millisecond), float64(f.SkewError)/float64(time.Millisecond))
 		}
-		fmt.Printf("  %-8s %-28s %-16s %-13s %s\n", h.Name, h.Target, strings.Join(h.Need.Roles, ","), verdict, detail)
+		fmt.Fprintf(out, "  %-8s %-28s %-16s %-13s %s\n", h.Name, h.Target, strings.Join(h.Need.Roles, ","), verdict, detail)
 		if len(h.Installed) > 0 {
-			fmt.Printf("  %-8s installed %s\n", h.Name, strings.Join(h.Installed, " "))
+			fmt.Fprintf(out, "  %-8s installed %s\n", h.Name, strings.Join(h.Installed, " "))
 		}
 	}
 	for _, h := range rep.Hosts {
 		for _, w := range h.Warnings {
-			warnf("warning: %s", w)
+			fmt.Fprintf(warn, "warning: %s\n", w)
 		}
 	}
 }

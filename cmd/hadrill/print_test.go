@@ -9,7 +9,9 @@ import (
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/golden"
 	"github.com/hadrill/hadrill/internal/netem"
+	"github.com/hadrill/hadrill/internal/preflight"
 	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/fio"
 	"github.com/hadrill/hadrill/internal/workload/slap"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 	"github.com/hadrill/hadrill/internal/workload/tpcc"
@@ -19,7 +21,9 @@ import (
 // (interrupted, a point partial) and a TPC-C run (golden); of the WAN check:
 // a link on target, one off it on a busy machine, one on top of remote
 // machines' own round trip, and one broken with nothing measured; a
-// backup list with its archive's last recoverable time, and one empty.
+// backup list with its archive's last recoverable time, and one empty; a
+// disk benchmark against each kind of promise; a preflight of a host
+// ready (with a warning) and one not reached.
 func TestPrintTables(t *testing.T) {
 	var out strings.Builder
 	printSlap(&out, &workload.SlapOutcome{RunID: "20261129-080000-aaaa", Target: "lb", Results: []slap.Point{
@@ -50,5 +54,20 @@ func TestPrintTables(t *testing.T) {
 		[]*backup.ArchiveEnd{{Cluster: "db", Node: "db1", Last: now.Add(-1500 * time.Millisecond), Pos: "1-1-9001"}}, now)
 	out.WriteString("\n")
 	printBackups(&out, nil, nil, now)
+	out.WriteString("\n")
+	printDisk(&out, &workload.DiskOutcome{RunID: "20261129-110000-dddd", Interrupted: true, Results: []workload.DiskResult{
+		{Node: "db1", Volume: "data", Result: fio.Result{Test: "randwrite16k", IOPS: 502, MBps: 7.8, P50Ms: 31.5, P99Ms: 42.1, Seconds: 10}, Runs: 3, TargetIOPS: 500},
+		{Node: "db1", Volume: "data", Result: fio.Result{Test: "seqwrite1m", IOPS: 58, MBps: 58.7, P50Ms: 16.9, P99Ms: 20.2, Seconds: 10}, Runs: 3, TargetMBps: 60},
+		{Node: "db1", Volume: "data", Result: fio.Result{Test: "lat4k", IOPS: 430, MBps: 1.7, P50Ms: 2.3, P99Ms: 3.1, Seconds: 10}, Runs: 3, TargetMs: 2},
+		{Node: "db2", Volume: "os", Result: fio.Result{Test: "file1g", MBps: 55, Seconds: 18.6}, Runs: 1, TargetSecs: 17.9},
+		{Node: "db2", Volume: "tmp", Result: fio.Result{Test: "randread4k", IOPS: 91000, MBps: 355, P50Ms: 0.02, P99Ms: 0.05, Seconds: 10}, Runs: 1}}})
+	out.WriteString("\n")
+	var warn strings.Builder
+	printPreflight(&out, &warn, &preflight.Report{Inventory: "hosts.yaml", Hosts: []preflight.HostReport{
+		{Name: "db1", Target: "root@198.18.5.11:22", Need: preflight.Need{Roles: []string{"db"}}, Reached: true, Installed: []string{"galera-4", "mariadb-server"},
+			Facts: &preflight.Facts{OS: "debian 12", Arch: "x86_64", CPUs: 2, MemBytes: 8 << 30, FreeBytes: 40 << 30, Skew: 3 * time.Millisecond, SkewError: time.Millisecond},
+			Warnings: []string{"db1: its clock is 3 ms ahead of this computer's"}},
+		{Name: "lb", Target: "root@198.18.5.101:22", Need: preflight.Need{Roles: []string{"lb", "client"}}, Problems: []string{"lb: cannot connect: connection refused"}}}})
+	out.WriteString("(warnings)\n" + warn.String())
 	golden.Check(t, "tables.txt", []byte(out.String()))
 }
