@@ -12,7 +12,7 @@ DEBS       := $(shell sed -e 's/\#.*//' internal/preflight/packages.txt | awk 'N
 GOTPC_VERSION := $(shell sed -n 's/^const Version = "\(.*\)"/\1/p' internal/workload/tpcc/tpcc.go)
 GOFILES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum $(shell find internal -name '*.yaml' -o -name '*.tmpl' -o -name '*.cnf')
 
-.PHONY: all build deps debs gomods test lint-and-build unit lint unit-tests fuzz integration bench studies demo clean
+.PHONY: all build deps debs gomods test modules-and-build checks-beside unit lint unit-tests fuzz integration bench studies demo clean
 
 all: build
 
@@ -37,17 +37,25 @@ gomods:
 	@# go-tpc (TPC-C, hadrill bench tpcc) beside hadrill, built from its Go module at the version internal/workload/tpcc names
 	@test -x bin/go-tpc || { echo "installing go-tpc $(GOTPC_VERSION)"; GOBIN=$(CURDIR)/bin $(GO) install github.com/pingcap/go-tpc/cmd/go-tpc@$(GOTPC_VERSION); }
 
-# The packages install while the Go code is fetched, built and vetted (neither needs the other: on a
-# fresh machine that halves the time before the first test); the tests start once both are done, since
-# some unit tests drive fio and iptables.
+# The packages install while the Go code is fetched and built (neither needs the other: on a fresh
+# machine that halves the time before the first test); the unit tests start once both are done, since
+# some drive fio and iptables. The vetting and the fuzzing, which time nothing, run at the lowest CPU
+# priority beside the integration tests, whose labs mostly wait (they took a third of make test before
+# them); what they print is kept in test-logs/checks.log and shown when they fail.
 test:
-	@$(MAKE) --no-print-directory -j2 --output-sync=target debs lint-and-build
-	@$(MAKE) --no-print-directory unit-tests fuzz integration
+	@$(MAKE) --no-print-directory -j2 --output-sync=target debs modules-and-build
+	@$(MAKE) --no-print-directory unit-tests
+	@$(MAKE) --no-print-directory -j2 integration checks-beside
 
-lint-and-build:
+modules-and-build:
 	@$(MAKE) --no-print-directory gomods
 	@$(MAKE) --no-print-directory build
-	@$(MAKE) --no-print-directory lint
+
+checks-beside:
+	@mkdir -p test-logs
+	@if nice -n 19 $(MAKE) --no-print-directory lint fuzz > test-logs/checks.log 2>&1; \
+	then echo "lint and fuzzing passed (beside the integration tests; test-logs/checks.log)"; \
+	else cat test-logs/checks.log; echo "lint or fuzzing FAILED (above; test-logs/checks.log)" >&2; exit 1; fi
 
 # staticcheck with every check, pinned (fetched through the module proxy like every Go dependency).
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
