@@ -8,6 +8,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/chart"
 	"github.com/hadrill/hadrill/internal/drill"
+	"github.com/hadrill/hadrill/internal/lb/proxy"
 	"github.com/hadrill/hadrill/internal/results"
 )
 
@@ -29,14 +30,34 @@ func (p *drillPart) title(r *Run) string {
 	return fmt.Sprintf("drill %s, lab %s", p.Result.Scenario, r.Lab)
 }
 
-// markers are the drill's faults, and its history's first anomaly.
+// markers are the drill's faults, its history's first anomaly, and the
+// load balancer's first changes to where writes go (a writer marked down,
+// taken back, none left).
 func (p *drillPart) markers(r *Run) []chart.Marker {
 	out := markers(r.Run)
 	if a := p.Result.FirstAnomaly; a != nil {
 		out = append(out, chart.Marker{X: a.At.Sub(r.Started).Seconds(), Label: "first " + a.Type})
 	}
+	if b := p.Result.Balancer; b != nil {
+		n := 0
+		for _, e := range b.Events {
+			if e.Proxy != "writes" || n == maxBalancerMarks {
+				continue
+			}
+			n++
+			label := map[string]string{proxy.Down: "lb: " + e.Server + " down", proxy.Up: "lb: " + e.Server + " back"}[e.What]
+			if label == "" {
+				label = "lb: no writer"
+			}
+			out = append(out, chart.Marker{X: e.At.Sub(r.Started).Seconds(), Label: label})
+		}
+	}
 	return out
 }
+
+// maxBalancerMarks is how many of the load balancer's changes a drill's
+// chart marks (a chaos drill's hours would hide the faults).
+const maxBalancerMarks = 6
 
 func (p *drillPart) charts(r *Run, label string) []chart.Chart {
 	if len(p.Timeline) == 0 {

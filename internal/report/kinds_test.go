@@ -14,6 +14,7 @@ import (
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/fault"
 	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/lb/proxy"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
@@ -56,7 +57,11 @@ func everyKind(t *testing.T) (string, []string) {
 		Check: &consistency.Result{Valid: true, Model: "serializable", Ops: 40, OK: 18, Fail: 1, Info: 1, Anomalies: []consistency.Anomaly{}}})
 	synced := 3.2
 	d := save(results.Drill, map[string]any{"scenario": "failover"}, drill.Result{Scenario: "failover", Cluster: "db", Profile: "durable", Targets: []string{"db1"},
-		WritesPerS: 100, Writes: 3000, WritesAcked: 2990, Gap: drill.Gap{Seconds: 0.6}, ChecksumsAgree: true, SyncedS: &synced, Passed: true},
+		WritesPerS: 100, Writes: 3000, WritesAcked: 2990, Gap: drill.Gap{Seconds: 0.6}, ChecksumsAgree: true, SyncedS: &synced, Passed: true,
+		FaultAt: at.Add(10 * time.Second), Balancer: &drill.BalancerLog{Name: "lb", Events: []proxy.Event{
+			{At: at.Add(10300 * time.Millisecond), Proxy: "writes", Server: "db1", What: proxy.Down, Reason: "Layer4 connection problem"},
+			{At: at.Add(10300 * time.Millisecond), Proxy: "reads", Server: "db1", What: proxy.Down, Reason: "Layer4 connection problem"},
+			{At: at.Add(21 * time.Second), Proxy: "writes", Server: "db1", What: proxy.Up}}}},
 		fault.Record{At: at.Add(10 * time.Second), Fault: fault.Kill, Targets: []string{"db1"}}, fault.Record{At: at.Add(20 * time.Second), Fault: fault.Restart, Targets: []string{"db1"}})
 	rows := [][]string{{"1.0", "100", "0", "50", "0", ""}, {"2.0", "40", "10", "50", "1", "1213:10"}, {"3.0", "100", "0", "50", "0", ""}}
 	if err := results.WriteCSV(home, d, drill.TimelineFile, drill.TimelineHeader, rows); err != nil {
