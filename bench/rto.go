@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/hadrill/hadrill/internal/drill"
+	balancer "github.com/hadrill/hadrill/internal/lb"
 	"time"
 )
 
@@ -75,6 +78,8 @@ func rto(bin string, runs int) {
 					WritesAcked int                       `json:"writes_acked"`
 					Fenced      map[string]string         `json:"fenced"`
 					Passed      bool                      `json:"passed"`
+					FaultAt     time.Time                 `json:"fault_at"`
+					Balancer    *drill.BalancerLog        `json:"load_balancer"`
 				}
 				r := rows[v.name+" "+f]
 				out, err := runAllowFail(bin, args...)
@@ -98,6 +103,9 @@ func rto(bin string, runs int) {
 				}
 				fmt.Fprintf(os.Stderr, "failover %s (%s) %d/%d: gap %.3fs, %d acknowledged, %d lost, fenced %v\n", v.name, f, i, runs, res.Gap.Seconds,
 					res.WritesAcked, res.LostCount, res.Fenced)
+				if b := res.Balancer; b != nil && res.Gap.Seconds > 2 { // what the load balancer did, for a trial past the target
+					fmt.Fprintf(os.Stderr, "  %s\n", balancer.Say(b.Name, b.Events, res.FaultAt, "the fault"))
+				}
 				if res.Gap.Seconds > 2 && !strings.HasPrefix(v.name, "galera") { // what the keeper did, for a trial past the target
 					b, _ := os.ReadFile(filepath.Join(homes[v.name], "labs", fmt.Sprintf("bdrto%d", j), "keeper.log"))
 					lines := strings.Split(strings.TrimSpace(string(b)), "\n")
