@@ -126,6 +126,15 @@ func chooseVolumes(p *plan.Plan, names []string) ([]plan.NodeVolume, []string) {
 	return out, problems
 }
 
+// figure is a test's figure, or "-" where the test does not measure it
+// (file1g: neither operations nor their latency, only its time).
+func figure(v float64, format string) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
+}
+
 func printDisk(out io.Writer, o *workload.DiskOutcome) {
 	fmt.Fprintf(out, "run %s%s\n", o.RunID, map[bool]string{true: " — interrupted: partial results", false: ""}[o.Interrupted])
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
@@ -142,7 +151,8 @@ func printDisk(out io.Writer, o *workload.DiskOutcome) {
 		case r.TargetSecs > 0:
 			promise = fmt.Sprintf("%.1f s (%.2f×)", r.TargetSecs, r.Seconds/r.TargetSecs)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.0f\t%.1f\t%.2f\t%.2f\t%.1f\t%s\t\n", r.Node, r.Volume, r.Test, r.IOPS, r.MBps, r.P50Ms, r.P99Ms, r.Seconds, promise)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t\n", r.Node, r.Volume, r.Test,
+			figure(r.IOPS, "%.0f"), figure(r.MBps, "%.1f"), figure(r.P50Ms, "%.2f"), figure(r.P99Ms, "%.2f"), r.Seconds, promise)
 	}
 	w.Flush()
 }
