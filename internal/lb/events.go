@@ -53,22 +53,45 @@ func Say(name string, events []Event, since time.Time, origin string) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(events)-maxSaid))
 			break
 		}
-		at := fmt.Sprintf("at +%.1f s", e.At.Sub(since).Seconds())
-		switch e.What {
-		case proxy.Down:
-			s := fmt.Sprintf("%s marked %s down %s", e.Proxy, e.Server, at)
-			if e.Reason != "" {
-				s += " (" + e.Reason + ")"
-			}
-			if e.Sessions > 0 {
-				s += fmt.Sprintf(", shutting its %d sessions", e.Sessions)
-			}
-			parts = append(parts, s)
-		case proxy.Up:
-			parts = append(parts, fmt.Sprintf("%s took %s back %s", e.Proxy, e.Server, at))
-		default:
-			parts = append(parts, fmt.Sprintf("%s had no server %s", e.Proxy, at))
-		}
+		parts = append(parts, Tell(e, fmt.Sprintf("at +%.1f s", e.At.Sub(since).Seconds())))
 	}
 	return fmt.Sprintf("load balancer %s (times from %s): %s", name, origin, strings.Join(parts, "; "))
+}
+
+// Tell is one event as a clause, at saying when ("at +0.3 s").
+func Tell(e Event, at string) string {
+	switch e.What {
+	case proxy.Down:
+		s := fmt.Sprintf("%s marked %s down %s", e.Proxy, e.Server, at)
+		if e.Reason != "" {
+			s += " (" + e.Reason + ")"
+		}
+		if e.Sessions > 0 {
+			s += fmt.Sprintf(", shutting its %d sessions", e.Sessions)
+		}
+		return s
+	case proxy.Up:
+		return fmt.Sprintf("%s took %s back %s", e.Proxy, e.Server, at)
+	}
+	return fmt.Sprintf("%s had no server %s", e.Proxy, at)
+}
+
+// WhyOut is, for each server the proxy does not send to now (DOWN, or in
+// maintenance: its state in st), the event that took it out, from the
+// proxy's own events (in time order); a server with none in them is left
+// out.
+func WhyOut(events []Event, st []ServerState) []Event {
+	var out []Event
+	for _, s := range st {
+		if !strings.HasPrefix(s.Status, "DOWN") && !strings.HasPrefix(s.Status, "MAINT") {
+			continue
+		}
+		for i := len(events) - 1; i >= 0; i-- {
+			if e := events[i]; e.Proxy == s.Proxy && e.Server == s.Name && e.What == proxy.Down {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
 }

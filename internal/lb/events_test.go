@@ -55,3 +55,26 @@ func TestEventsAndSay(t *testing.T) {
 		t.Errorf("more than %d events: %s", maxSaid, s)
 	}
 }
+
+// TestWhyOut: each server out of service is explained by the last event
+// that took it out; one in service, or with no event, is not.
+func TestWhyOut(t *testing.T) {
+	at := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	ev := []Event{
+		{At: at, Proxy: "writes", Server: "db2", What: "down", Reason: "Layer4 timeout"},
+		{At: at.Add(time.Second), Proxy: "writes", Server: "db2", What: "up"},
+		{At: at.Add(2 * time.Second), Proxy: "writes", Server: "db2", What: "down", Reason: "Layer7 wrong status, code: 503"},
+		{At: at.Add(3 * time.Second), Proxy: "reads", Server: "db3", What: "down", Reason: "maintenance"},
+		{At: at.Add(4 * time.Second), Proxy: "writes", Server: "db1", What: "down", Reason: "Layer4 timeout"},
+		{At: at.Add(5 * time.Second), Proxy: "writes", Server: "db1", What: "up"},
+	}
+	st := []ServerState{{Proxy: "writes", Name: "db1", Status: "UP"}, {Proxy: "writes", Name: "db2", Status: "DOWN 1/2"},
+		{Proxy: "reads", Name: "db3", Status: "MAINT"}, {Proxy: "reads", Name: "db4", Status: "DOWN"}}
+	got := WhyOut(ev, st)
+	if len(got) != 2 || got[0].Reason != "Layer7 wrong status, code: 503" || got[1].Server != "db3" {
+		t.Errorf("why out: %+v", got)
+	}
+	if s := Tell(got[0], "since 08:00:02"); s != "writes marked db2 down since 08:00:02 (Layer7 wrong status, code: 503)" {
+		t.Errorf("told: %s", s)
+	}
+}

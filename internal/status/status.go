@@ -223,6 +223,9 @@ type LBInfo struct {
 	// Instances are a pair's two hosts (Address is then the virtual IP,
 	// Netns the namespace of the host holding it).
 	Instances []lb.Instance `json:"instances,omitempty"`
+	// Out are, for each backend the proxy does not send to now, the event
+	// of its log that took it out (when, why, the sessions it shut).
+	Out []lb.Event `json:"out_of_service,omitempty"`
 }
 
 // ClientInfo is the host load generators run on.
@@ -312,6 +315,11 @@ func Text(out io.Writer, st Status) {
 			what = append(what, w+" ("+r.At.Local().Format("15:04:05")+")")
 		}
 		return strings.Join(what, "; ")
+	}
+	for _, b := range st.LoadBalancers {
+		for _, e := range b.Out {
+			fmt.Fprintf(out, "%s: %s\n", b.Name, lb.Tell(e, "at "+e.At.Local().Format("15:04:05")))
+		}
 	}
 	if len(st.Faults) > 0 {
 		fmt.Fprintf(out, "faults since the last heal: %s (hadrill fault heal undoes them)\n", said(st.Faults))
