@@ -24,6 +24,7 @@ type lbStatus struct {
 			Proxy, Name, Status string
 			Serving             bool
 		}
+		Out []struct{ Proxy, Server, What, Reason string } `json:"out_of_service"`
 	} `json:"load_balancers"`
 	Nodes []struct {
 		Name, Address string
@@ -108,6 +109,13 @@ func TestLoadBalancerRoutesOnlyToHealthyNodes(t *testing.T) {
 			f.apply()
 			took := e.waitBackend("itlb", "db1", false, f.within)
 			t.Logf("db1 %s: marked down after %v", f.name, took.Round(10*time.Millisecond))
+			explained := false // status says why, from the load balancer's log
+			for _, o := range e.lbStatus("itlb").LoadBalancers[0].Out {
+				explained = explained || (o.Proxy == "writes" && o.Server == "db1" && o.What == "down" && o.Reason != "")
+			}
+			if !explained {
+				t.Errorf("status does not say why db1 is out of the writes backend while it is %s: %+v", f.name, e.lbStatus("itlb").LoadBalancers[0].Out)
+			}
 			if got := e.routed("itlb"); got == "db1" {
 				t.Errorf("LB still routes to db1 while it is %s", f.name)
 			}
