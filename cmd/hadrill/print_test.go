@@ -65,7 +65,7 @@ func TestPrintTables(t *testing.T) {
 	var warn strings.Builder
 	printPreflight(&out, &warn, &preflight.Report{Inventory: "hosts.yaml", Hosts: []preflight.HostReport{
 		{Name: "db1", Target: "root@198.18.5.11:22", Need: preflight.Need{Roles: []string{"db"}}, Reached: true, Installed: []string{"galera-4", "mariadb-server"},
-			Facts: &preflight.Facts{OS: "debian 12", Arch: "x86_64", CPUs: 2, MemBytes: 8 << 30, FreeBytes: 40 << 30, Skew: 3 * time.Millisecond, SkewError: time.Millisecond},
+			Facts:    &preflight.Facts{OS: "debian 12", Arch: "x86_64", CPUs: 2, MemBytes: 8 << 30, FreeBytes: 40 << 30, Skew: 3 * time.Millisecond, SkewError: time.Millisecond},
 			Warnings: []string{"db1: its clock is 3 ms ahead of this computer's"}},
 		{Name: "lb", Target: "root@198.18.5.101:22", Need: preflight.Need{Roles: []string{"lb", "client"}}, Problems: []string{"lb: cannot connect: connection refused"}}}})
 	out.WriteString("(warnings)\n" + warn.String())
