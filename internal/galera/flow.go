@@ -15,10 +15,12 @@ import (
 // its volume stalled) asks once and keeps the whole cluster paused while
 // staying Synced: clustercheck's contract would call it healthy. hadrill's
 // agent admits a node while it can commit: it refuses one that has held
-// the cluster paused for HoldLimit, its apply queue not draining (the
-// others' commits then wait for it too, but it is where the cause is, and
-// the load balancer's view says so); brief pauses of a busy cluster,
-// whose queues drain, never reach it.
+// the cluster paused for HoldLimit, committing nothing and its apply queue
+// not draining (the others' commits then wait for it too, but it is where
+// the cause is, and the load balancer's view says so). A busy node, however
+// long it asks for pauses, commits between them: a saturated cluster's
+// slowest member is not taken out (and its sessions shut) for being the
+// slowest.
 
 // HoldLimit is how long a node may keep the cluster paused, its queue not
 // draining, before it is reported as holding the cluster back.
@@ -26,24 +28,27 @@ const HoldLimit = 5 * time.Second
 
 // Flow is a node's flow control as one snapshot says it.
 type Flow struct {
-	Requested bool // this node asks the cluster to pause (wsrep_flow_control_requested)
-	Active    bool // the cluster is paused (wsrep_flow_control_active)
-	Queue     int  // write sets received, not yet applied (wsrep_local_recv_queue)
+	Requested bool  // this node asks the cluster to pause (wsrep_flow_control_requested)
+	Active    bool  // the cluster is paused (wsrep_flow_control_active)
+	Queue     int   // write sets received, not yet applied (wsrep_local_recv_queue)
+	Committed int64 // the last write set it committed (wsrep_last_committed; 0: not known)
 }
 
 // FlowOf reads a node's flow control from its wsrep status.
 func FlowOf(st map[string]string) Flow {
 	q, _ := strconv.Atoi(st["wsrep_local_recv_queue"])
-	return Flow{Requested: truthy(st["wsrep_flow_control_requested"]), Active: truthy(st["wsrep_flow_control_active"]), Queue: q}
+	c, _ := strconv.ParseInt(st["wsrep_last_committed"], 10, 64)
+	return Flow{Requested: truthy(st["wsrep_flow_control_requested"]), Active: truthy(st["wsrep_flow_control_active"]), Queue: q, Committed: c}
 }
 
 func truthy(v string) bool { return strings.EqualFold(v, "true") || on(v) }
 
 // Hold remembers, over a node's snapshots, since when it has asked for
-// flow control with its apply queue not draining.
+// flow control without committing, its apply queue not draining.
 type Hold struct {
-	Since time.Time // zero: it does not hold the cluster
-	Queue int       // its queue then
+	Since     time.Time // zero: it does not hold the cluster
+	Queue     int       // its queue then
+	Committed int64     // its last committed write set then
 }
 
 // Observe takes a snapshot's flow control, seen at now.
@@ -51,8 +56,8 @@ func (h *Hold) Observe(f Flow, now time.Time) {
 	switch {
 	case !f.Requested:
 		*h = Hold{}
-	case h.Since.IsZero() || f.Queue < h.Queue: // it asks anew, or its queue drains: a busy node, not a stuck one
-		*h = Hold{Since: now, Queue: f.Queue}
+	case h.Since.IsZero() || f.Queue < h.Queue || f.Committed > h.Committed: // it asks anew, its queue drains or it commits: a busy node, not a stuck one
+		*h = Hold{Since: now, Queue: f.Queue, Committed: f.Committed}
 	}
 }
 
@@ -70,7 +75,7 @@ func HoldsBack(f Flow, held time.Duration) string {
 	if !f.Requested || held < HoldLimit {
 		return ""
 	}
-	return fmt.Sprintf("it has kept the cluster's replication paused for %s (flow control: %d write sets wait to be applied here and do not drain): every member's commits wait for it",
+	return fmt.Sprintf("it has kept the cluster's replication paused for %s, committing nothing (flow control: %d write sets wait to be applied here and do not drain): every member's commits wait for it",
 		held.Round(time.Second), f.Queue)
 }
 

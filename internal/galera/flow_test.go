@@ -18,11 +18,15 @@ func TestHold(t *testing.T) {
 		every float64
 		holds bool
 	}{
-		{"stuck: asks, queue 29 throughout", []Flow{{true, true, 29}, {true, true, 29}, {true, true, 29}, {true, true, 29}}, 2, true},
-		{"stuck but not for long", []Flow{{true, true, 29}, {true, true, 29}}, 2, false},
-		{"busy: asks, drains, asks", []Flow{{true, true, 29}, {true, true, 20}, {true, true, 18}, {true, true, 17}}, 2, false},
-		{"stops asking", []Flow{{true, true, 29}, {true, true, 29}, {false, false, 3}, {true, true, 20}}, 2, false},
-		{"another node asks: this one does not hold it", []Flow{{false, true, 0}, {false, true, 0}, {false, true, 0}, {false, true, 0}}, 2, false},
+		{"stuck: asks, queue 29 throughout", []Flow{{true, true, 29, 0}, {true, true, 29, 0}, {true, true, 29, 0}, {true, true, 29, 0}}, 2, true},
+		{"stuck, committing nothing", []Flow{{true, true, 29, 900}, {true, true, 31, 900}, {true, true, 35, 900}, {true, true, 40, 900}}, 2, true},
+		{"stuck but not for long", []Flow{{true, true, 29, 0}, {true, true, 29, 0}}, 2, false},
+		{"busy: asks, drains, asks", []Flow{{true, true, 29, 0}, {true, true, 20, 0}, {true, true, 18, 0}, {true, true, 17, 0}}, 2, false},
+		// a saturated node (256 threads on 1-CPU, 500-IOPS nodes): its queue
+		// hovers above where it started, yet it commits between the pauses
+		{"saturated: asks throughout, its queue never below 40, committing", []Flow{{true, true, 40, 1000}, {true, true, 60, 1012}, {true, true, 48, 1030}, {true, true, 55, 1041}}, 2, false},
+		{"stops asking", []Flow{{true, true, 29, 0}, {true, true, 29, 0}, {false, false, 3, 0}, {true, true, 20, 0}}, 2, false},
+		{"another node asks: this one does not hold it", []Flow{{false, true, 0, 0}, {false, true, 0, 0}, {false, true, 0, 0}, {false, true, 0, 0}}, 2, false},
 	} {
 		var h Hold
 		var last Flow
@@ -35,11 +39,11 @@ func TestHold(t *testing.T) {
 			t.Errorf("%s: holds back %v (for %v)", c.name, got, h.For(now))
 		}
 	}
-	f := FlowOf(map[string]string{"wsrep_flow_control_requested": "true", "wsrep_flow_control_active": "true", "wsrep_local_recv_queue": "29"})
-	if f != (Flow{true, true, 29}) {
+	f := FlowOf(map[string]string{"wsrep_flow_control_requested": "true", "wsrep_flow_control_active": "true", "wsrep_local_recv_queue": "29", "wsrep_last_committed": "1234"})
+	if f != (Flow{true, true, 29, 1234}) {
 		t.Errorf("FlowOf: %+v", f)
 	}
-	if got := HoldsBack(f, 12*time.Second); got != "it has kept the cluster's replication paused for 12s (flow control: 29 write sets wait to be applied here and do not drain): every member's commits wait for it" {
+	if got := HoldsBack(f, 12*time.Second); got != "it has kept the cluster's replication paused for 12s, committing nothing (flow control: 29 write sets wait to be applied here and do not drain): every member's commits wait for it" {
 		t.Errorf("%q", got)
 	}
 }
