@@ -100,17 +100,9 @@ func printSweep(out io.Writer, o *workload.Outcome) {
 		if pt.Partial {
 			partial = " (partial)"
 		}
-		fmt.Fprintf(w, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%.2f\t%d%s\t\n", pt.Threads, pt.TPS, pt.QPS, ms(pt.P50), ms(pt.P95), ms(pt.P99), pt.ErrPerSec, len(pt.Runs), partial)
+		fmt.Fprintf(w, "%d\t%.1f\t%.1f\t%s\t%s\t%s\t%.2f\t%d%s\t\n", pt.Threads, pt.TPS, pt.QPS, figure(pt.P50, "%.2f"), figure(pt.P95, "%.2f"), figure(pt.P99, "%.2f"), pt.ErrPerSec, len(pt.Runs), partial)
 	}
 	w.Flush()
-}
-
-// ms prints a latency, or "-" where a cut-short run could not tell it.
-func ms(v float64) string {
-	if v == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", v)
 }
 
 func (cli *app) commitLatencyCmd() *cobra.Command {

@@ -126,8 +126,9 @@ func chooseVolumes(p *plan.Plan, names []string) ([]plan.NodeVolume, []string) {
 	return out, problems
 }
 
-// figure is a test's figure, or "-" where the test does not measure it
-// (file1g: neither operations nor their latency, only its time).
+// figure is a measured figure in format, or "-" where nothing measured it
+// (a cut-short sysbench run's latency; file1g's operations and latency:
+// it times the whole file only).
 func figure(v float64, format string) string {
 	if v == 0 {
 		return "-"

@@ -81,8 +81,7 @@ func TestStoppedLab(t *testing.T) {
 // TestFaultLog: the faults recorded on a lab, as `fault log` lists them in
 // text and JSON (golden; times in UTC).
 func TestFaultLog(t *testing.T) {
-	defer func(l *time.Location) { time.Local = l }(time.Local)
-	time.Local = time.UTC
+	inUTC(t)
 	home := t.TempDir()
 	p := stoppedLab(t, home, "galera3", "fl")
 	at := time.Date(2026, 11, 29, 8, 10, 0, 0, time.UTC)
@@ -102,4 +101,12 @@ func TestFaultLog(t *testing.T) {
 		fmt.Fprintf(&out, "$ hadrill %s\n%s%sexit %d\n\n", strings.Join(args, " "), stdout, stderr, code)
 	}
 	golden.Check(t, "fault-log.txt", []byte(out.String()))
+}
+
+// inUTC has the test print local times in UTC (golden files), and puts the
+// zone back after it.
+func inUTC(t *testing.T) {
+	local := time.Local
+	time.Local = time.UTC
+	t.Cleanup(func() { time.Local = local })
 }

@@ -96,11 +96,6 @@ func (cli *app) faultLogCmd() *cobra.Command {
 			if recs == nil {
 				recs = []fault.Record{} // JSON: an empty list, not null
 			}
-			for i := range recs {
-				if recs[i].Targets == nil { // a heal's: none
-					recs[i].Targets = []string{}
-				}
-			}
 			return cli.emit(recs, func() {
 				if len(recs) == 0 {
 					fmt.Printf("no faults injected into lab %s\n", l.Plan().Lab)

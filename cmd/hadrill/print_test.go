@@ -45,8 +45,7 @@ func TestPrintTables(t *testing.T) {
 		Results: []tpcc.Point{tpccPoint(2, 11000, 11500, 12000), tpccPoint(4, 12700)}, Costs: map[int]workload.Cost{2: {CPUms: 2.85, Known: true}},
 		Check: &workload.TPCCCheck{Failures: []string{"condition 3.3.2.1 failed on warehouse 1"}}})
 	out.WriteString("\n")
-	defer func(l *time.Location) { time.Local = l }(time.Local)
-	time.Local = time.UTC
+	inUTC(t)
 	now := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 	printBackups(&out, []backup.Info{
 		{ID: "20261129-080000-db2", Node: "db2", Cluster: "db", Finished: now.Add(-time.Hour), Bytes: 48_300_000, BinlogInfo: mariadb.BinlogInfo{GTID: "1-1-1200"}},

@@ -41,6 +41,9 @@ func (l Log) Between(from, to time.Time) []Record {
 	for sc.Scan() {
 		var r Record
 		if json.Unmarshal(sc.Bytes(), &r) == nil && !r.At.Before(from) && !r.At.After(to) {
+			if r.Targets == nil { // a heal's, or a recovery of every node: none, an empty list in JSON
+				r.Targets = []string{}
+			}
 			out = append(out, r)
 		}
 	}

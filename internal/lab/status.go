@@ -116,7 +116,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 					info.State = "running"
 					if st, err := b.Stat(ctx, &b.LB.Instances[j]); err == nil {
 						info.Backends = st
-						info.Out = lb.WhyOut(instanceEvents(b.Events(ctx, time.Time{}, time.Now()), b.LB.Instances[j].Host), st)
+						info.Out = lb.WhyOut(b.InstanceEvents(ctx, &b.LB.Instances[j], time.Time{}, time.Now()), st)
 					}
 				}
 			}
@@ -216,17 +216,6 @@ func (l *Lab) linkInfo() []status.LinkInfo {
 			}
 		}
 		out = append(out, li)
-	}
-	return out
-}
-
-// instanceEvents are the events one instance of a load balancer logged.
-func instanceEvents(ev []lb.Event, host string) []lb.Event {
-	var out []lb.Event
-	for _, e := range ev {
-		if e.Instance == host {
-			out = append(out, e)
-		}
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/lb/proxy"
+	"github.com/hadrill/hadrill/internal/plan"
 )
 
 // Event is a change a load balancer's proxy logged in where it sends
@@ -20,19 +21,26 @@ type Event = proxy.Event
 func (b Balancer) Events(ctx context.Context, from, to time.Time) []Event {
 	var out []Event
 	for i := range b.LB.Instances {
-		in := &b.LB.Instances[i]
-		log, err := b.Hosts(in.Host).ReadFile(ctx, in.LogFile)
-		if err != nil {
-			continue
-		}
-		for _, e := range KindOf(b.LB).Events(log) {
-			if !e.At.Before(from) && !e.At.After(to) {
-				e.Instance = in.Host
-				out = append(out, e)
-			}
-		}
+		out = append(out, b.InstanceEvents(ctx, &b.LB.Instances[i], from, to)...)
 	}
 	slices.SortStableFunc(out, func(a, b Event) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// InstanceEvents are the changes one instance logged between from and to
+// (inclusive), in order; none when its log cannot be read.
+func (b Balancer) InstanceEvents(ctx context.Context, in *plan.LBInstance, from, to time.Time) []Event {
+	log, err := b.Hosts(in.Host).ReadFile(ctx, in.LogFile)
+	if err != nil {
+		return nil
+	}
+	var out []Event
+	for _, e := range KindOf(b.LB).Events(log) {
+		if !e.At.Before(from) && !e.At.After(to) {
+			e.Instance = in.Host
+			out = append(out, e)
+		}
+	}
 	return out
 }
 

@@ -3,37 +3,28 @@ package lb
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/host"
+	"github.com/hadrill/hadrill/internal/host/hosttest"
 	"github.com/hadrill/hadrill/internal/plan"
 )
 
-// fileHost reads files of this computer (an instance's log).
-type fileHost struct{ host.Host }
-
-func (fileHost) ReadFile(_ context.Context, path string) ([]byte, error) { return os.ReadFile(path) }
-
 func TestEventsAndSay(t *testing.T) {
-	dir := t.TempDir()
+	logs := hosttest.New(nil)
 	log := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		_ = logs.WriteFile(context.Background(), name, []byte(text), 0o644)
+		return name
 	}
 	pair := &plan.LB{Name: "lb", Instances: []plan.LBInstance{
-		{Host: "lb1", LogFile: log("lb1.log", "2026-11-29T08:41:07.5+00:00 Server writes/db1 is DOWN, reason: Layer7 timeout, check duration: 1001ms. 2 active and 0 backup servers left. 42 sessions active, 0 requeued, 0 remaining in queue.\n"+
+		{Host: "lb1", LogFile: log("/lb1/proxy.log", "2026-11-29T08:41:07.5+00:00 Server writes/db1 is DOWN, reason: Layer7 timeout, check duration: 1001ms. 2 active and 0 backup servers left. 42 sessions active, 0 requeued, 0 remaining in queue.\n"+
 			"2026-11-29T08:41:09.5+00:00 Server writes/db1 is UP, reason: Layer7 check passed, code: 200, check duration: 2ms. 3 active and 0 backup servers online. 0 sessions requeued, 0 total in queue.\n"+
 			"2026-11-29T08:45:00+00:00 Server writes/db2 is DOWN, reason: Layer7 timeout, check duration: 1001ms. 2 active and 0 backup servers left. 0 sessions active, 0 requeued, 0 remaining in queue.\n")},
-		{Host: "lb2", LogFile: log("lb2.log", "2026-11-29T08:41:08+00:00 proxy writes has no server available!\n")},
-		{Host: "lb3", LogFile: filepath.Join(dir, "none.log")},
+		{Host: "lb2", LogFile: log("/lb2/proxy.log", "2026-11-29T08:41:08+00:00 proxy writes has no server available!\n")},
+		{Host: "lb3", LogFile: "/lb3/proxy.log"}, // none: skipped
 	}}
-	b := Balancer{LB: pair, Hosts: func(string) host.Host { return fileHost{} }}
+	b := Balancer{LB: pair, Hosts: func(string) host.Host { return logs }}
 	since := time.Date(2026, 11, 29, 8, 41, 0, 0, time.UTC)
 	ev := b.Events(context.Background(), since, since.Add(time.Minute))
 	if len(ev) != 3 || ev[0].Instance != "lb1" || ev[1].Instance != "lb2" || ev[2].Instance != "lb1" {
