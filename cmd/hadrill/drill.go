@@ -227,6 +227,9 @@ func printDrill(out io.Writer, r *drill.Result) {
 	if r.Gap.Open {
 		gap = fmt.Sprintf("at least %.3f s, still open when the traffic ended (writes did not resume within the drill)", r.Gap.Seconds)
 	}
+	if from, later := r.LaterPause(); later {
+		gap += fmt.Sprintf(" (the longest pause, from %.2f s after the fault)", from)
+	}
 	sc, _ := drill.Lookup(r.Scenario)
 	switch {
 	case sc != nil && sc.OnLB:

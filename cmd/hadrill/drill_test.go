@@ -17,8 +17,8 @@ func sec(v float64) *float64 { return &v }
 
 // TestPrintDrill: a drill's text (golden) as it passed, as it lost writes
 // with its history's anomalies and TPC-C beside it (and what its load
-// balancer did), and as a chaos drill
-// with its steps.
+// balancer did), as a chaos drill with its steps, and as a failover
+// whose longest pause came after the writes were back.
 func TestPrintDrill(t *testing.T) {
 	at := time.Date(2026, 11, 29, 8, 0, 3, 0, time.UTC)
 	passed := &drill.Result{RunID: "20261129-080000-aaaa", Scenario: "failover", Cluster: "db", Profile: "durable", Targets: []string{"db1"},
@@ -47,8 +47,13 @@ func TestPrintDrill(t *testing.T) {
 		Applied: []drill.Applied{{Step: 1, Says: "kill db2", AtS: 5, HealedS: 12}, {Step: 2, Says: "partition db1 from db2, db3", AtS: 20.4, LateS: 0.4, HealedS: 31, Skipped: []string{"pause db2: it is restarting"}},
 			{Step: 3, Says: "kill db3", AtS: 40, HealedS: 52, HealFailed: "db3 did not rejoin within 90 s"}},
 		Interventions: []string{"the quorum given back to db1 (pc.bootstrap)"}, ChecksumsAgree: true, Interrupted: true, Verdict: drill.VerdictInterrupted}
+	later := &drill.Result{RunID: "20261129-110000-dddd", Scenario: "crash", Cluster: "db", Profile: "wan", Targets: []string{"db1"},
+		WritesPerS: 50, Writes: 600, WritesAcked: 560, WritesFailed: 40, FaultAt: at,
+		Gap: drill.Gap{From: at.Add(4840 * time.Millisecond), To: at.Add(6970 * time.Millisecond), Seconds: 2.13}, WritesBackS: sec(1.52), ReformedS: sec(1.3), SyncedS: sec(9),
+		Audit:          []drill.NodeAudit{{Node: "db2", State: drill.NodeVerified, Checked: 560}},
+		ChecksumsAgree: true, Verdict: drill.VerdictPassed, Passed: true}
 	var out strings.Builder
-	for _, r := range []*drill.Result{passed, lost, chaos} {
+	for _, r := range []*drill.Result{passed, lost, chaos, later} {
 		printDrill(&out, r)
 		out.WriteString("\n")
 	}

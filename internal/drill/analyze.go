@@ -77,12 +77,11 @@ func Gone(err error) string {
 	return ""
 }
 
-// Gap is what clients saw of a fault: from the last acknowledgement before
-// the first failure (or stall) at or after the fault to the first
-// acknowledgement after that failure. Open: no write was acknowledged
-// after it up to the end of the traffic (To is then the last failed
-// write's return): the writes did not resume within the drill. Zero when
-// no write failed or stalled.
+// Gap is what clients saw of a fault: the longest span without a write's
+// acknowledgement that ends at or after the fault (ClientGap). Open: no
+// write was acknowledged after it up to the end of the traffic (To is then
+// the last failed write's return): the writes did not resume within the
+// drill. Zero when no write was acknowledged after the fault.
 type Gap struct {
 	From     time.Time     `json:"from"`
 	To       time.Time     `json:"to"`
@@ -140,6 +139,49 @@ func ClientGap(ops []Op, at time.Time) Gap {
 	}
 	g.Seconds = g.Duration.Seconds()
 	return g
+}
+
+// stallMin is the shortest span without an acknowledgement that counts as
+// the fault's first pause (WritesBack): longer than a busy machine's
+// jitter between a steady writer's acknowledgements, shorter than any
+// failover measured here (0.3 s at the least).
+const stallMin = 250 * time.Millisecond
+
+// WritesBack is when writes came back from the fault: the acknowledgement
+// that ended the first pause ending at or after it, a span without one at
+// least as long as the shorter of stallMin and the longest (g). A later,
+// longer pause (a member rejoining, a second eviction) is g's, not the
+// failover's: "writes back" is the end of the first. Zero when no pause
+// closed (g zero or open with no closed pause before it).
+func WritesBack(ops []Op, at time.Time, g Gap) time.Time {
+	if g.Duration <= 0 {
+		return time.Time{}
+	}
+	var acks []time.Time
+	for _, o := range ops {
+		if o.Write && o.OK() {
+			acks = append(acks, o.Done)
+		}
+	}
+	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+	least := min(stallMin, g.Duration)
+	for i := 1; i < len(acks); i++ {
+		if !acks[i].Before(at) && acks[i].Sub(acks[i-1]) >= least {
+			return acks[i]
+		}
+	}
+	return time.Time{}
+}
+
+// LaterPause is how long after the fault the longest pause (the gap)
+// began, when it began after the writes were back from the first: the gap
+// is then not the failover's (false otherwise).
+func (r *Result) LaterPause() (float64, bool) {
+	if r.WritesBackS == nil || r.FaultAt.IsZero() || r.Gap.From.IsZero() {
+		return 0, false
+	}
+	from := r.Gap.From.Sub(r.FaultAt).Seconds()
+	return from, from >= *r.WritesBackS
 }
 
 // Bucket is one slice of the timeline: operations that returned in it.

@@ -355,3 +355,52 @@ func TestSteadyRun(t *testing.T) {
 		t.Errorf("hold 0: %v %v, want the first whole sample", got.Sub(t0), found)
 	}
 }
+
+// TestWritesBack: writes are back at the end of the fault's first pause,
+// not of a later, longer one (the gap's); a pause shorter than stallMin
+// counts only when it is the longest; nothing closed, nothing back.
+func TestWritesBack(t *testing.T) {
+	steady := func(from, to int) []int {
+		var out []int
+		for m := from; m <= to; m += 20 {
+			out = append(out, m)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		acks    []int
+		fault   int
+		back    int // ms; -1: zero
+		gapFrom int
+	}{
+		{"one pause", append(steady(0, 1000), steady(1700, 3000)...), 1010, 1700, 1000},
+		{"a later longer pause", append(append(steady(0, 1000), steady(1500, 3000)...), steady(4000, 5000)...), 1010, 1500, 3000},
+		{"jitter before the pause is not it", append(append(steady(0, 1000), steady(1100, 1200)...), steady(1900, 2500)...), 1010, 1900, 1200},
+		{"a short pause that is the longest", append(steady(0, 1000), steady(1150, 2000)...), 1010, 1150, 1000},
+		{"no pause at all", nil, 1010, -1, 0},
+	} {
+		g := ClientGap(writes(c.acks...), at(c.fault))
+		got := WritesBack(writes(c.acks...), at(c.fault), g)
+		if (c.back < 0) != got.IsZero() || (c.back >= 0 && got != at(c.back)) {
+			t.Errorf("%s: writes back at %v, want %d ms (gap %+v)", c.name, got.Sub(t0), c.back, g)
+		}
+		if c.back >= 0 && g.From != at(c.gapFrom) {
+			t.Errorf("%s: the gap from %v, want %d ms", c.name, g.From.Sub(t0), c.gapFrom)
+		}
+	}
+	// the gap open at the end, an earlier pause closed: back at its end
+	ops := append(writes(append(steady(0, 1000), steady(1600, 2000)...)...), Op{Write: true, ID: 500, Sent: at(2010), Done: at(6000), Code: "timeout"})
+	g := ClientGap(ops, at(1010))
+	if got := WritesBack(ops, at(1010), g); !g.Open || got != at(1600) {
+		t.Errorf("open gap after a closed pause: back %v, gap %+v", got.Sub(t0), g)
+	}
+	r := Result{FaultAt: at(1010), Gap: g, WritesBackS: secs(at(1600).Sub(at(1010)))}
+	if from, later := r.LaterPause(); !later || math.Abs(from-0.99) > 1e-9 {
+		t.Errorf("LaterPause %v %v, want 0.99 s after the fault", from, later)
+	}
+	r = Result{FaultAt: at(1010), Gap: Gap{From: at(1000), To: at(1700)}, WritesBackS: secs(at(1700).Sub(at(1010)))}
+	if _, later := r.LaterPause(); later {
+		t.Error("the first pause taken for a later one")
+	}
+}

@@ -89,7 +89,7 @@ type Result struct {
 	Reads        int       `json:"reads"`
 	ReadsFailed  int       `json:"reads_failed"`
 	Gap          Gap       `json:"client_gap"`
-	WritesBackS  *float64  `json:"writes_back_s"`        // fault → the acknowledgement that ended the client-visible gap
+	WritesBackS  *float64  `json:"writes_back_s"`        // fault → the acknowledgement that ended the first pause after it (WritesBack)
 	ReformedS    *float64  `json:"reformed_s,omitempty"` // fault → a primary component without the faulted nodes (full outage: any primary component; a primary cluster: another node takes writes)
 	SyncedS      *float64  `json:"synced_s"`             // fault → every node Synced in one primary component again (a primary cluster: one writer, every other node replicating from it or fenced)
 	// TakeoverS: a load balancer pair's drill, fault → the other host

@@ -49,8 +49,8 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	}
 	if !d.faultAt.IsZero() {
 		r.Gap = ClientGap(ops, d.faultAt)
-		if !r.Gap.Open && !r.Gap.To.IsZero() {
-			r.WritesBackS = secs(r.Gap.To.Sub(d.faultAt))
+		if t := WritesBack(ops, d.faultAt, r.Gap); !t.IsZero() {
+			r.WritesBackS = secs(t.Sub(d.faultAt))
 		} else if t := firstAckAfter(ops, d.faultAt); !t.IsZero() {
 			r.WritesBackS = secs(t.Sub(d.faultAt))
 		}

@@ -81,6 +81,11 @@ func (p *drillPart) finding(r *Run, _ *Run) string {
 	if d.Gap.Open {
 		gap = fmt.Sprintf("writes never resumed (%.2f s to the end of the traffic)", d.Gap.Seconds)
 	}
+	if from, later := d.LaterPause(); later && d.Gap.Open {
+		gap = fmt.Sprintf("writes were back %.2f s after the fault, then stopped %.2f s after it and never resumed (%.2f s to the end of the traffic)", *d.WritesBackS, from, d.Gap.Seconds)
+	} else if later {
+		gap = fmt.Sprintf("writes were back %.2f s after the fault, then stopped for %.2f s from %.2f s after it (the longest client-visible gap)", *d.WritesBackS, d.Gap.Seconds, from)
+	}
 	s := fmt.Sprintf("Drill %s on cluster %s (lab %s, profile %s): %s. Under %d writes/s, %s; %d of %d acknowledged writes lost",
 		d.Scenario, d.Cluster, r.Lab, d.Profile, verdict, d.WritesPerS, gap, d.LostCount, d.WritesAcked)
 	if d.ChecksumsAgree {

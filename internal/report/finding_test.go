@@ -35,7 +35,7 @@ func sweepPartOf(pts []sysbench.Point) *sweepPart {
 }
 
 // TestFinding: the report's first words: a drill's verdict with its gap
-// and losses, each sweep's peak with its interval, a second sweep against
+// and losses (a longest pause after the writes were back said as such), each sweep's peak with its interval, a second sweep against
 // the first with whether the change stands out of the noise.
 func TestFinding(t *testing.T) {
 	synced := 3.2
@@ -45,10 +45,16 @@ func TestFinding(t *testing.T) {
 	failed := Run{Run: &results.Run{ID: "d2", Kind: "drill", Lab: "demo"},
 		Part: &drillPart{Result: &drill.Result{Scenario: "partition", Cluster: "db", Profile: "durable", WritesPerS: 100, WritesAcked: 50, LostCount: 2,
 			Gap: drill.Gap{Seconds: 9.5, Open: true}, Problems: []string{"2 acknowledged writes lost"}}}}
+	fault := time.Unix(100, 0)
+	back := 1.52
+	later := Run{Run: &results.Run{ID: "d3", Kind: "drill", Lab: "demo"},
+		Part: &drillPart{Result: &drill.Result{Scenario: "crash", Cluster: "db", Profile: "wan", WritesPerS: 50, WritesAcked: 560, FaultAt: fault,
+			Gap: drill.Gap{From: fault.Add(4840 * time.Millisecond), Seconds: 2.13}, WritesBackS: &back, ChecksumsAgree: true, Passed: true}}}
 	commits := Run{Run: &results.Run{ID: "c", Kind: "commit-latency", Lab: "demo"}, Part: &commitsPart{Commits: []workload.Latency{{Target: "db1", Count: 50, P50: 0.31, P99: 0.9}}}}
-	got := strings.Join(Finding([]Run{d, failed, sweep("a", 16, 1000), sweep("b", 16, 1200), sweep("c", 16, 1000), commits}), "\n")
+	got := strings.Join(Finding([]Run{d, failed, later, sweep("a", 16, 1000), sweep("b", 16, 1200), sweep("c", 16, 1000), commits}), "\n")
 	golden.Check(t, "finding", []byte(got+"\n"))
-	for _, want := range []string{"passed", "0.60 s", "0 of 1234 acknowledged writes lost", "writes never resumed", "+20 % at 16 threads (beyond noise)", "+0 % at 16 threads (within noise)"} {
+	for _, want := range []string{"passed", "0.60 s", "0 of 1234 acknowledged writes lost", "writes never resumed",
+		"writes were back 1.52 s after the fault, then stopped for 2.13 s from 4.84 s after it", "+20 % at 16 threads (beyond noise)", "+0 % at 16 threads (within noise)"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("finding lacks %q:\n%s", want, got)
 		}
