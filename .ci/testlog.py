@@ -5,8 +5,10 @@ While the run goes: the lines of `go test -v` that say what happens (a test star
 ending, its own log lines, hadrill's error lines, panics and their stacks), not the progress
 every command prints. At the end: for each test that failed, everything it printed (the
 progress of the commands it ran included), so that a failure seen once can be read whole; then
-the slowest tests and each package's wall time, for whoever makes the run shorter.
+the slowest tests and each package's wall time, for whoever makes the run shorter, and how the
+package's tests ran at once: how long one, two or three ran together and which ran last alone.
 """
+import datetime
 import json
 import re
 import sys
@@ -24,6 +26,8 @@ def main():
     failed = []   # (package, test), in the order they failed
     took = {}     # (package, test) -> seconds it ran (top-level tests; a parallel one from its resumption)
     wall = {}     # package -> seconds
+    spans = {}    # (package, test) -> [start, end] of a top-level test's running (a parallel one from its resumption)
+    first = {}    # package -> its first event's time
     for raw in sys.stdin:
         try:
             ev = json.loads(raw)
@@ -31,6 +35,15 @@ def main():
             sys.stdout.write(raw)  # a build error, printed as go test printed it
             continue
         key = (ev.get('Package', ''), ev.get('Test', ''))
+        at = when(ev.get('Time'))
+        if at is not None and key[0]:
+            first.setdefault(key[0], at)
+            if key[1] and '/' not in key[1]:
+                act = ev.get('Action')
+                if act in ('run', 'cont'):
+                    spans.setdefault(key, [at, None])[0] = at
+                elif act in ('pass', 'fail', 'skip'):
+                    spans.setdefault(key, [at, None])[1] = at
         if ev.get('Action') == 'output':
             line = ev.get('Output', '')
             if key[1]:
@@ -58,7 +71,45 @@ def main():
             print(f'{secs:8.1f}  {test} ({pkg.rsplit("/", 1)[-1]})')
         for pkg, secs in sorted(wall.items()):
             print(f'{secs:8.1f}  the whole of {pkg}, {sum(v for (p, _), v in took.items() if p == pkg):.0f} s of tests run in parallel')
+    for pkg in sorted(wall):
+        together(pkg, {t: v for (p, t), v in spans.items() if p == pkg and v[1] is not None}, first[pkg])
     sys.stdout.flush()
+
+
+def when(text):
+    """The time of an event (None when it has none or it does not parse)."""
+    if not text:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text.replace('Z', '+00:00')).timestamp()
+    except ValueError:
+        return None
+
+
+def together(pkg, spans, start, tail=4):
+    """Prints how many of a package's tests ran at once, for how long: the time with one, two,
+    three… running, the head of tests that ran one after another before the parallel ones
+    resumed, and the tests that ran last (whose end is the package's)."""
+    if len(spans) < 2:
+        return
+    edges = sorted([(a, 1) for a, _ in spans.values()] + [(b, -1) for _, b in spans.values()])
+    held, running, last = {}, 0, edges[0][0]
+    for t, d in edges:
+        held[running] = held.get(running, 0) + t - last
+        running, last = running + d, t
+    order = sorted(spans.items(), key=lambda kv: kv[1][0])
+    head = 0
+    for i, (_, (a, b)) in enumerate(order):  # one after another while none overlaps the next
+        if i + 1 < len(order) and order[i + 1][1][0] >= b - 0.5:
+            head = i + 1
+        else:
+            break
+    print(f'\n===== how the {len(spans)} tests of {pkg.rsplit("/", 1)[-1]} ran at once =====')
+    print('  ' + ', '.join(f'{n} at once {secs:.0f} s' for n, secs in sorted(held.items()) if n > 0 and secs >= 0.5))
+    if head:
+        print(f'  one after another first: {head} tests, {order[head - 1][1][1] - order[0][1][0]:.0f} s')
+    for test, (a, b) in sorted(spans.items(), key=lambda kv: kv[1][1])[-tail:]:
+        print(f'  {a - start:7.1f} s to {b - start:7.1f} s  {test}')
 
 
 if __name__ == '__main__':
