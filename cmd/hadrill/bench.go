@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"fmt"
@@ -199,16 +198,6 @@ func (cli *app) twoNodes(cmd *cobra.Command, fromFlag, toFlag, from, to string, 
 	b, err := workload.Resolve(cmd.Context(), l, to, "")
 	problems = append(problems, err)
 	return l, a, b, hderr.Join(problems)
-}
-
-func (cli *app) printProbe(out *workload.ProbeOutcome) error {
-	if err := cli.emit(out, func() {
-		b, _ := json.MarshalIndent(out.Results, "", "  ")
-		fmt.Printf("run %s\n%s\n", out.RunID, b)
-	}); err != nil {
-		return err
-	}
-	return interrupted(out.Interrupted, out.RunID)
 }
 
 // pairProbe is a probe between two nodes (--from, --to; default the first
