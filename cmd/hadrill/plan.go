@@ -32,12 +32,31 @@ func (cli *app) planCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return cli.emit(p, func() { printPlan(os.Stdout, p) })
+			shown, err := planShown(p)
+			if err != nil {
+				return err
+			}
+			return cli.emit(shown, func() { printPlan(os.Stdout, p) })
 		},
 	}
 	c.Flags().StringVar(&preset, "preset", "", "embedded topology")
 	c.Flags().StringVarP(&file, "file", "f", "", "topology spec file (YAML)")
 	return c
+}
+
+// shownPlan is a plan as plan -o json prints it: its spec under the file's
+// own keys (spec.Fields), not the Go names a lab's record stores it under.
+type shownPlan struct {
+	*plan.Plan
+	Spec map[string]any `json:"spec"`
+}
+
+func planShown(p *plan.Plan) (*shownPlan, error) {
+	fields, err := spec.Fields(p.Spec)
+	if err != nil {
+		return nil, err
+	}
+	return &shownPlan{Plan: p, Spec: fields}, nil
 }
 
 // printPlan writes what up would create: the hosts, volumes, virtual IPs,
