@@ -82,22 +82,31 @@ bench: deps build
 	$(GO) run ./bench -bin $(CURDIR)/$(BIN)
 
 # Every runnable study at STUDY_SCALE (quick; full: the documents' protocols, about 33 hours here), in
-# studies/: the result (NAME.json), the report (NAME.html) and every finding (findings.txt). Each runs a
-# two-stage design (--decide): the scale's rounds are the pilot, then the rounds its claims need to decide,
-# at most STUDY_BUDGET of rounds each (the pilot's included; give full scale a budget of hours).
+# studies/SCALE/: the result (NAME.json, its exit status in NAME.rc), the report (NAME.html) and every
+# finding (findings.txt). Each runs a two-stage design (--decide): the scale's rounds are the pilot, then
+# the rounds its claims need to decide, at most STUDY_BUDGET of rounds each (the pilot's included; give
+# full scale a budget of hours). A study whose result there ran to the end at that scale is kept, not run
+# again (STUDY_AGAIN=1 runs every one again), so a campaign of many hours goes on where it stopped;
+# STUDIES="a b" runs only those.
 STUDY_SCALE  ?= quick
 STUDY_BUDGET ?= 10m
+STUDIES      ?=
 studies: deps build
-	mkdir -p studies
-	rm -f studies/findings.txt
-	failed=; unreproduced=; for s in $$($(BIN) study list -o json | python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(sys.stdin) if not x.get("needs")))'); do \
-		$(BIN) study run $$s --scale $(STUDY_SCALE) --decide --budget $(STUDY_BUDGET) -o json > studies/$$s.json; rc=$$?; \
+	@mkdir -p studies/$(STUDY_SCALE)
+	@d=studies/$(STUDY_SCALE); rm -f $$d/findings.txt; failed=; unreproduced=; \
+	names="$(STUDIES)"; [ -n "$$names" ] || names=$$($(BIN) study list -o json | python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(sys.stdin) if not x.get("needs")))'); \
+	for s in $$names; do \
+		if [ -z "$(STUDY_AGAIN)" ] && [ -f $$d/$$s.rc ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["result"]; sys.exit(r["scale"] != sys.argv[2] or r["interrupted"])' $$d/$$s.json $(STUDY_SCALE) 2>/dev/null; then \
+			echo "$$s: kept from an earlier run ($$d/$$s.json; STUDY_AGAIN=1 runs it again)"; rc=$$(cat $$d/$$s.rc); \
+		else \
+			$(BIN) study run $$s --scale $(STUDY_SCALE) --decide --budget $(STUDY_BUDGET) -o json > $$d/$$s.json; rc=$$?; echo $$rc > $$d/$$s.rc; \
+		fi; \
 		if [ $$rc -eq 4 ]; then unreproduced="$$unreproduced $$s"; elif [ $$rc -ne 0 ]; then failed="$$failed $$s"; fi; \
-		id=$$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' studies/$$s.json 2>/dev/null) || continue; \
-		$(BIN) study report $$id -o studies/$$s.html; \
-		python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2] + ": " + r["result"]["finding"] + "\n")' studies/$$s.json $$s >> studies/findings.txt; \
+		id=$$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' $$d/$$s.json 2>/dev/null) || continue; \
+		[ -f $$d/$$s.html ] && [ $$d/$$s.html -nt $$d/$$s.json ] || $(BIN) study report $$id -o $$d/$$s.html; \
+		python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2] + ": " + r["result"]["finding"] + "\n")' $$d/$$s.json $$s >> $$d/findings.txt; \
 	done; \
-	cat studies/findings.txt; \
+	cat $$d/findings.txt; \
 	if [ -n "$$unreproduced" ]; then echo "studies that ran to the end without reproducing every claim (exit 4):$$unreproduced"; fi; \
 	if [ -n "$$failed" ]; then echo "studies that stopped early:$$failed" >&2; exit 1; fi
 
