@@ -16,7 +16,8 @@ import (
 
 // TestSSHLab: galera3 placed by the ssh provider on five "remote machines"
 // (sshd in namespaces) by an unprivileged controller whose only way in is
-// SSH. Up forms the cluster behind its load balancer; status reads every
+// SSH. Up forms the cluster behind its load balancer, with monitoring (the
+// exporters on their machines, scraped during a run); status reads every
 // node, agent and HAProxy through the hosts; a node stopped and started
 // rejoins, one paused is seen so and resumed; a backup streamed to the
 // controller and the archived binary logs restore the data as of a moment
@@ -32,7 +33,7 @@ func TestSSHLab(t *testing.T) {
 	t.Cleanup(func() { s.as("down", "--all") }) // before the hosts' sshd go
 	inv := s.inventory("hosts.yaml", nil)
 
-	r := s.as("up", "--preset", "galera3", "--name", "rg3", "--inventory", inv)
+	r := s.as("up", "--preset", "galera3", "--name", "rg3", "--inventory", inv, "--monitoring")
 	t.Logf("up:\n%s%s", r.stdout, r.stderr)
 	if r.code != 0 {
 		t.Fatalf("up over SSH: exit %d", r.code)
@@ -151,6 +152,20 @@ func TestSSHLab(t *testing.T) {
 		t.Errorf("the sweep's hosts.csv: %v\n%s", err, b)
 	} else {
 		t.Logf("hosts.csv of a run over SSH, first rows:\n%s", strings.Join(strings.SplitN(string(b), "\n", 4)[:3], "\n"))
+	}
+	// the exporters on their machines, scraped through each machine's connection every second of the run
+	var run struct {
+		Monitoring struct {
+			Exporters, Scrapes int
+			Failed             map[string]int
+		} `json:"monitoring"`
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Controller, "hadrill", "runs", sweep.RunID, "run.json")); err != nil || json.Unmarshal(b, &run) != nil ||
+		run.Monitoring.Exporters != 9 || run.Monitoring.Scrapes < 9 {
+		t.Errorf("monitoring over SSH: %v %+v", err, run.Monitoring)
+	}
+	if _, err := os.Stat(filepath.Join(s.Hosts.Hosts["db2"].Dir, "labs", "rg3", "exporters", "mysqld-db2.cnf")); err != nil {
+		t.Errorf("db2's mysqld_exporter's defaults file is not on db2: %v", err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(s.Hosts.Hosts["client"].Dir, "labs", "rg3", "secrets", "sysbench-*")); len(left) > 0 {
 		t.Errorf("sysbench's credentials stay on the client host: %v", left)

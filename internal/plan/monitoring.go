@@ -63,29 +63,30 @@ var nodeCollectors = []string{"--collector.disable-defaults", "--collector.cpu",
 
 // monitoring lists a lab's exporters when its spec asks for monitoring: a
 // node_exporter per host, a mysqld_exporter per database node, the proxy's
-// endpoint per load balancer host. Only in labs of namespaces: each host
-// has an address of its own for the exporters' fixed ports.
+// endpoint per load balancer host. In labs of namespaces and on remote
+// machines (each exporter's files in its host's directory for the lab):
+// each host has an address of its own for the exporters' fixed ports; a
+// rootless lab's hosts share this computer's.
 func (b *builder) monitoring() {
 	if !b.s.Monitoring {
 		return
 	}
-	if b.p.Mode != ModeNetns {
-		b.problems = append(b.problems, "monitoring: the exporters run in labs of network namespaces on this computer (as root, without --inventory); remove monitoring: true (or --monitoring)")
+	if b.p.Mode == ModeRootless {
+		b.problems = append(b.problems, "monitoring: the exporters need a host of their own for their ports: a lab of network namespaces (as root) or of remote machines (--inventory); remove monitoring: true (or --monitoring)")
 		return
 	}
-	dir := filepath.Join(b.p.Dir, "exporters")
-	daemon := func(name string) Daemon {
-		d := filepath.Join(dir, name)
+	daemon := func(host, name string) Daemon {
+		d := filepath.Join(b.hostDir(host), "exporters", name)
 		return Daemon{Dir: d, LogFile: d + ".log", PidFile: d + ".pid", Marker: d}
 	}
 	for _, h := range b.p.Hosts {
-		d := daemon("node-" + h.Name)
+		d := daemon(h.Name, "node-"+h.Name)
 		b.p.Monitoring = append(b.p.Monitoring, Exporter{Job: JobNode, Instance: h.Name, Host: h.Name, Address: h.Address, Port: NodeExporterPort, Daemon: d,
 			Argv: append([]string{"prometheus-node-exporter", fmt.Sprintf("--web.listen-address=%s:%d", h.Address, NodeExporterPort),
 				"--collector.textfile.directory=" + d.Marker}, nodeCollectors...)})
 	}
 	for _, n := range b.p.Nodes {
-		d := daemon("mysqld-" + n.Name)
+		d := daemon(n.Host, "mysqld-"+n.Name)
 		cnf := d.Marker + ".cnf"
 		d.Marker = cnf // a whole argument of its command line: how the process is known as this exporter
 		b.p.Monitoring = append(b.p.Monitoring, Exporter{Job: JobMysqld, Instance: n.Name, Host: n.Host, Address: n.Address, Port: MysqldExporterPort, Daemon: d,

@@ -623,8 +623,30 @@ func TestMonitoring(t *testing.T) {
 
 	// rootless: refused, naming the field
 	s.Monitoring = true
-	if _, err := Build(s, "mon", "/h", Facts{User: "alice", MemBytes: 8 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}); err == nil || !strings.Contains(err.Error(), "monitoring: the exporters run in labs of network namespaces") {
+	if _, err := Build(s, "mon", "/h", Facts{User: "alice", MemBytes: 8 << 30, GaleraLib: "/usr/lib/galera/libgalera_smm.so"}); err == nil || !strings.Contains(err.Error(), "monitoring: the exporters need a host of their own") {
 		t.Errorf("rootless monitoring: %v", err)
+	}
+
+	// remote machines: each exporter on its machine's private address, its
+	// files in that machine's directory for the lab
+	p, err = Build(s, "mon", "/home/u/.hadrill", sshFacts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs = map[string][]string{}
+	for _, e := range p.Monitoring {
+		jobs[e.Job] = append(jobs[e.Job], e.Instance)
+	}
+	if fmt.Sprint(jobs) != "map[mysqld:[db1 db2 db3] node:[db1 db2 db3 lb client] proxy:[lb]]" {
+		t.Errorf("exporters on remote machines: %v", jobs)
+	}
+	my = p.Monitoring[5]
+	if my.Host != "db1" || my.URL() != "http://10.0.0.11:9104/metrics" || my.DefaultsFile != "/srv/hd/labs/mon/exporters/mysqld-db1.cnf" ||
+		!strings.Contains(strings.Join(my.Argv, " "), "--web.listen-address=10.0.0.11:9104") {
+		t.Errorf("mysqld exporter on a remote machine: %+v", my)
+	}
+	if n := p.Monitoring[4]; n.Host != "client" || n.Daemon.PidFile != "/srv/hd/labs/mon/exporters/node-client.pid" || n.URL() != "http://10.0.0.201:9100/metrics" {
+		t.Errorf("node exporter on a remote machine: %+v", n)
 	}
 }
 

@@ -188,6 +188,14 @@ func Needs(p *plan.Plan) map[string]Need {
 	if p.Client.Host != "" {
 		add(p.Client.Host, RoleClient)
 	}
+	for _, e := range p.Monitoring {
+		switch e.Job {
+		case plan.JobNode:
+			add(e.Host, RoleMonitored)
+		case plan.JobMysqld:
+			add(e.Host, RoleMonitoredDB)
+		}
+	}
 	ports := p.Ports()
 	for _, h := range p.Hosts {
 		n := out[h.Name]

@@ -30,10 +30,15 @@ const (
 	RoleLB         = "lb"
 	RoleLBPair     = "lb-pair"
 	RoleClient     = "client"
-	RoleLocal      = "local"
+	// RoleMonitored is every host of a lab with monitoring (its
+	// node_exporter), RoleMonitoredDB a database node of one (its
+	// mysqld_exporter).
+	RoleMonitored   = "monitored"
+	RoleMonitoredDB = "monitored-db"
+	RoleLocal       = "local"
 )
 
-var knownRoles = []string{RoleDB, RoleArbitrator, RoleLB, RoleLBPair, RoleClient, RoleLocal}
+var knownRoles = []string{RoleDB, RoleArbitrator, RoleLB, RoleLBPair, RoleClient, RoleMonitored, RoleMonitoredDB, RoleLocal}
 
 // Packages is the list in packages.txt, in its order.
 func Packages() []Package {
@@ -70,7 +75,7 @@ func parsePackages(text string) ([]Package, error) {
 // allPackages are the packages of every role a remote host can have: what
 // the probe looks for, before the host's part of the lab is known.
 func allPackages() []string {
-	return For([]string{RoleDB, RoleArbitrator, RoleLB, RoleLBPair, RoleClient})
+	return For([]string{RoleDB, RoleArbitrator, RoleLB, RoleLBPair, RoleClient, RoleMonitored, RoleMonitoredDB})
 }
 
 // For lists the packages hosts of these roles need, in the list's order.

@@ -74,18 +74,29 @@ func TestParseFacts(t *testing.T) {
 	}
 }
 
+// TestNeeds: what each host of a preset needs (golden), and with
+// monitoring on, every host the node exporter's package and every database
+// node the mysqld exporter's too, their ports free.
 func TestNeeds(t *testing.T) {
-	for _, preset := range []string{"galera3", "semisync", "wan2-arbitrator"} {
-		s, err := spec.Preset(preset)
+	for _, c := range []struct {
+		preset     string
+		monitoring bool
+	}{{"galera3", false}, {"semisync", false}, {"wan2-arbitrator", false}, {"galera3", true}} {
+		s, err := spec.Preset(c.preset)
 		if err != nil {
 			t.Fatal(err)
 		}
+		s.Monitoring = c.monitoring
 		p, err := plan.Build(s, s.Name, "/home/u/.hadrill", PlanFacts(inventoryOf(s), nil))
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := json.MarshalIndent(Needs(p), "", "  ")
-		golden.Check(t, "needs-"+preset+".json", append(b, '\n'))
+		name := "needs-" + c.preset
+		if c.monitoring {
+			name += "-monitoring"
+		}
+		golden.Check(t, name+".json", append(b, '\n'))
 	}
 }
 
