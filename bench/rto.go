@@ -74,6 +74,7 @@ func rto(bin string, runs int) {
 				}
 				var res struct {
 					Gap         struct{ Seconds float64 } `json:"client_gap"`
+					WritesBackS *float64                  `json:"writes_back_s"`
 					LostCount   int                       `json:"lost_count"`
 					WritesAcked int                       `json:"writes_acked"`
 					Fenced      map[string]string         `json:"fenced"`
@@ -101,8 +102,12 @@ func rto(bin string, runs int) {
 				if !res.Passed && res.LostCount == 0 {
 					r.fails++
 				}
-				fmt.Fprintf(os.Stderr, "failover %s (%s) %d/%d: gap %.3fs, %d acknowledged, %d lost, fenced %v\n", v.name, f, i, runs, res.Gap.Seconds,
-					res.WritesAcked, res.LostCount, res.Fenced)
+				back := "never"
+				if res.WritesBackS != nil {
+					back = fmt.Sprintf("%.2fs", *res.WritesBackS)
+				}
+				fmt.Fprintf(os.Stderr, "failover %s (%s) %d/%d: gap %.3fs, writes back after %s, %d acknowledged, %d lost, fenced %v\n", v.name, f, i, runs, res.Gap.Seconds,
+					back, res.WritesAcked, res.LostCount, res.Fenced)
 				if b := res.Balancer; b != nil && res.Gap.Seconds > 2 { // what the load balancer did, for a trial past the target
 					fmt.Fprintf(os.Stderr, "  %s\n", balancer.Say(b.Name, b.Events, res.FaultAt, "the fault"))
 				}
