@@ -519,31 +519,55 @@ client: {name: client}
 	s.down("rpa")
 }
 
-// TestSSHWAN: two regions 60 ms apart emulated on four "remote machines":
-// each host that receives from the other region runs hadrill's netem
-// daemon, its packets queued by a chain named after the lab; the round
-// trip is measured from a host (not from the controller), the machines'
-// own round trip first and the link judged on top of it, a delay fault
-// changes it and heal restores it, a Galera commit across the link costs
-// about one round trip, and down takes the chain and daemons off every host.
-// The spec's volumes are not emulated there: each node's disk is measured
-// against them.
+// TestSSHWAN: two regions 60 ms apart emulated on four "remote machines"
+// whose database hosts have a second NIC for cluster traffic (the spec's
+// cluster network, the inventory's cluster_address): each host that
+// receives from the other region runs hadrill's netem daemon, its packets
+// queued by a chain named after the lab; the round trip is measured from a
+// host (not from the controller), the machines' own round trip first and
+// the link judged on top of it, a delay fault changes it and heal restores
+// it, a Galera commit across the link (over the cluster NICs) costs about
+// one round trip, a bandwidth cap shapes both NICs, and down takes the
+// chain, the shaping and the daemons off every host. The spec's volumes
+// are not emulated there: each node's disk is measured against them.
 func TestSSHWAN(t *testing.T) {
 	t.Parallel() // see active
 	e := newEnv(t)
 	s := newSSHHosts(e, "itsshw", "198.19.246", "db1", "db2", "lb", "client")
 	t.Cleanup(func() { s.as("down", "--all") })
+	clusterNICs := s.SecondNetwork("198.18.246", "db1", "db2")
 	spec := s.write("wan.yaml", `name: rwan
 regions: [{name: east}, {name: west}]
 links: [{between: [east, west], rtt: 60ms}]
+networks: {cluster: {}}
 clusters: [{name: db, nodes: 2, regions: [east, west], storage: {volumes: [{name: data, disk: standard, count: 2}]}}]
 load_balancers: [{name: lb, cluster: db, region: east}]
 client: {name: client, region: east}
 `)
-	r := s.as("up", "-f", spec, "--inventory", s.inventory("hosts.yaml", nil))
+	if r := s.as("up", "-f", spec, "--inventory", s.inventory("no-cluster.yaml", map[string]string{"db1": "cluster_address: " + clusterNICs["db1"]})); r.code != 2 ||
+		!strings.Contains(r.stderr, "give db2 a cluster_address in the inventory") {
+		t.Errorf("a cluster network without db2's cluster address: exit %d\n%s", r.code, r.stderr)
+	}
+	inv := s.inventory("hosts.yaml", map[string]string{"db1": "cluster_address: " + clusterNICs["db1"], "db2": "cluster_address: " + clusterNICs["db2"]})
+	r := s.as("up", "-f", spec, "--inventory", inv)
 	t.Logf("up:\n%s", r.stderr)
 	if r.code != 0 {
 		t.Fatalf("up with a link over SSH: exit %d", r.code)
+	}
+	if got, _ := s.val("rwan", "db1", "SELECT @@wsrep_node_address"); got != clusterNICs["db1"] {
+		t.Errorf("db1's Galera address %q, want its cluster NIC's %s", got, clusterNICs["db1"])
+	}
+	var nics struct {
+		Hosts []struct {
+			Name string                                    `json:"name"`
+			NICs []struct{ Name, Network, Address string } `json:"nics"`
+		} `json:"hosts"`
+	}
+	s.status("rwan", &nics)
+	for _, h := range nics.Hosts {
+		if db := strings.HasPrefix(h.Name, "db"); db != (len(h.NICs) == 2 && h.NICs[1].Name == "eth1" && h.NICs[1].Network == "cluster" && h.NICs[1].Address == clusterNICs[h.Name]) {
+			t.Errorf("%s's NICs: %+v", h.Name, h.NICs)
+		}
 	}
 	if !strings.Contains(r.stderr, "link east-west: the machines' own round trip") {
 		t.Errorf("up did not measure the machines' own round trip before emulating the link")
@@ -630,8 +654,10 @@ client: {name: client, region: east}
 	if r := s.as("fault", "bandwidth", "east-west", "5mbit", "--name", "rwan"); r.code != 0 {
 		t.Fatalf("fault bandwidth: exit %d\n%s", r.code, r.stderr)
 	}
-	if q := s.onHost("db1", "tc", "class", "show", "dev", "eth0"); !strings.Contains(q, "5Mbit") {
-		t.Errorf("db1's NIC after bandwidth 5mbit:\n%s", q)
+	for _, nic := range []string{"eth0", "eth1"} { // clients' traffic and the cluster's
+		if q := s.onHost("db1", "tc", "class", "show", "dev", nic); !strings.Contains(q, "5Mbit") {
+			t.Errorf("db1's %s after bandwidth 5mbit:\n%s", nic, q)
+		}
 	}
 	s.down("rwan") // the chain, the htb root and the daemons gone from every host
 }

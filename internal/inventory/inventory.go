@@ -62,6 +62,11 @@ type Target struct {
 	// traffic uses (Galera, replication, the load balancer's checks);
 	// default: Address, when that is an IP address.
 	PrivateAddress string `yaml:"private_address,omitempty"`
+	// ClusterAddress is the host's address on a network of its own for
+	// cluster traffic (Galera, state transfers, replication), when the
+	// spec has a cluster network (networks.cluster): a database host's or
+	// arbitrator's second NIC.
+	ClusterAddress string `yaml:"cluster_address,omitempty"`
 	// Dir is the directory hadrill owns on the host (default
 	// /var/lib/hadrill): its binary, and each lab's files below labs/.
 	Dir string `yaml:"dir,omitempty"`
@@ -81,6 +86,7 @@ type Host struct {
 	Fingerprint    string `json:"fingerprint,omitempty"`
 	Jump           *Host  `json:"jump,omitempty"`
 	PrivateAddress string `json:"private_address,omitempty"`
+	ClusterAddress string `json:"cluster_address,omitempty"`
 	Dir            string `json:"dir,omitempty"`
 	Sudo           bool   `json:"sudo"`
 }
@@ -198,13 +204,13 @@ func (inv *Inventory) resolve(dir string, env Env, mode func(string) (fs.FileMod
 		return filepath.Join(dir, p)
 	}
 	d := inv.Defaults
-	if d.Address != "" || d.PrivateAddress != "" || d.Jump != "" || d.Fingerprint != "" {
-		add("defaults", "address, private_address, jump and fingerprint belong to one host, not to every host")
+	if d.Address != "" || d.PrivateAddress != "" || d.ClusterAddress != "" || d.Jump != "" || d.Fingerprint != "" {
+		add("defaults", "address, private_address, cluster_address, jump and fingerprint belong to one host, not to every host")
 	}
 	one := func(field, name string, t Target, jumps map[string]*Host) Host {
 		h := Host{Name: name, Address: t.Address, Port: cmp.Or(t.Port, d.Port, DefaultPort), User: cmp.Or(t.User, d.User, DefaultUser),
 			Identity: path(cmp.Or(t.Identity, d.Identity)), KnownHosts: path(cmp.Or(t.KnownHosts, d.KnownHosts)),
-			Fingerprint: t.Fingerprint, PrivateAddress: t.PrivateAddress, Dir: cmp.Or(t.Dir, d.Dir, DefaultDir)}
+			Fingerprint: t.Fingerprint, PrivateAddress: t.PrivateAddress, ClusterAddress: t.ClusterAddress, Dir: cmp.Or(t.Dir, d.Dir, DefaultDir)}
 		h.Sudo = h.User != "root"
 		if s := cmp.Or(t.Sudo, d.Sudo); s != nil {
 			h.Sudo = *s
@@ -258,11 +264,11 @@ func (inv *Inventory) resolve(dir string, env Env, mode func(string) (fs.FileMod
 	for _, name := range slices.Sorted(maps.Keys(inv.JumpHosts)) {
 		t := inv.JumpHosts[name]
 		field := "jump_hosts." + name
-		if t.PrivateAddress != "" || t.Dir != "" {
-			add(field, "a jump host only forwards connections: private_address and dir do not apply")
+		if t.PrivateAddress != "" || t.ClusterAddress != "" || t.Dir != "" {
+			add(field, "a jump host only forwards connections: private_address, cluster_address and dir do not apply")
 		}
 		h := one(field, name, t, nil)
-		h.Dir, h.PrivateAddress = "", ""
+		h.Dir, h.PrivateAddress, h.ClusterAddress = "", "", ""
 		jumps[name] = &h
 	}
 	if len(inv.Hosts) == 0 {
@@ -287,6 +293,18 @@ func (inv *Inventory) resolve(dir string, env Env, mode func(string) (fs.FileMod
 				add(field+".private_address", "%s is %s's too: every host of a lab is a machine of its own (its ports would clash)", h.PrivateAddress, other)
 			}
 			private[h.PrivateAddress] = name
+		}
+		switch {
+		case h.ClusterAddress == "":
+		case net.ParseIP(h.ClusterAddress) == nil:
+			add(field+".cluster_address", "expected an IP address, got %q", h.ClusterAddress)
+		case h.ClusterAddress == h.PrivateAddress:
+			add(field+".cluster_address", "%s is its private_address too: the cluster network is a second NIC's, on a network of its own", h.ClusterAddress)
+		default:
+			if other, ok := private[h.ClusterAddress]; ok {
+				add(field+".cluster_address", "%s is %s's too: every address is one machine's", h.ClusterAddress, other)
+			}
+			private[h.ClusterAddress] = name
 		}
 		h.Dir = filepath.Clean(h.Dir)
 		switch {

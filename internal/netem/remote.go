@@ -140,15 +140,18 @@ func (r remote) reload(ctx context.Context, c Config) error {
 }
 
 // removeScript takes the lab's queueing chain off a host ($1) and the
-// bandwidth classes hadrill put on its NIC ($2: an htb root whose default
-// class is 9999, which tc reads as hex and prints 0x9999; no other tool
-// picks it), in one round trip.
-const removeScript = `while iptables -w -t mangle -D PREROUTING -j "$1" 2>/dev/null; do :; done
-iptables -w -t mangle -F "$1" 2>/dev/null
-iptables -w -t mangle -X "$1" 2>/dev/null
-if [ -n "$2" ] && tc qdisc show dev "$2" root 2>/dev/null | grep -q '^qdisc htb 1: .*default 0x9999'; then
-	tc qdisc del dev "$2" root || exit 1
-fi
+// bandwidth classes hadrill put on its NICs (the other arguments: an htb
+// root whose default class is 9999, which tc reads as hex and prints
+// 0x9999; no other tool picks it), in one round trip.
+const removeScript = `chain=$1; shift
+while iptables -w -t mangle -D PREROUTING -j "$chain" 2>/dev/null; do :; done
+iptables -w -t mangle -F "$chain" 2>/dev/null
+iptables -w -t mangle -X "$chain" 2>/dev/null
+for nic in "$@"; do
+	if tc qdisc show dev "$nic" root 2>/dev/null | grep -q '^qdisc htb 1: .*default 0x9999'; then
+		tc qdisc del dev "$nic" root || exit 1
+	fi
+done
 exit 0`
 
 // Remove takes what the WAN put on remote hosts' tables and NICs off them
@@ -160,11 +163,11 @@ func (e *Emulator) Remove(ctx context.Context) error {
 	}
 	var errs []error
 	for _, h := range e.plan.Hosts {
-		nic := ""
-		if len(h.NICs) > 0 {
-			nic = h.NICs[0].Name
+		argv := []string{"sh", "-c", removeScript, "sh", e.wan.Chain}
+		for _, card := range h.NICs { // a cluster network's NIC is shaped too
+			argv = append(argv, card.Name)
 		}
-		if _, err := e.hosts.Host(h.Name).Run(ctx, []string{"sh", "-c", removeScript, "sh", e.wan.Chain, nic}, nil); err != nil {
+		if _, err := e.hosts.Host(h.Name).Run(ctx, argv, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -98,17 +99,8 @@ func clusterNetwork(app netip.Prefix) netip.Prefix {
 // octet as eth0). Rootless labs cannot have them.
 func (b *builder) networks() {
 	n := b.s.Networks
-	if n != nil && b.p.Mode == ModeSSH {
-		b.problems = append(b.problems, "networks: separate NICs are emulated on this computer only; on remote hosts give each host's private_address in the inventory and remove networks")
-		return
-	}
-	if b.p.Mode == ModeSSH { // the machine's own NIC, holding its private address (its counters are read in runs)
-		for i := range b.p.Hosts {
-			h := &b.p.Hosts[i]
-			if r := b.f.Remote[h.Name]; r.Interface != "" {
-				h.NICs = []NIC{{Name: r.Interface, Network: NetApplication, Address: h.Address}}
-			}
-		}
+	if b.p.Mode == ModeSSH {
+		b.remoteNetworks()
 		return
 	}
 	if n != nil && b.p.Mode != ModeNetns {
@@ -145,5 +137,48 @@ func (b *builder) networks() {
 		h.ClusterAddress = netip.AddrFrom4(a).String()
 		h.NICs = append(h.NICs, NIC{Name: "eth1", Network: NetCluster, Address: h.ClusterAddress,
 			Veth: fmt.Sprintf("hdc%d", i), Bridge: ClusterBridge, RateBps: rate(b.s.Networks.Cluster)})
+	}
+}
+
+// remoteNetworks gives each host of remote machines its machine's own NICs
+// (their counters are read in runs): the one holding its private address
+// and, with a cluster network, a database host's or arbitrator's second,
+// holding the inventory's cluster_address. Their bandwidth is the
+// machines' own: a rate in the spec is emulated on this computer only.
+func (b *builder) remoteNetworks() {
+	n := b.s.Networks
+	if n != nil {
+		for _, net := range []struct {
+			field string
+			n     *spec.Network
+		}{{"networks.application.bandwidth", n.Application}, {"networks.cluster.bandwidth", n.Cluster}} {
+			if net.n != nil && net.n.Bandwidth != "" {
+				b.problems = append(b.problems, net.field+": a NIC's rate is emulated on this computer only; remote machines' NICs have their own (remove it)")
+			}
+		}
+	}
+	cluster := b.s.HasCluster()
+	var missing []string
+	for i := range b.p.Hosts {
+		h := &b.p.Hosts[i]
+		r := b.f.Remote[h.Name]
+		if r.Interface != "" {
+			h.NICs = []NIC{{Name: r.Interface, Network: NetApplication, Address: h.Address}}
+		}
+		if !cluster || (h.Role != "db" && h.Role != "arbitrator") {
+			continue
+		}
+		if r.ClusterAddress == "" {
+			missing = append(missing, h.Name)
+			continue
+		}
+		h.ClusterAddress = r.ClusterAddress
+		if r.ClusterInterface != "" {
+			h.NICs = append(h.NICs, NIC{Name: r.ClusterInterface, Network: NetCluster, Address: h.ClusterAddress})
+		}
+	}
+	if len(missing) > 0 {
+		b.problems = append(b.problems, fmt.Sprintf("networks.cluster: on remote machines the cluster network is each database host's and arbitrator's second NIC: give %s a cluster_address in the inventory (the address of that NIC)",
+			strings.Join(missing, ", ")))
 	}
 }

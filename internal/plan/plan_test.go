@@ -3,6 +3,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -294,6 +295,57 @@ load_balancers: [{name: lb, cluster: db}]
 	if _, err := Build(s, "twonic", "/h", Facts{User: "u", MemBytes: 8 << 30, GaleraLib: "/x"}); err == nil ||
 		!strings.Contains(err.Error(), "networks: separate NICs need network namespaces") {
 		t.Errorf("rootless with networks: %v", err)
+	}
+}
+
+// TestRemoteClusterNetwork: on remote machines the cluster network is each
+// database host's second NIC (the inventory's cluster_address, on the
+// interface preflight found holding it): Galera listens there; a rate is
+// refused (the NICs are the machines' own), and so is a database host
+// without a cluster address, naming it.
+func TestRemoteClusterNetwork(t *testing.T) {
+	s, err := spec.Load([]byte(`
+networks: {cluster: {}}
+clusters: [{name: db, nodes: 3}]
+load_balancers: [{name: lb, cluster: db}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sshFacts
+	f.Remote = maps.Clone(sshFacts.Remote)
+	for i, name := range []string{"db1", "db2", "db3"} {
+		r := f.Remote[name]
+		r.Interface, r.ClusterAddress, r.ClusterInterface = "ens5", fmt.Sprintf("10.9.0.%d", 11+i), "ens6"
+		f.Remote[name] = r
+	}
+	p, err := Build(s, "rnic", "/home/u/.hadrill", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db1, _ := p.Host("db1")
+	if db1.ClusterAddress != "10.9.0.11" || len(db1.NICs) != 2 || db1.NICs[1].Name != "ens6" || db1.NICs[1].Network != NetCluster || db1.NICs[1].Address != "10.9.0.11" {
+		t.Errorf("db1: %+v", db1)
+	}
+	if lb, _ := p.Host("lb"); lb.ClusterAddress != "" || len(lb.NICs) > 1 {
+		t.Errorf("lb: %+v", lb)
+	}
+	if n := p.Nodes[0]; n.Address != "10.0.0.11" || n.PeerAddress() != "10.9.0.11" || !strings.Contains(n.ProviderOptions, "10.9.0.11") ||
+		!strings.Contains(n.Config, "wsrep_node_address") || !strings.Contains(n.Config, "10.9.0.12") {
+		t.Errorf("db1's Galera addresses: %s\n%s", n.ProviderOptions, n.Config)
+	}
+
+	missing := f
+	missing.Remote = maps.Clone(f.Remote)
+	r := missing.Remote["db3"]
+	r.ClusterAddress = ""
+	missing.Remote["db3"] = r
+	s.Networks.Cluster.Bandwidth = "1gbit"
+	_, err = Build(s, "rnic", "/home/u/.hadrill", missing)
+	for _, want := range []string{"networks.cluster.bandwidth: a NIC's rate is emulated on this computer only", "networks.cluster: on remote machines the cluster network is each database host's and arbitrator's second NIC: give db3 a cluster_address in the inventory"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want %q, got %v", want, err)
+		}
 	}
 }
 

@@ -46,13 +46,16 @@ type Facts struct {
 
 // Remote is a host's machine: the address the lab's traffic uses (its
 // private address), the interface holding it and that network, hadrill's
-// directory there, and its memory.
+// directory there, and its memory; with a cluster network, its address
+// there (the inventory's cluster_address) and the interface holding it.
 type Remote struct {
-	Address   string
-	Interface string
-	Network   netip.Prefix
-	Dir       string
-	MemBytes  int64
+	Address          string
+	Interface        string
+	Network          netip.Prefix
+	Dir              string
+	MemBytes         int64
+	ClusterAddress   string
+	ClusterInterface string
 }
 
 type Plan struct {

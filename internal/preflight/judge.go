@@ -148,6 +148,9 @@ type Need struct {
 	// between the pair (the inventory's virtual_ips): it must be in the
 	// network of the host's private address.
 	VirtualIP string `json:"virtual_ip,omitempty"`
+	// ClusterAddress: with a cluster network, the address of the host's
+	// NIC there (the inventory's cluster_address): it must be the host's.
+	ClusterAddress string `json:"cluster_address,omitempty"`
 }
 
 // Room a host's directory needs: a database node's datadir starts at a few
@@ -210,6 +213,9 @@ func Needs(p *plan.Plan) map[string]Need {
 		}
 		n.Queues = p.WAN.Queues(h.Region)
 		n.VirtualIP = vips[h.Name]
+		if h.ClusterAddress != h.Address {
+			n.ClusterAddress = h.ClusterAddress
+		}
 		out[h.Name] = n
 	}
 	return out
@@ -314,6 +320,9 @@ func Judge(host, address string, need Need, f Facts, arch string) (problems, war
 			have = append(have, a.Prefix.Addr().String()+" ("+a.Interface+")")
 		}
 		bad("its private address %s is none of its own (%s): the lab's daemons listen there (set private_address in the inventory)", address, strings.Join(have, ", "))
+	}
+	if _, ok := f.AddrOf(need.ClusterAddress); need.ClusterAddress != "" && !ok && len(f.Addrs) > 0 {
+		bad("its cluster address %s is none of its own: Galera, state transfers and replication listen there (the inventory's cluster_address: the address of its NIC on the cluster network)", need.ClusterAddress)
 	}
 	if len(f.Addrs) == 0 && need.VirtualIP != "" {
 		bad("its addresses could not be read (no ip command): keepalived puts the virtual IP %s on the interface holding its private address", need.VirtualIP)

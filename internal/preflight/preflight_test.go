@@ -172,6 +172,13 @@ func TestJudge(t *testing.T) {
 		{"private address elsewhere", db, with(func(f *Facts) {
 			f.Addrs = []Addr{{"lo", netip.MustParsePrefix("127.0.0.1/8")}, {"ens5", netip.MustParsePrefix("10.9.0.4/16")}}
 		}), []string{"db1: its private address 10.1.0.11 is none of its own (127.0.0.1 (lo), 10.9.0.4 (ens5))"}, nil},
+		{"cluster address its own", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, ClusterAddress: "10.2.0.11"},
+			with(func(f *Facts) {
+				f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}, {"ens6", netip.MustParsePrefix("10.2.0.11/16")}}
+			}), nil, nil},
+		{"cluster address elsewhere", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, ClusterAddress: "10.2.0.11"},
+			with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }),
+			[]string{"db1: its cluster address 10.2.0.11 is none of its own"}, nil},
 		{"private address its own", db, with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},
 		{"a pair's virtual IP in its network", Need{Roles: []string{RoleLB, RoleLBPair}, VirtualIP: "10.1.200.1"},
 			with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},

@@ -169,7 +169,7 @@ func checkHost(ctx context.Context, c *ssh.Client, h inventory.Host, hr *HostRep
 func PlanFacts(inv *inventory.Resolved, r *Report) plan.Facts {
 	f := plan.Facts{User: "root", GaleraLib: facts.GaleraLibs[0], Remote: map[string]plan.Remote{}, VirtualIPs: inv.VirtualIPs}
 	for name, ih := range inv.Hosts {
-		f.Remote[name] = plan.Remote{Address: ih.PrivateAddress, Dir: ih.Dir}
+		f.Remote[name] = plan.Remote{Address: ih.PrivateAddress, Dir: ih.Dir, ClusterAddress: ih.ClusterAddress}
 	}
 	if r == nil {
 		return f
@@ -182,6 +182,9 @@ func PlanFacts(inv *inventory.Resolved, r *Report) plan.Facts {
 		rem.MemBytes = h.Facts.MemBytes
 		if a, ok := h.Facts.AddrOf(rem.Address); ok {
 			rem.Interface, rem.Network = a.Interface, a.Prefix
+		}
+		if a, ok := h.Facts.AddrOf(rem.ClusterAddress); ok && rem.ClusterAddress != "" {
+			rem.ClusterInterface = a.Interface
 		}
 		f.Remote[h.Name] = rem
 	}

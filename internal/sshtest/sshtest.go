@@ -125,6 +125,29 @@ func (s *Hosts) Link(name string, octet int) (netns, addr string) {
 	return netns, addr
 }
 
+// SecondNetwork gives each named host a second NIC, eth1, on a bridge of
+// its own at subnet and the host's last octet (a network for cluster
+// traffic beside the one SSH and clients use), and returns their
+// addresses by host.
+func (s *Hosts) SecondNetwork(subnet string, names ...string) map[string]string {
+	s.t.Helper()
+	bridge := "hd-" + s.Lab
+	s.ip("-n", bridge, "link", "add", "br1", "type", "bridge")
+	s.ip("-n", bridge, "link", "set", "br1", "up")
+	out := map[string]string{}
+	for _, name := range names {
+		h := s.Hosts[name]
+		octet := h.Address[strings.LastIndexByte(h.Address, '.')+1:]
+		addr, veth := subnet+"."+octet, "c"+octet
+		s.ip("link", "add", veth, "netns", bridge, "type", "veth", "peer", "name", "eth1", "netns", h.Netns)
+		s.ip("-n", bridge, "link", "set", veth, "master", "br1", "up")
+		s.ip("-n", h.Netns, "addr", "add", addr+"/24", "dev", "eth1")
+		s.ip("-n", h.Netns, "link", "set", "eth1", "up")
+		out[name] = addr
+	}
+	return out
+}
+
 func (s *Hosts) keygen(path string) {
 	s.t.Helper()
 	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "hadrill-test", "-f", path).CombinedOutput(); err != nil {
