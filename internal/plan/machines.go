@@ -155,7 +155,7 @@ func (b *builder) machines() {
 			b.problems = append(b.problems, path+": machines need the cgroup v1 cpu, cpuacct and memory controllers, which this machine does not have mounted")
 		}
 	}
-	b.p.Warnings = machineWarnings(b.p.Hosts, b.f)
+	b.p.Warnings = append(b.p.Warnings, machineWarnings(b.p.Hosts, b.f)...)
 }
 
 func dedupe(in []string) []string {

@@ -158,7 +158,7 @@ func (b *builder) remoteNetworks() {
 		}
 	}
 	cluster := b.s.HasCluster()
-	var missing []string
+	var missing, unused []string
 	for i := range b.p.Hosts {
 		h := &b.p.Hosts[i]
 		r := b.f.Remote[h.Name]
@@ -166,6 +166,9 @@ func (b *builder) remoteNetworks() {
 			h.NICs = []NIC{{Name: r.Interface, Network: NetApplication, Address: h.Address}}
 		}
 		if !cluster || (h.Role != "db" && h.Role != "arbitrator") {
+			if r.ClusterAddress != "" {
+				unused = append(unused, h.Name)
+			}
 			continue
 		}
 		if r.ClusterAddress == "" {
@@ -176,6 +179,13 @@ func (b *builder) remoteNetworks() {
 		if r.ClusterInterface != "" {
 			h.NICs = append(h.NICs, NIC{Name: r.ClusterInterface, Network: NetCluster, Address: h.ClusterAddress})
 		}
+	}
+	if len(unused) > 0 {
+		why := "the spec has no cluster network (networks: {cluster: {}})"
+		if cluster {
+			why = "only database hosts and arbitrators are on the cluster network"
+		}
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("the inventory's cluster_address of %s is not used: %s", strings.Join(unused, ", "), why))
 	}
 	if len(missing) > 0 {
 		b.problems = append(b.problems, fmt.Sprintf("networks.cluster: on remote machines the cluster network is each database host's and arbitrator's second NIC: give %s a cluster_address in the inventory (the address of that NIC)",

@@ -330,6 +330,14 @@ load_balancers: [{name: lb, cluster: db}]
 	if lb, _ := p.Host("lb"); lb.ClusterAddress != "" || len(lb.NICs) > 1 {
 		t.Errorf("lb: %+v", lb)
 	}
+	if len(p.Warnings) > 0 {
+		t.Errorf("warnings: %v", p.Warnings)
+	}
+	// a cluster address the spec has no use for: said, not refused
+	plain, _ := spec.Preset("galera3")
+	if p, err := Build(plain, "rnic", "/home/u/.hadrill", f); err != nil || !slices.Contains(p.Warnings, "the inventory's cluster_address of db1, db2, db3 is not used: the spec has no cluster network (networks: {cluster: {}})") {
+		t.Errorf("unused cluster addresses: %v %v", err, p.Warnings)
+	}
 	if n := p.Nodes[0]; n.Address != "10.0.0.11" || n.PeerAddress() != "10.9.0.11" || !strings.Contains(n.ProviderOptions, "10.9.0.11") ||
 		!strings.Contains(n.Config, "wsrep_node_address") || !strings.Contains(n.Config, "10.9.0.12") {
 		t.Errorf("db1's Galera addresses: %s\n%s", n.ProviderOptions, n.Config)
