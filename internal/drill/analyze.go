@@ -148,11 +148,13 @@ func ClientGap(ops []Op, at time.Time) Gap {
 const stallMin = 250 * time.Millisecond
 
 // WritesBack is when writes came back from the fault: the acknowledgement
-// that ended the first pause ending at or after it, a span without one at
-// least as long as the shorter of stallMin and the longest (g). A later,
-// longer pause (a member rejoining, a second eviction) is g's, not the
-// failover's: "writes back" is the end of the first. Zero when no pause
-// closed (g zero or open with no closed pause before it).
+// that ended the first pause of the fault's, a span without one at least
+// as long as the shorter of stallMin and the longest (g) that ends at or
+// after the fault and no sooner after it than it began before it (a pause
+// mostly before the fault is not its doing). A later, longer pause (a
+// member rejoining, a second eviction) is g's, not the failover's: "writes
+// back" is the end of the first. Zero when no pause closed (g zero or open
+// with no closed pause before it).
 func WritesBack(ops []Op, at time.Time, g Gap) time.Time {
 	if g.Duration <= 0 {
 		return time.Time{}
@@ -166,7 +168,7 @@ func WritesBack(ops []Op, at time.Time, g Gap) time.Time {
 	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
 	least := min(stallMin, g.Duration)
 	for i := 1; i < len(acks); i++ {
-		if !acks[i].Before(at) && acks[i].Sub(acks[i-1]) >= least {
+		if !acks[i].Before(at) && acks[i].Sub(acks[i-1]) >= least && acks[i].Sub(at) >= at.Sub(acks[i-1]) {
 			return acks[i]
 		}
 	}

@@ -378,6 +378,7 @@ func TestWritesBack(t *testing.T) {
 		{"a later longer pause", append(append(steady(0, 1000), steady(1500, 3000)...), steady(4000, 5000)...), 1010, 1500, 3000},
 		{"jitter before the pause is not it", append(append(steady(0, 1000), steady(1100, 1200)...), steady(1900, 2500)...), 1010, 1900, 1200},
 		{"a short pause that is the longest", append(steady(0, 1000), steady(1150, 2000)...), 1010, 1150, 1000},
+		{"a pause mostly before the fault is not its", append(append(steady(0, 700), steady(1020, 1400)...), steady(1860, 2500)...), 1000, 1860, 1400},
 		{"no pause at all", nil, 1010, -1, 0},
 	} {
 		g := ClientGap(writes(c.acks...), at(c.fault))
