@@ -72,6 +72,10 @@ type routing struct {
 	toDonor, toJoiner, toLeaving map[string]time.Duration
 	state                        map[string]server.State
 	wentDown                     map[string]bool // seen not answering since the watch began
+	// writer is the load balancer's writer at the last poll, since the
+	// poll that first saw it so.
+	writer string
+	since  time.Time
 }
 
 // watchRouting polls the load balancer's writer and the sampler's view of
@@ -85,11 +89,12 @@ func (d *drill) watchRouting(ctx context.Context) routing {
 		if err != nil {
 			continue
 		}
+		at := time.Now()
 		snaps := d.s.Snapshots()
 		if len(snaps) == 0 {
 			continue
 		}
-		r.observe(w, d.s.sampleOf(snaps[len(snaps)-1]), every)
+		r.observe(w, at, d.s.sampleOf(snaps[len(snaps)-1]), every)
 	}
 	return r
 }
@@ -99,9 +104,17 @@ func newRouting() routing {
 		state: map[string]server.State{}, wentDown: map[string]bool{}}
 }
 
-// observe counts one poll: the load balancer's writer w, the cluster as
-// sampled then, the time since the last poll.
-func (r routing) observe(w string, s Sample, every time.Duration) {
+// observe counts one poll: the load balancer's writer w as read at at,
+// the cluster as last sampled, the time since the last poll. A joiner is
+// the writer only by a sample taken once the load balancer was seen
+// sending to it: one taken before may show the state it had before its
+// agent let the load balancer in (the two are read 100 ms apart, on their
+// own clocks), and a real misroute lasts the load balancer's checks'
+// interval, longer than a poll.
+func (r *routing) observe(w string, at time.Time, s Sample, every time.Duration) {
+	if w != r.writer {
+		r.writer, r.since = w, at
+	}
 	for name, n := range s.Nodes {
 		if !n.State.Answering() {
 			r.wentDown[name] = true
@@ -111,6 +124,8 @@ func (r routing) observe(w string, s Sample, every time.Duration) {
 	switch {
 	case strings.HasPrefix(string(st), "Donor"):
 		r.toDonor[w] += every
+	case st.Answering() && st != server.Synced && r.wentDown[w] && s.At.Before(r.since):
+		// read before the load balancer was seen sending to it: unknown
 	case st.Answering() && st != server.Synced && r.wentDown[w]:
 		r.toJoiner[w] += every
 		r.state[w] = st

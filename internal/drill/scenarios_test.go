@@ -278,29 +278,45 @@ func TestAuditOfAnEarlierLab(t *testing.T) {
 
 // The load balancer's writer during a state transfer: a node short of
 // Synced before it went down is leaving (logged), after it came back
-// joining (a failure); a donor is timed against its bound.
+// joining (a failure) when a sample taken once the load balancer was seen
+// sending to it says so; the first poll of a new writer, whose sample was
+// taken before, cannot tell (the node may have turned Synced, letting the
+// load balancer in, in between); a donor is timed against its bound.
 func TestRoutingObserve(t *testing.T) {
-	r := newRouting()
-	tick := 100 * time.Millisecond
-	sample := func(db1, db2 server.State) Sample {
-		return Sample{Nodes: map[string]NodeSample{"db1": {State: db1}, "db2": {State: db2}}}
-	}
-	for _, p := range []struct {
-		writer   string
-		db1, db2 server.State
-	}{
-		{"db1", server.Synced, server.Synced},
-		{"db1", "Initialized", server.Synced}, // leaving: shut down cleanly
-		{"db1", "Initialized", server.Synced},
-		{"db2", server.Down, server.Synced},
-		{"db2", "Joiner", "Donor/Desynced"},
-		{"db1", "Initialized", server.Synced}, // joining: a failure
-		{"db1", server.Synced, server.Synced},
-	} {
-		r.observe(p.writer, sample(p.db1, p.db2), tick)
-	}
-	if r.toLeaving["db1"] != 2*tick || r.toJoiner["db1"] != tick || r.toDonor["db2"] != tick || r.state["db1"] != "Initialized" || len(r.toJoiner) != 1 {
-		t.Errorf("leaving %v, joining %v (%v), donor %v", r.toLeaving, r.toJoiner, r.state, r.toDonor)
+	for _, c := range []struct {
+		name    string
+		joining bool // the joiner still joining at the poll after the load balancer came to it
+	}{{"a misroute", true}, {"a sample older than the routing", false}} {
+		r := newRouting()
+		tick := 100 * time.Millisecond
+		t0 := time.Unix(1000, 0)
+		polls := []struct {
+			writer   string
+			db1, db2 server.State
+		}{
+			{"db1", server.Synced, server.Synced},
+			{"db1", "Initialized", server.Synced}, // leaving: shut down cleanly
+			{"db1", "Initialized", server.Synced},
+			{"db2", server.Down, server.Synced},
+			{"db2", "Joiner", "Donor/Desynced"},
+			{"db1", "Initialized", server.Synced}, // db1 the writer again; its state sampled before
+			{"db1", "Initialized", server.Synced}, // sampled after: joining, a failure
+			{"db1", server.Synced, server.Synced},
+		}
+		if !c.joining {
+			polls[6].db1 = server.Synced
+		}
+		for i, p := range polls {
+			at := t0.Add(time.Duration(i) * tick)
+			r.observe(p.writer, at, Sample{At: at.Add(-tick / 2), Nodes: map[string]NodeSample{"db1": {State: p.db1}, "db2": {State: p.db2}}}, tick)
+		}
+		want := time.Duration(0)
+		if c.joining {
+			want = tick
+		}
+		if r.toLeaving["db1"] != 2*tick || r.toJoiner["db1"] != want || r.toDonor["db2"] != tick || (c.joining && r.state["db1"] != "Initialized") {
+			t.Errorf("%s: leaving %v, joining %v (%v), donor %v", c.name, r.toLeaving, r.toJoiner, r.state, r.toDonor)
+		}
 	}
 }
 
