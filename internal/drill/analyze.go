@@ -99,13 +99,7 @@ type Gap struct {
 // flight when the fault came and acknowledged after it do not close a gap
 // that the writes after them leave open.
 func ClientGap(ops []Op, at time.Time) Gap {
-	var acks []time.Time
-	for _, o := range ops {
-		if o.Write && o.OK() {
-			acks = append(acks, o.Done)
-		}
-	}
-	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+	acks := ackTimes(ops)
 	var g Gap
 	for i := 1; i < len(acks); i++ {
 		if acks[i].Before(at) {
@@ -141,6 +135,18 @@ func ClientGap(ops []Op, at time.Time) Gap {
 	return g
 }
 
+// ackTimes are the times writes were acknowledged, in order.
+func ackTimes(ops []Op) []time.Time {
+	var acks []time.Time
+	for _, o := range ops {
+		if o.Write && o.OK() {
+			acks = append(acks, o.Done)
+		}
+	}
+	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+	return acks
+}
+
 // stallMin is the shortest span without an acknowledgement that counts as
 // the fault's first pause (WritesBack): longer than a busy machine's
 // jitter between a steady writer's acknowledgements, shorter than any
@@ -159,13 +165,7 @@ func WritesBack(ops []Op, at time.Time, g Gap) time.Time {
 	if g.Duration <= 0 {
 		return time.Time{}
 	}
-	var acks []time.Time
-	for _, o := range ops {
-		if o.Write && o.OK() {
-			acks = append(acks, o.Done)
-		}
-	}
-	sort.Slice(acks, func(i, j int) bool { return acks[i].Before(acks[j]) })
+	acks := ackTimes(ops)
 	least := min(stallMin, g.Duration)
 	for i := 1; i < len(acks); i++ {
 		if !acks[i].Before(at) && acks[i].Sub(acks[i-1]) >= least && acks[i].Sub(at) >= at.Sub(acks[i-1]) {
