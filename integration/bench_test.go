@@ -12,6 +12,7 @@ import (
 // TestSysbenchSweep: a short sweep through the load balancer records a run
 // with the contract fields; bad parameters are named; runs compare works.
 func TestSysbenchSweep(t *testing.T) {
+	t.Parallel() // it asserts the record's shape, not its throughput
 	e := newEnv(t)
 	e.ok("up", "--name", "itsb")
 	// what a prepare that failed half way leaves (a table, no record of a

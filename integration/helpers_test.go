@@ -33,14 +33,17 @@ type env struct {
 
 // active are the envs of the tests running now. Tests that mostly wait
 // (outages, failovers and state transfers, each timing bound loose enough
-// for a busy machine), tests with no timing bound and the SSH tests run
+// for a busy machine), tests with no timing bound, those whose figures
+// are counted rather than timed (the sysbench record's shape, bytes per
+// NIC, a semi-sync receipt, the WAN emulator's round trips: its cgroup
+// keeps them within 10 % + 5 ms beside the others) and the SSH tests run
 // three at a time (make integration: -parallel 3; at four this computer's
 // drills refused their load, its p99 past 500 ms, and Galera labs split
 // on 1.4 s stalls), each with its own home, lab names and namespaces.
 // Before them, apart: the emulated disks' tests beside each other
 // (TestDisks: their I/O once stalled other tests' Galera labs; their lower
 // bounds loose for that company), and one at a time every test that
-// measures (throughput, round trips, CPU caps) or whose subject is timing
+// measures a cap (TestMachines' CPU quotas) or whose subject is timing
 // itself (the load balancer pairs' keepalived, the SSH primary's keeper):
 // beside others they failed, their drills refusing the load. How close the
 // emulators get, alone, is make bench's. libfaketime's files are named by

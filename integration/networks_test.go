@@ -11,6 +11,7 @@ import (
 // partition drill cuts a node on every NIC (the cluster evicts it and no
 // acknowledged write is lost); teardown leaves nothing (checked by the env).
 func TestClusterNetwork(t *testing.T) {
+	t.Parallel() // it counts bytes per NIC; the drill's gap bound is loose for a busy machine
 	e := newEnv(t)
 	spec := e.writeSpec("itnic", `name: itnic
 networks: {application: {bandwidth: 500mbit}, cluster: {bandwidth: 200mbit}}

@@ -12,6 +12,7 @@ import (
 // replica (MariaDB's semi-sync acknowledges receipt), and the applier runs
 // again afterwards (the lab kept to look).
 func TestSemiSyncReceipt(t *testing.T) {
+	t.Parallel() // the receipt is counted, not timed; a round trip's bound is loose for a busy machine
 	e := newEnv(t)
 	r := e.run("study", "run", "seed002-receipt", "--keep", "-o", "json")
 	var out struct {
