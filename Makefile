@@ -76,7 +76,7 @@ fuzz:
 
 # The integration tests, with go test -v's telling lines as they come and, at the end, all a failed test printed.
 integration: build
-	HADRILL_BIN=$(CURDIR)/$(BIN) HADRILL_TEST_LOGS=$${HADRILL_TEST_LOGS:-$(CURDIR)/test-logs} $(GO) test -count=1 -p 1 -parallel 3 -timeout 30m -json ./integration/ ./internal/provider/ssh/ 2>&1 | python3 .ci/testlog.py ; exit $${PIPESTATUS[0]}
+	HADRILL_BIN=$(CURDIR)/$(BIN) HADRILL_TEST_LOGS=$${HADRILL_TEST_LOGS:-$(CURDIR)/test-logs} $(GO) test -count=1 -p 1 -parallel 64 -timeout 30m -json ./integration/ ./internal/provider/ssh/ 2>&1 | python3 .ci/testlog.py ; exit $${PIPESTATUS[0]}
 
 bench: deps build
 	$(GO) run ./bench -bin $(CURDIR)/$(BIN)

@@ -6,7 +6,8 @@ ending, its own log lines, hadrill's error lines, panics and their stacks), not 
 every command prints. At the end: for each test that failed, everything it printed (the
 progress of the commands it ran included), so that a failure seen once can be read whole; then
 the slowest tests and each package's wall time, for whoever makes the run shorter, and how the
-package's tests ran at once: how long one, two or three ran together and which ran last alone.
+package's tests ran at once: how long one, two or three ran together and which ran last alone
+(a test that waited for a lab slot counted from when it had one).
 """
 import datetime
 import json
@@ -17,6 +18,7 @@ KEEP = re.compile(
     r'^(=== (RUN|CONT)|--- |PASS|FAIL|ok|panic|\s+\S+_test\.go|\s+hadrill: |\s+ERROR [0-9]+ |'
     r'\s+(panic|fatal error): |\s+/\S+\.go:[0-9]+)')
 SUBTEST_PASSED = re.compile(r'^\s*--- PASS: \S+/')  # a subtest that passed: its parent's line says it
+SLOT = re.compile(r'a lab slot taken after ([0-9.]+) s')  # a test begins to run once it has one
 MAX_LINES = 600  # of one failed test's output (its first and last ones)
 SLOWEST = 15     # tests listed with their time at the end
 
@@ -24,9 +26,11 @@ SLOWEST = 15     # tests listed with their time at the end
 def main():
     out = {}      # (package, test) -> output lines
     failed = []   # (package, test), in the order they failed
-    took = {}     # (package, test) -> seconds it ran (top-level tests; a parallel one from its resumption)
+    took = {}     # (package, test) -> seconds it ran (top-level tests; a parallel one from its resumption,
+                  # or from its lab slot)
+    waited = {}   # (package, test) -> seconds it waited for a lab slot
     wall = {}     # package -> seconds
-    spans = {}    # (package, test) -> [start, end] of a top-level test's running (a parallel one from its resumption)
+    spans = {}    # (package, test) -> [start, end] of a top-level test's running (as took)
     first = {}    # package -> its first event's time
     for raw in sys.stdin:
         try:
@@ -48,6 +52,10 @@ def main():
             line = ev.get('Output', '')
             if key[1]:
                 out.setdefault(key, []).append(line)
+            slot = SLOT.search(line)
+            if slot and key[1] and '/' not in key[1] and at is not None and key not in waited:
+                waited[key] = float(slot.group(1))
+                spans.setdefault(key, [at, None])[0] = at
             if KEEP.match(line) and not SUBTEST_PASSED.match(line):
                 sys.stdout.write(line)
                 sys.stdout.flush()
@@ -57,7 +65,7 @@ def main():
             if not key[1]:
                 wall[key[0]] = ev['Elapsed']
             elif '/' not in key[1]:
-                took[key] = ev['Elapsed']
+                took[key] = ev['Elapsed'] - waited.get(key, 0)
     for pkg, test in failed:
         lines = out.get((pkg, test), [])
         if len(lines) > MAX_LINES:  # the failure's own message may come first: the head and the tail

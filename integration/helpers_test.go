@@ -37,7 +37,7 @@ type env struct {
 // are counted rather than timed (the sysbench record's shape, bytes per
 // NIC, a semi-sync receipt, the WAN emulator's round trips: its cgroup
 // keeps them within 10 % + 5 ms beside the others) and the SSH tests run
-// three at a time (make integration: -parallel 3; at four this computer's
+// three at a time, the longest first (slots; at four this computer's
 // drills refused their load, its p99 past 500 ms, and Galera labs split
 // on 1.4 s stalls), each with its own home, lab names and namespaces.
 // Before them, apart: the emulated disks' tests beside each other
@@ -99,6 +99,7 @@ func newEnv(t *testing.T) *env {
 	if os.Geteuid() != 0 {
 		t.Skip("integration tests need root (network namespaces)")
 	}
+	takeSlot(t)
 	home, err := os.MkdirTemp("/tmp", "hdit-")
 	if err != nil {
 		t.Fatal(err)

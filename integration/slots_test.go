@@ -1,0 +1,111 @@
+package integration
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// slots admits the tests that hold labs, three at a time (HADRILL_TEST_SLOTS;
+// at four this computer's drills refused their load), the longest first.
+// go test starts its paused parallel tests in no order (make integration
+// lets every one of them resume at once: -parallel 64), so a long test
+// often started last and ran alone at the end; here each waits for a slot,
+// and a free slot goes to the waiter earliest in longestFirst, then to the
+// one that came first. A slot is given only once no test has come for
+// settle, so that the tests resumed together are all seen before the
+// first choice.
+var slots = struct {
+	sync.Mutex
+	free    int
+	waiting []*slotWaiter
+	last    time.Time // the last arrival
+	seq     int
+	held    map[*testing.T]bool
+}{free: slotCount(), held: map[*testing.T]bool{}}
+
+// longestFirst are the tests that took longest (make test's table of the
+// slowest), in that order but for TestAutoFailover, which mostly waits,
+// moved before TestTPCC, which keeps the CPUs busy: the three that start
+// together are not the three heaviest.
+var longestFirst = []string{"TestDiskFaults", "TestSSHLab", "TestAutoFailover", "TestTPCC", "TestTPCCStudy", "TestDrills",
+	"TestSSHStudy", "TestTrust", "TestSysbenchSweep", "TestStudy", "TestSSHWAN", "TestStudyEndpointAndSlap", "TestChaos", "TestWAN"}
+
+const settle = 200 * time.Millisecond
+
+type slotWaiter struct {
+	rank, seq int
+}
+
+func slotCount() int {
+	if n, err := strconv.Atoi(os.Getenv("HADRILL_TEST_SLOTS")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}
+
+func rank(name string) int {
+	top := strings.SplitN(name, "/", 2)[0]
+	for i, n := range longestFirst {
+		if n == top {
+			return i
+		}
+	}
+	return len(longestFirst)
+}
+
+// takeSlot waits for a slot for t (once per test: a test with two homes
+// holds one) and gives it back when t ends. It logs how long it waited: the
+// test log's reader counts a test's time from then.
+func takeSlot(t *testing.T) {
+	t.Helper()
+	slots.Lock()
+	if slots.held[t] {
+		slots.Unlock()
+		return
+	}
+	slots.seq++
+	w := &slotWaiter{rank: rank(t.Name()), seq: slots.seq}
+	slots.waiting = append(slots.waiting, w)
+	slots.last = time.Now()
+	slots.Unlock()
+	began := time.Now()
+	for !admit(w) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	slots.Lock()
+	slots.held[t] = true
+	slots.Unlock()
+	t.Logf("a lab slot taken after %.1f s", time.Since(began).Seconds())
+	t.Cleanup(func() {
+		slots.Lock()
+		delete(slots.held, t)
+		slots.free++
+		slots.Unlock()
+	})
+}
+
+// admit gives w a slot when one is free, no test came for settle, and w
+// is the first waiter by rank and arrival.
+func admit(w *slotWaiter) bool {
+	slots.Lock()
+	defer slots.Unlock()
+	if slots.free == 0 || time.Since(slots.last) < settle {
+		return false
+	}
+	best := 0
+	for i, o := range slots.waiting {
+		if o.rank < slots.waiting[best].rank || (o.rank == slots.waiting[best].rank && o.seq < slots.waiting[best].seq) {
+			best = i
+		}
+	}
+	if slots.waiting[best] != w {
+		return false
+	}
+	slots.waiting = append(slots.waiting[:best], slots.waiting[best+1:]...)
+	slots.free--
+	return true
+}
