@@ -293,7 +293,11 @@ func printPhases(out io.Writer, ps []drill.Phase) {
 		if b := ps[0]; p.Name != "before" && b.Name == "before" && b.P99Ms > 0 && p.P99Ms > 0 {
 			delta = fmt.Sprintf("  (p50 %+.0f%%, p99 %+.0f%% on before)", 100*(p.P50Ms/b.P50Ms-1), 100*(p.P99Ms/b.P99Ms-1))
 		}
-		fmt.Fprintf(out, "  %-8s %8.1f %9.1f %7d %9.2f %9.2f%s\n", p.Name, p.Seconds, p.AckedPerS, p.Failed, p.P50Ms, p.P99Ms, delta)
+		p50, p99 := fmt.Sprintf("%.2f", p.P50Ms), fmt.Sprintf("%.2f", p.P99Ms)
+		if p.AckedPerS == 0 { // no write acknowledged: no latency to show
+			p50, p99 = "-", "-"
+		}
+		fmt.Fprintf(out, "  %-8s %8.1f %9.1f %7d %9s %9s%s\n", p.Name, p.Seconds, p.AckedPerS, p.Failed, p50, p99, delta)
 	}
 }
 

@@ -18,7 +18,8 @@ func sec(v float64) *float64 { return &v }
 // TestPrintDrill: a drill's text (golden) as it passed, as it lost writes
 // with its history's anomalies and TPC-C beside it (and what its load
 // balancer did), as a chaos drill with its steps, and as a failover
-// whose longest pause came after the writes were back.
+// whose longest pause came after the writes were back (a phase with no
+// write acknowledged shows no latency).
 func TestPrintDrill(t *testing.T) {
 	at := time.Date(2026, 11, 29, 8, 0, 3, 0, time.UTC)
 	passed := &drill.Result{RunID: "20261129-080000-aaaa", Scenario: "failover", Cluster: "db", Profile: "durable", Targets: []string{"db1"},
@@ -50,6 +51,7 @@ func TestPrintDrill(t *testing.T) {
 	later := &drill.Result{RunID: "20261129-110000-dddd", Scenario: "crash", Cluster: "db", Profile: "wan", Targets: []string{"db1"},
 		WritesPerS: 50, Writes: 600, WritesAcked: 560, WritesFailed: 40, FaultAt: at,
 		Gap: drill.Gap{From: at.Add(4840 * time.Millisecond), To: at.Add(6970 * time.Millisecond), Seconds: 2.13}, WritesBackS: sec(1.52), ReformedS: sec(1.3), SyncedS: sec(9),
+		Phases:         []drill.Phase{{Name: "before", Seconds: 3, AckedPerS: 50, P50Ms: 2, P99Ms: 5}, {Name: "during", Seconds: 0.2, Failed: 8}, {Name: "after", Seconds: 9, AckedPerS: 48, P50Ms: 2.2, P99Ms: 6}},
 		Audit:          []drill.NodeAudit{{Node: "db2", State: drill.NodeVerified, Checked: 560}},
 		ChecksumsAgree: true, Verdict: drill.VerdictPassed, Passed: true}
 	var out strings.Builder

@@ -41,6 +41,11 @@ var anyFault = Scenario{
 		d.logf("%s: applied; held for %v", strings.TrimSpace(d.o.Fault.Label), d.o.Hold)
 		sleep(ctx, d.o.Hold)
 		d.logf("healing")
-		return d.faultAt, d.l.Heal(ctx)
+		err := d.l.Heal(ctx)
+		// the fault lasted until healed: the cluster is whole again at the
+		// first whole sample after it (a fault that never broke the
+		// cluster, a slow disk, would otherwise end at once, its held
+		// seconds counted as after)
+		return time.Now(), err
 	},
 }
