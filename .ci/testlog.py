@@ -28,7 +28,7 @@ def main():
     failed = []   # (package, test), in the order they failed
     took = {}     # (package, test) -> seconds it ran (top-level tests; a parallel one from its resumption,
                   # or from its lab slot)
-    waited = {}   # (package, test) -> seconds it waited for a lab slot
+    waited = {}   # (package, test) -> when it (or its first subtest) took a lab slot
     wall = {}     # package -> seconds
     spans = {}    # (package, test) -> [start, end] of a top-level test's running (as took)
     first = {}    # package -> its first event's time
@@ -53,9 +53,11 @@ def main():
             if key[1]:
                 out.setdefault(key, []).append(line)
             slot = SLOT.search(line)
-            if slot and key[1] and '/' not in key[1] and at is not None and key not in waited:
-                waited[key] = float(slot.group(1))
-                spans.setdefault(key, [at, None])[0] = at
+            if slot and key[1] and at is not None:  # a subtest's slot: its test runs from the first
+                top = (key[0], key[1].split('/')[0])
+                if top not in waited:
+                    waited[top] = at
+                    spans.setdefault(top, [at, None])[0] = at
             if KEEP.match(line) and not SUBTEST_PASSED.match(line):
                 sys.stdout.write(line)
                 sys.stdout.flush()
@@ -65,7 +67,7 @@ def main():
             if not key[1]:
                 wall[key[0]] = ev['Elapsed']
             elif '/' not in key[1]:
-                took[key] = ev['Elapsed'] - waited.get(key, 0)
+                took[key] = ev['Elapsed'] if key not in waited or at is None else at - waited[key]
     for pkg, test in failed:
         lines = out.get((pkg, test), [])
         if len(lines) > MAX_LINES:  # the failure's own message may come first: the head and the tail

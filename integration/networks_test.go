@@ -71,7 +71,7 @@ load_balancers: [{name: lb, cluster: db}]
 	}
 
 	var d drillResult
-	dr := e.run("drill", "partition", "--name", "itnic", "--rate", "30", "-o", "json")
+	dr := e.runDrill("drill", "partition", "--name", "itnic", "--rate", "30", "-o", "json")
 	if err := json.Unmarshal([]byte(dr.stdout), &d); err != nil || !d.Passed || d.LostCount != 0 || d.Gap.Seconds > 10 {
 		t.Fatalf("partition drill over two NICs: exit %d %+v\n%s", dr.code, d, dr.stderr)
 	}
