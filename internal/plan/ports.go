@@ -44,3 +44,38 @@ func (p *Plan) Ports() map[string][]int {
 	}
 	return out
 }
+
+// ClusterPorts lists, for every host with an address of its own on a
+// cluster network, the TCP ports the lab's daemons listen on at that
+// address: a database node's server (it listens on both of its addresses)
+// and, in a Galera cluster, the group, IST and SST ports (there only); an
+// arbitrator's group port. Other hosts are absent. Each list is sorted.
+func (p *Plan) ClusterPorts() map[string][]int {
+	own := map[string]bool{} // hosts with a cluster address apart from their private one
+	for _, h := range p.Hosts {
+		own[h.Name] = h.ClusterAddress != "" && h.ClusterAddress != h.Address
+	}
+	out := map[string][]int{}
+	add := func(host string, ports ...int) {
+		for _, port := range ports {
+			if own[host] && port > 0 && !slices.Contains(out[host], port) {
+				out[host] = append(out[host], port)
+			}
+		}
+	}
+	for _, n := range p.Nodes {
+		add(n.Host, n.Port)
+		if n.Kind == spec.KindGalera {
+			add(n.Host, GaleraPort, ISTPort, SSTPort)
+		}
+	}
+	for _, c := range p.Clusters {
+		if c.Arbitrator != nil {
+			add(c.Arbitrator.Name, GaleraPort)
+		}
+	}
+	for _, ports := range out {
+		slices.Sort(ports)
+	}
+	return out
+}

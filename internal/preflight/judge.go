@@ -1,6 +1,7 @@
 package preflight
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -149,8 +150,10 @@ type Need struct {
 	// network of the host's private address.
 	VirtualIP string `json:"virtual_ip,omitempty"`
 	// ClusterAddress: with a cluster network, the address of the host's
-	// NIC there (the inventory's cluster_address): it must be the host's.
+	// NIC there (the inventory's cluster_address): it must be the host's,
+	// and ClusterPorts free on it.
 	ClusterAddress string `json:"cluster_address,omitempty"`
+	ClusterPorts   []int  `json:"cluster_ports,omitempty"`
 }
 
 // Room a host's directory needs: a database node's datadir starts at a few
@@ -199,7 +202,7 @@ func Needs(p *plan.Plan) map[string]Need {
 			add(e.Host, RoleMonitoredDB)
 		}
 	}
-	ports := p.Ports()
+	ports, clusterPorts := p.Ports(), p.ClusterPorts()
 	for _, h := range p.Hosts {
 		n := out[h.Name]
 		n.Packages = For(n.Roles)
@@ -214,7 +217,7 @@ func Needs(p *plan.Plan) map[string]Need {
 		n.Queues = p.WAN.Queues(h.Region)
 		n.VirtualIP = vips[h.Name]
 		if h.ClusterAddress != h.Address {
-			n.ClusterAddress = h.ClusterAddress
+			n.ClusterAddress, n.ClusterPorts = h.ClusterAddress, clusterPorts[h.Name]
 		}
 		out[h.Name] = n
 	}
@@ -224,7 +227,8 @@ func Needs(p *plan.Plan) map[string]Need {
 // Union is what every host needs for all of several labs placed on the
 // same machines one after another: every role, package and port of any,
 // the most room any needs, the largest machine any asks for, links if any
-// has them.
+// has them, the inventory's virtual IP and cluster address if any uses
+// them.
 func Union(all ...map[string]Need) map[string]Need {
 	out := map[string]Need{}
 	for _, needs := range all {
@@ -240,26 +244,29 @@ func Union(all ...map[string]Need) map[string]Need {
 					u.Packages = append(u.Packages, pkg)
 				}
 			}
-			for _, port := range n.Ports {
-				if !slices.Contains(u.Ports, port) {
-					u.Ports = append(u.Ports, port)
-				}
-			}
-			slices.Sort(u.Ports)
+			u.Ports = merged(u.Ports, n.Ports)
+			u.ClusterPorts = merged(u.ClusterPorts, n.ClusterPorts)
+			u.VirtualIP, u.ClusterAddress = cmp.Or(u.VirtualIP, n.VirtualIP), cmp.Or(u.ClusterAddress, n.ClusterAddress)
 			u.MinFreeBytes = max(u.MinFreeBytes, n.MinFreeBytes)
 			if n.CPUs > u.CPUs || n.MemBytes > u.MemBytes {
 				u.Machine, u.CPUs, u.MemBytes = n.Machine, max(u.CPUs, n.CPUs), max(u.MemBytes, n.MemBytes)
 			}
-			for _, q := range n.Queues {
-				if !slices.Contains(u.Queues, q) {
-					u.Queues = append(u.Queues, q)
-				}
-			}
-			slices.Sort(u.Queues)
+			u.Queues = merged(u.Queues, n.Queues)
 			out[host] = u
 		}
 	}
 	return out
+}
+
+// merged is a sorted list of what is in a or b, once each.
+func merged[T cmp.Ordered](a, b []T) []T {
+	for _, v := range b {
+		if !slices.Contains(a, v) {
+			a = append(a, v)
+		}
+	}
+	slices.Sort(a)
+	return a
 }
 
 // MaxSkew is how far a host's clock may be from this computer's: the
@@ -306,6 +313,12 @@ func Judge(host, address string, need Need, f Facts, arch string) (problems, war
 	for _, port := range need.Ports {
 		if by := taken(f.Listening, address, port); by != "" {
 			bad("port %d is taken (something listens on %s): the lab's daemons listen there", port, by)
+		}
+	}
+	for _, port := range need.ClusterPorts {
+		reported := slices.Contains(need.Ports, port) && taken(f.Listening, address, port) != "" // on every address: said above
+		if by := taken(f.Listening, need.ClusterAddress, port); by != "" && !(reported && by == taken(f.Listening, address, port)) {
+			bad("port %d is taken on its cluster address (something listens on %s): Galera, state transfers and the server listen there", port, by)
 		}
 	}
 	switch skew := abs(f.Skew) - f.SkewError; {

@@ -179,6 +179,12 @@ func TestJudge(t *testing.T) {
 		{"cluster address elsewhere", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, ClusterAddress: "10.2.0.11"},
 			with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }),
 			[]string{"db1: its cluster address 10.2.0.11 is none of its own"}, nil},
+		{"a port taken on the cluster address", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Ports: []int{3306, 4567}, ClusterAddress: "10.2.0.11", ClusterPorts: []int{3306, 4567}},
+			with(func(f *Facts) { f.Listening = append(f.Listening, "10.2.0.11:4567", "10.9.0.1:3306") }),
+			[]string{"db1: port 4567 is taken on its cluster address (something listens on 10.2.0.11:4567)"}, nil},
+		{"a port taken on every address, said once", Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Ports: []int{4567}, ClusterAddress: "10.2.0.11", ClusterPorts: []int{4567}},
+			with(func(f *Facts) { f.Listening = append(f.Listening, "*:4567") }),
+			[]string{"db1: port 4567 is taken (something listens on *:4567)"}, nil},
 		{"private address its own", db, with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},
 		{"a pair's virtual IP in its network", Need{Roles: []string{RoleLB, RoleLBPair}, VirtualIP: "10.1.200.1"},
 			with(func(f *Facts) { f.Addrs = []Addr{{"ens5", netip.MustParsePrefix("10.1.0.11/16")}} }), nil, nil},
@@ -245,5 +251,23 @@ func TestProbeScript(t *testing.T) {
 	}
 	if fmt.Sprint(f.Missing) != "[no-such-package-hd dpk]" || f.NoDpkg || !f.DirExists {
 		t.Errorf("missing %v, no dpkg %v, dir %v\n%s", f.Missing, f.NoDpkg, f.DirExists, out)
+	}
+}
+
+// A port taken on every address is one problem, not one for each of the
+// host's addresses; Union keeps the cluster address, its ports and the
+// virtual IP of the labs that have them.
+func TestClusterPortsJudgedOnceAndUnited(t *testing.T) {
+	need := Need{Roles: []string{RoleDB}, MinFreeBytes: MinFreeDB, Ports: []int{3306, 4567}, ClusterAddress: "10.2.0.11", ClusterPorts: []int{3306, 4567}}
+	f := Facts{Arch: "x86_64", OS: "debian 12", FreeBytes: 10 << 30, Listening: []string{"*:4567", "10.2.0.11:3306"}}
+	problems, _ := Judge("db1", "10.1.0.11", need, f, "amd64")
+	if len(problems) != 2 || !strings.Contains(problems[0], "port 4567 is taken (something listens on *:4567)") ||
+		!strings.Contains(problems[1], "port 3306 is taken on its cluster address (something listens on 10.2.0.11:3306)") {
+		t.Errorf("problems:\n%s", strings.Join(problems, "\n"))
+	}
+	u := Union(map[string]Need{"db1": {Roles: []string{RoleDB}, Ports: []int{3306}}},
+		map[string]Need{"db1": need, "lb1": {Roles: []string{RoleLB, RoleLBPair}, VirtualIP: "10.1.200.1"}})
+	if d := u["db1"]; d.ClusterAddress != "10.2.0.11" || fmt.Sprint(d.ClusterPorts) != "[3306 4567]" || fmt.Sprint(d.Ports) != "[3306 4567]" || u["lb1"].VirtualIP != "10.1.200.1" {
+		t.Errorf("union: %+v", u)
 	}
 }
