@@ -61,7 +61,7 @@ func TestTPCC(t *testing.T) {
 	}
 
 	var out tpccOut
-	r := e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "1", "--threads", "2,4", "--time", "8", "--warmup", "2", "--runs", "2", "--check", "-o", "json")
+	r := e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "1", "--threads", "2,4", "--time", "5", "--warmup", "1", "--runs", "2", "--check", "-o", "json")
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 0 {
 		t.Fatalf("bench tpcc: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
