@@ -17,7 +17,9 @@ import (
 // and a free slot goes to the waiter earliest in longestFirst, then to the
 // one that came first. A slot is given only once no test has come for
 // settle, so that the tests resumed together are all seen before the
-// first choice.
+// first choice. A test's slot is given back when it ends, after its
+// subtests: parallel subtests take slots of their own (TestDisks' do) only
+// under a test that holds none, or three such tests would wait forever.
 var slots = struct {
 	sync.Mutex
 	free    int
