@@ -97,7 +97,7 @@ func TestTPCC(t *testing.T) {
 
 	// TPC-C through a failover of the writer: its consistency holds after
 	tpccDrill := func() (int, drillTPCC, string) {
-		r := e.run("drill", "failover", "--name", "ittpc", "--workload", "tpcc", "--rate", "30", "--before", "3s", "--after", "3s", "-o", "json")
+		r := e.runDrill("drill", "failover", "--name", "ittpc", "--workload", "tpcc", "--rate", "30", "--before", "3s", "--after", "3s", "-o", "json")
 		var d drillTPCC
 		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.TPCC == nil {
 			t.Fatalf("drill failover --workload tpcc: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
