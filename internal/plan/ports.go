@@ -12,14 +12,8 @@ import (
 // load balancer host's listeners. A host that listens on nothing (the
 // client) is absent. Each list is sorted.
 func (p *Plan) Ports() map[string][]int {
-	out := map[string][]int{}
-	add := func(host string, ports ...int) {
-		for _, port := range ports {
-			if port > 0 && !slices.Contains(out[host], port) {
-				out[host] = append(out[host], port)
-			}
-		}
-	}
+	out := portLists{}
+	add := func(host string, ports ...int) { out.add(host, ports...) }
 	for _, n := range p.Nodes {
 		add(n.Host, n.Port, n.AgentPort)
 		if n.Kind == spec.KindGalera {
@@ -39,10 +33,25 @@ func (p *Plan) Ports() map[string][]int {
 	for _, e := range p.Monitoring {
 		add(e.Host, e.Port)
 	}
-	for _, ports := range out {
+	return out.sorted()
+}
+
+// portLists are hosts' ports, each once.
+type portLists map[string][]int
+
+func (l portLists) add(host string, ports ...int) {
+	for _, port := range ports {
+		if port > 0 && !slices.Contains(l[host], port) {
+			l[host] = append(l[host], port)
+		}
+	}
+}
+
+func (l portLists) sorted() map[string][]int {
+	for _, ports := range l {
 		slices.Sort(ports)
 	}
-	return out
+	return l
 }
 
 // ClusterPorts lists, for every host with an address of its own on a
@@ -55,12 +64,10 @@ func (p *Plan) ClusterPorts() map[string][]int {
 	for _, h := range p.Hosts {
 		own[h.Name] = h.ClusterAddress != "" && h.ClusterAddress != h.Address
 	}
-	out := map[string][]int{}
+	out := portLists{}
 	add := func(host string, ports ...int) {
-		for _, port := range ports {
-			if own[host] && port > 0 && !slices.Contains(out[host], port) {
-				out[host] = append(out[host], port)
-			}
+		if own[host] {
+			out.add(host, ports...)
 		}
 	}
 	for _, n := range p.Nodes {
@@ -74,8 +81,5 @@ func (p *Plan) ClusterPorts() map[string][]int {
 			add(c.Arbitrator.Name, GaleraPort)
 		}
 	}
-	for _, ports := range out {
-		slices.Sort(ports)
-	}
-	return out
+	return out.sorted()
 }
