@@ -320,6 +320,54 @@ func TestRoutingObserve(t *testing.T) {
 	}
 }
 
+// A writer the load balancer never left: stopped cleanly and started
+// again within its checks' interval, it is seen back (Initialized) while
+// still the writer. That is the checks' delay (unseen, timed), not a
+// return to a joiner; the load balancer coming back to it, or serving
+// writes on no node in between, is a return.
+func TestRoutingUnseenRestart(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		between string // the writer at the poll after the node went down
+		unseen  int    // polls
+		joining int
+	}{{"never left", "db1", 2, 0}, {"left for db2", "db2", 0, 1}, {"no node in between", "", 0, 1}} {
+		r := newRouting()
+		tick := 100 * time.Millisecond
+		t0 := time.Unix(1000, 0)
+		polls := []struct {
+			writer string
+			db1    server.State
+		}{
+			{"db1", server.Synced},
+			{"db1", "Initialized"}, // leaving
+			{"db1", server.Down},
+			{c.between, server.Down},
+			{"db1", "Initialized"}, // started again; its sample older than a return
+			{"db1", "Initialized"},
+			{"db1", server.Synced},
+		}
+		for i, p := range polls {
+			at := t0.Add(time.Duration(i) * tick)
+			r.observe(p.writer, at, Sample{At: at.Add(-tick / 2), Nodes: map[string]NodeSample{"db1": {State: p.db1}, "db2": {State: server.Synced}}}, tick)
+		}
+		if r.toLeaving["db1"] != tick || r.unseen["db1"] != time.Duration(c.unseen)*tick || r.toJoiner["db1"] != time.Duration(c.joining)*tick {
+			t.Errorf("%s: leaving %v, unseen %v, joining %v", c.name, r.toLeaving, r.unseen, r.toJoiner)
+		}
+		if got := r.verdict(func(string, ...any) {}); (len(got) > 0) != (c.joining > 0) {
+			t.Errorf("%s: verdict %q", c.name, got)
+		}
+	}
+	// A node back while still the writer past the bound fails the drill
+	// as a donor kept past it does.
+	r := newRouting()
+	r.unseen["db1"], r.state["db1"] = TransferRouteBound+100*time.Millisecond, "Initialized"
+	r.toDonor["db2"] = TransferRouteBound
+	if got := r.verdict(func(string, ...any) {}); len(got) != 1 || !strings.Contains(got[0], "kept sending writes to db1 for 3.10s") {
+		t.Errorf("unseen past the bound: %q", got)
+	}
+}
+
 // TestLostAppendFailsTheDrill: an acknowledged append no read saw, the
 // final reads included, fails a drill checked as read committed (which
 // does not forbid it as an anomaly: a read may be stale); without a final

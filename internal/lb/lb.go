@@ -317,8 +317,12 @@ func (b Balancer) Writer(ctx context.Context) (string, error) {
 			return s.Name, nil
 		}
 	}
-	return "", fmt.Errorf("load balancer %s sends writes to no node now (see `hadrill status`)", b.LB.Name)
+	return "", fmt.Errorf("load balancer %s %w now (see `hadrill status`)", b.LB.Name, ErrNoWriter)
 }
+
+// ErrNoWriter is Writer's error when the load balancer reads fine but
+// serves writes on no node (every one marked down).
+var ErrNoWriter = errors.New("sends writes to no node")
 
 // ServerState is a server of a load balancer's backends as it reports it.
 type ServerState = proxy.ServerState
