@@ -12,7 +12,7 @@ DEBS       := $(shell sed -e 's/\#.*//' internal/preflight/packages.txt | awk 'N
 GOTPC_VERSION := $(shell sed -n 's/^const Version = "\(.*\)"/\1/p' internal/workload/tpcc/tpcc.go)
 GOFILES    := $(shell find . -name '*.go' -not -path './bin/*') go.mod go.sum $(shell find internal -name '*.yaml' -o -name '*.tmpl' -o -name '*.cnf')
 
-.PHONY: all build deps debs gomods test modules-and-build checks-beside unit lint unit-tests fuzz integration bench studies demo clean
+.PHONY: all build deps debs gomods test modules-and-build checks-beside unit lint unit-tests unit-tests-timed unit-tests-untimed fuzz integration bench studies demo clean
 
 all: build
 
@@ -38,13 +38,14 @@ gomods:
 	@test -x bin/go-tpc || { echo "installing go-tpc $(GOTPC_VERSION)"; GOBIN=$(CURDIR)/bin $(GO) install github.com/pingcap/go-tpc/cmd/go-tpc@$(GOTPC_VERSION); }
 
 # The packages install while the Go code is fetched and built (neither needs the other: on a fresh
-# machine that halves the time before the first test); the unit tests start once both are done, since
-# some drive fio and iptables. The vetting and the fuzzing, which time nothing, run at the lowest CPU
-# priority beside the integration tests, whose labs mostly wait (they took a third of make test before
-# them); what they print is kept in test-logs/checks.log and shown when they fail.
+# machine that halves the time before the first test); the unit tests that time something start once
+# both are done, since some drive iptables and processes. The other unit tests (some drive fio), the
+# vetting and the fuzzing, which time nothing, run at the lowest CPU priority beside the integration
+# tests, whose first tests (run one at a time) leave a core partly idle; what they print is kept in
+# test-logs/checks.log and shown when they fail.
 test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target debs modules-and-build
-	@$(MAKE) --no-print-directory unit-tests
+	@$(MAKE) --no-print-directory unit-tests-timed
 	@$(MAKE) --no-print-directory -j2 integration checks-beside
 
 modules-and-build:
@@ -53,9 +54,9 @@ modules-and-build:
 
 checks-beside:
 	@mkdir -p test-logs
-	@if nice -n 19 $(MAKE) --no-print-directory lint fuzz > test-logs/checks.log 2>&1; \
-	then echo "lint and fuzzing passed (beside the integration tests; test-logs/checks.log)"; \
-	else cat test-logs/checks.log; echo "lint or fuzzing FAILED (above; test-logs/checks.log)" >&2; exit 1; fi
+	@if nice -n 19 $(MAKE) --no-print-directory unit-tests-untimed lint fuzz > test-logs/checks.log 2>&1; \
+	then echo "the other unit tests, lint and fuzzing passed (beside the integration tests; test-logs/checks.log)"; \
+	else cat test-logs/checks.log; echo "the other unit tests, lint or fuzzing FAILED (above; test-logs/checks.log)" >&2; exit 1; fi
 
 # staticcheck with every check, pinned (fetched through the module proxy like every Go dependency).
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -69,6 +70,19 @@ lint:
 
 unit-tests:
 	$(GO) test -count=1 ./internal/... ./cmd/...
+
+# The unit tests that time something (a watch's window, a cancelled command's reply, a kernel thread judged
+# at once, a large history within its bound, a process seen paused or ended within a deadline): make test
+# runs them first, alone; the others, which time nothing, beside the integration tests at the lowest CPU
+# priority, with the vetting and the fuzzing.
+TIMED_UNITS := ./internal/lb ./internal/supervise ./internal/host ./internal/keeper ./internal/consistency \
+	./internal/provider/ssh ./internal/chaos ./internal/state
+
+unit-tests-timed:
+	$(GO) test -count=1 $(TIMED_UNITS)
+
+unit-tests-untimed:
+	$(GO) test -count=1 $$($(GO) list ./internal/... ./cmd/... | grep -v -x -F $(foreach p,$(TIMED_UNITS),-e github.com/hadrill/hadrill/$(patsubst ./%,%,$(p))))
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=100000x -fuzzminimizetime=500x ./internal/spec
