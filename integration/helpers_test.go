@@ -255,14 +255,15 @@ func (e *env) run(args ...string) result {
 	return e.collect(e.cmd(args...), args)
 }
 
-// runDrill runs a drill command. One refused for a load the lab could not
-// carry (a computer busy with other tests slowed the lab's writes before
-// the fault; the drill then breaks nothing) is tried again, twice, 5 s
-// apart.
+// runDrill runs a drill command, or a study whose steps run drills. One
+// refused for a load the lab could not carry (a computer busy with other
+// tests slowed the lab's writes before the fault; the drill then breaks
+// nothing; a study stops there, exit 1, once its own second try was
+// refused too) is tried again, twice, 5 s apart.
 func (e *env) runDrill(args ...string) result {
 	e.t.Helper()
 	r := e.run(args...)
-	for try := 0; try < 2 && r.code == 2 && strings.Contains(r.stderr, "--rate: the lab cannot carry"); try++ {
+	for try := 0; try < 2 && (r.code == 2 || r.code == 1) && strings.Contains(r.stderr, "--rate: the lab cannot carry"); try++ {
 		e.t.Logf("refused for a load the lab could not carry then, tried again: %s", r.stderr)
 		time.Sleep(5 * time.Second)
 		r = e.run(args...)

@@ -52,7 +52,7 @@ scales:
 		t.Errorf("a bad drill step: exit %d\n%s", r.code, r.stderr)
 	}
 
-	r := e.run("study", "run", "--file", file, "-o", "json")
+	r := e.runDrill("study", "run", "--file", file, "-o", "json")
 	if r.code != 0 && r.code != 4 {
 		t.Fatalf("study: exit %d\n%s", r.code, r.stderr)
 	}
