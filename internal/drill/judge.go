@@ -82,7 +82,8 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 	for _, ids := range r.Lost {
 		r.LostCount += len(ids)
 	}
-	sums := ChecksumVerdict(checksums(ctx, d.l, compared))
+	sums := settledChecksums(func() Checksums { return ChecksumVerdict(checksums(ctx, d.l, compared)) },
+		func() { sleep(ctx, checksumSettle) }, d.logf)
 	r.Checksums, r.ChecksumsUnread, r.ChecksumsAgree = sums.Read, sums.Unread, sums.Agree
 	other := append([]string(nil), d.problems...)
 	if !d.faultAt.IsZero() && !r.Interrupted {
@@ -220,6 +221,31 @@ func idsOn(ctx context.Context, l Lab, n *plan.Node, run string) Read {
 		return Read{Err: err}
 	}
 	return Read{IDs: have}
+}
+
+// checksumSettle is how long nodes whose checksums differ are given before
+// they are read again, and checksumReads how many readings a drill takes
+// at most: the nodes are read one after another, and a commit still in
+// flight when the writers stopped (its client gave up on it, the server had
+// not) may land between two of them. A difference that stays is the
+// finding.
+const (
+	checksumSettle = time.Second
+	checksumReads  = 3
+)
+
+// settledChecksums reads the nodes' checksums (read) until they agree or
+// checksumReads readings were taken, wait between two, saying (logf) each
+// reading that differed.
+func settledChecksums(read func() Checksums, wait func(), logf func(string, ...any)) Checksums {
+	sums := read()
+	for n := 1; len(sums.Differ) > 0 && n < checksumReads; n++ {
+		logf("nodes disagree on tables %s at reading %d of at most %d: read again in %v (a commit in flight when the writers stopped may still land)",
+			strings.Join(sums.Differ, ", "), n, checksumReads, checksumSettle)
+		wait()
+		sums = read()
+	}
+	return sums
 }
 
 // checksums runs CHECKSUM TABLE on every table of the app schema on each

@@ -57,3 +57,27 @@ func TestPlaceFirst(t *testing.T) {
 		t.Error("placed with no anomaly, or no fault")
 	}
 }
+
+// Checksums that differ are read again, up to checksumReads readings: a
+// commit that landed between two nodes' readings settles (passes); a
+// difference that stays is the finding (fails), after every reading.
+func TestSettledChecksums(t *testing.T) {
+	same := Checksums{Read: map[string]map[string]string{"db1": {"app.t": "1"}, "db2": {"app.t": "1"}}, Agree: true}
+	differ := Checksums{Read: map[string]map[string]string{"db1": {"app.t": "1"}, "db2": {"app.t": "2"}}, Differ: []string{"app.t"}}
+	for _, c := range []struct {
+		name     string
+		readings []Checksums
+		reads    int
+		agree    bool
+	}{
+		{"agree at once", []Checksums{same}, 1, true},
+		{"settled at the second reading", []Checksums{differ, same}, 2, true},
+		{"a difference that stays", []Checksums{differ, differ, differ, same}, checksumReads, false},
+	} {
+		reads, waits, said := 0, 0, 0
+		got := settledChecksums(func() Checksums { reads++; return c.readings[reads-1] }, func() { waits++ }, func(string, ...any) { said++ })
+		if reads != c.reads || waits != c.reads-1 || said != c.reads-1 || (len(got.Differ) == 0) != c.agree {
+			t.Errorf("%s: %d readings, %d waits, %d said, differ %v", c.name, reads, waits, said, got.Differ)
+		}
+	}
+}
