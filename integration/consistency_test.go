@@ -169,22 +169,25 @@ func TestReadsOnReplicas(t *testing.T) {
 	var set struct {
 		Check struct {
 			Valid bool `json:"valid"`
-			Set   struct {
-				Acknowledged int     `json:"acknowledged"`
-				Known        int     `json:"known"`
-				Stable       int     `json:"stable"`
-				Stale        int     `json:"stale"`
-				Lost         int     `json:"lost"`
-				NeverRead    int     `json:"never_read"`
-				VisibleMax   float64 `json:"visible_after_max_s"`
-			} `json:"set"`
+			Own   struct {
+				Of     string `json:"of"`
+				Values struct {
+					Acknowledged int     `json:"acknowledged"`
+					Known        int     `json:"known"`
+					Stable       int     `json:"stable"`
+					Stale        int     `json:"stale"`
+					Lost         int     `json:"lost"`
+					NeverRead    int     `json:"never_read"`
+					VisibleMax   float64 `json:"visible_after_max_s"`
+				} `json:"values"`
+			} `json:"own"`
 		} `json:"check"`
 	}
 	r = e.run("bench", "consistency", "--name", "itreads", "--workload", "set", "--target", "lb", "--read-target", "replicas", "--time", "5", "--model", "serializable", "-o", "json")
 	if err := json.Unmarshal([]byte(r.stdout), &set); err != nil || r.code != 0 || !set.Check.Valid {
 		t.Fatalf("the set workload: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
-	f := set.Check.Set
+	f := set.Check.Own.Values
 	t.Logf("set: %+v", f)
 	if f.Acknowledged < 100 || f.Known < f.Acknowledged || f.Stable != f.Known || f.Lost != 0 || f.NeverRead != 0 {
 		t.Errorf("the set's elements: %+v; want every known one stable", f)
@@ -194,12 +197,14 @@ func TestReadsOnReplicas(t *testing.T) {
 	var drill struct {
 		Passed      bool `json:"passed"`
 		Consistency struct {
-			Set struct {
-				Stable     int     `json:"stable"`
-				Stale      int     `json:"stale"`
-				Lost       int     `json:"lost"`
-				VisibleMax float64 `json:"visible_after_max_s"`
-			} `json:"set"`
+			Own struct {
+				Values struct {
+					Stable     int     `json:"stable"`
+					Stale      int     `json:"stale"`
+					Lost       int     `json:"lost"`
+					VisibleMax float64 `json:"visible_after_max_s"`
+				} `json:"values"`
+			} `json:"own"`
 			Reads []struct {
 				Node  string `json:"node"`
 				Stale int    `json:"stale"`
@@ -229,10 +234,10 @@ func TestReadsOnReplicas(t *testing.T) {
 	// the set workload through the same fault: nothing lost, every element
 	// stable (db3's reads wait out the cut: at the set's pace db3 has
 	// caught up by the time they return)
-	drill.Consistency.Set.Stable = 0
+	drill.Consistency.Own.Values.Stable = 0
 	r = partition("set", "serializable")
-	if err := json.Unmarshal([]byte(r.stdout), &drill); err != nil || r.code != 0 || !drill.Passed || drill.Consistency.Set.Stable == 0 || drill.Consistency.Set.Lost != 0 {
-		t.Errorf("a partition drill with the set workload: exit %d %v %+v\n%s", r.code, err, drill.Consistency.Set, r.stderr)
+	if err := json.Unmarshal([]byte(r.stdout), &drill); err != nil || r.code != 0 || !drill.Passed || drill.Consistency.Own.Values.Stable == 0 || drill.Consistency.Own.Values.Lost != 0 {
+		t.Errorf("a partition drill with the set workload: exit %d %v %+v\n%s", r.code, err, drill.Consistency.Own, r.stderr)
 	}
 	if r := e.run("drill", "partition", "db3", "--name", "itreads", "--read-target", "replicas"); r.code != 2 || !strings.Contains(r.stderr, "--read-target: applies to the history workloads") {
 		t.Errorf("a read target without a history workload: exit %d %s", r.code, r.stderr)

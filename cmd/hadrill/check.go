@@ -12,30 +12,16 @@ import (
 
 	"github.com/hadrill/hadrill/internal/consistency"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/workload"
 )
 
 func (cli *app) checkCmd() *cobra.Command {
 	var model string
 	c := &cobra.Command{
 		Use:   "check FILE [--model MODEL]",
-		Short: "Check a history (list-append, bank or set, JSON Lines) for the anomalies a consistency model forbids",
-		Long: `Reads a history (one operation a line: {"index", "time" (ns), "process", "type": invoke|ok|fail|info,
-"f": "txn", "node", "value": [["append", KEY, VALUE], ["r", KEY, LIST]]}), infers each key's order of
-versions from the reads, builds the transactions' dependency graph (ww, wr, rw; the clients' process
-and real-time order), and names what it finds: G0, G1a, G1b, G1c, G-single, G2-item, G-nonadjacent
-(long-fork the smallest) and their -process and -realtime forms, lost-update, lost, internal, non-repeatable-read, incompatible-order, duplicate-elements, garbage-read,
-each with a count (of the reads or appends that show it, each counted once under the most severe type
-it closes) and its smallest example in words. A bank history (f: init, with the opening balances
-as {"ACCOUNT": BALANCE}; transfer, {"from", "to", "amount"}; read, the balances seen) is checked for
-committed reads whose total differs from the opening one (wrong-total), that see a balance below zero
-(negative-value) or other accounts than opened (unexpected-accounts), forbidden under every model.
-A set history (f: add, the element; read-set, the elements read) gives each element's fate: stable,
-lost (lost-element, forbidden under every model), never read after it was known, and how long reads
-still missed it after it was known (stale-element, forbidden under strict serializability). List-append
-and set histories also say, per node, how many reads were stale and how far behind.
-Exits 0 when the history shows nothing the model forbids, 5 when it does, 1 when undecided (a cycle
-search stopped at its bound) or interrupted, 2 for a history that is not in this shape.`,
-		Args: args(1, 1, "a history file"),
+		Short: "Check a history (" + strings.Join(historyFamilies(), ", ") + "; JSON Lines) for the anomalies a consistency model forbids",
+		Long:  checkLong(),
+		Args:  args(1, 1, "a history file"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var problems []error
 			if why := consistency.ModelProblem(model); why != "" {
@@ -89,7 +75,7 @@ func checkFile(ctx context.Context, path, model string) (*consistency.Result, er
 		if st, err := f.Stat(); err == nil && os.Getenv("GOMEMLIMIT") == "" {
 			debug.SetMemoryLimit(checkMemory(st.Size()))
 		}
-		ops, err := consistency.Read(f)
+		ops, err := consistency.Read(f, workload.HistoryFamilies()...)
 		if err != nil {
 			done <- outcome{err: hderr.User("FILE %s: %v", path, err)}
 			return
@@ -114,8 +100,8 @@ func printCheck(file string, r *consistency.Result) {
 		fmt.Printf("%d transactions were ended by the server before their commit without an error (their later statements ran outside them); recorded as of unknown outcome\n", r.Escaped)
 	}
 	fmt.Println(r.Verdict())
-	if r.Set != nil {
-		fmt.Println("elements: " + r.Set.Text())
+	if r.Own != nil {
+		fmt.Println(r.Own.Of + ": " + r.Own.Text)
 	}
 	if len(r.Reads) > 0 {
 		fmt.Println("reads (stale: missed a write acknowledged before they began; behind: at least the time since):")
@@ -133,4 +119,27 @@ func printCheck(file string, r *consistency.Result) {
 		}
 		fmt.Printf("\n%s: %s (%s)\n  %s\n", a.Type, a.Counted(), verdict, a.Example)
 	}
+}
+
+// historyFamilies are the names of the histories check reads.
+func historyFamilies() []string {
+	var out []string
+	for _, f := range workload.HistoryFamilies() {
+		out = append(out, f.Name())
+	}
+	return out
+}
+
+// checkLong is check's help: the history's shape, each workload's
+// operations and what its checker finds, the exit statuses.
+func checkLong() string {
+	s := `Reads a history (one operation a line: {"index", "time" (ns), "process", "type": invoke|ok|fail|info,
+"f", "node", "value"}), all of one workload's operations, and checks it against --model:
+`
+	for _, f := range workload.HistoryFamilies() {
+		s += "\n" + f.Help() + "\n"
+	}
+	return s + `
+Exits 0 when the history shows nothing the model forbids, 5 when it does, 1 when undecided (a cycle
+search stopped at its bound) or interrupted, 2 for a history that is not in this shape.`
 }

@@ -21,9 +21,9 @@ func (cli *app) consistencyCmd() *cobra.Command {
 	var target, readTarget string
 	var seconds int
 	c := &cobra.Command{
-		Use:   "consistency [--workload append|bank|set] [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--read-target replicas|lb-balanced|NODE,...] [--sync-wait N] [--model M]",
-		Short: "Run list-append transactions (or bank transfers) from several clients, record their history and check it for anomalies (hadrill check)",
-		Long:  consistencyLong,
+		Use:   "consistency [--workload " + strings.Join(workload.HistoryWorkloads, "|") + "] [--time 30] [--clients 6] [--keys 10] [--target nodes|lb|NODE,...] [--read-target replicas|lb-balanced|NODE,...] [--sync-wait N] [--model M]",
+		Short: "Run a history workload (" + strings.Join(workload.HistoryWorkloads, ", ") + ") from several clients, record its history and check it for anomalies (hadrill check)",
+		Long:  consistencyLong(),
 		Args:  args(0, 0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var problems []error
@@ -58,7 +58,7 @@ func (cli *app) consistencyCmd() *cobra.Command {
 	f.IntVar(&seconds, "time", 30, "seconds the clients run")
 	f.IntVar(&p.Clients, "clients", 6, "clients at once")
 	f.IntVar(&p.Keys, "keys", 10, "keys the transactions share (bank: the accounts)")
-	f.StringVar(&p.Workload, "workload", "append", "append (list-append transactions), bank (transfers between --keys accounts of 100 each, and reads of every balance) or set (adds of unique elements, and reads of the whole set)")
+	f.StringVar(&p.Workload, "workload", workload.HistoryName(""), workload.HistoryUsage())
 	f.IntVar(&p.MaxOps, "max-ops", 4, "micro-operations a transaction at most")
 	f.IntVar(&p.SyncWait, "sync-wait", -1, "each session's wsrep_sync_wait (-1: the server's own)")
 	f.StringVar(&p.Model, "model", "strict-serializable", "the promise checked: "+strings.Join(consistency.Models, ", "))
@@ -108,21 +108,38 @@ func resolveTargets(ctx context.Context, l *lab.Lab, list string) ([]workload.En
 	return targets, names, hderr.Join(problems)
 }
 
-const consistencyLong = `Each client runs transactions of 1 to --max-ops micro-operations over --keys keys: appending a value
-unique to its key, or reading the key's whole list; clients are spread over the targets, one each in
-turn (nodes: every database node directly). Every operation is recorded as invoked and then ok, fail
-(the server refused or rolled it back) or info (the connection went while it committed: unknown), in
-the run's history.jsonl, which is then checked against --model (hadrill check FILE checks it again).
---sync-wait sets each session's wsrep_sync_wait (Galera's causal reads). With --workload bank the clients
-instead move 1 to 5 between two of --keys accounts (both balances read, the new ones written; refused when
-it would overdraw) or read every balance: a committed read that sees another total than the accounts
-opened with (wrong-total: a lost update made or destroyed money) or a balance below zero (negative-value)
-is forbidden under every model. With --workload set the clients add elements unique to the run (three
-in four operations, each one INSERT) or read the whole set: per element, whether it became stable
-(every read since some moment saw it), was lost (acknowledged or seen, then missing from every read
-since some moment: forbidden under every model) or was never read after, and how long after its
-acknowledgement reads still missed it (a stale element: strict serializability forbids it). With --read-target, half the transactions only read and go there,
-each client holding a session on its writes' target and one on its reads' (a read/write split): the
-check then says, per node, how many reads were stale (missed a write acknowledged before they began)
-and by how much, and names what the reads' order shows (a long fork: two readers saw two writes in
-opposite orders). Exit 5 when the history shows an anomaly the model forbids.`
+// consistencyLong is bench consistency's help, each workload's paragraph
+// its registry's.
+func consistencyLong() string {
+	return `Clients run the workload's operations (--workload, default ` + workload.HistoryName("") + `), spread over the targets, one
+each in turn (nodes: every database node directly). Every operation is recorded as invoked and then ok,
+fail (the server refused or rolled it back) or info (the connection went while it committed: unknown),
+in the run's history.jsonl, which is then checked against --model (hadrill check FILE checks it again).
+--sync-wait sets each session's wsrep_sync_wait (Galera's causal reads).
+` + reflow(workload.HistoryHelp(), 104) + `
+With --read-target, half the transactions only read and go there, each client holding a session on its
+writes' target and one on its reads' (a read/write split): the check then says, per node, how many reads
+were stale (missed a write acknowledged before they began) and by how much, and names what the reads'
+order shows (a long fork: two readers saw two writes in opposite orders). Exit 5 when the history shows
+an anomaly the model forbids.`
+}
+
+// reflow fills each paragraph of s (its lines) to width columns.
+func reflow(s string, width int) string {
+	var out []string
+	for _, para := range strings.Split(s, "\n\n") {
+		line := ""
+		var lines []string
+		for _, w := range strings.Fields(para) {
+			if line != "" && len(line)+1+len(w) > width {
+				lines, line = append(lines, line), ""
+			}
+			if line != "" {
+				line += " "
+			}
+			line += w
+		}
+		out = append(out, strings.Join(append(lines, line), "\n"))
+	}
+	return strings.Join(out, "\n")
+}

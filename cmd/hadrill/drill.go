@@ -77,9 +77,9 @@ func (df *drillFlags) declare(sc *cobra.Command, scn *drill.Scenario) {
 	f.DurationVar(&o.After, "after", 3*time.Second, "traffic after the cluster is whole again")
 	f.DurationVar(&o.Timeout, "timeout", 90*time.Second, "how long the cluster may take to be whole again after recovery")
 	f.StringVar(&o.LB, "lb", "", "load balancer to send the traffic through (default: the first)")
-	workloadUse := "acked (the acknowledged-write audit), append (list-append transactions from clients on every node too), bank (transfers between accounts from every node too), set (adds of unique elements and reads of the whole set from every node too): the history checked (hadrill check), or tpcc (TPC-C through the load balancer too, its consistency conditions checked after)"
+	workloadUse := "acked (the acknowledged-write audit), " + workload.HistoryUsage() + ", on every node beside the acknowledged writes, their history checked (hadrill check), or tpcc (TPC-C through the load balancer too, its consistency conditions checked after)"
 	if scn.Name == drill.ChaosDrill {
-		f.StringVar(&df.chaosWorkload, "workload", "append", workloadUse)
+		f.StringVar(&df.chaosWorkload, "workload", workload.HistoryName(""), workloadUse)
 		f.DurationVar(&ch.Params.Duration, "duration", 2*time.Minute, "how long the schedule runs (1s to 24h): steps until the next would end after it")
 		f.Uint64Var(&ch.Params.Seed, "seed", 0, "the seed the schedule is drawn from (default: one at random, printed and stored); the same seed, faults, times and nodes draw the same schedule")
 		f.StringSliceVar(&ch.Params.Faults, "faults", schedule.Default, "the faults drawn from: "+strings.Join(schedule.Kinds, ", "))
@@ -92,8 +92,8 @@ func (df *drillFlags) declare(sc *cobra.Command, scn *drill.Scenario) {
 		f.DurationVar(&o.Hold, "hold", 30*time.Second, "failover, partition: how long the fault stays if writes do not resume by themselves")
 		f.StringVar(&o.Workload, "workload", drill.AckedWorkload, workloadUse)
 	}
-	f.StringVar(&o.Model, "model", "strict-serializable", "with --workload append or bank, the promise checked: "+strings.Join(consistency.Models, ", "))
-	f.StringVar(&o.ReadTarget, "read-target", "", "with --workload append or bank, where the read-only transactions go apart from the writes: "+workload.ReadReplicas+" (the replicas when the drill starts), "+workload.ReadBalanced+", or node and load balancer names")
+	f.StringVar(&o.Model, "model", "strict-serializable", "with a history workload (--workload "+strings.Join(workload.HistoryWorkloads, ", ")+"), the promise checked: "+strings.Join(consistency.Models, ", "))
+	f.StringVar(&o.ReadTarget, "read-target", "", "with a history workload, where the read-only transactions go apart from the writes: "+workload.ReadReplicas+" (the replicas when the drill starts), "+workload.ReadBalanced+", or node and load balancer names")
 	if scn.NodeFlag {
 		f.StringVar(&df.node, "node", "", "the node to kill: active (the load balancer's writer) or a name")
 	}
@@ -344,8 +344,8 @@ func printDrillNotes(out io.Writer, r *drill.Result) {
 func printDrillHistory(out io.Writer, r *drill.Result) {
 	if c := r.Consistency; c != nil {
 		fmt.Fprintf(out, "  %s workload: %d transactions committed, %d failed, %d unknown; %s\n", workload.HistoryName(r.Workload), c.OK, c.Fail, c.Info, c.Verdict())
-		if c.Set != nil {
-			fmt.Fprintf(out, "    elements: %s\n", c.Set.Text())
+		if c.Own != nil {
+			fmt.Fprintf(out, "    %s: %s\n", c.Own.Of, c.Own.Text)
 		}
 		for _, f := range c.Reads {
 			fmt.Fprintf(out, "    reads, %s\n", f.Text())

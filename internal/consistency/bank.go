@@ -24,11 +24,21 @@ const (
 	FInit     = "init"
 )
 
-// Bank is a bank operation's value: the transfer asked, or the balances
-// read (nil in a read's invocation) or opened with.
+// Bank is a bank operation's value (its Op's Data): the transfer asked,
+// or the balances read (nil in a read's invocation, and when not read) or
+// opened with.
 type Bank struct {
 	From, To, Amount int
 	Balances         map[int]int
+}
+
+// Family is the bank's.
+func (*Bank) Family() Family { return BankOps }
+
+// bankOf is a bank operation's value (nil: none).
+func bankOf(o Op) *Bank {
+	b, _ := o.Data.(*Bank)
+	return b
 }
 
 // MarshalJSON writes an operation with its value in its function's shape:
@@ -36,11 +46,7 @@ type Bank struct {
 // a read's balances by account ({"0": 100, …}, null when not read).
 func (o Op) MarshalJSON() ([]byte, error) {
 	type plain Op // the same fields, without this method
-	fam := familyOf(o.F)
-	if fam == nil {
-		return json.Marshal(plain(o))
-	}
-	v, ok := fam.value(o)
+	v, ok := familyOf(o).value(o)
 	if !ok {
 		return json.Marshal(plain(o))
 	}
@@ -57,14 +63,22 @@ var bankFunctions = []string{FTransfer, FRead, FInit}
 // opening balances.
 type bankFamily struct{}
 
-func (bankFamily) name() string        { return "bank" }
-func (bankFamily) functions() []string { return bankFunctions }
-func (bankFamily) parse(op *Op, raw json.RawMessage) (err error) {
-	op.Bank, err = parseBank(op.F, op.Type, raw)
+func (bankFamily) Name() string        { return "bank" }
+func (bankFamily) Functions() []string { return bankFunctions }
+func (bankFamily) Help() string {
+	return `A bank history (f: init, with the opening balances as {"ACCOUNT": BALANCE}; transfer, {"from", "to",
+"amount"}; read, the balances seen): committed reads whose total differs from the opening one
+(wrong-total), that see a balance below zero (negative-value) or other accounts than opened
+(unexpected-accounts), forbidden under every model.`
+}
+func (bankFamily) parse(op *Op, raw json.RawMessage) error {
+	b, err := parseBank(op.F, op.Type, raw)
+	op.Data = b
 	return err
 }
 func (bankFamily) value(o Op) (any, bool)  { return bankValue(o), true }
 func (bankFamily) mismatch(_, _ Op) string { return "" }
+func (bankFamily) readOnly(o Op) bool      { return o.F == FRead }
 func (bankFamily) check(_ context.Context, ops []Op, model string) (*Result, error) {
 	return checkBank(ops, model)
 }
@@ -73,13 +87,14 @@ func (bankFamily) check(_ context.Context, ops []Op, model string) (*Result, err
 // transfer's {"from", "to", "amount"}, a read's balances by account
 // ({"0": 100, …}, null when not read).
 func bankValue(o Op) any {
+	bank := bankOf(o)
 	switch {
-	case o.Bank == nil:
+	case bank == nil:
 	case o.F == FTransfer:
-		return map[string]int{"from": o.Bank.From, "to": o.Bank.To, "amount": o.Bank.Amount}
-	case o.Bank.Balances != nil:
+		return map[string]int{"from": bank.From, "to": bank.To, "amount": bank.Amount}
+	case bank.Balances != nil:
 		m := map[string]int{}
-		for k, b := range o.Bank.Balances {
+		for k, b := range bank.Balances {
 			m[strconv.Itoa(k)] = b
 		}
 		return m
@@ -98,7 +113,7 @@ func parseBank(f, typ string, raw json.RawMessage) (*Bank, error) {
 		case f == FInit || typ == "ok":
 			return nil, fmt.Errorf(`expected the balances by account ({"0": 100, …}), got null`)
 		}
-		return nil, nil
+		return &Bank{}, nil
 	}
 	if f == FTransfer {
 		var t struct {
@@ -161,16 +176,16 @@ func checkBank(ops []Op, model string) (*Result, error) {
 			problems = append(problems, fmt.Sprintf("index %d: a second init (the first at index %d): one history a file", op.Index, first.Index))
 			continue
 		}
-		if op.Bank == nil || len(op.Bank.Balances) == 0 {
+		if b := bankOf(op); b == nil || len(b.Balances) == 0 {
 			return nil, hderr.User("index %d: the init line holds no balances", op.Index)
 		}
-		first, opening = &ops[i], op.Bank.Balances
+		first, opening = &ops[i], bankOf(op).Balances
 	}
 	if opening == nil {
 		return nil, hderr.User(`a bank history needs its opening balances: a line {"type": "ok", "f": "init", "value": {"0": 100, …}}`)
 	}
 	for _, op := range rest {
-		if b := op.Bank; op.F == FTransfer && b != nil {
+		if b := bankOf(op); op.F == FTransfer && b != nil {
 			for _, a := range []int{b.From, b.To} {
 				if _, ok := opening[a]; !ok {
 					problems = append(problems, fmt.Sprintf("index %d: a transfer with account %d, which never opened", op.Index, a))
@@ -205,10 +220,10 @@ func checkBank(ops []Op, model string) (*Result, error) {
 	}
 	for _, t := range txns {
 		res.tally(t)
-		if t.Type != "ok" || t.Invoke.F != FRead || t.Complete.Bank == nil {
+		if t.Type != "ok" || t.Invoke.F != FRead || bankOf(*t.Complete) == nil || bankOf(*t.Complete).Balances == nil {
 			continue
 		}
-		seen := t.Complete.Bank.Balances
+		seen := bankOf(*t.Complete).Balances
 		sum := 0
 		var neg, extra, missing []string
 		for _, a := range sortedAccounts(seen) {

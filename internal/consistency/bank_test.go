@@ -39,7 +39,7 @@ func TestBank(t *testing.T) {
 {"index":10,"time":10,"process":3,"type":"fail","f":"read","error":1213,"value":null}`, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ops, err := Read(strings.NewReader(bankHistory + c.extra + "\n"))
+			ops, err := Read(strings.NewReader(bankHistory+c.extra+"\n"), all...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,8 +61,8 @@ func TestBank(t *testing.T) {
 			}
 		})
 	}
-	ops, _ := Read(strings.NewReader(bankHistory + `{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
-{"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":10,"1":13}}` + "\n"))
+	ops, _ := Read(strings.NewReader(bankHistory+`{"index":9,"time":9,"process":3,"type":"invoke","f":"read","value":null}
+{"index":10,"time":10,"process":3,"type":"ok","f":"read","node":"db3","value":{"0":10,"1":13}}`+"\n"), all...)
 	r, _ := Check(context.Background(), ops, "read-committed")
 	if ex := r.Anomalies[0].Example; !strings.Contains(ex, "the read at index 10 (process 3, through db3) saw 2 accounts holding 23 in all, where 2 accounts opened with 20: 3 made by the transfers") {
 		t.Errorf("example: %s", ex)
@@ -72,8 +72,8 @@ func TestBank(t *testing.T) {
 	if err := Write(&b, ops); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Read(&b)
-	if err != nil || len(back) != len(ops) || back[3].Bank.Amount != 3 || back[4].Bank.Balances[1] != 13 || back[2].Bank != nil {
+	back, err := Read(&b, all...)
+	if err != nil || len(back) != len(ops) || bankOf(back[3]).Amount != 3 || bankOf(back[4]).Balances[1] != 13 || bankOf(back[2]).Balances != nil {
 		t.Errorf("round trip: %v %+v", err, back)
 	}
 }
@@ -99,7 +99,7 @@ func TestBadBankHistories(t *testing.T) {
 {"index":2,"time":2,"process":0,"type":"ok","f":"transfer","value":{"from":0,"to":1,"amount":1}}`, `completes "transfer", but index 1 invoked "read"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ops, err := Read(strings.NewReader(c.history + "\n"))
+			ops, err := Read(strings.NewReader(c.history+"\n"), all...)
 			if err == nil {
 				_, err = Check(context.Background(), ops, "serializable")
 			}
@@ -131,9 +131,9 @@ func TestLongListsInExamples(t *testing.T) {
 // workloads is refused, naming the first that does not belong, whatever
 // workload comes first (the checker is not chosen by the first alone).
 func TestCheckOneWorkload(t *testing.T) {
-	bank := Op{Index: 0, Type: "ok", F: FInit, Bank: &Bank{Balances: map[int]int{0: 100, 1: 100}}}
+	bank := Op{Index: 0, Type: "ok", F: FInit, Data: &Bank{Balances: map[int]int{0: 100, 1: 100}}}
 	txn := Op{Index: 1, Type: "invoke", F: FTxn, Value: []Mop{{F: "append", Key: 1, Value: 1}}}
-	add := Op{Index: 2, Type: "invoke", F: FAdd, Set: 1, Elements: []int{1}}
+	add := Op{Index: 2, Type: "invoke", F: FAdd, Data: &SetOp{Set: 1, Elements: []int{1}}}
 	for _, ops := range [][]Op{{bank, txn}, {txn, add}, {add, bank}} {
 		_, err := Check(context.Background(), ops, "serializable")
 		want := fmt.Sprintf("index %d: f: %q in a history of %q operations", ops[1].Index, ops[1].F, ops[0].F)
@@ -141,7 +141,46 @@ func TestCheckOneWorkload(t *testing.T) {
 			t.Errorf("%s then %s: %v, want a user error with %q", ops[0].F, ops[1].F, err, want)
 		}
 	}
-	if _, err := Check(context.Background(), []Op{{Type: "invoke", F: "foo"}}, "serializable"); err == nil || !strings.Contains(err.Error(), `f: expected txn (list-append), transfer, read and init (bank), or add and read-set (set), got "foo"`) {
+	// an operation without a payload is list-append's
+	if _, err := Check(context.Background(), []Op{{Type: "invoke", F: "foo"}}, "serializable"); err == nil || !strings.Contains(err.Error(), `f: expected txn (list-append), got "foo"`) {
 		t.Errorf("a history of no workload's operations: %v", err)
+	}
+	// a history is read as the families its reader names, and a function
+	// of none of them refused naming theirs
+	line := `{"time": 1, "process": 0, "type": "invoke", "f": "add", "value": [0, 1]}` + "\n"
+	if _, err := Read(strings.NewReader(line), all...); err != nil {
+		t.Errorf("an add read as every family: %v", err)
+	}
+	for _, c := range []struct {
+		fams []Family
+		want string
+	}{
+		{[]Family{ListAppendOps}, `line 1: f: expected txn (list-append), got "add"`},
+		{[]Family{ListAppendOps, BankOps}, `line 1: f: expected txn (list-append), or transfer, read and init (bank), got "add"`},
+		{nil, `a history read as no workload's operations`},
+	} {
+		if _, err := Read(strings.NewReader(line), c.fams...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("an add read as %d families: %v, want %q", len(c.fams), err, c.want)
+		}
+	}
+}
+
+// TestReadOnly: which operations only read, whatever their workload.
+func TestReadOnly(t *testing.T) {
+	for _, c := range []struct {
+		op   Op
+		want bool
+	}{
+		{Op{F: FTxn, Value: []Mop{{F: "r", Key: 1}, {F: "r", Key: 2}}}, true},
+		{Op{F: FTxn, Value: []Mop{{F: "r", Key: 1}, {F: "append", Key: 2, Value: 1}}}, false},
+		{Op{F: FTxn}, false},
+		{Op{F: FRead, Data: &Bank{}}, true},
+		{Op{F: FTransfer, Data: &Bank{From: 0, To: 1, Amount: 1}}, false},
+		{Op{F: FReadSet, Data: &SetOp{Set: 1}}, true},
+		{Op{F: FAdd, Data: &SetOp{Set: 1, Elements: []int{3}}}, false},
+	} {
+		if got := ReadOnly(c.op); got != c.want {
+			t.Errorf("%s %+v: read-only %v, want %v", c.op.F, c.op, got, c.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package consistency
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -128,8 +129,44 @@ type Result struct {
 	// Reads are how stale the committed reads were, overall and per node
 	// (list-append histories).
 	Reads []Freshness `json:"reads,omitempty"`
-	// Set: a set history's figures per element.
-	Set *SetFigures `json:"set,omitempty"`
+	// Own are the figures of the history's own workload beyond its
+	// anomalies and its reads (a set's per element).
+	Own *Own `json:"own,omitempty"`
+}
+
+// Own are a workload's own figures: what they count, in words, and by
+// name (each a number).
+type Own struct {
+	Of     string             `json:"of"`
+	Text   string             `json:"text"`
+	Values map[string]float64 `json:"values"`
+}
+
+// ownFigures are v's figures (a struct of numbers, named by their JSON
+// keys) counting of, in words text.
+func ownFigures(of string, v any, text string) *Own {
+	o := &Own{Of: of, Text: text, Values: map[string]float64{}}
+	b, _ := json.Marshal(v)
+	_ = json.Unmarshal(b, &o.Values)
+	return o
+}
+
+// UnmarshalJSON reads a result, and a set history's figures where runs
+// recorded before Own kept them ("set").
+func (r *Result) UnmarshalJSON(b []byte) error {
+	type plain Result // the same fields, without this method
+	var v struct {
+		plain
+		Set *SetFigures `json:"set"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Result(v.plain)
+	if r.Own == nil && v.Set != nil {
+		r.Own = v.Set.own()
+	}
+	return nil
 }
 
 // tally counts a transaction's outcome (and an escape: the server ended
@@ -232,8 +269,8 @@ func ended(ts ...*Txn) int64 {
 }
 
 // Check analyses a history against a model (one of Models), by the
-// checker of its operations' workload (list-append, bank or set: one
-// workload a history, as Read requires). It stops when ctx ends.
+// checker of its operations' family (list-append's when they carry no
+// Data; one family a history, as Read requires). It stops when ctx ends.
 func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 	if !slices.Contains(Models, model) {
 		return nil, fmt.Errorf("unknown model %q (known: %s)", model, strings.Join(Models, ", "))
@@ -241,12 +278,14 @@ func Check(ctx context.Context, ops []Op, model string) (*Result, error) {
 	if len(ops) == 0 {
 		return checkAppend(ctx, ops, model)
 	}
-	fam := familyOf(ops[0].F)
-	if fam == nil {
-		return nil, hderr.User("index %d: f: expected %s, got %q", ops[0].Index, functions(), ops[0].F)
-	}
-	if i := slices.IndexFunc(ops, func(o Op) bool { return familyOf(o.F) != fam }); i >= 0 {
-		return nil, hderr.User("index %d: f: %q in a history of %q operations (one workload a history)", ops[i].Index, ops[i].F, ops[0].F)
+	fam := familyOf(ops[0])
+	for _, o := range ops {
+		switch {
+		case familyOf(o) != fam:
+			return nil, hderr.User("index %d: f: %q in a history of %q operations (one workload a history)", o.Index, o.F, ops[0].F)
+		case !slices.Contains(fam.Functions(), o.F):
+			return nil, hderr.User("index %d: f: expected %s (%s), got %q", o.Index, strings.Join(fam.Functions(), ", "), fam.Name(), o.F)
+		}
 	}
 	return fam.check(ctx, ops, model)
 }

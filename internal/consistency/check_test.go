@@ -14,6 +14,9 @@ import (
 // lists null) and its completion, at the times given.
 type hist struct{ ops []Op }
 
+// all are the families this package checks, as a history is read here.
+var all = []Family{ListAppendOps, BankOps, SetOps}
+
 func ap(k, v int) Mop        { return Mop{F: "append", Key: k, Value: v} }
 func rd(k int, l ...int) Mop { return Mop{F: "r", Key: k, List: append([]int{}, l...), Read: true} }
 
@@ -167,7 +170,7 @@ func TestReadRefusesBadLines(t *testing.T) {
 not json
 {"index": 4, "time": 5, "process": 0, "type": "ok", "f": "txn", "value": [["r", "x", null]], "extra": 1}
 `
-	_, err := Read(strings.NewReader(in))
+	_, err := Read(strings.NewReader(in), all...)
 	if err == nil {
 		t.Fatal("a bad history read")
 	}
@@ -176,7 +179,7 @@ not json
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
-	ops, err := Read(strings.NewReader(`{"index": 7, "time": 1203340112, "process": 3, "type": "ok", "f": "txn", "node": "db2", "value": [["append", 4, 17], ["r", 2, [3, 5, 9]]]}`))
+	ops, err := Read(strings.NewReader(`{"index": 7, "time": 1203340112, "process": 3, "type": "ok", "f": "txn", "node": "db2", "value": [["append", 4, 17], ["r", 2, [3, 5, 9]]]}`), all...)
 	if err != nil || len(ops) != 1 || ops[0].Value[1].List[2] != 9 || ops[0].Node != "db2" {
 		t.Errorf("the documented line: %+v %v", ops, err)
 	}
@@ -205,7 +208,7 @@ func TestReadStrictly(t *testing.T) {
 		{"not JSON", "{oops", "line 1: not JSON at byte"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Read(strings.NewReader(c.history))
+			_, err := Read(strings.NewReader(c.history), all...)
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "json:") {
 				t.Errorf("got %v, want %q", err, c.want)
 			}
@@ -213,7 +216,7 @@ func TestReadStrictly(t *testing.T) {
 	}
 	// what the fast scanner does not take, the decoder does: escapes, and
 	// a 19-digit key (a 64-bit integer)
-	ops, err := Read(strings.NewReader(`{"time": 1, "process": 0, "type": "invoke", "f": "txn", "value": [["\u0061ppend", 1000000000000000000, 1]]}` + "\n"))
+	ops, err := Read(strings.NewReader(`{"time": 1, "process": 0, "type": "invoke", "f": "txn", "value": [["\u0061ppend", 1000000000000000000, 1]]}`+"\n"), all...)
 	if err != nil || ops[0].Value[0].F != "append" || ops[0].Value[0].Key != 1000000000000000000 || ops[0].Index != 0 {
 		t.Errorf("an escaped append and a 19-digit key: %+v %v", ops, err)
 	}
@@ -276,7 +279,7 @@ func TestLongLine(t *testing.T) {
 	maxLine = 2 << 20
 	defer func() { maxLine = old }()
 	in := `{"time": 1, "process": 0, "type": "invoke", "f": "txn", "value": []}` + "\n" + strings.Repeat("x", 3<<20) + "\n"
-	if _, err := Read(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "line 2: longer than 2 MiB, the longest line a history may have") {
+	if _, err := Read(strings.NewReader(in), all...); err == nil || !strings.Contains(err.Error(), "line 2: longer than 2 MiB, the longest line a history may have") {
 		t.Errorf("%v", err)
 	}
 }

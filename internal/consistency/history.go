@@ -37,14 +37,10 @@ type Op struct {
 	Node    string `json:"node,omitempty"`
 	Error   int    `json:"error,omitempty"` // the server's error number, if any
 	Value   []Mop  `json:"value"`
-	// Bank is a bank operation's value (f transfer, read or init; its
-	// "value" in the file): Value is then empty.
-	Bank *Bank `json:"-"`
-	// Set is a set operation's set (its key), and Elements its elements
-	// (f add: the one element added; f read-set: the elements read, nil
-	// when not read): Value is then empty.
-	Set      int   `json:"-"`
-	Elements []int `json:"-"`
+	// Data is the value of an operation of a workload other than
+	// list-append, in its own type (Value is then empty): its Family is
+	// the operation's.
+	Data Payload `json:"-"`
 }
 
 // Mop is a micro-operation: ["append", key, value] or ["r", key, list]
@@ -109,8 +105,14 @@ var maxLine = 64 << 20 // a variable: tests lower it
 // its shape: every problem with its line, at once. A line holds exactly
 // one operation with every field an operation needs ("time", "process",
 // "type", "f", "value"; "index" is the operation's place when it is
-// missing), and a history at least one operation.
-func Read(r io.Reader) ([]Op, error) {
+// missing), its f a function of one of fams, and a history at least one
+// operation, all of one family.
+func Read(r io.Reader, fams ...Family) ([]Op, error) {
+	if len(fams) == 0 {
+		return nil, errors.New("a history read as no workload's operations")
+	}
+	fs := newFamilies(fams)
+	fast := fs.has(ListAppendOps) // scanOp reads list-append's operations only
 	var problems []string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), maxLine)
@@ -119,7 +121,7 @@ func Read(r io.Reader) ([]Op, error) {
 	// million operations is not copied each time its slice grows
 	var blocks [][]Op
 	cur := make([]Op, 0, 1024)
-	n, first := 0, ""
+	n, first, firstFam := 0, "", Family(nil)
 	a := &arenas{}
 	nodes := map[string]string{}
 	for sc.Scan() {
@@ -128,20 +130,24 @@ func Read(r io.Reader) ([]Op, error) {
 		if len(text) == 0 {
 			continue
 		}
-		op, ok := scanOp(text, n, a, nodes)
+		var op Op
+		ok := false
+		if fast {
+			op, ok = scanOp(text, n, a, nodes)
+		}
 		if !ok { // anything but the shape a history is written in: read with care, and said when wrong
 			var err error
-			if op, err = readOp(string(text), n); err != nil {
+			if op, err = readOp(string(text), n, fs); err != nil {
 				problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
 				continue
 			}
 		}
-		if n > 0 && op.F != first && familyOf(op.F) != familyOf(first) {
+		if n > 0 && op.F != first && familyOf(op) != firstFam {
 			problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", line, op.F, first))
 			continue
 		}
 		if n == 0 {
-			first = op.F
+			first, firstFam = op.F, familyOf(op)
 		}
 		if len(cur) == cap(cur) {
 			blocks = append(blocks, cur)
@@ -275,9 +281,9 @@ func known(s []byte, names ...string) (string, bool) {
 	return "", false
 }
 
-// readOp reads one line's operation (at is its place, its index when the
-// line names none).
-func readOp(text string, at int) (Op, error) {
+// readOp reads one line's operation as one of fs (at is its place, its
+// index when the line names none).
+func readOp(text string, at int, fs families) (Op, error) {
 	if text[0] != '{' {
 		return Op{}, fmt.Errorf("expected an operation (a JSON object), got %.40s", text)
 	}
@@ -320,9 +326,9 @@ func readOp(text string, at int) (Op, error) {
 	default:
 		return Op{}, fmt.Errorf("type: expected invoke, ok, fail or info, got %q", op.Type)
 	}
-	fam := familyOf(op.F)
+	fam := fs.of(op.F)
 	if fam == nil {
-		return Op{}, fmt.Errorf("f: expected %s, got %q", functions(), op.F)
+		return Op{}, fmt.Errorf("f: expected %s, got %q", fs.list, op.F)
 	}
 	err := fam.parse(&op, raw.Value)
 	if err != nil {
@@ -767,8 +773,5 @@ func (p *scan) mop() (Mop, bool) {
 // mismatch says how a completion differs from its invocation in what its
 // family's values carry ("": it does not).
 func mismatch(op, invoked Op) string {
-	if fam := familyOf(op.F); fam != nil {
-		return fam.mismatch(op, invoked)
-	}
-	return ""
+	return familyOf(op).mismatch(op, invoked)
 }

@@ -25,7 +25,7 @@ func BenchmarkCheck(b *testing.B) {
 		}
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				ops, err := Read(bytes.NewReader(file.Bytes()))
+				ops, err := Read(bytes.NewReader(file.Bytes()), all...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -59,12 +59,12 @@ func TestReadFastAndCareful(t *testing.T) {
 		if err := Write(&file, ops); err != nil {
 			t.Fatal(err)
 		}
-		fast, err := Read(bytes.NewReader(file.Bytes()))
+		fast, err := Read(bytes.NewReader(file.Bytes()), all...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, line := range strings.Split(strings.TrimSpace(file.String()), "\n") {
-			want, err := readOp(line, i)
+			want, err := readOp(line, i, newFamilies(all))
 			if err != nil {
 				t.Fatal(err)
 			}

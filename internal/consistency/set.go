@@ -22,6 +22,25 @@ const (
 	FReadSet = "read-set"
 )
 
+// SetOp is a set operation's value (its Op's Data): the set (its key), and
+// its elements (f add: the one element added; f read-set: the elements
+// read, nil when not read).
+type SetOp struct {
+	Set      int
+	Elements []int
+}
+
+// Family is the set's.
+func (*SetOp) Family() Family { return SetOps }
+
+// setOf is a set operation's value (an empty one when it has none).
+func setOf(o Op) *SetOp {
+	if s, _ := o.Data.(*SetOp); s != nil {
+		return s
+	}
+	return &SetOp{}
+}
+
 // parseSet reads a set operation's value: an add's [SET, ELEMENT],
 // always; a read's [SET, ELEMENTS] (the elements null in its invocation,
 // or when it failed or its outcome is unknown).
@@ -64,13 +83,21 @@ var setFunctions = []string{FAdd, FReadSet}
 // set.
 type setFamily struct{}
 
-func (setFamily) name() string        { return "set" }
-func (setFamily) functions() []string { return setFunctions }
-func (setFamily) parse(op *Op, raw json.RawMessage) (err error) {
-	op.Set, op.Elements, err = parseSet(op.F, op.Type, raw)
+func (setFamily) Name() string        { return "set" }
+func (setFamily) Functions() []string { return setFunctions }
+func (setFamily) Help() string {
+	return `A set history (f: add, [SET, ELEMENT]; read-set, [SET, ELEMENTS]): each element's fate, stable, lost
+(lost-element, forbidden under every model) or never read after it was known, and how long reads still
+missed it after it was known (stale-element, forbidden under strict serializability); per node, how
+many reads were stale and how far behind.`
+}
+func (setFamily) parse(op *Op, raw json.RawMessage) error {
+	set, elements, err := parseSet(op.F, op.Type, raw)
+	op.Data = &SetOp{Set: set, Elements: elements}
 	return err
 }
 func (setFamily) value(o Op) (any, bool) { return setValue(o), true }
+func (setFamily) readOnly(o Op) bool     { return o.F == FReadSet }
 func (setFamily) check(_ context.Context, ops []Op, model string) (*Result, error) {
 	return checkSet(ops, model)
 }
@@ -78,21 +105,23 @@ func (setFamily) check(_ context.Context, ops []Op, model string) (*Result, erro
 // mismatch says how a set operation's completion differs from its
 // invocation: another set, or an add of another element.
 func (setFamily) mismatch(op, invoked Op) string {
-	if op.Set != invoked.Set || op.F == FAdd && !slices.Equal(op.Elements, invoked.Elements) {
-		return fmt.Sprintf("completes %s of set %d %v, but index %d invoked it of set %d %v", op.F, op.Set, op.Elements, invoked.Index, invoked.Set, invoked.Elements)
+	d, i := setOf(op), setOf(invoked)
+	if d.Set != i.Set || op.F == FAdd && !slices.Equal(d.Elements, i.Elements) {
+		return fmt.Sprintf("completes %s of set %d %v, but index %d invoked it of set %d %v", op.F, d.Set, d.Elements, invoked.Index, i.Set, i.Elements)
 	}
 	return ""
 }
 
 // setValue is a set operation's value as the history writes it.
 func setValue(o Op) any {
+	s := setOf(o)
 	switch {
-	case o.F == FAdd && len(o.Elements) == 1:
-		return []any{o.Set, o.Elements[0]}
-	case o.F == FReadSet && o.Elements != nil:
-		return []any{o.Set, o.Elements}
+	case o.F == FAdd && len(s.Elements) == 1:
+		return []any{s.Set, s.Elements[0]}
+	case o.F == FReadSet && s.Elements != nil:
+		return []any{s.Set, s.Elements}
 	}
-	return []any{o.Set, nil}
+	return []any{s.Set, nil}
 }
 
 // SetFigures are a set history's figures per element and per read.
@@ -121,8 +150,11 @@ type SetFigures struct {
 	VisibleMax float64 `json:"visible_after_max_s"`
 }
 
-// Text is the figures in words.
-func (f SetFigures) Text() string {
+// own are the figures as a Result's Own.
+func (f SetFigures) own() *Own { return ownFigures("elements", f, f.text()) }
+
+// text is the figures in words.
+func (f SetFigures) text() string {
 	s := fmt.Sprintf("%d elements added (%d acknowledged, %d failed, %d unknown); of %d known: %d stable, %d lost, %d never read after",
 		f.Adds, f.Acknowledged, f.Failed, f.Unknown, f.Known, f.Stable, f.Lost, f.NeverRead)
 	if f.Stable > 0 {
@@ -168,12 +200,17 @@ func checkSet(ops []Op, model string) (*Result, error) {
 		res.tally(t)
 		switch t.Invoke.F {
 		case FAdd:
-			v := t.Invoke.Elements[0]
+			add := setOf(*t.Invoke)
+			if len(add.Elements) != 1 {
+				problems = append(problems, fmt.Sprintf("index %d: an add of %d elements (one an add)", t.Invoke.Index, len(add.Elements)))
+				continue
+			}
+			v := add.Elements[0]
 			if e := byValue[v]; e != nil {
 				problems = append(problems, fmt.Sprintf("index %d: adds %d, which the operation at index %d added already (each element is added once)", t.Invoke.Index, v, e.add.Invoke.Index))
 				continue
 			}
-			e := &element{v: v, set: t.Invoke.Set, add: t, known: -1, lastPresent: -1, lastAbsent: -1}
+			e := &element{v: v, set: add.Set, add: t, known: -1, lastPresent: -1, lastAbsent: -1}
 			byValue[v] = e
 			elems = append(elems, e)
 			fig.Adds++
@@ -212,14 +249,15 @@ func checkSet(ops []Op, model string) (*Result, error) {
 	// what each read saw: an element seen is known from that read's end
 	// at the latest
 	for _, r := range reads {
-		for _, v := range r.Complete.Elements {
+		set := setOf(*r.Invoke).Set
+		for _, v := range setOf(*r.Complete).Elements {
 			e := byValue[v]
 			switch {
 			case e == nil:
-				note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, which no operation added", describe(r), v, r.Invoke.Set), 1, r)
+				note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, which no operation added", describe(r), v, set), 1, r)
 				continue
-			case e.set != r.Invoke.Set:
-				note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, where %s added it to set %d", describe(r), v, r.Invoke.Set, describe(e.add), e.set), 1, r)
+			case e.set != set:
+				note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, where %s added it to set %d", describe(r), v, set, describe(e.add), e.set), 1, r)
 				continue
 			case e.add.Type == "fail":
 				note("G1a", "reads", fmt.Sprintf("%s read %d, which %s added and failed (an aborted read)", describe(r), v, describe(e.add)), 2, r, e.add)
@@ -248,11 +286,11 @@ func checkSet(ops []Op, model string) (*Result, error) {
 	seen := map[int]bool{}
 	for _, r := range reads {
 		clear(seen)
-		for _, v := range r.Complete.Elements {
+		for _, v := range setOf(*r.Complete).Elements {
 			seen[v] = true
 		}
 		behind := int64(-1)
-		for _, e := range knownIn[r.Invoke.Set] {
+		for _, e := range knownIn[setOf(*r.Invoke).Set] {
 			if e.known >= r.Invoke.Time {
 				break
 			}
@@ -299,7 +337,7 @@ func checkSet(ops []Op, model string) (*Result, error) {
 		fig.VisibleMax = visible[len(visible)-1]
 	}
 	res.finish(found)
-	res.Set, res.Reads = fig, fresh.figures()
+	res.Own, res.Reads = fig.own(), fresh.figures()
 	return res, nil
 }
 

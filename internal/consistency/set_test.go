@@ -2,6 +2,7 @@ package consistency
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,8 +13,8 @@ import (
 type sets struct{ ops []Op }
 
 func (h *sets) add(process int, start, end float64, typ string, v int) *sets {
-	h.ops = append(h.ops, Op{Time: int64(start * 1e9), Process: process, Type: "invoke", F: FAdd, Node: "db1", Elements: []int{v}},
-		Op{Time: int64(end * 1e9), Process: process, Type: typ, F: FAdd, Node: "db1", Elements: []int{v}})
+	h.ops = append(h.ops, Op{Time: int64(start * 1e9), Process: process, Type: "invoke", F: FAdd, Node: "db1", Data: &SetOp{Elements: []int{v}}},
+		Op{Time: int64(end * 1e9), Process: process, Type: typ, F: FAdd, Node: "db1", Data: &SetOp{Elements: []int{v}}})
 	return h
 }
 
@@ -21,8 +22,8 @@ func (h *sets) read(process int, start, end float64, node string, vs ...int) *se
 	if vs == nil {
 		vs = []int{}
 	}
-	h.ops = append(h.ops, Op{Time: int64(start * 1e9), Process: process, Type: "invoke", F: FReadSet, Node: node},
-		Op{Time: int64(end * 1e9), Process: process, Type: "ok", F: FReadSet, Node: node, Elements: vs})
+	h.ops = append(h.ops, Op{Time: int64(start * 1e9), Process: process, Type: "invoke", F: FReadSet, Node: node, Data: &SetOp{}},
+		Op{Time: int64(end * 1e9), Process: process, Type: "ok", F: FReadSet, Node: node, Data: &SetOp{Elements: vs}})
 	return h
 }
 
@@ -50,14 +51,14 @@ func TestSet(t *testing.T) {
 		read(5, 6, 6.5, "db1", 1, 3).
 		add(6, 7, 8, "ok", 5) // acknowledged last: never read
 	r := h.check(t, "serializable")
-	f := r.Set
-	if got := fmt.Sprintf("%+v", *f); got != "{Adds:5 Acknowledged:3 Failed:1 Unknown:1 Known:4 Stable:2 Stale:1 Lost:1 NeverRead:1 VisibleP50:0 VisibleP95:1 VisibleP99:1 VisibleMax:1}" {
+	f := figuresOf(r)
+	if got := fmt.Sprintf("%+v", f); got != "{Adds:5 Acknowledged:3 Failed:1 Unknown:1 Known:4 Stable:2 Stale:1 Lost:1 NeverRead:1 VisibleP50:0 VisibleP95:1 VisibleP99:1 VisibleMax:1}" {
 		t.Errorf("figures %s", got)
 	}
 	if got := types(r); got != "lost-element stale-element" || r.Valid || strings.Join(r.Forbidden, ",") != "lost-element" {
 		t.Errorf("serializable: %s, valid %v, forbidden %v", got, r.Valid, r.Forbidden)
 	}
-	if s := r.Set.Text(); !strings.Contains(s, "5 elements added (3 acknowledged, 1 failed, 1 unknown); of 4 known: 2 stable, 1 lost, 1 never read after") {
+	if s := r.Own.Text; !strings.Contains(s, "5 elements added (3 acknowledged, 1 failed, 1 unknown); of 4 known: 2 stable, 1 lost, 1 never read after") {
 		t.Errorf("text: %s", s)
 	}
 	for _, a := range r.Anomalies {
@@ -78,11 +79,11 @@ func TestSet(t *testing.T) {
 	}
 	// a read of another set does not miss this set's elements
 	h = new(sets).add(0, 1, 2, "ok", 1)
-	h.ops = append(h.ops, Op{Time: 3e9, Process: 1, Type: "invoke", F: FReadSet, Node: "db2", Set: 1},
-		Op{Time: 3.5e9, Process: 1, Type: "ok", F: FReadSet, Node: "db2", Set: 1, Elements: []int{}})
+	h.ops = append(h.ops, Op{Time: 3e9, Process: 1, Type: "invoke", F: FReadSet, Node: "db2", Data: &SetOp{Set: 1}},
+		Op{Time: 3.5e9, Process: 1, Type: "ok", F: FReadSet, Node: "db2", Data: &SetOp{Set: 1, Elements: []int{}}})
 	h.read(2, 4, 4.5, "db1", 1)
-	if r := h.check(t, "strict-serializable"); !r.Valid || r.Set.Stale != 0 || r.Reads[0].Stale != 0 {
-		t.Errorf("another set's read counted as missing: valid %v, %+v, %+v", r.Valid, *r.Set, r.Reads)
+	if r := h.check(t, "strict-serializable"); !r.Valid || figuresOf(r).Stale != 0 || r.Reads[0].Stale != 0 {
+		t.Errorf("another set's read counted as missing: valid %v, %+v, %+v", r.Valid, r.Own, r.Reads)
 	}
 	// a read of an element never added, one whose add failed
 	h = new(sets).add(0, 1, 2, "fail", 1).read(1, 3, 4, "db1", 1, 9)
@@ -103,8 +104,8 @@ func TestSetHistoryRoundTrip(t *testing.T) {
 		!strings.Contains(b.String(), `"type":"invoke","f":"read-set","node":"db2","value":[0,null]}`) {
 		t.Errorf("written:\n%s", b.String())
 	}
-	ops, err := Read(strings.NewReader(b.String()))
-	if err != nil || len(ops) != 4 || fmt.Sprint(ops[3].Elements) != "[7]" {
+	ops, err := Read(strings.NewReader(b.String()), all...)
+	if err != nil || len(ops) != 4 || fmt.Sprint(setOf(ops[3]).Elements) != "[7]" {
 		t.Fatalf("read back: %v %+v", err, ops)
 	}
 	_, err = Read(strings.NewReader(`{"time": 1, "process": 0, "type": "invoke", "f": "add", "value": [0, 1]}
@@ -112,7 +113,7 @@ func TestSetHistoryRoundTrip(t *testing.T) {
 {"time": 2, "process": 2, "type": "ok", "f": "read-set", "value": [0, {"a": 1}]}
 {"time": 2, "process": 2, "type": "ok", "f": "read-set", "value": 7}
 {"time": 3, "process": 1, "type": "invoke", "f": "txn", "value": []}
-`))
+`), all...)
 	for _, want := range []string{"line 2: value: expected the integer element added second, got null", "line 3: value: expected the elements read", "line 4: value: expected [SET, ELEMENTS]", `line 5: f: "txn" in a history of "add" operations`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("missing %q in %v", want, err)
@@ -128,12 +129,36 @@ func TestSimulatedSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := r.Set
+	f := figuresOf(r)
 	if f.Known != 2000 || f.Stable != 2000 || f.Lost != 0 || f.Stale != 3*19 || r.Reads[0].Stale != 19 { // the last read, the final one, sees everything
-		t.Errorf("figures %+v, reads %+v", *f, r.Reads)
+		t.Errorf("figures %+v, reads %+v", f, r.Reads)
 	}
 	r, _ = Check(context.Background(), SimulateSet(2000, 10, 20, 0), "strict-serializable")
-	if !r.Valid || r.Set.Stale != 0 {
-		t.Errorf("no lag: valid %v, %+v", r.Valid, *r.Set)
+	if !r.Valid || figuresOf(r).Stale != 0 {
+		t.Errorf("no lag: valid %v, %+v", r.Valid, r.Own)
+	}
+}
+
+// figuresOf are a set history's figures, read back from its Own.
+func figuresOf(r *Result) SetFigures {
+	var f SetFigures
+	if r.Own != nil {
+		b, _ := json.Marshal(r.Own.Values)
+		_ = json.Unmarshal(b, &f)
+	}
+	return f
+}
+
+// TestOwnFromEarlierRuns: a result recorded with a set's figures under
+// "set" reads back with them as its Own, in words too.
+func TestOwnFromEarlierRuns(t *testing.T) {
+	var r Result
+	err := json.Unmarshal([]byte(`{"valid": true, "model": "serializable", "set": {"adds": 3, "acknowledged": 3, "known": 3, "stable": 3}}`), &r)
+	if err != nil || !r.Valid || r.Own == nil || r.Own.Of != "elements" || r.Own.Values["stable"] != 3 || !strings.HasPrefix(r.Own.Text, "3 elements added (3 acknowledged") {
+		t.Errorf("%v %+v", err, r.Own)
+	}
+	b, _ := json.Marshal(Result{Own: SetFigures{Adds: 2}.own()})
+	if !strings.Contains(string(b), `"own":{"of":"elements","text":"2 elements added`) || !strings.Contains(string(b), `"adds":2,`) {
+		t.Errorf("written: %s", b)
 	}
 }

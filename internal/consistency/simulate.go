@@ -107,8 +107,8 @@ func SimulateSet(n, procs, reads, lag int) []Op {
 	for i := 1; i <= n; i++ {
 		start := int64(i) * step
 		p := i % procs
-		ops = append(ops, Op{Time: start, Process: p, Type: "invoke", F: FAdd, Node: "db1", Elements: []int{i}},
-			Op{Time: start + step/2, Process: p, Type: "ok", F: FAdd, Node: "db1", Elements: []int{i}})
+		ops = append(ops, Op{Time: start, Process: p, Type: "invoke", F: FAdd, Node: "db1", Data: &SetOp{Elements: []int{i}}},
+			Op{Time: start + step/2, Process: p, Type: "ok", F: FAdd, Node: "db1", Data: &SetOp{Elements: []int{i}}})
 		if i%every == 0 || i == n {
 			at := start + step/2 + 1 // after this add's acknowledgement
 			seen := make([]int, 0, i)
@@ -122,8 +122,8 @@ func SimulateSet(n, procs, reads, lag int) []Op {
 				}
 				at += step
 			}
-			ops = append(ops, Op{Time: at, Process: reader, Type: "invoke", F: FReadSet, Node: "db2"},
-				Op{Time: at + 1, Process: reader, Type: "ok", F: FReadSet, Node: "db2", Elements: seen})
+			ops = append(ops, Op{Time: at, Process: reader, Type: "invoke", F: FReadSet, Node: "db2", Data: &SetOp{}},
+				Op{Time: at + 1, Process: reader, Type: "ok", F: FReadSet, Node: "db2", Data: &SetOp{Elements: seen}})
 			reader++
 		}
 	}

@@ -39,8 +39,8 @@ func (p *checkPart) finding(r *Run, _ *Run) string {
 	if len(found) > 0 {
 		s += " (found: " + strings.Join(found, ", ") + ")"
 	}
-	if c.Set != nil {
-		s += "; elements: " + c.Set.Text()
+	if c.Own != nil {
+		s += "; " + c.Own.Of + ": " + c.Own.Text
 	}
 	var reads []string
 	for _, f := range c.Reads {
@@ -56,7 +56,7 @@ func (p *checkPart) finding(r *Run, _ *Run) string {
 const checkPage = `{{with .Part.Check}}
 <table>
 <tr><th class="l">checked as</th><td class="l">{{.Model}}: {{if .Valid}}valid{{else}}<span class="warn">not {{.Model}}</span>{{end}} ({{.OK}} committed, {{.Fail}} failed, {{.Info}} unknown)</td></tr>
-{{with .Set}}<tr><th class="l">set elements</th><td class="l">{{.Text}}</td></tr>
+{{with .Own}}<tr><th class="l">{{.Of}}</th><td class="l">{{.Text}}</td></tr>
 {{end}}{{range .Reads}}<tr><th class="l">reads{{if .Node}} on {{.Node}}{{end}}</th><td class="l">{{.Text}} (stale: missed a write acknowledged before they began; behind: at least the time since)</td></tr>
 {{end}}{{range .Anomalies}}<tr><th class="l">{{.Type}} ×{{.Count}}{{if .Forbidden}} <span class="warn">forbidden</span>{{end}}</th><td class="l">{{.Example}}</td></tr>
 {{end}}</table>

@@ -18,6 +18,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/keeper"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/workload"
 )
 
 // drillKind is the step kind drill: a fault under load, as `hadrill drill SCENARIO --workload append`
@@ -90,7 +91,7 @@ var drillKind = &stepKind{
 		}
 		wl := m.step.Workload
 		if wl == "" {
-			wl = "append"
+			wl = workload.HistoryName("") // the default history workload
 		}
 		t := time.Duration(m.scale.Time) * time.Second
 		// read-committed: the drill passes unless it lost acknowledged

@@ -322,7 +322,7 @@ func clientLoop(ctx context.Context, l Lab, e route, syncWait int, rec *consiste
 			inv, run = next()
 		}
 		s := sessions[0]
-		if len(sessions) > 1 && readOnly(inv) {
+		if len(sessions) > 1 && consistency.ReadOnly(inv) {
 			s = sessions[1]
 		}
 		if s.conn == nil {
@@ -365,15 +365,6 @@ func (s *clientSession) close() {
 		s.conn.Close()
 	}
 	s.db.Close()
-}
-
-// readOnly says whether an operation only reads: a bank read, or
-// list-append micro-operations that are all reads.
-func readOnly(op consistency.Op) bool {
-	if op.F == consistency.FRead || op.F == consistency.FReadSet {
-		return true
-	}
-	return len(op.Value) > 0 && !slices.ContainsFunc(op.Value, func(m consistency.Mop) bool { return m.F != "r" })
 }
 
 // broken says whether an error number leaves the session unusable.

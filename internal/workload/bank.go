@@ -54,7 +54,7 @@ func StartBank(ctx context.Context, l Lab, targets, readers []Endpoint, p Histor
 		return nil, err
 	}
 	a := &HistoryRun{rec: consistency.NewRecorder(), l: l, targets: targets, readers: readers, p: p}
-	a.rec.Record(consistency.Op{Process: a.rec.Process(), Type: "ok", F: consistency.FInit, Bank: &consistency.Bank{Balances: opening}})
+	a.rec.Record(consistency.Op{Process: a.rec.Process(), Type: "ok", F: consistency.FInit, Data: &consistency.Bank{Balances: opening}})
 	a.startClients(ctx, func(ctx context.Context, i int) { bankClient(ctx, l, a.client(i), p, a.rec, uint64(i)) })
 	return a, nil
 }
@@ -102,25 +102,25 @@ func bankClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consi
 	r := rand.New(rand.NewPCG(seed, uint64(time.Now().UnixNano())))
 	clientLoop(ctx, l, e, p.SyncWait, rec, func() (consistency.Op, func(context.Context, *sql.Conn) consistency.Op) {
 		if r.IntN(4) == 0 || p.Keys < 2 {
-			return consistency.Op{F: consistency.FRead}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+			return consistency.Op{F: consistency.FRead, Data: &consistency.Bank{}}, func(ctx context.Context, c *sql.Conn) consistency.Op {
 				done, typ, code := readBalances(ctx, c)
-				return consistency.Op{Type: typ, Error: code, Bank: done}
+				return consistency.Op{Type: typ, Error: code, Data: done}
 			}
 		}
 		from := r.IntN(p.Keys)
 		t := consistency.Bank{From: from, To: (from + 1 + r.IntN(p.Keys-1)) % p.Keys, Amount: 1 + r.IntN(5)}
-		return consistency.Op{F: consistency.FTransfer, Bank: &t}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+		return consistency.Op{F: consistency.FTransfer, Data: &t}, func(ctx context.Context, c *sql.Conn) consistency.Op {
 			typ, code := transfer(ctx, c, t)
-			return consistency.Op{Type: typ, Error: code, Bank: &t}
+			return consistency.Op{Type: typ, Error: code, Data: &t}
 		}
 	})
 }
 
 // finalBankRead reads every balance in one statement.
 func (a *HistoryRun) finalBankRead(ctx context.Context, conn *sql.Conn, process int, node string) bool {
-	a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, F: consistency.FRead})
+	a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, F: consistency.FRead, Data: &consistency.Bank{}})
 	done, typ, code := readBalances(ctx, conn)
-	a.rec.Record(consistency.Op{Process: process, Type: typ, Node: node, F: consistency.FRead, Error: code, Bank: done})
+	a.rec.Record(consistency.Op{Process: process, Type: typ, Node: node, F: consistency.FRead, Error: code, Data: done})
 	return typ == "ok"
 }
 
@@ -177,7 +177,9 @@ func transfer(ctx context.Context, c *sql.Conn, t consistency.Bank) (string, int
 
 // readBalances reads every balance in one statement of one transaction.
 func readBalances(ctx context.Context, c *sql.Conn) (*consistency.Bank, string, int) {
-	fail := func(err error) (*consistency.Bank, string, int) { return nil, "fail", rollback(ctx, c, err) }
+	fail := func(err error) (*consistency.Bank, string, int) {
+		return &consistency.Bank{}, "fail", rollback(ctx, c, err)
+	}
 	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
 		return fail(err)
 	}

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
+
+	"github.com/hadrill/hadrill/internal/consistency"
 )
 
 // historyWorkload is one workload that records a history: its name, how it
@@ -15,6 +18,7 @@ import (
 // what its clients do, in those figures' descriptions.
 type historyWorkload struct {
 	name      string
+	ops       consistency.Family // its operations in a history, and their checker
 	start     func(ctx context.Context, l Lab, targets, readers []Endpoint, p HistoryParams) (*HistoryRun, error)
 	finalRead func(a *HistoryRun, ctx context.Context, conn *sql.Conn, process int, node string) bool
 	keys      int
@@ -24,19 +28,34 @@ type historyWorkload struct {
 	over             func(p HistoryParams) string
 	figures          []Figure
 	does             string
+	// help says what its clients do and what its check judges, for bench
+	// consistency's help ("With --workload NAME " comes before it)
+	help string
 }
 
 // historyWorkloads are the history workloads, in the order they are listed.
 var historyWorkloads = []historyWorkload{
-	{name: "append", start: StartAppend, finalRead: (*HistoryRun).finalAppendRead, keys: 10, keysMin: 1, keysMax: 100000, keysWhat: "expected %d to %d, got %d",
+	{name: "append", ops: consistency.ListAppendOps, start: StartAppend, finalRead: (*HistoryRun).finalAppendRead, keys: 10, keysMin: 1, keysMax: 100000, keysWhat: "expected %d to %d, got %d",
 		over:    func(p HistoryParams) string { return fmt.Sprintf(" over %d keys", p.Keys) },
-		figures: appendFigures, does: "list-append transactions from every client"},
-	{name: "bank", start: StartBank, finalRead: (*HistoryRun).finalBankRead, keys: 5, keysMin: 2, keysMax: 1000, keysWhat: "a bank needs %d to %d accounts, got %d",
+		figures: appendFigures, does: "list-append transactions from every client",
+		help: `each client runs transactions of 1 to --max-ops micro-operations over --keys keys: appending a
+value unique to its key, or reading the key's whole list; the check infers each key's order of versions
+and names the dependency cycles and the other anomalies the history shows.`},
+	{name: "bank", ops: consistency.BankOps, start: StartBank, finalRead: (*HistoryRun).finalBankRead, keys: 5, keysMin: 2, keysMax: 1000, keysWhat: "a bank needs %d to %d accounts, got %d",
 		over:    func(p HistoryParams) string { return fmt.Sprintf(" over %d accounts", p.Keys) },
-		figures: bankFigures, does: "transfers between five accounts from every client"},
-	{name: "set", start: StartSet, finalRead: (*HistoryRun).finalSetRead, keys: 2, keysMin: 1, keysMax: 1000, keysWhat: "expected %d to %d sets at once, got %d",
+		figures: bankFigures, does: "transfers between five accounts from every client",
+		help: `the clients move 1 to 5 between two of --keys accounts (both balances read, the new ones written;
+refused when it would overdraw) or read every balance: a committed read that sees another total than
+the accounts opened with (wrong-total: a lost update made or destroyed money) or a balance below zero
+(negative-value) is forbidden under every model.`},
+	{name: "set", ops: consistency.SetOps, start: StartSet, finalRead: (*HistoryRun).finalSetRead, keys: 2, keysMin: 1, keysMax: 1000, keysWhat: "expected %d to %d sets at once, got %d",
 		over:    func(p HistoryParams) string { return fmt.Sprintf(" over %d sets at once", p.Keys) },
-		figures: setFigures, does: "adds of unique elements and reads of the whole set from every client"},
+		figures: setFigures, does: "adds of unique elements and reads of the whole set from every client",
+		help: `the clients add elements unique to the run (three in four operations, each one INSERT) or read
+the whole set: per element, whether it became stable (every read since some moment saw it), was lost
+(acknowledged or seen, then missing from every read since some moment: forbidden under every model) or
+was never read after, and how long after its acknowledgement reads still missed it (a stale element:
+strict serializability forbids it).`},
 }
 
 // HistoryWorkloads are the workloads that record a history, by name.
@@ -47,6 +66,40 @@ var HistoryWorkloads = func() []string {
 	}
 	return out
 }()
+
+// HistoryFamilies are the history workloads' operations, as a history
+// file is read (hadrill check).
+func HistoryFamilies() []consistency.Family {
+	var out []consistency.Family
+	for _, w := range historyWorkloads {
+		out = append(out, w.ops)
+	}
+	return out
+}
+
+// HistoryUsage says the history workloads, each with what its clients do,
+// for a flag's help: "append (list-append transactions from every client),
+// bank (…) or set (…)".
+func HistoryUsage() string {
+	var out []string
+	for _, w := range historyWorkloads {
+		out = append(out, fmt.Sprintf("%s (%s)", w.name, w.does))
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
+}
+
+// HistoryHelp says each history workload's clients and check, a paragraph
+// each ("With --workload NAME …"), blank lines between them.
+func HistoryHelp() string {
+	var out []string
+	for _, w := range historyWorkloads {
+		out = append(out, "With --workload "+w.name+" "+w.help)
+	}
+	return strings.Join(out, "\n\n")
+}
 
 // IsHistory says whether a workload records a history.
 func IsHistory(name string) bool { return slices.Contains(HistoryWorkloads, name) }

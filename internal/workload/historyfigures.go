@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -74,19 +75,25 @@ var bankFigures = []Figure{
 // setFigures are the set's own, and the reads' freshness.
 var setFigures = []Figure{
 	committedPerS("Adds and reads"),
-	setFigure("lost_elements", "Set elements acknowledged (or seen) and then missing from every read since some moment", func(f *consistency.SetFigures) float64 { return float64(f.Lost) }),
-	setFigure("stale_elements", "Set elements every read saw in the end, but one that began after they were known missed", func(f *consistency.SetFigures) float64 { return float64(f.Stale) }),
-	setFigure("visible_p99_ms", "How long after its acknowledgement a set element was still missed by a read, at the 99th percentile of the elements, at least, in ms", func(f *consistency.SetFigures) float64 { return 1000 * f.VisibleP99 }),
+	ownFigure("lost_elements", "Set elements acknowledged (or seen) and then missing from every read since some moment", "lost", 1),
+	ownFigure("stale_elements", "Set elements every read saw in the end, but one that began after they were known missed", "stale", 1),
+	ownFigure("visible_p99_ms", "How long after its acknowledgement a set element was still missed by a read, at the 99th percentile of the elements, at least, in ms", "visible_after_p99_s", 1000),
 	stalePct,
 	behindP99,
 }
 
-func setFigure(name, what string, of func(*consistency.SetFigures) float64) Figure {
+// ownFigure is one of the workload's own figures (Result.Own's value
+// named key), times scale; NaN when its checker gave no such value.
+func ownFigure(name, what, key string, scale float64) Figure {
 	return Figure{name, what, func(c *consistency.Result, _ time.Duration) float64 {
-		if c.Set == nil {
+		if c.Own == nil {
 			return 0
 		}
-		return of(c.Set)
+		v, ok := c.Own.Values[key]
+		if !ok {
+			return math.NaN()
+		}
+		return scale * v
 	}}
 }
 

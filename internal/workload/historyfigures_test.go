@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"context"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -27,7 +29,7 @@ func TestHistoryFigures(t *testing.T) {
 		t.Errorf("bank has no stale_reads figure, described as %q", got)
 	}
 	c := &consistency.Result{OK: 50, Anomalies: []consistency.Anomaly{{Type: "G-single-realtime", Count: 3}, {Type: "G2-item-realtime", Count: 2}, {Type: "lost-update", Count: 1}},
-		Reads: []consistency.Freshness{{Reads: 200, Stale: 10, BehindP99: 0.25}}, Set: &consistency.SetFigures{Lost: 4, VisibleP99: 0.5}}
+		Reads: []consistency.Freshness{{Reads: 200, Stale: 10, BehindP99: 0.25}}, Own: &consistency.Own{Values: map[string]float64{"lost": 4, "visible_after_p99_s": 0.5}}}
 	values := func(w string) map[string]float64 {
 		out := map[string]float64{}
 		for _, f := range HistoryFigures(w) {
@@ -43,5 +45,19 @@ func TestHistoryFigures(t *testing.T) {
 	}
 	if s["lost_elements"] != 4 || s["visible_p99_ms"] != 500 {
 		t.Errorf("set figures %v", s)
+	}
+	// each workload's own figures are values its checker gives (a name
+	// it does not give reads NaN)
+	c, err := consistency.Check(context.Background(), consistency.SimulateSet(200, 4, 10, 3), "serializable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range values("set") {
+		if math.IsNaN(v) {
+			t.Errorf("set %s: not among the checker's figures %v", name, c.Own.Values)
+		}
+	}
+	if s := values("set"); s["stale_elements"] == 0 {
+		t.Errorf("a set read 3 adds behind: no stale element, %v", s)
 	}
 }

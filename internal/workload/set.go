@@ -69,22 +69,22 @@ func setClient(ctx context.Context, l Lab, e route, p HistoryParams, rec *consis
 		}
 		set := ks.pick(r)
 		if r.IntN(4) == 0 {
-			return consistency.Op{F: consistency.FReadSet, Set: set}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+			return consistency.Op{F: consistency.FReadSet, Data: &consistency.SetOp{Set: set}}, func(ctx context.Context, c *sql.Conn) consistency.Op {
 				vs, code := readSet(ctx, c, set)
 				if code != 0 {
-					return consistency.Op{Type: "fail", Error: code, Set: set}
+					return consistency.Op{Type: "fail", Error: code, Data: &consistency.SetOp{Set: set}}
 				}
-				return consistency.Op{Type: "ok", Set: set, Elements: vs}
+				return consistency.Op{Type: "ok", Data: &consistency.SetOp{Set: set, Elements: vs}}
 			}
 		}
 		ks.value(set) // counts the set's elements: its last retires it
 		v := []int{next()}
-		return consistency.Op{F: consistency.FAdd, Set: set, Elements: v}, func(ctx context.Context, c *sql.Conn) consistency.Op {
+		return consistency.Op{F: consistency.FAdd, Data: &consistency.SetOp{Set: set, Elements: v}}, func(ctx context.Context, c *sql.Conn) consistency.Op {
 			if _, err := c.ExecContext(ctx, "INSERT INTO "+setTable+" (s, e) VALUES (?, ?)", set, v[0]); err != nil {
 				typ, code := commitFailed(err)
-				return consistency.Op{Type: typ, Error: code, Set: set, Elements: v}
+				return consistency.Op{Type: typ, Error: code, Data: &consistency.SetOp{Set: set, Elements: v}}
 			}
-			return consistency.Op{Type: "ok", Set: set, Elements: v}
+			return consistency.Op{Type: "ok", Data: &consistency.SetOp{Set: set, Elements: v}}
 		}
 	})
 }
@@ -115,13 +115,13 @@ func readSet(ctx context.Context, c *sql.Conn, set int) ([]int, int) {
 func (a *HistoryRun) finalSetRead(ctx context.Context, conn *sql.Conn, process int, node string) bool {
 	ok := true
 	for _, set := range a.keys.all() {
-		a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, F: consistency.FReadSet, Set: set})
+		a.rec.Record(consistency.Op{Process: process, Type: "invoke", Node: node, F: consistency.FReadSet, Data: &consistency.SetOp{Set: set}})
 		vs, code := readSet(ctx, conn, set)
 		typ := "ok"
 		if code != 0 {
 			typ, ok = "fail", false
 		}
-		a.rec.Record(consistency.Op{Process: process, Type: typ, Node: node, F: consistency.FReadSet, Error: code, Set: set, Elements: vs})
+		a.rec.Record(consistency.Op{Process: process, Type: typ, Node: node, F: consistency.FReadSet, Error: code, Data: &consistency.SetOp{Set: set, Elements: vs}})
 	}
 	return ok
 }
