@@ -192,6 +192,31 @@ func TestReadsOnReplicas(t *testing.T) {
 	if f.Acknowledged < 100 || f.Known < f.Acknowledged || f.Stable != f.Known || f.Lost != 0 || f.NeverRead != 0 {
 		t.Errorf("the set's elements: %+v; want every known one stable", f)
 	}
+	// the counter workload (Jepsen's counter): each read bounded by the
+	// increments around it; the replicas' reads may be stale, which
+	// serializability allows, never above what was invoked, nothing lost
+	var counter struct {
+		Check struct {
+			Valid     bool `json:"valid"`
+			Anomalies []struct {
+				Type string `json:"type"`
+			} `json:"anomalies"`
+			Own struct {
+				Of     string             `json:"of"`
+				Values map[string]float64 `json:"values"`
+			} `json:"own"`
+		} `json:"check"`
+	}
+	r = e.run("bench", "consistency", "--name", "itreads", "--workload", "counter", "--keys", "3", "--target", "lb", "--read-target", "replicas", "--time", "5", "--model", "serializable", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &counter); err != nil || r.code != 0 || !counter.Check.Valid {
+		t.Fatalf("the counter workload: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	}
+	c := counter.Check.Own.Values
+	t.Logf("counter: %v; anomalies %+v", c, counter.Check.Anomalies)
+	if counter.Check.Own.Of != "increments" || c["acknowledged"] < 100 || c["reads"] < 30 || c["lost"] != 0 || c["too_high"] != 0 || c["unread"] != 0 {
+		t.Errorf("the counters: %v; want acknowledged increments and reads, none lost or too high, every counter read last", c)
+	}
+
 	// under a fault: db3 cut off for 2 s while clients read on it; read
 	// committed allows every stale read
 	var drill struct {

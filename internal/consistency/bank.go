@@ -79,6 +79,7 @@ func (bankFamily) parse(op *Op, raw json.RawMessage) error {
 func (bankFamily) value(o Op) (any, bool)  { return bankValue(o), true }
 func (bankFamily) mismatch(_, _ Op) string { return "" }
 func (bankFamily) readOnly(o Op) bool      { return o.F == FRead }
+func (bankFamily) losses() []string        { return nil } // wrong-total, forbidden under every model
 func (bankFamily) check(_ context.Context, ops []Op, model string) (*Result, error) {
 	return checkBank(ops, model)
 }

@@ -15,7 +15,7 @@ import (
 type hist struct{ ops []Op }
 
 // all are the families this package checks, as a history is read here.
-var all = []Family{ListAppendOps, BankOps, SetOps}
+var all = []Family{ListAppendOps, BankOps, SetOps, CounterOps}
 
 func ap(k, v int) Mop        { return Mop{F: "append", Key: k, Value: v} }
 func rd(k int, l ...int) Mop { return Mop{F: "r", Key: k, List: append([]int{}, l...), Read: true} }

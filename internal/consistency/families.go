@@ -34,6 +34,10 @@ type Family interface {
 	// readOnly says whether an operation only reads (a read/write split
 	// sends it to the reads' target).
 	readOnly(o Op) bool
+	// losses are the anomaly types that are acknowledged writes lost once
+	// the final reads, made after every node applied what was committed,
+	// are in the history (Result.Losses).
+	losses() []string
 	check(ctx context.Context, ops []Op, model string) (*Result, error)
 }
 
@@ -76,6 +80,7 @@ func (appendFamily) parse(op *Op, raw json.RawMessage) (err error) {
 }
 func (appendFamily) value(Op) (any, bool)    { return nil, false }
 func (appendFamily) mismatch(_, _ Op) string { return "" }
+func (appendFamily) losses() []string        { return []string{"lost"} }
 func (appendFamily) readOnly(o Op) bool {
 	return len(o.Value) > 0 && !slices.ContainsFunc(o.Value, func(m Mop) bool { return m.F != "r" })
 }

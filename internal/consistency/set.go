@@ -98,6 +98,7 @@ func (setFamily) parse(op *Op, raw json.RawMessage) error {
 }
 func (setFamily) value(o Op) (any, bool) { return setValue(o), true }
 func (setFamily) readOnly(o Op) bool     { return o.F == FReadSet }
+func (setFamily) losses() []string       { return []string{"lost-element"} }
 func (setFamily) check(_ context.Context, ops []Op, model string) (*Result, error) {
 	return checkSet(ops, model)
 }
@@ -336,7 +337,7 @@ func checkSet(ops []Op, model string) (*Result, error) {
 		fig.VisibleP50, fig.VisibleP95, fig.VisibleP99 = stats.Percentile(visible, 50), stats.Percentile(visible, 95), stats.Percentile(visible, 99)
 		fig.VisibleMax = visible[len(visible)-1]
 	}
-	res.finish(found)
+	res.finish(found, "stale-element") // a serializable order may put the read first
 	res.Own, res.Reads = fig.own(), fresh.figures()
 	return res, nil
 }

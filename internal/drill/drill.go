@@ -378,9 +378,12 @@ func (d *drill) checkAppends(l Lab, runID string, ops []consistency.Op, started 
 	case d.res.Interrupted:
 		d.problems = append(d.problems, "the "+d.o.Workload+" workload's history was cut short by the interruption: its check covers what ran, not the whole drill")
 	}
-	if lost := res.Count("lost"); lost > 0 && finalOK > 0 && !d.res.Interrupted && !slices.Contains(res.Forbidden, "lost") {
-		d.problems = append(d.problems, fmt.Sprintf("%d acknowledged appends lost: committed, and absent from every read since, the final reads (each made once its node had applied everything committed before it) included (the %s workload's history)",
-			lost, d.o.Workload))
+	if finalOK == 0 || d.res.Interrupted {
+		return
+	}
+	for _, a := range res.Losses() {
+		d.problems = append(d.problems, fmt.Sprintf("acknowledged writes lost (%s: %s): committed, and absent from every read since, the final reads (each made once its node had applied everything committed before it) included (the %s workload's history)",
+			a.Type, a.Counted(), d.o.Workload))
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/workload"
 )
 
 // TestOptionsProblems: every problem of a drill's options named at once,
@@ -29,8 +31,8 @@ func TestOptionsProblems(t *testing.T) {
 		{"rate", with(func(o *Options) { o.Rate = 0 }), []string{"--rate: expected 1 to 1000 writes/s, got 0"}},
 		{"hold and timeout", with(func(o *Options) { o.Hold, o.Timeout = 0, 0 }), []string{"--hold: expected 1s", "--timeout: expected 1s"}},
 		{"workload, model and reads at once", with(func(o *Options) { o.Workload, o.Model, o.ReadTarget = "ledger", "linearizable", "replicas" }),
-			[]string{`--workload: expected one of acked, append, bank, set, tpcc, got "ledger"`, `--model: expected one of read-committed`, "--read-target: applies to the history workloads"}},
-		{"reads beside the acknowledged writes alone", with(func(o *Options) { o.ReadTarget = "db2" }), []string{"--read-target: applies to the history workloads (--workload append, bank, set), got --workload acked"}},
+			[]string{`--workload: expected one of ` + strings.Join(Workloads, ", ") + `, got "ledger"`, `--model: expected one of read-committed`, "--read-target: applies to the history workloads"}},
+		{"reads beside the acknowledged writes alone", with(func(o *Options) { o.ReadTarget = "db2" }), []string{"--read-target: applies to the history workloads (--workload " + strings.Join(workload.HistoryWorkloads, ", ") + "), got --workload acked"}},
 		{"too many targets", with(func(o *Options) { o.Targets = []string{"db1", "db2"} }), []string{"TARGET: failover drill takes at most 1 targets"}},
 	}
 	for _, c := range cases {

@@ -388,7 +388,7 @@ func TestLostAppendFailsTheDrill(t *testing.T) {
 		d := &drill{o: Options{Workload: "append", Model: "read-committed"}, res: &Result{}}
 		d.checkAppends(l, "r1", ops, time.Now(), finalOK)
 		said := strings.Join(d.problems, "\n")
-		if lost := strings.Contains(said, "1 acknowledged appends lost"); lost != (finalOK > 0) || d.res.Consistency == nil || d.res.Consistency.Count("lost") != 1 {
+		if lost := strings.Contains(said, "acknowledged writes lost (lost: 1 append)"); lost != (finalOK > 0) || d.res.Consistency == nil || d.res.Consistency.Count("lost") != 1 {
 			t.Errorf("final reads %d: problems %q", finalOK, said)
 		}
 	}

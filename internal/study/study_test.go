@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hadrill/hadrill/internal/drill"
+	"github.com/hadrill/hadrill/internal/workload"
 )
 
 func TestEmbeddedStudiesLoad(t *testing.T) {
@@ -298,8 +301,8 @@ expect:
 	for _, want := range []string{
 		`steps[0].scenario: expected a drill (failover, partition, full-outage`,
 		`steps[1].scenario: a study runs the drills that need no target named (failover, partition, pause, crash-partition, full-outage, rolling-restart, chaos), got "domain-outage"`,
-		`steps[1].workload: expected one of acked, append, bank, set, tpcc, got "ledger"`,
-		`steps[2].workload: expected one of append, bank, set, got "ledger"`,
+		`steps[1].workload: expected one of ` + strings.Join(drill.Workloads, ", ") + `, got "ledger"`,
+		`steps[2].workload: expected one of ` + strings.Join(workload.HistoryWorkloads, ", ") + `, got "ledger"`,
 		`steps[3].scenario: is for drill steps, got a consistency step`,
 		`scales.quick.time: expected 1 to 3600 seconds of traffic before the fault and after recovery (step d)`,
 		// a chaos step: its schedule's fields, and the scale's duration

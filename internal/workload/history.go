@@ -56,6 +56,14 @@ the whole set: per element, whether it became stable (every read since some mome
 (acknowledged or seen, then missing from every read since some moment: forbidden under every model) or
 was never read after, and how long after its acknowledgement reads still missed it (a stale element:
 strict serializability forbids it).`},
+	{name: "counter", ops: consistency.CounterOps, start: StartCounter, finalRead: (*HistoryRun).finalCounterRead, keys: 3, keysMin: 1, keysMax: 1000, keysWhat: "expected %d to %d counters, got %d",
+		over:    func(p HistoryParams) string { return fmt.Sprintf(" over %d counters", p.Keys) },
+		figures: counterFigures, does: "increments of counters and reads of one from every client",
+		help: `the clients add 1 to 5 to one of --keys counters (three in four operations, each one UPDATE … SET
+v = v + n) or read one: each committed read is bounded by the increments around it, at least what was
+acknowledged before it began (a stale read below: strict serializability forbids it), at most what may
+have committed before it ended (a read above: forbidden under every model); the last read of each
+counter missing acknowledged increments is a lost increment.`},
 }
 
 // HistoryWorkloads are the workloads that record a history, by name.

@@ -14,7 +14,7 @@ import (
 // clients do; a study's consistency step lists them all once, in order.
 func TestHistoryFigures(t *testing.T) {
 	if got, want := AllHistoryFigures(), []string{"committed_per_s", "lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "long_forks",
-		"stale_read_pct", "behind_p99_ms", "wrong_totals", "negative_values", "lost_elements", "stale_elements", "visible_p99_ms"}; !slices.Equal(got, want) {
+		"stale_read_pct", "behind_p99_ms", "wrong_totals", "negative_values", "lost_elements", "stale_elements", "visible_p99_ms", "lost_increments", "stale_counter_reads", "too_high_reads"}; !slices.Equal(got, want) {
 		t.Errorf("every figure: %v, want %v", got, want)
 	}
 	for _, w := range HistoryWorkloads {

@@ -29,14 +29,14 @@ func TestReplicas(t *testing.T) {
 // TestHistoryWorkloads: the registry lists every history workload once,
 // each with its keys and their bounds.
 func TestHistoryWorkloads(t *testing.T) {
-	if got := strings.Join(HistoryWorkloads, ","); got != "append,bank,set" {
+	if got := strings.Join(HistoryWorkloads, ","); got != "append,bank,set,counter" {
 		t.Errorf("history workloads %s", got)
 	}
 	for _, c := range []struct {
 		name string
 		keys int
 		want string
-	}{{"append", 0, "expected 1 to 100000, got 0"}, {"bank", 1, "a bank needs 2 to 1000 accounts, got 1"}, {"bank", 5, ""}, {"set", 10, ""}} {
+	}{{"append", 0, "expected 1 to 100000, got 0"}, {"bank", 1, "a bank needs 2 to 1000 accounts, got 1"}, {"bank", 5, ""}, {"set", 10, ""}, {"counter", 0, "expected 1 to 1000 counters, got 0"}} {
 		if got := HistoryKeysProblem(c.name, c.keys); got != c.want {
 			t.Errorf("%s with %d keys: %q, want %q", c.name, c.keys, got, c.want)
 		}
@@ -59,7 +59,7 @@ func TestHistoryParamsProblems(t *testing.T) {
 		t.Errorf("a bank of one account: %q", p)
 	}
 	bad := HistoryParams{Workload: "ledger", Clients: 0, Time: 2 * time.Hour, Keys: 0, MaxOps: 17, SyncWait: 16, Model: "linearizable"}
-	want := []string{"--time: expected 1s to 1h, got 2h0m0s", "--clients: expected 1 to 256, got 0", `--workload: expected one of append, bank, set, got "ledger"`,
+	want := []string{"--time: expected 1s to 1h, got 2h0m0s", "--clients: expected 1 to 256, got 0", `--workload: expected one of ` + strings.Join(HistoryWorkloads, ", ") + `, got "ledger"`,
 		"--max-ops: expected 1 to 16", "--sync-wait: expected -1 (the server's own) or 0 to 15, got 16", `--model: expected one of read-committed`}
 	got := bad.Problems()
 	if len(got) != len(want) {
