@@ -1,8 +1,9 @@
 // Package consistency checks transactional histories for the anomalies a
 // database's promise forbids. A history is every operation a workload's
 // clients ran, as invoked and then completed (ok: committed; fail: surely
-// not; info: unknown), over list-append keys: a transaction appends unique
-// values to keys' lists and reads whole lists. From the reads it infers
+// not; info: unknown), of one workload's operations (a Family: list-append,
+// bank, set, counter). Over list-append keys a transaction appends unique
+// values to keys' lists and reads whole lists; from the reads it infers
 // each key's order of versions, builds the transactions' dependency graph
 // (Adya's ww, wr and rw edges, and the clients' process and real-time
 // order), finds its cycles and names them (G0, G1c, G-single, G2-item, G-nonadjacent (a long fork among them) and
