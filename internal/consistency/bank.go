@@ -206,19 +206,7 @@ func checkBank(ops []Op, model string) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Model: model, Ops: len(ops)}
-	found := map[string]*Anomaly{}
-	note := func(typ, example string, size int, t *Txn) {
-		a := found[typ]
-		if a == nil {
-			a = &Anomaly{Type: typ, Unit: "reads", size: size + 1}
-			found[typ] = a
-		}
-		a.Count++
-		if size < a.size { // the smallest example: the read furthest from the truth… kept short
-			a.Example, a.size = example, size
-		}
-		a.seen(ended(t))
-	}
+	found := findings{} // each type's smallest example: the read furthest from the truth… kept short
 	for _, t := range txns {
 		res.tally(t)
 		if t.Type != "ok" || t.Invoke.F != FRead || bankOf(*t.Complete) == nil || bankOf(*t.Complete).Balances == nil {
@@ -250,7 +238,7 @@ func checkBank(ops []Op, model string) (*Result, error) {
 			if len(extra) > 0 {
 				what = append(what, "account "+strings.Join(extra, ", ")+", which never opened")
 			}
-			note("unexpected-accounts", fmt.Sprintf("%s saw %s (%s)", where, strings.Join(what, " and "), describeBalances(seen)), len(extra)+len(missing), t)
+			found.note("unexpected-accounts", "reads", fmt.Sprintf("%s saw %s (%s)", where, strings.Join(what, " and "), describeBalances(seen)), len(extra)+len(missing), t)
 		}
 		if sum != total {
 			d := sum - total
@@ -258,11 +246,11 @@ func checkBank(ops []Op, model string) (*Result, error) {
 			if d < 0 {
 				made = fmt.Sprintf("%d destroyed", -d)
 			}
-			note("wrong-total", fmt.Sprintf("%s saw %d accounts holding %d in all, where %d accounts opened with %d: %s by the transfers (%s)",
+			found.note("wrong-total", "reads", fmt.Sprintf("%s saw %d accounts holding %d in all, where %d accounts opened with %d: %s by the transfers (%s)",
 				where, len(seen), sum, len(opening), total, made, describeBalances(seen)), abs(d), t)
 		}
 		if len(neg) > 0 {
-			note("negative-value", fmt.Sprintf("%s saw %s, though no transfer may overdraw", where, strings.Join(neg, ", ")), len(neg), t)
+			found.note("negative-value", "reads", fmt.Sprintf("%s saw %s, though no transfer may overdraw", where, strings.Join(neg, ", ")), len(neg), t)
 		}
 	}
 	res.finish(found)

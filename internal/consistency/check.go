@@ -215,6 +215,26 @@ func (r *Result) Count(types ...string) int {
 	return n
 }
 
+// findings are a checker's anomalies by type, each with its smallest
+// example.
+type findings map[string]*Anomaly
+
+// note counts one anomaly of typ (counted in unit), keeps its example when
+// it is smaller (size) than the one kept, and when the transactions ts that
+// show it had ended.
+func (f findings) note(typ, unit, example string, size int, ts ...*Txn) {
+	a := f[typ]
+	if a == nil {
+		a = &Anomaly{Type: typ, Unit: unit, size: size + 1}
+		f[typ] = a
+	}
+	a.Count++
+	if size < a.size {
+		a.Example, a.size = example, size
+	}
+	a.seen(ended(ts...))
+}
+
 // finish judges what was found against the model (strictOnly: the
 // types of the history's own that strict serializability alone forbids,
 // the others judged by forbidden).
@@ -248,22 +268,14 @@ type checker struct {
 	keys    []int                // every key with an order, sorted
 	g       *graph
 	seq     []int32 // transaction -> its place among its process's committed ones (-1: none)
-	found   map[string]*Anomaly
+	found   findings
 	longest map[int][]int // key -> the longest list a committed transaction read of it
 	marks   map[int]marks // key -> where its longest read first goes wrong
 }
 
+// add counts one anomaly of kind, in its unit (findings.note).
 func (c *checker) add(kind, example string, size int, ts ...*Txn) {
-	a := c.found[kind]
-	if a == nil {
-		a = &Anomaly{Type: kind, Unit: unitOf(kind), size: -1}
-		c.found[kind] = a
-	}
-	a.Count++
-	if a.size < 0 || size < a.size {
-		a.Example, a.size = example, size
-	}
-	a.seen(ended(ts...))
+	c.found.note(kind, unitOf(kind), example, size, ts...)
 }
 
 // seen keeps the earliest time an instance was complete (ns; <0: none).
@@ -342,7 +354,7 @@ func analyse(ctx context.Context, ops []Op) (*checker, error) {
 		return nil, err
 	}
 	c := &checker{txns: txns, writer: map[int]map[int]*Txn{}, order: map[int][]int{}, g: newGraph(len(txns)),
-		found: map[string]*Anomaly{}, longest: map[int][]int{}, marks: map[int]marks{}}
+		found: findings{}, longest: map[int][]int{}, marks: map[int]marks{}}
 	if err := c.writers(); err != nil {
 		return nil, err
 	}

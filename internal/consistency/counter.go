@@ -249,19 +249,7 @@ func checkCounter(ops []Op, model string) (*Result, error) {
 		high[k] = newBound(s)
 	}
 	sort.SliceStable(reads, func(i, j int) bool { return reads[i].Invoke.Time < reads[j].Invoke.Time })
-	found := map[string]*Anomaly{}
-	note := func(typ, unit, example string, size int, ts ...*Txn) {
-		a := found[typ]
-		if a == nil {
-			a = &Anomaly{Type: typ, Unit: unit, size: size + 1}
-			found[typ] = a
-		}
-		a.Count++
-		if size < a.size {
-			a.Example, a.size = example, size
-		}
-		a.seen(ended(ts...))
-	}
+	found := findings{}
 	fresh := newFreshTally()
 	last := map[int]*Txn{} // counter -> its latest read that began after its last acknowledged increment
 	for _, r := range reads {
@@ -269,14 +257,14 @@ func checkCounter(ops []Op, model string) (*Result, error) {
 		fig.Reads++
 		if most := high[k].before(r.Complete.Time); v > most {
 			fig.TooHigh++
-			note("counter-too-high", "reads", fmt.Sprintf("%s read %d from counter %d, but the increments invoked before it ended and not failed add up to %d", describe(r), v, k, most), 1, r)
+			found.note("counter-too-high", "reads", fmt.Sprintf("%s read %d from counter %d, but the increments invoked before it ended and not failed add up to %d", describe(r), v, k, most), 1, r)
 		}
 		behind := int64(-1)
 		if least := low[k].before(r.Invoke.Time); v < least {
 			fig.Stale++
 			st := low[k].exceeded(v)
 			behind = r.Invoke.Time - st.at
-			note("stale-counter", "reads", fmt.Sprintf("%s read %d from counter %d at %s, but the increments acknowledged before it began add up to %d (%s, acknowledged at %s, took it past %d, %s before)",
+			found.note("stale-counter", "reads", fmt.Sprintf("%s read %d from counter %d at %s, but the increments acknowledged before it began add up to %d (%s, acknowledged at %s, took it past %d, %s before)",
 				describe(r), v, k, at(r.Invoke.Time), least, describe(st.t), at(st.at), v, seconds(float64(behind)/1e9)), 2, r, st.t)
 		}
 		fresh.add(r.Node, behind)
@@ -298,7 +286,7 @@ func checkCounter(ops []Op, model string) (*Result, error) {
 		total := low[k].before(lastAck[k] + 1)
 		if v := counterOf(*r.Complete).Value; v < total {
 			fig.Lost += total - v
-			note("lost-increment", "counters", fmt.Sprintf("%s, the last read of counter %d, began after its last acknowledged increment and read %d, where the acknowledged increments add up to %d: %d missed",
+			found.note("lost-increment", "counters", fmt.Sprintf("%s, the last read of counter %d, began after its last acknowledged increment and read %d, where the acknowledged increments add up to %d: %d missed",
 				describe(r), k, v, total, total-v), 1, r)
 		}
 	}

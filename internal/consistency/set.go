@@ -234,19 +234,7 @@ func checkSet(ops []Op, model string) (*Result, error) {
 		return nil, err
 	}
 	sort.SliceStable(reads, func(i, j int) bool { return reads[i].Invoke.Time < reads[j].Invoke.Time })
-	found := map[string]*Anomaly{}
-	note := func(typ, unit, example string, size int, ts ...*Txn) {
-		a := found[typ]
-		if a == nil {
-			a = &Anomaly{Type: typ, Unit: unit, size: size + 1}
-			found[typ] = a
-		}
-		a.Count++
-		if size < a.size {
-			a.Example, a.size = example, size
-		}
-		a.seen(ended(ts...))
-	}
+	found := findings{}
 	// what each read saw: an element seen is known from that read's end
 	// at the latest
 	for _, r := range reads {
@@ -255,13 +243,13 @@ func checkSet(ops []Op, model string) (*Result, error) {
 			e := byValue[v]
 			switch {
 			case e == nil:
-				note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, which no operation added", describe(r), v, set), 1, r)
+				found.note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, which no operation added", describe(r), v, set), 1, r)
 				continue
 			case e.set != set:
-				note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, where %s added it to set %d", describe(r), v, set, describe(e.add), e.set), 1, r)
+				found.note("garbage-read", "reads", fmt.Sprintf("%s read %d in set %d, where %s added it to set %d", describe(r), v, set, describe(e.add), e.set), 1, r)
 				continue
 			case e.add.Type == "fail":
-				note("G1a", "reads", fmt.Sprintf("%s read %d, which %s added and failed (an aborted read)", describe(r), v, describe(e.add)), 2, r, e.add)
+				found.note("G1a", "reads", fmt.Sprintf("%s read %d, which %s added and failed (an aborted read)", describe(r), v, describe(e.add)), 2, r, e.add)
 			}
 			if e.known < 0 || r.Complete.Time < e.known {
 				e.known = r.Complete.Time
@@ -319,14 +307,14 @@ func checkSet(ops []Op, model string) (*Result, error) {
 			fig.NeverRead++
 		case e.lastAbsent > e.lastPresent:
 			fig.Lost++
-			note("lost-element", "elements", fmt.Sprintf("%d, %s at %s, is missing from every read since %s began (%s)", e.v, knownHow(e), at(e.known), describe(e.lostFrom), at(e.lostFrom.Invoke.Time)), 1, e.add, e.lostFrom)
+			found.note("lost-element", "elements", fmt.Sprintf("%d, %s at %s, is missing from every read since %s began (%s)", e.v, knownHow(e), at(e.known), describe(e.lostFrom), at(e.lostFrom.Invoke.Time)), 1, e.add, e.lostFrom)
 		default:
 			fig.Stable++
 			after := 0.0
 			if e.absent > 0 {
 				fig.Stale++
 				after = float64(e.lastAbsent-e.known) / 1e9
-				note("stale-element", "elements", fmt.Sprintf("%d, %s at %s, was missed by %d read(s) that began after that, the last %s at %s (%s after); every read since saw it",
+				found.note("stale-element", "elements", fmt.Sprintf("%d, %s at %s, was missed by %d read(s) that began after that, the last %s at %s (%s after); every read since saw it",
 					e.v, knownHow(e), at(e.known), e.absent, describe(e.absentReader), at(e.lastAbsent), seconds(after)), e.absent, e.add, e.absentReader)
 			}
 			visible = append(visible, after)
