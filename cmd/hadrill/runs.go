@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"io"
 	"math"
 	"os"
@@ -428,7 +429,7 @@ func loadComparable(h string, ids []string) ([]*results.Run, comparison, []error
 			continue
 		}
 		if !slices.ContainsFunc(comparisons, func(c comparison) bool { return c.kind == r.Kind }) {
-			problems = append(problems, hderr.User("RUN_ID: %s is a %s run; runs compare sets %s runs side by side (a study compares any step between set-ups: hadrill study)", id, r.Kind, strings.Join(names, " or ")))
+			problems = append(problems, hderr.User("RUN_ID: %s is a %s run; runs compare sets %s runs side by side (a study compares any step between set-ups: hadrill study)", id, r.Kind, words.Or(names)))
 			continue
 		}
 		byKind[r.Kind] = append(byKind[r.Kind], id)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -80,7 +81,7 @@ func (cli *app) machinesCmd() *cobra.Command {
 					}
 					caps := ""
 					if len(limits) > 0 {
-						caps = ", its disks together at most " + strings.Join(limits, " and ")
+						caps = ", its disks together at most " + words.And(limits)
 					}
 					fmt.Printf("%-8s %s CPU(s), %s memory%s\n", m.Name, spec.FormatCores(m.CPUs), m.Memory, caps)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +119,7 @@ func (f File) Resolve(p *plan.Plan) (fileTarget, error) {
 		problems = append(problems, "give one of --flip, --lose-write, --torn, --truncate")
 	case 1:
 	default:
-		problems = append(problems, "give one of --flip, --lose-write, --torn, --truncate, not "+strings.Join(acts, " and "))
+		problems = append(problems, "give one of --flip, --lose-write, --torn, --truncate, not "+words.And(acts))
 	}
 	if f.Bit < 0 || f.Bit > 7 {
 		problems = append(problems, fmt.Sprintf("--bit: expected a bit of a byte, 0 to 7, got %d", f.Bit))
@@ -171,7 +172,7 @@ func (f File) Resolve(p *plan.Plan) (fileTarget, error) {
 			}
 		}
 		if t.path == "" {
-			problems = append(problems, fmt.Sprintf("FILE: %s has no file %s in %s", f.Node, rel, strings.Join(looked, " or ")))
+			problems = append(problems, fmt.Sprintf("FILE: %s has no file %s in %s", f.Node, rel, words.Or(looked)))
 			break
 		}
 		for _, v := range n.Volumes {

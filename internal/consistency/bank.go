@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"sort"
 	"strconv"
 	"strings"
@@ -238,7 +239,7 @@ func checkBank(ops []Op, model string) (*Result, error) {
 			if len(extra) > 0 {
 				what = append(what, "account "+strings.Join(extra, ", ")+", which never opened")
 			}
-			found.note("unexpected-accounts", "reads", fmt.Sprintf("%s saw %s (%s)", where, strings.Join(what, " and "), describeBalances(seen)), len(extra)+len(missing), t)
+			found.note("unexpected-accounts", "reads", fmt.Sprintf("%s saw %s (%s)", where, words.And(what), describeBalances(seen)), len(extra)+len(missing), t)
 		}
 		if sum != total {
 			d := sum - total

@@ -84,7 +84,7 @@ func TestBadBankHistories(t *testing.T) {
 		{"mixed workloads", strings.SplitN(bankHistory, "\n", 2)[0] + "\n" + `{"index":1,"time":1,"process":0,"type":"invoke","f":"txn","value":[["r",1,null]]}`, `"txn" in a history of "init" operations`},
 		{"a transfer without its amount", `{"index":1,"time":1,"process":0,"type":"invoke","f":"transfer","value":{"from":0,"to":1}}`, `expected {"from": ACCOUNT, "to": ACCOUNT, "amount": N}`},
 		{"accounts by name", `{"index":0,"time":0,"process":0,"type":"ok","f":"init","value":{"alice":10}}`, "expected integer accounts"},
-		{"an unknown function", `{"index":0,"time":0,"process":0,"type":"ok","f":"deposit","value":null}`, "expected txn (list-append), transfer, read and init (bank), add and read-set (set), or incr and read-counter (counter), got \"deposit\""},
+		{"an unknown function", `{"index":0,"time":0,"process":0,"type":"ok","f":"deposit","value":null}`, "expected txn (list-append), transfer, read and init (bank), add and read-set (set) or incr and read-counter (counter), got \"deposit\""},
 		// the review's L1: two histories in one file, reads without
 		// balances, transfers that cannot be, balances past 64 bits' sums
 		{"two inits", bankHistory + strings.SplitN(bankHistory, "\n", 2)[0], "a second init (the first at index 0)"},
@@ -156,7 +156,7 @@ func TestCheckOneWorkload(t *testing.T) {
 		want string
 	}{
 		{[]Family{ListAppendOps}, `line 1: f: expected txn (list-append), got "add"`},
-		{[]Family{ListAppendOps, BankOps}, `line 1: f: expected txn (list-append), or transfer, read and init (bank), got "add"`},
+		{[]Family{ListAppendOps, BankOps}, `line 1: f: expected txn (list-append) or transfer, read and init (bank), got "add"`},
 		{nil, `a history read as no workload's operations`},
 	} {
 		if _, err := Read(strings.NewReader(line), c.fams...); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"slices"
-	"strings"
 )
 
 // A Family is one workload's operations in a history: the functions (f)
@@ -117,19 +117,9 @@ func newFamilies(fams []Family) families {
 		for _, f := range names {
 			fs.byF[f] = fam
 		}
-		one := names[0]
-		if n := len(names); n > 1 {
-			one = strings.Join(names[:n-1], ", ") + " and " + names[n-1]
-		}
-		out = append(out, fmt.Sprintf("%s (%s)", one, fam.Name()))
+		out = append(out, fmt.Sprintf("%s (%s)", words.And(names), fam.Name()))
 	}
-	switch len(out) {
-	case 0: // Read reads no history so
-	case 1:
-		fs.list = out[0]
-	default:
-		fs.list = strings.Join(out[:len(out)-1], ", ") + ", or " + out[len(out)-1]
-	}
+	fs.list = words.Or(out)
 	return fs
 }
 

@@ -3,6 +3,7 @@ package drill
 import (
 	"context"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"slices"
 	"strings"
 	"time"
@@ -75,7 +76,7 @@ func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 	host := d.res.Targets[0]
 	broken := brokenBefore(d.l.LBInstances(ctx, d.lb), host, lb.KindOf(d.lb).Name())
 	if len(broken) > 0 {
-		d.logf("before the fault: %s down, so no other host may take over", strings.Join(broken, " and "))
+		d.logf("before the fault: %s down, so no other host may take over", words.And(broken))
 	}
 	d.faultAt = time.Now()
 	var f chaos.Fault = chaos.KillBalancers{host}
@@ -92,7 +93,7 @@ func lbDown(ctx context.Context, d *drill, crash bool) (time.Time, error) {
 	} else if ctx.Err() == nil {
 		why := ""
 		if len(broken) > 0 {
-			why = " (" + strings.Join(broken, " and ") + " before the fault)"
+			why = " (" + words.And(broken) + " before the fault)"
 		}
 		d.problems = append(d.problems, fmt.Sprintf("no takeover: no other host of load balancer %s took its virtual IP %s within %v of %s going down%s",
 			d.lb.Name, d.lb.Address, d.takeover, host, why))

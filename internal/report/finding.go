@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"strings"
 
 	"github.com/hadrill/hadrill/internal/results"
@@ -50,7 +51,7 @@ func Finding(runs []Run) []string {
 			s += " Interrupted: the results are partial."
 		}
 		if n := len(r.Warnings); n > 0 {
-			s += fmt.Sprintf(" %d warning%s: %s.", n, plural(n), strings.Join(r.Warnings, "; "))
+			s += fmt.Sprintf(" %s: %s.", words.Count(n, "warning"), strings.Join(r.Warnings, "; "))
 		}
 		out = append(out, s)
 	}
@@ -62,11 +63,4 @@ func errorsNote(n int) string {
 		return ""
 	}
 	return fmt.Sprintf(", %d failed", n)
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

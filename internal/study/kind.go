@@ -3,6 +3,7 @@ package study
 import (
 	"context"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"slices"
 	"sort"
 	"strings"
@@ -161,11 +162,11 @@ func stepProblems(st Step, add func(field, format string, a ...any)) {
 	}
 	for _, f := range stepFields {
 		if f.set(st) && !slices.Contains(k.fields, f.name) {
-			add(f.name, "is for %s steps, got a %s step", strings.Join(kindsReading(f.name), " and "), st.Kind)
+			add(f.name, "is for %s steps, got a %s step", words.And(kindsReading(f.name)), st.Kind)
 		}
 	}
 	if st.Target == plan.NodesAlias && !k.hostList {
-		add("target", "%q (the nodes as one host list) is for %s steps only, got a %s step", st.Target, strings.Join(kindsWhere(func(k *stepKind) bool { return k.hostList }), " and "), st.Kind)
+		add("target", "%q (the nodes as one host list) is for %s steps only, got a %s step", st.Target, words.And(kindsWhere(func(k *stepKind) bool { return k.hostList })), st.Kind)
 	}
 	if k.step != nil {
 		k.step(st, add)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"io"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ var tpccKind = &stepKind{
 	per:     func(sc Scale) []int { return sc.Threads },
 	data: func(sc Scale) dataset {
 		b := int64(sc.Warehouses) * tpcc.BytesPerWarehouse
-		return dataset{pages: b, files: b, binlog: b, what: plural(sc.Warehouses, "TPC-C warehouse")}
+		return dataset{pages: b, files: b, binlog: b, what: words.Count(sc.Warehouses, "TPC-C warehouse")}
 	},
 	endpoint: true,
 	scale: func(st Step, sc Scale, add func(string, string, ...any)) {

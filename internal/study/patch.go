@@ -2,6 +2,7 @@ package study
 
 import (
 	"go.yaml.in/yaml/v3"
+	"strings"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -12,7 +13,7 @@ import (
 func (v Variant) Spec() (*spec.Spec, error) {
 	src, err := spec.PresetSource(v.Preset)
 	if err != nil {
-		return nil, hderr.User("preset: unknown preset %q (known: %s)", v.Preset, joinNames(spec.PresetNames()))
+		return nil, hderr.User("preset: unknown preset %q (known: %s)", v.Preset, strings.Join(spec.PresetNames(), ", "))
 	}
 	var base map[string]any
 	if err := yaml.Unmarshal(src, &base); err != nil {
@@ -91,15 +92,4 @@ func named(l []any) bool {
 		}
 	}
 	return len(l) > 0
-}
-
-func joinNames(n []string) string {
-	out := ""
-	for i, s := range n {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"io"
 	"maps"
 	"runtime"
@@ -112,7 +113,7 @@ func newPlacement(s *Study, variants []string, o Options, res *Result) (*placeme
 				}
 			}
 			problems = append(problems, fmt.Sprintf("--variants: on remote hosts %s are the same set-up: they differ only in what is emulated on this computer (%s); run one of them (--variants %s), or the study on this computer",
-				andList(same), strings.Join(paths, ", "), same[0]))
+				words.And(same), strings.Join(paths, ", "), same[0]))
 		}
 	}
 	if p.remote {
@@ -154,14 +155,6 @@ func sameLocally(s *Study, names []string) bool {
 		}
 	}
 	return true
-}
-
-// andList joins names as a sentence does: "a", "a and b", "a, b and c".
-func andList(names []string) string {
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // differing names the emulated settings whose values two variants do not

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"slices"
 	"strings"
 	"time"
@@ -159,7 +160,7 @@ func rowsDataset(sc Scale) dataset {
 		return dataset{}
 	}
 	return dataset{pages: rows * rowMemory, files: rows * rowFile, binlog: rows * rowBinlog,
-		what: fmt.Sprintf("%s of %s rows", plural(sc.Tables, "table"), thousands(int64(sc.TableSize)))}
+		what: fmt.Sprintf("%s of %s rows", words.Count(sc.Tables, "table"), words.Thousands(int64(sc.TableSize)))}
 }
 
 // over says what of this computer labs needing memory and files would
@@ -187,7 +188,7 @@ func (n need) problem(study, scale string) error {
 		return nil
 	}
 	return hderr.User("--scale %s: study %s's labs (%s) would need %s: run --scale quick, fewer --variants at a time, or the labs on machines of their own (--inventory)",
-		scale, study, n.what(), joinAnd(over))
+		scale, study, n.what(), words.And(over))
 }
 
 // maxGroupLabs bounds the labs whose every split into groups is tried
@@ -212,7 +213,7 @@ func (n need) groups(study, scale string, pairs [][2]string) ([][]string, error)
 	var alone []string
 	for _, ln := range n.each {
 		if over := n.over(ln.memory, ln.files); len(over) > 0 {
-			alone = append(alone, fmt.Sprintf("the lab of %s alone would need %s", andList(ln.variants), joinAnd(over)))
+			alone = append(alone, fmt.Sprintf("the lab of %s alone would need %s", words.And(ln.variants), words.And(over)))
 		}
 	}
 	if len(alone) > 0 {
@@ -349,7 +350,7 @@ func groupsSaid(groups [][]string, pairs [][2]string, title func(string) string)
 		for _, v := range names {
 			titles = append(titles, title(v))
 		}
-		said = append(said, andList(titles))
+		said = append(said, words.And(titles))
 	}
 	out := fmt.Sprintf("the labs in %d groups, one after another, as this computer holds no more at once: %s", len(groups), strings.Join(said, "; then "))
 	var apart []string
@@ -357,14 +358,14 @@ func groupsSaid(groups [][]string, pairs [][2]string, title func(string) string)
 		apart = append(apart, title(pr[0])+" ÷ "+title(pr[1]))
 	}
 	if len(apart) > 0 {
-		out += fmt.Sprintf(" (%s compare%s rounds run apart, not interleaved)", joinAnd(apart), map[bool]string{true: "s", false: ""}[len(apart) == 1])
+		out += fmt.Sprintf(" (%s compare%s rounds run apart, not interleaved)", words.And(apart), map[bool]string{true: "s", false: ""}[len(apart) == 1])
 	}
 	return out
 }
 
 // what says the labs: how many, their nodes and each node's data.
 func (n need) what() string {
-	what := fmt.Sprintf("%s at once, %s", plural(n.labs, "lab"), plural(n.nodes, "node"))
+	what := fmt.Sprintf("%s at once, %s", words.Count(n.labs, "lab"), words.Count(n.nodes, "node"))
 	if n.data.what != "" {
 		what += fmt.Sprintf(", each node holding %s (about %s in InnoDB's pages)", n.data.what, spec.FormatSize(n.data.pages))
 	}
@@ -413,7 +414,7 @@ func DryRun(s *Study, o Options) (string, error) {
 	least := "its steps have no time the scale fixes (commits, rows, drills: they take what they take)"
 	if d := Least(s, sc, len(variants)); d > 0 {
 		least = fmt.Sprintf("its rounds take at least %s (%s × %s of the scale's measured and warm-up time; preparing data, commits, drills and labs coming up come on top)",
-			d.Round(time.Second), plural(len(variants), "variant"), plural(sc.Runs, "round"))
+			d.Round(time.Second), words.Count(len(variants), "variant"), words.Count(sc.Runs, "round"))
 	}
 	if pl.remote {
 		return fmt.Sprintf("study %s at %s scale: its labs run one at a time on the machines of %s; %s.", s.Name, o.Scale, o.Inventory.File, least), nil
@@ -435,31 +436,4 @@ func DryRun(s *Study, o Options) (string, error) {
 			groupsSaid(groups, pairsOf(s), title), n.groupFigures(groups), least), nil
 	}
 	return fmt.Sprintf("study %s at %s scale fits this computer: %s; %s.", s.Name, o.Scale, n, least), nil
-}
-
-// plural is a count and its noun ("1 table", "20 tables").
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return thousands(int64(n)) + " " + noun + "s"
-}
-
-// thousands writes n with thousands separated ("1,000,000").
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-func joinAnd(s []string) string {
-	switch len(s) {
-	case 0:
-		return ""
-	case 1:
-		return s[0]
-	}
-	return s[0] + " and " + joinAnd(s[1:])
 }

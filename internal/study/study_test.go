@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"math"
 	"os"
 	"slices"
@@ -139,7 +140,7 @@ deviations:
 		"scales.full.threads: expected thread counts from 1 to 4096, got 0",
 		"scales.quick.warehouses: expected 1 to 10000, got 0 (step t)",
 		"scales.quick.time: expected 5 to 86400 seconds, got 0 (step t)",
-		"steps[3].workload: is for consistency and drill and sysbench steps, got a tpcc step",
+		"steps[3].workload: is for consistency, drill and sysbench steps, got a tpcc step",
 		`reference[0].step: unknown step "zz"`,
 		`reference[0].variant: unknown variant "q"`,
 		`expect[0].metric: step s yields`,
@@ -384,7 +385,7 @@ func TestRoom(t *testing.T) {
 	if err := n.problem("x", "quick"); err != nil {
 		t.Errorf("it fits: %v", err)
 	}
-	if got := thousands(20_000_000); got != "20,000,000" {
+	if got := words.Thousands(20_000_000); got != "20,000,000" {
 		t.Errorf("thousands: %s", got)
 	}
 }

@@ -3,6 +3,7 @@ package study
 import (
 	"cmp"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"math"
 	"slices"
 	"strings"
@@ -469,18 +470,18 @@ var mark = map[string]string{Reproduced: "✔", NotReproduced: "✘", Inconclusi
 // the claim's bounds (and the published figure), the claim's words
 // shortened, and the one reason it did not reproduce.
 func claimLine(c Check, titles map[string]string, stopped bool) string {
-	words := fmt.Sprintf("%q", shorten(c.Claim, 60))
+	said := fmt.Sprintf("%q", shorten(c.Claim, 60))
 	switch c.Verdict {
 	case NotRun:
-		return fmt.Sprintf("%s — --variants left out %s", words, strings.Join(c.LeftOut, " and "))
+		return fmt.Sprintf("%s — --variants left out %s", said, words.And(c.LeftOut))
 	case OtherScale:
-		return fmt.Sprintf("%s — measured at %s scale only (%s)", words, c.Scale, c.Metric)
+		return fmt.Sprintf("%s — measured at %s scale only (%s)", said, c.Scale, c.Metric)
 	case NotMeasured:
 		why := "the run yielded no figure for it (a sysbench point whose clients all failed is left out)"
 		if stopped {
 			why = "the study stopped before it was measured"
 		}
-		return fmt.Sprintf("%s %s: %s — %s", titles[c.Variant], c.Step, words, why)
+		return fmt.Sprintf("%s %s: %s — %s", titles[c.Variant], c.Step, said, why)
 	}
 	line := fmt.Sprintf("%s; claim %s", ours(c, titles), c.Bounds())
 	if c.Inferred {
@@ -489,7 +490,7 @@ func claimLine(c Check, titles map[string]string, stopped bool) string {
 	if c.Published != "" && !strings.Contains(c.Published, "(inferred)") {
 		line += "; published " + c.Published
 	}
-	line += ": " + words
+	line += ": " + said
 	if reason := reasonOf(c); reason != "" {
 		line += " — " + shorten(reason, 120)
 	}

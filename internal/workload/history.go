@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"slices"
 	"strings"
 
@@ -93,10 +94,7 @@ func HistoryUsage() string {
 	for _, w := range historyWorkloads {
 		out = append(out, fmt.Sprintf("%s (%s)", w.name, w.does))
 	}
-	if len(out) == 1 {
-		return out[0]
-	}
-	return strings.Join(out[:len(out)-1], ", ") + " or " + out[len(out)-1]
+	return words.Or(out)
 }
 
 // HistoryHelp says each history workload's clients and check, a paragraph
