@@ -142,15 +142,8 @@ func printDisk(out io.Writer, o *workload.DiskOutcome) {
 	fmt.Fprintln(w, "node\tvolume\ttest\tIOPS\tMB/s\tp50 ms\tp99 ms\tseconds\tclass promises\t")
 	for _, r := range o.Results {
 		promise := "-"
-		switch {
-		case r.TargetIOPS > 0:
-			promise = fmt.Sprintf("%.0f IOPS (%.2f×)", r.TargetIOPS, r.IOPS/r.TargetIOPS)
-		case r.TargetMBps > 0:
-			promise = fmt.Sprintf("%.0f MB/s (%.2f×)", r.TargetMBps, r.MBps/r.TargetMBps)
-		case r.TargetMs > 0:
-			promise = fmt.Sprintf("%.2f ms (%.2f×)", r.TargetMs, r.P50Ms/r.TargetMs)
-		case r.TargetSecs > 0:
-			promise = fmt.Sprintf("%.1f s (%.2f×)", r.TargetSecs, r.Seconds/r.TargetSecs)
+		if p := r.Promise(); p.Promised != "" {
+			promise = fmt.Sprintf("%s (%.2f×)", p.Promised, p.Ratio)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\t%s\t\n", r.Node, r.Volume, r.Test,
 			figure(r.IOPS, "%.0f"), figure(r.MBps, "%.1f"), figure(r.P50Ms, "%.2f"), figure(r.P99Ms, "%.2f"), r.Seconds, promise)

@@ -17,6 +17,7 @@ import (
 	"github.com/hadrill/hadrill/internal/lb/proxy"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
+	"github.com/hadrill/hadrill/internal/workload/fio"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
@@ -67,7 +68,12 @@ func everyKind(t *testing.T) (string, []string) {
 	if err := results.WriteCSV(home, d, drill.TimelineFile, drill.TimelineHeader, rows); err != nil {
 		t.Fatal(err)
 	}
-	save(results.DiskBench, map[string]any{"disk": "cloud3"}, []map[string]any{{"test": "randwrite", "iops": 3000}})
+	save(results.DiskBench, map[string]any{"volumes": []string{"db1/data"}, "tests": []string{"randread", "randwrite", "latency", "seqread"}, "runs": 3}, []workload.DiskResult{
+		{Node: "db1", Volume: "data", Runs: 3, Result: fio.Result{Test: "randread", IOPS: 9120, MBps: 149.4, P50Ms: 1.6, P99Ms: 3.1, Seconds: 20}, TargetIOPS: 3000},
+		{Node: "db1", Volume: "data", Runs: 3, Result: fio.Result{Test: "randwrite", IOPS: 412, MBps: 6.8, P50Ms: 38, P99Ms: 61, Seconds: 20}, TargetIOPS: 3000},
+		{Node: "db1", Volume: "data", Runs: 3, Result: fio.Result{Test: "latency", IOPS: 480, MBps: 7.9, P50Ms: 2.05, P99Ms: 2.6, Seconds: 20}, TargetMs: 2},
+		{Node: "db1", Volume: "data", Runs: 3, Result: fio.Result{Test: "seqread", IOPS: 250, MBps: 262, P50Ms: 15, P99Ms: 18, Seconds: 20}, TargetMBps: 250},
+		{Node: "db1", Volume: "data", Runs: 3, Result: fio.Result{Test: "fsync", IOPS: 800, MBps: 13.1, P50Ms: 1.2, P99Ms: 1.9, Seconds: 20}}})
 	save("later", nil, map[string]any{"a kind the report does not know": true}) // shown by its finding, without a table
 	storeTPCC(t, home, "tpcc-a", workload.TPCCOutcome{Target: "lb", Warehouses: 1, Results: nil})
 	ids = append(ids, "tpcc-a")

@@ -118,6 +118,49 @@ func diskTest(ctx context.Context, l Lab, nv plan.NodeVolume, t fio.Test, p Disk
 	return res, nil
 }
 
+// DiskPromise is a test's figure against what its volume's class promises.
+type DiskPromise struct {
+	Promised string  // in words, "3000 IOPS" ("": no promise for the test)
+	Measured string  // the same figure measured, in the same words
+	Ratio    float64 // measured / promised
+	// LowerBetter: the figure is a time (one IO's latency, the whole
+	// file's seconds), so a ratio above 1 falls short.
+	LowerBetter bool
+}
+
+// Promise is the test's figure against its class's promise.
+func (r DiskResult) Promise() DiskPromise {
+	switch {
+	case r.TargetIOPS > 0:
+		return DiskPromise{fmt.Sprintf("%.0f IOPS", r.TargetIOPS), fmt.Sprintf("%.0f IOPS", r.IOPS), r.IOPS / r.TargetIOPS, false}
+	case r.TargetMBps > 0:
+		return DiskPromise{fmt.Sprintf("%.0f MB/s", r.TargetMBps), fmt.Sprintf("%.1f MB/s", r.MBps), r.MBps / r.TargetMBps, false}
+	case r.TargetMs > 0:
+		return DiskPromise{fmt.Sprintf("%.2f ms", r.TargetMs), fmt.Sprintf("%.2f ms", r.P50Ms), r.P50Ms / r.TargetMs, true}
+	case r.TargetSecs > 0:
+		return DiskPromise{fmt.Sprintf("%.1f s", r.TargetSecs), fmt.Sprintf("%.1f s", r.Seconds), r.Seconds / r.TargetSecs, true}
+	}
+	return DiskPromise{}
+}
+
+// Short says the figure falls short of the promise by more than the
+// share tol (fewer IOPS or MB/s, a slower IO or file); Beyond, that it
+// beats it by more (host caching and bursts can); no promise is neither.
+func (p DiskPromise) Short(tol float64) bool {
+	if p.LowerBetter {
+		return p.Promised != "" && p.Ratio > 1+tol
+	}
+	return p.Promised != "" && p.Ratio < 1-tol
+}
+
+// Beyond says the figure beats the promise by more than tol (see Short).
+func (p DiskPromise) Beyond(tol float64) bool {
+	if p.LowerBetter {
+		return p.Promised != "" && p.Ratio < 1-tol
+	}
+	return p.Promised != "" && p.Ratio > 1+tol
+}
+
 // DiskTargets are what a volume's class promises for a test: IOPS for the
 // random tests (its disks' IOPS, or fewer where the throughput cap binds
 // first), throughput for the sequential ones, the class's latency for one

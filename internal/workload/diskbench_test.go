@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -37,6 +38,35 @@ func TestDiskTargets(t *testing.T) {
 		near := func(a, b float64) bool { return math.Abs(a-b) < 0.01 }
 		if !near(iops, c.iops) || !near(mbps, c.mbps) || !near(ms, c.ms) || !near(secs, c.secs) {
 			t.Errorf("%s on %d×%d IOPS: %.2f IOPS %.2f MB/s %.2f ms %.2f s; want %.2f %.2f %.2f %.2f", c.test, len(c.v.Disks), c.v.Class.IOPS, iops, mbps, ms, secs, c.iops, c.mbps, c.ms, c.secs)
+		}
+	}
+}
+
+// TestDiskPromise: a figure against its class's promise, each way: fewer
+// IOPS or MB/s fall short, so does a slower IO or file; beating it by more
+// than the tolerance is beyond; no promise is neither.
+func TestDiskPromise(t *testing.T) {
+	for _, c := range []struct {
+		r             DiskResult
+		text          string
+		short, beyond bool
+	}{
+		{DiskResult{Result: fio.Result{IOPS: 2600}, TargetIOPS: 3000}, "2600 IOPS against 3000 IOPS (0.87×)", true, false},
+		{DiskResult{Result: fio.Result{IOPS: 2800}, TargetIOPS: 3000}, "2800 IOPS against 3000 IOPS (0.93×)", false, false},
+		{DiskResult{Result: fio.Result{IOPS: 9000}, TargetIOPS: 3000}, "9000 IOPS against 3000 IOPS (3.00×)", false, true},
+		{DiskResult{Result: fio.Result{MBps: 120}, TargetMBps: 250}, "120.0 MB/s against 250 MB/s (0.48×)", true, false},
+		{DiskResult{Result: fio.Result{P50Ms: 2.5}, TargetMs: 2}, "2.50 ms against 2.00 ms (1.25×)", true, false},
+		{DiskResult{Result: fio.Result{P50Ms: 0.2}, TargetMs: 2}, "0.20 ms against 2.00 ms (0.10×)", false, true},
+		{DiskResult{Result: fio.Result{Seconds: 4.4}, TargetSecs: 4}, "4.4 s against 4.0 s (1.10×)", false, false},
+		{DiskResult{Result: fio.Result{Seconds: 5}, TargetSecs: 4}, "5.0 s against 4.0 s (1.25×)", true, false},
+		{DiskResult{Result: fio.Result{IOPS: 800}}, " against  (0.00×)", false, false},
+	} {
+		p := c.r.Promise()
+		if got := fmt.Sprintf("%s against %s (%.2f×)", p.Measured, p.Promised, p.Ratio); got != c.text {
+			t.Errorf("got %q, want %q", got, c.text)
+		}
+		if p.Short(0.1) != c.short || p.Beyond(0.1) != c.beyond {
+			t.Errorf("%s: short %v beyond %v, want %v %v", c.text, p.Short(0.1), p.Beyond(0.1), c.short, c.beyond)
 		}
 	}
 }
