@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"slices"
 	"sort"
 )
@@ -147,15 +148,15 @@ type CounterFigures struct {
 
 // text is the figures in words.
 func (f CounterFigures) text() string {
-	return fmt.Sprintf("%d increments (%d acknowledged, adding %d; %d failed; %d unknown, adding up to %d); %d reads, %d stale, %d above every increment that may have committed; %d acknowledged missed by the last reads%s",
-		f.Increments, f.Acknowledged, f.AcknowledgedSum, f.Failed, f.Unknown, f.UnknownSum, f.Reads, f.Stale, f.TooHigh, f.Lost, unreadText(f.Unread))
+	return fmt.Sprintf("%d %s (%d acknowledged, adding %d; %d failed; %d unknown, adding up to %d); %d %s, %d stale, %d above every increment that may have committed; %d acknowledged missed by the last reads%s",
+		f.Increments, words.Noun(f.Increments, "increment"), f.Acknowledged, f.AcknowledgedSum, f.Failed, f.Unknown, f.UnknownSum, f.Reads, words.Noun(f.Reads, "read"), f.Stale, f.TooHigh, f.Lost, unreadText(f.Unread))
 }
 
 func unreadText(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d counters not read after their last acknowledged increment)", n)
+	return fmt.Sprintf(" (%d %s with acknowledged increments and no read after the last of them)", n, words.Noun(n, "counter"))
 }
 
 // counterStep is one increment as the bounds see it: when it counts, and

@@ -110,3 +110,15 @@ func TestCounterHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterFiguresWords: one of a thing is said in the singular.
+func TestCounterFiguresWords(t *testing.T) {
+	got := CounterFigures{Increments: 1, Acknowledged: 1, AcknowledgedSum: 3, Reads: 1, Unread: 1}.text()
+	want := "1 increment (1 acknowledged, adding 3; 0 failed; 0 unknown, adding up to 0); 1 read, 0 stale, 0 above every increment that may have committed; 0 acknowledged missed by the last reads (1 counter with acknowledged increments and no read after the last of them)"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := (SetFigures{Adds: 1, Acknowledged: 1, Known: 1, Stable: 0}).text(); !strings.HasPrefix(got, "1 element added") {
+		t.Errorf("got %s", got)
+	}
+}

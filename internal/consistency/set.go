@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/words"
 	"slices"
 	"sort"
 
@@ -156,8 +157,8 @@ func (f SetFigures) own() *Own { return ownFigures("elements", f, f.text()) }
 
 // text is the figures in words.
 func (f SetFigures) text() string {
-	s := fmt.Sprintf("%d elements added (%d acknowledged, %d failed, %d unknown); of %d known: %d stable, %d lost, %d never read after",
-		f.Adds, f.Acknowledged, f.Failed, f.Unknown, f.Known, f.Stable, f.Lost, f.NeverRead)
+	s := fmt.Sprintf("%d %s added (%d acknowledged, %d failed, %d unknown); of %d known: %d stable, %d lost, %d never read after",
+		f.Adds, words.Noun(f.Adds, "element"), f.Acknowledged, f.Failed, f.Unknown, f.Known, f.Stable, f.Lost, f.NeverRead)
 	if f.Stable > 0 {
 		s += fmt.Sprintf("; %d of the stable ones missed by a read that began after they were known; visible to every later read %s after (median), %s (p95), %s (p99), %s at most, at least",
 			f.Stale, seconds(f.VisibleP50), seconds(f.VisibleP95), seconds(f.VisibleP99), seconds(f.VisibleMax))

@@ -11,10 +11,16 @@ import (
 // Count is a count and its noun, the noun plural unless the count is one,
 // the count with thousands separated ("1 table", "1,000 tables").
 func Count(n int, noun string) string {
+	return Thousands(int64(n)) + " " + Noun(n, noun)
+}
+
+// Noun is the noun as a count of n needs it ("table", "tables"), for a
+// sentence that writes its figures without separators.
+func Noun(n int, noun string) string {
 	if n == 1 {
-		return "1 " + noun
+		return noun
 	}
-	return Thousands(int64(n)) + " " + noun + "s"
+	return noun + "s"
 }
 
 // Thousands writes n with thousands separated by commas ("1,000,000").

@@ -8,6 +8,8 @@ func TestWords(t *testing.T) {
 		{Count(1, "table"), "1 table"},
 		{Count(20, "table"), "20 tables"},
 		{Count(5000000, "row"), "5,000,000 rows"},
+		{Noun(1, "read"), "read"},
+		{Noun(1000, "read"), "reads"},
 		{Thousands(999), "999"},
 		{Thousands(1000), "1,000"},
 		{Thousands(-1234567), "-1,234,567"},
