@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -227,6 +228,20 @@ func TestFaults(t *testing.T) {
 	}
 	if log := e.ok("fault", "log", "--name", "itflt").stdout; !strings.Contains(log, "clock db2 +30s") {
 		t.Errorf("the drill's fault is not in the fault log:\n%s", log)
+	}
+	// the application's connections killed under traffic: the writer's
+	// clients lose theirs (error 2013), connect again, nothing
+	// acknowledged is lost; a name that is no node is refused first
+	if r := e.run("fault", "disconnect", "db1", "db9", "--name", "itflt"); r.code != 2 || !strings.Contains(r.stderr, `NODE: "db9" is not a node`) {
+		t.Errorf("fault disconnect db1 db9: exit %d\n%s", r.code, r.stderr)
+	}
+	r = e.run("drill", "fault", "--name", "itflt", "--hold", "1s", "--before", "1s", "--after", "1s", "-o", "json", "--", "disconnect", "db1", "db2", "db3")
+	fd.Fault, fd.Passed, fd.Acked = "", false, 0
+	if err := json.Unmarshal([]byte(r.stdout), &fd); err != nil || r.code != 0 || !fd.Passed || fd.Fault != "disconnect db1 db2 db3" || fd.Acked == 0 {
+		t.Errorf("drill fault -- disconnect: exit %d %v %+v\n%s", r.code, err, fd, r.stderr)
+	}
+	if !regexp.MustCompile(`db\d: [1-9][0-9,]* connections? of app killed`).MatchString(r.stderr) {
+		t.Errorf("the drill's disconnect killed no application connection:\n%s", r.stderr)
 	}
 	e.ok("down", "--name", "itflt")
 

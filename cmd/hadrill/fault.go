@@ -27,13 +27,22 @@ func (cli *app) applyNow(cmd *cobra.Command, f chaos.Fault) error {
 	return l.Inject(cmd.Context(), f)
 }
 
+// faultNames are the fault kinds' names, in heal order.
+func faultNames() []string {
+	var out []string
+	for _, k := range chaos.Kinds() {
+		out = append(out, string(k.Name))
+	}
+	return out
+}
+
 // faultCmd is `hadrill fault`: a command per fault kind (chaos.Kinds), its
 // flags declared by the kind; run says what each does with the fault it
 // parsed (applyNow for the CLI itself).
 func (cli *app) faultCmd(run faultRun) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fault",
-		Short: "Inject faults: kill, stop, pause, resume, crash, disk, file, clock, cpu, memory, partition, link faults; heal undoes them",
+		Short: "Inject faults (" + strings.Join(faultNames(), ", ") + "); heal undoes them",
 		Long: `Every fault is recorded with its time in <lab>/faults.jsonl, and copied into the runs of
 benchmarks that were running at that moment. Network faults (partition, crash, delay, loss,
 reorder, duplicate, bandwidth) need network namespaces (root); links are named REGION-REGION.`,

@@ -1,17 +1,19 @@
 // Package chaos injects faults into a lab and heals them. Each fault kind
 // is a small type in a file of its own (process.go, crash.go,
-// partition.go, link.go, disk.go, clock.go): it declares its command line
+// partition.go, link.go, disk.go, file.go, clock.go, cpu.go, memory.go): it declares its command line
 // (Kind), checks itself against the lab and applies itself (Fault.Inject),
 // and its family says how `fault heal` undoes it. A lab is seen through
 // the narrow Lab interface; the CLI builds `hadrill fault` from Kinds().
 //
 // A new fault kind: a Kind constant in package fault (the log's
-// vocabulary), a file here with its type, its Inject and a register call
-// in init, and its test.
+// vocabulary), a file here with its type, its Inject and its Kind in its
+// family's variable (a new family: its place in families, in heal order),
+// and its test.
 package chaos
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"syscall"
 
@@ -53,6 +55,7 @@ type Lab interface {
 
 // Servers is what faults need of a lab's database servers.
 type Servers interface {
+	Admin(n *plan.Node) *sql.DB                    // a root pool over the server's socket (close it)
 	Process(n *plan.Node) (host.Process, error)    // the server's process, from its host
 	Stop(n *plan.Node) error                       // a clean shutdown
 	Kill(n *plan.Node) error                       // SIGKILL, returning once it has gone
@@ -102,8 +105,9 @@ type family struct {
 // families are the fault families in heal order: the network first
 // (partitions lifted, crashed hosts' NICs up, links at the spec's
 // figures), then disks, CPU and memory limits and clocks, the servers'
-// processes last. A new family: its file's variable, and a place here.
-var families = []family{partitionFaults, crashFaults, linkFaults, diskFaults, cpuFaults, memoryFaults, clockFaults, processFaults}
+// connections (nothing to heal) and the servers' processes last. A new
+// family: its file's variable, and a place here.
+var families = []family{partitionFaults, crashFaults, linkFaults, diskFaults, cpuFaults, memoryFaults, clockFaults, connectionFaults, processFaults}
 
 // Kinds are the fault kinds, in heal order.
 func Kinds() []Kind {

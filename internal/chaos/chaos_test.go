@@ -115,6 +115,7 @@ func TestKinds(t *testing.T) {
 		{"delay east-west 250ms --jitter 10ms", Link{Verb: fault.Delay, Link: "east-west", Value: "250ms", Jitter: "10ms"}},
 		{"clock db2 +30s", Clock{Node: "db2", Offset: 30 * time.Second}},
 		{"disk db2 --stall 2s", Disk{Node: "db2", Stall: 2 * time.Second}},
+		{"disconnect db1 db3 --replication", Disconnect{Names: []string{"db1", "db3"}, Replication: true}},
 	} {
 		got, err := parse(t, c.line)
 		if err != nil || !equal(got, c.want) {
@@ -156,7 +157,7 @@ func TestHealOrder(t *testing.T) {
 	for _, f := range families {
 		order = append(order, f.kinds[0].Name)
 	}
-	if want := []fault.Kind{fault.Partition, fault.Crash, fault.Delay}; len(order) != 8 || !slices.Equal(order[:3], want) || order[7] != processFaults.kinds[0].Name {
+	if want := []fault.Kind{fault.Partition, fault.Crash, fault.Delay}; len(order) != len(families) || !slices.Equal(order[:3], want) || order[len(order)-1] != processFaults.kinds[0].Name {
 		t.Fatalf("heal order (each family's first kind) %v: want the partitions, crashed hosts' NICs and links first, the servers' processes last", order)
 	}
 	p := &plan.Plan{Lab: "h", Mode: plan.ModeNetns, Hosts: []plan.Host{{Name: "db1", NICs: []plan.NIC{{Name: "eth0"}}}}}

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"database/sql"
 	"context"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/sqlfake"
 	"github.com/hadrill/hadrill/internal/supervise"
 )
 
@@ -19,6 +21,14 @@ import (
 type sleepers struct {
 	pids    map[string]int
 	stopped []string
+	sql     *sqlfake.Servers // the servers' answers over SQL (nil: none)
+}
+
+func (s *sleepers) Admin(n *plan.Node) *sql.DB {
+	if s.sql == nil {
+		s.sql = &sqlfake.Servers{}
+	}
+	return s.sql.DB(n.Name)
 }
 
 func (s *sleepers) Process(n *plan.Node) (host.Process, error) {
