@@ -100,7 +100,8 @@ bench: deps build
 # finding (findings.txt). Each runs a two-stage design (--decide): the scale's rounds are the pilot, then
 # the rounds its claims need to decide, at most STUDY_BUDGET of rounds each (the pilot's included; give
 # full scale a budget of hours). A study whose result there ran to the end at that scale is kept, not run
-# again (STUDY_AGAIN=1 runs every one again), so a campaign of many hours goes on where it stopped;
+# again, and one that stopped before its end goes on from its last complete round (study run --resume;
+# STUDY_AGAIN=1 runs every one anew), so a campaign of many hours goes on where it stopped;
 # STUDIES="a b" runs only those.
 STUDY_SCALE  ?= quick
 STUDY_BUDGET ?= 10m
@@ -113,7 +114,14 @@ studies: deps build
 		if [ -z "$(STUDY_AGAIN)" ] && [ -f $$d/$$s.rc ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["result"]; sys.exit(r["scale"] != sys.argv[2] or r["interrupted"])' $$d/$$s.json $(STUDY_SCALE) 2>/dev/null; then \
 			echo "$$s: kept from an earlier run ($$d/$$s.json; STUDY_AGAIN=1 runs it again)"; rc=$$(cat $$d/$$s.rc); \
 		else \
-			$(BIN) study run $$s --scale $(STUDY_SCALE) --decide --budget $(STUDY_BUDGET) -o json > $$d/$$s.json; rc=$$?; echo $$rc > $$d/$$s.rc; \
+			resume=; [ -n "$(STUDY_AGAIN)" ] || resume=$$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["result"]; print(j["run_id"]) if r["scale"] == sys.argv[2] and r["interrupted"] else sys.exit(1)' $$d/$$s.json $(STUDY_SCALE) 2>/dev/null); \
+			if [ -n "$$resume" ]; then \
+				echo "$$s: going on from run $$resume, which stopped before its end"; \
+				$(BIN) study run $$s --resume $$resume -o json > $$d/$$s.json.new; rc=$$?; \
+				if [ $$rc -eq 2 ]; then echo "$$s: run $$resume cannot be resumed (above): running the study anew"; resume=; rm -f $$d/$$s.json.new; else mv $$d/$$s.json.new $$d/$$s.json; fi; \
+			fi; \
+			[ -n "$$resume" ] || { $(BIN) study run $$s --scale $(STUDY_SCALE) --decide --budget $(STUDY_BUDGET) -o json > $$d/$$s.json; rc=$$?; }; \
+			echo $$rc > $$d/$$s.rc; \
 		fi; \
 		if [ $$rc -eq 4 ]; then unreproduced="$$unreproduced $$s"; elif [ $$rc -ne 0 ]; then failed="$$failed $$s"; fi; \
 		id=$$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' $$d/$$s.json 2>/dev/null) || continue; \

@@ -2,9 +2,12 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -184,7 +187,97 @@ expect:
 		t.Errorf("the study left labs: %v", labs)
 	}
 	studyInGroups(t, e)
+	studyResumed(t, e)
 	e.assertNoLeftovers()
+}
+
+// studyResumed: a study interrupted (SIGINT) in its second round keeps
+// its first; --resume goes on from it in labs made anew, keeps that round
+// (its figures' runs the same), runs the rest in the same interleaved
+// order, and records the resumption as a deviation; a run that ran to its
+// end, or of another study, is refused.
+func studyResumed(t *testing.T, e *env) {
+	file := e.writeSpec("resume.yaml", `name: resume
+title: Galera against async, stopped and resumed
+source: a test
+variants:
+  - {name: async, preset: async, baseline: true}
+  - {name: galera, preset: galera3}
+steps:
+  - {name: commit, kind: commit-latency}
+scales:
+  quick: {runs: 3, count: 10}
+  full: {runs: 3, count: 10}
+expect:
+  - {step: commit, variant: galera, than: async, metric: avg_ms, min: 1.0001, max: 1000, why: "a certification round", claim: "Galera's commit takes longer", source: "a section"}
+`)
+	c, buf := e.start("study", "run", "--file", file)
+	waitPrinted(t, buf, "round 2/3", 3*time.Minute)
+	_ = c.Process.Signal(syscall.SIGINT)
+	if code := exitOf(c); code != 1 || !strings.Contains(buf.String(), "interrupted: the partial results are kept in run ") {
+		t.Fatalf("a study interrupted: exit %d\n%s", code, buf.String())
+	}
+	first := regexp.MustCompile(`kept in run (\S+)`).FindStringSubmatch(buf.String())[1]
+	var stopped struct {
+		Result struct {
+			Samples []struct {
+				sample
+				RunID string `json:"run_id"`
+			} `json:"samples"`
+		} `json:"results"`
+	}
+	if b, err := os.ReadFile(filepath.Join(e.home, "runs", first, "run.json")); err != nil || json.Unmarshal(b, &stopped) != nil || len(stopped.Result.Samples) == 0 {
+		t.Errorf("the stopped run %s: %v, %d samples", first, err, len(stopped.Result.Samples))
+	}
+	r := e.run("study", "run", "--file", file, "--resume", first, "-o", "json")
+	if r.code != 0 && r.code != 4 {
+		t.Fatalf("study --resume %s: exit %d\n%s", first, r.code, r.stderr)
+	}
+	var out struct {
+		RunID  string `json:"run_id"`
+		Result struct {
+			Rounds  int `json:"rounds"`
+			Samples []struct {
+				sample
+				RunID string `json:"run_id"`
+			} `json:"samples"`
+			Resumed *struct {
+				From   string         `json:"from"`
+				Rounds map[string]int `json:"rounds"`
+				Why    string         `json:"why"`
+			} `json:"resumed"`
+			Deviations []struct{ What, Here string } `json:"deviations"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	res := out.Result
+	var rounds []string // each sample's round and variant, in the order measured
+	for _, x := range res.Samples {
+		rounds = append(rounds, fmt.Sprintf("%d %s", x.Round, x.Variant))
+	}
+	if res.Rounds != 3 || res.Resumed == nil || res.Resumed.From != first || res.Resumed.Rounds["async"] != 1 || res.Resumed.Rounds["galera"] != 1 ||
+		res.Resumed.Why != "interrupted" || strings.Join(rounds, ",") != "1 async,1 galera,2 galera,2 async,3 async,3 galera" {
+		t.Errorf("resumed: %d rounds, resumed %+v, samples %v", res.Rounds, res.Resumed, rounds)
+	}
+	if !slices.ContainsFunc(res.Deviations, func(d struct{ What, Here string }) bool {
+		return d.What == "resumed" && strings.Contains(d.Here, "rounds kept from run "+first+" (interrupted; rounds kept: async 1, galera 1)")
+	}) {
+		t.Errorf("no deviation for the resumption: %+v", res.Deviations)
+	}
+	if len(stopped.Result.Samples) > 0 && len(res.Samples) > 0 && res.Samples[0].RunID != stopped.Result.Samples[0].RunID {
+		t.Errorf("round 1's first figure: run %s, in the stopped run %s", res.Samples[0].RunID, stopped.Result.Samples[0].RunID)
+	}
+	if r := e.run("study", "run", "--file", file, "--resume", out.RunID); r.code != 2 || !strings.Contains(r.stderr, "--resume: run "+out.RunID+" ran to its end") {
+		t.Errorf("--resume of a run that ran to its end: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := e.run("study", "run", "seed002-receipt", "--resume", first); r.code != 2 || !strings.Contains(r.stderr, "is study resume's, not seed002-receipt's") {
+		t.Errorf("--resume of another study's run: exit %d\n%s", r.code, r.stderr)
+	}
+	if labs, _ := filepath.Glob(filepath.Join(e.home, "labs", "*")); len(labs) > 0 {
+		t.Errorf("the resumed study left labs: %v", labs)
+	}
 }
 
 // studyInGroups: labs that do not fit at once (here: --max-memory below

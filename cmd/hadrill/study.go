@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -118,11 +119,21 @@ func (cli *app) studyRunCmd() *cobra.Command {
 	var o study.Options
 	var runFlags studyRunFlags
 	run := &cobra.Command{
-		Use:   "run NAME | --file FILE [--scale quick|full] [--variants a,b] [--decide [--budget D]] [--inventory HOSTS.yaml] [--dry-run]",
+		Use:   "run NAME | --file FILE | --resume RUN [--scale quick|full] [--variants a,b] [--decide [--budget D]] [--inventory HOSTS.yaml] [--dry-run]",
 		Short: "Run a study: every variant's lab up, the rounds interleaved, a summary beside the published figures; the labs removed after",
 		Long:  studyRunLong,
 		Args:  args(0, 1, "a study name"),
 		RunE: func(cmd *cobra.Command, a []string) error {
+			if runFlags.resume != "" {
+				prev, err := cli.resumed(runFlags.resume)
+				if err != nil {
+					return err
+				}
+				if file == "" && len(a) == 0 { // the stopped run's study
+					a = []string{prev.Result.Study.Name}
+				}
+				resumeDefaults(cmd, &o, prev)
+			}
 			s, err := loadStudy(file, a)
 			err = hderr.Join([]error{err, runFlags.problems(cmd, &o)})
 			if o.Inventory, err = inventoryOf(runFlags.inventory, err); err != nil {
@@ -159,14 +170,59 @@ func (cli *app) studyRunCmd() *cobra.Command {
 	run.Flags().DurationVar(&o.Budget, "budget", 0, "with --decide: the most time the rounds may take in all (e.g. 30m; default: no limit)")
 	run.Flags().StringVar(&runFlags.maxMemory, "max-memory", "", "the most memory the labs may hold at once here (e.g. 8G; default: 90 % of what is available); labs that would hold more take turns in groups")
 	run.Flags().StringVar(&runFlags.inventory, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")
+	run.Flags().StringVar(&runFlags.resume, "resume", "", "go on from a stored run of the study that stopped before its end: its complete rounds kept, the rest run now (its scale, variants and design unless given)")
 	return run
+}
+
+// resumed is the stored study run --resume names (its problems said as
+// --resume's).
+func (cli *app) resumed(id string) (*study.Stored, error) {
+	h, err := cli.home()
+	if err != nil {
+		return nil, err
+	}
+	_, res, err := study.LoadRun(h, id)
+	var u *hderr.UserError
+	if errors.As(err, &u) {
+		problems := make([]string, len(u.Problems))
+		for i, p := range u.Problems {
+			problems[i] = "--resume: " + strings.TrimPrefix(strings.TrimPrefix(p, "RUN_ID: "), "RUN: ")
+		}
+		return nil, hderr.Users(problems)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Study == nil {
+		return nil, hderr.User("--resume: run %s holds no study", id)
+	}
+	return &study.Stored{ID: id, Result: res}, nil
+}
+
+// resumeDefaults takes the stopped run's scale, variants, design and
+// budget for the flags not given; o goes on from it.
+func resumeDefaults(cmd *cobra.Command, o *study.Options, prev *study.Stored) {
+	p := prev.Result
+	if !cmd.Flags().Changed("scale") {
+		o.Scale = p.Scale
+	}
+	if !cmd.Flags().Changed("variants") && len(p.Variants) < len(p.Study.Variants) {
+		o.Variants = p.Variants
+	}
+	if !cmd.Flags().Changed("decide") {
+		o.Decide = p.Decide || p.Design != nil
+	}
+	if !cmd.Flags().Changed("budget") && p.Design == nil {
+		o.Budget = p.Budget
+	}
+	o.Resume = prev
 }
 
 // studyRunFlags are study run's flags that are not the study's options
 // themselves.
 type studyRunFlags struct {
-	keep, dryRun         bool
-	inventory, maxMemory string
+	keep, dryRun                 bool
+	inventory, maxMemory, resume string
 }
 
 // problems are what is wrong with the flags given (nil: nothing); o
@@ -264,7 +320,8 @@ says this computer cannot decide is not_checkable, one only the other scale meas
 records itself: its document: block (server, Galera, tools, warm-up, runs) against what ran here.
 Exit status 0 when every claim reproduced, 4 when the study ran to the end and some did not, 1 when
 a claim was not measured. Ctrl-C, or a step that fails, stops it: what was measured is summarised
-and kept (exit 1), and the labs are removed. --dry-run makes nothing: it says what the labs would
+and kept (exit 1), and the labs are removed; --resume RUN goes on from it, its complete rounds kept
+(the same study, variants, scale, design and software, or refused). --dry-run makes nothing: it says what the labs would
 need against this computer (exit 2 when they would not fit) and the least time the rounds take.
 
 When the labs would not fit this computer at once (memory once their data is loaded, or files; at

@@ -48,6 +48,9 @@ type Options struct {
 	// computer (0: 90 % of what is available); labs that would hold more
 	// take turns in groups.
 	MaxMemory int64
+	// Resume is a stored run of the study that stopped before its end, to
+	// go on from (nil: a new run); see resume.go.
+	Resume *Stored
 }
 
 // Result is a study run as stored (the run's results).
@@ -77,6 +80,16 @@ type Result struct {
 	Groups [][]string `json:"groups,omitempty"`
 	// Design is the two-stage design the rounds followed (--decide).
 	Design *Design `json:"design,omitempty"`
+	Decide bool    `json:"decide,omitempty"` // run with --decide
+	// Budget is --budget's (0: none).
+	Budget time.Duration `json:"budget_ns,omitempty"`
+	// Completed are the rounds each variant ran to the end (its group's
+	// every variant and step), and RoundTimes the seconds each of those
+	// rounds took the variant: what a resumed run keeps and goes on from.
+	Completed  map[string]int       `json:"completed,omitempty"`
+	RoundTimes map[string][]float64 `json:"round_times,omitempty"`
+	// Resumed says which stopped run's rounds this one kept (nil: none).
+	Resumed *Resumed `json:"resumed,omitempty"`
 	// Installed is what ran here (server, Galera, tools, system), and
 	// Deviations every way the run departed from the document: the study
 	// file's at the scale, then those the run recorded against its
@@ -190,12 +203,17 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		cp.Variants = slices.Clone(s.Variants)
 		s = &cp
 	}
-	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}}
+	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}, Decide: o.Decide, Budget: o.Budget,
+		Completed: map[string]int{}, RoundTimes: map[string][]float64{}}
 	if o.Inventory != nil {
 		res.Inventory = o.Inventory.File
 	}
 	pl, perr := newPlacement(s, variants, o, res)
-	if err := hderr.Join([]error{cerr, perr, checkDecide(sc, o)}); err != nil { // every problem at once
+	var rerr error
+	if o.Resume != nil {
+		rerr = checkResume(*o.Resume, s, o, variants, facts.InstalledHere())
+	}
+	if err := hderr.Join([]error{cerr, perr, checkDecide(sc, o), rerr}); err != nil { // every problem at once
 		return nil, "", err
 	}
 	if err := pl.checkRoom(sc); err != nil {
@@ -218,11 +236,25 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, groupsSaid(pl.groups, pairsOf(s), func(v string) string { return variant(s, v).Title() }))
 	}
 	rounds := sc.Runs // the pilot's, with --decide
+	kept := map[string]int{}
+	if o.Resume != nil {
+		resumeFrom(res, *o.Resume, pl.groups)
+		kept = res.Resumed.Rounds
+		if res.Design != nil {
+			rounds = res.Design.Rounds
+		}
+	}
 	units := rounds * len(variants) * len(s.Steps)
 	done := 0
-	took := map[string][]time.Duration{} // each step's durations so far (a first round's include making its data)
-	groupTimes := make([][]float64, len(pl.groups))
+	took := map[string][]time.Duration{}     // each step's durations so far (a first round's include making its data)
 	completed := make([]int, len(pl.groups)) // each group's rounds run to the end
+	for g, group := range pl.groups {
+		completed[g] = kept[group[0]] // the same for a group's every variant
+		done += completed[g] * len(group) * len(s.Steps)
+		for _, v := range group {
+			res.Completed[v] = completed[g]
+		}
+	}
 	stop := func() bool { return ctx.Err() != nil || res.Failed != "" }
 	// A stage is the rounds from first to rounds: the scale's (a pilot,
 	// with --decide), then those the design adds. Each group of labs runs
@@ -231,6 +263,10 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		for g, group := range pl.groups {
 			if stop() {
 				break
+			}
+			from := max(first, completed[g]+1) // a resumed run's kept rounds are not run again
+			if from > rounds {
+				continue
 			}
 			if len(pl.groups) > 1 {
 				pl.down(ctx)
@@ -242,9 +278,10 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 					break
 				}
 			}
-			for round := first; round <= rounds && !stop(); round++ {
-				roundBegan := time.Now()
+			for round := from; round <= rounds && !stop(); round++ {
+				spent := map[string]float64{} // each variant's seconds in the round
 				for _, name := range Order(group, round) {
+					variantBegan := time.Now()
 					for _, st := range s.Steps {
 						if stop() {
 							break
@@ -286,21 +323,25 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 						}
 						res.Samples = append(res.Samples, samples...)
 					}
+					spent[name] = time.Since(variantBegan).Seconds()
 				}
 				if !stop() {
 					completed[g] = round
-					groupTimes[g] = append(groupTimes[g], float64(time.Since(roundBegan)))
+					for _, v := range group {
+						res.Completed[v] = round
+						res.RoundTimes[v] = append(res.RoundTimes[v], spent[v])
+					}
 				}
 			}
 		}
 		res.Rounds = slices.Min(completed)
 		first = rounds + 1
-		if o.Decide && rounds == sc.Runs && !stop() {
-			var perRound float64 // a round of every group's variants
-			for _, t := range groupTimes {
+		if o.Decide && res.Design == nil && !stop() {
+			var perRound float64 // a round of every variant, in seconds
+			for _, t := range res.RoundTimes {
 				perRound += stats.Median(t)
 			}
-			d := Plan(s, variants, res.Samples, sc.Runs, time.Duration(perRound), o.Budget)
+			d := Plan(s, variants, res.Samples, sc.Runs, time.Duration(perRound*float64(time.Second)), o.Budget)
 			res.Design, rounds = &d, d.Rounds
 			units = rounds * len(variants) * len(s.Steps)
 			fmt.Fprintf(o.Log, "study %s: %s\n", s.Name, d.Says())
@@ -313,6 +354,10 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	}
 	Explain(o.Home, res)
 	res.Deviations = append(s.DeviationsAt(o.Scale), Recorded(s, res.Installed, sc, res.Rounds, len(pl.groups), o.Inventory != nil)...)
+	if res.Resumed != nil {
+		res.Deviations = append(res.Deviations, Deviation{What: "resumed", Document: "one sitting (inferred)", Here: res.Resumed.says(),
+			Why: "a study of many hours went on after it stopped; its rounds interleave as before, each lab's first round after the resumption makes its data anew", Recorded: true})
+	}
 	res.Finding = Finding(res)
 	id, err := save(o, res, started)
 	if err == nil && res.Failed != "" {
