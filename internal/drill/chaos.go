@@ -333,6 +333,8 @@ func (d *drill) applyEvent(ctx context.Context, e schedule.Event) error {
 			return d.l.Inject(ctx, chaos.Crash(e.Targets))
 		}
 		return d.l.Inject(ctx, f)
+	case schedule.Disconnect:
+		return d.l.Inject(ctx, chaos.Disconnect{Names: e.Targets})
 	case schedule.Packets:
 		return d.l.Inject(ctx, chaos.Link{Verb: fault.Kind(e.Packet), Link: e.Targets[0], Value: fmt.Sprintf("%g%%", e.Share)})
 	}

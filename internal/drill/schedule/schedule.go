@@ -55,10 +55,14 @@ const (
 	// Packets: a WAN link loses, duplicates, corrupts or reorders 1, 5 or
 	// 20 % of its packets (Targets: the link).
 	Packets = "packets"
+	// Disconnect: every application connection to one node's server
+	// killed, or, one time in two, to every node's (a proxy restarting);
+	// the clients connect again.
+	Disconnect = "disconnect"
 )
 
 // Kinds are the fault kinds, in the order --faults lists them.
-var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, PartitionPrimary, OneWay, ClockBump, ClockStrobe, CPU, Memory, Disk, Packets}
+var Kinds = []string{Kill, Pause, Crash, PartitionOne, PartitionMinority, PartitionRing, PartitionBridge, PartitionPrimary, OneWay, ClockBump, ClockStrobe, CPU, Memory, Disk, Packets, Disconnect}
 
 // What a disk or packets event does.
 const (
@@ -285,6 +289,11 @@ func event(r *rand.Rand, kind string, nodes, links []string, offset time.Duratio
 	case Disk:
 		e.Targets = shuffled[:1]
 		e.Disk = DiskFaults[r.IntN(len(DiskFaults))]
+	case Disconnect:
+		e.Targets = shuffled[:1]
+		if r.IntN(2) == 0 {
+			e.Targets = sorted(shuffled)
+		}
 	case Packets:
 		if len(links) > 0 {
 			e.Targets = []string{links[r.IntN(len(links))]}

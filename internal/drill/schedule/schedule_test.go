@@ -101,12 +101,12 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// TestMachineDiskAndPacketFaults: memory, disk and packets steps draw
-// their targets and what they do from the seed; a packets fault takes one
+// TestMachineDiskAndPacketFaults: memory, disk, packets and disconnect
+// steps draw their targets and what they do from the seed; a packets fault takes one
 // of the lab's links, and a replay against a lab without it is refused.
 func TestMachineDiskAndPacketFaults(t *testing.T) {
 	p := params(5)
-	p.Faults, p.Links = []string{Memory, Disk, Packets}, []string{"east-west"}
+	p.Faults, p.Links = []string{Memory, Disk, Packets, Disconnect}, []string{"east-west"}
 	a, err := Generate(p)
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +130,24 @@ func TestMachineDiskAndPacketFaults(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) != 3 {
+	if len(seen) != 4 {
 		t.Errorf("kinds drawn: %v", seen)
+	}
+	// a disconnect: one node's connections, or every node's
+	sizes := map[int]bool{}
+	for seed := uint64(1); seed <= 10; seed++ {
+		q := params(seed)
+		q.Faults = []string{Disconnect}
+		d, err := Generate(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range d.Steps {
+			sizes[len(st.Events[0].Targets)] = true
+		}
+	}
+	if len(sizes) != 2 || !sizes[1] || !sizes[len(p.Nodes)] {
+		t.Errorf("disconnects drew %v nodes, want 1 and %d", sizes, len(p.Nodes))
 	}
 	data, _ := json.Marshal(a)
 	if _, err := Parse(data, "s.json", galera3, []string{"east-west"}); err != nil {
