@@ -35,7 +35,7 @@ func TestRefusals(t *testing.T) {
 		{"study", "run", "seed000-sweep", "--budget", "1h", "--variants", "nope"},
 		{"study", "show", "seed000-sweep", "--file", "/nonexistent.yaml"},
 		{"study", "run", "--resume", "20261130-010000-aaaa"},
-		{"study", "run", "seed000-sweep", "--resume", "../x"},
+		{"study", "run", "seed000-sweep", "--resume", "../x", "--variants", ""},
 		{"check", "/nonexistent.jsonl"},
 		{"runs", "compare"},
 		{"lb-check", "--kind", "nginx"},

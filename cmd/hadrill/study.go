@@ -126,8 +126,8 @@ func (cli *app) studyRunCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if runFlags.resume != "" {
 				prev, err := cli.resumed(runFlags.resume)
-				if err != nil {
-					return err
+				if err != nil { // with the flags' own problems: every problem at once
+					return hderr.Join([]error{err, runFlags.problems(cmd, &o)})
 				}
 				if file == "" && len(a) == 0 { // the stopped run's study
 					a = []string{prev.Result.Study.Name}
