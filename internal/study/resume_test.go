@@ -1,6 +1,7 @@
 package study
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +31,15 @@ func stoppedRun(t *testing.T) (*Study, Stored, facts.Installed) {
 			p.Samples = append(p.Samples, Sample{Round: r, Variant: v, Step: "s", Metric: "tps", Value: float64(r)})
 		}
 	}
-	return s, Stored{ID: "20261130-010000-aaaa", Result: p}, in
+	b, err := json.Marshal(p) // as the run store keeps it
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored Result
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	return s, Stored{ID: "20261130-010000-aaaa", Result: &stored}, in
 }
 
 // A resumed run keeps each variant's rounds up to its group's last
@@ -120,5 +129,29 @@ func TestCheckResume(t *testing.T) {
 	}
 	if err := checkResume(prev, s, Options{Scale: "quick", Decide: true}, v, in); err != nil {
 		t.Errorf("the design's own: %v", err)
+	}
+}
+
+// Every embedded study reads back from the run store as the study it was:
+// a stopped run of it can be resumed.
+func TestEveryStudyResumable(t *testing.T) {
+	for _, name := range Names() {
+		s, err := Embedded(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(&Result{Study: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Result
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, scale := range []string{"quick", "full"} {
+			if changed := studyChanged(back.Study, s, scale); changed != "" {
+				t.Errorf("%s at %s scale: its %s read back differ", name, scale, changed)
+			}
+		}
 	}
 }
