@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/hadrill/hadrill/internal/drill/schedule"
 	"os"
 	"strings"
 	"testing"
@@ -47,6 +48,9 @@ func TestRegistriesDocumented(t *testing.T) {
 	}
 	for _, k := range report.KindNames() {
 		entries = append(entries, entry{"the report's run kinds (report.kinds)", k, k})
+	}
+	for _, k := range schedule.Kinds {
+		entries = append(entries, entry{"chaos schedules' fault kinds (schedule.Kinds)", k, "`" + k + "`"})
 	}
 	for _, e := range entries {
 		if !strings.Contains(strings.ToLower(readme), strings.ToLower(e.inReadme)) {
