@@ -217,7 +217,11 @@ expect:
 	if code := exitOf(c); code != 1 || !strings.Contains(buf.String(), "interrupted: the partial results are kept in run ") {
 		t.Fatalf("a study interrupted: exit %d\n%s", code, buf.String())
 	}
-	first := regexp.MustCompile(`kept in run (\S+)`).FindStringSubmatch(buf.String())[1]
+	said := regexp.MustCompile(`kept in run ([0-9a-z-]+); go on from them with .hadrill study run --resume`).FindStringSubmatch(buf.String())
+	if said == nil {
+		t.Fatalf("the interrupted study does not say how to go on:\n%s", buf.String())
+	}
+	first := said[1]
 	var stopped struct {
 		Result struct {
 			Samples []struct {

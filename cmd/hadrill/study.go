@@ -258,8 +258,8 @@ func (cli *app) studyRun(ctx context.Context, s *study.Study, o study.Options) e
 	if runErr != nil {
 		return runErr
 	}
-	if err := interrupted(res.Interrupted, id); err != nil {
-		return err
+	if res.Interrupted {
+		return fmt.Errorf("interrupted: the partial results are kept in run %s; go on from them with `hadrill study run --resume %s`", id, id)
 	}
 	return study.Verdict(res, id)
 }

@@ -361,7 +361,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	res.Finding = Finding(res)
 	id, err := save(o, res, started)
 	if err == nil && res.Failed != "" {
-		err = fmt.Errorf("study %s stopped: %s (what was measured is kept in run %s)", s.Name, res.Failed, id)
+		err = fmt.Errorf("study %s stopped: %s (what was measured is kept in run %s; go on from it with `hadrill study run --resume %s`)", s.Name, res.Failed, id, id)
 	}
 	return res, id, err
 }
