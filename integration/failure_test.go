@@ -14,6 +14,7 @@ import (
 // TestCtrlCDuringUp: an interrupted up removes everything by itself.
 func TestCtrlCDuringUp(t *testing.T) {
 	t.Parallel()
+	takeSlot(t) // its subtests, one after another, run in it
 	for _, marker := range []string{"lab dir", "starting 3 servers"} {
 		t.Run(marker, func(t *testing.T) {
 			e := newEnv(t)
@@ -38,6 +39,7 @@ func TestCtrlCDuringUp(t *testing.T) {
 // TestKilledUpThenDown: kill -9 of hadrill mid-up, then down leaves nothing.
 func TestKilledUpThenDown(t *testing.T) {
 	t.Parallel()
+	takeSlot(t) // its subtests, one after another, run in it
 	for _, marker := range []string{"hosts and datadirs ready", "starting 3 servers"} {
 		t.Run(marker, func(t *testing.T) {
 			e := newEnv(t)

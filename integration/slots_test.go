@@ -26,8 +26,8 @@ var slots = struct {
 	waiting []*slotWaiter
 	last    time.Time // the last arrival
 	seq     int
-	held    map[*testing.T]bool
-}{free: slotCount(), held: map[*testing.T]bool{}}
+	held    map[string]bool // by test name
+}{free: slotCount(), held: map[string]bool{}}
 
 // longestFirst are the tests that took longest (make test's table of the
 // slowest), in that order but for TestAutoFailover, which mostly waits,
@@ -60,12 +60,15 @@ func rank(name string) int {
 }
 
 // takeSlot waits for a slot for t (once per test: a test with two homes
-// holds one) and gives it back when t ends. It logs how long it waited: the
-// test log's reader counts a test's time from then.
+// holds one, and a subtest of a test that took one runs in its parent's:
+// sequential subtests, each with a home of its own, would otherwise wait
+// in the queue again for each) and gives it back when t ends. It logs how
+// long it waited: the test log's reader counts a test's time from then.
 func takeSlot(t *testing.T) {
 	t.Helper()
+	top, _, sub := strings.Cut(t.Name(), "/")
 	slots.Lock()
-	if slots.held[t] {
+	if slots.held[t.Name()] || sub && slots.held[top] {
 		slots.Unlock()
 		return
 	}
@@ -79,12 +82,12 @@ func takeSlot(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	slots.Lock()
-	slots.held[t] = true
+	slots.held[t.Name()] = true
 	slots.Unlock()
 	t.Logf("a lab slot taken after %.1f s", time.Since(began).Seconds())
 	t.Cleanup(func() {
 		slots.Lock()
-		delete(slots.held, t)
+		delete(slots.held, t.Name())
 		slots.free++
 		slots.Unlock()
 	})
