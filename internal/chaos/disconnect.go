@@ -41,10 +41,11 @@ type Disconnect struct {
 var connectionFaults = family{kinds: []Kind{{
 	Name: DisconnectKind, Use: "disconnect NODE... [--replication]",
 	Short: "Kill every application connection to the servers of nodes (their transactions roll back, their clients see the connection lost)",
-	Long: "As a proxy restarting, a firewall losing its connection table or a mass kill by hand: every connection of the " +
-		"application's account (" + plan.AppUser + ") to each node's server killed with KILL CONNECTION. A transaction in flight rolls back " +
-		"and its client sees error 2013, not knowing whether a COMMIT it had sent took. --replication kills the replication " +
-		"account's (" + plan.ReplUser + ") too: a primary's binary log dump threads, so its replicas reconnect. Nothing to heal: clients connect again.",
+	Long: `As a proxy restarting, a firewall losing its connection table or a mass kill by hand: every
+connection of the application's account (` + plan.AppUser + `) to each node's server killed with KILL CONNECTION.
+A transaction in flight rolls back and its client sees error 2013, not knowing whether a COMMIT it
+had sent took. --replication kills the replication account's (` + plan.ReplUser + `) connections too: a
+primary's binary log dump threads, so its replicas reconnect. Nothing to heal: clients connect again.`,
 	MinArgs: 1, MaxArgs: -1, ArgsWhat: "one or more node names",
 	Parse: func(fs *pflag.FlagSet) func([]string) (Fault, error) {
 		repl := fs.Bool("replication", false, "also kill the replication account's connections (a primary's binary log dump threads)")

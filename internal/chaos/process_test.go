@@ -1,8 +1,8 @@
 package chaos
 
 import (
-	"database/sql"
 	"context"
+	"database/sql"
 	"os/exec"
 	"strings"
 	"syscall"
