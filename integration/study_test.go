@@ -197,20 +197,7 @@ expect:
 // order, and records the resumption as a deviation; a run that ran to its
 // end, or of another study, is refused.
 func studyResumed(t *testing.T, e *env) {
-	file := e.writeSpec("resume.yaml", `name: resume
-title: Galera against async, stopped and resumed
-source: a test
-variants:
-  - {name: async, preset: async, baseline: true}
-  - {name: galera, preset: galera3}
-steps:
-  - {name: commit, kind: commit-latency}
-scales:
-  quick: {runs: 3, count: 10}
-  full: {runs: 3, count: 10}
-expect:
-  - {step: commit, variant: galera, than: async, metric: avg_ms, min: 1.0001, max: 1000, why: "a certification round", claim: "Galera's commit takes longer", source: "a section"}
-`)
+	file := commitStudy(e, "resume", "Galera against async, stopped and resumed", 3)
 	c, buf := e.start("study", "run", "--file", file)
 	waitPrinted(t, buf, "round 2/3", 3*time.Minute)
 	_ = c.Process.Signal(syscall.SIGINT)
@@ -290,20 +277,7 @@ expect:
 // both labs, above each) take turns, one group after another, each group's
 // rounds run while its labs are up; the finding names the groups.
 func studyInGroups(t *testing.T, e *env) {
-	file := e.writeSpec("groups.yaml", `name: groups
-title: Galera against async, one lab at a time
-source: a test
-variants:
-  - {name: async, preset: async, baseline: true}
-  - {name: galera, preset: galera3}
-steps:
-  - {name: commit, kind: commit-latency}
-scales:
-  quick: {runs: 2, count: 10}
-  full: {runs: 2, count: 10}
-expect:
-  - {step: commit, variant: galera, than: async, metric: avg_ms, min: 1.0001, max: 1000, why: "a certification round", claim: "Galera's commit takes longer", source: "a section"}
-`)
+	file := commitStudy(e, "groups", "Galera against async, one lab at a time", 2)
 	if r := e.run("study", "run", "--file", file, "--max-memory", "800M", "--keep"); r.code != 2 || !strings.Contains(r.stderr, "--keep: at quick scale study groups's labs take turns in 2 groups") {
 		t.Errorf("--keep with groups: exit %d\n%s", r.code, r.stderr)
 	}
@@ -368,4 +342,23 @@ func roundFirsts(samples []sample) string {
 		}
 	}
 	return strings.Join(firsts, ",")
+}
+
+// commitStudy writes a study file comparing Galera's commit latency with
+// async's over runs rounds (the claim: Galera's takes longer).
+func commitStudy(e *env, name, title string, runs int) string {
+	return e.writeSpec(name+".yaml", fmt.Sprintf(`name: %s
+title: %s
+source: a test
+variants:
+  - {name: async, preset: async, baseline: true}
+  - {name: galera, preset: galera3}
+steps:
+  - {name: commit, kind: commit-latency}
+scales:
+  quick: {runs: %d, count: 10}
+  full: {runs: %d, count: 10}
+expect:
+  - {step: commit, variant: galera, than: async, metric: avg_ms, min: 1.0001, max: 1000, why: "a certification round", claim: "Galera's commit takes longer", source: "a section"}
+`, name, title, runs, runs))
 }
