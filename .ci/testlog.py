@@ -7,7 +7,9 @@ every command prints. At the end: for each test that failed, everything it print
 progress of the commands it ran included), so that a failure seen once can be read whole; then
 the slowest tests and each package's wall time, for whoever makes the run shorter, and how the
 package's tests ran at once: how long one, two or three ran together and which ran last alone
-(a test that waited for a lab slot counted from when it had one).
+(a test that waited for a lab slot counted from when it had one). Last, since a reader of a long
+log often sees its end only: why each failed test failed, its own messages without the logs it
+dumped or the times of its commands.
 """
 import datetime
 import json
@@ -21,6 +23,11 @@ SUBTEST_PASSED = re.compile(r'^\s*--- PASS: \S+/')  # a subtest that passed: its
 SLOT = re.compile(r'a lab slot taken after ([0-9.]+) s')  # a test begins to run once it has one
 MAX_LINES = 600  # of one failed test's output (its first and last ones)
 SLOWEST = 15     # tests listed with their time at the end
+TEST_LINE = re.compile(r'^\s+\S+_test\.go:[0-9]+: (.*)')  # a test's own message (t.Log, t.Error, t.Fatal)
+NOT_WHY = re.compile(  # a test's messages that never say why it failed: its logs' ends and its commands' times
+    r'^(\S+/(nodes|runs)/\S+: |\S+keeper\.log: |--- \S+ \(last [0-9]+ lines\)|a lab slot taken after |'
+    r'hadrill .*: [0-9.]+s$|\S+: (not )?kept( in|\b))')
+WHY_LINES = 30   # of one failed test's own messages, at the very end
 
 
 def main():
@@ -83,7 +90,27 @@ def main():
             print(f'{secs:8.1f}  the whole of {pkg}, {sum(v for (p, _), v in took.items() if p == pkg):.0f} s of tests run in parallel')
     for pkg in sorted(wall):
         together(pkg, {t: v for (p, t), v in spans.items() if p == pkg and v[1] is not None}, first[pkg])
+    if failed:
+        print('\n===== why each failed test failed (its own messages; everything it printed is above) =====')
+        for pkg, test in failed:
+            print(f'{test}:')
+            sys.stdout.write(''.join(why(out.get((pkg, test), []))))
     sys.stdout.flush()
+
+
+def why(lines):
+    """A failed test's own messages, each with the lines that continue it, without the logs it
+    dumped and the times of its commands: the last WHY_LINES of them."""
+    kept, keep = [], False
+    for line in lines:
+        m = TEST_LINE.match(line)
+        if m:
+            keep = not NOT_WHY.match(m.group(1))
+        elif not line.startswith('        '):  # a continuation is indented deeper than the message
+            keep = False
+        if keep:
+            kept.append(line)
+    return kept[-WHY_LINES:]
 
 
 def when(text):

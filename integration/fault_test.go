@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -229,19 +230,43 @@ func TestFaults(t *testing.T) {
 	if log := e.ok("fault", "log", "--name", "itflt").stdout; !strings.Contains(log, "clock db2 +30s") {
 		t.Errorf("the drill's fault is not in the fault log:\n%s", log)
 	}
-	// the application's connections killed under traffic: the writer's
-	// clients lose theirs (error 2013), connect again, nothing
-	// acknowledged is lost; a name that is no node is refused first
+	// the application's connections killed: a session of the application's
+	// account held open on db1 loses its connection at once (error 2013);
+	// a name that is no node is refused first
 	if r := e.run("fault", "disconnect", "db1", "db9", "--name", "itflt"); r.code != 2 || !strings.Contains(r.stderr, `NODE: "db9" is not a node`) {
 		t.Errorf("fault disconnect db1 db9: exit %d\n%s", r.code, r.stderr)
 	}
+	held, heldOut := e.start("sql", "db1", "--app", "--name", "itflt", "-e", "SELECT SLEEP(120)")
+	for end := time.Now().Add(30 * time.Second); !strings.Contains(e.sql("itflt", "db1", "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'app' AND INFO LIKE 'SELECT SLEEP(120)%'"), "1"); time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the application's session never showed on db1:\n%s", heldOut.String())
+		}
+	}
+	r = e.run("fault", "disconnect", "db1", "--name", "itflt")
+	if r.code != 0 || !regexp.MustCompile(`db1: [1-9][0-9,]* connections? of app killed`).MatchString(r.stderr) {
+		t.Errorf("fault disconnect db1: exit %d\n%s", r.code, r.stderr)
+	}
+	gone := make(chan int, 1)
+	go func() { gone <- exitOf(held) }()
+	select {
+	case code := <-gone:
+		if code == 0 || !strings.Contains(heldOut.String(), "2013") {
+			t.Errorf("the held session after disconnect: exit %d\n%s", code, heldOut.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = syscall.Kill(-held.Process.Pid, syscall.SIGKILL)
+		<-gone
+		t.Errorf("the held session outlived disconnect by 20 s:\n%s", heldOut.String())
+	}
+	// under traffic (each of the drill's operations on its own connection:
+	// those in flight are cut), applied, logged, nothing acknowledged lost
 	r = e.run("drill", "fault", "--name", "itflt", "--hold", "1s", "--before", "1s", "--after", "1s", "-o", "json", "--", "disconnect", "db1", "db2", "db3")
 	fd.Fault, fd.Passed, fd.Acked = "", false, 0
 	if err := json.Unmarshal([]byte(r.stdout), &fd); err != nil || r.code != 0 || !fd.Passed || fd.Fault != "disconnect db1 db2 db3" || fd.Acked == 0 {
 		t.Errorf("drill fault -- disconnect: exit %d %v %+v\n%s", r.code, err, fd, r.stderr)
 	}
-	if !regexp.MustCompile(`db\d: [1-9][0-9,]* connections? of app killed`).MatchString(r.stderr) {
-		t.Errorf("the drill's disconnect killed no application connection:\n%s", r.stderr)
+	if log := e.ok("fault", "log", "--name", "itflt").stdout; !strings.Contains(log, "disconnect db1,db2,db3") {
+		t.Errorf("the drill's disconnect is not in the fault log:\n%s", log)
 	}
 	e.ok("down", "--name", "itflt")
 
