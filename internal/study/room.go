@@ -2,7 +2,6 @@ package study
 
 import (
 	"fmt"
-	"github.com/hadrill/hadrill/internal/words"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/provision"
 	"github.com/hadrill/hadrill/internal/spec"
+	"github.com/hadrill/hadrill/internal/words"
 )
 
 // What a sysbench row takes, measured here (sysbench 1.0.20's oltp
@@ -392,13 +392,50 @@ func (n need) String() string {
 // disk test's time), for every variant and round; the rest (preparing
 // data, commits, drills, labs coming up) comes on top.
 func Least(s *Study, sc Scale, variants int) time.Duration {
+	return leastRound(s, sc) * time.Duration(variants*sc.Runs)
+}
+
+// leastRound is what the scale fixes of one variant's round.
+func leastRound(s *Study, sc Scale) time.Duration {
 	var per time.Duration
 	for _, st := range s.Steps {
 		if k := kindOf(st); k != nil && k.least != nil {
 			per += k.least(st, sc)
 		}
 	}
-	return per * time.Duration(variants*sc.Runs)
+	return per
+}
+
+// leastSaid says the least time the rounds a run has left take: every
+// variant's rounds of the scale, or, resuming, those the stopped run did
+// not keep (to its design's rounds once it had one).
+func leastSaid(s *Study, sc Scale, variants []string, resume *Stored, groups [][]string) string {
+	per := leastRound(s, sc)
+	if resume == nil {
+		if per == 0 {
+			return "its steps have no time the scale fixes (commits, rows, drills: they take what they take)"
+		}
+		return fmt.Sprintf("its rounds take at least %s (%s × %s of the scale's measured and warm-up time; preparing data, commits, drills and labs coming up come on top)",
+			(per * time.Duration(len(variants)*sc.Runs)).Round(time.Second), words.Count(len(variants), "variant"), words.Count(sc.Runs, "round"))
+	}
+	rounds := sc.Runs
+	if d := resume.Result.Design; d != nil {
+		rounds = d.Rounds
+	}
+	kept := keptRounds(resume.Result, groups)
+	var left int
+	var said []string
+	for _, v := range variants {
+		left += max(rounds-kept[v], 0)
+		said = append(said, fmt.Sprintf("%s %d", v, kept[v]))
+	}
+	out := fmt.Sprintf("run %s keeps %s of %d (%s); %s left", resume.ID, words.Count(len(variants)*rounds-left, "variant round"),
+		len(variants)*rounds, words.And(said), words.Count(left, "variant round"))
+	if per == 0 {
+		return out + ", whose steps have no time the scale fixes"
+	}
+	return fmt.Sprintf("%s, taking at least %s of the scale's measured and warm-up time (making the data anew, commits, drills and labs coming up come on top)",
+		out, (per * time.Duration(left)).Round(time.Second))
 }
 
 // DryRun checks a study run as Run would, makes nothing, and says what
@@ -408,16 +445,16 @@ func DryRun(s *Study, o Options) (string, error) {
 	sc, variants, cerr := Choose(s, o)
 	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}}
 	pl, perr := newPlacement(s, variants, o, res)
-	if err := hderr.Join([]error{cerr, perr, checkDecide(sc, o)}); err != nil {
+	var rerr error
+	if o.Resume != nil {
+		rerr = checkResume(*o.Resume, s, o, variants, facts.InstalledHere())
+	}
+	if err := hderr.Join([]error{cerr, perr, checkDecide(sc, o), rerr}); err != nil {
 		return "", err
 	}
-	least := "its steps have no time the scale fixes (commits, rows, drills: they take what they take)"
-	if d := Least(s, sc, len(variants)); d > 0 {
-		least = fmt.Sprintf("its rounds take at least %s (%s × %s of the scale's measured and warm-up time; preparing data, commits, drills and labs coming up come on top)",
-			d.Round(time.Second), words.Count(len(variants), "variant"), words.Count(sc.Runs, "round"))
-	}
 	if pl.remote {
-		return fmt.Sprintf("study %s at %s scale: its labs run one at a time on the machines of %s; %s.", s.Name, o.Scale, o.Inventory.File, least), nil
+		return fmt.Sprintf("study %s at %s scale: its labs run one at a time on the machines of %s; %s.", s.Name, o.Scale, o.Inventory.File,
+			leastSaid(s, sc, variants, o.Resume, [][]string{variants})), nil
 	}
 	n, err := pl.room(sc)
 	if err != nil {
@@ -427,6 +464,7 @@ func DryRun(s *Study, o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	least := leastSaid(s, sc, variants, o.Resume, groups)
 	if len(groups) > 1 {
 		if o.Keep {
 			return "", hderr.User("--keep: at %s scale study %s's labs take turns in %d groups (this computer holds no more at once), so only the last group's would be left up; leave out --keep, or run fewer --variants", o.Scale, s.Name, len(groups))

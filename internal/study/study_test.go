@@ -423,6 +423,28 @@ func TestLeast(t *testing.T) {
 	}
 }
 
+// TestLeastSaid: a dry run says the least time of the rounds a run has
+// left: all of them, or those a stopped run did not keep, to its design's.
+func TestLeastSaid(t *testing.T) {
+	s, _ := Embedded("seed000-binlog")
+	sc, _ := s.Scales.Named("full")
+	vs := []string{"off", "on"}
+	if got := leastSaid(s, sc, vs, nil, [][]string{vs}); !strings.HasPrefix(got, "its rounds take at least 1h10m0s (2 variants × 3 rounds") {
+		t.Errorf("a new run: %q", got)
+	}
+	stopped := &Stored{ID: "R", Result: &Result{Completed: map[string]int{"off": 2, "on": 1}}}
+	if got, want := leastSaid(s, sc, vs, stopped, [][]string{vs}), "run R keeps 2 variant rounds of 6 (off 1 and on 1); 4 variant rounds left, taking at least 46m40s"; !strings.HasPrefix(got, want) {
+		t.Errorf("resumed, one group:\n got %q\nwant %q…", got, want)
+	}
+	if got, want := leastSaid(s, sc, vs, stopped, [][]string{{"off"}, {"on"}}), "run R keeps 3 variant rounds of 6 (off 2 and on 1); 3 variant rounds left, taking at least 35m0s"; !strings.HasPrefix(got, want) {
+		t.Errorf("resumed, groups taking turns:\n got %q\nwant %q…", got, want)
+	}
+	stopped.Result.Design = &Design{Rounds: 5}
+	if got, want := leastSaid(s, sc, vs, stopped, [][]string{vs}), "run R keeps 2 variant rounds of 10 (off 1 and on 1); 8 variant rounds left"; !strings.HasPrefix(got, want) {
+		t.Errorf("resumed with a design:\n got %q\nwant %q…", got, want)
+	}
+}
+
 func TestNeedSays(t *testing.T) {
 	n := need{labs: 4, nodes: 13, data: rowsDataset(Scale{Tables: 20, TableSize: 1_000_000}), memory: 16 << 30, files: 97 << 30, memoryAvailable: 22 << 30, freeDisk: 75 << 30}
 	if got := n.String(); got != "4 labs at once, 13 nodes, each node holding 20 tables of 1,000,000 rows (about 4.66G in InnoDB's pages): about 16G of memory once the data is loaded (22G available), about 97G of files (75G free; emulated disks' images are checked against their own sizes when a lab comes up)" {
