@@ -129,8 +129,7 @@ client:
 	// A drill killed (kill -9) after its fault leaves a run marked
 	// unfinished, with what it acknowledged until then: audited once the
 	// node it killed is back
-	c, buf := e.start("drill", "failover", "--name", "itdrl", "--before", "1s")
-	waitPrinted(t, buf, "(kill -9)", 30*time.Second)
+	c, _ := e.startDrill("(kill -9)", "drill", "failover", "--name", "itdrl", "--before", "1s")
 	time.Sleep(700 * time.Millisecond) // its operations are written every half second
 	_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 	_ = c.Wait()
