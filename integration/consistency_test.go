@@ -264,6 +264,22 @@ func TestReadsOnReplicas(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &drill); err != nil || r.code != 0 || !drill.Passed || drill.Consistency.Own.Values.Stable == 0 || drill.Consistency.Own.Values.Lost != 0 {
 		t.Errorf("a partition drill with the set workload: exit %d %v %+v\n%s", r.code, err, drill.Consistency.Own, r.stderr)
 	}
+	// the counter workload through the same fault: increments and reads
+	// checked, nothing lost, no read above what was invoked
+	var cd struct {
+		Passed      bool `json:"passed"`
+		Consistency struct {
+			Own struct {
+				Values map[string]float64 `json:"values"`
+			} `json:"own"`
+		} `json:"consistency"`
+	}
+	r = partition("counter", "serializable")
+	if err := json.Unmarshal([]byte(r.stdout), &cd); err != nil || r.code != 0 || !cd.Passed {
+		t.Errorf("a partition drill with the counter workload: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
+	} else if c := cd.Consistency.Own.Values; c["acknowledged"] == 0 || c["lost"] != 0 || c["too_high"] != 0 {
+		t.Errorf("the counters through a partition: %v; want acknowledged increments, none lost or too high", c)
+	}
 	if r := e.run("drill", "partition", "db3", "--name", "itreads", "--read-target", "replicas"); r.code != 2 || !strings.Contains(r.stderr, "--read-target: applies to the history workloads") {
 		t.Errorf("a read target without a history workload: exit %d %s", r.code, r.stderr)
 	}
