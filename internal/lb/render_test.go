@@ -77,6 +77,14 @@ func TestRenderGolden(t *testing.T) {
 	}
 	p := build(t, "", "clusters: [{name: db}]\nload_balancers: [{name: lb, cluster: db, mode: balanced}]\n", "bal", rootFacts)
 	golden.Check(t, "balanced-lb.haproxy.cfg", []byte(render(t, p)[0].Proxy))
+	// probing as a cloud's load balancer does: every 15 s, checks alone
+	// decide, a server taken out keeps its sessions
+	p = build(t, "", "clusters: [{name: db}]\nload_balancers: [{name: lb, cluster: db, mode: balanced, checks: cloud}]\n", "bal", rootFacts)
+	cloud := render(t, p)[0].Proxy
+	golden.Check(t, "balanced-cloud-lb.haproxy.cfg", []byte(cloud))
+	if strings.Contains(cloud, "shutdown-sessions") || strings.Contains(cloud, "on-error") || !strings.Contains(cloud, "inter 15s") {
+		t.Errorf("cloud checks:\n%s", cloud)
+	}
 }
 
 // A pair: HAProxy listening on every address of each host (the virtual

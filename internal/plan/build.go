@@ -256,7 +256,7 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 		return LBInstance{Host: h.Name, Netns: h.Netns, Address: h.Address, Dir: dir, ConfigFile: filepath.Join(dir, "proxy.cfg"),
 			PidFile: filepath.Join(dir, "proxy.pid"), LogFile: filepath.Join(dir, "proxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
 	}
-	l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Port: MySQLPort}
+	l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Checks: lb.Checks, Port: MySQLPort}
 	if lb.Mode == spec.LBBalanced {
 		l.ReadPort = ReadPort
 	}

@@ -331,12 +331,15 @@ func (n *Node) ProfileLabel() string {
 
 // LB is a load balancer: a proxy on its own host in front of one cluster.
 type LB struct {
-	Name     string      `json:"name"`
-	Cluster  string      `json:"cluster"`
-	Mode     spec.LBMode `json:"mode"`
-	Address  string      `json:"address"`
-	Port     int         `json:"port"`                // writes (and everything in single-writer mode)
-	ReadPort int         `json:"read_port,omitempty"` // reads, balanced mode only
+	Name    string      `json:"name"`
+	Cluster string      `json:"cluster"`
+	Mode    spec.LBMode `json:"mode"`
+	// Checks is how it checks its servers (a lab recorded before it had
+	// the field: fast).
+	Checks   spec.LBChecks `json:"checks,omitempty"`
+	Address  string        `json:"address"`
+	Port     int           `json:"port"`                // writes (and everything in single-writer mode)
+	ReadPort int           `json:"read_port,omitempty"` // reads, balanced mode only
 	// Instances are the hosts the load balancer runs on: one, or a pair
 	// sharing the virtual IP Address (VirtualIP).
 	Instances []LBInstance `json:"instances"`

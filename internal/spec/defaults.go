@@ -100,6 +100,9 @@ func Defaults(s *Spec) {
 		if lb.Mode == "" {
 			lb.Mode = LBSingleWriter
 		}
+		if lb.Checks == "" {
+			lb.Checks = LBChecksFast
+		}
 		if lb.Region == "" {
 			lb.Region = regionOf(s, lb.Cluster, first)
 		}

@@ -38,6 +38,8 @@ func TestLoadReportsEveryProblem(t *testing.T) {
 			[]string{"clusters[0].addresses[0]: 198.18.8.1 is outside the lab network 198.18.7.0/24"}},
 		{"bad refs", "clusters:\n  - name: db\nload_balancers:\n  - name: lb\n    cluster: nope\nreplication:\n  - from: db\n    to: dr\n",
 			[]string{`load_balancers[0].cluster: unknown cluster "nope"`, `replication[0].to: unknown cluster "dr"`}},
+		{"bad load balancer mode and checks", "clusters:\n  - name: db\nload_balancers:\n  - {name: lb, cluster: db, mode: spread, checks: slow}\n",
+			[]string{`load_balancers[0].mode: expected one of single-writer, balanced, got "spread"`, `load_balancers[0].checks: expected one of fast, cloud, got "slow"`}},
 		{"bad kind and profile", "clusters:\n  - name: db\n    kind: ndb\n    profile: fast\n",
 			[]string{`clusters[0].kind: expected one of galera, primary, standalone, got "ndb"`, `clusters[0].profile: expected one of default, durable, relaxed`}},
 		{"managed key", "clusters:\n  - name: db\n    config:\n      datadir: /x\n", []string{"clusters[0].config.datadir: is managed by hadrill"}},

@@ -182,12 +182,30 @@ const (
 	LBBalanced     LBMode = "balanced"      // writes and reads across every healthy node
 )
 
+// LBChecks is how a load balancer checks its servers' health agents.
+type LBChecks string
+
+// Load balancer checks.
+const (
+	// LBChecksFast checks every 200 ms, takes a server out after 2 failed
+	// checks or at once on a failed connection, and shuts the sessions of
+	// a server it takes out: failover in under a second.
+	LBChecksFast LBChecks = "fast"
+	// LBChecksCloud probes as a cloud's internal load balancer does
+	// (Azure's defaults: every 15 s, out after 2 failed probes, back after
+	// 2 good ones): a server taken out gets no new connection, and the
+	// connections it has go on.
+	LBChecksCloud LBChecks = "cloud"
+)
+
 // LoadBalancer fronts one cluster.
 type LoadBalancer struct {
 	Name    string `yaml:"name"`
 	Cluster string `yaml:"cluster"`
 	Mode    LBMode `yaml:"mode,omitempty"` // single-writer | balanced
-	Region  string `yaml:"region,omitempty"`
+	// Checks is how it checks its servers: fast (the default) or cloud.
+	Checks LBChecks `yaml:"checks,omitempty"`
+	Region string   `yaml:"region,omitempty"`
 	// Address is where clients connect: the host's address, or with two
 	// replicas the virtual IP the pair shares.
 	Address string `yaml:"address,omitempty"`

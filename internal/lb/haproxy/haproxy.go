@@ -6,6 +6,7 @@ import (
 	"embed"
 
 	"github.com/hadrill/hadrill/internal/render"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 //go:embed templates/haproxy.cfg.tmpl
@@ -45,6 +46,10 @@ type Config struct {
 type Timing struct {
 	Inter, FastInter, DownInter, CheckTimeout string
 	Rise, Fall                                int
+	// Probes alone decide, as a cloud's load balancer's: real traffic's
+	// failed connections do not take a server out, and a server taken out
+	// keeps the sessions it has (only new ones go elsewhere).
+	ProbesOnly bool
 }
 
 // DefaultTiming detects a dead or unhealthy node within about 0.5 s from
@@ -57,6 +62,23 @@ type Timing struct {
 // keeps a busy one's last verdict for agent.BusyGrace), and a node whose
 // agent is merely slow is not a node to shut the sessions of.
 var DefaultTiming = Timing{Inter: "200ms", FastInter: "100ms", DownInter: "200ms", CheckTimeout: "1s", Rise: 2, Fall: 2}
+
+// CloudTiming probes as Azure's load balancer does by default (its
+// probe's interval 15 s, out after 2 probes unanswered, back after as
+// many good ones; a server probed down gets no new connection and its
+// established ones go on): the load balancer of document 000. A probe's
+// connection must be made within a second (HAProxy's timeout connect);
+// its answer may take 5 s.
+var CloudTiming = Timing{Inter: "15s", FastInter: "15s", DownInter: "15s", CheckTimeout: "5s", Rise: 2, Fall: 2, ProbesOnly: true}
+
+// TimingOf is the timing of a load balancer's checks (fast when the lab
+// was recorded before labs chose).
+func TimingOf(c spec.LBChecks) Timing {
+	if c == spec.LBChecksCloud {
+		return CloudTiming
+	}
+	return DefaultTiming
+}
 
 // Render renders haproxy.cfg.
 func Render(c Config) (string, error) {

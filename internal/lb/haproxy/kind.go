@@ -32,7 +32,7 @@ func (Kind) Daemon(in *plan.LBInstance) host.Daemon {
 // comes and goes).
 func (Kind) Config(p *plan.Plan, b *plan.LB, in *plan.LBInstance) (string, error) {
 	c := Config{Lab: p.Lab, Name: b.Name, Cluster: b.Cluster, Mode: string(b.Mode), Address: b.Address,
-		Port: b.Port, ReadPort: b.ReadPort, CheckPort: plan.AgentPort, Timing: DefaultTiming,
+		Port: b.Port, ReadPort: b.ReadPort, CheckPort: plan.AgentPort, Timing: TimingOf(b.Checks),
 		WriteCheck: "/", ReadCheck: "/", AdminSocket: in.AdminSocket}
 	for _, e := range p.Monitoring {
 		if e.Job == plan.JobProxy {
