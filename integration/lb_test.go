@@ -197,11 +197,13 @@ func agentHTTP(t *testing.T, e *env) {
 }
 
 // TestBalancedLoadBalancer: writes on 3306 and reads on 3307 spread over
-// every healthy node; drain of an unknown node is bad input.
+// every healthy node, with a cloud load balancer's probes (every 15 s: the
+// lab is up and every node serves without waiting for them); drain of an
+// unknown node is bad input.
 func TestBalancedLoadBalancer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	spec := e.writeSpec("bal.yaml", "clusters:\n  - name: db\n    nodes: 3\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n    mode: balanced\n")
+	spec := e.writeSpec("bal.yaml", "clusters:\n  - name: db\n    nodes: 3\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n    mode: balanced\n    checks: cloud\n")
 	e.ok("up", "--name", "itbal", "-f", spec)
 	st := e.lbStatus("itbal")
 	serving := map[string]int{}
