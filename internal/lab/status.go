@@ -107,7 +107,7 @@ func (l *Lab) StatusOver(ctx context.Context, window time.Duration) status.Statu
 	wg.Wait()
 	for i := range p.LoadBalancers {
 		b := l.Balancer(&p.LoadBalancers[i])
-		info := status.LBInfo{Name: b.LB.Name, Cluster: b.LB.Cluster, Mode: b.LB.Mode, Netns: b.LB.Instances[0].Netns, Address: b.LB.Address,
+		info := status.LBInfo{Name: b.LB.Name, Cluster: b.LB.Cluster, Mode: b.LB.Mode, Checks: b.LB.Checks, Netns: b.LB.Instances[0].Netns, Address: b.LB.Address,
 			Port: b.LB.Port, Proxy: lb.KindOf(b.LB).Name(), State: "down", Backends: []lb.ServerState{}, Instances: b.Instances(ctx)}
 		for j, in := range info.Instances {
 			if in.Holder { // where the address is now

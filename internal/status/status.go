@@ -212,9 +212,12 @@ type LBInfo struct {
 	Name    string      `json:"name"`
 	Cluster string      `json:"cluster"`
 	Mode    spec.LBMode `json:"mode"`
-	Netns   string      `json:"netns"`
-	Address string      `json:"address"`
-	Port    int         `json:"port"`
+	// Checks is how it checks its servers (fast, or cloud: probes every
+	// 15 s, sessions kept).
+	Checks  spec.LBChecks `json:"checks,omitempty"`
+	Netns   string        `json:"netns"`
+	Address string        `json:"address"`
+	Port    int           `json:"port"`
 	// Proxy is the proxy software it runs (its kind's name).
 	Proxy string `json:"proxy"`
 	State string `json:"state"` // running | down
@@ -260,7 +263,11 @@ func Text(out io.Writer, st Status) {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s:%d\t%s\t%d\t%s\n", n.Name, n.Cluster, n.Role, n.Region, n.Address, n.Port, state, n.Pid, n.Profile)
 	}
 	for _, lb := range st.LoadBalancers {
-		fmt.Fprintf(w, "%s\t%s\tlb/%s\t\t%s:%d\t%s\t\t%s\n", lb.Name, lb.Cluster, lb.Mode, lb.Address, lb.Port, lb.State, backends(lb))
+		role := "lb/" + string(lb.Mode)
+		if lb.Checks != "" && lb.Checks != spec.LBChecksFast {
+			role += ", " + string(lb.Checks) + " checks"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t\t%s:%d\t%s\t\t%s\n", lb.Name, lb.Cluster, role, lb.Address, lb.Port, lb.State, backends(lb))
 		for _, in := range lb.Instances { // a pair: which host holds the virtual IP
 			state := lb.Proxy + map[bool]string{true: " up", false: " down"}[in.ProxyUp]
 			if in.Keepalived != nil && !*in.Keepalived {

@@ -36,7 +36,7 @@ func TestText(t *testing.T) {
 			{Name: "db3", Cluster: "db", Role: plan.RoleFenced, Region: "west", Address: "198.18.7.13", Port: 3306, State: "down", Profile: "durable", DisksDown: true,
 				Fenced: "held 1-101-901, which no replica received", Stopped: "InnoDB: fdatasync() returned 5 (EIO)"},
 		},
-		LoadBalancers: []LBInfo{{Name: "lb", Cluster: "db", Mode: "single-writer", Address: "198.18.7.100", Port: 3306, Proxy: "proxyd", State: "running",
+		LoadBalancers: []LBInfo{{Name: "lb", Cluster: "db", Mode: "single-writer", Checks: "cloud", Address: "198.18.7.100", Port: 3306, Proxy: "proxyd", State: "running",
 			Backends:  []lb.ServerState{{Proxy: "writes", Name: "db1", Status: "UP", Serving: true}, {Proxy: "writes", Name: "db2", Status: "MAINT"}},
 			Instances: []lb.Instance{{Host: "lb1", Address: "198.18.7.101", ProxyUp: true, Keepalived: &yes, Holder: true}, {Host: "lb2", Address: "198.18.7.102", Keepalived: &no}},
 			Out:       []lb.Event{{At: at.Add(90 * time.Second), Instance: "lb1", Proxy: "writes", Server: "db2", What: "down", Reason: "maintenance"}}}},
