@@ -305,7 +305,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 						}
 						samples, err := measure(ctx, l, pl.logOf(name), variant(s, name), st, sc, o, s.Name, round)
 						if err != nil && ctx.Err() == nil { // once more, after a pause; the failure is recorded
-							what := fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, firstLine(err.Error()))
+							what := fmt.Sprintf("round %d, variant %s, step %s: %v", round, name, st.Name, failureSaid(err.Error()))
 							fmt.Fprintf(o.Log, "study %s: %s; running it again in %v\n", s.Name, what, retryPause)
 							res.Retried = append(res.Retried, what)
 							sleepCtx(ctx, retryPause)
@@ -399,6 +399,18 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// failureSaid is what a retried step's failure records: its first line
+// and, when the lab's load balancers acted while it ran (a server marked
+// down, its sessions shut: what a client sees as a lost connection), what
+// they did.
+func failureSaid(s string) string {
+	out := firstLine(s)
+	if _, lbs, ok := strings.Cut(s, "\nwhile it ran, "); ok {
+		out += "; while it ran, " + strings.ReplaceAll(strings.TrimSpace(lbs), "\n", "; ")
+	}
+	return out
 }
 
 func variant(s *Study, name string) Variant {

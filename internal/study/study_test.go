@@ -617,3 +617,15 @@ func TestStepKindsListedOnce(t *testing.T) {
 		t.Errorf("StepKindNames %v", StepKindNames())
 	}
 }
+
+// TestFailureSaid: a retried step records its failure's first line and
+// what the load balancers did while it ran, not the lines between.
+func TestFailureSaid(t *testing.T) {
+	err := "sysbench: exit status 1: errno = 2013\nFATAL: thread 3 failed\nwhile it ran, load balancer lb (times from its start): writes marked db3 down at +41.2 s (Layer4 timeout), shutting its 170 sessions"
+	if got, want := failureSaid(err), "sysbench: exit status 1: errno = 2013; while it ran, load balancer lb (times from its start): writes marked db3 down at +41.2 s (Layer4 timeout), shutting its 170 sessions"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := failureSaid("one line\ntwo"); got != "one line" {
+		t.Errorf("without load balancers: %q", got)
+	}
+}
