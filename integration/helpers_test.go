@@ -255,6 +255,10 @@ func (e *env) run(args ...string) result {
 	return e.collect(e.cmd(args...), args)
 }
 
+// refusedForLoad is how a drill says it was refused for a load the lab
+// could not carry before its fault (nothing was broken).
+const refusedForLoad = "--rate: the lab cannot carry"
+
 // runDrill runs a drill command, or a study whose steps run drills. One
 // refused for a load the lab could not carry (a computer busy with other
 // tests slowed the lab's writes before the fault; the drill then breaks
@@ -263,7 +267,7 @@ func (e *env) run(args ...string) result {
 func (e *env) runDrill(args ...string) result {
 	e.t.Helper()
 	r := e.run(args...)
-	for try := 0; try < 2 && (r.code == 2 || r.code == 1) && strings.Contains(r.stderr, "--rate: the lab cannot carry"); try++ {
+	for try := 0; try < 2 && (r.code == 2 || r.code == 1) && strings.Contains(r.stderr, refusedForLoad); try++ {
 		e.t.Logf("refused for a load the lab could not carry then, tried again: %s", r.stderr)
 		time.Sleep(5 * time.Second)
 		r = e.run(args...)
