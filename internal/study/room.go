@@ -442,16 +442,11 @@ func leastSaid(s *Study, sc Scale, variants []string, resume *Stored, groups [][
 // its labs would need against this computer and the least time its rounds
 // take; a study that would not fit is refused as Run refuses it.
 func DryRun(s *Study, o Options) (string, error) {
-	sc, variants, cerr := Choose(s, o)
-	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}}
-	pl, perr := newPlacement(s, variants, o, res)
-	var rerr error
-	if o.Resume != nil {
-		rerr = checkResume(*o.Resume, s, o, variants, facts.InstalledHere())
-	}
-	if err := hderr.Join([]error{cerr, perr, checkDecide(sc, o), rerr}); err != nil {
+	res, pl, err := prepare(s, o)
+	if err != nil {
 		return "", err
 	}
+	sc, variants := res.Protocol, res.Variants
 	if pl.remote {
 		return fmt.Sprintf("study %s at %s scale: its labs run one at a time on the machines of %s; %s.", s.Name, o.Scale, o.Inventory.File,
 			leastSaid(s, sc, variants, o.Resume, [][]string{variants})), nil

@@ -197,25 +197,20 @@ func stillRunning(ctx context.Context, log io.Writer, what string) func() {
 // down (unless Keep), also when interrupted or failing. What was measured
 // is summarised and stored as a run either way.
 func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
-	sc, variants, cerr := Choose(s, o)
 	if o.Inventory != nil { // the stored study says where each variant ran
 		cp := *s
 		cp.Variants = slices.Clone(s.Variants)
 		s = &cp
 	}
-	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}, Decide: o.Decide, Budget: o.Budget,
-		Completed: map[string]int{}, RoundTimes: map[string][]float64{}}
+	res, pl, err := prepare(s, o)
+	if err != nil {
+		return nil, "", err
+	}
+	res.Decide, res.Budget, res.Completed, res.RoundTimes = o.Decide, o.Budget, map[string]int{}, map[string][]float64{}
 	if o.Inventory != nil {
 		res.Inventory = o.Inventory.File
 	}
-	pl, perr := newPlacement(s, variants, o, res)
-	var rerr error
-	if o.Resume != nil {
-		rerr = checkResume(*o.Resume, s, o, variants, facts.InstalledHere())
-	}
-	if err := hderr.Join([]error{cerr, perr, checkDecide(sc, o), rerr}); err != nil { // every problem at once
-		return nil, "", err
-	}
+	sc, variants := res.Protocol, res.Variants
 	if err := pl.checkRoom(sc); err != nil {
 		return nil, "", err
 	}
@@ -364,6 +359,20 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		err = fmt.Errorf("study %s stopped: %s (what was measured is kept in run %s; go on from it with `hadrill study run --resume %s`)", s.Name, res.Failed, id, id)
 	}
 	return res, id, err
+}
+
+// prepare is what a run and a dry run check first, every problem at
+// once: the scale and variants chosen, where the labs go (placement), a
+// resumed run's fit and --decide's: the result to fill and its placement.
+func prepare(s *Study, o Options) (*Result, *placement, error) {
+	sc, variants, cerr := Choose(s, o)
+	res := &Result{Study: s, Scale: o.Scale, Protocol: sc, Variants: variants, Labs: map[string]string{}}
+	pl, perr := newPlacement(s, variants, o, res)
+	var rerr error
+	if o.Resume != nil {
+		rerr = checkResume(*o.Resume, s, o, variants, facts.InstalledHere())
+	}
+	return res, pl, hderr.Join([]error{cerr, perr, checkDecide(sc, o), rerr})
 }
 
 // checkDecide refuses a two-stage design the scale cannot pilot, and a
