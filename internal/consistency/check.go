@@ -1,6 +1,7 @@
 package consistency
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -554,7 +555,7 @@ func (c *checker) reads() {
 			case !known[m.Key] && len(own[m.Key]) > 0 && !hasSuffix(m.List, own[m.Key]):
 				c.add("internal", fmt.Sprintf("%s read key %d = %s without its own appends %v at the end", describe(t), m.Key, short(m.List), own[m.Key]), 1, t)
 			}
-			state[m.Key], known[m.Key], since[m.Key] = slices.Clone(m.List), true, nil
+			state[m.Key], known[m.Key], since[m.Key] = slices.Clip(m.List), true, nil // clipped: an append to it copies, never writes into the read
 		}
 	}
 }
@@ -708,27 +709,41 @@ func (c *checker) dependencies() {
 			}
 		}
 	}
-	pos := map[int]map[int]int{} // key -> value -> its place in the order
+	c.g.deps = slices.Grow(c.g.deps, c.edgesAtMost())
+	// where a value is in its key's order: the read's own length, for a
+	// read that is a prefix of an order holding each value once (the
+	// rule); else from a map of the order, made for the keys that need it
+	pos := map[int]map[int]int{}
+	place := func(k, v, n int) (int, bool) {
+		if l := c.order[k]; n <= len(l) && l[n-1] == v && c.marks[k].dup < 0 {
+			return n - 1, true
+		}
+		if pos[k] == nil {
+			pos[k] = make(map[int]int, len(c.order[k]))
+			for i, v := range c.order[k] {
+				pos[k][v] = i
+			}
+		}
+		p, ok := pos[k][v]
+		return p, ok
+	}
 	for _, k := range c.keys {
 		l := c.order[k]
-		pos[k] = make(map[int]int, len(l))
-		for i, v := range l {
-			pos[k][v] = i
-		}
 		for i := 0; i+1 < len(l); i++ {
 			c.link(c.writer[k][l[i]], c.writer[k][l[i+1]], dep{kind: ww, key: k, a: l[i], b: l[i+1]})
 		}
 	}
+	var done []int // the keys a transaction read so far: few, a list rather than a map
 	for _, t := range c.txns {
 		if t.Type != "ok" {
 			continue
 		}
-		done := map[int]bool{}
+		done = done[:0]
 		for _, m := range t.Mops {
-			if m.F != "r" || !m.Read || done[m.Key] {
+			if m.F != "r" || !m.Read || slices.Contains(done, m.Key) {
 				continue
 			}
-			done[m.Key] = true // one external read of a key is enough: the others are the same (or internal)
+			done = append(done, m.Key) // one external read of a key is enough: the others are the same (or internal)
 			at, ok := externalRead(t, m.Key)
 			if !ok {
 				continue
@@ -741,7 +756,7 @@ func (c *checker) dependencies() {
 				last := l[len(l)-1]
 				seenWriter = c.writer[m.Key][last]
 				c.link(seenWriter, t, dep{kind: wr, key: m.Key, mop: int32(at)})
-				p, ok := pos[m.Key][last]
+				p, ok := place(m.Key, last, len(l))
 				if !ok {
 					continue
 				}
@@ -757,6 +772,29 @@ func (c *checker) dependencies() {
 			}
 		}
 	}
+}
+
+// edgesAtMost bounds the edges dependencies and ordering draw but for
+// real time's (which ordering counts itself): a ww edge a version, a wr
+// and an rw edge a committed read, a process edge a transaction. The
+// graph's edges are its largest slice: grown by doubling, they were
+// copied about twice over, and held up to twice the room they needed.
+func (c *checker) edgesAtMost() int {
+	n := len(c.txns)
+	for _, k := range c.keys {
+		n += len(c.order[k])
+	}
+	for _, t := range c.txns {
+		if t.Type != "ok" {
+			continue
+		}
+		for _, m := range t.Mops {
+			if m.F == "r" && m.Read {
+				n += 2
+			}
+		}
+	}
+	return n
 }
 
 // ordering draws the clients' own order: each process's committed
@@ -791,28 +829,47 @@ func (c *checker) ordering() {
 			events = append(events, event{t.Complete.Time, true, t})
 		}
 	}
-	sort.SliceStable(events, func(i, j int) bool {
-		if events[i].at != events[j].at {
-			return events[i].at < events[j].at
+	slices.SortStableFunc(events, func(a, b event) int {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
 		}
-		return !events[i].finish && events[j].finish // a start at the same moment as a finish does not follow it
+		return cmp.Compare(b2i(a.finish), b2i(b.finish)) // a start at the same moment as a finish does not follow it
 	})
-	var frontier []*Txn // completed, and not known to precede another completed one
-	for _, e := range events {
-		if !e.finish {
+	// real time, swept twice: counting its edges to make room for them
+	// first, then drawing them (the sweep costs little beside the room
+	// growing would take)
+	sweep := func(draw bool) (n int) {
+		var frontier []*Txn // completed, and not known to precede another completed one
+		for _, e := range events {
+			if !e.finish {
+				n += len(frontier)
+				for _, f := range frontier {
+					if draw {
+						c.link(f, e.t, dep{kind: realtime})
+					}
+				}
+				continue
+			}
+			kept := frontier[:0]
 			for _, f := range frontier {
-				c.link(f, e.t, dep{kind: realtime})
+				if f.Complete.Time >= e.t.Invoke.Time { // e.t did not begin after f: both stay
+					kept = append(kept, f)
+				}
 			}
-			continue
+			frontier = append(kept, e.t)
 		}
-		kept := frontier[:0]
-		for _, f := range frontier {
-			if f.Complete.Time >= e.t.Invoke.Time { // e.t did not begin after f: both stay
-				kept = append(kept, f)
-			}
-		}
-		frontier = append(kept, e.t)
+		return n
 	}
+	c.g.deps = slices.Grow(c.g.deps, sweep(false))
+	sweep(true)
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // EscapedError is the error a client records for a transaction the
