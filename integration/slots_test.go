@@ -34,7 +34,8 @@ var slots = struct {
 // moved before TestTPCC, which keeps the CPUs busy: the three that start
 // together are not the three heaviest.
 var longestFirst = []string{"TestDiskFaults", "TestSSHLab", "TestAutoFailover", "TestTPCC", "TestTPCCStudy", "TestDrills",
-	"TestSSHStudy", "TestTrust", "TestSysbenchSweep", "TestStudy", "TestSSHWAN", "TestStudyEndpointAndSlap", "TestChaos", "TestWAN"}
+	"TestRelaxedOutage", "TestReadsOnReplicas", "TestSSHStudy", "TestTrust", "TestSysbenchSweep", "TestStudy", "TestSSHWAN",
+	"TestStudyEndpointAndSlap", "TestChaos", "TestWAN"}
 
 const settle = 200 * time.Millisecond
 
