@@ -34,8 +34,7 @@ var slots = struct {
 // moved before TestTPCC, which keeps the CPUs busy: the three that start
 // together are not the three heaviest.
 var longestFirst = []string{"TestDiskFaults", "TestSSHLab", "TestAutoFailover", "TestTPCC", "TestTPCCStudy", "TestDrills",
-	"TestRelaxedOutage", "TestReadsOnReplicas", "TestSSHStudy", "TestTrust", "TestSysbenchSweep", "TestStudy", "TestSSHWAN",
-	"TestStudyEndpointAndSlap", "TestChaos", "TestWAN"}
+	"TestSSHStudy", "TestTrust", "TestSysbenchSweep", "TestStudy", "TestSSHWAN", "TestStudyEndpointAndSlap", "TestChaos", "TestWAN"}
 
 const settle = 200 * time.Millisecond
 
