@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hadrill/hadrill/internal/netns"
 )
@@ -201,20 +201,30 @@ func snmpCounter(t *testing.T, ns, proto, field string) int {
 // (copies included; none: the path is cut).
 func datagrams(t *testing.T, fromNs, toNs, toAddr string, n int) int {
 	t.Helper()
+	// the receiver says "ready" once bound (a busy computer starts Python
+	// in a namespace in more than the 300 ms this once slept), then counts
+	// what arrives until 2 s pass with nothing
 	recv := exec.Command("ip", "netns", "exec", toNs, "python3", "-c",
-		"import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.bind(('0.0.0.0',9997));s.settimeout(2)\nn=0\ntry:\n while True:\n  s.recv(64); n+=1\nexcept OSError:\n pass\nprint(n)")
-	var out strings.Builder
-	recv.Stdout = &out
+		"import socket,sys;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.bind(('0.0.0.0',9997));s.settimeout(2)\nprint('ready',flush=True)\nn=0\ntry:\n while True:\n  s.recv(64); n+=1\nexcept OSError:\n pass\nprint(n)")
+	stdout, err := recv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := recv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != "ready" {
+		_ = recv.Wait()
+		t.Fatalf("the datagram receiver in %s did not start: %q", toNs, lines.Text())
+	}
 	send := exec.Command("ip", "netns", "exec", fromNs, "python3", "-c",
 		"import socket,time;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor i in range("+strconv.Itoa(n)+"):\n s.sendto(b'hd', ('"+toAddr+"',9997)); time.sleep(0.002)")
 	if b, err := send.CombinedOutput(); err != nil {
 		t.Fatalf("sending datagrams: %v: %s", err, b)
 	}
+	lines.Scan()
 	_ = recv.Wait()
-	got, _ := strconv.Atoi(strings.TrimSpace(out.String()))
+	got, _ := strconv.Atoi(strings.TrimSpace(lines.Text()))
 	return got
 }
