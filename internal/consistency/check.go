@@ -833,7 +833,13 @@ func (c *checker) ordering() {
 		if c := cmp.Compare(a.at, b.at); c != 0 {
 			return c
 		}
-		return cmp.Compare(b2i(a.finish), b2i(b.finish)) // a start at the same moment as a finish does not follow it
+		switch { // a start at the same moment as a finish does not follow it
+		case a.finish == b.finish:
+			return 0
+		case b.finish:
+			return -1
+		}
+		return 1
 	})
 	// real time, swept twice: counting its edges to make room for them
 	// first, then drawing them (the sweep costs little beside the room
@@ -843,8 +849,8 @@ func (c *checker) ordering() {
 		for _, e := range events {
 			if !e.finish {
 				n += len(frontier)
-				for _, f := range frontier {
-					if draw {
+				if draw {
+					for _, f := range frontier {
 						c.link(f, e.t, dep{kind: realtime})
 					}
 				}
@@ -862,14 +868,6 @@ func (c *checker) ordering() {
 	}
 	c.g.deps = slices.Grow(c.g.deps, sweep(false))
 	sweep(true)
-}
-
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // EscapedError is the error a client records for a transaction the
