@@ -159,7 +159,7 @@ client: {name: client}
 				// a flapping partition of the primary (2 s cut, 2 s healed): each cut is shorter
 				// than the cluster's failover_after (4 s), so no failover: the same primary after,
 				// nothing lost
-				r := e.run("drill", "flap", "--name", c.lab, "--hold", "6s", "--rate", "50", "--before", "1s", "--after", "1s", "-o", "json")
+				r := e.runDrill("drill", "flap", "--name", c.lab, "--hold", "6s", "--rate", "50", "--before", "1s", "--after", "1s", "-o", "json")
 				var fl drillResult
 				if err := json.Unmarshal([]byte(r.stdout), &fl); err != nil || r.code != 0 || !fl.Passed || fl.LostCount != 0 || fl.WritesAcked == 0 ||
 					len(fl.Targets) != 1 || fl.Targets[0] != primary {
@@ -285,7 +285,7 @@ client: {name: client}
 				// a seeded chaos drill on semi-sync with failover: auto: the
 				// primary cut off from the rest (seed 30's first step), then a
 				// pause and a kill, run to a verdict
-				r := e.run("drill", "chaos", "--name", c.lab, "--seed", "30", "--duration", "6s", "--hold", "1500ms", "--interval", "1s",
+				r := e.runDrill("drill", "chaos", "--name", c.lab, "--seed", "30", "--duration", "6s", "--hold", "1500ms", "--interval", "1s",
 					"--faults", "kill,pause,partition-primary", "--rate", "20", "--before", "1s", "--after", "1s", "-o", "json")
 				var ch chaosResult
 				if err := json.Unmarshal([]byte(r.stdout), &ch); err != nil || (r.code != 0 && r.code != 1) || ch.Verdict == "" || len(ch.Applied) == 0 || ch.Schedule.Seed != 30 {

@@ -192,7 +192,7 @@ client:
 		if f := node("db3").DiskFaults["data"]; !strings.HasPrefix(f, "lose-unsynced armed") {
 			t.Errorf("status shows db3's armed power cut as %q", f)
 		}
-		r := e.run("drill", "full-outage", "--name", "itdsk", "--workload", "append", "--model", "read-committed", "--before", "1s", "--after", "1s", "-o", "json")
+		r := e.runDrill("drill", "full-outage", "--name", "itdsk", "--workload", "append", "--model", "read-committed", "--before", "1s", "--after", "1s", "-o", "json")
 		var res drillResult
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code == 2 {
 			t.Fatalf("drill: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)
@@ -332,7 +332,7 @@ client:
 			P99Ms     float64 `json:"p99_ms"`
 		} `json:"phases"`
 	}
-	r := e.run("drill", "fault", "--name", "itdsk", "--hold", "3s", "--before", "1s", "--after", "1s", "-o", "json", "--", "disk", "db2", "--slow", "10")
+	r := e.runDrill("drill", "fault", "--name", "itdsk", "--hold", "3s", "--before", "1s", "--after", "1s", "-o", "json", "--", "disk", "db2", "--slow", "10")
 	if err := json.Unmarshal([]byte(r.stdout), &fd); err != nil || r.code != 0 || !fd.Passed || fd.Fault != "disk db2 --slow 10" || len(fd.Phases) != 3 ||
 		fd.Phases[1].Seconds < 3 || fd.Phases[1].AckedPerS == 0 {
 		t.Errorf("drill fault -- disk db2 --slow 10: exit %d %v %+v\n%s", r.code, err, fd, r.stderr)

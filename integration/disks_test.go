@@ -131,7 +131,7 @@ func testCloud3(t *testing.T) {
 	}
 
 	var d drillResult
-	dr := e.run("drill", "failover", "--name", "itcloud", "--rate", "30", "--before", "1s", "--after", "1s", "-o", "json")
+	dr := e.runDrill("drill", "failover", "--name", "itcloud", "--rate", "30", "--before", "1s", "--after", "1s", "-o", "json")
 	if err := json.Unmarshal([]byte(dr.stdout), &d); err != nil || !d.Passed || d.LostCount != 0 {
 		t.Fatalf("failover drill on cloud3: exit %d %+v\n%s", dr.code, d, dr.stderr)
 	}

@@ -223,7 +223,7 @@ func TestFaults(t *testing.T) {
 		Phases  []struct{ Name string } `json:"phases"`
 		Verdict string                  `json:"verdict"`
 	}
-	r := e.run("drill", "fault", "--name", "itflt", "--hold", "2s", "--before", "1s", "--after", "1s", "-o", "json", "--", "clock", "db2", "+30s")
+	r := e.runDrill("drill", "fault", "--name", "itflt", "--hold", "2s", "--before", "1s", "--after", "1s", "-o", "json", "--", "clock", "db2", "+30s")
 	if err := json.Unmarshal([]byte(r.stdout), &fd); err != nil || r.code != 0 || !fd.Passed || fd.Fault != "clock db2 +30s" || fd.Acked == 0 || len(fd.Phases) != 3 {
 		t.Errorf("drill fault -- clock db2 +30s: exit %d %v %+v\n%s", r.code, err, fd, r.stderr)
 	}
@@ -260,7 +260,7 @@ func TestFaults(t *testing.T) {
 	}
 	// under traffic (each of the drill's operations on its own connection:
 	// those in flight are cut), applied, logged, nothing acknowledged lost
-	r = e.run("drill", "fault", "--name", "itflt", "--hold", "1s", "--before", "1s", "--after", "1s", "-o", "json", "--", "disconnect", "db1", "db2", "db3")
+	r = e.runDrill("drill", "fault", "--name", "itflt", "--hold", "1s", "--before", "1s", "--after", "1s", "-o", "json", "--", "disconnect", "db1", "db2", "db3")
 	fd.Fault, fd.Passed, fd.Acked = "", false, 0
 	if err := json.Unmarshal([]byte(r.stdout), &fd); err != nil || r.code != 0 || !fd.Passed || fd.Fault != "disconnect db1 db2 db3" || fd.Acked == 0 {
 		t.Errorf("drill fault -- disconnect: exit %d %v %+v\n%s", r.code, err, fd, r.stderr)

@@ -266,11 +266,18 @@ const refusedForLoad = "--rate: the lab cannot carry"
 // refused too) is tried again, twice, 5 s apart.
 func (e *env) runDrill(args ...string) result {
 	e.t.Helper()
-	r := e.run(args...)
+	return retryRefused(e.t, func() result { return e.run(args...) })
+}
+
+// retryRefused runs a drill (run) again, twice, 5 s apart, while it is
+// refused for a load the lab could not carry before its fault.
+func retryRefused(t *testing.T, run func() result) result {
+	t.Helper()
+	r := run()
 	for try := 0; try < 2 && (r.code == 2 || r.code == 1) && strings.Contains(r.stderr, refusedForLoad); try++ {
-		e.t.Logf("refused for a load the lab could not carry then, tried again: %s", r.stderr)
+		t.Logf("refused for a load the lab could not carry then, tried again: %s", r.stderr)
 		time.Sleep(5 * time.Second)
-		r = e.run(args...)
+		r = run()
 	}
 	return r
 }

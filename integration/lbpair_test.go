@@ -125,7 +125,7 @@ client: {name: client}
 		}
 		return false
 	})
-	r := e.run("drill", "lb-failover", "--name", "itlbp", "--before", "1s", "--after", "1s", "--hold", "4s", "-o", "json")
+	r := e.runDrill("drill", "lb-failover", "--name", "itlbp", "--before", "1s", "--after", "1s", "--hold", "4s", "-o", "json")
 	var failed struct {
 		Verdict   string   `json:"verdict"`
 		Problems  []string `json:"problems"`

@@ -130,7 +130,7 @@ load_balancers: [{name: lb, cluster: db, machine: small}]
 	}
 
 	var d drillResult
-	dr := e.run("drill", "failover", "--name", "itmach", "-o", "json")
+	dr := e.runDrill("drill", "failover", "--name", "itmach", "-o", "json")
 	if err := json.Unmarshal([]byte(dr.stdout), &d); err != nil || !d.Passed || d.LostCount != 0 {
 		t.Fatalf("drill on sized hosts: exit %d %+v\n%s", dr.code, d, dr.stderr)
 	}

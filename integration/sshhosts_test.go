@@ -91,6 +91,13 @@ func (s *sshHosts) as(args ...string) result {
 	return r
 }
 
+// asDrill runs a drill as the controller user, tried again when it was
+// refused for a load the lab could not carry then (see runDrill).
+func (s *sshHosts) asDrill(args ...string) result {
+	s.e.t.Helper()
+	return retryRefused(s.e.t, func() result { return s.as(args...) })
+}
+
 // onHost runs argv on a host (in its namespace, as root, not over SSH) and
 // returns what it printed.
 func (s *sshHosts) onHost(name string, argv ...string) string {

@@ -237,7 +237,7 @@ func TestSSHLab(t *testing.T) {
 
 	// a drill through the load balancer from the client host: the writer
 	// killed on its host, every acknowledged write audited on every node
-	r = s.as("drill", "failover", "--name", "rg3", "--crash", "-o", "json")
+	r = s.asDrill("drill", "failover", "--name", "rg3", "--crash", "-o", "json")
 	var d struct {
 		Acked int `json:"writes_acked"`
 		Lost  int `json:"lost_count"`
@@ -405,7 +405,7 @@ client: {name: client}
 		t.Errorf("a query through the virtual IP from the client host: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, d := range []string{"lb-failover", "lb-crash"} {
-		r := s.as("drill", d, "--name", "rlb", "--before", "1s", "--after", "1s", "-o", "json")
+		r := s.asDrill("drill", d, "--name", "rlb", "--before", "1s", "--after", "1s", "-o", "json")
 		var res drillResult
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 {
 			t.Fatalf("drill %s: exit %d %v\n%s%s", d, r.code, err, r.stdout, r.stderr)
