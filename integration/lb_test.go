@@ -250,3 +250,110 @@ func (e *env) lbAddress(lab string) string {
 	json.Unmarshal([]byte(e.ok("status", "--name", lab, "-o", "json").stdout), &s)
 	return s.LoadBalancers[0].Address
 }
+
+// TestLayer4LoadBalancer: a load balancer of kind iptables (the kernel's
+// DNAT rules, a prober rewriting them) spreads new connections over the
+// healthy nodes on both ports, each seen by the servers from the load
+// balancer's address; a node taken out gets no new connection while a
+// connection it has goes on (the kernel keeps a connection's server); a
+// killed prober's rules go with it (nothing balances, as after a crashed
+// host's reboot) and heal brings them back.
+func TestLayer4LoadBalancer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	spec := e.writeSpec("l4.yaml", "clusters:\n  - name: db\n    nodes: 3\n    failure_detection: fast\nload_balancers:\n  - name: lb\n    cluster: db\n    mode: balanced\n    kind: iptables\n")
+	e.ok("up", "--name", "itl4", "-f", spec)
+	var st struct {
+		Client struct {
+			Netns        string `json:"netns"`
+			DefaultsFile string `json:"defaults_file"`
+		} `json:"client"`
+		LoadBalancers []struct {
+			Address, Netns, Proxy string
+			Backends              []struct {
+				Proxy, Name string
+				Serving     bool
+			}
+		} `json:"load_balancers"`
+	}
+	e.statusInto("itl4", &st)
+	b := st.LoadBalancers[0]
+	if b.Proxy != "iptables" || len(b.Backends) != 6 {
+		t.Fatalf("load balancer: %+v", b)
+	}
+	client := func(port string, query string) (string, error) {
+		out, err := exec.Command("ip", "netns", "exec", st.Client.Netns, "mariadb", "--defaults-file="+st.Client.DefaultsFile,
+			"--host="+b.Address, "--port="+port, "-N", "-e", query).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	landings := func(port string, n int) map[string]int {
+		seen := map[string]int{}
+		for range n {
+			out, err := client(port, "SELECT @@wsrep_node_name, SUBSTRING_INDEX(USER(), '@', -1)")
+			if err != nil {
+				t.Fatalf("port %s: %v %s", port, err, out)
+			}
+			node, from, _ := strings.Cut(out, "\t")
+			if from != b.Address {
+				t.Errorf("port %s: a connection reached %s from %q, want from the load balancer's %s", port, node, from, b.Address)
+			}
+			seen[node]++
+		}
+		return seen
+	}
+	for _, port := range []string{"3306", "3307"} {
+		if seen := landings(port, 12); len(seen) < 2 {
+			t.Errorf("port %s: 12 connections all landed on %v", port, seen)
+		}
+	}
+	// db1 and db2 drained: every new connection on db3; one held there
+	// while db3 is drained and the others admitted goes on
+	e.ok("drain", "--name", "itl4", "db1", "db2")
+	e.waitBackend("itl4", "db1", false, 10*time.Second)
+	e.waitBackend("itl4", "db2", false, 10*time.Second)
+	if seen := landings("3306", 4); seen["db3"] != 4 {
+		t.Fatalf("with db1 and db2 drained, connections landed on %v", seen)
+	}
+	held := exec.Command("ip", "netns", "exec", st.Client.Netns, "mariadb", "--defaults-file="+st.Client.DefaultsFile,
+		"--host="+b.Address, "--port=3306", "-N", "-e", "SELECT @@wsrep_node_name; DO SLEEP(5); SELECT @@wsrep_node_name")
+	var heldOut strings.Builder
+	held.Stdout, held.Stderr = &heldOut, &heldOut
+	if err := held.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	e.ok("undrain", "--name", "itl4", "db1", "db2")
+	e.ok("drain", "--name", "itl4", "db3")
+	e.waitBackend("itl4", "db3", false, 10*time.Second)
+	e.waitBackend("itl4", "db1", true, 10*time.Second)
+	e.waitBackend("itl4", "db2", true, 10*time.Second)
+	if seen := landings("3306", 6); seen["db3"] != 0 {
+		t.Errorf("with db3 drained, connections landed on %v", seen)
+	}
+	if err := held.Wait(); err != nil || strings.Fields(heldOut.String())[0] != "db3" || len(strings.Fields(heldOut.String())) != 2 {
+		t.Errorf("a connection held on db3 while it was taken out: %v\n%s", err, heldOut.String())
+	}
+	var out struct {
+		LoadBalancers []struct {
+			Out []struct{ Proxy, Server, What, Reason string } `json:"out_of_service"`
+		} `json:"load_balancers"`
+	}
+	e.statusInto("itl4", &out)
+	if o := out.LoadBalancers[0].Out; len(o) == 0 || o[0].Server != "db3" || !strings.Contains(o[0].Reason, "503") {
+		t.Errorf("why db3 is out: %+v", o)
+	}
+	e.ok("undrain", "--name", "itl4", "db3")
+
+	// the prober killed: its rules go with it, and heal brings them back
+	e.ok("fault", "kill", "lb", "--name", "itl4")
+	if rules, _ := exec.Command("ip", "netns", "exec", b.Netns, "iptables", "-w", "-t", "nat", "-S").CombinedOutput(); strings.Contains(string(rules), "HDLB") {
+		t.Errorf("rules left after the prober was killed:\n%s", rules)
+	}
+	if out, err := client("3306", "SELECT 1"); err == nil {
+		t.Errorf("a connection through a load balancer whose prober was killed: %s", out)
+	}
+	e.ok("fault", "heal", "--name", "itl4")
+	if out, err := client("3306", "SELECT 1"); err != nil {
+		t.Errorf("after heal: %v %s", err, out)
+	}
+}

@@ -39,6 +39,8 @@ func TestRefusals(t *testing.T) {
 		{"check", "/nonexistent.jsonl"},
 		{"runs", "compare"},
 		{"lb-check", "--kind", "nginx"},
+		{"lb-iptables"},
+		{"lb-iptables", "--config", "/nonexistent.json"},
 		{"status", "--name", "nolab"},
 		{"nope"},
 	}

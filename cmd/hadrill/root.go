@@ -49,7 +49,7 @@ one network namespace per host, and measures it.
 	pf.DurationVar(&cli.wait, "wait", 0, "when the lab is busy with another command, wait up to this long for it (default: refuse at once, exit 3)")
 	root.SetFlagErrorFunc(badFlag)
 	root.AddCommand(cli.upCmd(), cli.studyCmd(), cli.checkCmd(), cli.netemCmd(), cli.diskCmd(), cli.drillCmd(), cli.downCmd(), cli.statusCmd(), cli.validateCmd(), cli.preflightCmd(), cli.presetsCmd(), cli.machinesCmd(), cli.disksCmd(), cli.templatesCmd(),
-		cli.sqlCmd(), cli.logsCmd(), cli.planCmd(), cli.agentCmd(), cli.keeperCmd(), hostCmd(), lbCheckCmd(), cli.promoteCmd(), cli.rebuildCmd(), cli.drCmd(), cli.backupCmd(), cli.restoreCmd(), cli.faultCmd(cli.applyNow), cli.drainCmd(true), cli.drainCmd(false), cli.benchCmd(), cli.runsCmd(), cli.reportCmd(), cli.recoverCmd(), cli.nodeCmd("start"), cli.nodeCmd("stop"), cli.nodeCmd("restart"))
+		cli.sqlCmd(), cli.logsCmd(), cli.planCmd(), cli.agentCmd(), cli.keeperCmd(), hostCmd(), lbCheckCmd(), lbIPTablesCmd(), cli.promoteCmd(), cli.rebuildCmd(), cli.drCmd(), cli.backupCmd(), cli.restoreCmd(), cli.faultCmd(cli.applyNow), cli.drainCmd(true), cli.drainCmd(false), cli.benchCmd(), cli.runsCmd(), cli.reportCmd(), cli.recoverCmd(), cli.nodeCmd("start"), cli.nodeCmd("stop"), cli.nodeCmd("restart"))
 	for _, c := range root.Commands() {
 		c.SetFlagErrorFunc(root.FlagErrorFunc())
 		unknownSub(c)

@@ -77,7 +77,8 @@ func (l *Lab) daemonsOn(name string) []hostDaemon {
 				start: func(ctx context.Context) error { return b.StartKeepalived(ctx, in) },
 				kill:  func(ctx context.Context) error { return b.KillKeepalived(ctx, in) }})
 		}
-		out = append(out, hostDaemon{Role: roleProxy, Daemon: b.Proxy(in), start: func(ctx context.Context) error { return b.StartProxy(ctx, in) }})
+		out = append(out, hostDaemon{Role: roleProxy, Daemon: b.Proxy(in), start: func(ctx context.Context) error { return b.StartProxy(ctx, in) },
+			kill: func(ctx context.Context) error { return b.KillProxy(ctx, in) }})
 	}
 	for _, e := range l.p.Monitoring {
 		if e.Host == name && len(e.Argv) > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/lb/haproxy"
+	"github.com/hadrill/hadrill/internal/lb/iptables"
 	"github.com/hadrill/hadrill/internal/lb/proxy"
 	"github.com/hadrill/hadrill/internal/plan"
 )
@@ -32,10 +33,19 @@ type Balancer struct {
 // kinds are the proxies a load balancer may run, in the order they are
 // listed (a new one: its package under internal/lb implementing
 // proxy.Kind, and a place here).
-var kinds = []proxy.Kind{haproxy.Kind{}}
+var kinds = []proxy.Kind{haproxy.Kind{}, iptables.Kind{}}
 
-// KindOf is a load balancer's proxy: HAProxy, the one kind there is.
-func KindOf(*plan.LB) proxy.Kind { return kinds[0] }
+// KindOf is a load balancer's proxy: the kind its spec names (HAProxy for
+// a lab recorded before it named one, or no load balancer).
+func KindOf(b *plan.LB) proxy.Kind {
+	if b == nil {
+		return kinds[0]
+	}
+	if k, ok := KindNamed(string(b.Kind)); ok {
+		return k
+	}
+	return kinds[0]
+}
 
 // KindNamed is the proxy of that name (a pair's check names its own).
 func KindNamed(name string) (proxy.Kind, bool) {
@@ -56,7 +66,29 @@ func KindNames() []string {
 }
 
 // Proxy is an instance's proxy as its host runs it.
-func (b Balancer) Proxy(in *plan.LBInstance) host.Daemon { return KindOf(b.LB).Daemon(in) }
+func (b Balancer) Proxy(in *plan.LBInstance) host.Daemon {
+	return KindOf(b.LB).Daemon(in, b.Hosts(in.Host).Exe())
+}
+
+// KillProxy kills an instance's proxy (SIGKILL) and takes away what its
+// kind leaves on the host when killed (proxy.Residue), as a crashed
+// machine's reboot would.
+func (b Balancer) KillProxy(ctx context.Context, in *plan.LBInstance) error {
+	h := b.Hosts(in.Host)
+	if err := h.Kill(ctx, b.Proxy(in)); err != nil {
+		return err
+	}
+	r, ok := KindOf(b.LB).(proxy.Residue)
+	if !ok {
+		return nil
+	}
+	for _, argv := range r.Residue(b.Plan, b.LB, in) {
+		if out, err := h.Run(ctx, argv, nil); err != nil {
+			return fmt.Errorf("%s: taking away what its %s left: %v: %s", in.Host, KindOf(b.LB).Name(), err, out)
+		}
+	}
+	return nil
+}
 
 // Keepalived is a pair instance's keepalived as its host runs it: in the
 // foreground, VRRP only, logging to its log file, its pid files in the lab.

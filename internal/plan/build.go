@@ -256,7 +256,10 @@ func (b *builder) loadBalancer(i int, lb spec.LoadBalancer) {
 		return LBInstance{Host: h.Name, Netns: h.Netns, Address: h.Address, Dir: dir, ConfigFile: filepath.Join(dir, "proxy.cfg"),
 			PidFile: filepath.Join(dir, "proxy.pid"), LogFile: filepath.Join(dir, "proxy.log"), AdminSocket: filepath.Join(dir, "admin.sock")}
 	}
-	l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Checks: lb.Checks, Port: MySQLPort}
+	l := LB{Name: lb.Name, Cluster: lb.Cluster, Mode: lb.Mode, Kind: lb.Kind, Checks: lb.Checks, Port: MySQLPort}
+	if lb.Kind == spec.LBKindIPTables && b.p.Mode == ModeRootless {
+		b.problems = append(b.problems, fmt.Sprintf("load_balancers[%d].kind: iptables rewrites a host's own firewall, which needs network namespaces (run as root) or SSH hosts; use haproxy to run rootless", i))
+	}
 	if lb.Mode == spec.LBBalanced {
 		l.ReadPort = ReadPort
 	}

@@ -94,6 +94,9 @@ func (b *builder) monitoring() {
 				"--config.my-cnf=" + cnf}, mysqldCollectors...)})
 	}
 	for _, lb := range b.p.LoadBalancers {
+		if !lb.Kind.Metrics() {
+			continue
+		}
 		for _, in := range lb.Instances {
 			b.p.Monitoring = append(b.p.Monitoring, Exporter{Job: JobProxy, Instance: in.Host, Host: in.Host, Address: in.Address, Port: ProxyMetricsPort})
 		}

@@ -464,6 +464,21 @@ func TestLBPair(t *testing.T) {
 		!strings.Contains(err.Error(), "load_balancers[0].replicas: a pair sharing a virtual IP needs network namespaces") {
 		t.Errorf("a rootless pair: %v", err)
 	}
+	s.LoadBalancers[0].Kind = spec.LBKindIPTables
+	if _, err := Build(s, "pair", "/home/u/.hadrill", Facts{User: "alice", MemBytes: 8 << 30}); err == nil ||
+		!strings.Contains(err.Error(), "load_balancers[0].kind: iptables rewrites a host's own firewall, which needs network namespaces (run as root) or SSH hosts") {
+		t.Errorf("a rootless load balancer of kind iptables: %v", err)
+	}
+	s.Monitoring = true
+	s.LoadBalancers[0].Machine = ""
+	p, err = Build(s, "pair", "/home/u/.hadrill", Facts{Root: true, User: "root", MemBytes: 8 << 30})
+	if err != nil {
+		t.Fatalf("a load balancer of kind iptables: %v", err)
+	}
+	if p.LoadBalancers[0].Kind != spec.LBKindIPTables || len(p.Monitoring) == 0 ||
+		slices.ContainsFunc(p.Monitoring, func(e Exporter) bool { return e.Job == JobProxy }) {
+		t.Errorf("a load balancer of kind iptables: kind %q, exporters %+v (it serves no metrics)", p.LoadBalancers[0].Kind, p.Monitoring)
+	}
 }
 
 // A load balancer pair on remote hosts shares the inventory's virtual IP

@@ -334,6 +334,9 @@ type LB struct {
 	Name    string      `json:"name"`
 	Cluster string      `json:"cluster"`
 	Mode    spec.LBMode `json:"mode"`
+	// Kind is what it balances with (a lab recorded before it had the
+	// field: haproxy).
+	Kind spec.LBKind `json:"kind,omitempty"`
 	// Checks is how it checks its servers (a lab recorded before it had
 	// the field: fast).
 	Checks   spec.LBChecks `json:"checks,omitempty"`

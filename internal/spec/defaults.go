@@ -103,6 +103,9 @@ func Defaults(s *Spec) {
 		if lb.Checks == "" {
 			lb.Checks = LBChecksFast
 		}
+		if lb.Kind == "" {
+			lb.Kind = LBKindHAProxy
+		}
 		if lb.Region == "" {
 			lb.Region = regionOf(s, lb.Cluster, first)
 		}

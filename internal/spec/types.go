@@ -198,11 +198,32 @@ const (
 	LBChecksCloud LBChecks = "cloud"
 )
 
+// LBKind is the software a load balancer balances with.
+type LBKind string
+
+// Load balancer kinds.
+const (
+	// LBKindHAProxy is HAProxy on the load balancer's host: a process
+	// every connection's bytes pass through (the default).
+	LBKindHAProxy LBKind = "haproxy"
+	// LBKindIPTables is the host's kernel: iptables DNAT rules spread new
+	// connections over the servers its prober finds healthy (as
+	// kube-proxy's iptables mode, or a cloud's layer-4 load balancer: no
+	// process on the data path); it needs network namespaces or SSH
+	// hosts, and keeps a server's connections when it takes it out.
+	LBKindIPTables LBKind = "iptables"
+)
+
+// Metrics says whether the kind serves its own Prometheus metrics.
+func (k LBKind) Metrics() bool { return k != LBKindIPTables }
+
 // LoadBalancer fronts one cluster.
 type LoadBalancer struct {
 	Name    string `yaml:"name"`
 	Cluster string `yaml:"cluster"`
 	Mode    LBMode `yaml:"mode,omitempty"` // single-writer | balanced
+	// Kind is what it balances with: haproxy (the default) or iptables.
+	Kind LBKind `yaml:"kind,omitempty"`
 	// Checks is how it checks its servers: fast (the default) or cloud.
 	Checks LBChecks `yaml:"checks,omitempty"`
 	Region string   `yaml:"region,omitempty"`

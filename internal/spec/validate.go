@@ -123,6 +123,7 @@ func (v *validator) validate(s *Spec) {
 		v.name(p+".name", lb.Name, hosts)
 		v.ref(p+".cluster", lb.Cluster, "cluster", clusters)
 		oneOf(v, p+".mode", lb.Mode, LBSingleWriter, LBBalanced)
+		oneOf(v, p+".kind", lb.Kind, LBKindHAProxy, LBKindIPTables)
 		oneOf(v, p+".checks", lb.Checks, LBChecksFast, LBChecksCloud)
 		v.ref(p+".region", lb.Region, "region", regions)
 		v.address(p+".address", lb.Address, network)

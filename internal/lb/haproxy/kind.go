@@ -21,7 +21,7 @@ func (Kind) Name() string { return "haproxy" }
 func (Kind) Version() []string { return []string{"haproxy", "-v"} }
 
 // Daemon is an instance's HAProxy, in the foreground (-db).
-func (Kind) Daemon(in *plan.LBInstance) host.Daemon {
+func (Kind) Daemon(in *plan.LBInstance, _ string) host.Daemon {
 	return in.Proxy.Named(in.Host+" haproxy", []string{"haproxy", "-f", in.ConfigFile, "-db"})
 }
 

@@ -1,9 +1,11 @@
 // Package proxy is what a load balancer's proxy software is to hadrill: a
 // Kind (the daemon on each host, its configuration, how it sees its
 // servers, whether it answers) and the neutral record of a server as it
-// sees it. HAProxy (package haproxy) is the one kind there is; another
-// (ProxySQL, MaxScale) is a package implementing Kind beside it and a line
-// in lb's kinds.
+// sees it. HAProxy (package haproxy) is a process on the data path; the
+// kernel's iptables (package iptables) a prober that rewrites DNAT rules,
+// with no process on it. Another (ProxySQL, MaxScale) is a package
+// implementing Kind beside them, a line in lb's kinds and a value of
+// spec.LBKind.
 package proxy
 
 import (
@@ -36,8 +38,9 @@ type Kind interface {
 	// (a run records it).
 	Version() []string
 	// Daemon is the proxy on an instance's host, in the foreground so the
-	// supervisor holds its pid.
-	Daemon(in *plan.LBInstance) host.Daemon
+	// supervisor holds its pid (exe: hadrill on that host, for a kind
+	// whose daemon is hadrill's own).
+	Daemon(in *plan.LBInstance, exe string) host.Daemon
 	// Config is the text of an instance's configuration file (pure): the
 	// load balancer's cluster's nodes, checked through their health
 	// agents.
@@ -51,6 +54,14 @@ type Kind interface {
 	// Events are the changes an instance's log file (its LogFile) holds
 	// of where it sends connections, in order (pure).
 	Events(log []byte) []Event
+}
+
+// Residue is a kind whose daemon, killed, leaves something on its host
+// that a crashed machine would not keep (a rebooted kernel's firewall
+// is empty): the commands that take it away, run on the host after the
+// kill.
+type Residue interface {
+	Residue(p *plan.Plan, b *plan.LB, in *plan.LBInstance) [][]string
 }
 
 // Event is a change the proxy logged in where it sends connections: a
