@@ -257,7 +257,8 @@ func (e *env) lbAddress(lab string) string {
 // balancer's address; a node taken out gets no new connection while a
 // connection it has goes on (the kernel keeps a connection's server); a
 // killed prober's rules go with it (nothing balances, as after a crashed
-// host's reboot) and heal brings them back.
+// host's reboot) and heal brings them back; cut off from the other hosts,
+// it forwards no packet.
 func TestLayer4LoadBalancer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -283,7 +284,7 @@ func TestLayer4LoadBalancer(t *testing.T) {
 	}
 	client := func(port string, query string) (string, error) {
 		out, err := exec.Command("ip", "netns", "exec", st.Client.Netns, "mariadb", "--defaults-file="+st.Client.DefaultsFile,
-			"--host="+b.Address, "--port="+port, "-N", "-e", query).CombinedOutput()
+			"--host="+b.Address, "--port="+port, "--connect-timeout=3", "-N", "-e", query).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
 	landings := func(port string, n int) map[string]int {
@@ -355,5 +356,17 @@ func TestLayer4LoadBalancer(t *testing.T) {
 	e.ok("fault", "heal", "--name", "itl4")
 	if out, err := client("3306", "SELECT 1"); err != nil {
 		t.Errorf("after heal: %v %s", err, out)
+	}
+	// cut off from the other hosts, it forwards nothing either
+	e.ok("fault", "partition", "lb", "--name", "itl4")
+	if out, err := client("3306", "SELECT 1"); err == nil {
+		t.Errorf("a connection through a load balancer cut off from every host: %s", out)
+	}
+	e.ok("fault", "heal", "--name", "itl4")
+	for _, n := range []string{"db1", "db2", "db3"} { // its probes failed too: the nodes come back after 2 good ones
+		e.waitBackend("itl4", n, true, 10*time.Second)
+	}
+	if out, err := client("3306", "SELECT 1"); err != nil {
+		t.Errorf("after the partition healed: %v %s", err, out)
 	}
 }

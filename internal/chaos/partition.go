@@ -280,8 +280,10 @@ func (c Cut) Apply(ctx context.Context, hosts Runner) error {
 	return errors.Join(errs...)
 }
 
-// hooks are where a host's packets go through its fault chain.
-var hooks = []string{"INPUT", "OUTPUT"}
+// hooks are where a host's packets go through its fault chain: those it
+// receives and sends, and those it forwards (a load balancer of kind
+// iptables passes its clients' packets on; cut off, it must not).
+var hooks = []string{"INPUT", "OUTPUT", "FORWARD"}
 
 // Lift removes every partition rule of chain from the hosts.
 func Lift(ctx context.Context, hosts Runner, chain string, on []plan.Host) error {

@@ -59,7 +59,7 @@ func TestCutApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := "filter | HDFAULT | -A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n" +
-		"-A HDFAULT -s 198.18.0.4 -j DROP\n-A HDFAULT -d 198.18.0.4 -j DROP\n-A HDFAULT -s 198.19.0.4 -j DROP\n-A HDFAULT -d 198.19.0.4 -j DROP\n | INPUT OUTPUT"
+		"-A HDFAULT -s 198.18.0.4 -j DROP\n-A HDFAULT -d 198.18.0.4 -j DROP\n-A HDFAULT -s 198.19.0.4 -j DROP\n-A HDFAULT -d 198.19.0.4 -j DROP\n | INPUT OUTPUT FORWARD"
 	if got, want := r.sorted(), "a: "+rules+"\nb: "+rules; got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
@@ -74,8 +74,8 @@ func TestCutApplyUndoesOnFailure(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	want := "a: *filter\n-D HDFAULT -s 198.18.0.3 -j DROP\n-D HDFAULT -d 198.18.0.3 -j DROP\nCOMMIT\n\n" +
-		"a: filter | HDFAULT | -A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n | INPUT OUTPUT\n" +
-		"b: filter | HDFAULT | -A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n | INPUT OUTPUT"
+		"a: filter | HDFAULT | -A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n | INPUT OUTPUT FORWARD\n" +
+		"b: filter | HDFAULT | -A HDFAULT -s 198.18.0.3 -j DROP\n-A HDFAULT -d 198.18.0.3 -j DROP\n | INPUT OUTPUT FORWARD"
 	if got := r.sorted(); got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
@@ -109,7 +109,7 @@ func TestRemove(t *testing.T) {
 	if err := Remove(context.Background(), r, "HDFAULT-rg3", []plan.Host{a, b}); err == nil {
 		t.Error("a's failure is not reported")
 	}
-	if got, want := r.sorted(), "a: filter | HDFAULT-rg3 | INPUT OUTPUT\nb: filter | HDFAULT-rg3 | INPUT OUTPUT"; got != want {
+	if got, want := r.sorted(), "a: filter | HDFAULT-rg3 | INPUT OUTPUT FORWARD\nb: filter | HDFAULT-rg3 | INPUT OUTPUT FORWARD"; got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
 }
@@ -120,7 +120,7 @@ func TestOneWayApply(t *testing.T) {
 	if err := (Cut{Side: []plan.Host{b}, From: []plan.Host{a}, OneWay: true}).Apply(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := r.sorted(), "b: filter | HDFAULT | -A HDFAULT -s 198.18.0.1 -j DROP\n | INPUT OUTPUT"; got != want {
+	if got, want := r.sorted(), "b: filter | HDFAULT | -A HDFAULT -s 198.18.0.1 -j DROP\n | INPUT OUTPUT FORWARD"; got != want {
 		t.Errorf("commands:\n%s\nwant:\n%s", got, want)
 	}
 }
