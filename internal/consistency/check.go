@@ -264,9 +264,9 @@ func (r *Result) finish(found map[string]*Anomaly, strictOnly ...string) {
 // checker holds one history's analysis.
 type checker struct {
 	txns    []*Txn
-	writer  map[int]map[int]*Txn // key -> value -> the transaction that appended it
-	order   map[int][]int        // key -> its versions' order (the longest read)
-	keys    []int                // every key with an order, sorted
+	writer  map[int]*appends // key -> value -> the transaction that appended it
+	order   map[int][]int    // key -> its versions' order (the longest read)
+	keys    []int            // every key with an order, sorted
 	g       *graph
 	seq     []int32 // transaction -> its place among its process's committed ones (-1: none)
 	found   findings
@@ -354,7 +354,7 @@ func analyse(ctx context.Context, ops []Op) (*checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &checker{txns: txns, writer: map[int]map[int]*Txn{}, order: map[int][]int{}, g: newGraph(len(txns)),
+	c := &checker{txns: txns, writer: map[int]*appends{}, order: map[int][]int{}, g: newGraph(len(txns)),
 		found: findings{}, longest: map[int][]int{}, marks: map[int]marks{}}
 	if err := c.writers(); err != nil {
 		return nil, err
@@ -383,25 +383,84 @@ func describe(t *Txn) string {
 
 // writers indexes every append by key and value; a value appended twice
 // to a key is refused (a history's shape: each value once per key), since
-// a read of it could not say which append it saw.
+// a read of it could not say which append it saw. A first pass finds each
+// key's values' range, so a key whose values are dense (as a workload's
+// counters are) indexes them in a slice, not a map.
 func (c *checker) writers() error {
+	type span struct{ lo, hi, n int }
+	spans := map[int]*span{}
+	for _, t := range c.txns {
+		for _, m := range t.Mops {
+			if m.F != "append" {
+				continue
+			}
+			if sp := spans[m.Key]; sp == nil {
+				spans[m.Key] = &span{m.Value, m.Value, 1}
+			} else {
+				sp.lo, sp.hi, sp.n = min(sp.lo, m.Value), max(sp.hi, m.Value), sp.n+1
+			}
+		}
+	}
+	for k, sp := range spans {
+		c.writer[k] = newAppends(sp.lo, sp.hi, sp.n)
+	}
 	var problems []string
 	for _, t := range c.txns {
 		for _, m := range t.Mops {
 			if m.F != "append" {
 				continue
 			}
-			if c.writer[m.Key] == nil {
-				c.writer[m.Key] = map[int]*Txn{}
-			}
-			if prev := c.writer[m.Key][m.Value]; prev != nil {
+			if prev := c.writer[m.Key].get(m.Value); prev != nil {
 				problems = append(problems, fmt.Sprintf("index %d: appends %d to key %d, which the operation at index %d appended already (each value is appended once per key)", t.Invoke.Index, m.Value, m.Key, prev.Invoke.Index))
 				continue
 			}
-			c.writer[m.Key][m.Value] = t
+			c.writer[m.Key].set(m.Value, t)
 		}
 	}
 	return refusal(problems)
+}
+
+// writerOf is the transaction that appended v to key k (nil: none did).
+func (c *checker) writerOf(k, v int) *Txn { return c.writer[k].get(v) }
+
+// appends are one key's appended values and the transactions that
+// appended them: a slice from lo when the values fill at least half of
+// their range, else a map.
+type appends struct {
+	lo     int
+	dense  []*Txn
+	sparse map[int]*Txn
+}
+
+// newAppends is room for n values from lo to hi.
+func newAppends(lo, hi, n int) *appends {
+	if span := hi - lo + 1; span > 0 && span <= 2*n {
+		return &appends{lo: lo, dense: make([]*Txn, span)}
+	}
+	return &appends{sparse: make(map[int]*Txn, n)}
+}
+
+// get is the transaction that appended v (nil: none; a nil *appends is a
+// key nothing was appended to).
+func (a *appends) get(v int) *Txn {
+	switch {
+	case a == nil:
+		return nil
+	case a.sparse != nil:
+		return a.sparse[v]
+	case v < a.lo || uint(v-a.lo) >= uint(len(a.dense)): // v-a.lo as unsigned: the distance, even past the largest int
+		return nil
+	}
+	return a.dense[v-a.lo]
+}
+
+// set records that t appended v (within the range it was made for).
+func (a *appends) set(v int, t *Txn) {
+	if a.sparse != nil {
+		a.sparse[v] = t
+		return
+	}
+	a.dense[v-a.lo] = t
 }
 
 // lastAppend is the last value t appended to key k and how many it
@@ -471,7 +530,7 @@ func (c *checker) marksOf(k int, l []int) marks {
 			m.dup = i
 		}
 		seen[v] = true
-		w := c.writer[k][v]
+		w := c.writerOf(k, v)
 		switch {
 		case w == nil && m.garbage < 0:
 			m.garbage = i
@@ -500,7 +559,7 @@ func (c *checker) elements(t *Txn, m Mop) {
 	}
 	if mk.aborted >= 0 && mk.aborted < n {
 		v := m.List[mk.aborted]
-		c.add("G1a", fmt.Sprintf("%s read key %d = %s: %d was appended by %s, which failed (an aborted read)", describe(t), m.Key, short(m.List), v, describe(c.writer[m.Key][v])), 2, t, c.writer[m.Key][v])
+		c.add("G1a", fmt.Sprintf("%s read key %d = %s: %d was appended by %s, which failed (an aborted read)", describe(t), m.Key, short(m.List), v, describe(c.writerOf(m.Key, v))), 2, t, c.writerOf(m.Key, v))
 	}
 }
 
@@ -534,7 +593,7 @@ func (c *checker) reads() {
 			c.elements(t, m)
 			if n := len(m.List); n > 0 {
 				last := m.List[n-1]
-				if w := c.writer[m.Key][last]; w != nil && w != t && w.Type != "fail" {
+				if w := c.writerOf(m.Key, last); w != nil && w != t && w.Type != "fail" {
 					if mine, n := lastAppend(w, m.Key); n > 1 && mine != last {
 						c.add("G1b", fmt.Sprintf("%s read key %d = %v, ending in %d, which %s appended before its own later %d (an intermediate read)",
 							describe(t), m.Key, m.List, last, describe(w), mine), 2, t, w)
@@ -704,7 +763,7 @@ func (c *checker) dependencies() {
 	}
 	for _, k := range c.keys { // an unfinished transaction whose write was read took effect
 		for _, v := range c.order[k] {
-			if w := c.writer[k][v]; w != nil && w.Type == "info" {
+			if w := c.writerOf(k, v); w != nil && w.Type == "info" {
 				c.g.in[w.ID] = true
 			}
 		}
@@ -730,7 +789,7 @@ func (c *checker) dependencies() {
 	for _, k := range c.keys {
 		l := c.order[k]
 		for i := 0; i+1 < len(l); i++ {
-			c.link(c.writer[k][l[i]], c.writer[k][l[i+1]], dep{kind: ww, key: k, a: l[i], b: l[i+1]})
+			c.link(c.writerOf(k, l[i]), c.writerOf(k, l[i+1]), dep{kind: ww, key: k, a: l[i], b: l[i+1]})
 		}
 	}
 	var done []int // the keys a transaction read so far: few, a list rather than a map
@@ -754,7 +813,7 @@ func (c *checker) dependencies() {
 			var seenWriter *Txn
 			if len(l) > 0 {
 				last := l[len(l)-1]
-				seenWriter = c.writer[m.Key][last]
+				seenWriter = c.writerOf(m.Key, last)
 				c.link(seenWriter, t, dep{kind: wr, key: m.Key, mop: int32(at)})
 				p, ok := place(m.Key, last, len(l))
 				if !ok {
@@ -764,11 +823,11 @@ func (c *checker) dependencies() {
 			}
 			// the next version is the next value another transaction
 			// appended (the rest of the seen writer's are its own)
-			for next < len(order) && c.writer[m.Key][order[next]] == seenWriter && seenWriter != nil {
+			for next < len(order) && c.writerOf(m.Key, order[next]) == seenWriter && seenWriter != nil {
 				next++
 			}
 			if next < len(order) {
-				c.link(t, c.writer[m.Key][order[next]], dep{kind: rw, key: m.Key, mop: int32(at), b: order[next]})
+				c.link(t, c.writerOf(m.Key, order[next]), dep{kind: rw, key: m.Key, mop: int32(at), b: order[next]})
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package consistency
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -281,5 +282,35 @@ func TestLongLine(t *testing.T) {
 	in := `{"time": 1, "process": 0, "type": "invoke", "f": "txn", "value": []}` + "\n" + strings.Repeat("x", 3<<20) + "\n"
 	if _, err := Read(strings.NewReader(in), all...); err == nil || !strings.Contains(err.Error(), "line 2: longer than 2 MiB, the longest line a history may have") {
 		t.Errorf("%v", err)
+	}
+}
+
+// A key's appends are a slice when their values are dense, a map when
+// not, and a value outside what was appended has no writer either way,
+// however far from the range (no overflow).
+func TestAppendsDenseAndSparse(t *testing.T) {
+	t1, t2 := &Txn{ID: 1}, &Txn{ID: 2}
+	for _, c := range []struct {
+		lo, hi, n int
+		dense     bool
+	}{{1, 4, 4, true}, {-3, 4, 4, true}, {1, 9, 4, false}, {math.MinInt, math.MaxInt, 2, false}, {-1, math.MaxInt, 2, false}} {
+		a := newAppends(c.lo, c.hi, c.n)
+		if (a.dense != nil) != c.dense {
+			t.Errorf("%d to %d, %d values: dense %v, want %v", c.lo, c.hi, c.n, a.dense != nil, c.dense)
+		}
+		a.set(c.lo, t1)
+		a.set(c.hi, t2)
+		if a.get(c.lo) != t1 || a.get(c.hi) != t2 {
+			t.Errorf("%d to %d: writers %v %v", c.lo, c.hi, a.get(c.lo), a.get(c.hi))
+		}
+		for _, v := range []int{math.MinInt, math.MaxInt, c.lo - 1, c.hi + 1, c.lo + (c.hi-c.lo)/2 + 1} {
+			if v != c.lo && v != c.hi && a.get(v) != nil {
+				t.Errorf("%d to %d: %d has a writer", c.lo, c.hi, v)
+			}
+		}
+	}
+	var none *appends
+	if none.get(3) != nil {
+		t.Error("a key nothing was appended to has a writer")
 	}
 }

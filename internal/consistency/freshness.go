@@ -39,7 +39,7 @@ func (c *checker) freshness() []Freshness {
 		m[len(l)] = -1
 		for i := len(l) - 1; i >= 0; i-- {
 			m[i] = m[i+1]
-			if w := c.writer[k][l[i]]; w != nil && w.Type == "ok" && w.Complete != nil && (m[i] < 0 || w.Complete.Time < m[i]) {
+			if w := c.writerOf(k, l[i]); w != nil && w.Type == "ok" && w.Complete != nil && (m[i] < 0 || w.Complete.Time < m[i]) {
 				m[i] = w.Complete.Time
 			}
 		}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,59 +114,47 @@ func Read(r io.Reader, fams ...Family) ([]Op, error) {
 		return nil, errors.New("a history read as no workload's operations")
 	}
 	fs := newFamilies(fams)
-	fast := fs.has(ListAppendOps) // scanOp reads list-append's operations only
 	var problems []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), maxLine)
-	line := 0
-	// the operations in blocks, joined once at the end: a history of a
-	// million operations is not copied each time its slice grows
+	// the operations in blocks (each chunk's), joined once at the end: a
+	// history of a million operations is not copied each time its slice
+	// grows
 	var blocks [][]Op
-	cur := make([]Op, 0, 1024)
 	n, first, firstFam := 0, "", Family(nil)
-	a := &arenas{}
-	nodes := map[string]string{}
-	for sc.Scan() {
-		line++
-		text := bytes.TrimSpace(sc.Bytes())
-		if len(text) == 0 {
-			continue
-		}
-		var op Op
-		ok := false
-		if fast {
-			op, ok = scanOp(text, n, a, nodes)
-		}
-		if !ok { // anything but the shape a history is written in: read with care, and said when wrong
-			var err error
-			if op, err = readOp(string(text), n, fs); err != nil {
-				problems = append(problems, fmt.Sprintf("line %d: %v", line, err))
+	split := splitLines(r, fs, runtime.GOMAXPROCS(0))
+	for out := range split.order {
+		p := <-out
+		kept, next := p.ops[:0], 0
+		for k, op := range p.ops {
+			for ; next < len(p.problems) && p.problems[next].line < p.lines[k]; next++ {
+				problems = append(problems, p.problems[next].String())
+			}
+			if op.Index == unsetIndex {
+				op.Index = n
+			}
+			if n > 0 && op.F != first && familyOf(op) != firstFam {
+				problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", p.lines[k], op.F, first))
 				continue
 			}
+			if n == 0 {
+				first, firstFam = op.F, familyOf(op)
+			}
+			kept = append(kept, op)
+			n++
 		}
-		if n > 0 && op.F != first && familyOf(op) != firstFam {
-			problems = append(problems, fmt.Sprintf("line %d: f: %q in a history of %q operations (one workload a history)", line, op.F, first))
-			continue
+		for _, pr := range p.problems[next:] {
+			problems = append(problems, pr.String())
 		}
-		if n == 0 {
-			first, firstFam = op.F, familyOf(op)
-		}
-		if len(cur) == cap(cur) {
-			blocks = append(blocks, cur)
-			cur = make([]Op, 0, min(2*cap(cur), 1<<16))
-		}
-		cur = append(cur, op)
-		n++
+		blocks = append(blocks, kept)
 	}
 	ops := make([]Op, 0, n)
-	for _, b := range append(blocks, cur) {
+	for _, b := range blocks {
 		ops = append(ops, b...)
 	}
-	if err := sc.Err(); err != nil {
+	if err := split.err; err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			err = fmt.Errorf("longer than %d MiB, the longest line a history may have", maxLine>>20)
 		}
-		problems = append(problems, fmt.Sprintf("line %d: %v", line+1, err))
+		problems = append(problems, fmt.Sprintf("line %d: %v", split.lines+1, err))
 	}
 	if len(ops) == 0 && len(problems) == 0 {
 		problems = append(problems, "the history holds no operations (expected one JSON object a line)")
@@ -174,6 +163,122 @@ func Read(r io.Reader, fams ...Family) ([]Op, error) {
 		return nil, err
 	}
 	return ops, nil
+}
+
+// readChunk is about how many bytes of lines one parser takes at a time:
+// a history is cut into chunks of whole lines, parsed by as many
+// goroutines as there are CPUs and joined in order (a variable: tests
+// lower it).
+var readChunk = 4 << 20
+
+// unsetIndex marks an operation whose line gave no "index" until its
+// place in the whole history is known (an index of the smallest int is
+// read as none).
+const unsetIndex = math.MinInt
+
+// lineProblem is why a line was not an operation.
+type lineProblem struct {
+	line int
+	err  error
+}
+
+func (p lineProblem) String() string { return fmt.Sprintf("line %d: %v", p.line, p.err) }
+
+// parsedChunk is a chunk's operations, each with its line, and its lines
+// that are not one.
+type parsedChunk struct {
+	ops      []Op
+	lines    []int
+	problems []lineProblem
+}
+
+// split is a history cut into chunks as it is read: order gives each
+// chunk's parse, in the history's order; err and lines (how many were
+// read) are set once order is closed.
+type split struct {
+	order chan chan parsedChunk
+	err   error
+	lines int
+}
+
+// splitLines reads r line by line (a line of at most maxLine), hands
+// chunks of about readChunk bytes to workers parsers and returns at once.
+func splitLines(r io.Reader, fs families, workers int) *split {
+	workers = max(workers, 1)
+	type job struct {
+		first int // the line number of the chunk's first line
+		data  []byte
+		out   chan parsedChunk
+	}
+	s := &split{order: make(chan chan parsedChunk, 2*workers)}
+	jobs := make(chan job, workers)
+	for range workers {
+		go func() {
+			for j := range jobs {
+				j.out <- parseChunk(j.data, j.first, fs)
+			}
+		}()
+	}
+	go func() {
+		defer close(s.order)
+		defer close(jobs)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 1<<20), maxLine)
+		room := min(readChunk, 4<<20) + 1024 // a chunk's last line ends past readChunk
+		buf, first := make([]byte, 0, room), 1
+		send := func() {
+			out := make(chan parsedChunk, 1)
+			s.order <- out
+			jobs <- job{first, buf, out}
+			buf, first = make([]byte, 0, room), s.lines+1
+		}
+		for sc.Scan() {
+			s.lines++
+			buf = append(append(buf, sc.Bytes()...), '\n')
+			if len(buf) >= readChunk {
+				send()
+			}
+		}
+		if len(buf) > 0 {
+			send()
+		}
+		s.err = sc.Err()
+	}()
+	return s
+}
+
+// parseChunk reads the operations of a chunk of lines (each ended by a
+// newline, the first numbered first): on the fast path when list-append
+// is read (scanOp, its lists shared along each key's chain within the
+// chunk), else, and for any line not in the shape a history is written
+// in, with care (readOp, which says what is wrong).
+func parseChunk(data []byte, first int, fs families) parsedChunk {
+	var p parsedChunk
+	fast := fs.has(ListAppendOps) // scanOp reads list-append's operations only
+	a := &arenas{}
+	nodes := map[string]string{}
+	for line := first; len(data) > 0; line++ {
+		i := bytes.IndexByte(data, '\n')
+		text := bytes.TrimSpace(data[:i])
+		data = data[i+1:]
+		if len(text) == 0 {
+			continue
+		}
+		var op Op
+		ok := false
+		if fast {
+			op, ok = scanOp(text, unsetIndex, a, nodes)
+		}
+		if !ok {
+			var err error
+			if op, err = readOp(string(text), unsetIndex, fs); err != nil {
+				p.problems = append(p.problems, lineProblem{line, err})
+				continue
+			}
+		}
+		p.ops, p.lines = append(p.ops, op), append(p.lines, line)
+	}
+	return p
 }
 
 // scanOp reads one line's operation in the shape a history is written in

@@ -3,7 +3,9 @@ package consistency
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -115,6 +117,43 @@ func TestEdgesFitTheirRoom(t *testing.T) {
 		}
 		if room := c.edgesAtMost(); others > room {
 			t.Errorf("%d edges other than real time's, room made for %d", others, room)
+		}
+	}
+}
+
+// TestReadInChunks: a history read in chunks of a few lines, by several
+// parsers at once, is the history read in one chunk — its operations in
+// order, a missing index its place among them, and its problems, each
+// with its line, in the order of their lines.
+func TestReadInChunks(t *testing.T) {
+	var file bytes.Buffer
+	if err := Write(&file, SimulateKeys(1500, 10, 5, 20, true, 7)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(file.String()), "\n")
+	for i := range lines {
+		if i%97 == 5 { // no index: its place among the operations is its index
+			lines[i] = regexp.MustCompile(`"index":-?[0-9]+,`).ReplaceAllString(lines[i], "")
+		}
+	}
+	good := strings.Join(lines, "\n") + "\n"
+	bad := strings.Join(append(append([]string{}, lines[:500]...), append([]string{"", "{nope", `{"index":1,"time":1,"process":0,"type":"invoke","f":"withdraw","value":1}`}, lines[500:]...)...), "\n")
+	defer func(c int) { readChunk = c }(readChunk)
+	for _, text := range []string{good, bad} {
+		readChunk = 1 << 30
+		want, wantErr := Read(strings.NewReader(text), ListAppendOps)
+		for _, chunk := range []int{1, 300, 4096} {
+			readChunk = chunk
+			got, err := Read(strings.NewReader(text), ListAppendOps)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("chunks of %d bytes: %d operations, %v; in one chunk %d, %v", chunk, len(got), err, len(want), wantErr)
+			}
+		}
+		if text == good && (wantErr != nil || len(want) != len(lines) || want[5].Index != 5 || want[102].Index != 102) {
+			t.Fatalf("read: %d operations of %d lines, %v", len(want), len(lines), wantErr)
+		}
+		if text == bad && (wantErr == nil || !strings.Contains(wantErr.Error(), "line 502: ") || !strings.Contains(wantErr.Error(), "line 503: ")) {
+			t.Errorf("bad lines: %v", wantErr)
 		}
 	}
 }
