@@ -340,10 +340,12 @@ func TestSSHDR(t *testing.T) {
 
 // TestSSHLBPair: a load balancer pair on two remote machines shares the
 // inventory's virtual IP on their own interface (keepalived, unicast
-// VRRP); the active host's HAProxy killed, then the active host crashed,
-// under writes from the client host: writes resume through the same
-// address on the other host and no acknowledged write is lost; down takes
-// the address off every host.
+// VRRP), balancing in each host's kernel (kind iptables: its prober and
+// DNAT rules on a remote machine; HAProxy pairs are TestLBPair's); the
+// active host's prober killed (its rules with it), then the active host
+// crashed, under writes from the client host: writes resume through the
+// same address on the other host and no acknowledged write is lost; down
+// takes the address and the rules off every host.
 func TestSSHLBPair(t *testing.T) {
 	// not in parallel: keepalived's 0.1 s adverts on a machine busy with
 	// another lab arrive late enough that a restarted host (nopreempt)
@@ -354,7 +356,7 @@ func TestSSHLBPair(t *testing.T) {
 	const vip = "198.19.248.100"
 	spec := s.write("pair.yaml", `name: rlb
 clusters: [{name: db, nodes: 3, profile: durable, failure_detection: fast}]
-load_balancers: [{name: lb, cluster: db, replicas: 2}]
+load_balancers: [{name: lb, cluster: db, replicas: 2, kind: iptables}]
 client: {name: client}
 `)
 	if r := s.as("up", "-f", spec, "--inventory", s.write("hosts.yaml", s.Inventory(nil))); r.code != 2 || !strings.Contains(r.stderr, "virtual_ips.lb: required") {
@@ -424,6 +426,12 @@ client: {name: client}
 	for name := range s.Hosts.Hosts {
 		if out := s.onHost(name, "ip", "-o", "-4", "addr", "show"); strings.Contains(out, vip+"/") {
 			t.Errorf("host %s keeps the virtual IP after down:\n%s", name, out)
+		}
+		if out := s.onHost(name, "iptables", "-w", "-t", "nat", "-S"); strings.Contains(out, "HDLB-") {
+			t.Errorf("host %s keeps the load balancer's rules after down:\n%s", name, out)
+		}
+		if out := s.onHost(name, "cat", "/proc/sys/net/ipv4/ip_forward"); strings.TrimSpace(out) != "0" {
+			t.Errorf("host %s forwards packets after down (ip_forward %s)", name, strings.TrimSpace(out))
 		}
 	}
 }
