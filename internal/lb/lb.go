@@ -1,8 +1,10 @@
-// Package lb runs a lab's load balancers on their hosts: HAProxy on each
-// instance and, for a redundant pair, keepalived moving the virtual IP to
-// the instance whose HAProxy answers. It takes the narrow view of the lab
-// it needs (its hosts) and renders their configuration from the lab's
-// plan (render.go; the files' text is haproxy's and keepalived's, pure).
+// Package lb runs a lab's load balancers on their hosts: each instance's
+// proxy of the load balancer's kind (HAProxy, or the kernel's DNAT rules
+// and their prober) and, for a redundant pair, keepalived moving the
+// virtual IP to the instance whose proxy answers. It takes the narrow view
+// of the lab it needs (its hosts) and renders their configuration from the
+// lab's plan (render.go; the files' text is the kind's and keepalived's,
+// pure).
 package lb
 
 import (
