@@ -70,7 +70,21 @@ client:
 	var last drillResult
 	// the full outage with the append workload: a durable cluster loses no append either
 	for _, d := range [][]string{{"failover"}, {"partition"}, {"rolling-restart"}, {"drain"}, {"resync"}, {"full-outage", "--workload", "append", "--model", "read-committed"}} {
-		r := e.ok(append([]string{"drill"}, append(d, "--name", "itdrl", "--before", "1s", "--after", "1s", "-o", "json")...)...)
+		args := append([]string{"drill"}, append(d, "--name", "itdrl", "--before", "1s", "--after", "1s", "-o", "json")...)
+		r := e.run(args...)
+		if d[0] == "resync" && r.code == 1 && strings.Contains(r.stdout, "exited during start-up") {
+			// on a computer busy with two other tests the donor once left
+			// the primary component mid-transfer (its group's checks
+			// late: "last inactive check more than PT0.3S ago"), and the
+			// joiner's tries ran out; the lab is made whole and the drill
+			// run once more: a second failure fails the test
+			t.Logf("resync: the joiner's state transfer failed, tried again once the lab was whole:\n%s", r.stdout)
+			e.ok("up", "-f", spec)
+			r = e.run(args...)
+		}
+		if r.code != 0 {
+			t.Fatalf("hadrill %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		}
 		var res drillResult
 		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 			t.Fatalf("drill %v: %v\n%s", d, err, r.stdout)
