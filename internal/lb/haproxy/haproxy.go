@@ -5,6 +5,7 @@ package haproxy
 import (
 	"embed"
 
+	"github.com/hadrill/hadrill/internal/lb/proxy"
 	"github.com/hadrill/hadrill/internal/render"
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -61,7 +62,7 @@ type Timing struct {
 // not wrongly (it answers 503 at once for a server gone or paused, and
 // keeps a busy one's last verdict for agent.BusyGrace), and a node whose
 // agent is merely slow is not a node to shut the sessions of.
-var DefaultTiming = Timing{Inter: "200ms", FastInter: "100ms", DownInter: "200ms", CheckTimeout: "1s", Rise: 2, Fall: 2}
+var DefaultTiming = timing(proxy.FastChecks)
 
 // CloudTiming probes as Azure's load balancer does by default (its
 // probe's interval 15 s, out after 2 probes unanswered, back after as
@@ -69,15 +70,21 @@ var DefaultTiming = Timing{Inter: "200ms", FastInter: "100ms", DownInter: "200ms
 // established ones go on): the load balancer of document 000. A probe's
 // connection must be made within a second (HAProxy's timeout connect);
 // its answer may take 5 s.
-var CloudTiming = Timing{Inter: "15s", FastInter: "15s", DownInter: "15s", CheckTimeout: "5s", Rise: 2, Fall: 2, ProbesOnly: true}
+var CloudTiming = timing(proxy.CloudChecks)
 
-// TimingOf is the timing of a load balancer's checks (fast when the lab
-// was recorded before labs chose).
-func TimingOf(c spec.LBChecks) Timing {
-	if c == spec.LBChecksCloud {
-		return CloudTiming
+// TimingOf is the timing of a load balancer's checks.
+func TimingOf(c spec.LBChecks) Timing { return timing(proxy.ChecksOf(c)) }
+
+// timing is checks in HAProxy's words: checks that do not leave the
+// decision to probes alone check twice as often while a server changes
+// state (fastinter), and a server down as often as one up (downinter).
+func timing(c proxy.Checks) Timing {
+	t := Timing{Inter: c.Interval.String(), FastInter: (c.Interval / 2).String(), DownInter: c.Interval.String(),
+		CheckTimeout: c.Timeout.String(), Rise: c.Rise, Fall: c.Fall, ProbesOnly: c.ProbesOnly}
+	if c.ProbesOnly {
+		t.FastInter = t.Inter
 	}
-	return DefaultTiming
+	return t
 }
 
 // Render renders haproxy.cfg.

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/lb/proxy"
 	"github.com/hadrill/hadrill/internal/spec"
 )
 
@@ -95,21 +96,11 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// FastTiming checks as HAProxy's fast checks do (every 200 ms, out after
-// 2 failures, back after 2 good answers); CloudTiming as Azure's load
-// balancer probes by default (every 15 s, a probe answered within 5 s,
-// out after 2 failures, back after 2).
-var (
-	FastTiming  = Timing{Interval: Duration(200 * time.Millisecond), Timeout: Duration(time.Second), Rise: 2, Fall: 2}
-	CloudTiming = Timing{Interval: Duration(15 * time.Second), Timeout: Duration(5 * time.Second), Rise: 2, Fall: 2}
-)
-
-// TimingOf is the timing of a load balancer's checks.
+// TimingOf is the timing of a load balancer's checks (proxy.ChecksOf:
+// the same as HAProxy's for the same setting).
 func TimingOf(c spec.LBChecks) Timing {
-	if c == spec.LBChecksCloud {
-		return CloudTiming
-	}
-	return FastTiming
+	pc := proxy.ChecksOf(c)
+	return Timing{Interval: Duration(pc.Interval), Timeout: Duration(pc.Timeout), Rise: pc.Rise, Fall: pc.Fall}
 }
 
 // ChainOf names the chains of a lab's load balancer: HDLB- and a hash of

@@ -176,10 +176,7 @@ func (p *prober) route(at time.Time) error {
 	if err := runAll([][]string{Route(p.c, want)}); err != nil {
 		return err
 	}
-	var sessions map[string]map[string]int
-	if data, err := os.ReadFile(conntrackFile); err == nil {
-		sessions = Sessions(p.c, data)
-	}
+	sessions := p.sessions()
 	for _, g := range p.c.Groups {
 		was := p.routed[g.Name]
 		for _, b := range p.c.Backends {
@@ -229,10 +226,7 @@ func (p *prober) serve(ln net.Listener) {
 
 // states are the servers of every group as the prober sees them now.
 func (p *prober) states() []proxy.ServerState {
-	var sessions map[string]map[string]int
-	if data, err := os.ReadFile(conntrackFile); err == nil {
-		sessions = Sessions(p.c, data)
-	}
+	sessions := p.sessions()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := []proxy.ServerState{}
@@ -247,6 +241,16 @@ func (p *prober) states() []proxy.ServerState {
 		}
 	}
 	return out
+}
+
+// sessions are the established connections the kernel tracks from each
+// group to each server now (none when it lists none).
+func (p *prober) sessions() map[string]map[string]int {
+	data, err := os.ReadFile(conntrackFile)
+	if err != nil {
+		return nil
+	}
+	return Sessions(p.c, data)
 }
 
 // forwardOn turns the host's forwarding on, keeping its value before in

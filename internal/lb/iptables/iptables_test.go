@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/lb/proxy"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 func testConfig() Config {
 	return Config{Lab: "t", Name: "lb", Address: "198.18.0.101", Source: "198.18.0.101",
 		Groups:    []Group{{Name: "writes", Port: 3306, Check: "/", First: false}, {Name: "reads", Port: 3307, Check: "/"}},
 		Backends:  []Backend{{"db1", "198.18.0.11", 3306}, {"db2", "198.18.0.12", 3306}, {"db3", "198.18.0.13", 3306}},
-		CheckPort: 9200, Timing: FastTiming, AdminSocket: "/tmp/x.sock", Chain: ChainOf("t", "lb"), Dir: "/tmp/x"}
+		CheckPort: 9200, Timing: TimingOf(spec.LBChecksFast), AdminSocket: "/tmp/x.sock", Chain: ChainOf("t", "lb"), Dir: "/tmp/x"}
 }
 
 func text(rules [][]string) string {

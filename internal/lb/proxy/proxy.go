@@ -15,6 +15,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/host"
 	"github.com/hadrill/hadrill/internal/plan"
+	"github.com/hadrill/hadrill/internal/spec"
 )
 
 // ServerState is one server behind the proxy as it sees it.
@@ -62,6 +63,35 @@ type Kind interface {
 // kill.
 type Residue interface {
 	Residue(p *plan.Plan, b *plan.LB, in *plan.LBInstance) [][]string
+}
+
+// Checks is how a load balancer checks its servers' health agents,
+// whatever its kind: every Interval, a check answered within Timeout, a
+// server out after Fall failures in a row and back after Rise good ones;
+// ProbesOnly: the checks alone decide, and a server taken out keeps its
+// sessions (a cloud's load balancer).
+type Checks struct {
+	Interval, Timeout time.Duration
+	Rise, Fall        int
+	ProbesOnly        bool
+}
+
+// FastChecks (checks: fast, the default) take a dead or unhealthy node out
+// within about 0.5 s; CloudChecks (checks: cloud) probe as Azure's load
+// balancer does by default: every 15 s, a probe answered within 5 s, out
+// after 2 unanswered, back after 2 good ones, sessions kept.
+var (
+	FastChecks  = Checks{Interval: 200 * time.Millisecond, Timeout: time.Second, Rise: 2, Fall: 2}
+	CloudChecks = Checks{Interval: 15 * time.Second, Timeout: 5 * time.Second, Rise: 2, Fall: 2, ProbesOnly: true}
+)
+
+// ChecksOf is a load balancer's checks (fast when the lab was recorded
+// before labs chose).
+func ChecksOf(c spec.LBChecks) Checks {
+	if c == spec.LBChecksCloud {
+		return CloudChecks
+	}
+	return FastChecks
 }
 
 // Event is a change the proxy logged in where it sends connections: a
