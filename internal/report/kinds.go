@@ -18,7 +18,7 @@ type runKind struct {
 
 // kinds are the kinds of run the report shows in their own way, in the
 // order their shared charts come. Any other kind (a probe's rows:
-// visibility, bulk replication, conflicts, slap, and any kind
+// visibility, bulk replication, conflicts, and any kind
 // to come) is shown as a table of its results. A new kind: its part, read and page in a file of its own,
 // and its entry here.
 var kinds = []runKind{
@@ -30,6 +30,7 @@ var kinds = []runKind{
 	{kind: results.SemiSyncReceipt, read: readProbe("Semi-sync receipt", receiptSays), page: tablePage},
 	{kind: results.DonorProbe, read: readProbe("Donor probe", donorSays), page: tablePage},
 	{kind: results.DiskBench, read: readDisk, page: diskPage},
+	{kind: results.Slap, read: readSlap, together: slapCharts, page: slapPage},
 }
 
 // tableKind shows any kind not in kinds.

@@ -18,6 +18,7 @@ import (
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/workload"
 	"github.com/hadrill/hadrill/internal/workload/fio"
+	"github.com/hadrill/hadrill/internal/workload/slap"
 	"github.com/hadrill/hadrill/internal/workload/sysbench"
 )
 
@@ -47,7 +48,8 @@ func everyKind(t *testing.T) (string, []string) {
 	}
 	store(t, home, "sweep-a", []sysbench.Point{{Threads: 1, TPS: 100, P95: 5, P99: 7}, {Threads: 4, TPS: 300, P95: 9, P99: 12}}, false)
 	ids = append(ids, "sweep-a")
-	save(results.Slap, map[string]any{"queries": 100}, []map[string]any{{"clients": 8, "seconds": 1.5}})
+	save(results.Slap, map[string]any{"queries": 100}, []slap.Point{{Concurrency: 1, AvgS: 0.2, MinS: 0.19, MaxS: 0.22, QueriesPerClient: 100, QPS: 500},
+		{Concurrency: 8, AvgS: 1.5, MinS: 1.4, MaxS: 1.6, QueriesPerClient: 100, QPS: 533.3}})
 	save(results.CommitLatency, map[string]any{"commits": 50}, []workload.Latency{{Target: "db1", Count: 50, P50: 0.31, P95: 0.7, P99: 0.9, Avg: 0.35, Max: 1.2}})
 	save(results.Visibility, map[string]any{"rows": 10}, []map[string]any{{"from": "db1", "to": "db2", "p50_ms": 1.5}})
 	save(results.BulkReplication, map[string]any{"rows": 1000}, []map[string]any{{"from": "db1", "to": "db2", "last_row_s": 0.8}})
