@@ -364,8 +364,11 @@ func analyse(ctx context.Context, ops []Op) (*checker, error) {
 	c.versions()
 	c.lost()
 	c.lostUpdates()
+	c.members()
+	events, realtimeEdges := c.timeline()
+	c.g.deps = slices.Grow(c.g.deps, c.edgesAtMost()+realtimeEdges) // once: see edgesAtMost
 	c.dependencies()
-	c.ordering()
+	c.ordering(events)
 	c.g.seal()
 	return c, c.cycles(ctx)
 }
@@ -752,23 +755,27 @@ func (c *checker) link(from, to *Txn, d dep) {
 	c.g.add(d)
 }
 
-// dependencies draws Adya's edges between transactions: ww between the
-// writers of consecutive versions, wr from a version's writer to its
-// readers, rw from a version's readers to the writer of the next.
-func (c *checker) dependencies() {
+// members marks the graph's nodes: the committed transactions, and the
+// unfinished ones whose write was read (they took effect).
+func (c *checker) members() {
 	for _, t := range c.txns {
 		if t.Type == "ok" {
 			c.g.in[t.ID] = true
 		}
 	}
-	for _, k := range c.keys { // an unfinished transaction whose write was read took effect
+	for _, k := range c.keys {
 		for _, v := range c.order[k] {
 			if w := c.writerOf(k, v); w != nil && w.Type == "info" {
 				c.g.in[w.ID] = true
 			}
 		}
 	}
-	c.g.deps = slices.Grow(c.g.deps, c.edgesAtMost())
+}
+
+// dependencies draws Adya's edges between transactions: ww between the
+// writers of consecutive versions, wr from a version's writer to its
+// readers, rw from a version's readers to the writer of the next.
+func (c *checker) dependencies() {
 	// where a value is in its key's order: the read's own length, for a
 	// read that is a prefix of an order holding each value once (the
 	// rule); else from a map of the order, made for the keys that need it
@@ -834,7 +841,7 @@ func (c *checker) dependencies() {
 }
 
 // edgesAtMost bounds the edges dependencies and ordering draw but for
-// real time's (which ordering counts itself): a ww edge a version, a wr
+// real time's (which timeline counts): a ww edge a version, a wr
 // and an rw edge a committed read, a process edge a transaction. The
 // graph's edges are its largest slice: grown by doubling, they were
 // copied about twice over, and held up to twice the room they needed.
@@ -856,30 +863,27 @@ func (c *checker) edgesAtMost() int {
 	return n
 }
 
-// ordering draws the clients' own order: each process's committed
-// transactions one after the other, and real time: a transaction that
-// completed before another began precedes it (only the latest ones that
-// did: the rest follow by transitivity).
-func (c *checker) ordering() {
-	last := map[int]*Txn{}
+// event is a transaction's start or (committed) end in real time.
+type event struct {
+	at     int64
+	finish bool
+	t      *Txn
+}
+
+// timeline numbers each process's committed transactions and orders the
+// graph's transactions' starts and ends in real time (a start at the same
+// moment as an end does not follow it), and counts the real-time edges
+// ordering will draw, so the graph's edges are given their room once.
+func (c *checker) timeline() ([]event, int) {
 	c.seq = make([]int32, len(c.txns))
 	n := map[int]int32{} // process -> its committed transactions so far
-	type event struct {
-		at     int64
-		finish bool
-		t      *Txn
-	}
-	var events []event
+	events := make([]event, 0, 2*len(c.txns))
 	for _, t := range c.txns {
 		c.seq[t.ID] = -1
 		if !c.g.in[t.ID] {
 			continue
 		}
-		if p := last[t.Process]; p != nil && t.Type == "ok" {
-			c.link(p, t, dep{kind: process})
-		}
 		if t.Type == "ok" {
-			last[t.Process] = t
 			c.seq[t.ID] = n[t.Process]
 			n[t.Process]++
 		}
@@ -892,7 +896,7 @@ func (c *checker) ordering() {
 		if c := cmp.Compare(a.at, b.at); c != 0 {
 			return c
 		}
-		switch { // a start at the same moment as a finish does not follow it
+		switch {
 		case a.finish == b.finish:
 			return 0
 		case b.finish:
@@ -900,33 +904,51 @@ func (c *checker) ordering() {
 		}
 		return 1
 	})
-	// real time, swept twice: counting its edges to make room for them
-	// first, then drawing them (the sweep costs little beside the room
-	// growing would take)
-	sweep := func(draw bool) (n int) {
-		var frontier []*Txn // completed, and not known to precede another completed one
-		for _, e := range events {
-			if !e.finish {
-				n += len(frontier)
-				if draw {
-					for _, f := range frontier {
-						c.link(f, e.t, dep{kind: realtime})
-					}
-				}
-				continue
-			}
-			kept := frontier[:0]
-			for _, f := range frontier {
-				if f.Complete.Time >= e.t.Invoke.Time { // e.t did not begin after f: both stay
-					kept = append(kept, f)
-				}
-			}
-			frontier = append(kept, e.t)
+	return events, c.sweep(events, false)
+}
+
+// ordering draws the clients' own order: each process's committed
+// transactions one after the other, and real time: a transaction that
+// completed before another began precedes it (only the latest ones that
+// did: the rest follow by transitivity), from timeline's events.
+func (c *checker) ordering(events []event) {
+	last := map[int]*Txn{}
+	for _, t := range c.txns {
+		if !c.g.in[t.ID] || t.Type != "ok" {
+			continue
 		}
-		return n
+		if p := last[t.Process]; p != nil {
+			c.link(p, t, dep{kind: process})
+		}
+		last[t.Process] = t
 	}
-	c.g.deps = slices.Grow(c.g.deps, sweep(false))
-	sweep(true)
+	c.sweep(events, true)
+}
+
+// sweep walks the events keeping the completed transactions not known to
+// precede another completed one, and counts (draw: also draws) an edge
+// from each of them to each transaction that starts.
+func (c *checker) sweep(events []event, draw bool) (n int) {
+	var frontier []*Txn
+	for _, e := range events {
+		if !e.finish {
+			n += len(frontier)
+			if draw {
+				for _, f := range frontier {
+					c.link(f, e.t, dep{kind: realtime})
+				}
+			}
+			continue
+		}
+		kept := frontier[:0]
+		for _, f := range frontier {
+			if f.Complete.Time >= e.t.Invoke.Time { // e.t did not begin after f: both stay
+				kept = append(kept, f)
+			}
+		}
+		frontier = append(kept, e.t)
+	}
+	return n
 }
 
 // EscapedError is the error a client records for a transaction the

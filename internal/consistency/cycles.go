@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Cycles are found by what closes them. Every dependency that lies on a
@@ -96,21 +97,14 @@ func (c *checker) cycles(ctx context.Context) error {
 	if !g.cyclic(compAll) {
 		return nil
 	}
-	for _, lv := range levels {
+	comps := g.levelComponents(compAll)
+	for l, lv := range levels {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		compD := compAll
-		if lv.order != strongest {
-			compD = g.components(ww | wr | rw | lv.order)
-		}
-		if !g.cyclic(compD) { // no cycle at this level: nothing to classify
+		compD, compR, compW := comps[l].d, comps[l].r, comps[l].w
+		if compD == nil { // no cycle at this level: nothing to classify
 			continue
-		}
-		compR := g.components(ww | wr | lv.order) // also the graph G-single paths take
-		compW := compR                            // a graph of fewer edges: acyclic too when compR is
-		if g.cyclic(compR) {
-			compW = g.components(ww | lv.order)
 		}
 		classes := map[string][]int32{}
 		var order []string
@@ -159,11 +153,9 @@ func (c *checker) cycles(ctx context.Context) error {
 		// is that read's (a stale read puts every read since on a cycle)
 		// one whose cycle can have no two of them next to each other is
 		// worse: snapshot isolation forbids it (see nonadjacent)
-		compG2 := g.componentsWithout(ww|wr|rw|lv.order, single)
-		var alt []int32
-		if g.cyclic(compG2) {
-			alt = g.alternating(ww|wr|rw|lv.order, single)
-		}
+		var compG2, alt []int32
+		together(func() { compG2 = g.componentsWithout(ww|wr|rw|lv.order, single) },
+			func() { alt = g.alternating(ww|wr|rw|lv.order, single) }) // needed when compG2 is cyclic: searched beside it
 		walks, drawn := map[int32][]dep{}, 0
 		for i, d := range g.deps {
 			if done[i] || d.kind != rw || compG2[d.from] != compG2[d.to] {
@@ -250,6 +242,50 @@ func (c *checker) cycles(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// comps are one level's components: of its data edges (d; nil when they
+// close no cycle), of its ww and wr edges (r), of its ww edges (w: r when
+// r has no cycle, since w's edges are fewer).
+type comps struct{ d, r, w []int32 }
+
+// levelComponents are each level's components, the strongest level's data
+// components given (all). The searches do not depend on one another: they
+// run side by side, in two rounds (what the second needs depends on the
+// first's cycles).
+func (g *graph) levelComponents(all []int32) []comps {
+	out := make([]comps, len(levels))
+	var first []func()
+	for l, lv := range levels {
+		out[l].d = all
+		if l < len(levels)-1 {
+			first = append(first, func() { out[l].d = g.components(ww | wr | rw | lv.order) })
+		}
+		first = append(first, func() { out[l].r = g.components(ww | wr | lv.order) })
+	}
+	together(first...)
+	var second []func()
+	for l, lv := range levels {
+		switch {
+		case !g.cyclic(out[l].d):
+			out[l] = comps{}
+		case g.cyclic(out[l].r):
+			second = append(second, func() { out[l].w = g.components(ww | lv.order) })
+		default:
+			out[l].w = out[l].r
+		}
+	}
+	together(second...)
+	return out
+}
+
+// together runs fns side by side and returns once each has.
+func together(fns ...func()) {
+	var wg sync.WaitGroup
+	for _, f := range fns {
+		wg.Go(f)
+	}
+	wg.Wait()
 }
 
 // reaches says whether v reaches u by the edges in mask (a graph whose

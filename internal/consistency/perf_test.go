@@ -157,3 +157,38 @@ func TestReadInChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestLevelComponents: the components searched side by side are those
+// each level's classification asks for, searched one after the other.
+func TestLevelComponents(t *testing.T) {
+	for _, ops := range [][]Op{
+		SimulateKeys(5000, 10, 20, 50, true, 2),
+		Simulate(2000, 200, 5, true, 3),
+		Simulate(300, 4, 2, true, 5),
+	} {
+		c, err := analyse(context.Background(), ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := c.g
+		all := g.components(ww | wr | rw | process | realtime)
+		got := g.levelComponents(all)
+		for l, lv := range levels {
+			d := g.components(ww | wr | rw | lv.order)
+			if !g.cyclic(d) {
+				if got[l].d != nil || got[l].r != nil || got[l].w != nil {
+					t.Errorf("level %q has no cycle but components were kept", lv.suffix)
+				}
+				continue
+			}
+			r := g.components(ww | wr | lv.order)
+			w := r
+			if g.cyclic(r) {
+				w = g.components(ww | lv.order)
+			}
+			if !slices.Equal(got[l].d, d) || !slices.Equal(got[l].r, r) || !slices.Equal(got[l].w, w) {
+				t.Errorf("level %q: components differ from those searched one at a time", lv.suffix)
+			}
+		}
+	}
+}
