@@ -163,6 +163,12 @@ client: {name: client}
 	if !strings.Contains(r.stdout, `"concurrency": 4`) || !strings.Contains(r.stdout, `"qps"`) {
 		t.Errorf("slap: %s", r.stdout)
 	}
+	var sl struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sl); err != nil {
+		t.Fatalf("slap -o json: %v", err)
+	}
 	if r := e.run("bench", "slap", "--name", "itsb", "--concurrency", "1", "--iterations", "1", "--query", "SELECT nope FROM missing"); r.code != 1 ||
 		!strings.Contains(r.stderr, "doesn't exist") {
 		t.Errorf("slap with a failing query: exit %d %s", r.code, r.stderr)
@@ -172,8 +178,12 @@ client: {name: client}
 		t.Errorf("slap bad input: exit %d %s", r.code, r.stderr)
 	}
 	html = e.writeSpec("report.html", "")
-	if r := e.ok("report", out.RunID, cl.RunID, "-o", html); !strings.Contains(r.stdout, "report of 2 run(s)") {
+	if r := e.ok("report", out.RunID, cl.RunID, sl.RunID, "-o", html); !strings.Contains(r.stdout, "report of 3 run(s)") {
 		t.Errorf("report: %s", r.stdout)
+	}
+	// the slap run shown in its own way: its best queries a second first
+	if page, err := os.ReadFile(html); err != nil || !regexp.MustCompile(`mariadb-slap, lab itsb \(run [^)]+\): [0-9,]+ queries a second at most, with [14] clients?`).Match(page) {
+		t.Errorf("report: no finding of the slap run (%v)", err)
 	}
 	if r := e.run("runs", "compare", "nope"); r.code != 2 || !strings.Contains(r.stderr, `no run "nope"`) {
 		t.Errorf("unknown run: exit %d %s", r.code, r.stderr)
