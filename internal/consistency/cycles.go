@@ -245,8 +245,9 @@ func (c *checker) cycles(ctx context.Context) error {
 }
 
 // comps are one level's components: of its data edges (d; nil when they
-// close no cycle), of its ww and wr edges (r), of its ww edges (w: r when
-// r has no cycle, since w's edges are fewer).
+// close no cycle), of its ww and wr edges (r: also the graph G-single
+// paths take), of its ww edges (w: r when r has no cycle, since w's edges
+// are fewer).
 type comps struct{ d, r, w []int32 }
 
 // levelComponents are each level's components, the strongest level's data
