@@ -49,18 +49,11 @@ func (p *slapPart) finding(r *Run, _ *Run) string {
 		}
 	}
 	s += fmt.Sprintf(" %s queries a second at most, with %s (each client's %s in %.3f s on average)",
-		words.Thousands(int64(best.QPS+0.5)), words.Count(best.Concurrency, "client"), queries(best.QueriesPerClient), best.AvgS)
+		words.Thousands(int64(best.QPS+0.5)), words.Count(best.Concurrency, "client"), words.Count(best.QueriesPerClient, "query"), best.AvgS)
 	if first.Concurrency != best.Concurrency {
 		s += fmt.Sprintf("; %s with %s (%.3f s)", words.Thousands(int64(first.QPS+0.5)), words.Count(first.Concurrency, "client"), first.AvgS)
 	}
 	return s + "."
-}
-
-func queries(n int) string {
-	if n == 1 {
-		return "query"
-	}
-	return words.Thousands(int64(n)) + " queries"
 }
 
 // slapCharts draws every slap run's queries a second against its clients.

@@ -14,11 +14,14 @@ func Count(n int, noun string) string {
 	return Thousands(int64(n)) + " " + Noun(n, noun)
 }
 
-// Noun is the noun as a count of n needs it ("table", "tables"), for a
-// sentence that writes its figures without separators.
+// Noun is the noun as a count of n needs it ("table", "tables"; "query",
+// "queries"), for a sentence that writes its figures without separators.
 func Noun(n int, noun string) string {
 	if n == 1 {
 		return noun
+	}
+	if stem, ok := strings.CutSuffix(noun, "y"); ok && stem != "" && !strings.ContainsRune("aeiou", rune(stem[len(stem)-1])) {
+		return stem + "ies"
 	}
 	return noun + "s"
 }
