@@ -322,7 +322,11 @@ func Reversed(log string) string {
 // … is no longer in the group. State transfer cannot be completed, need to
 // abort"), its donor reported the transfer failed ("Will never receive
 // state. Need to abort."), or its incremental transfer broke off (Galera:
-// "Receiving IST failed, node restart required", "… Restart required.").
+// "Receiving IST failed, node restart required", "… Restart required."),
+// or the exchange of states that admits it to the membership failed
+// ("Failed to handle state message: -131 (State not recoverable)", once
+// under a busy computer as a crashed cluster re-formed) without it being
+// ahead of the others (Reversed: no new start gets past that).
 func JoinAborted(log string) string {
 	lines := strings.Split(log, "\n")
 	for _, l := range lines[lastRun(lines):] {
@@ -333,6 +337,8 @@ func JoinAborted(log string) string {
 			return "its donor reported its state transfer failed, and Galera aborts the joiner (Will never receive state)"
 		case strings.Contains(strings.ToLower(l), "restart required"):
 			return fmt.Sprintf("its state transfer broke off, and Galera asks for a restart (%s)", galeraSays(l))
+		case strings.Contains(l, "Failed to handle state message") && Reversed(log) == "":
+			return fmt.Sprintf("the exchange of states that forms its cluster's membership failed as it joined, and Galera left the group (%s)", galeraSays(l))
 		}
 	}
 	return ""

@@ -136,6 +136,11 @@ func TestJoinAborted(t *testing.T) {
 		{"2026-11-27 21:40:03 2 [ERROR] WSREP: Receiving IST failed, node restart required: x\n2026-11-27 21:40:09 0 [Note] Starting MariaDB 10.11.14 source revision\n", ""},
 		{"2026-11-28  9:07:52 0 [ERROR] WSREP: ./gcs/src/gcs_group.cpp:gcs_group_handle_join_msg():1225: Will never receive state. Need to abort.\n",
 			"its donor reported its state transfer failed, and Galera aborts the joiner (Will never receive state)"},
+		{"2026-11-30 16:41:01 0 [ERROR] WSREP: ./gcs/src/gcs_core.cpp:core_handle_state_msg():1085: Failed to handle state message: -131 (State not recoverable)\n",
+			"the exchange of states that forms its cluster's membership failed as it joined, and Galera left the group (./gcs/src/gcs_core.cpp:core_handle_state_msg():1085: Failed to handle state message: -131 (State not recoverable))"},
+		// ahead of the primary component it joined: a new start does not get past that
+		{"2026-11-30 16:41:01 0 [ERROR] WSREP: ./gcs/src/gcs_group.cpp:group_post_state_exchange():443: Reversing history: 117387 -> 117367, this member has applied 20 more events than the primary component.Data loss is possible. Must abort.\n" +
+			"2026-11-30 16:41:01 0 [ERROR] WSREP: ./gcs/src/gcs_core.cpp:core_handle_state_msg():1085: Failed to handle state message: -131 (State not recoverable)\n", ""},
 		{"2026-11-27 20:50:12 0 [ERROR] InnoDB: something else\n", ""},
 	} {
 		if got := JoinAborted(c.log); got != c.want {

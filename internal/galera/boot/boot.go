@@ -63,15 +63,7 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 		for i, n := range down {
 			extra[n.Name] = startArgs(saved[i])
 		}
-		err := l.Start(ctx, down, extra)
-		for try := 0; err != nil && try < JoinTries; try++ {
-			again := slices.Concat(JoinAborted(ctx, l, down), outOfCluster(ctx, l, down, err))
-			if len(again) == 0 {
-				break
-			}
-			err = l.Start(ctx, again, joinArgs(ctx, l, again))
-		}
-		return err
+		return startAgain(ctx, l, c, down, l.Start(ctx, down, extra), l.Start)
 	}
 	if !slices.Contains(c.Nodes, force) {
 		force = "" // the override concerns another cluster
@@ -95,9 +87,47 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 			return err
 		}
 		l.Logf("cluster %s: %s joining by a full state transfer", c.Name, strings.Join(choice.Joiners, ", "))
-		return l.Start(ctx, joiners, nil)
+		return startAgain(ctx, l, c, joiners, l.Start(ctx, joiners, nil), l.Start)
 	}
-	return startFrom(ctx, l, down, saved, choice)
+	start := l.Start
+	if choice.Mode == galera.StartTogether {
+		start = l.StartForming // once more, it sets every member back on Galera's stock timing
+	}
+	return startAgain(ctx, l, c, down, startFrom(ctx, l, down, saved, choice), start)
+}
+
+// startAgain starts once more, at most JoinTries times, the nodes of down
+// whose start (its error: err) broke off in a way a new start may get past
+// (JoinAborted) or that left their cluster as they joined (outOfCluster),
+// as a DBA would, while another member of their cluster runs for them to
+// join: whichever way the cluster was started (joiners of a running one, a
+// bootstrap and its joiners, members re-forming it together), a member
+// that falls out of it as it forms is a joiner of what the others formed.
+// start then waits for every node of down; those running are not started
+// again.
+func startAgain(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, err error,
+	start func(context.Context, []*plan.Node, map[string][]string) error) error {
+	for try := 0; err != nil && try < JoinTries && ctx.Err() == nil; try++ {
+		again := slices.Concat(JoinAborted(ctx, l, down), outOfCluster(ctx, l, down, err))
+		if len(again) == 0 || !othersRun(l, c, down, again) {
+			break
+		}
+		err = start(ctx, down, joinArgs(ctx, l, again))
+	}
+	return err
+}
+
+// othersRun says whether a member of cluster c other than again runs:
+// one alive, or one not among down (the cluster they join).
+func othersRun(l Lab, c plan.Cluster, down, again []*plan.Node) bool {
+	for _, name := range c.Nodes {
+		inAgain := slices.ContainsFunc(again, func(n *plan.Node) bool { return n.Name == name })
+		inDown := slices.ContainsFunc(down, func(n *plan.Node) bool { return n.Name == name })
+		if n, ok := l.Plan().Node(name); ok && !inAgain && (!inDown || l.Alive(n)) {
+			return true
+		}
+	}
+	return false
 }
 
 // JoinTries is how many more times a joiner whose start broke off in the

@@ -23,16 +23,18 @@ type fakeLab struct {
 	p      *plan.Plan
 	files  *hosttest.Files
 	starts []string
-	fail   int // the first starts asked fail
+	fail   int // the first starts asked fail (after pass)
+	pass   int // the first starts asked succeed
 	// out: the failed starts leave the node running, out of its cluster
 	// (Inconsistent); stops are the nodes stopped
 	out   bool
 	stops []string
+	alive map[string]bool // nodes running whatever else says
 }
 
-func (f *fakeLab) Plan() *plan.Plan      { return f.p }
-func (f *fakeLab) Host(string) host.Host { return f.files }
-func (f *fakeLab) Alive(*plan.Node) bool { return f.out }
+func (f *fakeLab) Plan() *plan.Plan        { return f.p }
+func (f *fakeLab) Host(string) host.Host   { return f.files }
+func (f *fakeLab) Alive(n *plan.Node) bool { return f.out || f.alive[n.Name] }
 func (f *fakeLab) State(context.Context, *plan.Node) server.State {
 	if f.out {
 		return server.Inconsistent
@@ -48,6 +50,10 @@ func (f *fakeLab) Logf(string, ...any)      {}
 func (f *fakeLab) Start(_ context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	for _, n := range nodes {
 		f.starts = append(f.starts, strings.TrimSpace(n.Name+" "+strings.Join(extra[n.Name], " ")))
+	}
+	if f.pass > 0 {
+		f.pass--
+		return nil
 	}
 	if f.fail > 0 {
 		f.fail--
@@ -181,5 +187,45 @@ func TestJoinerWhoseDonorLeft(t *testing.T) {
 	f.starts, f.fail = nil, 1
 	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err == nil || len(f.starts) != 1 {
 		t.Errorf("another failure: %v, starts %q", err, f.starts)
+	}
+}
+
+// TestFallenOutAsTheClusterForms: a member that fell out of the membership
+// as a crashed cluster re-formed (its state exchange failed) while the
+// others formed it is a joiner of what they formed: started again, every
+// member waited for and set back on stock timing (StartForming once more);
+// a joiner of a bootstrapped cluster likewise. With no other member
+// running there is nothing to join: not started again.
+func TestFallenOutAsTheClusterForms(t *testing.T) {
+	exchange := "2026-11-30 16:41:01 0 [ERROR] WSREP: ./gcs/src/gcs_core.cpp:core_handle_state_msg():1085: Failed to handle state message: -131 (State not recoverable)\n"
+	for _, c := range []struct {
+		name   string
+		seqnos []int64
+		views  bool
+		alive  map[string]bool
+		pass   int
+		want   string
+		ok     bool
+	}{
+		{"re-formed together", []int64{7, 7, 8}, true, map[string]bool{"db2": true, "db3": true}, 0,
+			"forming:; db1; db2; db3; forming:; db1; db2; db3", true},
+		{"bootstrapped", []int64{7, 7, 8}, false, map[string]bool{"db2": true, "db3": true}, 1,
+			"db3 " + server.BootstrapFlag + "; db1 --wsrep-sst-donor=db3,; db2 --wsrep-sst-donor=db3,; db1; db2; db3", true},
+		{"nothing to join", []int64{7, 7, 8}, true, nil, 0, "forming:; db1; db2; db3", false},
+	} {
+		f := galera3(c.seqnos...)
+		f.alive, f.fail, f.pass = c.alive, 1, c.pass
+		for i := range f.p.Nodes {
+			n := &f.p.Nodes[i]
+			n.LogFile = n.Dir + "/error.log"
+			if c.views {
+				_ = f.files.WriteFile(context.Background(), filepath.Join(n.DataDir, mariadb.Gvwstate), []byte("my_uuid: x\n"), 0)
+			}
+		}
+		_ = f.files.WriteFile(context.Background(), f.p.Nodes[0].LogFile, []byte(exchange), 0)
+		err := Start(context.Background(), f, f.p.Clusters[0], f.down(), "")
+		if got := strings.Join(f.starts, "; "); got != c.want || (err == nil) != c.ok {
+			t.Errorf("%s: %v, starts\n%s\nwant\n%s", c.name, err, got, c.want)
+		}
 	}
 }
