@@ -3,8 +3,11 @@ package drill
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // connect opens the writer's and reader's pools through the load balancer
@@ -27,9 +30,24 @@ func (d *drill) connect(ctx context.Context, run string) (w, r *sql.DB, err erro
 		db.SetMaxOpenConns(4 * d.o.Rate)
 		db.SetMaxIdleConns(0)
 	}
+	// the first connection through the load balancer may take longer than
+	// a connection's 2 s to be made on a busy computer (over SSH, a channel
+	// to the client host first): tried again within the 10 s, unless the
+	// server answered (an error of its own)
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err = w.ExecContext(cctx, "CREATE TABLE IF NOT EXISTS app.hd_drill (run CHAR(24) NOT NULL, id BIGINT NOT NULL, sent DATETIME(6), PRIMARY KEY (run, id)) ENGINE=InnoDB"); err != nil {
+	for {
+		_, err = w.ExecContext(cctx, "CREATE TABLE IF NOT EXISTS app.hd_drill (run CHAR(24) NOT NULL, id BIGINT NOT NULL, sent DATETIME(6), PRIMARY KEY (run, id)) ENGINE=InnoDB")
+		var answered *mysql.MySQLError
+		if err == nil || cctx.Err() != nil || errors.As(err, &answered) {
+			break
+		}
+		select {
+		case <-cctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	if err != nil {
 		w.Close()
 		r.Close()
 		return nil, nil, fmt.Errorf("drill table through %s: %w", d.lb.Name, err)
