@@ -103,8 +103,8 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 // join: whichever way the cluster was started (joiners of a running one, a
 // bootstrap and its joiners, members re-forming it together), a member
 // that falls out of it as it forms is a joiner of what the others formed.
-// start then waits for every node of down; those running are not started
-// again.
+// start then waits for them and for the nodes of down that run (not
+// started again); a node of down that failed otherwise stays down.
 func startAgain(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, err error,
 	start func(context.Context, []*plan.Node, map[string][]string) error) error {
 	for try := 0; err != nil && try < JoinTries && ctx.Err() == nil; try++ {
@@ -112,7 +112,13 @@ func startAgain(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, e
 		if len(again) == 0 || !othersRun(l, c, down, again) {
 			break
 		}
-		err = start(ctx, down, joinArgs(ctx, l, again))
+		wait := slices.Clone(again) // and those that run, waited for: a node that failed otherwise is not started again
+		for _, n := range down {
+			if !slices.Contains(again, n) && l.Alive(n) {
+				wait = append(wait, n)
+			}
+		}
+		err = start(ctx, wait, joinArgs(ctx, l, again))
 	}
 	return err
 }

@@ -193,9 +193,10 @@ func TestJoinerWhoseDonorLeft(t *testing.T) {
 // TestFallenOutAsTheClusterForms: a member that fell out of the membership
 // as a crashed cluster re-formed (its state exchange failed) while the
 // others formed it is a joiner of what they formed: started again, every
-// member waited for and set back on stock timing (StartForming once more);
-// a joiner of a bootstrapped cluster likewise. With no other member
-// running there is nothing to join: not started again.
+// member that runs waited for and set back on stock timing (StartForming
+// once more); a joiner of a bootstrapped cluster likewise. A member that
+// failed otherwise is not started again; with no other member running
+// there is nothing to join: none is.
 func TestFallenOutAsTheClusterForms(t *testing.T) {
 	exchange := "2026-11-30 16:41:01 0 [ERROR] WSREP: ./gcs/src/gcs_core.cpp:core_handle_state_msg():1085: Failed to handle state message: -131 (State not recoverable)\n"
 	for _, c := range []struct {
@@ -211,6 +212,9 @@ func TestFallenOutAsTheClusterForms(t *testing.T) {
 			"forming:; db1; db2; db3; forming:; db1; db2; db3", true},
 		{"bootstrapped", []int64{7, 7, 8}, false, map[string]bool{"db2": true, "db3": true}, 1,
 			"db3 " + server.BootstrapFlag + "; db1 --wsrep-sst-donor=db3,; db2 --wsrep-sst-donor=db3,; db1; db2; db3", true},
+		// db2 failed otherwise (nothing in its log a new start gets past): it stays down
+		{"one failed otherwise", []int64{7, 7, 8}, true, map[string]bool{"db3": true}, 0,
+			"forming:; db1; db2; db3; forming:; db1; db3", true},
 		{"nothing to join", []int64{7, 7, 8}, true, nil, 0, "forming:; db1; db2; db3", false},
 	} {
 		f := galera3(c.seqnos...)
