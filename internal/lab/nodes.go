@@ -26,19 +26,16 @@ func (l *Lab) start(ctx context.Context, nodes []*plan.Node, extra map[string][]
 
 // rejoin starts one node (a start, a restart) with first as its options.
 // A Galera joiner whose join broke off in a way a new start may get past
-// (its donor left, or reported the transfer failed; its IST broke off) is
-// started again, as a DBA would, at most boot.JoinTries more times, from
-// its position as known then (the broken join may have changed it), as
-// boot.Start does for the joiners it starts.
+// (its donor left, or reported the transfer failed; its IST broke off; it
+// left its cluster as it joined) is started again, as a DBA would, the way
+// boot.Start does for the joiners it starts (boot.StartAgain).
 func (l *Lab) rejoin(ctx context.Context, n *plan.Node, first []string) error {
 	err := l.start(ctx, []*plan.Node{n}, map[string][]string{n.Name: first})
-	for try := 0; err != nil && try < boot.JoinTries && ctx.Err() == nil && n.Kind == spec.KindGalera; try++ {
-		if len(boot.JoinAborted(ctx, bootLab{l}, []*plan.Node{n})) == 0 {
-			break
-		}
-		err = l.start(ctx, []*plan.Node{n}, map[string][]string{n.Name: boot.Rejoin(ctx, bootLab{l}, n)})
+	c, ok := l.p.Cluster(n.Cluster)
+	if err == nil || !ok || n.Kind != spec.KindGalera {
+		return err
 	}
-	return err
+	return boot.StartAgain(ctx, bootLab{l}, *c, []*plan.Node{n}, err, l.start)
 }
 
 // startForming starts the members of a Galera cluster that form it together.

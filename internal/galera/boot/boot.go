@@ -63,7 +63,7 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 		for i, n := range down {
 			extra[n.Name] = startArgs(saved[i])
 		}
-		return startAgain(ctx, l, c, down, l.Start(ctx, down, extra), l.Start)
+		return StartAgain(ctx, l, c, down, l.Start(ctx, down, extra), l.Start)
 	}
 	if !slices.Contains(c.Nodes, force) {
 		force = "" // the override concerns another cluster
@@ -87,16 +87,16 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 			return err
 		}
 		l.Logf("cluster %s: %s joining by a full state transfer", c.Name, strings.Join(choice.Joiners, ", "))
-		return startAgain(ctx, l, c, joiners, l.Start(ctx, joiners, nil), l.Start)
+		return StartAgain(ctx, l, c, joiners, l.Start(ctx, joiners, nil), l.Start)
 	}
 	start := l.Start
 	if choice.Mode == galera.StartTogether {
 		start = l.StartForming // once more, it sets every member back on Galera's stock timing
 	}
-	return startAgain(ctx, l, c, down, startFrom(ctx, l, down, saved, choice), start)
+	return StartAgain(ctx, l, c, down, startFrom(ctx, l, down, saved, choice), start)
 }
 
-// startAgain starts once more, at most JoinTries times, the nodes of down
+// StartAgain starts once more, at most JoinTries times, the nodes of down
 // whose start (its error: err) broke off in a way a new start may get past
 // (JoinAborted) or that left their cluster as they joined (outOfCluster),
 // as a DBA would, while another member of their cluster runs for them to
@@ -104,8 +104,9 @@ func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force 
 // bootstrap and its joiners, members re-forming it together), a member
 // that falls out of it as it forms is a joiner of what the others formed.
 // start then waits for them and for the nodes of down that run (not
-// started again); a node of down that failed otherwise stays down.
-func startAgain(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, err error,
+// started again); a node of down that failed otherwise stays down. The
+// lab's single-node starts (a start, a restart) retry through it too.
+func StartAgain(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, err error,
 	start func(context.Context, []*plan.Node, map[string][]string) error) error {
 	for try := 0; err != nil && try < JoinTries && ctx.Err() == nil; try++ {
 		again := slices.Concat(JoinAborted(ctx, l, down), outOfCluster(ctx, l, down, err))
