@@ -71,7 +71,37 @@ client: {name: client}
 			if c.nodes == 3 {
 				scenario = "partition"
 			}
-			primary, _ := e.failover(scenario, c.lab, "db1")
+			if scenario == "partition" {
+				// a batch's write in progress on db1 as it is cut off: its commit waits out the 10 s
+				// ack_timeout (no replica reaches it), and so does the failover's read-only behind it
+				e.sql(c.lab, "db1", "CREATE TABLE app.batch (id INT PRIMARY KEY)")
+				e.start("sql", "db1", "--name", c.lab, "-e", "INSERT INTO app.batch SELECT SLEEP(3)")
+			}
+			primary, res := e.failover(scenario, c.lab, "db1")
+			if scenario == "partition" {
+				// db1 is the load balancer's first writer: once the cut heals it is reachable, and
+				// writable until that commit ends; deposed on its host by the failover, its agent
+				// refuses it writes all along
+				if res.Balancer != nil {
+					for _, ev := range res.Balancer.Events {
+						if ev.Proxy == "writes" && ev.Server == "db1" && ev.What == "up" {
+							t.Errorf("the load balancer took db1 back for writes after its failover to %s: %+v", primary, res.Balancer.Events)
+						}
+					}
+				}
+				var db1 string
+				for _, n := range e.status(c.lab).Nodes {
+					if n.Name == "db1" {
+						db1 = n.Address
+					}
+				}
+				if code, body := agentClient("hd-" + c.lab + "-client")("http://" + db1 + ":9200/primary"); code != 503 || !strings.Contains(body, "deposed") {
+					t.Errorf("db1's agent after its failover to %s, for writes: %d %s, want 503 deposed", primary, code, body)
+				}
+				if res.Fenced["db1"] != "" { // the batch's row, committed once its wait ended, is db1's alone
+					e.ok("rebuild", "db1", "--name", c.lab)
+				}
+			}
 			if c.nodes == 3 { // the primary frozen (SIGSTOP): failed over once the replicas give up on it
 				primary, _ = e.failover("pause", c.lab, primary)
 			}

@@ -27,7 +27,7 @@ type drillResult struct {
 		Seconds float64 `json:"seconds"`
 	} `json:"client_gap"`
 	Balancer *struct {
-		Events []struct{ What, Server string }
+		Events []struct{ What, Server, Proxy string }
 	} `json:"load_balancer"`
 	Consistency *struct {
 		Valid          bool

@@ -54,6 +54,7 @@ The password is read from a file; it never appears in argv, logs or responses.`,
 	f.StringVar(&o.User, "user", "hdcheck", "health-check database user")
 	f.StringVar(&o.PasswordFile, "password-file", "", "file holding the user's password (mode 0600)")
 	f.StringVar(&o.DrainFile, "drain-file", "", "while this file exists the node is drained (503)")
+	f.StringVar(&o.DeposedFile, "deposed-file", "", "while this file exists another node is the primary: no writes (/primary answers 503)")
 	f.StringVar(&o.PidFile, "pid-file", "", "the server's pidfile (for /liveness)")
 	f.StringVar(&o.ServerMarker, "server-marker", "", "what ends an argument of the server's command line: the pidfile's pid is the server's only then (for /liveness)")
 	f.DurationVar(&o.Timeout, "timeout", 300*time.Millisecond, "how long a probe may wait for the server")

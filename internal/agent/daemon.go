@@ -15,6 +15,9 @@ func Daemon(p *plan.Plan, n *plan.Node, exe string) host.Daemon {
 	argv := []string{exe, "agent", "--node", n.Name, "--listen", fmt.Sprintf("%s:%d", n.Address, n.AgentPort),
 		"--socket", n.Socket, "--user", plan.CheckUser, "--password-file", n.CheckSecret,
 		"--drain-file", n.DrainFile, "--pid-file", n.PidFile, "--server-marker", n.Server.Marker}
+	if n.DeposedFile != "" {
+		argv = append(argv, "--deposed-file", n.DeposedFile)
+	}
 	if n.AvailableWhenDonor {
 		argv = append(argv, "--available-when-donor")
 	}

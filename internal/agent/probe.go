@@ -29,6 +29,7 @@ type Options struct {
 	User         string // health-check user (no privileges needed)
 	PasswordFile string // 0600 file holding its password
 	DrainFile    string // exists => drained
+	DeposedFile  string // exists => another node was made the primary: no writes (/primary)
 	PidFile      string // the server's pidfile, for liveness
 	// ServerMarker ends an argument of the server's command line: a pid
 	// the pidfile names is the server's only when it does (a pid reused
@@ -242,6 +243,17 @@ func (p *Prober) conn() (*sql.DB, error) {
 	p.db.SetMaxOpenConns(1)
 	p.db.SetMaxIdleConns(1)
 	return p.db, nil
+}
+
+// deposed reports whether the keeper made another node of the node's
+// primary cluster the primary (its deposed file exists): /primary answers
+// 503 then, even while the server is still writable.
+func (p *Prober) deposed() bool {
+	if p.o.DeposedFile == "" {
+		return false
+	}
+	_, err := os.Stat(p.o.DeposedFile)
+	return err == nil
 }
 
 // drained reports whether the operator drained the node (its drain file

@@ -20,7 +20,7 @@ func (p *Prober) Replication(ctx context.Context) (replication.Snapshot, error) 
 		p.goodRepl, p.goodAt, p.goodReplPid = &s, now, p.runningPid()
 	case p.goodRepl != nil && keeps(err, p.same(p.goodReplPid), p.goodAt, now, p.o.BusyGrace):
 		kept := *p.goodRepl // what a busy server last answered
-		kept.Drained = s.Drained
+		kept.Drained, kept.Deposed = s.Drained, s.Deposed
 		return kept, nil
 	default:
 		p.goodRepl = nil
@@ -30,7 +30,7 @@ func (p *Prober) Replication(ctx context.Context) (replication.Snapshot, error) 
 
 func (p *Prober) readReplication(ctx context.Context) (replication.Snapshot, error) {
 	var s replication.Snapshot
-	s.Drained = p.drained()
+	s.Drained, s.Deposed = p.drained(), p.deposed()
 	db, err := p.conn()
 	if err != nil {
 		return s, err

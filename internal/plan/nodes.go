@@ -220,6 +220,9 @@ func (b *builder) node(ci, j int, c spec.Cluster, peers []string, dbNodes int) (
 		Dir: dir, DataDir: filepath.Join(dir, "data"), Socket: filepath.Join(dir, "mysqld.sock"),
 		PidFile: filepath.Join(dir, "mysqld.pid"), LogFile: filepath.Join(dir, "error.log"),
 		ConfigFile: filepath.Join(dir, "my.cnf"), AgentPort: AgentPort, DrainFile: filepath.Join(dir, "drain"), CheckSecret: b.p.Secrets.Check}
+	if c.Kind == spec.KindPrimary {
+		n.DeposedFile = filepath.Join(dir, "deposed")
+	}
 	if b.p.Mode == ModeSSH { // the agent reads it on the node's host
 		n.CheckSecret = filepath.Join(b.hostDir(name), "secrets", "check.password")
 	}

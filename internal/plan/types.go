@@ -313,6 +313,13 @@ type Node struct {
 	AgentPort int    `json:"agent_port"`
 	Agent     Daemon `json:"agent"`
 	DrainFile string `json:"drain_file"`
+	// DeposedFile (a primary cluster's nodes): while it exists on the
+	// node's host, its agent refuses it writes (/primary), whatever its
+	// read_only says: the keeper made another node the primary. A former
+	// primary cut off from everyone cannot be made read-only until its
+	// commits in progress end; this takes it out of the load balancer's
+	// writes at once, before it is reachable again.
+	DeposedFile string `json:"deposed_file,omitempty"`
 	// AvailableWhenDonor: its agent admits it while Donor/Desynced.
 	AvailableWhenDonor bool `json:"available_when_donor,omitempty"`
 	// CheckSecret is the health check user's password file on the node's

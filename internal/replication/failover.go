@@ -313,12 +313,24 @@ const probeWait = time.Second / 2
 // and replicas) read-only through its own machine, as a manager with a
 // path of its own to it does, beside the promotion: the statement waits
 // for commits in progress, and a semi-sync commit waits out its
-// acknowledgement timeout first. The channel closes when it is done, or
-// after followWait, the statement left to finish in the server.
+// acknowledgement timeout first. Before that, at once and whether it
+// answers or not, it is marked deposed on its host (depose): a cut that
+// heals within that timeout would otherwise find it writable, and a load
+// balancer that asks its agent would send it writes again. The channel
+// closes when both are done, or after followWait, the statement left to
+// finish in the server.
 func (m *Manager) fence(ctx context.Context, conns *server.Conns, old *plan.Node) <-chan struct{} {
+	deposed := make(chan struct{})
+	go func() { // at once, whether it answers or not: it may be reachable again any moment
+		defer close(deposed)
+		m.depose(ctx, old)
+	}()
 	done := make(chan struct{})
 	if !conns.Probe(ctx, old, probeWait).State.Answering() {
-		close(done)
+		go func() {
+			defer close(done)
+			<-deposed
+		}()
 		return done
 	}
 	result := make(chan error, 1)
@@ -329,6 +341,7 @@ func (m *Manager) fence(ctx context.Context, conns *server.Conns, old *plan.Node
 	}()
 	go func() {
 		defer close(done)
+		defer func() { <-deposed }()
 		select {
 		case err := <-result:
 			if err != nil {

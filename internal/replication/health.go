@@ -19,6 +19,10 @@ type Snapshot struct {
 	ReadOnly bool
 	Channels []Channel
 	Drained  bool // the operator drained the node: it takes no traffic in any role
+	// Deposed: the keeper made another node the primary; a former primary
+	// that could not be made read-only yet (cut off, its commits in
+	// progress waiting) takes no writes all the same.
+	Deposed bool
 }
 
 // Codes of the primary/replica verdicts.
@@ -32,11 +36,13 @@ const (
 	CodeUnreachable             = galera.CodeUnreachable
 )
 
-// JudgePrimary passes a primary that is not drained, writable (read_only=OFF) and not replicating from anyone.
+// JudgePrimary passes a primary that is not drained or deposed, writable (read_only=OFF) and not replicating from anyone.
 func JudgePrimary(s Snapshot) galera.Verdict {
 	switch {
 	case s.Drained:
 		return galera.Drained("drained")
+	case s.Deposed:
+		return galera.Verdict{Code: CodeNotPrimary, State: "deposed", Reason: "another node was made the primary"}
 	case s.ReadOnly:
 		return galera.Verdict{Code: CodeNotPrimary, State: "read-only", Reason: "read_only=ON"}
 	case len(s.Channels) > 0:

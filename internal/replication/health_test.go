@@ -28,6 +28,10 @@ func TestJudge(t *testing.T) {
 		{"lag unknown", Snapshot{Channels: []Channel{ch("Yes", "Yes", "NULL")}}, 5, CodeNotPrimary, CodeLagging, false},
 		{"IO thread connecting", Snapshot{Channels: []Channel{ch("Connecting", "Yes", "NULL")}}, -1, CodeNotPrimary, CodeStopped, false},
 		{"SQL thread stopped", Snapshot{Channels: []Channel{ch("Yes", "No", "NULL")}}, -1, CodeNotPrimary, CodeStopped, false},
+		// a former primary the keeper deposed, still writable (cut off, its read-only waiting for
+		// its commits): no writes; as a replica it is judged as any other
+		{"deposed, still writable", Snapshot{Deposed: true}, -1, CodeNotPrimary, CodeNotReplica, false},
+		{"deposed, now a replica", Snapshot{Deposed: true, Channels: []Channel{ch("Yes", "Yes", "0")}}, 5, CodeNotPrimary, CodeReplica, true},
 		// draining works in every role, not only in Galera
 		{"drained primary", Snapshot{Drained: true}, -1, galera.CodeDrained, galera.CodeDrained, false},
 		{"drained replica", Snapshot{Drained: true, Channels: []Channel{ch("Yes", "Yes", "0")}}, 5, galera.CodeDrained, galera.CodeDrained, false},

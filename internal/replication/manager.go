@@ -28,6 +28,10 @@ type Servers interface {
 	server.Servers
 	// Alive reports whether the node's server runs.
 	Alive(n *plan.Node) bool
+	// Depose marks on the node's own host that another node is its
+	// cluster's primary (deposed), or clears the mark: while it is there
+	// the node's agent refuses it writes, whatever its read_only says.
+	Depose(ctx context.Context, n *plan.Node, deposed bool) error
 }
 
 // RoleStore is where a lab records its primary clusters' roles (the
@@ -184,6 +188,9 @@ func (m *Manager) ensurePrimaryCluster(ctx context.Context, c *plan.Cluster) err
 	}
 	if !up {
 		return nil
+	}
+	if err := m.Servers.Depose(ctx, primary, false); err != nil { // the primary recorded is never deposed
+		return fmt.Errorf("%s: %w", primary.Name, err)
 	}
 	return m.execOn(ctx, primary, primaryStmts(c, followers)...)
 }

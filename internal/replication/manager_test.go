@@ -17,10 +17,20 @@ import (
 	"github.com/hadrill/hadrill/internal/state"
 )
 
-// fakeServers: which nodes run, and a recording fake server per node.
+// fakeServers: which nodes run, a recording fake server per node, and
+// each node's deposed mark as last set (absent: never touched).
 type fakeServers struct {
-	up  map[string]bool
-	sql *sqlfake.Servers
+	up      map[string]bool
+	sql     *sqlfake.Servers
+	deposed map[string]bool
+}
+
+func (f *fakeServers) Depose(_ context.Context, n *plan.Node, deposed bool) error {
+	if f.deposed == nil {
+		f.deposed = map[string]bool{}
+	}
+	f.deposed[n.Name] = deposed
+	return nil
 }
 
 func (f *fakeServers) Admin(n *plan.Node) *sql.DB { return f.sql.DB(n.Name) }
@@ -97,6 +107,9 @@ func TestEnsureGivesRoles(t *testing.T) {
 	}
 	if got := changes(f.sql.Sent("db1")); !slices.Equal(got, []string{"SET GLOBAL read_only=OFF", "SET GLOBAL rpl_semi_sync_master_enabled=ON"}) {
 		t.Errorf("primary was sent %q", got)
+	}
+	if d, ok := f.deposed["db1"]; !ok || d || len(f.deposed) != 1 {
+		t.Errorf("deposed marks %v: want the primary's cleared and no other touched", f.deposed)
 	}
 	for _, r := range []string{"db2", "db3"} {
 		sent := f.sql.Sent(r)
@@ -229,6 +242,26 @@ func TestPromoteSwitchover(t *testing.T) {
 	}
 	if sent := f.sql.Sent("db2"); !has(sent, "SET GLOBAL rpl_semi_sync_master_enabled=ON") {
 		t.Errorf("the new semi-sync primary, with db3 following, does not wait for it: %q", sent)
+	}
+	if d, ok := f.deposed["db2"]; !ok || d || !f.deposed["db1"] {
+		t.Errorf("deposed marks %v: want db2's cleared, db1 deposed", f.deposed)
+	}
+}
+
+// A former primary deposed by a failover and promoted again loses its
+// deposed mark before it takes writes; a forced promotion with the old
+// primary down marks it (its host may be reachable: should its server be
+// started by hand, writable, its agent still refuses it writes).
+func TestPromoteClearsAndSetsDeposedMarks(t *testing.T) {
+	m, f := manager(t, positions(map[string]string{"db1": "1-101-5", "db2": "1-101-5", "db3": "1-101-5"}))
+	m.Roles = &memRoles{}
+	f.deposed = map[string]bool{"db2": true}
+	f.up["db1"] = false
+	if err := m.Promote(context.Background(), "db2", true); err != nil {
+		t.Fatal(err)
+	}
+	if f.deposed["db2"] || !f.deposed["db1"] {
+		t.Errorf("deposed marks %v: want db2's cleared, db1 deposed", f.deposed)
 	}
 }
 

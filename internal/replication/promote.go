@@ -78,7 +78,26 @@ func (m *Manager) Promote(ctx context.Context, name string, force bool) error {
 		}
 		return err
 	}
-	return m.takeOver(ctx, c, n, old, oldUp)
+	if err := m.takeOver(ctx, c, n, old, oldUp); err != nil {
+		return err
+	}
+	m.depose(ctx, old)
+	return nil
+}
+
+// depose marks old, its cluster's primary until now, deposed on its host
+// (within followWait): its agent then refuses it writes even while it is
+// writable, which a former primary cut off from everyone stays until its
+// commits in progress end (a semi-sync commit waits out its ack_timeout),
+// and a load balancer would otherwise send it writes again once it is
+// reachable. A host that cannot be reached is logged: the node's
+// read_only alone then keeps it out of writes.
+func (m *Manager) depose(ctx context.Context, old *plan.Node) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), followWait)
+	defer cancel()
+	if err := m.Servers.Depose(dctx, old, true); err != nil {
+		m.logf("%s could not be marked deposed on its host (%v): its read_only alone keeps it out of writes", old.Name, err)
+	}
 }
 
 // checkCandidate refuses a promotion that would lose or invent transactions.
@@ -139,6 +158,9 @@ func gtids(g []GTID) string {
 
 // takeOver makes n the primary and points everyone else at it.
 func (m *Manager) takeOver(ctx context.Context, c *plan.Cluster, n, old *plan.Node, oldUp bool) error {
+	if err := m.Servers.Depose(ctx, n, false); err != nil { // a former primary promoted again
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
 	db := m.Servers.Admin(n)
 	err := mariadb.StopReplicating(ctx, db, "")
 	db.Close()

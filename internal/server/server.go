@@ -506,6 +506,20 @@ func (s OnHosts) Process(n *plan.Node) (host.Process, error) {
 }
 func (s OnHosts) Alive(n *plan.Node) bool { return s.Pid(n) != 0 }
 
+// Depose writes a node's deposed file on its host (deposed), or removes
+// it: while it exists the node's agent refuses it writes. Nothing for a
+// node without one (not of a primary cluster, or of a lab planned before).
+func (s OnHosts) Depose(ctx context.Context, n *plan.Node, deposed bool) error {
+	if n.DeposedFile == "" {
+		return nil
+	}
+	h := s.Hosts(n.Host)
+	if deposed {
+		return h.WriteFile(ctx, n.DeposedFile, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644)
+	}
+	return h.RemoveAll(ctx, n.DeposedFile)
+}
+
 // AbortConnections aborts every TCP connection from the node's host to
 // addr, attempts in progress included (the kernel's socket destroy): one
 // to a host that no longer answers fails at once instead of after its
