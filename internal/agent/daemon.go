@@ -34,10 +34,7 @@ func Start(ctx context.Context, h host.Host, p *plan.Plan, n *plan.Node) error {
 // Drain takes a node out of load balancing (drain) or back in: while its
 // drain file exists on its host, its agent answers 503.
 func Drain(ctx context.Context, h host.Host, n *plan.Node, drain bool) error {
-	if drain {
-		return h.WriteFile(ctx, n.DrainFile, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
-	}
-	return h.RemoveAll(ctx, n.DrainFile)
+	return host.Mark(ctx, h, n.DrainFile, drain)
 }
 
 // Drained reports whether a node is drained.

@@ -248,20 +248,17 @@ func (p *Prober) conn() (*sql.DB, error) {
 // deposed reports whether the keeper made another node of the node's
 // primary cluster the primary (its deposed file exists): /primary answers
 // 503 then, even while the server is still writable.
-func (p *Prober) deposed() bool {
-	if p.o.DeposedFile == "" {
-		return false
-	}
-	_, err := os.Stat(p.o.DeposedFile)
-	return err == nil
-}
+func (p *Prober) deposed() bool { return marked(p.o.DeposedFile) }
 
 // drained reports whether the operator drained the node (its drain file
 // exists): every endpoint answers 503 then, whatever the node's role.
-func (p *Prober) drained() bool {
-	if p.o.DrainFile == "" {
+func (p *Prober) drained() bool { return marked(p.o.DrainFile) }
+
+// marked reports whether a switch kept as a file (host.Mark) is on.
+func marked(path string) bool {
+	if path == "" {
 		return false
 	}
-	_, err := os.Stat(p.o.DrainFile)
+	_, err := os.Stat(path)
 	return err == nil
 }

@@ -147,3 +147,13 @@ func Listens(h Host, addr string) func(context.Context) error {
 		return err
 	}
 }
+
+// Mark sets (on) or clears a switch kept as a file on h: while path exists
+// the switch is on (it holds when it was set). A missing file is cleared
+// already.
+func Mark(ctx context.Context, h Host, path string, on bool) error {
+	if on {
+		return h.WriteFile(ctx, path, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644)
+	}
+	return h.RemoveAll(ctx, path)
+}

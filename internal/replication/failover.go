@@ -325,14 +325,10 @@ func (m *Manager) fence(ctx context.Context, conns *server.Conns, old *plan.Node
 		defer close(deposed)
 		m.depose(ctx, old)
 	}()
-	done := make(chan struct{})
 	if !conns.Probe(ctx, old, probeWait).State.Answering() {
-		go func() {
-			defer close(done)
-			<-deposed
-		}()
-		return done
+		return deposed
 	}
+	done := make(chan struct{})
 	result := make(chan error, 1)
 	go func() {
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)

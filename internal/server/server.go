@@ -513,11 +513,7 @@ func (s OnHosts) Depose(ctx context.Context, n *plan.Node, deposed bool) error {
 	if n.DeposedFile == "" {
 		return nil
 	}
-	h := s.Hosts(n.Host)
-	if deposed {
-		return h.WriteFile(ctx, n.DeposedFile, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644)
-	}
-	return h.RemoveAll(ctx, n.DeposedFile)
+	return host.Mark(ctx, s.Hosts(n.Host), n.DeposedFile, deposed)
 }
 
 // AbortConnections aborts every TCP connection from the node's host to
