@@ -170,6 +170,21 @@ func TestAuditAndAgree(t *testing.T) {
 	if lost := lostOf(got); !reflect.DeepEqual(lost, map[string][]int64{"db2": {2}, "db4": {1, 2, 3}, "db5": {1, 2, 3}}) {
 		t.Fatalf("lost %v: only nodes that were read can lack ids", lost)
 	}
+	// a write three nodes lack is one write lost, not three (the audit of a
+	// Galera cluster that lost a commit: every member lacks it)
+	for _, c := range []struct {
+		lost map[string][]int64
+		want int
+	}{
+		{nil, 0},
+		{lostOf(got), 3},
+		{map[string][]int64{"db1": {44332}, "db2": {44332}, "db3": {44332}}, 1},
+		{map[string][]int64{"db1": {7}, "db2": {8, 9}}, 3},
+	} {
+		if n := lostWrites(c.lost); n != c.want {
+			t.Errorf("lostWrites(%v) = %d, want %d", c.lost, n, c.want)
+		}
+	}
 	ok, differ := Agree(map[string]map[string]string{"db1": {"app.t": "1", "app.u": "5"}, "db2": {"app.t": "1", "app.u": "6"}, "db3": {"app.t": "1"}})
 	if ok || !reflect.DeepEqual(differ, []string{"app.u"}) {
 		t.Fatalf("agree %v %v", ok, differ)

@@ -123,9 +123,9 @@ type Result struct {
 	// fault to the end: the servers it marked down (why, and the sessions
 	// it shut) and took back, when its writes had no server.
 	Balancer        *BalancerLog                 `json:"load_balancer,omitempty"`
-	Audit           []NodeAudit                  `json:"audit"`             // per node: verified, missing or unverified
-	Lost            map[string][]int64           `json:"lost_acked_writes"` // node → acknowledged ids it was read and found to lack
-	LostCount       int                          `json:"lost_count"`
+	Audit           []NodeAudit                  `json:"audit"`                      // per node: verified, missing or unverified
+	Lost            map[string][]int64           `json:"lost_acked_writes"`          // node → acknowledged ids it was read and found to lack
+	LostCount       int                          `json:"lost_count"`                 // acknowledged writes missing from at least one node, each counted once
 	Checksums       map[string]map[string]string `json:"checksums"`                  // node → table → CHECKSUM TABLE (nodes that were read)
 	ChecksumsUnread map[string]string            `json:"checksums_unread,omitempty"` // node → why its checksums could not be read
 	ChecksumsAgree  bool                         `json:"checksums_agree"`            // every node read, and all the same

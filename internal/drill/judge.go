@@ -79,9 +79,7 @@ func (d *drill) judge(ctx context.Context, ops []Op, start, end time.Time) {
 		r.Audit = append(r.Audit, NodeAudit{Node: name, State: NodeFenced, Reason: r.Fenced[name]})
 	}
 	r.Lost = lostOf(r.Audit)
-	for _, ids := range r.Lost {
-		r.LostCount += len(ids)
-	}
+	r.LostCount = lostWrites(r.Lost)
 	sums := settledChecksums(func() Checksums { return ChecksumVerdict(checksums(ctx, d.l, compared)) },
 		func() { sleep(ctx, checksumSettle) }, d.logf)
 	r.Checksums, r.ChecksumsUnread, r.ChecksumsAgree = sums.Read, sums.Unread, sums.Agree

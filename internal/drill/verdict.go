@@ -145,6 +145,19 @@ func lostOf(audit []NodeAudit) map[string][]int64 {
 	return out
 }
 
+// lostWrites counts the acknowledged writes some node lacks, each once
+// however many nodes lack it: a write a Galera cluster lost is missing
+// from every member, and is one write lost, not one a member.
+func lostWrites(lost map[string][]int64) int {
+	ids := map[int64]bool{}
+	for _, missing := range lost {
+		for _, id := range missing {
+			ids[id] = true
+		}
+	}
+	return len(ids)
+}
+
 // Sums is one node's CHECKSUM TABLE of every app table, or why it could not
 // be read in full.
 type Sums struct {
