@@ -166,7 +166,7 @@ func (cli *app) studyRunCmd() *cobra.Command {
 	run.Flags().StringSliceVar(&o.Variants, "variants", nil, "run only these variants (default: all)")
 	run.Flags().BoolVar(&runFlags.keep, "keep", false, "leave the variants' labs up afterwards")
 	run.Flags().BoolVar(&runFlags.dryRun, "dry-run", false, "check the run, make nothing: what its labs need against this computer (exit 2 when they would not fit) and the least time its rounds take")
-	run.Flags().BoolVar(&o.Decide, "decide", false, "a two-stage design: the scale's rounds are a pilot that sizes the rounds each claim needs to decide; then those rounds, judged by Stein's interval")
+	run.Flags().BoolVar(&o.Decide, "decide", false, "a two-look design: the scale's rounds are a pilot that decides the claims it can and sizes the rounds each other claim needs; then those rounds, judged by Stein's interval")
 	run.Flags().DurationVar(&o.Budget, "budget", 0, "with --decide: the most time the rounds may take in all (e.g. 30m; default: no limit)")
 	run.Flags().StringVar(&runFlags.maxMemory, "max-memory", "", "the most memory the labs may hold at once here (e.g. 8G; default: 90 % of what is available); labs that would hold more take turns in groups")
 	run.Flags().StringVar(&runFlags.inventory, "inventory", "", "run the labs on these machines, over SSH, one at a time (YAML: see `hadrill preflight`)")
@@ -330,12 +330,13 @@ groups, then the fewest compared variants apart; each group's labs come up, run 
 interleaved among themselves and go, then the next group's. The finding and the report name the
 groups and the claims whose rounds ran apart; a lab that does not fit even alone is refused (exit 2).
 
-With --decide the scale's rounds are the pilot of a two-stage design (Stein's): each claim's spread
-in the pilot gives the rounds it needs to decide a figure 5 % beyond its bound with 80 % power; the
-study runs the most any claim needs (within --budget, from the pilot's time a round), then judges
-each claim by Stein's interval, whose width comes from the pilot: the rounds added do not raise the
-chance of a false "reproduced" above 5 % per bound, as running rounds until a verdict decides
-would. A claim still inconclusive says how many rounds it would need.
+With --decide the scale's rounds are the pilot of a two-look design: each claim is first judged on
+the pilot alone at 1 % a bound, and one that decides there is done; each other claim's spread in the
+pilot gives the rounds it needs to decide a figure 5 % beyond its bound with 80 % power; the study
+runs the most any claim needs (within --budget, from the pilot's time a round), then judges those
+claims by Stein's interval at 4 % a bound, whose width comes from the pilot: together the two looks
+keep a false "reproduced" at 5 % per bound, where running rounds until a verdict decides would not.
+A claim still inconclusive says how many rounds it would need.
 
 With --inventory the labs run on the machines it names, over SSH, one at a time (they would
 listen on the same ports): a variant's lab comes up when its turn comes. Machines, disks and NICs

@@ -9,16 +9,22 @@ import "math"
 // no event came: none in T hours still allows up to −ln(Alpha)/T (3.0/T
 // at 95 %), so "none seen" is a bound, not a zero. Known needs exposure.
 func RateEstimate(events int, exposure float64) Estimate {
-	e := Estimate{Level: Level, Known: exposure > 0 && events >= 0}
+	return RateEstimateAt(events, exposure, Alpha)
+}
+
+// RateEstimateAt is RateEstimate with each bound one-sided at alpha
+// (Level 1 − 2·alpha).
+func RateEstimateAt(events int, exposure, alpha float64) Estimate {
+	e := Estimate{Level: 1 - 2*alpha, Known: exposure > 0 && events >= 0}
 	if !e.Known {
 		return e
 	}
 	k := float64(events)
 	e.Value = k / exposure
 	if events > 0 {
-		e.Lo = gammaQuantile(k, Alpha) / exposure
+		e.Lo = gammaQuantile(k, alpha) / exposure
 	}
-	e.Hi = gammaQuantile(k+1, 1-Alpha) / exposure
+	e.Hi = gammaQuantile(k+1, 1-alpha) / exposure
 	return e
 }
 

@@ -256,10 +256,14 @@ type Estimate struct {
 const Level = 1 - 2*Alpha
 
 // MeanEstimate is a spread's mean with its t-interval at Level.
-func MeanEstimate(s Spread) Estimate {
-	e := Estimate{Value: s.Mean, Lo: s.Mean, Hi: s.Mean, Level: Level, Known: s.N >= 2}
+func MeanEstimate(s Spread) Estimate { return MeanEstimateAt(s, Alpha) }
+
+// MeanEstimateAt is a spread's mean with its t-interval, each bound
+// one-sided at alpha (Level 1 − 2·alpha).
+func MeanEstimateAt(s Spread, alpha float64) Estimate {
+	e := Estimate{Value: s.Mean, Lo: s.Mean, Hi: s.Mean, Level: 1 - 2*alpha, Known: s.N >= 2}
 	if e.Known {
-		h := tQuantile(float64(s.N-1), Alpha) * s.SD / math.Sqrt(float64(s.N))
+		h := tQuantile(float64(s.N-1), alpha) * s.SD / math.Sqrt(float64(s.N))
 		e.Lo, e.Hi = s.Mean-h, s.Mean+h
 	}
 	return e

@@ -10,12 +10,20 @@ import "math"
 // rounds estimates the spread s0; the number of rounds N is computed from
 // s0 alone; the interval of the mean of all N rounds is
 //
-//	mean ± t(n0-1, Alpha) · s0 / √N
+//	mean ± t(n0-1, α) · s0 / √N
 //
 // and (mean - μ)·√N/s0 is Student's t with n0-1 degrees of freedom whatever
 // N was: for normal rounds the mean is independent of the spread, so
-// choosing N from the spread does not move the mean. One look, at the end;
-// the error stays Alpha per bound.
+// choosing N from the spread does not move the mean.
+//
+// Two looks. A pilot whose interval already clears the bound need not be
+// followed by more rounds; but stopping when the pilot decides and going on
+// when it does not is a look too. So a design spends its error in two
+// parts: the pilot alone is judged at PilotAlpha (its ordinary t-interval),
+// and, when it does not decide, every round at the end with Stein's
+// interval at FinalAlpha. A false verdict needs one of the two looks to be
+// false: at most PilotAlpha + FinalAlpha = Alpha per bound (Bonferroni,
+// whatever the looks' correlation).
 
 // Power is the chance a two-stage design is sized for: a claim whose true
 // figure lies Margin beyond its bound decides with at least this chance.
@@ -26,29 +34,37 @@ const Power = 0.8
 // that small is not what a published claim is about.
 const Margin = 0.05
 
+// PilotAlpha is the error a two-look design spends on its pilot's look,
+// FinalAlpha what is left for its last look.
+const (
+	PilotAlpha = 0.01
+	FinalAlpha = Alpha - PilotAlpha
+)
+
 // TwoStageRounds is how many rounds in all a figure needs, after a pilot
-// of n0 rounds with standard deviation s0, for a one-sided test at Alpha
+// of n0 rounds with standard deviation s0, for a one-sided test at alpha
 // to find a true difference of delta from the bound with chance Power:
-// N = ⌈((t(n0-1, Alpha) + t(n0-1, 1-Power)) · s0 / delta)²⌉, at least n0.
+// N = ⌈((t(n0-1, alpha) + t(n0-1, 1-Power)) · s0 / delta)²⌉, at least n0.
 // 0 when the pilot cannot size it (fewer than 2 rounds, or delta ≤ 0).
-func TwoStageRounds(n0 int, s0, delta float64) int {
+func TwoStageRounds(n0 int, s0, delta, alpha float64) int {
 	if n0 < 2 || !(delta > 0) || math.IsNaN(s0) || math.IsInf(s0, 0) {
 		return 0
 	}
 	df := float64(n0 - 1)
-	k := (tQuantile(df, Alpha) + tQuantile(df, 1-Power)) * s0 / delta
+	k := (tQuantile(df, alpha) + tQuantile(df, 1-Power)) * s0 / delta
 	n := int(math.Ceil(k * k))
 	return max(n, n0)
 }
 
 // TwoStageEstimate is the mean of every round's value (the pilot's
-// included) with Stein's interval at Level: the half-width uses the
-// pilot's n0 and s0, not the values' own spread.
-func TwoStageEstimate(values []float64, n0 int, s0 float64) Estimate {
+// included) with Stein's interval, each bound one-sided at alpha (Level
+// 1 − 2·alpha): the half-width uses the pilot's n0 and s0, not the values'
+// own spread.
+func TwoStageEstimate(values []float64, n0 int, s0, alpha float64) Estimate {
 	m := mean(values)
-	e := Estimate{Value: m, Lo: m, Hi: m, Level: Level, Known: n0 >= 2 && len(values) >= n0}
+	e := Estimate{Value: m, Lo: m, Hi: m, Level: 1 - 2*alpha, Known: n0 >= 2 && len(values) >= n0}
 	if e.Known {
-		h := tQuantile(float64(n0-1), Alpha) * s0 / math.Sqrt(float64(len(values)))
+		h := tQuantile(float64(n0-1), alpha) * s0 / math.Sqrt(float64(len(values)))
 		e.Lo, e.Hi = m-h, m+h
 	}
 	return e

@@ -21,31 +21,36 @@ func TestTwoStageRounds(t *testing.T) {
 		{3, 1, 0, 0, "no margin"},
 		{3, math.NaN(), 1, 0, "NaN spread"},
 	} {
-		if got := TwoStageRounds(c.n0, c.s0, c.delta); got != c.want {
+		if got := TwoStageRounds(c.n0, c.s0, c.delta, Alpha); got != c.want {
 			t.Errorf("%s: TwoStageRounds(%d, %g, %g) = %d, want %d", c.description, c.n0, c.s0, c.delta, got, c.want)
 		}
 	}
 }
 
-// trial runs one two-stage design on normal rounds of mean mu and
+// trial runs one two-look design on normal rounds of mean mu and
 // standard deviation sd, a pilot of n0 and at most limit rounds, for the
-// claim "at least bound": its verdict against the bound.
-func trial(r *rand.Rand, mu, sd, bound float64, n0, limit int) string {
+// claim "at least bound": its verdict against the bound and the rounds
+// it ran. The pilot decides alone at PilotAlpha; else the rounds it sizes
+// are judged by Stein's interval at FinalAlpha.
+func trial(r *rand.Rand, mu, sd, bound float64, n0, limit int) (string, int) {
 	draw := func() float64 { return mu + sd*r.NormFloat64() }
 	var v []float64
 	for range n0 {
 		v = append(v, draw())
 	}
-	s0 := SpreadOf(v).SD
-	n := min(max(TwoStageRounds(n0, s0, Margin*bound), n0), limit)
+	lo := bound
+	pilot := SpreadOf(v)
+	if got := MeanEstimateAt(pilot, PilotAlpha).Against(&lo, nil); got != Straddles {
+		return got, n0
+	}
+	n := min(max(TwoStageRounds(n0, pilot.SD, Margin*bound, FinalAlpha), n0), limit)
 	for len(v) < n {
 		v = append(v, draw())
 	}
-	lo := bound
-	return TwoStageEstimate(v, n0, s0).Against(&lo, nil)
+	return TwoStageEstimate(v, n0, pilot.SD, FinalAlpha).Against(&lo, nil), n
 }
 
-// The false "reproduced" rate of the two-stage design, at the worst case
+// The false "reproduced" rate of the two-look design, at the worst case
 // (the true figure exactly on the bound), stays at Alpha whatever the
 // spread and whether or not a budget cuts the rounds short; and a claim a
 // margin beyond its bound decides with about Power.
@@ -61,7 +66,7 @@ func TestTwoStageErrorRate(t *testing.T) {
 	}{{2, 3, 1000}, {8, 3, 1000}, {8, 3, 12}, {20, 5, 1000}, {20, 5, 8}} {
 		inside := 0
 		for range trials {
-			if trial(r, 100, c.sd, 100, c.n0, c.limit) == Inside {
+			if got, _ := trial(r, 100, c.sd, 100, c.n0, c.limit); got == Inside {
 				inside++
 			}
 		}
@@ -75,7 +80,7 @@ func TestTwoStageErrorRate(t *testing.T) {
 	for _, sd := range []float64{2, 8} {
 		decided := 0
 		for range trials / 4 {
-			if trial(r, 100*(1+Margin), sd, 100, 3, 1000) == Inside {
+			if got, _ := trial(r, 100*(1+Margin), sd, 100, 3, 1000); got == Inside {
 				decided++
 			}
 		}
@@ -120,15 +125,39 @@ func TestPeekingInflatesTheError(t *testing.T) {
 }
 
 func TestTwoStageEstimate(t *testing.T) {
-	e := TwoStageEstimate([]float64{9, 10, 11, 10}, 3, 1)
+	e := TwoStageEstimate([]float64{9, 10, 11, 10}, 3, 1, Alpha)
 	h := 2.920 / 2
 	if math.Abs(e.Value-10) > 1e-9 || math.Abs(e.Hi-e.Value-h) > 0.002 || !e.Known {
 		t.Errorf("%+v, want 10 ± %.3f", e, h)
 	}
-	if e := TwoStageEstimate([]float64{9, 10}, 3, 1); e.Known {
+	if e := TwoStageEstimate([]float64{9, 10}, 3, 1, Alpha); e.Known {
 		t.Errorf("fewer values than the pilot: %+v", e)
 	}
 	if e := (Estimate{Value: 0, Lo: -1, Hi: 1}).Exp(); math.Abs(e.Value-1) > 1e-12 || math.Abs(e.Lo-1/math.E) > 1e-12 {
 		t.Errorf("exp: %+v", e)
+	}
+}
+
+// A pilot that already decides ends the design: a figure far beyond its
+// bound (a share of 0.76 against at least 0.1, say) runs no more rounds,
+// where sizing it at the margin would ask for thousands; and at the final
+// look the half-width is FinalAlpha's, a little wider than Alpha's.
+func TestTwoLooks(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for range 200 {
+		got, n := trial(r, 100*1.5, 8, 100, 5, 100000)
+		if got != Inside || n != 5 {
+			t.Fatalf("50 %% beyond the bound with 8 %% noise: %s after %d rounds, want reproduced by the pilot's 5", got, n)
+		}
+	}
+	if n := TwoStageRounds(20, 0.44, Margin*0.1, FinalAlpha); n < 10000 {
+		t.Errorf("a share's pilot sized at the margin: %d rounds", n)
+	}
+	a, f := TwoStageEstimate([]float64{9, 10, 11, 10}, 3, 1, Alpha), TwoStageEstimate([]float64{9, 10, 11, 10}, 3, 1, FinalAlpha)
+	if !(f.Hi > a.Hi) || math.Abs(f.Level-0.92) > 1e-12 {
+		t.Errorf("final look %+v against one look %+v", f, a)
+	}
+	if p := MeanEstimateAt(SpreadOf([]float64{9, 10, 11}), PilotAlpha); math.Abs(p.Level-0.98) > 1e-12 || !(p.Hi-p.Value > 4.01 && p.Hi-p.Value < 4.03) {
+		t.Errorf("the pilot's look: %+v, want 10 ± t(2, 1 %%)/√3 = 4.02", p)
 	}
 }

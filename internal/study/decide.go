@@ -12,18 +12,25 @@ import (
 	"github.com/hadrill/hadrill/internal/stats"
 )
 
-// Design is a study's two-stage design (`study run --decide`): the scale's
-// rounds are a pilot; each check's spread in the pilot sizes the rounds it
-// needs to decide (stats.TwoStageRounds, at stats.Margin from its bound
-// with stats.Power); the study runs the most any check needs, within the
-// budget; every check is then judged by Stein's interval (its half-width
-// from the pilot's spread), so the rounds added do not raise the chance
-// of a false "reproduced" above stats.Alpha per bound.
+// Design is a study's two-look design (`study run --decide`): the scale's
+// rounds are a pilot, and its look judges each check on them alone at
+// stats.PilotAlpha; a check the pilot decides needs no more rounds. The
+// spread of each other check in the pilot sizes the rounds it needs
+// (stats.TwoStageRounds, at stats.Margin from its bound with stats.Power);
+// the study runs the most any check needs, within the budget; those checks
+// are then judged by Stein's interval (its half-width from the pilot's
+// spread) at stats.FinalAlpha. Stopping early and adding rounds so keep
+// the chance of a false "reproduced" at stats.Alpha per bound in all.
 type Design struct {
 	Pilot  int     `json:"pilot"`  // rounds of the pilot (the scale's)
 	Rounds int     `json:"rounds"` // rounds planned in all
 	Margin float64 `json:"margin"` // stats.Margin
 	Power  float64 `json:"power"`  // stats.Power
+	// PilotAlpha and FinalAlpha are the error each look spends (a design
+	// stored before there were two looks has neither: it judged once, at
+	// stats.Alpha, after every round).
+	PilotAlpha float64 `json:"pilot_alpha,omitempty"`
+	FinalAlpha float64 `json:"final_alpha,omitempty"`
 	// Budget is the time the rounds may take in all (0: none), and
 	// Affordable the rounds it allows, from the pilot's round time.
 	Budget     time.Duration `json:"budget_ns,omitempty"`
@@ -42,7 +49,24 @@ type Need struct {
 	SD     float64 `json:"sd"`     // the pilot's standard deviation on that scale
 	Delta  float64 `json:"delta"`  // the margin from the bound, on that scale
 	Rounds int     `json:"rounds"` // rounds in all it needs (0: the pilot cannot size it)
-	Why    string  `json:"why,omitempty"`
+	// Decided is the pilot's verdict when its look decided the check
+	// (reproduced or not reproduced; Rounds is then the pilot's).
+	Decided string `json:"decided,omitempty"`
+	Why     string `json:"why,omitempty"`
+}
+
+// Looks of a check judged by a design: which one decided it.
+const (
+	LookPilot = "pilot"
+	LookFinal = "final"
+)
+
+// final is the error the design's last look spends.
+func (d Design) final() float64 {
+	if d.FinalAlpha > 0 {
+		return d.FinalAlpha
+	}
+	return stats.Alpha
 }
 
 // Scales of a Need.
@@ -116,11 +140,12 @@ func nearest(e Expect, scale string, v float64) (float64, bool) {
 	return slices.MinFunc(bounds, func(x, y float64) int { return cmp.Compare(math.Abs(x-v), math.Abs(y-v)) }), true
 }
 
-// Plan sizes a two-stage design from the pilot's samples: each check's
+// Plan sizes a two-look design from the pilot's samples: each check's
 // need, and the rounds in all (the most any check needs, at most
 // affordable; 0: no budget).
 func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Duration, budget time.Duration) Design {
-	d := Design{Pilot: n0, Rounds: n0, Margin: stats.Margin, Power: stats.Power, Budget: budget, RoundTime: roundTime}
+	d := Design{Pilot: n0, Rounds: n0, Margin: stats.Margin, Power: stats.Power, PilotAlpha: stats.PilotAlpha, FinalAlpha: stats.FinalAlpha,
+		Budget: budget, RoundTime: roundTime}
 	if budget > 0 && roundTime > 0 {
 		d.Affordable = max(n0, int(budget/roundTime))
 	}
@@ -138,7 +163,11 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 		}
 		if IsRate(e.Metric) && e.Than == "" {
 			n.Scale = OnRate
-			n.Rounds, n.Why = rateRounds(e, pilot, n0)
+			if n.Decided = pilotLook(s, e, pilot); n.Decided != "" {
+				n.Rounds = n0
+			} else {
+				n.Rounds, n.Why = rateRounds(e, pilot, n0)
+			}
 			d.Rounds = max(d.Rounds, n.Rounds)
 			d.Needs = append(d.Needs, n)
 			continue
@@ -148,6 +177,11 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 		sp := stats.SpreadOf(v)
 		n.SD = sp.SD
 		b, ok := nearest(e, n.Scale, sp.Mean)
+		if n.Decided = pilotLook(s, e, pilot); n.Decided != "" {
+			n.Rounds = n0
+			d.Needs = append(d.Needs, n)
+			continue
+		}
 		switch {
 		case len(v) < 2:
 			n.Why = fmt.Sprintf("the pilot measured it in %d round(s): no spread to size it by", len(v))
@@ -161,7 +195,7 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 			n.Delta = stats.Margin * math.Abs(sp.Mean)
 		}
 		if n.Why == "" {
-			n.Rounds = stats.TwoStageRounds(len(v), n.SD, n.Delta)
+			n.Rounds = stats.TwoStageRounds(len(v), n.SD, n.Delta, stats.FinalAlpha)
 			if n.Rounds == 0 {
 				n.Why = "the figure and its bound are both 0"
 			}
@@ -177,6 +211,40 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 	return d
 }
 
+// pilotLook is a claim's verdict on the pilot's rounds alone at
+// stats.PilotAlpha when that decides it (reproduced or not reproduced),
+// else "".
+func pilotLook(s *Study, e Expect, pilot []Sample) string {
+	est, ok := pilotEstimate(s, e, pilot, stats.PilotAlpha)
+	if !ok {
+		return ""
+	}
+	if v := judge(est, e); v == Reproduced || v == NotReproduced {
+		return v
+	}
+	return ""
+}
+
+// pilotEstimate is a claim's estimate on the pilot's rounds at alpha: a
+// rate's Garwood interval, a figure's t-interval, a ratio's over the log
+// of each round's ratio. false when the pilot gives no interval.
+func pilotEstimate(s *Study, e Expect, pilot []Sample, alpha float64) (stats.Estimate, bool) {
+	if IsRate(e.Metric) && e.Than == "" {
+		events, hours := exposed(pilot, e.Variant, e.Step, e.Metric)
+		est := stats.RateEstimateAt(events, hours, alpha)
+		return est, est.Known
+	}
+	scale, v := perRound(s, e, pilot)
+	if len(v) < 2 {
+		return stats.Estimate{}, false
+	}
+	est := stats.MeanEstimateAt(stats.SpreadOf(v), alpha)
+	if scale == OnLogRatio {
+		est = est.Exp()
+	}
+	return est, true
+}
+
 // rateRounds is the rounds a rate's claim needs: the least number whose
 // hours (at the pilot's hours a round), with events coming at the pilot's
 // rate, give an interval clear of the claim's bounds; none seen in the
@@ -189,27 +257,45 @@ func rateRounds(e Expect, pilot []Sample, n0 int) (int, string) {
 	perRound, rate := hours/float64(n0), float64(events)/hours
 	for n := n0; n <= 1_000_000; n = max(n+1, n*11/10) {
 		t := perRound * float64(n)
-		if stats.RateEstimate(int(math.Round(rate*t)), t).Against(e.Min, e.Max) != stats.Straddles {
+		if stats.RateEstimateAt(int(math.Round(rate*t)), t, stats.FinalAlpha).Against(e.Min, e.Max) != stats.Straddles {
 			return n, ""
 		}
 	}
 	return 0, "more than a million rounds"
 }
 
-// Judge replaces each check's estimate by Stein's interval over every
-// round it was measured in (the pilot's spread and size fix its
-// half-width) and judges it again; a check that stays inconclusive says
-// how many rounds it would need.
+// Judge replaces each check's estimate by the look that decides it: the
+// pilot's at PilotAlpha for a check the pilot decided (its rounds alone),
+// else Stein's interval over every round it was measured in (the pilot's
+// spread and size fix its half-width; a rate's Garwood interval over every
+// round's hours) at the last look's alpha. A check that stays inconclusive
+// says how many rounds it would need.
 func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 	out := slices.Clone(checks)
+	var pilot []Sample
+	for _, x := range samples {
+		if x.Round <= d.Pilot {
+			pilot = append(pilot, x)
+		}
+	}
 	for i := range out {
 		c := &out[i]
-		if i >= len(d.Needs) || d.Needs[i].Rounds == 0 || c.Verdict == NotRun || c.Verdict == NotMeasured {
+		if i >= len(d.Needs) || d.Needs[i].Rounds == 0 || c.Verdict == NotRun || c.Verdict == NotMeasured || c.Verdict == NotCheckable {
 			continue
 		}
 		n := d.Needs[i]
-		if n.Scale == OnRate { // Garwood's interval over every round is Summarize's
-			c.Rounds = n.Rounds
+		if n.Decided != "" {
+			if e, ok := pilotEstimate(s, c.Expect, pilot, d.PilotAlpha); ok {
+				c.Ours, c.Verdict, c.Rounds, c.Look = e, judge(e, c.Expect), d.Pilot, LookPilot
+				if n.Scale == OnRate {
+					c.Events, c.Hours = exposed(pilot, c.Variant, c.Step, c.Metric)
+				}
+			}
+			continue
+		}
+		if n.Scale == OnRate { // Garwood's interval over every round, at the last look's alpha
+			c.Ours = stats.RateEstimateAt(c.Events, c.Hours, d.final())
+			c.Verdict, c.Rounds, c.Look = judge(c.Ours, c.Expect), n.Rounds, LookFinal
 			if c.Verdict == Inconclusive {
 				c.Needs = n.Rounds
 			}
@@ -219,12 +305,12 @@ func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 		if scale != n.Scale || len(v) < d.Pilot {
 			continue
 		}
-		e := stats.TwoStageEstimate(v, d.Pilot, n.SD)
+		e := stats.TwoStageEstimate(v, d.Pilot, n.SD, d.final())
 		if scale == OnLogRatio {
 			e = e.Exp()
 		}
 		c.Ours, c.Verdict = e, judge(e, c.Expect)
-		c.Rounds = len(v)
+		c.Rounds, c.Look = len(v), LookFinal
 		if c.Verdict == Inconclusive {
 			c.Needs = n.Rounds
 		}
@@ -235,20 +321,54 @@ func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 // Says is the design in a sentence, for the log and the finding.
 func (d Design) Says() string {
 	var need []string
+	decided := 0
 	for _, n := range d.Needs {
 		w := "–" // the pilot could not size it
-		if n.Rounds > 0 {
+		switch {
+		case n.Decided != "":
+			w, decided = "decided", decided+1
+		case n.Rounds > 0:
 			w = strconv.Itoa(n.Rounds)
 		}
 		need = append(need, w)
 	}
 	if len(need) == 0 {
-		return fmt.Sprintf("two-stage design: no claim to size, the pilot's %d rounds are all", d.Pilot)
+		return fmt.Sprintf("two-look design: no claim to size, the pilot's %d rounds are all", d.Pilot)
 	}
-	s := fmt.Sprintf("two-stage design: the pilot's %d rounds size the checks at %s rounds (%.0f %% from a bound, power %.0f %%); %d rounds in all",
-		d.Pilot, strings.Join(need, ", "), 100*d.Margin, 100*d.Power, d.Rounds)
-	if d.Budget > 0 {
-		s += fmt.Sprintf(" (the budget of %v allows %d at %v a round)", d.Budget, d.Affordable, d.RoundTime.Round(time.Second))
+	if d.PilotAlpha == 0 { // stored before there were two looks
+		s := fmt.Sprintf("two-stage design: the pilot's %d rounds size the checks at %s rounds (%.0f %% from a bound, power %.0f %%); %d rounds in all",
+			d.Pilot, strings.Join(need, ", "), 100*d.Margin, 100*d.Power, d.Rounds)
+		return s + d.budgetSaid()
 	}
-	return s
+	s := fmt.Sprintf("two-look design: the pilot's %d rounds, judged alone at %s %% a bound, decide %d of %d checks", d.Pilot, trimPercent(d.PilotAlpha), decided, len(d.Needs))
+	if decided < len(d.Needs) {
+		s += fmt.Sprintf("; its spread sizes the others at %.0f %% from a bound, power %.0f %% (rounds each check needs: %s)", 100*d.Margin, 100*d.Power, strings.Join(need, ", "))
+	}
+	return s + fmt.Sprintf("; %d rounds in all", d.Rounds) + d.budgetSaid()
+}
+
+func (d Design) budgetSaid() string {
+	if d.Budget <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the budget of %v allows %d at %v a round)", d.Budget, d.Affordable, d.RoundTime.Round(time.Second))
+}
+
+// Judged says how the design's checks are judged, for the finding and
+// the report.
+func (d Design) Judged() string {
+	if d.PilotAlpha == 0 {
+		return "each claim is judged by Stein's interval (its width from the pilot's spread), so the rounds added keep a false \"reproduced\" at 5 % per bound"
+	}
+	return fmt.Sprintf("a claim the pilot decided keeps the pilot's verdict and %s %% interval; each other is judged over every round by Stein's interval (its width from the pilot's spread) at %s %% a bound, so the two looks together keep a false \"reproduced\" at %s %% per bound",
+		trimPercent(1-2*d.PilotAlpha), trimPercent(d.final()), trimPercent(d.PilotAlpha+d.final()))
+}
+
+// trimPercent is a share in percent, without a needless decimal.
+func trimPercent(v float64) string {
+	p := 100 * v
+	if math.Abs(p-math.Round(p)) < 1e-9 {
+		return strconv.Itoa(int(math.Round(p)))
+	}
+	return strconv.FormatFloat(p, 'f', 1, 64)
 }

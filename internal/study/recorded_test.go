@@ -252,7 +252,7 @@ func TestNotMeasuredWithoutAFailure(t *testing.T) {
 
 // TestNotCheckable: a claim this computer cannot decide is measured and
 // shown with its reason, counts for nothing in the verdict, and a
-// two-stage design sizes no rounds for it.
+// two-look design sizes no rounds for it.
 func TestNotCheckable(t *testing.T) {
 	s, _ := Embedded("seed000-premium")
 	var samples []Sample

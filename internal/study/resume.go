@@ -64,7 +64,7 @@ func checkResume(prev Stored, s *Study, o Options, variants []string, installed 
 		add("--variants: run %s ran %s, not %s", id, words.And(p.Variants), words.And(variants))
 	}
 	if p.decided() != o.Decide {
-		add("--decide: run %s ran %s a two-stage design", id, map[bool]string{true: "with", false: "without"}[p.decided()])
+		add("--decide: run %s ran %s a two-look design", id, map[bool]string{true: "with", false: "without"}[p.decided()])
 	}
 	if p.Design != nil && o.Budget != 0 && o.Budget != p.Design.Budget {
 		add("--budget: run %s's design fixed its rounds already (%d, under a budget of %v): leave --budget out", id, p.Design.Rounds, p.Design.Budget)

@@ -115,7 +115,7 @@ func TestCheckResume(t *testing.T) {
 		"--resume: run 20261130-010000-aaaa ran to its end: nothing to resume",
 		"--scale: run 20261130-010000-aaaa ran at quick scale, not full",
 		"--variants: run 20261130-010000-aaaa ran " + strings.Join(v[:3], ", ") + " and " + v[3] + ", not " + v[0] + " and " + v[1],
-		"--decide: run 20261130-010000-aaaa ran without a two-stage design",
+		"--decide: run 20261130-010000-aaaa ran without a two-look design",
 		"--resume: study seed002-wan's steps changed since run",
 		"--resume: run 20261130-010000-aaaa ran the server MariaDB 10.11.19, here MariaDB 10.11.20",
 	} {

@@ -39,7 +39,7 @@ type Options struct {
 	// Wait is how long a step waits for another benchmark on its lab (0:
 	// refuse at once).
 	Wait time.Duration
-	// Decide runs the scale's rounds as a pilot of a two-stage design
+	// Decide runs the scale's rounds as a pilot of a two-look design
 	// (Design), then as many more as the checks need to decide, within
 	// Budget (0: no limit).
 	Decide bool
@@ -78,7 +78,7 @@ type Result struct {
 	// after another, when this computer could not hold every lab at once
 	// (empty: every lab at once); rounds interleave within a group only.
 	Groups [][]string `json:"groups,omitempty"`
-	// Design is the two-stage design the rounds followed (--decide).
+	// Design is the two-look design the rounds followed (--decide).
 	Design *Design `json:"design,omitempty"`
 	Decide bool    `json:"decide,omitempty"` // run with --decide
 	// Budget is --budget's (0: none).
@@ -375,7 +375,7 @@ func prepare(s *Study, o Options) (*Result, *placement, error) {
 	return res, pl, hderr.Join([]error{cerr, perr, checkDecide(sc, o), rerr})
 }
 
-// checkDecide refuses a two-stage design the scale cannot pilot, and a
+// checkDecide refuses a two-look design the scale cannot pilot, and a
 // budget without one.
 func checkDecide(sc Scale, o Options) error {
 	var errs []error
@@ -383,13 +383,13 @@ func checkDecide(sc Scale, o Options) error {
 		errs = append(errs, hderr.User("--budget: %v: want a positive duration (30m, 2h)", o.Budget))
 	}
 	if o.Budget != 0 && !o.Decide {
-		errs = append(errs, hderr.User("--budget: only with --decide (it bounds the rounds a two-stage design adds)"))
+		errs = append(errs, hderr.User("--budget: only with --decide (it bounds the rounds a two-look design adds)"))
 	}
 	if o.MaxMemory < 0 {
 		errs = append(errs, hderr.User("--max-memory: want a positive size (4G, 512M)"))
 	}
 	if o.Decide && sc.Runs < 2 && sc.Runs > 0 {
-		errs = append(errs, hderr.User("--decide: the %s scale runs %d round: a two-stage design's pilot needs at least 2 to measure a spread", o.Scale, sc.Runs))
+		errs = append(errs, hderr.User("--decide: the %s scale runs %d round: a two-look design's pilot needs at least 2 to measure a spread", o.Scale, sc.Runs))
 	}
 	return hderr.Join(errs)
 }

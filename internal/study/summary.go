@@ -93,10 +93,13 @@ type Check struct {
 	Measured []string `json:"measured,omitempty"`
 	// LeftOut are the check's variants --variants left out (not run).
 	LeftOut []string `json:"left_out,omitempty"`
-	// Rounds is how many rounds a two-stage design judged it over, and
+	// Rounds is how many rounds a two-look design judged it over, and
 	// Needs, when it stayed inconclusive, the rounds it would need (Design).
 	Rounds int `json:"rounds,omitempty"`
 	Needs  int `json:"needs_rounds,omitempty"`
+	// Look is which of a design's looks judged it (LookPilot: the pilot's
+	// rounds alone, at its own level; LookFinal: every round).
+	Look string `json:"look,omitempty"`
 }
 
 // Counts says whether a check counts for or against its study (one not
@@ -423,7 +426,7 @@ func Finding(res *Result) string {
 		b.WriteString(" within its group; " + g)
 	}
 	if res.Design != nil {
-		b.WriteString("; they followed a " + res.Design.Says() + "; each claim is judged by Stein's interval (its width from the pilot's spread), so the rounds added keep a false \"reproduced\" at 5 % per bound")
+		b.WriteString("; they followed a " + res.Design.Says() + "; " + res.Design.Judged())
 	}
 	b.WriteString(".\n")
 	if len(res.Retried) > 0 {
@@ -484,6 +487,9 @@ func claimLine(c Check, titles map[string]string, stopped bool) string {
 		return fmt.Sprintf("%s %s: %s — %s", titles[c.Variant], c.Step, said, why)
 	}
 	line := fmt.Sprintf("%s; claim %s", ours(c, titles), c.Bounds())
+	if c.Look == LookPilot {
+		line += fmt.Sprintf(" (decided by the pilot's %d rounds)", c.Rounds)
+	}
 	if c.Inferred {
 		line += " (read from its words)"
 	}
@@ -571,6 +577,8 @@ func ours(c Check, titles map[string]string) string {
 	switch {
 	case c.Ours.Unbounded:
 		what += " (interval unbounded)"
+	case c.Ours.Known && c.Ours.Level > 0 && math.Abs(c.Ours.Level-stats.Level) > 1e-9: // a design's look
+		what += fmt.Sprintf(" (%s–%s, %s %% interval)", number(c.Ours.Lo), number(c.Ours.Hi), trimPercent(c.Ours.Level))
 	case c.Ours.Known:
 		what += fmt.Sprintf(" (%s–%s)", number(c.Ours.Lo), number(c.Ours.Hi))
 	default:
