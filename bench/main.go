@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/sshtest"
 	"github.com/hadrill/hadrill/internal/stats"
 )
@@ -60,19 +62,19 @@ func main() {
 	if *runs < 1 {
 		fail("-runs: expected a positive number, got %d", *runs)
 	}
-	ran := false
-	for _, sc := range scenarios {
+	if *scenario != "all" && !slices.Contains(names, *scenario) {
+		fail("-scenario: unknown scenario %q (known: %s, all)", *scenario, strings.Join(names, ", "))
+	}
+	fmt.Println(machineSaid("began"))
+	for i, sc := range scenarios {
 		if *scenario == sc.name || *scenario == "all" {
-			if ran {
+			if i > 0 && *scenario == "all" {
 				fmt.Println()
 			}
 			sc.run(*bin, *runs)
-			ran = true
 		}
 	}
-	if !ran {
-		fail("-scenario: unknown scenario %q (known: %s, all)", *scenario, strings.Join(names, ", "))
-	}
+	fmt.Println("\n" + machineSaid("ended"))
 	runCleanups()
 }
 
@@ -281,4 +283,17 @@ func scratchLab(bin, name string, extra ...string) (work, home string) {
 	atExit(func() { downAll(bin, home, work) })
 	run(bin, append([]string{"--home", home, "up", "--name", name, "-o", "json"}, extra...)...)
 	return work, home
+}
+
+// machineSaid is the computer's state when the bench began or ended: how
+// fast a core ran hadrill's fixed loop and the load average, so the
+// absolute figures of two days' benches can be compared (the ratios
+// within a run need not be).
+func machineSaid(when string) string {
+	sp := facts.CoreSpeed()
+	load := "?"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return fmt.Sprintf("this computer when the bench %s: a core ran the fixed loop in %.0f ms of CPU (%.0f ms wall); load average %s", when, sp.CPUMs, sp.WallMs, load)
 }

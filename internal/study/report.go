@@ -298,7 +298,7 @@ Source: {{.Res.Study.Source}}.</p>
 {{range .Setups}}<tr><td>{{.Title}} ({{.Name}})</td><td>{{.Preset}}</td><td style="text-align:left"><pre>{{.Patch}}</pre></td><td>{{or .Target "lb (each step's own target)"}}</td><td>{{.Price}}</td><td>{{.Lab}}</td>{{if $.Res.Inventory}}<td style="text-align:left"><pre>{{.NotEmulated}}</pre></td>{{end}}</tr>
 {{end}}</table></div>
 <h2 id="hosts">Hosts, as measured</h2>
-<p>Every host of every variant's lab during the variant's first run (CPU in cores, disks and NICs with their caps and use){{with .Computer}}; all ran on one computer: {{index . "cpus"}} CPUs, {{index . "memory"}}, kernel {{index . "kernel"}}{{end}}.</p>
+<p>Every host of every variant's lab during the variant's first run (CPU in cores, disks and NICs with their caps and use){{with .Computer}}; all ran on one computer: {{index . "cpus"}} CPUs, {{index . "memory"}}, kernel {{index . "kernel"}}{{end}}{{with .Res.Speed}}{{with .Said}}; {{.}}{{end}}{{end}}.</p>
 {{if .Hosts}}<div class="scroll"><table><tr><th>variant</th><th>host</th><th>machine</th><th>CPU used</th><th>memory</th><th>disks</th><th>NICs</th></tr>
 {{range .Hosts}}<tr><td>{{index $.Titles .Variant}}</td><td>{{.Host}}</td><td>{{.Machine}}</td><td>{{.CPU}}</td><td>{{.Memory}}</td><td style="text-align:left">{{.Disks}}</td><td style="text-align:left">{{.NICs}}</td></tr>
 {{end}}</table></div>{{else}}<p>No host was measured (the runs are gone from the store).</p>{{end}}

@@ -96,6 +96,9 @@ type Result struct {
 	// Document.
 	Installed  facts.Installed `json:"installed"`
 	Deviations []Deviation     `json:"deviations"`
+	// Speed is how fast a core of this computer ran a fixed loop when the
+	// run began and when it ended (each step's run records its own).
+	Speed *RunSpeed `json:"core_speed,omitempty"`
 }
 
 // AllDeviations are a run's deviations from the document (a run stored
@@ -223,6 +226,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	defer pl.close(ctx)
 	started := time.Now()
 	res.Installed = facts.InstalledHere()
+	res.Speed = &RunSpeed{Start: facts.CoreSpeed()}
 	if len(pl.groups) == 1 { // every lab at once, for the whole study
 		if err := pl.upAll(ctx); err != nil {
 			return nil, "", err
@@ -343,6 +347,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		}
 	}
 	res.Interrupted = ctx.Err() != nil || res.Failed != ""
+	res.Speed.End = facts.CoreSpeed()
 	res.Cells, res.Checks = Summarize(s, sc, variants, res.Samples)
 	if res.Design != nil {
 		res.Checks = res.Design.Judge(s, res.Checks, res.Samples)
@@ -373,6 +378,24 @@ func prepare(s *Study, o Options) (*Result, *placement, error) {
 		rerr = checkResume(*o.Resume, s, o, variants, facts.InstalledHere())
 	}
 	return res, pl, hderr.Join([]error{cerr, perr, checkDecide(sc, o), rerr})
+}
+
+// RunSpeed is a core's speed when a study's run began and ended.
+type RunSpeed struct {
+	Start facts.Speed `json:"start"`
+	End   facts.Speed `json:"end"`
+}
+
+// Said is the speed in words, for the report.
+func (r RunSpeed) Said() string {
+	if r.Start.CPUMs == 0 {
+		return ""
+	}
+	out := fmt.Sprintf("a core ran hadrill's fixed loop in %.0f ms of CPU when the run began", r.Start.CPUMs)
+	if r.End.CPUMs > 0 {
+		out += fmt.Sprintf(", %.0f ms when it ended", r.End.CPUMs)
+	}
+	return out + " (more: a slower core; a CPU-bound lab's absolute figures move with it from day to day, ratios within a run do not)"
 }
 
 // checkDecide refuses a two-look design the scale cannot pilot, and a

@@ -2,7 +2,6 @@ package study
 
 import (
 	"fmt"
-	"github.com/hadrill/hadrill/internal/words"
 	"math"
 	"os"
 	"slices"
@@ -12,6 +11,9 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/drill"
+	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/words"
 	"github.com/hadrill/hadrill/internal/workload"
 )
 
@@ -627,5 +629,24 @@ func TestFailureSaid(t *testing.T) {
 	}
 	if got := failureSaid("one line\ntwo"); got != "one line" {
 		t.Errorf("without load balancers: %q", got)
+	}
+}
+
+// A run's report says how fast a core was when it began and ended; a run
+// stored before runs measured it says nothing of it.
+func TestRunSpeedSaid(t *testing.T) {
+	s, _ := Embedded("seed002-gryp")
+	res := &Result{Study: s, Scale: "quick", Protocol: s.Scales.Quick, Variants: []string{s.Variants[0].Name},
+		Speed: &RunSpeed{Start: facts.Speed{CPUMs: 56.2, WallMs: 60}, End: facts.Speed{CPUMs: 141.0, WallMs: 150}}}
+	b, err := HTML(&results.Run{ID: "20261201-000000-abcd"}, res, Context{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a core ran hadrill&#39;s fixed loop in 56 ms of CPU when the run began, 141 ms when it ended"; !strings.Contains(string(b), want) {
+		t.Errorf("the report lacks %q", want)
+	}
+	res.Speed = nil
+	if b, _ = HTML(&results.Run{ID: "20261201-000000-abcd"}, res, Context{}); strings.Contains(string(b), "fixed loop") {
+		t.Errorf("a run without a speed")
 	}
 }

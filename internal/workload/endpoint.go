@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hadrill/hadrill/internal/engine/mariadb"
+	"github.com/hadrill/hadrill/internal/facts"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/infra/disk"
 	"github.com/hadrill/hadrill/internal/infra/machine"
@@ -343,6 +344,9 @@ func versions(p *plan.Plan) map[string]string {
 
 func hostFacts() map[string]string {
 	out := map[string]string{"cpus": strconv.Itoa(runtime.NumCPU())}
+	if s := facts.CoreSpeed(); s.CPUMs > 0 { // how fast a core was, beside the run's figures
+		out["core_loop_cpu_ms"] = strconv.FormatFloat(s.CPUMs, 'f', 1, 64)
+	}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		out["kernel"] = strings.TrimSpace(string(b))
 	}
