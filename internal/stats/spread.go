@@ -180,7 +180,7 @@ func incBeta(a, b, x float64) float64 {
 	front := math.Exp(lgab-lga-lgb+a*math.Log(x)+b*math.Log(1-x)) / a
 	const tiny = 1e-300
 	f, c, d := 1.0, 1.0, 0.0
-	for i := 0; i <= 300; i++ {
+	for i := 0; i <= 20000; i++ { // about √max(a, b) terms: a share of a million rounds needs some thousands
 		m := float64(i / 2)
 		var num float64
 		switch {

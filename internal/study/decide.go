@@ -77,6 +77,10 @@ const (
 	// round; the rounds it needs are those whose hours, at the pilot's
 	// rate, would take its interval clear of the bound).
 	OnRate = "rate"
+	// OnShare: a share of drills (Clopper–Pearson's interval over every
+	// round; the rounds it needs are those that, at the pilot's share,
+	// would take its interval clear of the bound).
+	OnShare = "share"
 )
 
 // perRound is a check's value in each round that measured it, on its
@@ -161,11 +165,14 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 			d.Needs = append(d.Needs, n)
 			continue
 		}
-		if IsRate(e.Metric) && e.Than == "" {
-			n.Scale = OnRate
-			if n.Decided = pilotLook(s, e, pilot); n.Decided != "" {
+		if share := IsShare(e); share || IsRate(e.Metric) && e.Than == "" {
+			n.Scale, n.Decided = map[bool]string{true: OnShare, false: OnRate}[share], pilotLook(s, e, pilot)
+			switch {
+			case n.Decided != "":
 				n.Rounds = n0
-			} else {
+			case share:
+				n.Rounds, n.Why = shareRounds(e, pilot, n0)
+			default:
 				n.Rounds, n.Why = rateRounds(e, pilot, n0)
 			}
 			d.Rounds = max(d.Rounds, n.Rounds)
@@ -234,6 +241,11 @@ func pilotEstimate(s *Study, e Expect, pilot []Sample, alpha float64) (stats.Est
 		est := stats.RateEstimateAt(events, hours, alpha)
 		return est, est.Known
 	}
+	if IsShare(e) {
+		k, n := shareOf(pilot, e.Variant, e.Step, e.Metric)
+		est := stats.ShareEstimateAt(k, n, alpha)
+		return est, est.Known
+	}
 	scale, v := perRound(s, e, pilot)
 	if len(v) < 2 {
 		return stats.Estimate{}, false
@@ -264,6 +276,38 @@ func rateRounds(e Expect, pilot []Sample, n0 int) (int, string) {
 	return 0, "more than a million rounds"
 }
 
+// shareRounds is the rounds a share's claim needs: the least number
+// whose exact interval, the pilot's share of them going that way, clears
+// the claim's bounds (none in the pilot is taken as none: the rounds that
+// bound the share below the claim).
+func shareRounds(e Expect, pilot []Sample, n0 int) (int, string) {
+	k, n := shareOf(pilot, e.Variant, e.Step, e.Metric)
+	if n == 0 {
+		return 0, "the pilot measured it in no round"
+	}
+	p := float64(k) / float64(n)
+	clears := func(r int) bool {
+		return stats.ShareEstimateAt(int(math.Round(p*float64(r))), r, stats.FinalAlpha).Against(e.Min, e.Max) != stats.Straddles
+	}
+	// doubling to the first number that clears, then halving the gap down
+	// to the least (the interval narrows as the rounds grow)
+	lo, hi := max(n0, n)-1, max(n0, n)
+	for !clears(hi) {
+		if hi > 1_000_000 {
+			return 0, "more than a million rounds"
+		}
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; clears(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi, ""
+}
+
 // Judge replaces each check's estimate by the look that decides it: the
 // pilot's at PilotAlpha for a check the pilot decided (its rounds alone),
 // else Stein's interval over every round it was measured in (the pilot's
@@ -287,9 +331,21 @@ func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 		if n.Decided != "" {
 			if e, ok := pilotEstimate(s, c.Expect, pilot, d.PilotAlpha); ok {
 				c.Ours, c.Verdict, c.Rounds, c.Look = e, judge(e, c.Expect), d.Pilot, LookPilot
-				if n.Scale == OnRate {
+				switch {
+				case n.Scale == OnRate:
 					c.Events, c.Hours = exposed(pilot, c.Variant, c.Step, c.Metric)
+				case IsShare(c.Expect):
+					c.Events, c.Trials = shareOf(pilot, c.Variant, c.Step, c.Metric)
 				}
+			}
+			continue
+		}
+		if IsShare(c.Expect) { // the exact interval over every round, at the last look's alpha (a design stored before shares had their own scale too)
+			c.Events, c.Trials = shareOf(samples, c.Variant, c.Step, c.Metric)
+			c.Ours = stats.ShareEstimateAt(c.Events, c.Trials, d.final())
+			c.Verdict, c.Rounds, c.Look = judge(c.Ours, c.Expect), c.Trials, LookFinal
+			if c.Verdict == Inconclusive {
+				c.Needs = n.Rounds
 			}
 			continue
 		}

@@ -316,3 +316,99 @@ func TestOneLookDesignStored(t *testing.T) {
 		t.Errorf("%s; %s", d.Says(), d.Judged())
 	}
 }
+
+// drills draws n rounds of a share claim's drills, each going that
+// way (1) with chance p, numbered from first.
+func drills(r *rand.Rand, e Expect, first, n int, p float64) []Sample {
+	var out []Sample
+	for i := range n {
+		v := 0.0
+		if r.Float64() < p {
+			v = 1
+		}
+		out = append(out, Sample{Round: first + i, Variant: e.Variant, Step: e.Step, Metric: e.Metric, Value: v})
+	}
+	return out
+}
+
+// A claim on a share of drills is judged by the exact binomial interval:
+// none of three kills losing anything does not show that at most half of
+// kills lose something (the share may be up to 0.63), none of ten does;
+// none of six crashes during partitions does not show that fewer than one
+// in ten lose (up to 0.39), and says so.
+func TestShareClaims(t *testing.T) {
+	failover, _ := Embedded("seed000-failover")
+	var kill Expect
+	for _, e := range failover.Expect {
+		if e.Step == "kill" && e.Metric == "lost_any" {
+			kill = e
+		}
+	}
+	faults, _ := Embedded("jepsen-galera-faults")
+	crashpart := faults.Expect[0]
+	zeros := func(e Expect, n int) []Sample { return drills(rand.New(rand.NewPCG(1, 1)), e, 1, n, 0) }
+	for _, c := range []struct {
+		s       *Study
+		e       Expect
+		samples []Sample
+		want    string
+		reason  string
+	}{
+		{failover, kill, zeros(kill, 3), Inconclusive, "0 of 3: the share may be anywhere from 0.000 to 0.632 (an exact binomial interval)"},
+		{failover, kill, zeros(kill, 10), Reproduced, ""},
+		{faults, crashpart, zeros(crashpart, 6), Inconclusive, "0 of 6: the share may be anywhere from 0.000 to 0.393"},
+		{faults, crashpart, zeros(crashpart, 40), NotReproduced, ""},
+	} {
+		_, checks := Summarize(c.s, c.s.Scales.Quick, variantNames(c.s), c.samples)
+		var got *Check
+		for i := range checks {
+			if checks[i].Expect == c.e {
+				got = &checks[i]
+			}
+		}
+		if got == nil || got.Verdict != c.want || got.Trials != len(c.samples) || !strings.Contains(reasonOf(*got), c.reason) {
+			t.Errorf("%s %s, none of %d: %+v, want %s (%q)", c.s.Name, c.e.Step, len(c.samples), got, c.want, c.reason)
+		}
+	}
+	// the design: none of 6 asks for the rounds whose interval would bound
+	// the share under 0.1 at the last look (1 − 0.04^(1/n) < 0.1: 31)
+	d := Plan(faults, variantNames(faults), zeros(crashpart, 6), 6, time.Minute, 0)
+	if n := d.Needs[0]; n.Scale != OnShare || n.Decided != "" || n.Rounds != 31 {
+		t.Errorf("none of 6: %+v", n)
+	}
+}
+
+// A design on a share claim whose true share is on its bound says
+// "reproduced" at most Alpha of the time: the pilot's look, the rounds
+// its share asks for, the exact interval at the last look.
+func TestShareDesignErrorRate(t *testing.T) {
+	s, _ := Embedded("jepsen-galera-crash")
+	e := s.Expect[0] // relaxed lost_any at least 0.1
+	r := rand.New(rand.NewPCG(6, 7))
+	const trials = 1000
+	for _, limit := range []int{1000, 40} {
+		inside := 0
+		for range trials {
+			pilot := drills(r, e, 1, 20, *e.Min)
+			d := Plan(s, []string{"durable", "relaxed"}, pilot, 20, time.Minute, time.Duration(limit)*time.Minute)
+			all := append(pilot, drills(r, e, 21, d.Rounds-20, *e.Min)...)
+			checks := []Check{{Expect: e, Verdict: Inconclusive}} // as Summarize makes it, without its cells (quicker)
+			if d.Judge(s, checks, all)[0].Verdict == Reproduced {
+				inside++
+			}
+		}
+		share := float64(inside) / trials
+		t.Logf("at most %d rounds: %.2f %% reproduced on the bound", limit, 100*share)
+		if share > stats.Alpha+3*math.Sqrt(stats.Alpha*(1-stats.Alpha)/trials) {
+			t.Errorf("at most %d rounds: a share on its bound reproduced in %.1f %% of designs, want at most %.0f %%", limit, 100*share, 100*stats.Alpha)
+		}
+	}
+}
+
+func variantNames(s *Study) []string {
+	var out []string
+	for _, v := range s.Variants {
+		out = append(out, v.Name)
+	}
+	return out
+}

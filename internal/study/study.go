@@ -567,7 +567,7 @@ func domain(e Expect) (lo, hi float64, loOpen bool) {
 	switch {
 	case e.Than != "":
 		return 0, math.Inf(1), true
-	case e.Metric == "passed" || e.Metric == "lost_any":
+	case slices.Contains(shareMetrics, e.Metric):
 		return 0, 1, false
 	}
 	return 0, math.Inf(1), false

@@ -83,9 +83,11 @@ type Check struct {
 	// Median is the variant's median, or the ratio of the two medians.
 	Median float64 `json:"median"`
 	// Events and Hours: a rate's events and hours over every round
-	// (IsRate), what its interval is of.
+	// (IsRate), what its interval is of; for a share (IsShare), Events of
+	// Trials.
 	Events  int     `json:"events,omitempty"`
 	Hours   float64 `json:"hours,omitempty"`
+	Trials  int     `json:"trials,omitempty"`
 	Verdict string  `json:"verdict"`
 	// Measured are the run's per-host measurements that bear on the claim
 	// (a disk at its cap, a host at its CPU quota), said when it does not
@@ -231,6 +233,10 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 			events, hours := exposed(samples, e.Variant, e.Step, e.Metric)
 			ch.Median, ch.Ours, ch.Events, ch.Hours = c.Median, stats.RateEstimate(events, hours), events, hours
 			ch.Verdict = judge(ch.Ours, e)
+		} else if ok && IsShare(e) {
+			k, n := shareOf(samples, e.Variant, e.Step, e.Metric)
+			ch.Median, ch.Ours, ch.Events, ch.Trials = c.Median, stats.ShareEstimate(k, n), k, n
+			ch.Verdict = judge(ch.Ours, e)
 		} else if e.Than == "" && ok {
 			ch.Median, ch.Ours = c.Median, stats.MeanEstimate(c.Spread)
 			ch.Verdict = judge(ch.Ours, e)
@@ -255,6 +261,30 @@ const (
 
 // IsRate reports whether metric is a rate an hour of exposure.
 func IsRate(metric string) bool { return strings.HasSuffix(metric, RateSuffix) }
+
+// Shares: a drill's outcome, 1 or 0 a round (passed, lost_any). A claim
+// on a share is judged on how many of the rounds went that way, with the
+// Clopper–Pearson exact interval (stats.ShareEstimate), not a t-interval
+// over the 0s and 1s: none of three drills losing anything is then a share
+// of up to 0.63, not a share of 0.
+var shareMetrics = []string{"passed", "lost_any"}
+
+// IsShare reports whether a claim is on a share of drills.
+func IsShare(e Expect) bool { return e.Than == "" && slices.Contains(shareMetrics, e.Metric) }
+
+// shareOf is a share metric's rounds that went that way (a value of 1)
+// and its rounds.
+func shareOf(samples []Sample, variant, step, metric string) (k, n int) {
+	for _, x := range samples {
+		if x.Variant == variant && x.Step == step && x.Metric == metric {
+			n++
+			if x.Value >= 0.5 {
+				k++
+			}
+		}
+	}
+	return k, n
+}
 
 // exposed is a rate metric's events (each round's rate times its hours,
 // rounded) and hours, over the rounds that measured both.
@@ -520,6 +550,12 @@ func reasonOf(c Check) string {
 				more = fmt.Sprintf("about %d rounds would decide it (it had %d)", c.Needs, c.Rounds)
 			}
 			return fmt.Sprintf("%d in %.3g hours: the rate may be anywhere from %s to %s an hour (Garwood's interval); %s", c.Events, c.Hours, number(c.Ours.Lo), number(c.Ours.Hi), more)
+		case c.Trials > 0:
+			more := "more rounds would tell"
+			if c.Needs > c.Rounds {
+				more = fmt.Sprintf("about %d rounds would decide it (it had %d)", c.Needs, c.Rounds)
+			}
+			return fmt.Sprintf("%d of %d: the share may be anywhere from %s to %s (an exact binomial interval); %s", c.Events, c.Trials, number(c.Ours.Lo), number(c.Ours.Hi), more)
 		case !c.Ours.Known:
 			return "one round gives no interval: noise cannot be told apart"
 		case c.Ours.Unbounded:
