@@ -324,10 +324,13 @@ func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 	}
 	for i := range out {
 		c := &out[i]
-		if i >= len(d.Needs) || d.Needs[i].Rounds == 0 || c.Verdict == NotRun || c.Verdict == NotMeasured || c.Verdict == NotCheckable {
+		if i >= len(d.Needs) || c.Verdict == NotRun || c.Verdict == NotMeasured || c.Verdict == NotCheckable {
 			continue
 		}
 		n := d.Needs[i]
+		if n.Rounds == 0 && n.Scale != OnShare && n.Scale != OnRate { // the pilot could not size it: Summarize's verdict
+			continue
+		}
 		if n.Decided != "" {
 			if e, ok := pilotEstimate(s, c.Expect, pilot, d.PilotAlpha); ok {
 				c.Ours, c.Verdict, c.Rounds, c.Look = e, judge(e, c.Expect), d.Pilot, LookPilot
