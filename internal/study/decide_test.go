@@ -412,3 +412,30 @@ func variantNames(s *Study) []string {
 	}
 	return out
 }
+
+// Every claim on a share of drills can go either way at its full scale:
+// every round one way reproduces it, every round the other way does not
+// (a share of "at least one in ten" needs 29 rounds without a loss to be
+// told below 0.1 at all; 20 cannot say no).
+func TestShareClaimsCanDecide(t *testing.T) {
+	for _, name := range Names() {
+		s, _ := Embedded(name)
+		for _, e := range s.Expect {
+			if !IsShare(e) || e.NotCheckable != "" {
+				continue
+			}
+			n := s.Scales.Full.Runs
+			got := map[int]string{}
+			for _, k := range []int{0, n} {
+				got[k] = judge(stats.ShareEstimate(k, n), e)
+			}
+			none, all := NotReproduced, Reproduced // "at least": every round that way holds it
+			if e.Max != nil {
+				none, all = Reproduced, NotReproduced
+			}
+			if got[0] != none || got[n] != all {
+				t.Errorf("%s %s %s (%s) over the full scale's %d rounds: none %s, all %s; want %s and %s", name, e.Variant, e.Metric, e.Bounds(), n, got[0], got[n], none, all)
+			}
+		}
+	}
+}
