@@ -533,6 +533,15 @@ func claimLine(c Check, titles map[string]string, stopped bool) string {
 	return line
 }
 
+// more says what would decide an inconclusive check: the rounds its
+// design asked for, else what.
+func more(c Check, what string) string {
+	if c.Needs > c.Rounds {
+		return fmt.Sprintf("about %d rounds would decide it (it had %d)", c.Needs, c.Rounds)
+	}
+	return what
+}
+
 // reasonOf is the one reason a check did not reproduce ("" when it did):
 // for an inconclusive one, what would decide it; else what differs from
 // the document, or what the run measured at a limit.
@@ -545,17 +554,9 @@ func reasonOf(c Check) string {
 	case Inconclusive:
 		switch {
 		case c.Hours > 0:
-			more := "more hours would tell"
-			if c.Needs > c.Rounds {
-				more = fmt.Sprintf("about %d rounds would decide it (it had %d)", c.Needs, c.Rounds)
-			}
-			return fmt.Sprintf("%d in %.3g hours: the rate may be anywhere from %s to %s an hour (Garwood's interval); %s", c.Events, c.Hours, number(c.Ours.Lo), number(c.Ours.Hi), more)
+			return fmt.Sprintf("%d in %.3g hours: the rate may be anywhere from %s to %s an hour (Garwood's interval); %s", c.Events, c.Hours, number(c.Ours.Lo), number(c.Ours.Hi), more(c, "more hours would tell"))
 		case c.Trials > 0:
-			more := "more rounds would tell"
-			if c.Needs > c.Rounds {
-				more = fmt.Sprintf("about %d rounds would decide it (it had %d)", c.Needs, c.Rounds)
-			}
-			return fmt.Sprintf("%d of %d: the share may be anywhere from %s to %s (an exact binomial interval); %s", c.Events, c.Trials, number(c.Ours.Lo), number(c.Ours.Hi), more)
+			return fmt.Sprintf("%d of %d: the share may be anywhere from %s to %s (an exact binomial interval); %s", c.Events, c.Trials, number(c.Ours.Lo), number(c.Ours.Hi), more(c, "more rounds would tell"))
 		case !c.Ours.Known:
 			return "one round gives no interval: noise cannot be told apart"
 		case c.Ours.Unbounded:
