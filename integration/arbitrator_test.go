@@ -9,7 +9,8 @@ import (
 // TestArbitrator: wan2-arbitrator's garbd joins the 3 + 3 cluster (7
 // members) from a third region; when west is cut off, east keeps a primary
 // component with the arbitrator's vote, writes come back, and nothing
-// acknowledged is lost.
+// acknowledged is lost. A dataset loaded across the regions widens
+// Galera's send windows for the load only.
 func TestArbitrator(t *testing.T) {
 	t.Parallel() // it mostly waits: see active
 	e := newEnv(t)
@@ -27,6 +28,15 @@ func TestArbitrator(t *testing.T) {
 	}
 	if got := e.sql("itarb", "db4", "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME='WSREP_CLUSTER_SIZE'"); !strings.HasSuffix(got, "7") {
 		t.Fatalf("cluster size %q, want 7 (6 nodes + garbd)", got)
+	}
+	// a dataset loaded into the cluster across regions: Galera's send
+	// windows are widened on the node it is loaded on for the load, and
+	// put back
+	if r := e.ok("bench", "sysbench", "--name", "itarb", "--threads", "1", "--time", "1", "--tables", "1", "--table-size", "500"); !strings.Contains(r.stderr, "Galera's send windows on db1 512 for the load, then back to 4 and 2") {
+		t.Errorf("a load across regions does not say its send windows:\n%s", r.stderr)
+	}
+	if got := e.sql("itarb", "db1", "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME='WSREP_PROVIDER_OPTIONS'"); !strings.Contains(got, "evs.send_window = 4;") || !strings.Contains(got, "evs.user_send_window = 2;") {
+		t.Errorf("db1's send windows after the load: %s", got)
 	}
 	r := e.ok("drill", "partition", "west", "--name", "itarb", "--before", "1s", "--after", "1s", "-o", "json")
 	var res drillResult

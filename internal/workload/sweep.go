@@ -143,16 +143,21 @@ func prepare(ctx context.Context, l Lab, s Sweep, t sysbench.Target) error {
 	}
 	threads := min(s.Params.Tables, 8) // sysbench prepares one table per thread
 	via := ""
-	if n := loader(ctx, l, s.Target); n != nil {
+	load := loader(ctx, l, s.Target)
+	if load != nil {
 		// a bulk load goes to one node of a Galera cluster directly, as a
 		// DBA loads one: its long multi-row INSERTs, on a small machine,
 		// can hold the node's health check past the load balancer's
 		// timeout, and the load balancer then shuts the node's sessions
 		// (the load's too: a lost connection, 2013, with the table half
 		// made); the rows reach every node as any write does
-		t.Host, t.Port, via = n.Address, n.Port, " on "+n.Name
+		t.Host, t.Port, via = load.Address, load.Port, " on "+load.Name
+	} else {
+		load, _ = l.Plan().Node(s.Target.Name) // a node named as the target: the load goes to it
 	}
-	fmt.Fprintf(s.Log, "preparing %d tables × %d rows (%d in parallel%s)\n", s.Params.Tables, s.Params.TableSize, threads, via)
+	restore, widened := widenForLoad(ctx, l, load)
+	defer restore()
+	fmt.Fprintf(s.Log, "preparing %d tables × %d rows (%d in parallel%s%s)\n", s.Params.Tables, s.Params.TableSize, threads, via, widened)
 	_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS sbtest.hd_prepared")
 	// a dataset of another shape, or the tables a prepare that failed left
 	// half made (nothing recorded): removed first (sysbench drops the

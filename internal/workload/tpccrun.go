@@ -228,10 +228,15 @@ func prepareTPCC(ctx context.Context, l Lab, s TPCC, bin string, t tpcc.Target) 
 		fmt.Fprintf(s.Log, "reusing the prepared TPC-C dataset (%d warehouse(s))\n", w)
 		return nil
 	}
-	if n := loader(ctx, l, e); n != nil {
-		t.Host, t.Port = n.Address, n.Port // as sysbench's: a bulk load goes to one Galera node directly
+	load := loader(ctx, l, e)
+	if load != nil {
+		t.Host, t.Port = load.Address, load.Port // as sysbench's: a bulk load goes to one Galera node directly
+	} else {
+		load, _ = l.Plan().Node(e.Name)
 	}
-	fmt.Fprintf(s.Log, "preparing the TPC-C dataset: %d warehouse(s)\n", s.Params.Warehouses)
+	restore, widened := widenForLoad(ctx, l, load)
+	defer restore()
+	fmt.Fprintf(s.Log, "preparing the TPC-C dataset: %d warehouse(s)%s\n", s.Params.Warehouses, strings.TrimPrefix(widened, ";"))
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+tpcc.Schema); err != nil {
 		return fmt.Errorf("creating schema %s on %s: %w", tpcc.Schema, e.Name, err)
 	}
