@@ -236,7 +236,10 @@ func prepareTPCC(ctx context.Context, l Lab, s TPCC, bin string, t tpcc.Target) 
 	}
 	restore, widened := widenForLoad(ctx, l, load)
 	defer restore()
-	fmt.Fprintf(s.Log, "preparing the TPC-C dataset: %d warehouse(s)%s\n", s.Params.Warehouses, strings.TrimPrefix(widened, ";"))
+	if widened != "" {
+		widened = " (" + strings.TrimPrefix(widened, "; ") + ")"
+	}
+	fmt.Fprintf(s.Log, "preparing the TPC-C dataset: %d warehouse(s)%s\n", s.Params.Warehouses, widened)
 	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+tpcc.Schema); err != nil {
 		return fmt.Errorf("creating schema %s on %s: %w", tpcc.Schema, e.Name, err)
 	}
