@@ -58,7 +58,7 @@ func threadCPU() (time.Duration, bool) {
 // fixedLoop is the work CoreSpeed times: integer arithmetic and
 // data-dependent loads and stores over 256 KiB (a core's caches, not
 // memory), about 50 ms of CPU on a core of 2026. Its result is fixed
-// (LoopResult), so the work cannot change unnoticed.
+// (loopResult), so the work cannot change unnoticed.
 func fixedLoop() uint64 {
 	const n = 1 << 15 // 256 KiB of uint64
 	a := make([]uint64, n)
