@@ -166,7 +166,10 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 			continue
 		}
 		if share := IsShare(e); share || IsRate(e.Metric) && e.Than == "" {
-			n.Scale, n.Decided = map[bool]string{true: OnShare, false: OnRate}[share], pilotLook(s, e, pilot)
+			n.Scale, n.Decided = OnRate, pilotLook(s, e, pilot)
+			if share {
+				n.Scale = OnShare
+			}
 			switch {
 			case n.Decided != "":
 				n.Rounds = n0
@@ -267,13 +270,10 @@ func rateRounds(e Expect, pilot []Sample, n0 int) (int, string) {
 		return 0, "the pilot measured no hours of exposure"
 	}
 	perRound, rate := hours/float64(n0), float64(events)/hours
-	for n := n0; n <= 1_000_000; n = max(n+1, n*11/10) {
+	return leastRounds(n0, func(n int) bool {
 		t := perRound * float64(n)
-		if stats.RateEstimateAt(int(math.Round(rate*t)), t, stats.FinalAlpha).Against(e.Min, e.Max) != stats.Straddles {
-			return n, ""
-		}
-	}
-	return 0, "more than a million rounds"
+		return stats.RateEstimateAt(int(math.Round(rate*t)), t, stats.FinalAlpha).Against(e.Min, e.Max) != stats.Straddles
+	})
 }
 
 // shareRounds is the rounds a share's claim needs: the least number
@@ -286,12 +286,17 @@ func shareRounds(e Expect, pilot []Sample, n0 int) (int, string) {
 		return 0, "the pilot measured it in no round"
 	}
 	p := float64(k) / float64(n)
-	clears := func(r int) bool {
+	return leastRounds(max(n0, n), func(r int) bool {
 		return stats.ShareEstimateAt(int(math.Round(p*float64(r))), r, stats.FinalAlpha).Against(e.Min, e.Max) != stats.Straddles
-	}
-	// doubling to the first number that clears, then halving the gap down
-	// to the least (the interval narrows as the rounds grow)
-	lo, hi := max(n0, n)-1, max(n0, n)
+	})
+}
+
+// leastRounds is the least number of rounds, from, whose interval clears
+// the claim's bounds (clears): doubling to the first that does, then
+// halving the gap down to the least (an interval narrows as the rounds
+// grow); 0 and why when even a million do not.
+func leastRounds(from int, clears func(int) bool) (int, string) {
+	lo, hi := from-1, from
 	for !clears(hi) {
 		if hi > 1_000_000 {
 			return 0, "more than a million rounds"
