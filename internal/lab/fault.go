@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hadrill/hadrill/internal/galera/boot"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/chaos"
@@ -80,14 +81,19 @@ func (s settleLab) ServerLog(ctx context.Context, n *plan.Node) string {
 // stopVotedOut stops, cleanly, every Galera member out of its cluster in
 // state Inconsistent (voted out: it failed to apply a write set, say on a
 // damaged page; or it left because the primary component it rejoined had
-// applied fewer write sets than it had), so that the start after the
-// heal has it join again and catch up.
+// applied fewer write sets than it had: its Galera state is then removed,
+// boot.ForgetIfReversed), so that the start after the heal has it join
+// again and catch up.
 func (l *Lab) stopVotedOut(ctx context.Context) error {
 	var errs []error
 	for _, n := range l.galeraIn(ctx, server.Inconsistent) {
 		l.logf("%s: %s: its server stopped, to join again", n.Name, server.WhyOut(ctx, l.Prov.Host(n.Host), n))
 		if err := l.servers.Stop(n); err != nil {
 			errs = append(errs, fmt.Errorf("%s: stopping the server its cluster voted out: %w", n.Name, err))
+			continue
+		}
+		if _, err := boot.ForgetIfReversed(ctx, bootLab{l}, n); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
 		}
 	}
 	return errors.Join(errs...)

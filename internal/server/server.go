@@ -265,6 +265,38 @@ func Start(ctx context.Context, h host.Host, n *plan.Node, extra ...string) erro
 // restarted.
 var ErrOutOfCluster = errors.New("out of its cluster")
 
+// OutOfCluster is ErrOutOfCluster said of one node, with why (WhyOut):
+// whoever restarts it knows which node from the error itself, not from a
+// probe of a server that may be too busy to answer in time.
+type OutOfCluster struct{ Node, Why string }
+
+func (e *OutOfCluster) Error() string {
+	return ErrOutOfCluster.Error() + ": left its cluster as it joined (state Inconsistent; " + e.Why + ")"
+}
+func (e *OutOfCluster) Is(target error) bool { return target == ErrOutOfCluster }
+
+// OutOfClusterNodes are the nodes err says left their cluster as they
+// joined (every OutOfCluster in its tree, errors.Join's included).
+func OutOfClusterNodes(err error) []string {
+	var out []string
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+		case *OutOfCluster:
+			out = append(out, e.Node)
+		case interface{ Unwrap() []error }:
+			for _, x := range e.Unwrap() {
+				walk(x)
+			}
+		case interface{ Unwrap() error }:
+			walk(e.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
 // WaitReady waits until the node serves: Synced and ready for Galera
 // members, answering queries otherwise. When the server exits instead, the
 // error carries its log's own error lines.
@@ -282,7 +314,7 @@ func WaitReady(ctx context.Context, h host.Host, n *plan.Node) error {
 			return err
 		}
 		if State(st["wsrep_local_state_comment"]) == Inconsistent { // out until restarted: no wait ends it
-			return supervise.Final(fmt.Errorf("%w: left its cluster as it joined (state Inconsistent; %s)", ErrOutOfCluster, WhyOut(ctx, h, n)))
+			return supervise.Final(&OutOfCluster{Node: n.Name, Why: WhyOut(ctx, h, n)})
 		}
 		if State(st["wsrep_local_state_comment"]) != Synced || st["wsrep_ready"] != "ON" {
 			return fmt.Errorf("state %s, cluster %s, ready %s", st["wsrep_local_state_comment"], st["wsrep_cluster_status"], st["wsrep_ready"])

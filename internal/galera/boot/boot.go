@@ -144,7 +144,9 @@ const JoinTries = 2
 // JoinAborted are the nodes of down that are not running because their
 // join broke off in a way a new start may get past (their donor left the
 // group during their state transfer, their incremental transfer failed:
-// Galera abandons it; a DBA starts them again), said.
+// Galera abandons it; a DBA starts them again), said; and those that
+// exited because the primary component they joined had applied fewer
+// write sets than they had, their Galera state removed (ForgetIfReversed).
 func JoinAborted(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
 	var out []*plan.Node
 	for _, n := range down {
@@ -158,6 +160,12 @@ func JoinAborted(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
 		if why := mariadb.JoinAborted(string(b)); why != "" {
 			l.Logf("%s: %s: started again", n.Name, why)
 			out = append(out, n)
+			continue
+		}
+		if forgot, ferr := ForgetIfReversed(ctx, l, n); ferr != nil {
+			l.Logf("%s: %v", n.Name, ferr)
+		} else if forgot {
+			out = append(out, n)
 		}
 	}
 	return out
@@ -167,14 +175,19 @@ func JoinAborted(ctx context.Context, l Lab, down []*plan.Node) []*plan.Node {
 // their cluster as they joined (state Inconsistent: the primary component
 // they joined had applied fewer write sets than they had, or voted them
 // out), stopped so that they start again: Galera keeps such a server out
-// until it restarts.
+// until it restarts. A node is known out from the error that names it, or
+// from its state (a start of several ends at the first failure); a node
+// the error names is stopped even when it is too busy to answer a probe.
+// One that left because the others had applied fewer write sets has its
+// Galera state removed first (ForgetIfReversed).
 func outOfCluster(ctx context.Context, l Lab, down []*plan.Node, err error) []*plan.Node {
 	if !errors.Is(err, server.ErrOutOfCluster) {
 		return nil
 	}
+	named := server.OutOfClusterNodes(err)
 	var out []*plan.Node
 	for _, n := range down {
-		if !l.Alive(n) || l.State(ctx, n) != server.Inconsistent {
+		if !l.Alive(n) || !slices.Contains(named, n.Name) && l.State(ctx, n) != server.Inconsistent {
 			continue
 		}
 		l.Logf("%s: it left its cluster as it joined (%s): stopped, and started again", n.Name, strings.SplitN(err.Error(), "\n", 2)[0])
@@ -182,9 +195,43 @@ func outOfCluster(ctx context.Context, l Lab, down []*plan.Node, err error) []*p
 			l.Logf("%s: stopping it: %v", n.Name, serr)
 			continue
 		}
+		if _, ferr := ForgetIfReversed(ctx, l, n); ferr != nil {
+			l.Logf("%s: %v", n.Name, ferr)
+			continue
+		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// ForgetIfReversed removes the Galera state (grastate.dat, gvwstate.dat)
+// of a stopped member whose last run left its cluster because the primary
+// component it rejoined had applied fewer write sets than it had (Galera:
+// "Reversing history … Data loss is possible"), so that it joins again by
+// a full state transfer, as a DBA makes it: from its own position it would
+// take the cluster's write sets after that position by IST and keep its
+// own in place of the cluster's at the positions they share, a copy that
+// differs with nothing to say so. What only it had applied is gone (the
+// drill's audit says whether any of it was acknowledged). It says whether
+// it did.
+func ForgetIfReversed(ctx context.Context, l Lab, n *plan.Node) (bool, error) {
+	if n.Kind != spec.KindGalera {
+		return false, nil
+	}
+	h := l.Host(n.Host)
+	b, err := h.ReadFile(ctx, n.LogFile)
+	if err != nil {
+		return false, nil // no log read: nothing known of a reversal
+	}
+	why := mariadb.Reversed(string(b))
+	if why == "" {
+		return false, nil
+	}
+	if err := forgetState(ctx, h, n); err != nil {
+		return false, fmt.Errorf("removing its Galera state after it left its cluster (%s): %w", why, err)
+	}
+	l.Logf("%s: it held write sets its cluster did not (%s): its Galera state removed, it joins by a full state transfer", n.Name, why)
+	return true, nil
 }
 
 // joinArgs are joiners' options from their positions as known now.
@@ -421,13 +468,22 @@ func Resync(ctx context.Context, l Lab, name string) error {
 	if err := server.Stop(ctx, h, n, server.StopGrace); err != nil {
 		return err
 	}
+	if err := forgetState(ctx, h, n); err != nil {
+		return err
+	}
+	l.Logf("%s: stopped, its Galera state removed: it joins by a full state transfer", name)
+	return l.Start(ctx, []*plan.Node{n}, nil)
+}
+
+// forgetState removes a stopped Galera node's state (grastate.dat,
+// gvwstate.dat): its position unknown, it joins by a full state transfer.
+func forgetState(ctx context.Context, h host.Host, n *plan.Node) error {
 	for _, f := range []string{mariadb.Grastate, mariadb.Gvwstate} {
 		if err := h.RemoveAll(ctx, filepath.Join(n.DataDir, f)); err != nil {
 			return err
 		}
 	}
-	l.Logf("%s: stopped, its Galera state removed: it joins by a full state transfer", name)
-	return l.Start(ctx, []*plan.Node{n}, nil)
+	return nil
 }
 
 // Running lists the running nodes of a cluster.

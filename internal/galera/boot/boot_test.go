@@ -29,14 +29,20 @@ type fakeLab struct {
 	// (Inconsistent); stops are the nodes stopped
 	out   bool
 	stops []string
-	alive map[string]bool // nodes running whatever else says
+	// named: the out-of-cluster failure names its node (server.OutOfCluster);
+	// busy: the node's state cannot be read (a probe that timed out)
+	named, busy bool
+	alive       map[string]bool // nodes running whatever else says
 }
 
 func (f *fakeLab) Plan() *plan.Plan        { return f.p }
 func (f *fakeLab) Host(string) host.Host   { return f.files }
 func (f *fakeLab) Alive(n *plan.Node) bool { return f.out || f.alive[n.Name] }
 func (f *fakeLab) State(context.Context, *plan.Node) server.State {
-	if f.out {
+	switch {
+	case f.busy:
+		return server.Unresponsive
+	case f.out:
 		return server.Inconsistent
 	}
 	return server.Down
@@ -57,6 +63,9 @@ func (f *fakeLab) Start(_ context.Context, nodes []*plan.Node, extra map[string]
 	}
 	if f.fail > 0 {
 		f.fail--
+		if f.out && f.named {
+			return fmt.Errorf("%s mariadbd: %w", nodes[0].Name, &server.OutOfCluster{Node: nodes[0].Name, Why: "it left its cluster"})
+		}
 		if f.out {
 			return fmt.Errorf("mariadbd: %w: left its cluster as it joined (state Inconsistent)", server.ErrOutOfCluster)
 		}
@@ -187,6 +196,62 @@ func TestJoinerWhoseDonorLeft(t *testing.T) {
 	f.starts, f.fail = nil, 1
 	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err == nil || len(f.starts) != 1 {
 		t.Errorf("another failure: %v, starts %q", err, f.starts)
+	}
+}
+
+// TestOutOfClusterRejoins: a joiner its start error names as out of its
+// cluster is stopped and started again even when its state cannot be read
+// (a server too busy to answer a probe); one that left because the
+// primary component had applied fewer write sets than it had ("Reversing
+// history") has its Galera state removed first, so that it joins by a full
+// state transfer rather than from its own position (its write sets there
+// are not the cluster's); one out for another reason keeps its state.
+func TestOutOfClusterRejoins(t *testing.T) {
+	ctx := context.Background()
+	for _, reversed := range []bool{false, true} {
+		f := galera3(5, 5, 5)
+		n := &f.p.Nodes[0]
+		n.LogFile = "/lab/db1/error.log"
+		log := "2026-12-01  4:18:10 0 [Note] WSREP: Recovered position: " + uuid + ":5\n"
+		if reversed {
+			log += "2026-12-01  4:18:19 0 [ERROR] WSREP: ./gcs/src/gcs_group.cpp:group_post_state_exchange():453: Reversing history: 5 -> 4, this member has applied 1 more events than the primary component.Data loss is possible. Must abort.\n"
+		}
+		_ = f.files.WriteFile(ctx, n.LogFile, []byte(log), 0)
+		_ = f.files.WriteFile(ctx, "/lab/db1/data/"+mariadb.Gvwstate, []byte("my_uuid: x\n"), 0)
+		f.fail, f.out, f.named, f.busy = 1, true, true, true
+		err := Start(ctx, f, f.p.Clusters[0], []*plan.Node{n}, "")
+		if err != nil || len(f.starts) != 2 || strings.Join(f.stops, ",") != "db1" {
+			t.Errorf("reversed %v: %v, starts %q, stops %q", reversed, err, f.starts, f.stops)
+			continue
+		}
+		_, gerr := f.files.ReadFile(ctx, "/lab/db1/data/"+mariadb.Grastate)
+		_, verr := f.files.ReadFile(ctx, "/lab/db1/data/"+mariadb.Gvwstate)
+		if forgot := gerr != nil && verr != nil; forgot != reversed {
+			t.Errorf("reversed %v: Galera state removed %v (grastate %v, gvwstate %v)", reversed, forgot, gerr, verr)
+		}
+		if reversed && f.starts[1] != "db1" { // no position: a full state transfer
+			t.Errorf("started again as %q, want no position", f.starts[1])
+		}
+	}
+	// the error names another node, and this one's state is unknown: left alone
+	f := galera3(5, 5, 5)
+	f.fail, f.out, f.named, f.busy = 1, true, true, true
+	err := fmt.Errorf("db2 mariadbd: %w", &server.OutOfCluster{Node: "db2"})
+	if again := outOfCluster(ctx, f, []*plan.Node{&f.p.Nodes[0]}, err); len(again) != 0 || len(f.stops) != 0 {
+		t.Errorf("db1 stopped on db2's error: %v, stops %v", again, f.stops)
+	}
+}
+
+// TestOutOfClusterNodes: the nodes an error tree names out of their
+// cluster, through wrapping and errors.Join.
+func TestOutOfClusterNodes(t *testing.T) {
+	err := fmt.Errorf("cluster db: %w", errors.Join(errors.New("db3: exited"),
+		fmt.Errorf("db1 mariadbd: %w", &server.OutOfCluster{Node: "db1", Why: "w"}), &server.OutOfCluster{Node: "db2"}))
+	if got := strings.Join(server.OutOfClusterNodes(err), ","); got != "db1,db2" || !errors.Is(err, server.ErrOutOfCluster) {
+		t.Errorf("nodes %q, is %v", got, errors.Is(err, server.ErrOutOfCluster))
+	}
+	if !strings.Contains(err.Error(), "out of its cluster: left its cluster as it joined (state Inconsistent; w)") {
+		t.Errorf("message %q", err)
 	}
 }
 
