@@ -81,6 +81,9 @@ const (
 	// round; the rounds it needs are those that, at the pilot's share,
 	// would take its interval clear of the bound).
 	OnShare = "share"
+	// OnNever: a claim that something never happens (IsNever): the pilot
+	// decides it, and a later round that counts one refutes it still.
+	OnNever = "never"
 )
 
 // perRound is a check's value in each round that measured it, on its
@@ -162,6 +165,12 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 		}
 		if e.NotCheckable != "" {
 			n.Why = "not checkable here"
+			d.Needs = append(d.Needs, n)
+			continue
+		}
+		if IsNever(e) { // one round that counts one refutes it, at any look: nothing to size
+			k, _ := roundsWith(pilot, e.Variant, e.Step, e.Metric)
+			n.Scale, n.Decided, n.Rounds = OnNever, never(k, e), n0
 			d.Needs = append(d.Needs, n)
 			continue
 		}
@@ -333,6 +342,10 @@ func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 			continue
 		}
 		n := d.Needs[i]
+		if IsNever(c.Expect) { // Summarize's verdict over every round: one that counts one refutes it at any look
+			c.Rounds = c.Trials
+			continue
+		}
 		if n.Rounds == 0 && n.Scale != OnShare && n.Scale != OnRate { // the pilot could not size it: Summarize's verdict
 			continue
 		}

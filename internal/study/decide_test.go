@@ -439,3 +439,79 @@ func TestShareClaimsCanDecide(t *testing.T) {
 		}
 	}
 }
+
+// A claim that something never happens (seed003-p2p: every acknowledged
+// write on both primaries, no row diverged; seed000-probe: no new
+// connection on a donor) is refuted by one round that counts one, at any
+// look and whatever the others counted: one lost write among three rounds
+// is not an interval reaching 0 (inconclusive), it is the counterexample.
+// Rounds without one reproduce it and say how few they were; the design's
+// pilot decides it, and a later round that counts one still refutes it.
+func TestNeverClaims(t *testing.T) {
+	p2p, _ := Embedded("seed003-p2p")
+	var lost Expect
+	for _, e := range p2p.Expect {
+		if e.Metric == "lost_writes" {
+			lost = e
+		}
+	}
+	if !IsNever(lost) || IsShare(lost) {
+		t.Fatalf("%+v is not a never-claim", lost)
+	}
+	counted := func(values ...float64) []Sample {
+		var out []Sample
+		for i, v := range values {
+			out = append(out, Sample{Round: i + 1, Variant: lost.Variant, Step: lost.Step, Metric: lost.Metric, Value: v})
+		}
+		return out
+	}
+	check := func(samples []Sample) Check {
+		_, checks := Summarize(p2p, p2p.Scales.Quick, variantNames(p2p), samples)
+		for _, c := range checks {
+			if c.Expect == lost {
+				return c
+			}
+		}
+		t.Fatal("no check")
+		return Check{}
+	}
+	for _, c := range []struct {
+		values []float64
+		want   string
+		reason string
+	}{
+		{[]float64{0, 0, 0}, Reproduced, "none in 3 rounds (one would refute it); so few cannot exclude one in up to 0.632 of rounds"},
+		{[]float64{0, 2, 0}, NotReproduced, "1 of 3 rounds counted one: one refutes a claim that it never happens"},
+		{[]float64{1, 1, 1, 1}, NotReproduced, "4 of 4 rounds"},
+	} {
+		if got := check(counted(c.values...)); got.Verdict != c.want || !strings.Contains(reasonOf(got), c.reason) {
+			t.Errorf("%v: %s (%s), want %s (%s)", c.values, got.Verdict, reasonOf(got), c.want, c.reason)
+		}
+	}
+	// the design: the pilot decides it; a round after it that counts one
+	// refutes it all the same
+	pilot := counted(0, 0, 0)
+	d := Plan(p2p, variantNames(p2p), pilot, 3, time.Minute, 0)
+	var n Need
+	for i, e := range p2p.Expect {
+		if e == lost {
+			n = d.Needs[i]
+		}
+	}
+	if n.Scale != OnNever || n.Decided != Reproduced || n.Rounds != 3 {
+		t.Errorf("pilot without a loss: %+v", n)
+	}
+	all := counted(0, 0, 0, 0, 3)
+	_, checks := Summarize(p2p, p2p.Scales.Quick, variantNames(p2p), all)
+	for _, c := range d.Judge(p2p, checks, all) {
+		if c.Expect == lost && (c.Verdict != NotReproduced || c.Rounds != 5) {
+			t.Errorf("a loss after the pilot: %s over %d rounds, want not reproduced over 5", c.Verdict, c.Rounds)
+		}
+	}
+	// a share claim with a bound of 0 is one too: none of 3 drills losing
+	// anything no longer has to bound a share under 0 (it never could)
+	drill := Expect{Step: "kill", Variant: "v", Metric: "lost_any", Max: new(0.0)}
+	if !IsNever(drill) || IsShare(drill) {
+		t.Errorf("lost_any at most 0 is not a never-claim")
+	}
+}

@@ -229,7 +229,11 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 			ch.Published = cmp.Or(texts[e.Variant], "not printed") + " against " + cmp.Or(texts[e.Than], "not printed")
 		}
 		c, ok := cell(e.Variant, e.Step, e.Metric)
-		if e.Than == "" && ok && IsRate(e.Metric) {
+		if ok && IsNever(e) {
+			k, n := roundsWith(samples, e.Variant, e.Step, e.Metric)
+			ch.Median, ch.Ours, ch.Events, ch.Trials = c.Median, stats.Estimate{Value: c.Mean, Lo: c.Mean, Hi: c.Mean}, k, n
+			ch.Verdict = never(k, e)
+		} else if e.Than == "" && ok && IsRate(e.Metric) {
 			events, hours := exposed(samples, e.Variant, e.Step, e.Metric)
 			ch.Median, ch.Ours, ch.Events, ch.Hours = c.Median, stats.RateEstimate(events, hours), events, hours
 			ch.Verdict = judge(ch.Ours, e)
@@ -262,6 +266,54 @@ const (
 // IsRate reports whether metric is a rate an hour of exposure.
 func IsRate(metric string) bool { return strings.HasSuffix(metric, RateSuffix) }
 
+// IsNever reports whether a claim says something never happens: a bound
+// of at most 0 on a figure of its own (acknowledged writes lost, rows that
+// diverged, new connections on a donor). Such a claim is universal: one
+// round that counts one refutes it, however many went without, at any
+// look (not reproduced); rounds without one reproduce it as the document
+// saw it, and say how many they were and the share of rounds with one
+// that so few cannot exclude. An interval over rounds that were all 0 is a
+// point, and one lost write among three rounds an interval reaching 0:
+// neither is the claim's test.
+func IsNever(e Expect) bool {
+	return e.Than == "" && e.Min == nil && e.Max != nil && *e.Max == 0
+}
+
+// never is a never-claim's verdict from its rounds that counted one.
+func never(k int, e Expect) string {
+	switch {
+	case e.NotCheckable != "":
+		return NotCheckable
+	case k > 0:
+		return NotReproduced
+	}
+	return Reproduced
+}
+
+// roundsWith is a metric's rounds that counted one (a value above 0) and
+// its rounds.
+func roundsWith(samples []Sample, variant, step, metric string) (k, n int) {
+	for _, x := range samples {
+		if x.Variant == variant && x.Step == step && x.Metric == metric {
+			n++
+			if x.Value > 0 {
+				k++
+			}
+		}
+	}
+	return k, n
+}
+
+// neverSaid is a never-claim's rounds in words: the ones that refuted it,
+// or how many went without and the share of rounds with one that they
+// cannot exclude (Clopper–Pearson's upper bound at stats.Alpha).
+func neverSaid(c Check) string {
+	if c.Events > 0 {
+		return fmt.Sprintf("%d of %d rounds counted one: one refutes a claim that it never happens", c.Events, c.Trials)
+	}
+	return fmt.Sprintf("none in %d rounds (one would refute it); so few cannot exclude one in up to %s of rounds", c.Trials, number(stats.ShareEstimate(0, c.Trials).Hi))
+}
+
 // Shares: a drill's outcome, 1 or 0 a round (passed, lost_any). A claim
 // on a share is judged on how many of the rounds went that way, with the
 // Clopper–Pearson exact interval (stats.ShareEstimate), not a t-interval
@@ -269,8 +321,11 @@ func IsRate(metric string) bool { return strings.HasSuffix(metric, RateSuffix) }
 // of up to 0.63, not a share of 0.
 var shareMetrics = []string{"passed", "lost_any"}
 
-// IsShare reports whether a claim is on a share of drills.
-func IsShare(e Expect) bool { return e.Than == "" && slices.Contains(shareMetrics, e.Metric) }
+// IsShare reports whether a claim is on a share of drills (one that it
+// never happens is IsNever's).
+func IsShare(e Expect) bool {
+	return e.Than == "" && slices.Contains(shareMetrics, e.Metric) && !IsNever(e)
+}
 
 // shareOf is a share metric's rounds that went that way (a value of 1)
 // and its rounds.
@@ -546,6 +601,9 @@ func more(c Check, what string) string {
 // for an inconclusive one, what would decide it; else what differs from
 // the document, or what the run measured at a limit.
 func reasonOf(c Check) string {
+	if IsNever(c.Expect) && c.Trials > 0 && (c.Verdict == Reproduced || c.Verdict == NotReproduced) {
+		return neverSaid(c)
+	}
 	switch c.Verdict {
 	case Reproduced:
 		return ""
