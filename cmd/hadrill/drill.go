@@ -335,7 +335,7 @@ func printDrillNotes(out io.Writer, r *drill.Result) {
 		fmt.Fprintf(out, "  semi-sync fell back to async: %s (no replica acknowledged within its timeout; commits acknowledged then were on that node alone)\n", x)
 	}
 	for _, x := range r.Reversals {
-		fmt.Fprintf(out, "  Galera says data loss is possible: %s (what only this member had applied is gone from the cluster)\n", x)
+		fmt.Fprintf(out, "  Galera says data loss is possible: %s (what only this member had applied is gone from the cluster; it rejoined by a full state transfer, without it)\n", x)
 	}
 }
 
