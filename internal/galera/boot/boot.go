@@ -212,10 +212,12 @@ func outOfCluster(ctx context.Context, l Lab, down []*plan.Node, err error) []*p
 // take the cluster's write sets after that position by IST and keep its
 // own in place of the cluster's at the positions they share, a copy that
 // differs with nothing to say so. What only it had applied is gone (the
-// drill's audit says whether any of it was acknowledged). It says whether
-// it did.
+// drill's audit says whether any of it was acknowledged). Its state is
+// kept while no other member of its cluster runs: none could give it a
+// copy, and its data may be the most advanced there is. It says whether
+// it removed it.
 func ForgetIfReversed(ctx context.Context, l Lab, n *plan.Node) (bool, error) {
-	if n.Kind != spec.KindGalera {
+	if n.Kind != spec.KindGalera || !slices.ContainsFunc(Running(l, n.Cluster), func(o *plan.Node) bool { return o.Name != n.Name }) {
 		return false, nil
 	}
 	h := l.Host(n.Host)

@@ -298,3 +298,28 @@ func TestFallenOutAsTheClusterForms(t *testing.T) {
 		}
 	}
 }
+
+// TestForgetIfReversedKeepsTheOnlyCopy: a member that reversed history
+// keeps its Galera state while no other member of its cluster runs (none
+// could give it a copy); with one running it is removed.
+func TestForgetIfReversedKeepsTheOnlyCopy(t *testing.T) {
+	ctx := context.Background()
+	f := galera3(5, 5, 5)
+	n := &f.p.Nodes[0]
+	n.LogFile = "/lab/db1/error.log"
+	_ = f.files.WriteFile(ctx, n.LogFile, []byte("2026-12-01  4:18:19 0 [ERROR] WSREP: ./gcs/src/gcs_group.cpp:group_post_state_exchange():453: Reversing history: 5 -> 4, this member has applied 1 more events than the primary component.Data loss is possible. Must abort.\n"), 0)
+	f.alive = map[string]bool{}
+	if forgot, err := ForgetIfReversed(ctx, f, n); forgot || err != nil {
+		t.Errorf("alone: forgot %v, %v", forgot, err)
+	}
+	if _, err := f.files.ReadFile(ctx, "/lab/db1/data/"+mariadb.Grastate); err != nil {
+		t.Errorf("alone: grastate.dat removed")
+	}
+	f.alive["db3"] = true
+	if forgot, err := ForgetIfReversed(ctx, f, n); !forgot || err != nil {
+		t.Errorf("db3 running: forgot %v, %v", forgot, err)
+	}
+	if _, err := f.files.ReadFile(ctx, "/lab/db1/data/"+mariadb.Grastate); err == nil {
+		t.Errorf("db3 running: grastate.dat kept")
+	}
+}
