@@ -86,7 +86,7 @@ func (s settleLab) ServerLog(ctx context.Context, n *plan.Node) string {
 // again and catch up.
 func (l *Lab) stopVotedOut(ctx context.Context) error {
 	var errs []error
-	for _, n := range l.galeraIn(ctx, server.Inconsistent) {
+	for _, n := range l.outOfCluster(ctx) {
 		l.logf("%s: %s: its server stopped, to join again", n.Name, server.WhyOut(ctx, l.Prov.Host(n.Host), n))
 		if err := l.servers.Stop(n); err != nil {
 			errs = append(errs, fmt.Errorf("%s: stopping the server its cluster voted out: %w", n.Name, err))
@@ -123,6 +123,28 @@ func (l *Lab) endStuckDonors(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// outOfCluster are the running Galera members out of their cluster: in
+// state Inconsistent, or too busy to answer the probe in time while their
+// log's last run says they left it (a reversal) or were voted out.
+func (l *Lab) outOfCluster(ctx context.Context) []*plan.Node {
+	var out []*plan.Node
+	for i := range l.p.Nodes {
+		n := &l.p.Nodes[i]
+		if n.Kind != spec.KindGalera || !l.alive(n) {
+			continue
+		}
+		switch l.Probe(ctx, n).State {
+		case server.Inconsistent:
+			out = append(out, n)
+		case server.Unresponsive:
+			if voted, reversed := server.VotedOut(ctx, l.Prov.Host(n.Host), n); voted != "" || reversed != "" {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }
 
 // galeraIn are the Galera members whose server runs and is in state st.
