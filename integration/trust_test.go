@@ -182,8 +182,14 @@ client:
 	if r := e.run("fault", "kill", "db2", "--name", "ittr"); r.code != 3 {
 		t.Errorf("fault during a drill: exit %d, want 3\n%s", r.code, r.stderr)
 	}
-	if code := exitOf(c1); code != 0 {
+	// exit 1 is the drill's finding, not a failure of hadrill's, when
+	// Galera itself said data loss was possible (a killed writer that had
+	// applied a write set the others never received, "Reversing history"
+	// as it rejoined): the member rejoins by a full state transfer
+	if code := exitOf(c1); code != 0 && (code != 1 || !strings.Contains(b1.String(), "Galera says data loss is possible")) {
 		t.Errorf("first drill: exit %d\n%s", code, b1.String())
+	} else if code == 1 {
+		t.Logf("first drill: Galera lost what the killed writer alone had applied:\n%s", b1.String())
 	}
 	e.waitWhole("ittr", whole, 90*time.Second)
 
