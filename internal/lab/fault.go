@@ -135,13 +135,12 @@ func (l *Lab) outOfCluster(ctx context.Context) []*plan.Node {
 		if n.Kind != spec.KindGalera || !l.alive(n) {
 			continue
 		}
-		switch l.Probe(ctx, n).State {
-		case server.Inconsistent:
+		st, voted, reversed := l.Probe(ctx, n).State, "", ""
+		if st == server.Unresponsive {
+			voted, reversed = server.VotedOut(ctx, l.Prov.Host(n.Host), n)
+		}
+		if server.Out(st, voted, reversed) {
 			out = append(out, n)
-		case server.Unresponsive:
-			if voted, reversed := server.VotedOut(ctx, l.Prov.Host(n.Host), n); voted != "" || reversed != "" {
-				out = append(out, n)
-			}
 		}
 	}
 	return out

@@ -489,6 +489,14 @@ func WhyOut(ctx context.Context, h host.Host, n *plan.Node) string {
 	return strings.TrimSuffix("its cluster voted it out (it failed to apply a write set the others applied; "+voted, "; ") + ")"
 }
 
+// Out says whether a running Galera member is out of its cluster: in
+// state Inconsistent, or too busy to answer a probe (Unresponsive) while
+// its log's last run says its cluster voted it out or it left (voted,
+// reversed: VotedOut's). Galera keeps such a member out until it restarts.
+func Out(st State, voted, reversed string) bool {
+	return st == Inconsistent || st == Unresponsive && (voted != "" || reversed != "")
+}
+
 // VotedOut says why a Galera member's cluster voted it out, from its
 // error log ("" when it does not say); Reversed, that it left because the
 // primary component it rejoined had applied fewer write sets than it had.
