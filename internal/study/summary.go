@@ -84,7 +84,8 @@ type Check struct {
 	Median float64 `json:"median"`
 	// Events and Hours: a rate's events and hours over every round
 	// (IsRate), what its interval is of; for a share (IsShare), Events of
-	// Trials.
+	// Trials; for a claim that something never happens (IsNever), the
+	// rounds that counted one (Events) of those that measured it (Trials).
 	Events  int     `json:"events,omitempty"`
 	Hours   float64 `json:"hours,omitempty"`
 	Trials  int     `json:"trials,omitempty"`
