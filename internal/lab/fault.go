@@ -125,9 +125,9 @@ func (l *Lab) endStuckDonors(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// outOfCluster are the running Galera members out of their cluster: in
-// state Inconsistent, or too busy to answer the probe in time while their
-// log's last run says they left it (a reversal) or were voted out.
+// outOfCluster are the running Galera members out of their cluster
+// (boot.IsOut: in state Inconsistent, or too busy to answer the probe in
+// time while their log's last run says they left it or were voted out).
 func (l *Lab) outOfCluster(ctx context.Context) []*plan.Node {
 	var out []*plan.Node
 	for i := range l.p.Nodes {
@@ -135,11 +135,7 @@ func (l *Lab) outOfCluster(ctx context.Context) []*plan.Node {
 		if n.Kind != spec.KindGalera || !l.alive(n) {
 			continue
 		}
-		st, voted, reversed := l.Probe(ctx, n).State, "", ""
-		if st == server.Unresponsive {
-			voted, reversed = server.VotedOut(ctx, l.Prov.Host(n.Host), n)
-		}
-		if server.Out(st, voted, reversed) {
+		if boot.IsOut(ctx, bootLab{l}, n) {
 			out = append(out, n)
 		}
 	}

@@ -187,7 +187,7 @@ func outOfCluster(ctx context.Context, l Lab, down []*plan.Node, err error) []*p
 	named := server.OutOfClusterNodes(err)
 	var out []*plan.Node
 	for _, n := range down {
-		if !l.Alive(n) || !slices.Contains(named, n.Name) && l.State(ctx, n) != server.Inconsistent {
+		if !l.Alive(n) || !slices.Contains(named, n.Name) && !IsOut(ctx, l, n) {
 			continue
 		}
 		l.Logf("%s: it left its cluster as it joined (%s): stopped, and started again", n.Name, strings.SplitN(err.Error(), "\n", 2)[0])
@@ -202,6 +202,16 @@ func outOfCluster(ctx context.Context, l Lab, down []*plan.Node, err error) []*p
 		out = append(out, n)
 	}
 	return out
+}
+
+// IsOut says whether a running Galera member is out of its cluster, from
+// its state and, when it is too busy to answer, its log (server.Out).
+func IsOut(ctx context.Context, l Lab, n *plan.Node) bool {
+	st, voted, reversed := l.State(ctx, n), "", ""
+	if st == server.Unresponsive {
+		voted, reversed = server.VotedOut(ctx, l.Host(n.Host), n)
+	}
+	return server.Out(st, voted, reversed)
 }
 
 // ForgetIfReversed removes the Galera state (grastate.dat, gvwstate.dat)
