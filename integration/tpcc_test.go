@@ -2,12 +2,14 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 type tpccOut struct {
@@ -110,10 +112,29 @@ func TestTPCC(t *testing.T) {
 		t.Logf("TPC-C through a failover: %d New-Orders, %.0f tpmC over the drill, runs %v, errors %v", d.TPCC.NewOrders, d.TPCC.TpmC, d.TPCC.Runs, d.TPCC.ByCode)
 	}
 
-	// W_YTD = sum(D_YTD) broken by hand: the check must say no.
+	// W_YTD = sum(D_YTD) broken by hand: the check must say no. Every
+	// node is drained as the run begins (the load balancer has no server,
+	// as when a reconfiguration of the cluster has them all marked down
+	// for a moment): the run waits until one is back, then measures.
 	first := out.RunID
 	e.sql("ittpc", "db1", "UPDATE tpcc.warehouse SET w_ytd = w_ytd + 1")
+	e.ok("drain", "--name", "ittpc", "db1", "db2", "db3")
+	undrain, undrained := e.cmd("undrain", "--name", "ittpc", "db1", "db2", "db3"), make(chan error, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		out, err := undrain.CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("%w: %s", err, out)
+		}
+		undrained <- err
+	}()
 	r = e.run("bench", "tpcc", "--name", "ittpc", "--warehouses", "1", "--threads", "2", "--time", "5", "--warmup", "0", "--runs", "1", "--check", "-o", "json")
+	if err := <-undrained; err != nil {
+		t.Fatalf("undrain: %v", err)
+	}
+	if !regexp.MustCompile(`go-tpc waited \d+\.\d s for lb to take a session`).MatchString(r.stderr) {
+		t.Errorf("a run begun while the load balancer had no server does not say it waited:\n%s", r.stderr)
+	}
 	out = tpccOut{}
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 5 || out.Check == nil || out.Check.Passed ||
 		len(out.Check.Failures) == 0 || !strings.Contains(out.Check.Failures[0], "3.3.2.1 failed") && !strings.Contains(out.Check.Failures[0], "3.3.2.8 failed") {

@@ -81,12 +81,22 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 			progress(s.Log, step, steps, t0, fmt.Sprintf("%s, %d threads, run %d/%d", s.Params.Workload, threads, r, s.Params.Runs))
 			if w := sysbench.WarmupArgv(s.Params, t, threads); w != nil {
 				warm := time.Now()
-				if _, err := runOnce(ctx, l, w, filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r))); err != nil && ctx.Err() == nil {
+				if err := served(ctx, l, s.Target, s.Log, "sysbench's warm-up", func() (bool, error) {
+					_, out, err := runOnce(ctx, l, w, filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
+					return sysbench.Unstarted(out), err
+				}); err != nil && ctx.Err() == nil {
 					return nil, fmt.Errorf("warm-up: %w", withBalancers(ctx, l, err, warm))
 				}
 			}
+			var res sysbench.Result
 			began := time.Now()
-			res, err := runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
+			err := served(ctx, l, s.Target, s.Log, "sysbench", func() (bool, error) {
+				began = time.Now()
+				var out string
+				var err error
+				res, out, err = runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
+				return sysbench.Unstarted(out), err
+			})
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
 				return nil, withBalancers(ctx, l, err, began)
@@ -212,22 +222,22 @@ func onClient(ctx context.Context, l Lab, argv []string) error {
 
 // runOnce runs sysbench on the client host and parses what it printed,
 // also when it was cut short.
-func runOnce(ctx context.Context, l Lab, argv []string, save string) (sysbench.Result, error) {
+func runOnce(ctx context.Context, l Lab, argv []string, save string) (sysbench.Result, string, error) {
 	out, runErr := client(l).Run(ctx, combined(argv), nil)
 	if save != "" {
 		_ = os.WriteFile(save, out, 0o644)
 	}
 	res, perr := sysbench.Parse(string(out))
 	if runErr != nil && ctx.Err() == nil {
-		return res, fmt.Errorf("sysbench: %v: %s", runErr, tail(out))
+		return res, string(out), fmt.Errorf("sysbench: %v: %s", runErr, tail(out))
 	}
 	if perr != nil && ctx.Err() == nil {
-		return res, perr
+		return res, string(out), perr
 	}
 	if ctx.Err() != nil {
 		res.Partial = true
 	}
-	return res, nil
+	return res, string(out), nil
 }
 
 func rows(threads, run int, r sysbench.Result) [][]string {

@@ -98,12 +98,22 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 			progress(s.Log, step, steps, t0, fmt.Sprintf("TPC-C, %d warehouse(s), %d clients, run %d/%d", s.Params.Warehouses, threads, r, s.Params.Runs))
 			if s.Params.Warmup > 0 {
 				warm := time.Now()
-				if _, err := runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Warmup, "run"), filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r))); err != nil && ctx.Err() == nil {
+				if err := served(ctx, l, s.Target, s.Log, "go-tpc's warm-up", func() (bool, error) {
+					_, out, err := runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Warmup, "run"), filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
+					return tpcc.Unconnected(out), err
+				}); err != nil && ctx.Err() == nil {
 					return nil, fmt.Errorf("warm-up: %w", withBalancers(ctx, l, err, warm))
 				}
 			}
+			var res tpcc.Result
 			began := time.Now()
-			res, err := runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Time, "run"), filepath.Join(dir, fmt.Sprintf("go-tpc-%d-%d.out", threads, r)))
+			err := served(ctx, l, s.Target, s.Log, "go-tpc", func() (bool, error) {
+				began = time.Now()
+				var out string
+				var err error
+				res, out, err = runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Time, "run"), filepath.Join(dir, fmt.Sprintf("go-tpc-%d-%d.out", threads, r)))
+				return tpcc.Unconnected(out), err
+			})
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
 				return nil, withBalancers(ctx, l, err, began)
@@ -255,17 +265,18 @@ func prepareTPCC(ctx context.Context, l Lab, s TPCC, bin string, t tpcc.Target) 
 }
 
 // runTPCCOnce runs go-tpc on the client host and parses its summary.
-func runTPCCOnce(ctx context.Context, l Lab, argv []string, save string) (tpcc.Result, error) {
+// out is what it printed.
+func runTPCCOnce(ctx context.Context, l Lab, argv []string, save string) (tpcc.Result, string, error) {
 	out, runErr := client(l).Run(ctx, combined(argv), nil)
 	_ = os.WriteFile(save, out, 0o644)
 	res, perr := tpcc.Parse(string(out))
 	switch {
 	case runErr != nil && ctx.Err() == nil:
-		return res, fmt.Errorf("go-tpc run: %s", redact(runErr, out, argvPassword(argv)))
+		return res, string(out), fmt.Errorf("go-tpc run: %s", redact(runErr, out, argvPassword(argv)))
 	case perr != nil:
-		return res, fmt.Errorf("go-tpc run: %s", redact(perr, out, argvPassword(argv)))
+		return res, string(out), fmt.Errorf("go-tpc run: %s", redact(perr, out, argvPassword(argv)))
 	}
-	return res, nil
+	return res, string(out), nil
 }
 
 // redact is an error of go-tpc's for a message: its exit and the end of
@@ -279,6 +290,9 @@ func redact(err error, out []byte, password string) string {
 		}
 	}
 	msg := why + ": " + tail(out)
+	if p := tpcc.Panic(string(out)); p != "" { // its stack trace would be all the end shows
+		msg = why + ": " + p
+	}
 	if password != "" {
 		msg = strings.ReplaceAll(msg, password, "***")
 	}

@@ -238,3 +238,10 @@ func fatalSuffix(f []string) string {
 	}
 	return ": " + f[0]
 }
+
+// Unstarted says whether sysbench's output ends before its threads
+// started: a run that could not open its sessions (each thread connects
+// as it starts), so nothing was measured.
+func Unstarted(out string) bool {
+	return !strings.Contains(out, "Threads started!")
+}

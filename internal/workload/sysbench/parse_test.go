@@ -55,3 +55,24 @@ func TestParseThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestUnstarted: sysbench's output ending before its threads started (it
+// could not open its sessions) is told from a run that started.
+func TestUnstarted(t *testing.T) {
+	ok, err := os.ReadFile("testdata/run-killed.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		out  string
+		want bool
+	}{
+		{"sysbench 1.0.20\n\nInitializing worker threads...\n\nFATAL: unable to connect to MySQL server on host '198.18.0.1', port 3306, aborting...\nFATAL: error 2013: Lost connection to server at 'handshake: reading initial communication packet', system error: 104\nFATAL: `thread_init' function failed: /usr/share/sysbench/oltp_common.lua:352: connection creation failed\n", true},
+		{string(ok), false},
+		{"", true},
+	} {
+		if got := Unstarted(c.out); got != c.want {
+			t.Errorf("Unstarted(%.60q) = %v", c.out, got)
+		}
+	}
+}

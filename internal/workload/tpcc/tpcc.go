@@ -376,3 +376,23 @@ func CodesText(codes map[string]int) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// Unconnected says whether a failed go-tpc run ended before it ran a
+// transaction because its first connection failed: go-tpc then goes on
+// with no database and panics as it sets its workload up ("failed to
+// connect to database when loading data"), so nothing was measured.
+func Unconnected(out string) bool {
+	return strings.Contains(out, "panic: failed to connect to database")
+}
+
+// Panic is the line of go-tpc's panic in its output ("" without one):
+// the line that says why, which the stack trace after it pushes out of a
+// message made of the output's end.
+func Panic(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "panic: ") {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}

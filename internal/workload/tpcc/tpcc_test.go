@@ -129,3 +129,28 @@ func TestCompare(t *testing.T) {
 		t.Errorf("errors by code over both runs: %d, want 2", n)
 	}
 }
+
+// TestUnconnected: go-tpc's panic when its first connection failed (it
+// then measured nothing) is told from a run that failed as it ran, and
+// the panic's line is what a message quotes.
+func TestUnconnected(t *testing.T) {
+	refused := "panic: failed to connect to database when loading data\n\ngoroutine 1 [running]:\ngithub.com/pingcap/go-tpc/tpcc.NewWorkloader(0x0?, 0x2ec08824a280?)\n"
+	ran := "[Current] NEW_ORDER - Takes(s): 1.0, Count: 12, TPM: 720.0\nexecute run failed, err Error 1213: Deadlock found\n"
+	for _, c := range []struct {
+		out         string
+		unconnected bool
+		panic       string
+	}{
+		{refused, true, "panic: failed to connect to database when loading data"},
+		{ran, false, ""},
+		{"panic: runtime error: index out of range [3] with length 3\n", false, "panic: runtime error: index out of range [3] with length 3"},
+		{"", false, ""},
+	} {
+		if got := Unconnected(c.out); got != c.unconnected {
+			t.Errorf("Unconnected(%q) = %v", c.out, got)
+		}
+		if got := Panic(c.out); got != c.panic {
+			t.Errorf("Panic(%q) = %q", c.out, got)
+		}
+	}
+}
