@@ -142,6 +142,9 @@ func Open(home, name string, log io.Writer) (*Lab, error) {
 
 func (l *Lab) logf(format string, args ...any) { fmt.Fprintf(l.Log, format+"\n", args...) }
 
+// Logf writes a line to the lab's log (the command's standard error).
+func (l *Lab) Logf(format string, args ...any) { l.logf(format, args...) }
+
 func (l *Lab) save(status string) error {
 	l.State.Status = status
 	return state.Save(l.home, l.State)

@@ -168,7 +168,7 @@ func (l *Lab) Restart(ctx context.Context, names []string) error {
 			}
 			continue
 		}
-		if err := l.rejoin(ctx, n, nil); err != nil {
+		if err := l.rejoin(ctx, n, boot.Rejoin(ctx, bootLab{l}, n)); err != nil {
 			return err
 		}
 		if err := l.Replication().Ensure(ctx); err != nil {

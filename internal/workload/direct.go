@@ -3,7 +3,9 @@ package workload
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/hadrill/hadrill/internal/fault"
@@ -50,3 +52,6 @@ func (Direct) Process(*plan.Node) (host.Process, error) { return host.Process{},
 func (Direct) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
 func (Direct) Faults(time.Time, time.Time) []fault.Record         { return nil }
 func (Direct) HostUsage(string) (machine.Usage, bool)             { return machine.Usage{}, false }
+
+// Logf writes a line to standard error, the command's log.
+func (Direct) Logf(format string, a ...any) { fmt.Fprintf(os.Stderr, format+"\n", a...) }

@@ -69,11 +69,26 @@ func ResolveList(ctx context.Context, l Lab, target, credentials string) (Endpoi
 	for _, host := range strings.Split(e.Host, ",") {
 		one := e
 		one.Host = host
-		if err := one.ping(ctx, l); err != nil {
+		if err := one.answers(ctx, l); err != nil {
 			return e, hderr.User("--target: cannot connect to %s (%s:%d) from the client host: %v", e.Name, host, e.Port, err)
 		}
 	}
 	return e, nil
+}
+
+// answers checks that an endpoint takes a session: one of the lab's is
+// waited for while something listens there (awaitServed: a load balancer
+// whose servers are marked down for a moment), the wait said; one
+// outside any lab is asked once.
+func (e Endpoint) answers(ctx context.Context, l Lab) error {
+	if strings.HasPrefix(e.Name, External) {
+		return e.ping(ctx, l)
+	}
+	waited, err := awaitServed(ctx, l, e)
+	if err == nil && waited > 0 {
+		l.Logf("waited %.1f s for %s to take a session", waited.Seconds(), e.Name)
+	}
+	return err
 }
 
 func (e Endpoint) ping(ctx context.Context, l Lab) error {

@@ -34,4 +34,6 @@ type Lab interface {
 	// HostUsage reads a host's CPU, memory and memory-limit kill counters
 	// (false: the host is not measured).
 	HostUsage(host string) (machine.Usage, bool)
+	// Logf writes a line to the command's log (what a step waited for).
+	Logf(format string, a ...any)
 }

@@ -2,9 +2,11 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -18,7 +20,9 @@ const servedWithin = 30 * time.Second
 // host, at most servedWithin. A benchmark started while it takes none (a
 // load balancer whose servers a reconfiguration of their cluster had
 // marked down for a moment, a node restarting) fails before it measures
-// anything. waited is 0 when the first try answered.
+// anything. An endpoint where nothing listens (a node stopped, a load
+// balancer's proxy down) is not waited for: that is no moment's state.
+// waited is 0 when the first try answered.
 func awaitServed(ctx context.Context, l Lab, e Endpoint) (waited time.Duration, err error) {
 	began := time.Now()
 	for try := 1; ; try++ {
@@ -30,6 +34,8 @@ func awaitServed(ctx context.Context, l Lab, e Endpoint) (waited time.Duration, 
 			return time.Since(began), nil
 		case ctx.Err() != nil:
 			return time.Since(began), ctx.Err()
+		case nothingListens(err):
+			return time.Since(began), err
 		case time.Since(began) >= servedWithin:
 			return time.Since(began), fmt.Errorf("%s took no session from the client host for %.0f s: %v", e.Name, servedWithin.Seconds(), err)
 		}
@@ -67,4 +73,10 @@ func servedBy(ctx context.Context, await func() (time.Duration, error), name str
 		why, _, _ := strings.Cut(err.Error(), "\n")
 		fmt.Fprintf(log, "%s could not open its sessions to %s, so it measured nothing (%s); it runs again once %s takes a session\n", what, name, why, name)
 	}
+}
+
+// nothingListens says whether a connection was refused: no process
+// listens at the address (through a host over SSH, its words).
+func nothingListens(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(strings.ToLower(err.Error()), "connection refused")
 }

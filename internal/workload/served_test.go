@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -79,5 +83,24 @@ func TestServed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNothingListens: a refused connection (nothing listens there, here
+// or through a host over SSH) is told from a load balancer that took
+// the connection and closed it (no server behind it for a moment).
+func TestNothingListens(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, true},
+		{errors.New("ssh: rejected: connect failed (Connection refused)"), true},
+		{errors.New("invalid connection"), false},
+		{io.EOF, false},
+	} {
+		if got := nothingListens(c.err); got != c.want {
+			t.Errorf("nothingListens(%v) = %v", c.err, got)
+		}
 	}
 }

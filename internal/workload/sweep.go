@@ -61,7 +61,7 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 	}
 	defer remove()
 	t := sysbench.Target{Host: s.Target.Host, Port: s.Target.Port, Config: cfg}
-	if err := prepare(ctx, l, s, t); err != nil {
+	if err := served(ctx, l, s.Target, s.Log, "the sysbench dataset's check", func() (bool, error) { return false, prepare(ctx, l, s, t) }); err != nil {
 		return nil, err
 	}
 	out := &Outcome{RunID: id, Target: s.Target.Name}

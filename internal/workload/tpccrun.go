@@ -81,7 +81,7 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 		t.User, t.Password = user, pw
 		s.Target.User, s.Target.Password = user, pw // hadrill's own queries as the same account
 	}
-	if err := prepareTPCC(ctx, l, s, bin, t); err != nil {
+	if err := served(ctx, l, s.Target, s.Log, "the TPC-C dataset's check", func() (bool, error) { return false, prepareTPCC(ctx, l, s, bin, t) }); err != nil {
 		return nil, err
 	}
 	out := &TPCCOutcome{RunID: id, Target: s.Target.Name, Warehouses: s.Params.Warehouses}

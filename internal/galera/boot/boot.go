@@ -47,9 +47,23 @@ type Lab interface {
 }
 
 // Rejoin is the server options of a node joining its running cluster: its
-// recovered position, after a crash (none when its saved state holds it).
+// recovered position, after a crash (none when its saved state holds it);
+// none when its last run held write sets its cluster did not, its Galera
+// state removed (forgetReversed).
 func Rejoin(ctx context.Context, l Lab, n *plan.Node) []string {
+	forgetReversed(ctx, l, []*plan.Node{n})
 	return startArgs(knownState(ctx, l, n))
+}
+
+// forgetReversed removes the Galera state of the stopped nodes that join a
+// running cluster and whose last run held write sets their cluster did not
+// (ForgetIfReversed): from their own positions they would hide them.
+func forgetReversed(ctx context.Context, l Lab, joiners []*plan.Node) {
+	for _, n := range joiners {
+		if _, err := ForgetIfReversed(ctx, l, n); err != nil {
+			l.Logf("%s: %v", n.Name, err)
+		}
+	}
 }
 
 // Start starts the stopped nodes (down) of a Galera cluster: nodes of a
@@ -57,14 +71,16 @@ func Rejoin(ctx context.Context, l Lab, n *plan.Node) []string {
 // cluster whose every node is down starts from its most advanced node, or
 // from force when the operator overrides a refusal (galera.ChooseStart).
 func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force string) error {
-	saved := knownStates(ctx, l, down)
 	if len(down) < len(c.Nodes) { // joiners of a running cluster, from their own positions (IST)
+		forgetReversed(ctx, l, down)
+		saved := knownStates(ctx, l, down)
 		extra := map[string][]string{}
 		for i, n := range down {
 			extra[n.Name] = startArgs(saved[i])
 		}
 		return StartAgain(ctx, l, c, down, l.Start(ctx, down, extra), l.Start)
 	}
+	saved := knownStates(ctx, l, down)
 	if !slices.Contains(c.Nodes, force) {
 		force = "" // the override concerns another cluster
 	}
@@ -225,12 +241,19 @@ func IsOut(ctx context.Context, l Lab, n *plan.Node) bool {
 // drill's audit says whether any of it was acknowledged). Its state is
 // kept while no other member of its cluster runs: none could give it a
 // copy, and its data may be the most advanced there is. It says whether
-// it removed it.
+// it removed it (false when it had none left: removed already). A start
+// of a stopped member that joins a running cluster asks first: from its
+// own position it would take an IST once the cluster passed that
+// position, Galera would see nothing to reverse, and the difference would
+// stay.
 func ForgetIfReversed(ctx context.Context, l Lab, n *plan.Node) (bool, error) {
 	if n.Kind != spec.KindGalera || !slices.ContainsFunc(Running(l, n.Cluster), func(o *plan.Node) bool { return o.Name != n.Name }) {
 		return false, nil
 	}
 	h := l.Host(n.Host)
+	if !hasState(ctx, h, n) {
+		return false, nil
+	}
 	b, err := h.ReadFile(ctx, n.LogFile)
 	if err != nil {
 		return false, nil // no log read: nothing known of a reversal
@@ -489,6 +512,16 @@ func Resync(ctx context.Context, l Lab, name string) error {
 
 // forgetState removes a stopped Galera node's state (grastate.dat,
 // gvwstate.dat): its position unknown, it joins by a full state transfer.
+// hasState says whether a node's data directory holds Galera state.
+func hasState(ctx context.Context, h host.Host, n *plan.Node) bool {
+	for _, f := range []string{mariadb.Grastate, mariadb.Gvwstate} {
+		if _, err := h.ReadFile(ctx, filepath.Join(n.DataDir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func forgetState(ctx context.Context, h host.Host, n *plan.Node) error {
 	for _, f := range []string{mariadb.Grastate, mariadb.Gvwstate} {
 		if err := h.RemoveAll(ctx, filepath.Join(n.DataDir, f)); err != nil {

@@ -323,3 +323,36 @@ func TestForgetIfReversedKeepsTheOnlyCopy(t *testing.T) {
 		t.Errorf("db3 running: grastate.dat kept")
 	}
 }
+
+// TestStartAfterAReversal: a stopped member whose last run held a write
+// set its running cluster did not ("Reversing history") joins by a full
+// state transfer at once, its Galera state removed before its first
+// start, by a cluster's start and a single node's alike; one whose state
+// is gone already is not said to lose it again.
+func TestStartAfterAReversal(t *testing.T) {
+	ctx := context.Background()
+	reversal := "2026-12-01  6:29:41 0 [ERROR] WSREP: ./gcs/src/gcs_group.cpp:group_post_state_exchange():453: Reversing history: 174482 -> 174481, this member has applied 1 more events than the primary component.Data loss is possible. Must abort.\n"
+	for _, single := range []bool{false, true} {
+		f := galera3(5, 5, 5)
+		n := &f.p.Nodes[0]
+		n.LogFile = "/lab/db1/error.log"
+		_ = f.files.WriteFile(ctx, n.LogFile, []byte(reversal), 0)
+		f.alive = map[string]bool{"db2": true, "db3": true}
+		if single {
+			if args := Rejoin(ctx, f, n); len(args) != 0 {
+				t.Errorf("single: args %v", args)
+			}
+		} else if err := Start(ctx, f, f.p.Clusters[0], f.down()[:1], ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.files.ReadFile(ctx, "/lab/db1/data/"+mariadb.Grastate); err == nil {
+			t.Errorf("single %v: grastate.dat kept", single)
+		}
+		if !single && strings.Join(f.starts, "; ") != "db1" {
+			t.Errorf("starts %q, want one start of db1 with no position", f.starts)
+		}
+		if forgot, err := ForgetIfReversed(ctx, f, n); forgot || err != nil {
+			t.Errorf("single %v: its state gone already, forgot %v, %v", single, forgot, err)
+		}
+	}
+}

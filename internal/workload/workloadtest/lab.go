@@ -31,3 +31,4 @@ func (Lab) Process(*plan.Node) (host.Process, error) {
 func (Lab) CheckWAN(context.Context) ([]netem.Measured, error) { return nil, nil }
 func (Lab) Faults(time.Time, time.Time) []fault.Record         { return nil }
 func (Lab) HostUsage(string) (machine.Usage, bool)             { return machine.Usage{}, false }
+func (Lab) Logf(string, ...any)                                {}
