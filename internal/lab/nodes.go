@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/hadrill/hadrill/internal/engine/mariadb"
 	"github.com/hadrill/hadrill/internal/galera/boot"
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/host"
@@ -265,6 +268,18 @@ func (b bootLab) State(ctx context.Context, n *plan.Node) server.State {
 	return b.l.Probe(ctx, n).State
 }
 func (b bootLab) Stop(_ context.Context, n *plan.Node) error { return b.l.servers.Stop(n) }
+func (b bootLab) Members(ctx context.Context, n *plan.Node) int {
+	db := b.l.Admin(n)
+	defer db.Close()
+	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	st, err := mariadb.Status(qctx, db, "wsrep_cluster_size")
+	if err != nil {
+		return 0
+	}
+	size, _ := strconv.Atoi(st["wsrep_cluster_size"])
+	return size
+}
 func (b bootLab) Start(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error {
 	return b.l.start(ctx, nodes, extra)
 }

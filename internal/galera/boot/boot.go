@@ -42,6 +42,9 @@ type Lab interface {
 	StartForming(ctx context.Context, nodes []*plan.Node, extra map[string][]string) error
 	// State is a node's server's state now; Stop stops its server.
 	State(ctx context.Context, n *plan.Node) server.State
+	// Members is how many members a running node's view of its cluster
+	// counts (wsrep_cluster_size; 0: unknown).
+	Members(ctx context.Context, n *plan.Node) int
 	Stop(ctx context.Context, n *plan.Node) error
 	Logf(format string, a ...any)
 }
@@ -70,7 +73,59 @@ func forgetReversed(ctx context.Context, l Lab, joiners []*plan.Node) {
 // cluster that still runs join it from their own positions (IST); a
 // cluster whose every node is down starts from its most advanced node, or
 // from force when the operator overrides a refusal (galera.ChooseStart).
+// It returns once no member is still finishing a state transfer
+// (settled): each node serves as it starts, but a donor goes on donating
+// after its joiner serves.
 func Start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force string) error {
+	if err := start(ctx, l, c, down, force); err != nil {
+		return err
+	}
+	settled(ctx, l, c)
+	return nil
+}
+
+// SettleWithin bounds how long a start waits for its cluster's members to
+// end their state transfers.
+const SettleWithin = 30 * time.Second
+
+// settled waits, at most SettleWithin, until no running member of cluster
+// c is between states (Donor/Desynced, Joining, Joined: a state transfer
+// still ending); one that stays so is said, not waited for
+// longer (desynced by hand, a transfer of a large dataset to a joiner of
+// another start).
+func settled(ctx context.Context, l Lab, c plan.Cluster) {
+	for end := time.Now().Add(SettleWithin); ; {
+		var between []string
+		for _, n := range Running(l, c.Name) {
+			if st := l.State(ctx, n); transient(st) {
+				between = append(between, fmt.Sprintf("%s %s", n.Name, st))
+			}
+		}
+		if len(between) == 0 || ctx.Err() != nil {
+			return
+		}
+		if time.Now().After(end) {
+			l.Logf("cluster %s: %s still, %v after its start", c.Name, strings.Join(between, ", "), SettleWithin)
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// transient says whether a Galera member's state is one it passes
+// through as a state transfer ends.
+func transient(st server.State) bool {
+	switch st {
+	case server.DonorDesynced, "Joining", "Joined":
+		return true
+	}
+	return false
+}
+
+func start(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, force string) error {
 	if len(down) < len(c.Nodes) { // joiners of a running cluster, from their own positions (IST)
 		forgetReversed(ctx, l, down)
 		saved := knownStates(ctx, l, down)
@@ -129,6 +184,7 @@ func StartAgain(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, e
 		if len(again) == 0 || !othersRun(l, c, down, again) {
 			break
 		}
+		forgotten(ctx, l, c)
 		wait := slices.Clone(again) // and those that run, waited for: a node that failed otherwise is not started again
 		for _, n := range down {
 			if !slices.Contains(again, n) && l.Alive(n) {
@@ -138,6 +194,42 @@ func StartAgain(ctx context.Context, l Lab, c plan.Cluster, down []*plan.Node, e
 		err = start(ctx, wait, joinArgs(ctx, l, again))
 	}
 	return err
+}
+
+// ForgetWithin bounds how long a start waits for a cluster to forget the
+// joiners that failed before it starts them again.
+const ForgetWithin = 20 * time.Second
+
+// forgotten waits, at most ForgetWithin, until a running member's view of
+// cluster c counts only what runs (its running servers and arbitrator): a
+// joiner that failed is a member until the others evict it, and one
+// started again before that joins beside its dead self. Once the view has
+// counted both, the joiner failing again leaves the others without a
+// majority of that view, and they lose their primary component (two of
+// four, seen on a busy computer as a state transfer failed twice).
+func forgotten(ctx context.Context, l Lab, c plan.Cluster) {
+	running := Running(l, c.Name)
+	if len(running) == 0 {
+		return
+	}
+	want := len(running)
+	if a := c.Arbitrator; a != nil && ArbitratorPid(ctx, l, a) != 0 {
+		want++
+	}
+	for end := time.Now().Add(ForgetWithin); ; {
+		size := l.Members(ctx, running[0])
+		if size <= want || ctx.Err() != nil {
+			return
+		}
+		if time.Now().After(end) {
+			l.Logf("cluster %s: %s still counts %d members, %d run, %v after a start failed; starting again", c.Name, running[0].Name, size, want, ForgetWithin)
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // othersRun says whether a member of cluster c other than again runs:

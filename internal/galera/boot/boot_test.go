@@ -33,6 +33,20 @@ type fakeLab struct {
 	// busy: the node's state cannot be read (a probe that timed out)
 	named, busy bool
 	alive       map[string]bool // nodes running whatever else says
+	// donating: how many more probes find a running node Donor/Desynced
+	donating int
+	// ghosts: how many more reads of a view count one member more than
+	// runs (a failed joiner not yet evicted)
+	ghosts int
+}
+
+func (f *fakeLab) Members(_ context.Context, n *plan.Node) int {
+	running := len(Running(f, n.Cluster))
+	if f.ghosts > 0 {
+		f.ghosts--
+		return running + 1
+	}
+	return running
 }
 
 func (f *fakeLab) Plan() *plan.Plan        { return f.p }
@@ -44,6 +58,9 @@ func (f *fakeLab) State(context.Context, *plan.Node) server.State {
 		return server.Unresponsive
 	case f.out:
 		return server.Inconsistent
+	case f.donating > 0:
+		f.donating--
+		return server.DonorDesynced
 	}
 	return server.Down
 }
@@ -354,5 +371,38 @@ func TestStartAfterAReversal(t *testing.T) {
 		if forgot, err := ForgetIfReversed(ctx, f, n); forgot || err != nil {
 			t.Errorf("single %v: its state gone already, forgot %v, %v", single, forgot, err)
 		}
+	}
+}
+
+// TestStartWaitsForItsDonors: a start returns once no member is still
+// donating (a donor goes on after its joiner serves), not before.
+func TestStartWaitsForItsDonors(t *testing.T) {
+	f := galera3(5, 5, 5)
+	f.alive = map[string]bool{"db2": true, "db3": true}
+	f.donating = 5
+	if err := Start(context.Background(), f, f.p.Clusters[0], f.down()[:1], ""); err != nil {
+		t.Fatal(err)
+	}
+	if f.donating != 0 {
+		t.Errorf("the start returned with a member still donating (%d probes left)", f.donating)
+	}
+}
+
+// TestJoinerStartedAgainOnceForgotten: a joiner whose start failed is
+// started again only once the running members' view no longer counts it
+// (else it joins beside its dead self, and a second failure leaves the
+// others two of four, without a primary component).
+func TestJoinerStartedAgainOnceForgotten(t *testing.T) {
+	f := galera3(5, 5, 5)
+	n := &f.p.Nodes[2]
+	n.LogFile = "/lab/db3/error.log"
+	_ = f.files.WriteFile(context.Background(), n.LogFile, []byte("2026-11-27 20:50:12 0 [Warning] WSREP: Donor 693a7696-2439 is no longer in the group. State transfer cannot be completed, need to abort.\n"), 0)
+	f.alive = map[string]bool{"db1": true, "db2": true}
+	f.fail, f.ghosts = 1, 4
+	if err := Start(context.Background(), f, f.p.Clusters[0], []*plan.Node{n}, ""); err != nil || len(f.starts) != 2 {
+		t.Fatalf("%v, starts %q", err, f.starts)
+	}
+	if f.ghosts != 0 {
+		t.Errorf("started again while the view still counted the failed joiner (%d reads left)", f.ghosts)
 	}
 }
