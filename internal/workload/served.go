@@ -19,8 +19,7 @@ const servedWithin = 30 * time.Second
 // awaitServed waits until the endpoint takes a session from the client
 // host, at most servedWithin. A benchmark started while it takes none (a
 // load balancer whose servers a reconfiguration of their cluster had
-// marked down for a moment, a node restarting) fails before it measures
-// anything. An endpoint where nothing listens (a node stopped, a load
+// marked down for a moment) fails before it measures anything. An endpoint where nothing listens (a node stopped, a load
 // balancer's proxy down) is not waited for: that is no moment's state.
 // waited is 0 when the first try answered.
 func awaitServed(ctx context.Context, l Lab, e Endpoint) (waited time.Duration, err error) {
