@@ -602,8 +602,6 @@ func Resync(ctx context.Context, l Lab, name string) error {
 	return l.Start(ctx, []*plan.Node{n}, nil)
 }
 
-// forgetState removes a stopped Galera node's state (grastate.dat,
-// gvwstate.dat): its position unknown, it joins by a full state transfer.
 // hasState says whether a node's data directory holds Galera state.
 func hasState(ctx context.Context, h host.Host, n *plan.Node) bool {
 	for _, f := range []string{mariadb.Grastate, mariadb.Gvwstate} {
@@ -614,6 +612,8 @@ func hasState(ctx context.Context, h host.Host, n *plan.Node) bool {
 	return false
 }
 
+// forgetState removes a stopped Galera node's state (grastate.dat,
+// gvwstate.dat): its position unknown, it joins by a full state transfer.
 func forgetState(ctx context.Context, h host.Host, n *plan.Node) error {
 	for _, f := range []string{mariadb.Grastate, mariadb.Gvwstate} {
 		if err := h.RemoveAll(ctx, filepath.Join(n.DataDir, f)); err != nil {
