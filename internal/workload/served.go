@@ -55,6 +55,20 @@ func served(ctx context.Context, l Lab, e Endpoint, log io.Writer, what string, 
 	return servedBy(ctx, func() (time.Duration, error) { return awaitServed(ctx, l, e) }, e.Name, log, what, once)
 }
 
+// runServed runs a tool's step through served: run gives its result and
+// what it printed, unstarted reads that; began is when its last try
+// began (a step's span on the run's time axis).
+func runServed[R any](ctx context.Context, l Lab, e Endpoint, log io.Writer, what string, unstarted func(string) bool, run func() (R, string, error)) (res R, began time.Time, err error) {
+	began = time.Now()
+	err = served(ctx, l, e, log, what, func() (bool, error) {
+		began = time.Now()
+		r, out, rerr := run()
+		res = r
+		return unstarted(out), rerr
+	})
+	return res, began, err
+}
+
 // servedBy is served with the wait for the endpoint (named name) given.
 func servedBy(ctx context.Context, await func() (time.Duration, error), name string, log io.Writer, what string, once func() (unstarted bool, err error)) error {
 	for attempt := 1; ; attempt++ {

@@ -61,7 +61,7 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 	}
 	defer remove()
 	t := sysbench.Target{Host: s.Target.Host, Port: s.Target.Port, Config: cfg}
-	if err := served(ctx, l, s.Target, s.Log, "the sysbench dataset's check", func() (bool, error) { return false, prepare(ctx, l, s, t) }); err != nil {
+	if err := prepare(ctx, l, s, t); err != nil {
 		return nil, err
 	}
 	out := &Outcome{RunID: id, Target: s.Target.Name}
@@ -81,21 +81,14 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 			progress(s.Log, step, steps, t0, fmt.Sprintf("%s, %d threads, run %d/%d", s.Params.Workload, threads, r, s.Params.Runs))
 			if w := sysbench.WarmupArgv(s.Params, t, threads); w != nil {
 				warm := time.Now()
-				if err := served(ctx, l, s.Target, s.Log, "sysbench's warm-up", func() (bool, error) {
-					_, out, err := runOnce(ctx, l, w, filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
-					return sysbench.Unstarted(out), err
+				if _, _, err := runServed(ctx, l, s.Target, s.Log, "sysbench's warm-up", sysbench.Unstarted, func() (sysbench.Result, string, error) {
+					return runOnce(ctx, l, w, filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
 				}); err != nil && ctx.Err() == nil {
 					return nil, fmt.Errorf("warm-up: %w", withBalancers(ctx, l, err, warm))
 				}
 			}
-			var res sysbench.Result
-			began := time.Now()
-			err := served(ctx, l, s.Target, s.Log, "sysbench", func() (bool, error) {
-				began = time.Now()
-				var out string
-				var err error
-				res, out, err = runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
-				return sysbench.Unstarted(out), err
+			res, began, err := runServed(ctx, l, s.Target, s.Log, "sysbench", sysbench.Unstarted, func() (sysbench.Result, string, error) {
+				return runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
 			})
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {

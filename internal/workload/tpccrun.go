@@ -81,7 +81,7 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 		t.User, t.Password = user, pw
 		s.Target.User, s.Target.Password = user, pw // hadrill's own queries as the same account
 	}
-	if err := served(ctx, l, s.Target, s.Log, "the TPC-C dataset's check", func() (bool, error) { return false, prepareTPCC(ctx, l, s, bin, t) }); err != nil {
+	if err := prepareTPCC(ctx, l, s, bin, t); err != nil {
 		return nil, err
 	}
 	out := &TPCCOutcome{RunID: id, Target: s.Target.Name, Warehouses: s.Params.Warehouses}
@@ -98,21 +98,14 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 			progress(s.Log, step, steps, t0, fmt.Sprintf("TPC-C, %d warehouse(s), %d clients, run %d/%d", s.Params.Warehouses, threads, r, s.Params.Runs))
 			if s.Params.Warmup > 0 {
 				warm := time.Now()
-				if err := served(ctx, l, s.Target, s.Log, "go-tpc's warm-up", func() (bool, error) {
-					_, out, err := runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Warmup, "run"), filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
-					return tpcc.Unconnected(out), err
+				if _, _, err := runServed(ctx, l, s.Target, s.Log, "go-tpc's warm-up", tpcc.Unconnected, func() (tpcc.Result, string, error) {
+					return runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Warmup, "run"), filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
 				}); err != nil && ctx.Err() == nil {
 					return nil, fmt.Errorf("warm-up: %w", withBalancers(ctx, l, err, warm))
 				}
 			}
-			var res tpcc.Result
-			began := time.Now()
-			err := served(ctx, l, s.Target, s.Log, "go-tpc", func() (bool, error) {
-				began = time.Now()
-				var out string
-				var err error
-				res, out, err = runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Time, "run"), filepath.Join(dir, fmt.Sprintf("go-tpc-%d-%d.out", threads, r)))
-				return tpcc.Unconnected(out), err
+			res, began, err := runServed(ctx, l, s.Target, s.Log, "go-tpc", tpcc.Unconnected, func() (tpcc.Result, string, error) {
+				return runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Time, "run"), filepath.Join(dir, fmt.Sprintf("go-tpc-%d-%d.out", threads, r)))
 			})
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
