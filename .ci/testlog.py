@@ -88,6 +88,9 @@ def main():
             print(f'{secs:8.1f}  {test} ({pkg.rsplit("/", 1)[-1]})')
         for pkg, secs in sorted(wall.items()):
             print(f'{secs:8.1f}  the whole of {pkg}, {sum(v for (p, _), v in took.items() if p == pkg):.0f} s of tests run in parallel')
+        rest = sorted(((secs, test) for (_, test), secs in took.items() if secs >= 1), reverse=True)[SLOWEST:]
+        if rest:  # integration/slots_test.go's longestFirst ranks tests by these
+            print('  then: ' + ', '.join(f'{test} {secs:.1f}' for secs, test in rest))
     for pkg in sorted(wall):
         together(pkg, {t: v for (p, t), v in spans.items() if p == pkg and v[1] is not None}, first[pkg])
     if failed:

@@ -2,6 +2,8 @@ package integration
 
 import (
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,12 +31,51 @@ var slots = struct {
 	held    map[string]bool // by test name
 }{free: slotCount(), held: map[string]bool{}}
 
-// longestFirst are the tests that took longest (make test's table of the
-// slowest), in that order but for TestAutoFailover, which mostly waits,
-// moved before TestTPCC, which keeps the CPUs busy: the three that start
-// together are not the three heaviest.
-var longestFirst = []string{"TestDiskFaults", "TestSSHLab", "TestAutoFailover", "TestTPCC", "TestTPCCStudy", "TestDrills",
-	"TestSSHStudy", "TestTrust", "TestSysbenchSweep", "TestStudy", "TestSSHWAN", "TestStudyEndpointAndSlap", "TestChaos", "TestWAN"}
+// longestFirst are the tests that hold a lab slot, the longest first (the
+// mean seconds each ran in two fresh clones on 2026-12-01, from the end of
+// make test's log: its slowest and the line after them); TestAutoFailover,
+// which mostly waits, comes before TestDrills, which keeps the CPUs busy:
+// the three that start together are not the three heaviest. Every test of
+// ten seconds or more is here: one left out ranks after all of them, and a
+// long one that starts last runs alone at the end (TestConsistency and
+// TestReadsOnReplicas, 80 s together, did). TestLongestFirstNamesTests
+// keeps the names true.
+var longestFirst = []string{
+	"TestDiskFaults",           // 164.1
+	"TestSSHLab",               // 141.9
+	"TestAutoFailover",         // 107.9
+	"TestDrills",               // 104.7
+	"TestTPCC",                 // 96.8
+	"TestStudy",                // 55.0
+	"TestTPCCStudy",            // 54.8
+	"TestTrust",                // 53.5
+	"TestSysbenchSweep",        // 50.5
+	"TestSSHStudy",             // 46.0
+	"TestReadsOnReplicas",      // 44.7
+	"TestArbitrator",           // 41.8
+	"TestLifecycle",            // 40.3
+	"TestChaos",                // 38.9
+	"TestFaults",               // 38.3
+	"TestConsistency",          // 37.1
+	"TestWAN",                  // 37.0
+	"TestStudyEndpointAndSlap", // 36.1
+	"TestRelaxedOutage",        // 31.1
+	"TestSSHWAN",               // 30.6
+	"TestSemiSyncFallback",     // 25.9
+	"TestFileFaults",           // 25.6
+	"TestDRChannel",            // 25.2
+	"TestClusterNetwork",       // 23.6
+	"TestSSHDR",                // 22.4
+	"TestDonorProbe",           // 21.8
+	"TestMonitoring",           // 21.6
+	"TestFullOutageRecover",    // 21.1
+	"TestDomainOutage",         // 19.8
+	"TestLoadBalancerRoutesOnlyToHealthyNodes", // 19.6
+	"TestLayer4LoadBalancer",                   // 14.0
+	"TestSemiSyncReceipt",                      // 13.2
+	"TestPeerToPeer",                           // 11.5
+	"TestMemoryLimitKill",                      // 10.7
+}
 
 const settle = 200 * time.Millisecond
 
@@ -113,4 +154,35 @@ func admit(w *slotWaiter) bool {
 	slots.waiting = append(slots.waiting[:best], slots.waiting[best+1:]...)
 	slots.free--
 	return true
+}
+
+// TestLongestFirstNamesTests: every name in longestFirst is a test of this
+// package, once (a test renamed would otherwise lose its rank unseen and
+// start last).
+func TestLongestFirstNamesTests(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("this package's test files: %v", err)
+	}
+	tests := map[string]bool{}
+	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllSubmatch(b, -1) {
+			tests[string(m[1])] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range longestFirst {
+		if !tests[n] {
+			t.Errorf("longestFirst names %s, which is no test here", n)
+		}
+		if seen[n] {
+			t.Errorf("longestFirst names %s twice", n)
+		}
+		seen[n] = true
+	}
 }
