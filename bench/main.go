@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -147,10 +148,12 @@ func (benchT) Fatalf(format string, a ...any) { fail(format, a...) }
 func (benchT) Cleanup(f func())               { atExit(f) }
 
 func run(name string, args ...string) string {
+	holdIfInterrupted()
 	c := exec.Command(name, args...)
 	c.Stderr = os.Stderr
 	out, err := c.Output()
 	if err != nil {
+		holdIfInterrupted() // it failed because its lab is being removed
 		fail("%s %s: %v", name, strings.Join(args, " "), err)
 	}
 	return string(out)
@@ -159,9 +162,13 @@ func run(name string, args ...string) string {
 // runAllowFail runs a command whose non-zero exit is a result (a drill that
 // lost writes), not a bench failure; stdout is returned either way.
 func runAllowFail(name string, args ...string) (string, error) {
+	holdIfInterrupted()
 	c := exec.Command(name, args...)
 	c.Stderr = os.Stderr
 	out, err := c.Output()
+	if err != nil {
+		holdIfInterrupted()
+	}
 	return string(out), err
 }
 
@@ -237,9 +244,23 @@ func cleanUpOnSignal() {
 	go func() {
 		s := <-sig
 		fmt.Fprintf(os.Stderr, "bench: %v: removing its labs\n", s)
+		interrupted.Store(true)
 		runCleanups()
 		os.Exit(1)
 	}()
+}
+
+// interrupted: a signal came and its cleanups run; the scenario starts no
+// command more (one started while a lab is being removed would fail, or
+// make its home again after the cleanup removed it).
+var interrupted atomic.Bool
+
+// holdIfInterrupted waits, once a signal came, for its cleanups to end the
+// bench (never called by a cleanup: they run on the signal's goroutine).
+func holdIfInterrupted() {
+	if interrupted.Load() {
+		select {}
+	}
 }
 
 func fail(format string, a ...any) {
