@@ -9,6 +9,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/agent"
 	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/lab"
 )
 
 func (cli *app) agentCmd() *cobra.Command {
@@ -66,24 +67,44 @@ The password is read from a file; it never appears in argv, logs or responses.`,
 }
 
 func (cli *app) drainCmd(drain bool) *cobra.Command {
-	verb, short := "undrain", "Admit drained nodes again"
+	verb, short := "undrain", "Admit drained nodes again (waits until the load balancers route to them)"
+	long := "Admit drained nodes again: their agents answer as their servers are. It returns once a load balancer\n" +
+		"routes to each running node again, or after --wait, saying which still does not (its agent may refuse it\n" +
+		"for another reason: not synced, read-only)."
 	if drain {
-		verb, short = "drain", "Take nodes out of load balancing (their agent answers 503) for maintenance"
+		verb, short = "drain", "Take nodes out of load balancing (their agent answers 503) for maintenance; waits until no load balancer routes to them"
+		long = "Take nodes out of load balancing for maintenance: their agents answer 503. It returns once no running\n" +
+			"load balancer marks them up any more, so `hadrill drain db1 && hadrill stop db1` stops a node nothing new\n" +
+			"is sent to; a node still marked up after --wait fails the command (exit 1), naming each load balancer."
 	}
-	return &cobra.Command{
-		Use:   verb + " NODE...",
+	var wait time.Duration
+	c := &cobra.Command{
+		Use:   verb + " NODE... [--wait 15s]",
 		Short: short,
+		Long:  long,
 		Args:  args(1, -1, "one or more node names"),
 		RunE: func(cmd *cobra.Command, names []string) error {
+			var badWait error
+			if wait < 0 {
+				badWait = hderr.User("--wait: expected a duration of 0 (do not wait) or more, got %v", wait)
+			}
 			l, err := cli.changeLab()
 			if err != nil {
+				return hderr.Join([]error{badWait, err})
+			}
+			if err := hderr.Join([]error{l.Plan().CheckNodes(names), badWait}); err != nil {
 				return err
 			}
 			if err := l.Drain(cmd.Context(), names, drain); err != nil {
+				return err
+			}
+			if err := l.FollowRouting(cmd.Context(), names, drain, wait); err != nil {
 				return err
 			}
 			st := l.Status(cmd.Context())
 			return cli.emit(st, func() { printStatus(st) })
 		},
 	}
+	c.Flags().DurationVar(&wait, "wait", lab.RoutingWait, "how long to wait for the load balancers to follow (0: return at once)")
+	return c
 }
