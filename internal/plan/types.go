@@ -574,8 +574,16 @@ var poolSize = regexp.MustCompile(`(?m)^innodb[-_]buffer[-_]pool[-_]size\s*=\s*(
 
 // BufferPool is the node's InnoDB buffer pool size as its my.cnf sets it
 // (the last line wins, as in the server; 0 when it sets none).
-func (n *Node) BufferPool() int64 {
-	m := poolSize.FindAllStringSubmatch(n.Config, -1)
+func (n *Node) BufferPool() int64 { return n.configSize(poolSize) }
+
+var redoSize = regexp.MustCompile(`(?m)^innodb[-_]log[-_]file[-_]size\s*=\s*(\S+)`)
+
+// RedoLog is the size of the node's redo log, from its config (0 when not set).
+func (n *Node) RedoLog() int64 { return n.configSize(redoSize) }
+
+// configSize is the last size re finds in the node's config (0: none).
+func (n *Node) configSize(re *regexp.Regexp) int64 {
+	m := re.FindAllStringSubmatch(n.Config, -1)
 	if len(m) == 0 {
 		return 0
 	}

@@ -17,12 +17,15 @@ import (
 
 // What a sysbench row takes, measured here (sysbench 1.0.20's oltp
 // tables on MariaDB 10.11, 200,000 rows a table): 250 bytes in InnoDB's
-// pages (data and index), 315 in the table's file, and about as much again
-// in the binary log.
+// pages (data and index) and 315 in the table's file; in the binary log
+// (row format, full images), 393: a file of seed000-openlife's full-scale
+// load (10 tables of 2,000,000 rows, 2026-12-01) held 43,758 rows in
+// 17.2 MB (235, measured before on 200,000-row tables, filled the 8G
+// volume of that study's binary logs unforeseen).
 const (
 	rowMemory = 250
 	rowFile   = 315
-	rowBinlog = 235
+	rowBinlog = 393
 )
 
 // need is what a study's labs take on this computer at once: memory (each
@@ -109,6 +112,14 @@ func (p *placement) room(sc Scale) (need, error) {
 		for _, c := range pl.Clusters {
 			binlog[c.Name] = !c.NoBinlog
 		}
+		var full []string
+		for i := range pl.Nodes {
+			full = append(full, volumesOver(&pl.Nodes[i], n.data, binlog[pl.Nodes[i].Cluster])...)
+		}
+		if len(full) > 0 {
+			return n, hderr.User("--scale %s: study %s's variant %s: %s. Give the volume more disks or larger ones (a disk class's size), or run --scale quick",
+				p.o.Scale, p.s.Name, name, words.And(full))
+		}
 		for _, nd := range pl.Nodes {
 			ln.nodes++
 			ln.memory += min(nd.BufferPool(), n.data.pages) + serverMemory
@@ -130,6 +141,46 @@ func (p *placement) room(sc Scale) (need, error) {
 	}
 	n.freeDisk = free
 	return n, nil
+}
+
+// volumesOver says which of a node's emulated volumes the data set would
+// fill past 90 % of its size (an emulated disk is as large as its class
+// says, whatever this computer has free): its table files where the
+// datadir is, its binary log (when it keeps one) and its redo log where
+// they are. A server whose volume fills waits for space, and a benchmark
+// on it never ends. Pure.
+func volumesOver(nd *plan.Node, data dataset, binlog bool) []string {
+	if len(nd.Volumes) == 0 || data.pages == 0 {
+		return nil
+	}
+	held, parts := map[string]int64{}, map[string][]string{}
+	put := func(dir string, size int64, what string) {
+		for _, v := range nd.Volumes {
+			if size > 0 && (dir == v.Mount || strings.HasPrefix(dir, v.Mount+"/")) {
+				held[v.Name] += size
+				parts[v.Name] = append(parts[v.Name], fmt.Sprintf("%s %s", what, spec.FormatSize(size)))
+				return
+			}
+		}
+	}
+	put(nd.DataDir, data.files, "the tables' files")
+	if binlog {
+		put(nd.Binlogs(), data.binlog, "the binary log of loading them")
+	}
+	redo := nd.RedoDir
+	if redo == "" {
+		redo = nd.DataDir
+	}
+	put(redo, nd.RedoLog(), "the redo log")
+	var out []string
+	for _, v := range nd.Volumes {
+		size := int64(len(v.Disks)) * v.Class.SizeBytes()
+		if held[v.Name] > size*9/10 {
+			out = append(out, fmt.Sprintf("%s's volume %s (%s, %s) would hold about %s of %s (%s), more than 90 %% of it",
+				nd.Name, v.Name, v.String(), spec.FormatSize(size), spec.FormatSize(held[v.Name]), data.what, strings.Join(parts[v.Name], ", ")))
+		}
+	}
+	return out
 }
 
 // dataset is what each node holds of the data sets the study's steps

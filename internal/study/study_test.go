@@ -12,7 +12,9 @@ import (
 
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/spec"
 	"github.com/hadrill/hadrill/internal/words"
 	"github.com/hadrill/hadrill/internal/workload"
 )
@@ -648,5 +650,41 @@ func TestRunSpeedSaid(t *testing.T) {
 	res.Speed = nil
 	if b, _ = HTML(&results.Run{ID: "20261201-000000-abcd"}, res, Context{}); strings.Contains(string(b), "fixed loop") {
 		t.Errorf("a run without a speed")
+	}
+}
+
+// TestVolumesOver: a data set whose binary log would fill the emulated
+// volume it goes on is named with its figures (seed000-openlife's full
+// scale filled cloud3's 8G logs volume: its server waited for space and
+// its sysbench never ended); one that fits, one without a binary log and
+// a node without volumes say nothing.
+func TestVolumesOver(t *testing.T) {
+	standard, _ := (&spec.Spec{}).DiskNamed("standard")
+	node := func(redo string) *plan.Node {
+		return &plan.Node{Name: "db1", DataDir: "/v/db1/data/mysql", BinlogDir: "/v/db1/logs/binlog", RedoDir: redo,
+			Config: "[mysqld]\ninnodb_log_file_size = 1500M\n",
+			Volumes: []plan.Volume{{Name: "data", Class: standard, FS: "xfs", Disks: []string{"d1", "d2"}, Mount: "/v/db1/data"},
+				{Name: "logs", Class: standard, FS: "xfs", Disks: []string{"l1"}, Mount: "/v/db1/logs"}}}
+	}
+	full := rowsDataset(Scale{Tables: 10, TableSize: 2_000_000})
+	got := volumesOver(node(""), full, true)
+	if len(got) != 1 || !strings.Contains(got[0], "db1's volume logs (1× standard") || !strings.Contains(got[0], "the binary log of loading them 7.32G") {
+		t.Errorf("the full scale's binary log on an 8G volume: %q", got)
+	}
+	if got := volumesOver(node("/v/db1/logs/redo"), rowsDataset(Scale{Tables: 10, TableSize: 1_700_000}), true); len(got) != 1 || !strings.Contains(got[0], "the redo log 1.46G") {
+		t.Errorf("the binary log and the redo log together: %q", got)
+	}
+	for name, c := range map[string]struct {
+		n      *plan.Node
+		data   dataset
+		binlog bool
+	}{
+		"no binary log":      {node(""), full, false},
+		"a smaller data set": {node(""), rowsDataset(Scale{Tables: 1, TableSize: 5_000_000}), true},
+		"no volumes":         {&plan.Node{Name: "db1", DataDir: "/d"}, full, true},
+	} {
+		if got := volumesOver(c.n, c.data, c.binlog); len(got) != 0 {
+			t.Errorf("%s: %q", name, got)
+		}
 	}
 }

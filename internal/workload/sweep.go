@@ -82,13 +82,13 @@ func Run(ctx context.Context, l Lab, s Sweep) (_ *Outcome, err error) {
 			if w := sysbench.WarmupArgv(s.Params, t, threads); w != nil {
 				warm := time.Now()
 				if _, _, err := runServed(ctx, l, s.Target, s.Log, "sysbench's warm-up", sysbench.Unstarted, func() (sysbench.Result, string, error) {
-					return runOnce(ctx, l, w, filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
+					return runOnce(ctx, l, w, stallLimit(s.Params.Warmup), filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
 				}); err != nil && ctx.Err() == nil {
 					return nil, fmt.Errorf("warm-up: %w", withBalancers(ctx, l, err, warm))
 				}
 			}
 			res, began, err := runServed(ctx, l, s.Target, s.Log, "sysbench", sysbench.Unstarted, func() (sysbench.Result, string, error) {
-				return runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
+				return runOnce(ctx, l, sysbench.Argv(s.Params, t, threads, "run"), stallLimit(s.Params.Time), filepath.Join(dir, fmt.Sprintf("sysbench-%d-%d.out", threads, r)))
 			})
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
@@ -213,14 +213,42 @@ func onClient(ctx context.Context, l Lab, argv []string) error {
 	return nil
 }
 
-// runOnce runs sysbench on the client host and parses what it printed,
-// also when it was cut short.
-func runOnce(ctx context.Context, l Lab, argv []string, save string) (sysbench.Result, string, error) {
-	out, runErr := client(l).Run(ctx, combined(argv), nil)
+// StallSlack is how long a sysbench run of a fixed time may go on past
+// it, its time again at least, before it is taken for stalled: its
+// threads wait for their last transactions, which a saturated server
+// answers late, but one that answers nothing (a volume full: the server
+// waits for space, for ever) would hold the sweep for good.
+const StallSlack = 3 * time.Minute
+
+// stallLimit is how long a run of secs seconds may take in all (0: no
+// limit, a run bounded by its events).
+func stallLimit(secs int) time.Duration {
+	if secs <= 0 {
+		return 0
+	}
+	d := time.Duration(secs) * time.Second
+	return d + max(StallSlack, d)
+}
+
+// runOnce runs sysbench once on the client host, stopped as stalled after
+// limit (0: none), saves its output and parses what it printed, also when
+// it was cut short.
+func runOnce(ctx context.Context, l Lab, argv []string, limit time.Duration, save string) (sysbench.Result, string, error) {
+	runCtx := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	t0 := time.Now()
+	out, runErr := client(l).Run(runCtx, combined(argv), nil)
 	if save != "" {
 		_ = os.WriteFile(save, out, 0o644)
 	}
 	res, perr := sysbench.Parse(string(out))
+	if runCtx.Err() != nil && ctx.Err() == nil {
+		return res, string(out), fmt.Errorf("sysbench still ran after %.0f s, past the %v its run may take (its time, and that again or %v at least), and was stopped: its server(s) stopped answering (a volume full, where the server waits for space and its error log says \"Disk is full\"; a lock; a cluster that lost its primary component): see `hadrill status` and the nodes' error logs", time.Since(t0).Seconds(), limit, StallSlack)
+	}
 	if runErr != nil && ctx.Err() == nil {
 		return res, string(out), fmt.Errorf("sysbench: %v: %s", runErr, tail(out))
 	}
