@@ -106,6 +106,9 @@ func (cli *app) lockedLab(k state.Kind) (*lab.Lab, error) {
 	if err := plan.CheckLabName(name); err != nil {
 		return nil, err // a name is never a path
 	}
+	if _, err := state.Load(h, name); hderr.IsUser(err) {
+		return nil, err // no such lab: said before its lock would make the home's labs directory
+	}
 	if k != "" {
 		unlock, err := state.Lock(h, name, k, cli.wait)
 		if err != nil {

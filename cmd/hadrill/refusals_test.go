@@ -42,6 +42,7 @@ func TestRefusals(t *testing.T) {
 		{"lb-iptables"},
 		{"lb-iptables", "--config", "/nonexistent.json"},
 		{"status", "--name", "nolab"},
+		{"drain", "db1", "--name", "nolab", "--wait=-1s"},
 		{"nope"},
 	}
 	var out strings.Builder
@@ -53,7 +54,7 @@ func TestRefusals(t *testing.T) {
 		fmt.Fprintf(&out, "$ hadrill %s\n%sexit %d\n\n", strings.Join(args, " "), strings.ReplaceAll(stderr, home, "HOME"), code)
 	}
 	golden.Check(t, "refusals", []byte(out.String()))
-	if left, _ := os.ReadDir(home); len(left) > 1 || len(left) == 1 && left[0].Name() != "labs" {
+	if left, _ := os.ReadDir(home); len(left) > 0 { // not even the labs directory (a lock taken for an unknown lab made it)
 		t.Errorf("the refusals wrote into the home: %v", left)
 	}
 }
