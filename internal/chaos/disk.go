@@ -375,7 +375,7 @@ func DiskFaults(n *plan.Node, now map[string]disk.FaultStatus, cuts []disk.Cut) 
 		}
 		parts = append(parts, fileFaults(f)...)
 		for _, c := range cuts {
-			if c.Node == n.Name && strings.HasPrefix(c.Path, v.Mount+"/") {
+			if c.Node == n.Name && v.Holds(c.Path) {
 				parts = append(parts, fmt.Sprintf("%s cut from %d to %d bytes (heal gives them back)", c.File, c.From, c.To))
 			}
 		}

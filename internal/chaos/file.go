@@ -176,7 +176,7 @@ func (f File) Resolve(p *plan.Plan) (fileTarget, error) {
 			break
 		}
 		for _, v := range n.Volumes {
-			if strings.HasPrefix(t.path, v.Mount+string(filepath.Separator)) {
+			if v.Holds(t.path) {
 				t.volume = v
 			}
 		}

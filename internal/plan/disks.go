@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/hadrill/hadrill/internal/spec"
 )
@@ -41,6 +42,14 @@ type Volume struct {
 	Stripe         int64          `json:"stripe,omitempty"` // RAID 0 chunk when striped
 	Mount          string         `json:"mount"`
 }
+
+// Holds reports whether path is on the volume (its mount or below it).
+func (v Volume) Holds(path string) bool {
+	return path == v.Mount || strings.HasPrefix(path, v.Mount+string(filepath.Separator))
+}
+
+// Size is what the volume holds: its disks' sizes together (striped).
+func (v Volume) Size() int64 { return int64(len(v.Disks)) * v.Class.SizeBytes() }
 
 // Image is a disk's backing file; Device a volume's file in the daemon's
 // mount.

@@ -156,7 +156,7 @@ func volumesOver(nd *plan.Node, data dataset, binlog bool) []string {
 	held, parts := map[string]int64{}, map[string][]string{}
 	put := func(dir string, size int64, what string) {
 		for _, v := range nd.Volumes {
-			if size > 0 && (dir == v.Mount || strings.HasPrefix(dir, v.Mount+"/")) {
+			if size > 0 && v.Holds(dir) {
 				held[v.Name] += size
 				parts[v.Name] = append(parts[v.Name], fmt.Sprintf("%s %s", what, spec.FormatSize(size)))
 				return
@@ -174,7 +174,7 @@ func volumesOver(nd *plan.Node, data dataset, binlog bool) []string {
 	put(redo, nd.RedoLog(), "the redo log")
 	var out []string
 	for _, v := range nd.Volumes {
-		size := int64(len(v.Disks)) * v.Class.SizeBytes()
+		size := v.Size()
 		if held[v.Name] > size*9/10 {
 			out = append(out, fmt.Sprintf("%s's volume %s (%s, %s) would hold about %s of %s (%s), more than 90 %% of it",
 				nd.Name, v.Name, v.String(), spec.FormatSize(size), spec.FormatSize(held[v.Name]), data.what, strings.Join(parts[v.Name], ", ")))
