@@ -90,6 +90,7 @@ func (p *placement) room(sc Scale) (need, error) {
 		return n, nil
 	}
 	seen := map[string]bool{}
+	var tooFull []string
 	f := facts.Machine()
 	for _, name := range p.res.Variants {
 		sp := p.specs[name]
@@ -116,9 +117,10 @@ func (p *placement) room(sc Scale) (need, error) {
 		for i := range pl.Nodes {
 			full = append(full, volumesOver(&pl.Nodes[i], n.data, binlog[pl.Nodes[i].Cluster])...)
 		}
-		if len(full) > 0 {
-			return n, hderr.User("--scale %s: study %s's variant %s: %s. Give the volume more disks or larger ones (a disk class's size), or run --scale quick",
-				p.o.Scale, p.s.Name, name, words.And(full))
+		if len(full) > 0 { // every variant's, at once
+			tooFull = append(tooFull, fmt.Sprintf("--scale %s: study %s's variant %s: %s. Give the volume more disks or larger ones (a disk class's size), or run --scale quick",
+				p.o.Scale, p.s.Name, name, words.And(full)))
+			continue
 		}
 		for _, nd := range pl.Nodes {
 			ln.nodes++
@@ -134,6 +136,9 @@ func (p *placement) room(sc Scale) (need, error) {
 		n.memory += ln.memory
 		n.files += ln.files
 		n.each = append(n.each, ln)
+	}
+	if len(tooFull) > 0 {
+		return n, hderr.Users(tooFull)
 	}
 	free, err := disk.Free(p.o.Home)
 	if err != nil {

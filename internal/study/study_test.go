@@ -12,6 +12,7 @@ import (
 
 	"github.com/hadrill/hadrill/internal/drill"
 	"github.com/hadrill/hadrill/internal/facts"
+	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/results"
 	"github.com/hadrill/hadrill/internal/spec"
@@ -686,5 +687,40 @@ func TestVolumesOver(t *testing.T) {
 		if got := volumesOver(c.n, c.data, c.binlog); len(got) != 0 {
 			t.Errorf("%s: %q", name, got)
 		}
+	}
+}
+
+// TestVolumesOverEveryVariant: a study whose variants' volumes would
+// overflow is refused naming every such variant at once, not the first.
+func TestVolumesOverEveryVariant(t *testing.T) {
+	b, err := os.ReadFile("studies/seed000-openlife.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(b), "size: 16G", "size: 4G", 1)
+	src = strings.Replace(src, "\nsteps:", `
+  - name: small
+    label: the same on 2G disks
+    preset: cloud3
+    target: nodes
+    patch:
+      disks: [{name: small2, iops: 500, throughput: 60M, latency: 2ms, size: 2G}]
+      clusters: [{name: db, storage: {volumes: [{name: data, disk: small2}], binlog: data}}]
+steps:`, 1)
+	s, err := Load([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = DryRun(s, Options{Scale: "full", Home: t.TempDir()})
+	if !hderr.IsUser(err) {
+		t.Fatalf("want bad input, got %v", err)
+	}
+	for _, want := range []string{"study seed000-openlife's variant openlife: db1's volume data (2× standard16", "study seed000-openlife's variant small: db1's volume data (2× small2"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q:\n%v", want, err)
+		}
+	}
+	if _, err := DryRun(s, Options{Scale: "quick", Home: t.TempDir()}); err != nil {
+		t.Errorf("quick scale fits: %v", err)
 	}
 }
