@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,5 +48,22 @@ func TestRunOnceStalled(t *testing.T) {
 	res, _, err := runOnce(ctx, l, []string{"sysbench"}, time.Hour, "")
 	if err != nil || !res.Partial {
 		t.Errorf("an interrupted run: %v, partial %v", err, res.Partial)
+	}
+}
+
+// TestTPCCRunStalled: a go-tpc run past its limit is stopped and is an
+// error saying why, as a sysbench run is; one the user interrupts is not.
+func TestTPCCRunStalled(t *testing.T) {
+	l := silentLab{workloadtest.Lab{P: &plan.Plan{Lab: "t", Client: plan.Client{Host: "client"}}}}
+	save := filepath.Join(t.TempDir(), "go-tpc.out")
+	t0 := time.Now()
+	_, _, err := runTPCCOnce(context.Background(), l, []string{"go-tpc"}, 50*time.Millisecond, save)
+	if err == nil || !strings.Contains(err.Error(), "go-tpc still ran after") || time.Since(t0) > 10*time.Second {
+		t.Errorf("a stalled run: %v after %v", err, time.Since(t0))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, _, err := runTPCCOnce(ctx, l, []string{"go-tpc"}, time.Hour, save); err != nil && strings.Contains(err.Error(), "still ran") {
+		t.Errorf("an interrupted run taken for stalled: %v", err)
 	}
 }

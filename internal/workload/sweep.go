@@ -230,6 +230,12 @@ func stallLimit(secs int) time.Duration {
 	return d + max(StallSlack, d)
 }
 
+// stalled is the error of a run of tool begun at t0 and stopped past its
+// limit.
+func stalled(tool string, t0 time.Time, limit time.Duration) error {
+	return fmt.Errorf("%s still ran after %.0f s, past the %v its run may take (its time, and that again or %v at least), and was stopped: its server(s) stopped answering (a volume full, where the server waits for space and its error log says \"Disk is full\"; a lock; a cluster that lost its primary component): see `hadrill status` and the nodes' error logs", tool, time.Since(t0).Seconds(), limit, StallSlack)
+}
+
 // runOnce runs sysbench once on the client host, stopped as stalled after
 // limit (0: none), saves its output and parses what it printed, also when
 // it was cut short.
@@ -247,7 +253,7 @@ func runOnce(ctx context.Context, l Lab, argv []string, limit time.Duration, sav
 	}
 	res, perr := sysbench.Parse(string(out))
 	if runCtx.Err() != nil && ctx.Err() == nil {
-		return res, string(out), fmt.Errorf("sysbench still ran after %.0f s, past the %v its run may take (its time, and that again or %v at least), and was stopped: its server(s) stopped answering (a volume full, where the server waits for space and its error log says \"Disk is full\"; a lock; a cluster that lost its primary component): see `hadrill status` and the nodes' error logs", time.Since(t0).Seconds(), limit, StallSlack)
+		return res, string(out), stalled("sysbench", t0, limit)
 	}
 	if runErr != nil && ctx.Err() == nil {
 		return res, string(out), fmt.Errorf("sysbench: %v: %s", runErr, tail(out))

@@ -88,7 +88,7 @@ func StartTPCC(ctx context.Context, l Lab, e Endpoint, warehouses, clients int, 
 	go func() {
 		defer close(x.done)
 		for i := 1; rctx.Err() == nil; i++ {
-			res, _, err := runTPCCOnce(rctx, l, tpcc.Argv(bin, t, warehouses, clients, tpccDrillRun, "run"), filepath.Join(x.dir, fmt.Sprintf("go-tpc-drill-%d.out", i)))
+			res, _, err := runTPCCOnce(rctx, l, tpcc.Argv(bin, t, warehouses, clients, tpccDrillRun, "run"), stallLimit(tpccDrillRun), filepath.Join(x.dir, fmt.Sprintf("go-tpc-drill-%d.out", i)))
 			if rctx.Err() != nil {
 				return
 			}

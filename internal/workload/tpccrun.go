@@ -99,13 +99,13 @@ func RunTPCC(ctx context.Context, l Lab, s TPCC) (_ *TPCCOutcome, err error) {
 			if s.Params.Warmup > 0 {
 				warm := time.Now()
 				if _, _, err := runServed(ctx, l, s.Target, s.Log, "go-tpc's warm-up", tpcc.Unconnected, func() (tpcc.Result, string, error) {
-					return runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Warmup, "run"), filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
+					return runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Warmup, "run"), stallLimit(s.Params.Warmup), filepath.Join(dir, fmt.Sprintf("warmup-%d-%d.out", threads, r)))
 				}); err != nil && ctx.Err() == nil {
 					return nil, fmt.Errorf("warm-up: %w", withBalancers(ctx, l, err, warm))
 				}
 			}
 			res, began, err := runServed(ctx, l, s.Target, s.Log, "go-tpc", tpcc.Unconnected, func() (tpcc.Result, string, error) {
-				return runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Time, "run"), filepath.Join(dir, fmt.Sprintf("go-tpc-%d-%d.out", threads, r)))
+				return runTPCCOnce(ctx, l, tpcc.Argv(bin, t, s.Params.Warehouses, threads, s.Params.Time, "run"), stallLimit(s.Params.Time), filepath.Join(dir, fmt.Sprintf("go-tpc-%d-%d.out", threads, r)))
 			})
 			spans = append(spans, []string{strconv.Itoa(threads), strconv.Itoa(r), strconv.FormatInt(began.UnixNano(), 10), strconv.FormatInt(time.Now().UnixNano(), 10)})
 			if err != nil && ctx.Err() == nil {
@@ -257,13 +257,23 @@ func prepareTPCC(ctx context.Context, l Lab, s TPCC, bin string, t tpcc.Target) 
 	return err
 }
 
-// runTPCCOnce runs go-tpc on the client host and parses its summary.
-// out is what it printed.
-func runTPCCOnce(ctx context.Context, l Lab, argv []string, save string) (tpcc.Result, string, error) {
-	out, runErr := client(l).Run(ctx, combined(argv), nil)
+// runTPCCOnce runs go-tpc on the client host and parses its summary,
+// stopped as stalled after limit (0: none), as a sysbench run is. out is
+// what it printed.
+func runTPCCOnce(ctx context.Context, l Lab, argv []string, limit time.Duration, save string) (tpcc.Result, string, error) {
+	runCtx := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	t0 := time.Now()
+	out, runErr := client(l).Run(runCtx, combined(argv), nil)
 	_ = os.WriteFile(save, out, 0o644)
 	res, perr := tpcc.Parse(string(out))
 	switch {
+	case runCtx.Err() != nil && ctx.Err() == nil:
+		return res, string(out), stalled("go-tpc", t0, limit)
 	case runErr != nil && ctx.Err() == nil:
 		return res, string(out), fmt.Errorf("go-tpc run: %s", redact(runErr, out, argvPassword(argv)))
 	case perr != nil:
