@@ -102,15 +102,17 @@ bench: deps build
 # full scale a budget of hours). A study whose result there ran to the end at that scale is kept, not run
 # again, and one that stopped before its end goes on from its last complete round (study run --resume;
 # STUDY_AGAIN=1 runs every one anew), so a campaign of many hours goes on where it stopped;
-# STUDIES="a b" runs only those.
+# STUDIES="a b" runs only those. Interrupted (Ctrl-C, TERM, HUP), it stops once the study under way has
+# put its labs away, not going on to the next.
 STUDY_SCALE  ?= quick
 STUDY_BUDGET ?= 10m
 STUDIES      ?=
 studies: deps build
 	@mkdir -p studies/$(STUDY_SCALE)
-	@d=studies/$(STUDY_SCALE); rm -f $$d/findings.txt; failed=; unreproduced=; \
+	@d=studies/$(STUDY_SCALE); rm -f $$d/findings.txt; failed=; unreproduced=; stop=; trap 'stop=1' INT TERM HUP; \
 	names="$(STUDIES)"; [ -n "$$names" ] || names=$$($(BIN) study list -o json | python3 -c 'import json,sys; print(" ".join(x["name"] for x in json.load(sys.stdin) if not x.get("needs")))'); \
 	for s in $$names; do \
+		if [ -n "$$stop" ]; then echo "make studies: interrupted before $$s" >&2; exit 130; fi; \
 		if [ -z "$(STUDY_AGAIN)" ] && [ -f $$d/$$s.rc ] && python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["result"]; sys.exit(r["scale"] != sys.argv[2] or r["interrupted"])' $$d/$$s.json $(STUDY_SCALE) 2>/dev/null; then \
 			echo "$$s: kept from an earlier run ($$d/$$s.json; STUDY_AGAIN=1 runs it again)"; rc=$$(cat $$d/$$s.rc); \
 		else \
@@ -122,6 +124,7 @@ studies: deps build
 			fi; \
 			[ -n "$$resume" ] || { $(BIN) study run $$s --scale $(STUDY_SCALE) --decide --budget $(STUDY_BUDGET) -o json > $$d/$$s.json; rc=$$?; }; \
 			echo $$rc > $$d/$$s.rc; \
+			if [ -n "$$stop" ]; then echo "make studies: interrupted in $$s; make studies goes on from its last complete round" >&2; exit 130; fi; \
 		fi; \
 		if [ $$rc -eq 4 ]; then unreproduced="$$unreproduced $$s"; elif [ $$rc -ne 0 ]; then failed="$$failed $$s"; fi; \
 		id=$$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' $$d/$$s.json 2>/dev/null) || continue; \
