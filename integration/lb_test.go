@@ -74,6 +74,11 @@ func (e *env) routed(lab string) string {
 	return strings.TrimPrefix(out, "@@wsrep_node_name\n")
 }
 
+// TestLoadBalancerRoutesOnlyToHealthyNodes: the single-writer load
+// balancer takes db1 out while it is drained, desynced, paused or cut off
+// and takes it back once repaired; a session a backup took over meanwhile
+// is shut when db1 is back (one writer, not two); a killed writer's writes
+// go on elsewhere and none is lost.
 func TestLoadBalancerRoutesOnlyToHealthyNodes(t *testing.T) {
 	t.Parallel() // it mostly waits; how soon a node is marked down is logged, bounded loosely for a busy machine
 	e := newEnv(t)
@@ -122,8 +127,26 @@ func TestLoadBalancerRoutesOnlyToHealthyNodes(t *testing.T) {
 			}
 			id++
 			write(id)
+			var held *exec.Cmd
+			var heldOut strings.Builder
+			if f.name == "drained" {
+				// a session taken over by a backup, held across db1's
+				// return: shut when db1 is up again, or it would go on
+				// writing on db2 beside the new sessions on db1
+				held = e.cmd("sql", "lb", "--name", "itlb", "-e", "SELECT @@wsrep_node_name; DO SLEEP(10); SELECT @@wsrep_node_name")
+				held.Stdout, held.Stderr = &heldOut, &heldOut
+				if err := held.Start(); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Second)
+			}
 			f.repair()
 			took = e.waitBackend("itlb", "db1", true, 30*time.Second)
+			if held != nil {
+				if err := held.Wait(); err == nil || !strings.Contains(heldOut.String(), "db2") || strings.Count(heldOut.String(), "db2") != 1 {
+					t.Errorf("a session on db2 held while db1 came back went on (two writers), or never was on db2: %v\n%s", err, heldOut.String())
+				}
+			}
 			t.Logf("db1 back up %v after repair", took.Round(10*time.Millisecond))
 			if got := e.routed("itlb"); got != "db1" {
 				t.Errorf("after repair the LB routes to %s, want db1 back", got)
