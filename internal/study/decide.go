@@ -84,6 +84,9 @@ const (
 	// OnNever: a claim that something never happens (IsNever): the pilot
 	// decides it, and a later round that counts one refutes it still.
 	OnNever = "never"
+	// OnEver: a claim that something happens (IsEver): the pilot decides
+	// it, and a later round that counts one reproduces it still.
+	OnEver = "ever"
 )
 
 // perRound is a check's value in each round that measured it, on its
@@ -168,9 +171,12 @@ func Plan(s *Study, variants []string, pilot []Sample, n0 int, roundTime time.Du
 			d.Needs = append(d.Needs, n)
 			continue
 		}
-		if IsNever(e) { // one round that counts one refutes it, at any look: nothing to size
-			k, _ := roundsWith(pilot, e.Variant, e.Step, e.Metric)
-			n.Scale, n.Decided, n.Rounds = OnNever, never(k, e), n0
+		if IsNever(e) || IsEver(e) { // one round that counts one refutes it (or witnesses it), at any look: nothing to size
+			k, _ := roundsWith(pilot, e)
+			n.Scale, n.Decided, n.Rounds = OnNever, witnessed(k, e), n0
+			if IsEver(e) {
+				n.Scale = OnEver
+			}
 			d.Needs = append(d.Needs, n)
 			continue
 		}
@@ -342,7 +348,7 @@ func (d Design) Judge(s *Study, checks []Check, samples []Sample) []Check {
 			continue
 		}
 		n := d.Needs[i]
-		if IsNever(c.Expect) { // Summarize's verdict over every round: one that counts one refutes it at any look
+		if IsNever(c.Expect) || IsEver(c.Expect) { // Summarize's verdict over every round: one that counts one refutes (or witnesses) it at any look
 			c.Rounds = c.Trials
 			continue
 		}

@@ -515,3 +515,90 @@ func TestNeverClaims(t *testing.T) {
 		t.Errorf("lost_any at most 0 is not a never-claim")
 	}
 }
+
+// A claim that something happens at all (jepsen-galera: Galera "allows
+// P4", happens: true) is reproduced by one round that counts one, at any
+// look: each lost update the checker counts is a history that shows it.
+// Rounds of 1, 3 and 4 lost updates have a mean whose interval reaches
+// below 1 (inconclusive as a mean), yet every one of them witnessed the
+// claim. Rounds without one do not reproduce it, and say how many they
+// were; the pilot decides it, and a later round that counts one still
+// reproduces it. happens: true anywhere else is refused.
+func TestEverClaims(t *testing.T) {
+	jg, _ := Embedded("jepsen-galera")
+	var lost Expect
+	for _, e := range jg.Expect {
+		if e.Metric == "lost_updates" {
+			lost = e
+		}
+	}
+	if !IsEver(lost) || IsNever(lost) || IsShare(lost) {
+		t.Fatalf("%+v is not an ever-claim", lost)
+	}
+	counted := func(values ...float64) []Sample {
+		var out []Sample
+		for i, v := range values {
+			out = append(out, Sample{Round: i + 1, Variant: lost.Variant, Step: lost.Step, Metric: lost.Metric, Value: v})
+		}
+		return out
+	}
+	check := func(samples []Sample) Check {
+		_, checks := Summarize(jg, jg.Scales.Quick, variantNames(jg), samples)
+		for _, c := range checks {
+			if c.Expect == lost {
+				return c
+			}
+		}
+		t.Fatal("no check")
+		return Check{}
+	}
+	for _, c := range []struct {
+		values []float64
+		want   string
+		reason string
+	}{
+		{[]float64{1, 3, 4}, Reproduced, "3 of 3 rounds counted one: one witnessed reproduces a claim that it happens"},
+		{[]float64{0, 2, 0}, Reproduced, "1 of 3 rounds"},
+		{[]float64{0, 0, 0}, NotReproduced, "none in 3 rounds (one would reproduce it): it was not seen here"},
+		{[]float64{0.5, 0.5, 0.5}, NotReproduced, "none in 3 rounds"}, // a count below the bound is none
+	} {
+		if got := check(counted(c.values...)); got.Verdict != c.want || !strings.Contains(reasonOf(got), c.reason) {
+			t.Errorf("%v: %s (%s), want %s (%s)", c.values, got.Verdict, reasonOf(got), c.want, c.reason)
+		}
+	}
+	// as a mean, 1, 3 and 4 could not decide it: the reason for the form
+	mean := lost
+	mean.Happens = false
+	if IsEver(mean) {
+		t.Fatal("without happens: true a claim is a mean's")
+	}
+	pilot := counted(0, 0, 0)
+	d := Plan(jg, variantNames(jg), pilot, 3, time.Minute, 0)
+	var n Need
+	for i, e := range jg.Expect {
+		if e == lost {
+			n = d.Needs[i]
+		}
+	}
+	if n.Scale != OnEver || n.Decided != NotReproduced || n.Rounds != 3 {
+		t.Errorf("pilot without a lost update: %+v", n)
+	}
+	all := counted(0, 0, 0, 0, 2)
+	_, checks := Summarize(jg, jg.Scales.Quick, variantNames(jg), all)
+	for _, c := range d.Judge(jg, checks, all) {
+		if c.Expect == lost && (c.Verdict != Reproduced || c.Rounds != 5) {
+			t.Errorf("a lost update after the pilot: %s over %d rounds, want reproduced over 5", c.Verdict, c.Rounds)
+		}
+	}
+	_, err := Load([]byte(`name: x
+title: x
+source: x
+variants: [{name: a, preset: galera3}]
+steps: [{name: s, kind: commit-latency}]
+scales: {quick: {runs: 1, count: 10}, full: {runs: 1, count: 10}}
+expect: [{step: s, variant: a, metric: avg_ms, min: 1, happens: true, claim: c, source: s}]
+`))
+	if err == nil || !strings.Contains(err.Error(), "expect[0].happens: expected only with min: 1 and no max or than, on a count of anomalies") {
+		t.Errorf("happens on a latency: %v", err)
+	}
+}

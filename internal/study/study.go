@@ -255,6 +255,11 @@ type Expect struct {
 	// document's 10,000 rows or 256 threads), "" for both; at the other
 	// the check is other_scale and counts for nothing.
 	Scale string `yaml:"scale,omitempty" json:"scale,omitempty"`
+	// Happens: the claim is that something happens at all (Jepsen's
+	// "allows P4"), with min: 1 on a count of anomalies a history check
+	// witnesses: one round that counts one reproduces it (IsEver), not a
+	// mean over rounds.
+	Happens bool `yaml:"happens,omitempty" json:"happens,omitempty"`
 }
 
 // step is a study's step by name.
@@ -482,6 +487,9 @@ func (s *Study) Problems() []string {
 		}
 		if e.Inferred && strings.TrimSpace(e.Why) == "" {
 			add(p+".why", "required with inferred: true: how the bound follows from what the document says")
+		}
+		if e.Happens && (e.Than != "" || e.Max != nil || e.Min == nil || *e.Min != 1 || !slices.Contains(witnessMetrics, e.Metric)) {
+			add(p+".happens", "expected only with min: 1 and no max or than, on a count of anomalies a history check witnesses (%s), got %s", strings.Join(witnessMetrics, ", "), e.Metric)
 		}
 	}
 	s.documentProblems(add)

@@ -84,7 +84,8 @@ type Check struct {
 	Median float64 `json:"median"`
 	// Events and Hours: a rate's events and hours over every round
 	// (IsRate), what its interval is of; for a share (IsShare), Events of
-	// Trials; for a claim that something never happens (IsNever), the
+	// Trials; for a claim that something never happens (IsNever), or that
+	// it happens (IsEver), the
 	// rounds that counted one (Events) of those that measured it (Trials).
 	Events  int     `json:"events,omitempty"`
 	Hours   float64 `json:"hours,omitempty"`
@@ -230,10 +231,10 @@ func Summarize(s *Study, sc Scale, variants []string, samples []Sample) ([]Cell,
 			ch.Published = cmp.Or(texts[e.Variant], "not printed") + " against " + cmp.Or(texts[e.Than], "not printed")
 		}
 		c, ok := cell(e.Variant, e.Step, e.Metric)
-		if ok && IsNever(e) {
-			k, n := roundsWith(samples, e.Variant, e.Step, e.Metric)
+		if ok && (IsNever(e) || IsEver(e)) {
+			k, n := roundsWith(samples, e)
 			ch.Median, ch.Ours, ch.Events, ch.Trials = c.Median, stats.Estimate{Value: c.Mean, Lo: c.Mean, Hi: c.Mean}, k, n
-			ch.Verdict = never(k, e)
+			ch.Verdict = witnessed(k, e)
 		} else if e.Than == "" && ok && IsRate(e.Metric) {
 			events, hours := exposed(samples, e.Variant, e.Step, e.Metric)
 			ch.Median, ch.Ours, ch.Events, ch.Hours = c.Median, stats.RateEstimate(events, hours), events, hours
@@ -280,24 +281,46 @@ func IsNever(e Expect) bool {
 	return e.Than == "" && e.Min == nil && e.Max != nil && *e.Max == 0
 }
 
-// never is a never-claim's verdict from its rounds that counted one.
-func never(k int, e Expect) string {
+// IsEver reports whether a claim says something happens at all
+// (happens: true): a bound of at least 1 on a count of anomalies a history
+// check witnesses (lost updates, stale reads, a wrong bank total:
+// witnessMetrics). Such a claim
+// is existential: one round that counts one reproduces it, at any look —
+// each anomaly counted is a transaction history the checker found, a
+// counterexample, not a sample of noise —, and rounds without one do not
+// reproduce it, saying how many they were and the share of rounds with one
+// that they exclude. A mean over rounds (1, 3 and 4 lost updates: its
+// interval reaches below 1) is not the claim's test.
+func IsEver(e Expect) bool {
+	return e.Happens && e.Than == "" && e.Max == nil && e.Min != nil && *e.Min == 1 && slices.Contains(witnessMetrics, e.Metric)
+}
+
+// witnessMetrics are the counts of anomalies a history check finds, each
+// with the transactions that show it (workload.HistoryFigures' counted
+// figures, and a drill's history figures).
+var witnessMetrics = []string{"lost_updates", "stale_reads", "realtime_cycles", "lost_appends", "cycles", "long_forks",
+	"wrong_totals", "negative_values", "lost_elements", "stale_elements"}
+
+// witnessed is the verdict of a claim that something never happens, or
+// that it happens, from its rounds that counted one.
+func witnessed(k int, e Expect) string {
 	switch {
 	case e.NotCheckable != "":
 		return NotCheckable
-	case k > 0:
-		return NotReproduced
+	case (k > 0) == IsEver(e):
+		return Reproduced
 	}
-	return Reproduced
+	return NotReproduced
 }
 
-// roundsWith is a metric's rounds that counted one (a value above 0) and
-// its rounds.
-func roundsWith(samples []Sample, variant, step, metric string) (k, n int) {
+// roundsWith is a never- or ever-claim's rounds that counted one (for a
+// never-claim a value above 0; for an ever-claim one of at least its bound,
+// 1) and its rounds.
+func roundsWith(samples []Sample, e Expect) (k, n int) {
 	for _, x := range samples {
-		if x.Variant == variant && x.Step == step && x.Metric == metric {
+		if x.Variant == e.Variant && x.Step == e.Step && x.Metric == e.Metric {
 			n++
-			if x.Value > 0 {
+			if x.Value > 0 && (!IsEver(e) || x.Value >= *e.Min) {
 				k++
 			}
 		}
@@ -307,8 +330,16 @@ func roundsWith(samples []Sample, variant, step, metric string) (k, n int) {
 
 // neverSaid is a never-claim's rounds in words: the ones that refuted it,
 // or how many went without and the share of rounds with one that they
-// cannot exclude (Clopper–Pearson's upper bound at stats.Alpha).
+// cannot exclude (Clopper–Pearson's upper bound at stats.Alpha); an
+// ever-claim's: the ones that witnessed it, or how many went without and
+// the share of rounds with one above which they exclude.
 func neverSaid(c Check) string {
+	if IsEver(c.Expect) {
+		if c.Events > 0 {
+			return fmt.Sprintf("%d of %d rounds counted one: one witnessed reproduces a claim that it happens", c.Events, c.Trials)
+		}
+		return fmt.Sprintf("none in %d rounds (one would reproduce it): it was not seen here; so many exclude one in more than %s of rounds", c.Trials, number(stats.ShareEstimate(0, c.Trials).Hi))
+	}
 	if c.Events > 0 {
 		return fmt.Sprintf("%d of %d rounds counted one: one refutes a claim that it never happens", c.Events, c.Trials)
 	}
@@ -602,7 +633,7 @@ func more(c Check, what string) string {
 // for an inconclusive one, what would decide it; else what differs from
 // the document, or what the run measured at a limit.
 func reasonOf(c Check) string {
-	if IsNever(c.Expect) && c.Trials > 0 && (c.Verdict == Reproduced || c.Verdict == NotReproduced) {
+	if (IsNever(c.Expect) || IsEver(c.Expect)) && c.Trials > 0 && (c.Verdict == Reproduced || c.Verdict == NotReproduced) {
 		return neverSaid(c)
 	}
 	switch c.Verdict {
