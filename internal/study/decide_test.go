@@ -598,7 +598,7 @@ steps: [{name: s, kind: commit-latency}]
 scales: {quick: {runs: 1, count: 10}, full: {runs: 1, count: 10}}
 expect: [{step: s, variant: a, metric: avg_ms, min: 1, happens: true, claim: c, source: s}]
 `))
-	if err == nil || !strings.Contains(err.Error(), "expect[0].happens: expected only with min: 1 and no max or than, on a count of anomalies") {
+	if err == nil || !strings.Contains(err.Error(), "expect[0].happens: expected only with min: 1 and no max or than, on a count of anomalies") || !strings.Contains(err.Error(), "got metric avg_ms, min 1") {
 		t.Errorf("happens on a latency: %v", err)
 	}
 }

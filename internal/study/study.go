@@ -262,6 +262,21 @@ type Expect struct {
 	Happens bool `yaml:"happens,omitempty" json:"happens,omitempty"`
 }
 
+// boundsOf is a claim's figure and bounds in words, for a refusal.
+func boundsOf(e Expect) string {
+	w := "metric " + e.Metric
+	if e.Min != nil {
+		w += fmt.Sprintf(", min %g", *e.Min)
+	}
+	if e.Max != nil {
+		w += fmt.Sprintf(", max %g", *e.Max)
+	}
+	if e.Than != "" {
+		w += ", than " + e.Than
+	}
+	return w
+}
+
 // step is a study's step by name.
 func (s *Study) step(name string) (Step, bool) {
 	for _, st := range s.Steps {
@@ -489,7 +504,7 @@ func (s *Study) Problems() []string {
 			add(p+".why", "required with inferred: true: how the bound follows from what the document says")
 		}
 		if e.Happens && (e.Than != "" || e.Max != nil || e.Min == nil || *e.Min != 1 || !slices.Contains(witnessMetrics, e.Metric)) {
-			add(p+".happens", "expected only with min: 1 and no max or than, on a count of anomalies a history check witnesses (%s), got %s", strings.Join(witnessMetrics, ", "), e.Metric)
+			add(p+".happens", "expected only with min: 1 and no max or than, on a count of anomalies a history check witnesses (%s), got %s", strings.Join(witnessMetrics, ", "), boundsOf(e))
 		}
 	}
 	s.documentProblems(add)
