@@ -230,16 +230,9 @@ func stallLimit(secs int) time.Duration {
 	return d + max(StallSlack, d)
 }
 
-// stalled is the error of a run of tool begun at t0 and stopped past its
-// limit.
-func stalled(tool string, t0 time.Time, limit time.Duration) error {
-	return fmt.Errorf("%s still ran after %.0f s, past the %v its run may take (its time, and that again or %v at least), and was stopped: its server(s) stopped answering (a volume full, where the server waits for space and its error log says \"Disk is full\"; a lock; a cluster that lost its primary component): see `hadrill status` and the nodes' error logs", tool, time.Since(t0).Seconds(), limit, StallSlack)
-}
-
-// runOnce runs sysbench once on the client host, stopped as stalled after
-// limit (0: none), saves its output and parses what it printed, also when
-// it was cut short.
-func runOnce(ctx context.Context, l Lab, argv []string, limit time.Duration, save string) (sysbench.Result, string, error) {
+// runLimited runs argv (tool's) on the client host, stopped after limit
+// (0: none); stall is the error saying so when the limit, not ctx, ended it.
+func runLimited(ctx context.Context, l Lab, tool string, argv []string, limit time.Duration) (out []byte, runErr, stall error) {
 	runCtx := ctx
 	if limit > 0 {
 		var cancel context.CancelFunc
@@ -247,13 +240,24 @@ func runOnce(ctx context.Context, l Lab, argv []string, limit time.Duration, sav
 		defer cancel()
 	}
 	t0 := time.Now()
-	out, runErr := client(l).Run(runCtx, combined(argv), nil)
+	out, runErr = client(l).Run(runCtx, combined(argv), nil)
+	if runCtx.Err() != nil && ctx.Err() == nil {
+		stall = fmt.Errorf("%s still ran after %.0f s, past the %v its run may take (its time, and that again or %v at least), and was stopped: its server(s) stopped answering (a volume full, where the server waits for space and its error log says \"Disk is full\"; a lock; a cluster that lost its primary component): see `hadrill status` and the nodes' error logs", tool, time.Since(t0).Seconds(), limit, StallSlack)
+	}
+	return out, runErr, stall
+}
+
+// runOnce runs sysbench once on the client host, stopped as stalled after
+// limit (0: none), saves its output and parses what it printed, also when
+// it was cut short.
+func runOnce(ctx context.Context, l Lab, argv []string, limit time.Duration, save string) (sysbench.Result, string, error) {
+	out, runErr, stall := runLimited(ctx, l, "sysbench", argv, limit)
 	if save != "" {
 		_ = os.WriteFile(save, out, 0o644)
 	}
 	res, perr := sysbench.Parse(string(out))
-	if runCtx.Err() != nil && ctx.Err() == nil {
-		return res, string(out), stalled("sysbench", t0, limit)
+	if stall != nil {
+		return res, string(out), stall
 	}
 	if runErr != nil && ctx.Err() == nil {
 		return res, string(out), fmt.Errorf("sysbench: %v: %s", runErr, tail(out))

@@ -261,19 +261,12 @@ func prepareTPCC(ctx context.Context, l Lab, s TPCC, bin string, t tpcc.Target) 
 // stopped as stalled after limit (0: none), as a sysbench run is. out is
 // what it printed.
 func runTPCCOnce(ctx context.Context, l Lab, argv []string, limit time.Duration, save string) (tpcc.Result, string, error) {
-	runCtx := ctx
-	if limit > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	t0 := time.Now()
-	out, runErr := client(l).Run(runCtx, combined(argv), nil)
+	out, runErr, stall := runLimited(ctx, l, "go-tpc", argv, limit)
 	_ = os.WriteFile(save, out, 0o644)
 	res, perr := tpcc.Parse(string(out))
 	switch {
-	case runCtx.Err() != nil && ctx.Err() == nil:
-		return res, string(out), stalled("go-tpc", t0, limit)
+	case stall != nil:
+		return res, string(out), stall
 	case runErr != nil && ctx.Err() == nil:
 		return res, string(out), fmt.Errorf("go-tpc run: %s", redact(runErr, out, argvPassword(argv)))
 	case perr != nil:
