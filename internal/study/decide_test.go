@@ -448,32 +448,9 @@ func TestShareClaimsCanDecide(t *testing.T) {
 // Rounds without one reproduce it and say how few they were; the design's
 // pilot decides it, and a later round that counts one still refutes it.
 func TestNeverClaims(t *testing.T) {
-	p2p, _ := Embedded("seed003-p2p")
-	var lost Expect
-	for _, e := range p2p.Expect {
-		if e.Metric == "lost_writes" {
-			lost = e
-		}
-	}
-	if !IsNever(lost) || IsShare(lost) {
-		t.Fatalf("%+v is not a never-claim", lost)
-	}
-	counted := func(values ...float64) []Sample {
-		var out []Sample
-		for i, v := range values {
-			out = append(out, Sample{Round: i + 1, Variant: lost.Variant, Step: lost.Step, Metric: lost.Metric, Value: v})
-		}
-		return out
-	}
-	check := func(samples []Sample) Check {
-		_, checks := Summarize(p2p, p2p.Scales.Quick, variantNames(p2p), samples)
-		for _, c := range checks {
-			if c.Expect == lost {
-				return c
-			}
-		}
-		t.Fatal("no check")
-		return Check{}
+	r := claimOn(t, "seed003-p2p", "lost_writes")
+	if !IsNever(r.e) || IsShare(r.e) {
+		t.Fatalf("%+v is not a never-claim", r.e)
 	}
 	for _, c := range []struct {
 		values []float64
@@ -484,29 +461,18 @@ func TestNeverClaims(t *testing.T) {
 		{[]float64{0, 2, 0}, NotReproduced, "1 of 3 rounds counted one: one refutes a claim that it never happens"},
 		{[]float64{1, 1, 1, 1}, NotReproduced, "4 of 4 rounds"},
 	} {
-		if got := check(counted(c.values...)); got.Verdict != c.want || !strings.Contains(reasonOf(got), c.reason) {
+		if got := r.check(r.rounds(c.values...)); got.Verdict != c.want || !strings.Contains(reasonOf(got), c.reason) {
 			t.Errorf("%v: %s (%s), want %s (%s)", c.values, got.Verdict, reasonOf(got), c.want, c.reason)
 		}
 	}
 	// the design: the pilot decides it; a round after it that counts one
 	// refutes it all the same
-	pilot := counted(0, 0, 0)
-	d := Plan(p2p, variantNames(p2p), pilot, 3, time.Minute, 0)
-	var n Need
-	for i, e := range p2p.Expect {
-		if e == lost {
-			n = d.Needs[i]
-		}
-	}
+	d, n := r.plan(r.rounds(0, 0, 0))
 	if n.Scale != OnNever || n.Decided != Reproduced || n.Rounds != 3 {
 		t.Errorf("pilot without a loss: %+v", n)
 	}
-	all := counted(0, 0, 0, 0, 3)
-	_, checks := Summarize(p2p, p2p.Scales.Quick, variantNames(p2p), all)
-	for _, c := range d.Judge(p2p, checks, all) {
-		if c.Expect == lost && (c.Verdict != NotReproduced || c.Rounds != 5) {
-			t.Errorf("a loss after the pilot: %s over %d rounds, want not reproduced over 5", c.Verdict, c.Rounds)
-		}
+	if c := r.judged(d, r.rounds(0, 0, 0, 0, 3)); c.Verdict != NotReproduced || c.Rounds != 5 {
+		t.Errorf("a loss after the pilot: %s over %d rounds, want not reproduced over 5", c.Verdict, c.Rounds)
 	}
 	// a share claim with a bound of 0 is one too: none of 3 drills losing
 	// anything no longer has to bound a share under 0 (it never could)
@@ -525,32 +491,9 @@ func TestNeverClaims(t *testing.T) {
 // were; the pilot decides it, and a later round that counts one still
 // reproduces it. happens: true anywhere else is refused.
 func TestEverClaims(t *testing.T) {
-	jg, _ := Embedded("jepsen-galera")
-	var lost Expect
-	for _, e := range jg.Expect {
-		if e.Metric == "lost_updates" {
-			lost = e
-		}
-	}
-	if !IsEver(lost) || IsNever(lost) || IsShare(lost) {
-		t.Fatalf("%+v is not an ever-claim", lost)
-	}
-	counted := func(values ...float64) []Sample {
-		var out []Sample
-		for i, v := range values {
-			out = append(out, Sample{Round: i + 1, Variant: lost.Variant, Step: lost.Step, Metric: lost.Metric, Value: v})
-		}
-		return out
-	}
-	check := func(samples []Sample) Check {
-		_, checks := Summarize(jg, jg.Scales.Quick, variantNames(jg), samples)
-		for _, c := range checks {
-			if c.Expect == lost {
-				return c
-			}
-		}
-		t.Fatal("no check")
-		return Check{}
+	r := claimOn(t, "jepsen-galera", "lost_updates")
+	if !IsEver(r.e) || IsNever(r.e) || IsShare(r.e) {
+		t.Fatalf("%+v is not an ever-claim", r.e)
 	}
 	for _, c := range []struct {
 		values []float64
@@ -562,43 +505,90 @@ func TestEverClaims(t *testing.T) {
 		{[]float64{0, 0, 0}, NotReproduced, "none in 3 rounds (one would reproduce it): it was not seen here"},
 		{[]float64{0.5, 0.5, 0.5}, NotReproduced, "none in 3 rounds"}, // a count below the bound is none
 	} {
-		if got := check(counted(c.values...)); got.Verdict != c.want || !strings.Contains(reasonOf(got), c.reason) {
+		if got := r.check(r.rounds(c.values...)); got.Verdict != c.want || !strings.Contains(reasonOf(got), c.reason) {
 			t.Errorf("%v: %s (%s), want %s (%s)", c.values, got.Verdict, reasonOf(got), c.want, c.reason)
 		}
 	}
 	// as a mean, 1, 3 and 4 could not decide it: the reason for the form
-	mean := lost
+	mean := r.e
 	mean.Happens = false
 	if IsEver(mean) {
 		t.Fatal("without happens: true a claim is a mean's")
 	}
-	pilot := counted(0, 0, 0)
-	d := Plan(jg, variantNames(jg), pilot, 3, time.Minute, 0)
-	var n Need
-	for i, e := range jg.Expect {
-		if e == lost {
-			n = d.Needs[i]
-		}
-	}
+	d, n := r.plan(r.rounds(0, 0, 0))
 	if n.Scale != OnEver || n.Decided != NotReproduced || n.Rounds != 3 {
 		t.Errorf("pilot without a lost update: %+v", n)
 	}
-	all := counted(0, 0, 0, 0, 2)
-	_, checks := Summarize(jg, jg.Scales.Quick, variantNames(jg), all)
-	for _, c := range d.Judge(jg, checks, all) {
-		if c.Expect == lost && (c.Verdict != Reproduced || c.Rounds != 5) {
-			t.Errorf("a lost update after the pilot: %s over %d rounds, want reproduced over 5", c.Verdict, c.Rounds)
-		}
+	if c := r.judged(d, r.rounds(0, 0, 0, 0, 2)); c.Verdict != Reproduced || c.Rounds != 5 {
+		t.Errorf("a lost update after the pilot: %s over %d rounds, want reproduced over 5", c.Verdict, c.Rounds)
 	}
-	_, err := Load([]byte(`name: x
-title: x
-source: x
-variants: [{name: a, preset: galera3}]
-steps: [{name: s, kind: commit-latency}]
-scales: {quick: {runs: 1, count: 10}, full: {runs: 1, count: 10}}
-expect: [{step: s, variant: a, metric: avg_ms, min: 1, happens: true, claim: c, source: s}]
-`))
+	_, err := loadOneClaim("metric: avg_ms, min: 1, happens: true, claim: c, source: s")
 	if err == nil || !strings.Contains(err.Error(), "expect[0].happens: expected only with min: 1 and no max or than, on a count of anomalies") || !strings.Contains(err.Error(), "got metric avg_ms, min 1") {
 		t.Errorf("happens on a latency: %v", err)
 	}
+}
+
+// claimRounds is an embedded study's claim on a metric, fed rounds of
+// its figure alone.
+type claimRounds struct {
+	t *testing.T
+	s *Study
+	e Expect
+}
+
+func claimOn(t *testing.T, study, metric string) claimRounds {
+	t.Helper()
+	s, _ := Embedded(study)
+	for _, e := range s.Expect {
+		if e.Metric == metric {
+			return claimRounds{t, s, e}
+		}
+	}
+	t.Fatalf("%s has no claim on %s", study, metric)
+	return claimRounds{}
+}
+
+// rounds are the claim's figure in rounds 1, 2, …
+func (r claimRounds) rounds(values ...float64) []Sample {
+	var out []Sample
+	for i, v := range values {
+		out = append(out, Sample{Round: i + 1, Variant: r.e.Variant, Step: r.e.Step, Metric: r.e.Metric, Value: v})
+	}
+	return out
+}
+
+// check is the claim's check over samples (Summarize).
+func (r claimRounds) check(samples []Sample) Check {
+	r.t.Helper()
+	_, checks := Summarize(r.s, r.s.Scales.Quick, variantNames(r.s), samples)
+	return r.of(checks)
+}
+
+// plan is a two-look design over a pilot of 3 rounds, and the claim's need.
+func (r claimRounds) plan(pilot []Sample) (Design, Need) {
+	d := Plan(r.s, variantNames(r.s), pilot, 3, time.Minute, 0)
+	for i, e := range r.s.Expect {
+		if e == r.e {
+			return d, d.Needs[i]
+		}
+	}
+	return d, Need{}
+}
+
+// judged is the claim's check over samples under design d.
+func (r claimRounds) judged(d Design, samples []Sample) Check {
+	r.t.Helper()
+	_, checks := Summarize(r.s, r.s.Scales.Quick, variantNames(r.s), samples)
+	return r.of(d.Judge(r.s, checks, samples))
+}
+
+func (r claimRounds) of(checks []Check) Check {
+	r.t.Helper()
+	for _, c := range checks {
+		if c.Expect == r.e {
+			return c
+		}
+	}
+	r.t.Fatal("no check")
+	return Check{}
 }

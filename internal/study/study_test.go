@@ -357,14 +357,7 @@ func TestChecksThatCannotFail(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
 		}
 	}
-	_, err := Load([]byte(`name: x
-title: x
-source: x
-variants: [{name: a, preset: galera3}]
-steps: [{name: s, kind: commit-latency}]
-scales: {quick: {runs: 1, count: 10}, full: {runs: 1, count: 10}}
-expect: [{step: s, variant: a, metric: avg_ms, max: 5, claim: c, source: s, inferred: true}]
-`))
+	_, err := loadOneClaim("metric: avg_ms, max: 5, claim: c, source: s, inferred: true")
 	if err == nil || !strings.Contains(err.Error(), "expect[0].why: required with inferred: true") {
 		t.Errorf("inferred without why: %v", err)
 	}
@@ -723,4 +716,17 @@ steps:`, 1)
 	if _, err := DryRun(s, Options{Scale: "quick", Home: t.TempDir()}); err != nil {
 		t.Errorf("quick scale fits: %v", err)
 	}
+}
+
+// loadOneClaim loads a study of one commit-latency step and one variant
+// whose one claim is on it, its fields after the step and variant given.
+func loadOneClaim(fields string) (*Study, error) {
+	return Load([]byte(`name: x
+title: x
+source: x
+variants: [{name: a, preset: galera3}]
+steps: [{name: s, kind: commit-latency}]
+scales: {quick: {runs: 1, count: 10}, full: {runs: 1, count: 10}}
+expect: [{step: s, variant: a, ` + fields + `}]
+`))
 }
