@@ -47,13 +47,18 @@ func Employees(ctx context.Context, l Lab, e Endpoint, size float64, log io.Writ
 	stmts := employees.Statements(size)
 	fmt.Fprintf(log, "generating the employees dataset: %d employees, about %d rows\n", employees.Employees(size), employees.Rows(size))
 	t0 := time.Now()
+	wctx, stop := watchIdle(ctx, l, "generating the employees dataset")
 	for i, s := range stmts {
-		if _, err := db.ExecContext(ctx, s); err != nil {
+		if _, err := db.ExecContext(wctx, s); err != nil {
+			if stall := stop(); stall != nil {
+				err = stall
+			}
 			// ours, and incomplete (no marker yet): removed, not left half made
 			_, derr := db.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS "+employees.Schema)
 			return errors.Join(fmt.Errorf("generating the employees dataset (statement %d of %d): %w", i+1, len(stmts), err), derr)
 		}
 	}
+	_ = stop()
 	fmt.Fprintf(log, "employees dataset ready in %s\n", time.Since(t0).Round(100*time.Millisecond))
 	return nil
 }

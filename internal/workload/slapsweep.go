@@ -44,8 +44,11 @@ func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []strin
 	}
 	defer remove()
 	fmt.Fprintf(log, "mariadb-slap on %s at concurrency %v, %d iteration(s)\n", e.Name, p.Concurrency, p.Iterations)
-	out, runErr := client(l).Run(ctx, combined(slap.Argv(p, defaults, e.Host, e.Port)), nil)
+	out, runErr, stall := runWatched(ctx, l, "mariadb-slap", slap.Argv(p, defaults, e.Host, e.Port))
 	_ = os.WriteFile(filepath.Join(dir, "slap.out"), out, 0o644)
+	if stall != nil {
+		return nil, stall
+	}
 	res, perr := slap.Parse(string(out))
 	if perr != nil {
 		return nil, firstErr(perr, runErr)

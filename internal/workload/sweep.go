@@ -205,9 +205,14 @@ func loader(ctx context.Context, l Lab, e Endpoint) *plan.Node {
 	return nil
 }
 
-// onClient runs a command on the lab's client host.
+// onClient runs a command bounded by its events on the lab's client host,
+// stopped as stalled when its servers do no work for IdleLimit.
 func onClient(ctx context.Context, l Lab, argv []string) error {
-	if out, err := client(l).Run(ctx, combined(argv), nil); err != nil {
+	out, err, stall := runWatched(ctx, l, argv[0], argv)
+	if stall != nil {
+		return stall
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %v: %s", argv[0], err, tail(out))
 	}
 	return nil

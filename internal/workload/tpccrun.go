@@ -247,7 +247,10 @@ func prepareTPCC(ctx context.Context, l Lab, s TPCC, bin string, t tpcc.Target) 
 		return fmt.Errorf("creating schema %s on %s: %w", tpcc.Schema, e.Name, err)
 	}
 	_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tpcc.Schema+".hd_prepared")
-	raw, err := client(l).Run(ctx, combined(tpcc.Argv(bin, t, s.Params.Warehouses, min(s.Params.Warehouses, 4), 0, "prepare")), nil)
+	raw, err, stall := runWatched(ctx, l, "go-tpc prepare", tpcc.Argv(bin, t, s.Params.Warehouses, min(s.Params.Warehouses, 4), 0, "prepare"))
+	if stall != nil {
+		return stall
+	}
 	// go-tpc may exit 0 on a failure of its own (an unknown flag): the
 	// dataset is judged by its tables
 	if qerr := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+tpcc.Schema+".warehouse").Scan(&have); err != nil || qerr != nil || have != s.Params.Warehouses {
@@ -307,16 +310,19 @@ func argvPassword(argv []string) string {
 
 // checkTPCC runs TPC-C's consistency conditions (go-tpc check, its output
 // saved), the history index there for its time only. err: the index
-// could not be added (nothing was checked).
+// could not be added, or the check stalled (nothing was checked).
 func checkTPCC(ctx context.Context, l Lab, e Endpoint, bin string, t tpcc.Target, warehouses int, save string) (*TPCCCheck, error) {
 	began := time.Now()
 	undo, err := checkIndex(ctx, l, e)
 	if err != nil {
 		return nil, err
 	}
-	raw, runErr := client(l).Run(ctx, combined(tpcc.Argv(bin, t, warehouses, min(warehouses, 4), 0, "check")), nil)
+	raw, runErr, stall := runWatched(ctx, l, "go-tpc check", tpcc.Argv(bin, t, warehouses, min(warehouses, 4), 0, "check"))
 	undo()
 	_ = os.WriteFile(save, raw, 0o644)
+	if stall != nil {
+		return nil, stall // nothing checked: no verdict on the data
+	}
 	c := &TPCCCheck{Failures: tpcc.CheckFailures(string(raw)), Seconds: time.Since(began).Seconds()}
 	if runErr != nil && len(c.Failures) == 0 && ctx.Err() == nil {
 		c.Failures = []string{"go-tpc check: " + redact(runErr, raw, t.Password)}
