@@ -124,7 +124,7 @@ func TestChaos(t *testing.T) {
 	waitPrinted(t, buf, "step 1 at", 60*time.Second)
 	time.Sleep(500 * time.Millisecond)
 	_ = c.Process.Signal(syscall.SIGINT)
-	if code := exitOf(c); code != 1 || !strings.Contains(buf.String(), "INTERRUPTED") {
+	if code := exitOf(c); code != 130 || !strings.Contains(buf.String(), "INTERRUPTED") {
 		t.Errorf("a chaos drill interrupted: exit %d\n%s", code, buf.String())
 	}
 	e.waitWhole("itchaos", "db1=Synced db2=Synced db3=Synced", 60*time.Second)

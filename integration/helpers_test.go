@@ -299,11 +299,21 @@ func (e *env) collect(c *exec.Cmd, args []string) result {
 	}
 	code := 0
 	if x, ok := err.(*exec.ExitError); ok {
-		code = x.ExitCode()
+		code = statusOf(x)
 	} else if err != nil {
 		e.t.Fatalf("hadrill %v: %v", args, err)
 	}
 	return result{out.String(), errb.String(), code}
+}
+
+// statusOf is a command's exit status as a shell shows it: 128 and the
+// signal's number for one a signal ended (hadrill interrupted ends by the
+// signal once it has cleaned up: 130 for INT, 143 TERM, 129 HUP, 141 PIPE).
+func statusOf(x *exec.ExitError) int {
+	if ws, ok := x.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return x.ExitCode()
 }
 
 // ok runs a command that must succeed.

@@ -201,7 +201,7 @@ func studyResumed(t *testing.T, e *env) {
 	c, buf := e.start("study", "run", "--file", file)
 	waitPrinted(t, buf, "round 2/3", 3*time.Minute)
 	_ = c.Process.Signal(syscall.SIGINT)
-	if code := exitOf(c); code != 1 || !strings.Contains(buf.String(), "interrupted: the partial results are kept in run ") {
+	if code := exitOf(c); code != 130 || !strings.Contains(buf.String(), "interrupted: the partial results are kept in run ") {
 		t.Fatalf("a study interrupted: exit %d\n%s", code, buf.String())
 	}
 	said := regexp.MustCompile(`kept in run ([0-9a-z-]+); go on from them with .hadrill study run --resume`).FindStringSubmatch(buf.String())

@@ -79,7 +79,7 @@ func waitPrinted(t *testing.T, buf *syncBuffer, marker string, limit time.Durati
 func exitOf(c *exec.Cmd) int {
 	err := c.Wait()
 	if x, ok := err.(*exec.ExitError); ok {
-		return x.ExitCode()
+		return statusOf(x)
 	}
 	if err != nil {
 		return -1
@@ -143,15 +143,18 @@ client:
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE} {
 		var code int
 		if sig == syscall.SIGPIPE { // the reader of its output goes away: hadrill drill ... | head -2
-			c := exec.Command("sh", "-c", `exec "$0" "$@" 2>&1 | head -n 2`, bin, "--home", e.home, "drill", "failover", "--name", "ittr", "--before", "1s")
+			c := exec.Command("bash", "-c", `"$0" "$@" 2>&1 | head -n 2; exit ${PIPESTATUS[0]}`, bin, "--home", e.home, "drill", "failover", "--name", "ittr", "--before", "1s")
 			c.Dir = e.cwd
-			out, _ := c.CombinedOutput()
+			out, err := c.CombinedOutput()
 			t.Logf("drill | head -2: %s", strings.TrimSpace(string(out)))
+			if x, ok := err.(*exec.ExitError); !ok || x.ExitCode() != 141 { // bash's status of a command SIGPIPE ended
+				t.Errorf("drill | head -2: %v, want hadrill ended by SIGPIPE (141) once it cleaned up", err)
+			}
 		} else {
 			c, buf := e.startDrill("(kill -9)", "drill", "failover", "--name", "ittr", "--before", "1s")
 			_ = c.Process.Signal(sig)
 			code = exitOf(c)
-			if code != 1 || !strings.Contains(buf.String(), "INTERRUPTED") || strings.Contains(buf.String(), "lacks") ||
+			if code != 128+int(sig) || !strings.Contains(buf.String(), "INTERRUPTED") || strings.Contains(buf.String(), "lacks") ||
 				strings.Contains(buf.String(), "whole again: never") { // its repair waited for the cluster to be whole
 				t.Errorf("%v: exit %d, output:\n%s", sig, code, buf.String())
 			}
@@ -266,8 +269,8 @@ client:
 	if r.code != 0 || !strings.Contains(r.stderr, "ending `hadrill bench sysbench") {
 		t.Errorf("down during a benchmark: exit %d\n%s", r.code, r.stderr)
 	}
-	if code := exitOf(c); code != 1 {
-		t.Errorf("benchmark ended by down: exit %d, want 1 (interrupted)\n%s", code, buf.String())
+	if code := exitOf(c); code != 130 {
+		t.Errorf("benchmark ended by down: exit %d, want 130 (interrupted: ended by the SIGINT down sent, once it cleaned up)\n%s", code, buf.String())
 	}
 	var bench struct {
 		Kind        string `json:"kind"`

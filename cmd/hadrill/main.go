@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -26,7 +27,7 @@ import (
 func main() {
 	_ = mysql.SetLogger(&mysql.NopLogger{}) // the driver's own logging would bypass our messages
 	cli := &app{}
-	ctx, stop := interruptible(&cli.daemon)
+	ctx, stop, caught := interruptible(&cli.daemon)
 	err := cli.newRoot().ExecuteContext(ctx)
 	if cli.opened != nil && err != nil && !hderr.IsUser(err) {
 		err = cli.opened.lab.ExplainKills(cli.opened.kills, err) // a failure caused by a host's memory limit says so
@@ -35,7 +36,11 @@ func main() {
 		u()
 	}
 	stop()
-	os.Exit(exitCode(err))
+	code := exitCode(err)
+	if sig := caught(); sig != 0 {
+		dieOf(sig, gone())
+	}
+	os.Exit(code)
 }
 
 // interruptible is the command's context: cancelled by every signal that
@@ -45,37 +50,63 @@ func main() {
 // creating. Once SIGPIPE is caught, a write to a broken socket raises it
 // too (a server killed under the drill's traffic): those are told apart by
 // asking whether stdout or stderr is a pipe with no reader left.
-// A daemon's SIGHUP is its own (daemon set).
-func interruptible(daemon *atomic.Bool) (context.Context, func()) {
+// A daemon's SIGHUP is its own (daemon set). caught is the first signal
+// that cancelled it (0: none).
+func interruptible(daemon *atomic.Bool) (ctx context.Context, stop func(), caught func() syscall.Signal) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	var first atomic.Int32
 	go func() {
 		for s := range sigs {
 			switch {
 			case s == syscall.SIGHUP && daemon.Load():
-			case s == syscall.SIGPIPE && !outputGone():
+			case s == syscall.SIGPIPE && len(gone()) == 0:
 			default:
+				first.CompareAndSwap(0, int32(s.(syscall.Signal)))
 				cancel()
 			}
 		}
 	}()
-	return ctx, func() { signal.Stop(sigs); cancel() }
+	return ctx, func() { signal.Stop(sigs); cancel() }, func() syscall.Signal { return syscall.Signal(first.Load()) }
 }
 
-// outputGone reports whether stdout or stderr is a pipe whose reader has
+// gone is stdout and stderr where either is a pipe whose reader has
 // closed it (poll reports POLLERR on the write end).
-func outputGone() bool {
+func gone() []*os.File {
 	fds := []unix.PollFd{{Fd: 1}, {Fd: 2}}
 	if _, err := unix.Poll(fds, 0); err != nil {
-		return false
+		return nil
 	}
-	for _, f := range fds {
+	var out []*os.File
+	for i, f := range fds {
 		if f.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
-			return true
+			out = append(out, []*os.File{os.Stdout, os.Stderr}[i])
 		}
 	}
-	return false
+	return out
+}
+
+// dieOf ends hadrill by sig once it has cleaned up, as a program that
+// catches a signal to clean up does: the shell that ran it then knows it
+// was interrupted, and a script's loop over hadrill commands, xargs or
+// make stop with it instead of going on to the next command, as they do
+// after an exit status of their own (a shell shows 130 for INT, 143 for
+// TERM, 129 for HUP, 141 for PIPE). Go's runtime ignores a SIGPIPE a
+// process sends itself; a write to an output whose reader left (out)
+// raises it for good. Should the signal not end the process (one ignored
+// since it started), the exit status is 128 and its number, as a shell's.
+func dieOf(sig syscall.Signal, out []*os.File) {
+	signal.Reset(sig)
+	if sig == syscall.SIGPIPE {
+		for _, f := range out {
+			_, _ = f.Write([]byte{'\n'})
+		}
+	} else {
+		_ = syscall.Kill(os.Getpid(), sig)
+	}
+	time.Sleep(time.Second) // a signal is delivered at once; this is the fallback's wait
+	os.Exit(128 + int(sig))
 }
 
 // exitCode prints err and maps it: 0 ok, 2 bad input, 3 the lab is busy
