@@ -6,8 +6,12 @@ import (
 	"crypto/sha1"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // NativeHash is the mysql_native_password hash of a password, as
@@ -36,7 +40,43 @@ type Users struct {
 // local keeps the statements out of the binary log (sql_log_bin=0): every
 // node of a primary cluster gets the same accounts without transactions of
 // its own, so no node holds GTIDs the others lack.
+//
+// The statements are idempotent and sent again, for up to usersRetry, while
+// the server refuses them for a moment as a Galera member does when its
+// cluster's view re-forms (a member evicted for an instant on a busy
+// machine: a DDL then answers 1205 or 1213, or 1047 until the member is
+// back in the primary component); any other error ends it at once.
 func CreateUsers(ctx context.Context, db *sql.DB, u Users, local bool) error {
+	deadline := time.Now().Add(usersRetry)
+	for {
+		err := createUsers(ctx, db, u, local)
+		if err == nil || !viewChanging(err) || time.Now().Add(usersWait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(usersWait):
+		}
+	}
+}
+
+// usersRetry is how long CreateUsers sends its statements again while the
+// server refuses them for a view change; usersWait is the wait between
+// tries.
+var usersRetry, usersWait = 30 * time.Second, time.Second
+
+// viewChanging says whether err is a Galera member's passing refusal of a
+// statement while its cluster's view re-forms: a lock wait timeout or a
+// deadlock a DDL meets then (1205, 1213), or the member out of the primary
+// component for the moment (1047, "WSREP has not yet prepared node for
+// application use").
+func viewChanging(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1205 || me.Number == 1213 || me.Number == 1047)
+}
+
+func createUsers(ctx context.Context, db *sql.DB, u Users, local bool) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
