@@ -19,7 +19,7 @@ import (
 
 func (cli *app) studyCmd() *cobra.Command {
 	c := &cobra.Command{Use: "study", Short: "Reproduce a published experiment: its set-ups, load and figures, reported beside the document's"}
-	c.AddCommand(cli.studyListCmd(), cli.studyShowCmd(), cli.studyRunCmd(), cli.studyReportCmd())
+	c.AddCommand(cli.studyListCmd(), cli.studyShowCmd(), cli.studyRunCmd(), cli.studyReportCmd(), cli.studyTallyCmd())
 	return c
 }
 
@@ -305,6 +305,50 @@ func (cli *app) studyReportCmd() *cobra.Command {
 	return report
 }
 
+func (cli *app) studyTallyCmd() *cobra.Command {
+	var scale string
+	c := &cobra.Command{
+		Use:   "tally [RUN...] [--scale quick|full]",
+		Short: "Count a campaign's claims over its study runs: reproduced, not, inconclusive, the share still inconclusive, each claim in one line",
+		Long: `Counts every claim of a set of study runs, one a study: the named runs, or, with none named, the newest
+run of each study at --scale (default quick) in the run store (what make studies made). It opens with one
+sentence: the studies, the claims that count and how many reproduced, did not, stayed inconclusive or were
+not measured, the share still inconclusive, the claims that count for nothing (not checkable here, of the
+other scale, not run) and the studies of figures only; then each study's answer and its claims one a line
+(the verdict, ours with its interval against the claim's bounds, the words, the one reason). -o json has
+the counts and every check. An unknown run, one not a study's, or two runs of one study are refused
+(exit 2, each named).`,
+		Args: args(0, -1, "study run ids"),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			var problems []string
+			if scale != "quick" && scale != "full" {
+				problems = append(problems, fmt.Sprintf("--scale: expected quick or full, got %q", scale))
+			}
+			if cmd.Flags().Changed("scale") && len(a) > 0 {
+				problems = append(problems, "--scale: chooses the runs when none is named; named runs are counted at their own scale")
+			}
+			h, err := cli.home()
+			if err != nil {
+				return err
+			}
+			runs, err := study.CampaignRuns(h, a, scale)
+			if len(problems) > 0 { // with the runs' own problems, every one at once
+				if hderr.IsUser(err) && len(a) > 0 {
+					problems = append(problems, strings.Split(err.Error(), "\n")...)
+				}
+				return hderr.Users(problems)
+			}
+			if err != nil {
+				return err
+			}
+			c := study.NewCampaign(runs)
+			return cli.emit(c, func() { fmt.Print(c.Text()) })
+		},
+	}
+	c.Flags().StringVar(&scale, "scale", "quick", "with no run named: the scale whose newest runs are counted (quick or full)")
+	return c
+}
+
 const studyRunLong = `Brings every variant's lab up (named s, four characters of the study, the variant), runs the study's steps on each variant, round
 after round with the variants interleaved (each round starts one later), then removes the labs (--keep
 leaves them). Every step is a run in the run store; the study's own run holds each figure's median,
@@ -320,7 +364,7 @@ says this computer cannot decide is not_checkable, one only the other scale meas
 records itself: its document: block (server, Galera, tools, warm-up, runs) against what ran here.
 Exit status 0 when every claim reproduced, 4 when the study ran to the end and some did not, 1 when
 a claim was not measured. Ctrl-C, or a step that fails, stops it: what was measured is summarised
-and kept (exit 1), and the labs are removed; --resume RUN goes on from it, its complete rounds kept
+and kept, and the labs are removed (exit 1 for the failed step; interrupted, hadrill ends by the signal); --resume RUN goes on from it, its complete rounds kept
 (the same study, variants, scale, design and software, or refused). --dry-run makes nothing: it says what the labs would
 need against this computer (exit 2 when they would not fit) and the least time the rounds take.
 

@@ -1,0 +1,127 @@
+package study
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hadrill/hadrill/internal/golden"
+	"github.com/hadrill/hadrill/internal/hderr"
+	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/stats"
+)
+
+func f(v float64) *float64 { return &v }
+
+// campaignResults are three studies' runs: one with a claim of each
+// verdict that counts and one that counts for nothing, one stopped before
+// its end, one of figures only.
+func campaignResults() []CampaignRun {
+	two := []Variant{{Name: "a", Label: "variant A"}, {Name: "b", Label: "variant B", Baseline: true}}
+	est := func(v, lo, hi float64) stats.Estimate {
+		return stats.Estimate{Value: v, Lo: lo, Hi: hi, Level: 0.92, Known: true}
+	}
+	claim := func(verdict string, e stats.Estimate, min float64, needs int) Check {
+		return Check{Expect: Expect{Step: "oltp", Variant: "a", Than: "b", Metric: "tps@64", Min: f(min), Claim: "A is faster than B by a margin."},
+			Ours: e, Verdict: verdict, Rounds: 9, Needs: needs, Look: LookFinal}
+	}
+	return []CampaignRun{
+		{ID: "20261202-010000-aaaa", Res: &Result{Study: &Study{Name: "zeta", Variants: two}, Scale: "quick", Rounds: 9, Checks: []Check{
+			claim(Reproduced, est(1.3, 1.2, 1.4), 1.05, 0),
+			claim(NotReproduced, est(1.0, 0.96, 1.04), 1.05, 0),
+			claim(Inconclusive, est(1.06, 0.94, 1.19), 1.05, 112),
+			func() Check {
+				c := claim(NotCheckable, est(1.8, 1.5, 2.3), 1.05, 0)
+				c.NotCheckable = "the nodes are CPU-bound here"
+				return c
+			}(),
+		}}},
+		{ID: "20261202-020000-bbbb", Res: &Result{Study: &Study{Name: "alpha", Variants: two}, Scale: "quick", Interrupted: true, Checks: []Check{
+			{Expect: Expect{Step: "oltp", Variant: "a", Metric: "avg_ms", Max: f(130), Claim: "Commits take one round trip."}, Verdict: NotMeasured},
+		}}},
+		{ID: "20261202-030000-cccc", Res: &Result{Study: &Study{Name: "mid", Variants: two}, Scale: "quick", Rounds: 3}},
+	}
+}
+
+// TestCampaign: the claims that count are counted by verdict, the share
+// still inconclusive is of them, those that count for nothing and the
+// studies of figures only or stopped are named; the text is the golden
+// file's (studies in name order, one line a claim).
+func TestCampaign(t *testing.T) {
+	c := NewCampaign(campaignResults())
+	if c.Studies != 3 || c.Claims != 4 || c.Verdicts[Reproduced] != 1 || c.Verdicts[NotReproduced] != 1 || c.Verdicts[Inconclusive] != 1 ||
+		c.Verdicts[NotMeasured] != 1 || c.Verdicts[NotCheckable] != 1 || c.InconclusiveShare != 0.25 {
+		t.Errorf("counts: %+v", c)
+	}
+	if strings.Join(c.Stopped, ",") != "alpha" || strings.Join(c.Figures, ",") != "mid" || c.Runs[0].Study != "alpha" {
+		t.Errorf("stopped %v, figures only %v, first %s", c.Stopped, c.Figures, c.Runs[0].Study)
+	}
+	for _, want := range []string{"3 studies at quick scale (1 stopped before their end: alpha)", "of their 4 claims that count, 1 reproduced, 1 not reproduced, 1 inconclusive, 1 not measured; 25 % still inconclusive", "1 more claim counts for nothing (1 not checkable here)", "1 study of figures only (no claim)"} {
+		if !strings.Contains(c.Headline, want) {
+			t.Errorf("headline lacks %q: %s", want, c.Headline)
+		}
+	}
+	golden.Check(t, "campaign", []byte(c.Text()))
+	b, err := json.Marshal(c)
+	if err != nil || !strings.Contains(string(b), `"inconclusive_share":0.25`) {
+		t.Errorf("json: %v %s", err, b)
+	}
+	if none := NewCampaign(nil); none.Claims != 0 || none.InconclusiveShare != 0 || !strings.Contains(none.Headline, "no claim that counts") {
+		t.Errorf("no runs: %+v", none)
+	}
+}
+
+// TestCampaignRuns: named runs are loaded, every problem with them said
+// at once (bad input); with none named, each study's newest run at the
+// scale that ran to its end is taken, else its newest.
+func TestCampaignRuns(t *testing.T) {
+	home := t.TempDir()
+	save := func(id, name, scale string, interrupted bool) {
+		t.Helper()
+		res := Result{Study: &Study{Name: name}, Scale: scale, Interrupted: interrupted}
+		b, _ := json.Marshal(res)
+		started, _ := time.Parse("20060102-150405", id[:15])
+		if err := results.Save(home, &results.Run{ID: id, Kind: Kind, Lab: name, Started: started, Results: b, Interrupted: interrupted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("20261202-010000-aaaa", "one", "quick", false)
+	save("20261202-020000-bbbb", "one", "quick", true) // later, stopped: the complete one is taken
+	save("20261202-030000-cccc", "two", "quick", false)
+	save("20261202-040000-dddd", "two", "quick", false)  // later, complete: taken
+	save("20261202-050000-eeee", "three", "quick", true) // only stopped: taken
+	save("20261202-060000-ffff", "one", "full", false)   // another scale
+	if err := results.Save(home, &results.Run{ID: "20261202-070000-9999", Kind: "sysbench", Lab: "x", Started: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := CampaignRuns(home, nil, "quick")
+	got := map[string]string{}
+	for _, r := range runs {
+		got[r.Res.Study.Name] = r.ID
+	}
+	if err != nil || len(got) != 3 || got["one"] != "20261202-010000-aaaa" || got["two"] != "20261202-040000-dddd" || got["three"] != "20261202-050000-eeee" {
+		t.Errorf("newest runs: %v %v", got, err)
+	}
+	if runs, err := CampaignRuns(home, nil, "full"); err != nil || len(runs) != 1 || runs[0].ID != "20261202-060000-ffff" {
+		t.Errorf("full scale: %v %v", runs, err)
+	}
+	if _, err := CampaignRuns(t.TempDir(), nil, "quick"); !hderr.IsUser(err) || !strings.Contains(err.Error(), "no study run at quick scale") {
+		t.Errorf("an empty store: %v", err)
+	}
+	_, err = CampaignRuns(home, []string{"20261202-010000-aaaa", "20261202-020000-bbbb", "20261202-070000-9999", "20261202-990000-0000", "nonsense"}, "")
+	if !hderr.IsUser(err) {
+		t.Fatalf("bad runs: %v", err)
+	}
+	for _, want := range []string{"20261202-020000-bbbb: a second run of study one (20261202-010000-aaaa is one)", "20261202-070000-9999 is a sysbench run", `no run "20261202-990000-0000"`, `no run "nonsense"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("bad runs: %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "RUN: RUN:") {
+		t.Errorf("a problem named twice: %q", err)
+	}
+	if runs, err := CampaignRuns(home, []string{"20261202-020000-bbbb", "20261202-030000-cccc"}, ""); err != nil || len(runs) != 2 {
+		t.Errorf("named runs: %v %v", runs, err)
+	}
+}
