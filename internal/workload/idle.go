@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
 )
 
@@ -18,7 +19,8 @@ import (
 // where the server waits for space for ever; a lock nobody releases)
 // would otherwise hold a study campaign of hours for good. A server that
 // works (its buffer pool's pages read or written, its files read or
-// written: a long index build counts) is never stopped.
+// written: a long index build counts; the load's sessions running new
+// statements) is never stopped.
 const IdleLimit = 5 * time.Minute
 
 // idleEvery is how often the servers' work is read, and idleLimit the
@@ -28,11 +30,15 @@ var idleEvery, idleLimit = 15 * time.Second, IdleLimit
 // idleReadTimeout bounds one server's answer to a reading.
 const idleReadTimeout = 10 * time.Second
 
-// workQuery sums what a server does for any statement: pages asked of
-// its buffer pool and bytes its files read and wrote (reading it touches
-// none of them).
-const workQuery = `SELECT CAST(SUM(VARIABLE_VALUE) AS UNSIGNED) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN
- ('INNODB_BUFFER_POOL_READ_REQUESTS', 'INNODB_BUFFER_POOL_WRITE_REQUESTS', 'INNODB_DATA_READ', 'INNODB_DATA_WRITTEN')`
+// workQuery sums what a server does: pages asked of its buffer pool and
+// bytes its files read and wrote (a long index build moves them), and the
+// statement ids of the application user's sessions (the load's: a
+// statement that touches no table, SELECT 1, moves them; one stuck
+// waiting keeps its id). Reading it moves none of them.
+const workQuery = `SELECT CAST(
+ (SELECT COALESCE(SUM(VARIABLE_VALUE), 0) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN
+  ('INNODB_BUFFER_POOL_READ_REQUESTS', 'INNODB_BUFFER_POOL_WRITE_REQUESTS', 'INNODB_DATA_READ', 'INNODB_DATA_WRITTEN'))
+ + (SELECT COALESCE(SUM(QUERY_ID), 0) FROM information_schema.PROCESSLIST WHERE USER = ? AND ID <> CONNECTION_ID()) AS UNSIGNED)`
 
 // workReader reads each server's work counter; a server that did not
 // answer is missing from the map.
@@ -86,7 +92,7 @@ func watchIdle(ctx context.Context, l Lab, tool string) (context.Context, func()
 				rctx, cancel := context.WithTimeout(ctx, idleReadTimeout)
 				defer cancel()
 				var s string
-				if err := conns.DB(n).QueryRowContext(rctx, workQuery).Scan(&s); err != nil {
+				if err := conns.DB(n).QueryRowContext(rctx, workQuery, plan.AppUser).Scan(&s); err != nil {
 					return
 				}
 				v, err := strconv.ParseUint(s, 10, 64)
@@ -132,7 +138,7 @@ func watchWith(ctx context.Context, tool string, read workReader, every, limit t
 				return
 			}
 			if idle, stalled := w.observe(time.Now(), r); stalled {
-				stall = fmt.Errorf("%s ran %.0f s and was stopped: no server of the lab did any work (no page of its buffer pool read or written, nothing read from or written to its files) for the last %.0f s, past the %v a run bounded by its events may go without any (its server(s) stopped answering: a volume full, where the server waits for space and its error log says \"Disk is full\"; a lock; a cluster that lost its primary component): see `hadrill status` and the nodes' error logs",
+				stall = fmt.Errorf("%s ran %.0f s and was stopped: no server of the lab did any work (no page of its buffer pool read or written, nothing read from or written to its files, no new statement in the load's sessions) for the last %.0f s, past the %v a run bounded by its events may go without any (its server(s) stopped answering: a volume full, where the server waits for space and its error log says \"Disk is full\"; a lock; a cluster that lost its primary component): see `hadrill status` and the nodes' error logs",
 					tool, time.Since(t0).Seconds(), idle.Seconds(), limit)
 				cancel()
 				return
