@@ -29,7 +29,10 @@ type Servers struct {
 	// Fail, when set, is the error a statement sent to server meets (nil:
 	// it succeeds).
 	Fail func(server, stmt string) error
-	log  []string
+	// QueryFail, when set, is the error a query sent to server meets
+	// (nil: Answer answers it).
+	QueryFail func(server, query string) error
+	log       []string
 }
 
 // DB opens a pool to one fake server.
@@ -92,6 +95,11 @@ func (c conn) ExecContext(_ context.Context, q string, args []driver.NamedValue)
 func (c conn) QueryContext(_ context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
 	text := withArgs(q, args)
 	c.s.record(c.server, text)
+	if c.s.QueryFail != nil {
+		if err := c.s.QueryFail(c.server, text); err != nil {
+			return nil, err
+		}
+	}
 	var r *Result
 	if c.s.Answer != nil {
 		r = c.s.Answer(c.server, text)

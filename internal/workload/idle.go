@@ -2,10 +2,13 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/server"
@@ -80,6 +83,7 @@ func (w *idleWatch) observe(now time.Time, r map[string]uint64) (idle time.Durat
 func watchIdle(ctx context.Context, l Lab, tool string) (context.Context, func() error) {
 	conns := server.NewConns(l)
 	nodes := l.Plan().Nodes
+	var refused sync.Map // node -> said: a server that answers the reading with an error is said once
 	read := func(ctx context.Context) map[string]uint64 {
 		out := map[string]uint64{}
 		var mu sync.Mutex
@@ -93,6 +97,12 @@ func watchIdle(ctx context.Context, l Lab, tool string) (context.Context, func()
 				defer cancel()
 				var s string
 				if err := conns.DB(n).QueryRowContext(rctx, workQuery, plan.AppUser).Scan(&s); err != nil {
+					var me *mysql.MySQLError // the server answered, and refused: said, not only skipped
+					if errors.As(err, &me) {
+						if _, said := refused.LoadOrStore(n.Name, true); !said {
+							l.Logf("%s: %s's work cannot be read (%v): the run is not watched for stalling there", tool, n.Name, err)
+						}
+					}
 					return
 				}
 				v, err := strconv.ParseUint(s, 10, 64)

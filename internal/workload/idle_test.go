@@ -3,10 +3,13 @@ package workload
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/hadrill/hadrill/internal/plan"
 	"github.com/hadrill/hadrill/internal/sqlfake"
@@ -117,5 +120,30 @@ func TestEventBoundedRunsStopWhenIdle(t *testing.T) {
 	out, _, stall := runWatched(context.Background(), l, "mariadb-slap", []string{"mariadb-slap"})
 	if stall == nil || !strings.HasPrefix(stall.Error(), "mariadb-slap ran") || len(out) == 0 {
 		t.Errorf("mariadb-slap against idle servers: %v (printed %q)", stall, out)
+	}
+}
+
+// sayingLab records what the watch says in the command's log.
+type sayingLab struct {
+	idleLab
+	said *[]string
+}
+
+func (l sayingLab) Logf(format string, a ...any) { *l.said = append(*l.said, fmt.Sprintf(format, a...)) }
+
+// TestIdleWatchSaysRefusedReading: a server that answers the reading with
+// an error (a query it refuses) is named once in the command's log, and
+// the run is not stopped on its account.
+func TestIdleWatchSaysRefusedReading(t *testing.T) {
+	defer func(e, l time.Duration) { idleEvery, idleLimit = e, l }(idleEvery, idleLimit)
+	idleEvery, idleLimit = 5*time.Millisecond, 30*time.Millisecond
+	refuse := &sqlfake.Servers{QueryFail: func(string, string) error { return &mysql.MySQLError{Number: 1064, Message: "syntax"} }}
+	var said []string
+	l := sayingLab{idleLab{silentLab{workloadtest.Lab{P: &plan.Plan{Lab: "t", Client: plan.Client{Host: "client"}, Nodes: []plan.Node{{Name: "db1"}}}}}, refuse}, &said}
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	_, _, stall := runWatched(ctx, l, "mariadb-slap", []string{"mariadb-slap"})
+	if stall != nil || len(said) != 1 || !strings.Contains(said[0], "db1's work cannot be read") {
+		t.Errorf("a refused reading: stall %v, said %q", stall, said)
 	}
 }
