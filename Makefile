@@ -97,8 +97,9 @@ bench: deps build
 
 # Every runnable study at STUDY_SCALE (quick; full: the documents' protocols, about 33 hours here), in
 # studies/SCALE/: the result (NAME.json, its exit status in NAME.rc), the report (NAME.html), every
-# finding (findings.txt) and the campaign's tally (tally.txt, `hadrill study tally`: the claims of every
-# study's newest run at the scale counted by verdict, the share still inconclusive first, printed last). Each runs a two-stage design (--decide): the scale's rounds are the pilot, then
+# finding (findings.txt) and the campaign's tally (tally.txt, `hadrill study tally --rejudge`: the claims
+# of every study's newest run at the scale, judged by today's study files, counted by verdict, the share
+# still inconclusive first, printed last). Each runs a two-stage design (--decide): the scale's rounds are the pilot, then
 # the rounds its claims need to decide, at most STUDY_BUDGET of rounds each (the pilot's included; give
 # full scale a budget of hours). A study whose result there ran to the end at that scale is kept, not run
 # again, and one that stopped before its end goes on from its last complete round (study run --resume;
@@ -133,7 +134,7 @@ studies: deps build
 		python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2] + ": " + r["result"]["finding"] + "\n")' $$d/$$s.json $$s >> $$d/findings.txt; \
 	done; \
 	echo "every study's finding: $$d/findings.txt; the campaign (every study's newest run at $(STUDY_SCALE) scale, earlier sittings' too): $$d/tally.txt"; \
-	$(BIN) study tally --scale $(STUDY_SCALE) > $$d/tally.txt && cat $$d/tally.txt; \
+	$(BIN) study tally --scale $(STUDY_SCALE) --rejudge > $$d/tally.txt && cat $$d/tally.txt; \
 	if [ -n "$$unreproduced" ]; then echo "studies that ran to the end without reproducing every claim (exit 4):$$unreproduced"; fi; \
 	if [ -n "$$failed" ]; then echo "studies that stopped early:$$failed" >&2; exit 1; fi
 

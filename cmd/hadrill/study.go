@@ -307,6 +307,7 @@ func (cli *app) studyReportCmd() *cobra.Command {
 
 func (cli *app) studyTallyCmd() *cobra.Command {
 	var scale string
+	var rejudge bool
 	c := &cobra.Command{
 		Use:   "tally [RUN...] [--scale quick|full]",
 		Short: "Count a campaign's claims over its study runs: reproduced, not, inconclusive, the share still inconclusive, each claim in one line",
@@ -316,8 +317,10 @@ sentence: the studies, the claims that count and how many reproduced, did not, s
 not measured, the share still inconclusive, the claims that count for nothing (not checkable here, of the
 other scale, not run) and the studies of figures only; then each study's answer and its claims one a line
 (the verdict, ours with its interval against the claim's bounds, the words, the one reason). -o json has
-the counts and every check. An unknown run, one not a study's, or two runs of one study are refused
-(exit 2, each named).`,
+the counts and every check. --rejudge judges each run's rounds by today's claims of its study, as
+study run --resume does (a claim's bounds or form changed since a sitting), when its variants, steps,
+scale and the claims' figures are the run's; each study says how it was judged. An unknown run, one not a
+study's, or two runs of one study are refused (exit 2, each named).`,
 		Args: args(0, -1, "study run ids"),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			var problems []string
@@ -341,11 +344,15 @@ the counts and every check. An unknown run, one not a study's, or two runs of on
 			if err != nil {
 				return err
 			}
+			if rejudge {
+				runs = study.Rejudge(h, runs)
+			}
 			c := study.NewCampaign(runs)
 			return cli.emit(c, func() { fmt.Print(c.Text()) })
 		},
 	}
 	c.Flags().StringVar(&scale, "scale", "quick", "with no run named: the scale whose newest runs are counted (quick or full)")
+	c.Flags().BoolVar(&rejudge, "rejudge", false, "judge each run's rounds by today's claims of its study (their words, bounds and form may have changed since; its variants, steps, scale and the claims' figures must not, else its own verdicts, said)")
 	return c
 }
 

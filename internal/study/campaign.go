@@ -12,10 +12,57 @@ import (
 	"github.com/hadrill/hadrill/internal/words"
 )
 
-// CampaignRun is one study run of a campaign: its id and its result.
+// CampaignRun is one study run of a campaign: its id and its result;
+// Judged says how its claims were judged when not as it stored them.
 type CampaignRun struct {
-	ID  string
-	Res *Result
+	ID     string
+	Res    *Result
+	Judged string
+}
+
+// Rejudge judges each run's rounds by today's claims of its study (the
+// embedded study of its name), as a resumed run does: the claims' words,
+// bounds and form (a claim that something happens at all) may have
+// changed since the run, its set-up may not — the study's variants, steps
+// and scale, and the claims' figures (each claim's variant, step, metric
+// and the variant it is compared with, in order, so that the run's
+// two-look design still sizes each). A run whose study changed more, or
+// is not embedded (a study file), keeps its verdicts, and says why.
+func Rejudge(home string, runs []CampaignRun) []CampaignRun {
+	out := slices.Clone(runs)
+	for i := range out {
+		r := &out[i]
+		now, err := Embedded(r.Res.Study.Name)
+		if err != nil {
+			r.Judged = "its own verdicts: no embedded study of its name to judge it by today's claims"
+			continue
+		}
+		if changed := studyChanged(r.Res.Study, now, r.Res.Scale); changed != "" {
+			r.Judged = "its own verdicts: the study's " + changed + " changed since the run"
+			continue
+		}
+		if !sameFigures(r.Res.Study.Expect, now.Expect) {
+			r.Judged = "its own verdicts: the figures its claims are of changed since the run"
+			continue
+		}
+		res := *r.Res
+		res.Study = now
+		res.Cells, res.Checks = Summarize(now, res.Protocol, res.Variants, res.Samples)
+		if res.Design != nil {
+			res.Checks = res.Design.Judge(now, res.Checks, res.Samples)
+		}
+		Explain(home, &res)
+		r.Res, r.Judged = &res, "judged by today's claims"
+	}
+	return out
+}
+
+// sameFigures says whether two lists of claims are of the same figures,
+// in the same order.
+func sameFigures(a, b []Expect) bool {
+	return slices.EqualFunc(a, b, func(x, y Expect) bool {
+		return x.Variant == y.Variant && x.Step == y.Step && x.Metric == y.Metric && x.Than == y.Than
+	})
 }
 
 // Campaign is what a campaign of studies found, counted over every claim
@@ -44,6 +91,7 @@ type CampaignOne struct {
 	Rounds  int     `json:"rounds"`
 	Answer  string  `json:"answer"`
 	Stopped string  `json:"stopped,omitempty"` // "interrupted", or the step that failed twice
+	Judged  string  `json:"judged,omitempty"`  // how its claims were judged when not as it stored them (Rejudge)
 	Checks  []Check `json:"checks,omitempty"`
 	lines   []string
 }
@@ -57,7 +105,7 @@ func NewCampaign(runs []CampaignRun) *Campaign {
 	inconclusive := 0
 	for _, r := range runs {
 		res := r.Res
-		one := CampaignOne{Study: res.Study.Name, Run: r.ID, Scale: res.Scale, Rounds: res.Rounds, Answer: Answer(res.Checks), Checks: res.Checks}
+		one := CampaignOne{Study: res.Study.Name, Run: r.ID, Scale: res.Scale, Rounds: res.Rounds, Answer: Answer(res.Checks), Judged: r.Judged, Checks: res.Checks}
 		switch {
 		case res.Failed != "":
 			one.Stopped = "a step failed twice: " + firstLine(res.Failed)
@@ -146,6 +194,9 @@ func (c *Campaign) Text() string {
 		fmt.Fprintf(&b, "\n%s (run %s, %s scale, %s): %s", r.Study, r.Run, r.Scale, words.Count(r.Rounds, "round"), r.Answer)
 		if r.Stopped != "" {
 			fmt.Fprintf(&b, " (stopped before its end: %s)", r.Stopped)
+		}
+		if r.Judged != "" {
+			fmt.Fprintf(&b, " (%s)", r.Judged)
 		}
 		b.WriteString(".\n")
 		for _, l := range r.lines {

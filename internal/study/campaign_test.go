@@ -125,3 +125,68 @@ func TestCampaignRuns(t *testing.T) {
 		t.Errorf("named runs: %v %v", runs, err)
 	}
 }
+
+// TestRejudge: a run whose claim changed form since (jepsen-galera's lost
+// updates, a mean then, a claim that they happen now) is judged by today's
+// claim over its rounds; one whose study's steps or claims' figures
+// changed, or that has no embedded study, keeps its own verdicts and says
+// why.
+func TestRejudge(t *testing.T) {
+	now, err := Embedded("jepsen-galera")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := func(change func(*Study)) *Study {
+		var s Study
+		b, _ := json.Marshal(now)
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		change(&s)
+		return &s
+	}
+	asMean := func(s *Study) {
+		for i := range s.Expect {
+			if s.Expect[i].Metric == "lost_updates" {
+				s.Expect[i].Happens = false
+			}
+		}
+	}
+	r := claimOn(t, "jepsen-galera", "lost_updates")
+	samples := r.rounds(1, 3, 4)
+	run := func(s *Study) CampaignRun {
+		_, checks := Summarize(s, s.Scales.Quick, variantNames(s), samples)
+		return CampaignRun{ID: "20261202-010000-aaaa", Res: &Result{Study: s, Scale: "quick", Protocol: s.Scales.Quick, Variants: variantNames(s), Rounds: 3, Samples: samples, Checks: checks}}
+	}
+	lost := func(c CampaignRun) string {
+		for _, ch := range c.Res.Checks {
+			if ch.Metric == "lost_updates" {
+				return ch.Verdict
+			}
+		}
+		return "none"
+	}
+	before := run(old(asMean))
+	if lost(before) != Inconclusive {
+		t.Fatalf("as a mean, 1, 3 and 4 lost updates: %s, want inconclusive", lost(before))
+	}
+	home := t.TempDir()
+	got := Rejudge(home, []CampaignRun{before})[0]
+	if lost(got) != Reproduced || got.Judged != "judged by today's claims" || got.Res.Study == before.Res.Study || lost(before) != Inconclusive {
+		t.Errorf("rejudged: %s (%s), the run's own left %s", lost(got), got.Judged, lost(before))
+	}
+	for _, c := range []struct {
+		name   string
+		change func(*Study)
+		why    string
+	}{
+		{"steps changed", func(s *Study) { asMean(s); s.Steps = s.Steps[:len(s.Steps)-1] }, "its own verdicts: the study's steps changed since the run"},
+		{"a claim of another figure", func(s *Study) { asMean(s); s.Expect[0].Metric = "something_else" }, "its own verdicts: the figures its claims are of changed"},
+		{"no embedded study", func(s *Study) { asMean(s); s.Name = "my-own-study" }, "its own verdicts: no embedded study of its name"},
+	} {
+		got := Rejudge(home, []CampaignRun{run(old(c.change))})[0]
+		if !strings.HasPrefix(got.Judged, c.why) || lost(got) == Reproduced {
+			t.Errorf("%s: %q, lost updates %s", c.name, got.Judged, lost(got))
+		}
+	}
+}

@@ -702,6 +702,8 @@ func ours(c Check, titles map[string]string) string {
 		what = fmt.Sprintf("%s: %s %s× %s", c.Metric, titles[c.Variant], number(c.Ours.Value), titles[c.Than])
 	}
 	switch {
+	case (IsNever(c.Expect) || IsEver(c.Expect)) && c.Trials > 0 && !c.Ours.Known: // judged by the rounds that counted one, not by an interval
+		what += fmt.Sprintf(" (a mean over %d rounds)", c.Trials)
 	case c.Ours.Unbounded:
 		what += " (interval unbounded)"
 	case c.Ours.Known && c.Ours.Level > 0 && math.Abs(c.Ours.Level-stats.Level) > 1e-9: // a design's look
