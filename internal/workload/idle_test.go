@@ -129,7 +129,9 @@ type sayingLab struct {
 	said *[]string
 }
 
-func (l sayingLab) Logf(format string, a ...any) { *l.said = append(*l.said, fmt.Sprintf(format, a...)) }
+func (l sayingLab) Logf(format string, a ...any) {
+	*l.said = append(*l.said, fmt.Sprintf(format, a...))
+}
 
 // TestIdleWatchSaysRefusedReading: a server that answers the reading with
 // an error (a query it refuses) is named once in the command's log, and
