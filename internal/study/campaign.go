@@ -232,7 +232,10 @@ func CampaignRuns(home string, ids []string, scale string) ([]CampaignRun, error
 				problems = append(problems, strings.TrimPrefix(msg, "RUN: "))
 				continue
 			}
-			if first, ok := of[res.Study.Name]; ok {
+			if first, ok := of[res.Study.Name]; ok && first == id {
+				problems = append(problems, fmt.Sprintf("%s: named twice", id))
+				continue
+			} else if ok {
 				problems = append(problems, fmt.Sprintf("%s: a second run of study %s (%s is one): a campaign counts each study once", id, res.Study.Name, first))
 				continue
 			}

@@ -109,11 +109,11 @@ func TestCampaignRuns(t *testing.T) {
 	if _, err := CampaignRuns(t.TempDir(), nil, "quick"); !hderr.IsUser(err) || !strings.Contains(err.Error(), "no study run at quick scale") {
 		t.Errorf("an empty store: %v", err)
 	}
-	_, err = CampaignRuns(home, []string{"20261202-010000-aaaa", "20261202-020000-bbbb", "20261202-070000-9999", "20261202-990000-0000", "nonsense"}, "")
+	_, err = CampaignRuns(home, []string{"20261202-010000-aaaa", "20261202-030000-cccc", "20261202-030000-cccc", "20261202-020000-bbbb", "20261202-070000-9999", "20261202-990000-0000", "nonsense"}, "")
 	if !hderr.IsUser(err) {
 		t.Fatalf("bad runs: %v", err)
 	}
-	for _, want := range []string{"20261202-020000-bbbb: a second run of study one (20261202-010000-aaaa is one)", "20261202-070000-9999 is a sysbench run", `no run "20261202-990000-0000"`, `no run "nonsense"`} {
+	for _, want := range []string{"20261202-030000-cccc: named twice", "20261202-020000-bbbb: a second run of study one (20261202-010000-aaaa is one)", "20261202-070000-9999 is a sysbench run", `no run "20261202-990000-0000"`, `no run "nonsense"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("bad runs: %q lacks %q", err, want)
 		}
