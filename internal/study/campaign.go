@@ -3,12 +3,14 @@ package study
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hadrill/hadrill/internal/hderr"
 	"github.com/hadrill/hadrill/internal/results"
+	"github.com/hadrill/hadrill/internal/stats"
 	"github.com/hadrill/hadrill/internal/words"
 )
 
@@ -79,8 +81,13 @@ type Campaign struct {
 	Verdicts map[string]int `json:"verdicts"`               // every claim's, those that count for nothing too
 	// InconclusiveShare is the share of the claims that count still
 	// inconclusive (0 when none count).
-	InconclusiveShare float64       `json:"inconclusive_share"`
-	Runs              []CampaignOne `json:"runs"`
+	InconclusiveShare float64 `json:"inconclusive_share"`
+	// Needs are the rounds each inconclusive claim would need to decide
+	// (its design's, where it said), and Had the rounds they had, both in
+	// ascending order.
+	Needs []int         `json:"needs_rounds,omitempty"`
+	Had   []int         `json:"had_rounds,omitempty"`
+	Runs  []CampaignOne `json:"runs"`
 }
 
 // CampaignOne is one study's run in a campaign.
@@ -128,6 +135,9 @@ func NewCampaign(runs []CampaignRun) *Campaign {
 				c.Claims++
 				if ch.Verdict == Inconclusive {
 					inconclusive++
+					if ch.Needs > ch.Rounds {
+						c.Needs, c.Had = append(c.Needs, ch.Needs), append(c.Had, ch.Rounds)
+					}
 				}
 			}
 			one.lines = append(one.lines, fmt.Sprintf("%s %s: %s", mark[ch.Verdict], ch.Outcome(), claimLine(ch, titles, one.Stopped != "")))
@@ -137,6 +147,8 @@ func NewCampaign(runs []CampaignRun) *Campaign {
 		}
 		c.Runs = append(c.Runs, one)
 	}
+	slices.Sort(c.Needs)
+	slices.Sort(c.Had)
 	c.Studies = len(runs)
 	if c.Claims > 0 {
 		c.InconclusiveShare = float64(inconclusive) / float64(c.Claims)
@@ -187,6 +199,13 @@ func (c *Campaign) headline() string {
 func (c *Campaign) Text() string {
 	var b strings.Builder
 	b.WriteString(c.Headline + ".\n")
+	switch n := len(c.Needs); {
+	case n == 1:
+		fmt.Fprintf(&b, "The inconclusive claim its design sized would need %s rounds to decide; it had %s.\n", span(c.Needs), span(c.Had))
+	case n > 1:
+		fmt.Fprintf(&b, "The %d inconclusive claims their designs sized would need %s rounds each to decide (median %s); they had %s.\n",
+			n, span(c.Needs), words.Thousands(int64(math.Round(stats.Median(floats(c.Needs))))), span(c.Had))
+	}
 	for _, r := range c.Runs {
 		if len(r.Checks) == 0 {
 			continue
@@ -276,3 +295,20 @@ func CampaignRuns(home string, ids []string, scale string) ([]CampaignRun, error
 
 // stopped says whether a run stopped before its end.
 func stopped(res *Result) bool { return res.Interrupted || res.Failed != "" }
+
+// span is an ascending list's range in words ("112", "66 to 10,926").
+func span(v []int) string {
+	lo, hi := words.Thousands(int64(v[0])), words.Thousands(int64(v[len(v)-1]))
+	if lo == hi {
+		return lo
+	}
+	return lo + " to " + hi
+}
+
+func floats(v []int) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}

@@ -54,6 +54,9 @@ func TestCampaign(t *testing.T) {
 		c.Verdicts[NotMeasured] != 1 || c.Verdicts[NotCheckable] != 1 || c.InconclusiveShare != 0.25 {
 		t.Errorf("counts: %+v", c)
 	}
+	if len(c.Needs) != 1 || c.Needs[0] != 112 || c.Had[0] != 9 {
+		t.Errorf("rounds the inconclusive claim would need: %v, had %v", c.Needs, c.Had)
+	}
 	if strings.Join(c.Stopped, ",") != "alpha" || strings.Join(c.Figures, ",") != "mid" || c.Runs[0].Study != "alpha" {
 		t.Errorf("stopped %v, figures only %v, first %s", c.Stopped, c.Figures, c.Runs[0].Study)
 	}
