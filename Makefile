@@ -126,7 +126,8 @@ studies: deps build
 			fi; \
 			[ -n "$$resume" ] || { $(BIN) study run $$s --scale $(STUDY_SCALE) --decide --budget $(STUDY_BUDGET) -o json > $$d/$$s.json; rc=$$?; }; \
 			echo $$rc > $$d/$$s.rc; \
-			if [ -n "$$stop" ]; then echo "make studies: interrupted in $$s; make studies goes on from its last complete round" >&2; exit 130; fi; \
+			if [ -n "$$stop" ] && [ $$rc -gt 128 ]; then echo "make studies: interrupted in $$s; make studies goes on from its last complete round" >&2; exit 130; fi; \
+			if [ -n "$$stop" ]; then echo "make studies: stopped after $$s ended (exit $$rc); make studies goes on from there" >&2; exit 130; fi; \
 		fi; \
 		if [ $$rc -eq 4 ]; then unreproduced="$$unreproduced $$s"; elif [ $$rc -ne 0 ]; then failed="$$failed $$s"; fi; \
 		id=$$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' $$d/$$s.json 2>/dev/null) || continue; \
