@@ -129,6 +129,7 @@ func NewCampaign(runs []CampaignRun) *Campaign {
 		for _, v := range res.Study.Variants {
 			titles[v.Name] = v.Title()
 		}
+		twice := sameFigure(res.Checks)
 		for _, ch := range res.Checks {
 			c.Verdicts[ch.Verdict]++
 			if ch.Counts() {
@@ -140,7 +141,7 @@ func NewCampaign(runs []CampaignRun) *Campaign {
 					}
 				}
 			}
-			one.lines = append(one.lines, fmt.Sprintf("%s %s: %s", mark[ch.Verdict], ch.Outcome(), claimLine(ch, titles, one.Stopped != "")))
+			one.lines = append(one.lines, fmt.Sprintf("%s %s: %s", mark[ch.Verdict], ch.Outcome(), claimLine(ch, titles, one.Stopped != "", twice[figureOf(ch)])))
 		}
 		if !slices.Contains(c.Scales, res.Scale) {
 			c.Scales = append(c.Scales, res.Scale)

@@ -193,3 +193,21 @@ func TestRejudge(t *testing.T) {
 		}
 	}
 }
+
+// TestTwinClaimsNameTheirSteps: two claims of one figure in different
+// steps (seed000-failover's share of kills and of cut-offs that lost a
+// write) are told apart by their steps; a claim alone of its figure is
+// not given one.
+func TestTwinClaimsNameTheirSteps(t *testing.T) {
+	v := []Variant{{Name: "cloud3", Label: "cloud3"}}
+	share := func(step string) Check {
+		return Check{Expect: Expect{Step: step, Variant: "cloud3", Metric: "lost_any", Max: f(0.5), Claim: "You can lose any node."},
+			Ours: stats.Estimate{Value: 0, Lo: 0, Hi: 0.475, Level: 0.92, Known: true}, Verdict: Reproduced}
+	}
+	gap := Check{Expect: Expect{Step: "kill", Variant: "cloud3", Metric: "gap_s", Max: f(10), Claim: "Fast failover."},
+		Ours: stats.Estimate{Value: 6.46, Lo: 6.13, Hi: 6.79, Level: 0.98, Known: true}, Verdict: Reproduced}
+	text := NewCampaign([]CampaignRun{{ID: "r", Res: &Result{Study: &Study{Name: "s", Variants: v}, Scale: "quick", Checks: []Check{gap, share("kill"), share("cutoff")}}}}).Text()
+	if !strings.Contains(text, "reproduced: kill, lost_any: cloud3") || !strings.Contains(text, "reproduced: cutoff, lost_any: cloud3") || strings.Contains(text, "kill, gap_s") {
+		t.Errorf("twin claims:\n%s", text)
+	}
+}

@@ -274,7 +274,7 @@ func TestPilotDecides(t *testing.T) {
 	if c.Verdict != Reproduced || c.Look != LookPilot || c.Rounds != 20 || math.Abs(c.Ours.Level-0.98) > 1e-9 || !(c.Ours.Lo > 0.1 && c.Ours.Lo < checks[0].Ours.Lo) {
 		t.Errorf("judged: %+v (the ordinary 90 %% interval %+v)", c, checks[0].Ours)
 	}
-	if line := claimLine(c, map[string]string{"relaxed": "relaxed"}, false); !strings.Contains(line, "98 % interval); claim at least 0.100 (decided by the pilot's 20 rounds)") {
+	if line := claimLine(c, map[string]string{"relaxed": "relaxed"}, false, false); !strings.Contains(line, "98 % interval); claim at least 0.100 (decided by the pilot's 20 rounds)") {
 		t.Errorf("%s", line)
 	}
 

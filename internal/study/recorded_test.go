@@ -312,7 +312,7 @@ func TestOtherScale(t *testing.T) {
 	if err := Verdict(&Result{Study: s, Checks: []Check{q}}, "r"); err != nil {
 		t.Errorf("a claim of the other scale counts for nothing: %v", err)
 	}
-	if line := claimLine(q, map[string]string{}, false); !strings.Contains(line, "measured at full scale only (visible_s@10000)") {
+	if line := claimLine(q, map[string]string{}, false, false); !strings.Contains(line, "measured at full scale only (visible_s@10000)") {
 		t.Errorf("line: %s", line)
 	}
 	_, full := Summarize(s, s.Scales.Full, variants, samples)

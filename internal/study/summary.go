@@ -523,8 +523,9 @@ func Finding(res *Result) string {
 	if len(res.Checks) > 0 {
 		fmt.Fprintf(&b, "\nEach claim: ours with its %.0f %% interval; the claim's bounds; the document's figure; its words (in full in the report); the reason, where it did not reproduce.\n", 100*stats.Level)
 	}
+	twice := sameFigure(res.Checks)
 	for _, c := range res.Checks {
-		fmt.Fprintf(&b, "%s %s: %s\n", mark[c.Verdict], c.Outcome(), claimLine(c, titles, res.Failed != "" || res.Interrupted))
+		fmt.Fprintf(&b, "%s %s: %s\n", mark[c.Verdict], c.Outcome(), claimLine(c, titles, res.Failed != "" || res.Interrupted, twice[figureOf(c)]))
 	}
 	b.WriteString("\n")
 	if devs := res.AllDeviations(); len(devs) > 0 {
@@ -589,7 +590,7 @@ var mark = map[string]string{Reproduced: "✔", NotReproduced: "✘", Inconclusi
 // claimLine is a check in one line: our figure and its interval against
 // the claim's bounds (and the published figure), the claim's words
 // shortened, and the one reason it did not reproduce.
-func claimLine(c Check, titles map[string]string, stopped bool) string {
+func claimLine(c Check, titles map[string]string, stopped, withStep bool) string {
 	said := fmt.Sprintf("%q", shorten(c.Claim, 60))
 	switch c.Verdict {
 	case NotRun:
@@ -604,6 +605,9 @@ func claimLine(c Check, titles map[string]string, stopped bool) string {
 		return fmt.Sprintf("%s %s: %s — %s", titles[c.Variant], c.Step, said, why)
 	}
 	line := fmt.Sprintf("%s; claim %s", ours(c, titles), c.Bounds())
+	if withStep { // another claim is of the same figure in another step: the step tells them apart
+		line = c.Step + ", " + line
+	}
 	if c.Look == LookPilot {
 		line += fmt.Sprintf(" (decided by the pilot's %d rounds)", c.Rounds)
 	}
@@ -618,6 +622,30 @@ func claimLine(c Check, titles map[string]string, stopped bool) string {
 		line += " — " + shorten(reason, 120)
 	}
 	return line
+}
+
+// figureOf is what a claim's figure is of, steps aside: its variant, its
+// metric and the variant it is compared with.
+func figureOf(c Check) string { return c.Variant + "\x00" + c.Metric + "\x00" + c.Than }
+
+// sameFigure are the figures claims of more than one step are of (a
+// kill's and a cut-off's share of drills that lost a write): their lines
+// name the step.
+func sameFigure(checks []Check) map[string]bool {
+	steps := map[string]map[string]bool{}
+	for _, c := range checks {
+		if steps[figureOf(c)] == nil {
+			steps[figureOf(c)] = map[string]bool{}
+		}
+		steps[figureOf(c)][c.Step] = true
+	}
+	out := map[string]bool{}
+	for k, v := range steps {
+		if len(v) > 1 {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // more says what would decide an inconclusive check: the rounds its
