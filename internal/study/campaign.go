@@ -49,11 +49,7 @@ func Rejudge(home string, runs []CampaignRun) []CampaignRun {
 		}
 		res := *r.Res
 		res.Study = now
-		res.Cells, res.Checks = Summarize(now, res.Protocol, res.Variants, res.Samples)
-		if res.Design != nil {
-			res.Checks = res.Design.Judge(now, res.Checks, res.Samples)
-		}
-		Explain(home, &res)
+		judgeRounds(home, now, &res)
 		r.Res, r.Judged = &res, "judged by today's claims"
 	}
 	return out
@@ -280,7 +276,7 @@ func CampaignRuns(home string, ids []string, scale string) ([]CampaignRun, error
 		if json.Unmarshal(r.Results, &res) != nil || res.Study == nil || res.Scale != scale {
 			continue
 		}
-		if had, ok := newest[res.Study.Name]; ok && !stopped(had.Res) && stopped(&res) {
+		if had, ok := newest[res.Study.Name]; ok && !had.Res.Interrupted && res.Interrupted { // a run a step stopped is interrupted too
 			continue // a complete run outranks a later one that stopped
 		}
 		newest[res.Study.Name] = CampaignRun{ID: id, Res: &res}
@@ -293,9 +289,6 @@ func CampaignRuns(home string, ids []string, scale string) ([]CampaignRun, error
 	}
 	return out, nil
 }
-
-// stopped says whether a run stopped before its end.
-func stopped(res *Result) bool { return res.Interrupted || res.Failed != "" }
 
 // span is an ascending list's range in words ("112", "66 to 10,926").
 func span(v []int) string {

@@ -348,11 +348,7 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 	}
 	res.Interrupted = ctx.Err() != nil || res.Failed != ""
 	res.Speed.End = facts.CoreSpeed()
-	res.Cells, res.Checks = Summarize(s, sc, variants, res.Samples)
-	if res.Design != nil {
-		res.Checks = res.Design.Judge(s, res.Checks, res.Samples)
-	}
-	Explain(o.Home, res)
+	judgeRounds(o.Home, s, res)
 	res.Deviations = append(s.DeviationsAt(o.Scale), Recorded(s, res.Installed, sc, res.Rounds, len(pl.groups), o.Inventory != nil)...)
 	if res.Resumed != nil {
 		res.Deviations = append(res.Deviations, Deviation{What: "resumed", Document: "one sitting (inferred)", Here: res.Resumed.says(),
@@ -364,6 +360,18 @@ func Run(ctx context.Context, s *Study, o Options) (*Result, string, error) {
 		err = fmt.Errorf("study %s stopped: %s (what was measured is kept in run %s; go on from it with `hadrill study run --resume %s`)", s.Name, res.Failed, id, id)
 	}
 	return res, id, err
+}
+
+// judgeRounds makes res's figures and checks from its rounds by s's
+// claims: each figure summarized, each claim judged (by its two-look
+// design, when it ran one), and what the steps' runs saw at a limit said.
+// A run does so at its end; a campaign's tally again by today's claims.
+func judgeRounds(home string, s *Study, res *Result) {
+	res.Cells, res.Checks = Summarize(s, res.Protocol, res.Variants, res.Samples)
+	if res.Design != nil {
+		res.Checks = res.Design.Judge(s, res.Checks, res.Samples)
+	}
+	Explain(home, res)
 }
 
 // prepare is what a run and a dry run check first, every problem at

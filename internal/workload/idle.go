@@ -164,12 +164,3 @@ func watchWith(ctx context.Context, tool string, read workReader, every, limit t
 		return stall
 	}
 }
-
-// runWatched runs argv (tool's, bounded by its events) on the client
-// host, stopped when the lab's servers did no work for IdleLimit; stall is
-// the error saying so when the watch, not ctx, ended it.
-func runWatched(ctx context.Context, l Lab, tool string, argv []string) (out []byte, runErr, stall error) {
-	wctx, stop := watchIdle(ctx, l, tool)
-	out, runErr = client(l).Run(wctx, combined(argv), nil)
-	return out, runErr, stop()
-}

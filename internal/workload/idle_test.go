@@ -117,7 +117,7 @@ func TestEventBoundedRunsStopWhenIdle(t *testing.T) {
 	if len(fake.Sent("db1")) == 0 || len(fake.Sent("db2")) == 0 {
 		t.Errorf("each server's work read: db1 %v, db2 %v", fake.Sent("db1"), fake.Sent("db2"))
 	}
-	out, _, stall := runWatched(context.Background(), l, "mariadb-slap", []string{"mariadb-slap"})
+	out, _, stall := runLimited(context.Background(), l, "mariadb-slap", []string{"mariadb-slap"}, 0)
 	if stall == nil || !strings.HasPrefix(stall.Error(), "mariadb-slap ran") || len(out) == 0 {
 		t.Errorf("mariadb-slap against idle servers: %v (printed %q)", stall, out)
 	}
@@ -144,7 +144,7 @@ func TestIdleWatchSaysRefusedReading(t *testing.T) {
 	l := sayingLab{idleLab{silentLab{workloadtest.Lab{P: &plan.Plan{Lab: "t", Client: plan.Client{Host: "client"}, Nodes: []plan.Node{{Name: "db1"}}}}}, refuse}, &said}
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	defer cancel()
-	_, _, stall := runWatched(ctx, l, "mariadb-slap", []string{"mariadb-slap"})
+	_, _, stall := runLimited(ctx, l, "mariadb-slap", []string{"mariadb-slap"}, 0)
 	if stall != nil || len(said) != 1 || !strings.Contains(said[0], "db1's work cannot be read") {
 		t.Errorf("a refused reading: stall %v, said %q", stall, said)
 	}

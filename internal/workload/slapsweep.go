@@ -44,7 +44,7 @@ func Slap(ctx context.Context, l Lab, e Endpoint, p slap.Params, command []strin
 	}
 	defer remove()
 	fmt.Fprintf(log, "mariadb-slap on %s at concurrency %v, %d iteration(s)\n", e.Name, p.Concurrency, p.Iterations)
-	out, runErr, stall := runWatched(ctx, l, "mariadb-slap", slap.Argv(p, defaults, e.Host, e.Port))
+	out, runErr, stall := runLimited(ctx, l, "mariadb-slap", slap.Argv(p, defaults, e.Host, e.Port), 0)
 	_ = os.WriteFile(filepath.Join(dir, "slap.out"), out, 0o644)
 	if stall != nil {
 		return nil, stall

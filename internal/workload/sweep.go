@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -208,7 +209,7 @@ func loader(ctx context.Context, l Lab, e Endpoint) *plan.Node {
 // onClient runs a command bounded by its events on the lab's client host,
 // stopped as stalled when its servers do no work for IdleLimit.
 func onClient(ctx context.Context, l Lab, argv []string) error {
-	out, err, stall := runWatched(ctx, l, argv[0], argv)
+	out, err, stall := runLimited(ctx, l, argv[0], argv, 0)
 	if stall != nil {
 		return stall
 	}
@@ -235,18 +236,22 @@ func stallLimit(secs int) time.Duration {
 	return d + max(StallSlack, d)
 }
 
-// runLimited runs argv (tool's) on the client host, stopped after limit
-// (0: none); stall is the error saying so when the limit, not ctx, ended it.
+// runLimited runs argv (tool's) on the client host, stopped as stalled
+// after limit (0: none, a run bounded by its events) or once the lab's
+// servers did no work for IdleLimit, whichever comes first; stall is the
+// error saying which, when one of them, not ctx, ended it.
 func runLimited(ctx context.Context, l Lab, tool string, argv []string, limit time.Duration) (out []byte, runErr, stall error) {
-	runCtx := ctx
+	wctx, stop := watchIdle(ctx, l, tool)
+	runCtx := wctx
 	if limit > 0 {
 		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, limit)
+		runCtx, cancel = context.WithTimeout(wctx, limit)
 		defer cancel()
 	}
 	t0 := time.Now()
 	out, runErr = client(l).Run(runCtx, combined(argv), nil)
-	if runCtx.Err() != nil && ctx.Err() == nil {
+	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded) && wctx.Err() == nil
+	if stall = stop(); stall == nil && timedOut && ctx.Err() == nil {
 		stall = fmt.Errorf("%s still ran after %.0f s, past the %v its run may take (its time, and that again or %v at least), and was stopped: its server(s) stopped answering (a volume full, where the server waits for space and its error log says \"Disk is full\"; a lock; a cluster that lost its primary component): see `hadrill status` and the nodes' error logs", tool, time.Since(t0).Seconds(), limit, StallSlack)
 	}
 	return out, runErr, stall

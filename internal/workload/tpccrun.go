@@ -247,7 +247,7 @@ func prepareTPCC(ctx context.Context, l Lab, s TPCC, bin string, t tpcc.Target) 
 		return fmt.Errorf("creating schema %s on %s: %w", tpcc.Schema, e.Name, err)
 	}
 	_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tpcc.Schema+".hd_prepared")
-	raw, err, stall := runWatched(ctx, l, "go-tpc prepare", tpcc.Argv(bin, t, s.Params.Warehouses, min(s.Params.Warehouses, 4), 0, "prepare"))
+	raw, err, stall := runLimited(ctx, l, "go-tpc prepare", tpcc.Argv(bin, t, s.Params.Warehouses, min(s.Params.Warehouses, 4), 0, "prepare"), 0)
 	if stall != nil {
 		return stall
 	}
@@ -317,7 +317,7 @@ func checkTPCC(ctx context.Context, l Lab, e Endpoint, bin string, t tpcc.Target
 	if err != nil {
 		return nil, err
 	}
-	raw, runErr, stall := runWatched(ctx, l, "go-tpc check", tpcc.Argv(bin, t, warehouses, min(warehouses, 4), 0, "check"))
+	raw, runErr, stall := runLimited(ctx, l, "go-tpc check", tpcc.Argv(bin, t, warehouses, min(warehouses, 4), 0, "check"), 0)
 	undo()
 	_ = os.WriteFile(save, raw, 0o644)
 	if stall != nil {
